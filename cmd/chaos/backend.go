@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+)
+
+// readyLine is the JSON line `chaos backend` prints once it serves.
+type readyLine struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	Protocol  string `json:"protocol"`
+	URL       string `json:"url,omitempty"`
+	Admin     string `json:"admin,omitempty"`
+	PID       int    `json:"pid"`
+}
+
+func newBackendCmd() *cobra.Command {
+	var (
+		scriptPath, listen, admin, adminToken, transport, protocol string
+		stdio                                                      bool
+		verbose                                                    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "backend --script FILE",
+		Short: "Run one scriptable fake MCP backend as a process",
+		Long: `Run one fake MCP backend from a script (see fakebackends/README.md).
+
+Once it serves, it prints one JSON line with its URLs (on stdout, or on
+stderr with --stdio, where stdout carries the protocol), so a harness can
+spawn it and kill it for real: SIGKILL is a crash, SIGSTOP a stall.
+Crash faults with exit: true end the process with their exit code.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if scriptPath == "" {
+				return errors.New("backend: --script is required")
+			}
+			script, err := fakebackends.LoadScript(scriptPath)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("listen") {
+				script.Listen = listen
+			}
+			if cmd.Flags().Changed("admin") {
+				script.Admin = admin
+			}
+			if cmd.Flags().Changed("transport") {
+				script.Transport = fakebackends.Transport(transport)
+			}
+			if cmd.Flags().Changed("protocol") {
+				script.Protocol = fakebackends.Protocol(protocol)
+			}
+			if stdio {
+				script.Transport = fakebackends.TransportStdio
+			}
+			if adminToken == "" {
+				adminToken = os.Getenv("CHAOS_ADMIN_TOKEN")
+			}
+			logLevel := slog.LevelWarn
+			if verbose {
+				logLevel = slog.LevelInfo
+			}
+			opts := []fakebackends.Option{
+				fakebackends.WithExit(os.Exit),
+				fakebackends.WithAdminToken(adminToken),
+				fakebackends.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel}))),
+			}
+			if script.Transport == fakebackends.TransportStdio {
+				return runStdioBackend(cmd.Context(), script, opts)
+			}
+			return runHTTPBackend(cmd.Context(), script, opts, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&scriptPath, "script", "", "backend script (YAML)")
+	f.StringVar(&listen, "listen", "", "MCP listen address (overrides the script)")
+	f.StringVar(&admin, "admin", "", "control API listen address (overrides the script)")
+	f.StringVar(&adminToken, "admin-token", "", "bearer token for the control API (env CHAOS_ADMIN_TOKEN); required off loopback")
+	f.StringVar(&transport, "transport", "", "streamable-http | sse | stdio (overrides the script)")
+	f.StringVar(&protocol, "protocol", "", "legacy | modern | auto (overrides the script)")
+	f.BoolVar(&stdio, "stdio", false, "serve MCP on stdin/stdout")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log to stderr")
+	return cmd
+}
+
+func runHTTPBackend(ctx context.Context, script *fakebackends.Script, opts []fakebackends.Option, out io.Writer) error {
+	startCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	b, err := fakebackends.Start(startCtx, script, opts...)
+	cancel()
+	if err != nil {
+		return err
+	}
+	s := b.Script()
+	if err := json.NewEncoder(out).Encode(readyLine{Name: s.Name, Transport: string(s.Transport), Protocol: string(s.Protocol),
+		URL: b.URL(), Admin: b.AdminURL(), PID: os.Getpid()}); err != nil {
+		_ = b.Close()
+		return err
+	}
+	<-ctx.Done()
+	return b.Close()
+}
+
+func runStdioBackend(ctx context.Context, script *fakebackends.Script, opts []fakebackends.Option) error {
+	opts = append(opts, fakebackends.WithOnReady(func(adminURL string) {
+		_ = json.NewEncoder(os.Stderr).Encode(readyLine{Name: script.Name, Transport: string(fakebackends.TransportStdio),
+			Protocol: string(fakebackends.ProtocolLegacy), Admin: adminURL, PID: os.Getpid()})
+	}))
+	err := fakebackends.ServeStdio(ctx, script, os.Stdin, os.Stdout, opts...)
+	if errors.Is(err, fakebackends.ErrCrashed) {
+		return &exitError{code: 1, err: fmt.Errorf("backend %q crashed (crash fault)", script.Name)}
+	}
+	return err
+}

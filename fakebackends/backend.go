@@ -1,0 +1,423 @@
+package fakebackends
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// errStopped is returned by waits that end because the backend stopped or
+// restarted.
+var errStopped = errors.New("fake backend stopped")
+
+// Option configures a Backend.
+type Option func(*options)
+
+type options struct {
+	exit       func(code int) // nil: crash faults with exit: true are refused
+	adminToken string
+	logger     *slog.Logger
+	onReady    func(adminURL string)
+}
+
+// WithExit allows `crash` faults with `exit: true` (process mode): exit is
+// called with the fault's exit code. Without it such faults are refused.
+func WithExit(exit func(code int)) Option { return func(o *options) { o.exit = exit } }
+
+// WithAdminToken requires `Authorization: Bearer <token>` on the control API.
+// A control API bound to a non-loopback address refuses to start without one.
+func WithAdminToken(token string) Option { return func(o *options) { o.adminToken = token } }
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// Backend is a running fake MCP backend (streamable HTTP or SSE) with its
+// control API. Create it with Start; stop it with Close.
+type Backend struct {
+	script Script
+	opts   options
+	engine *engine
+	log    requestLog
+
+	srv      *http.Server
+	addr     string // host:port of the MCP listener, kept across down/restart
+	admin    *http.Server
+	adminURL string
+
+	mu      sync.Mutex
+	gen     *generation
+	ln      net.Listener // nil while down
+	conns   map[net.Conn]http.ConnState
+	isDown  bool
+	stopped bool
+
+	closed   chan struct{}
+	loops    sync.WaitGroup // serve goroutines and the scheduler
+	inflight sync.WaitGroup // MCP and admin handlers
+	posts    atomic.Int64   // POST requests being handled
+}
+
+// generation is one life of the MCP server: a restart starts a new one, so
+// every session is forgotten.
+type generation struct {
+	mcp      *server.MCPServer
+	handler  http.Handler
+	sessions *sessionStore
+	streams  *sseStreams
+	done     chan struct{} // closed when this generation ends
+}
+
+// Start validates the script and starts the backend and its control API on
+// the script's addresses. The ctx bounds only the start itself.
+func Start(ctx context.Context, script *Script, opts ...Option) (*Backend, error) {
+	if script == nil {
+		return nil, errors.New("fakebackends: nil script")
+	}
+	s := *script
+	s.ApplyDefaults()
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if s.Transport == TransportStdio {
+		return nil, fmt.Errorf("fakebackends: script %q: transport stdio is served by ServeStdio, not Start", s.Name)
+	}
+	b := &Backend{script: s, engine: newEngine(s.Seed), conns: map[net.Conn]http.ConnState{}, closed: make(chan struct{})}
+	for _, o := range opts {
+		o(&b.opts)
+	}
+	if b.opts.logger == nil {
+		b.opts.logger = slog.New(slog.DiscardHandler)
+	}
+	if err := b.checkFaults(s.Faults); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ln, err := listen(ctx, s.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("fakebackends: %s: listen %s: %w", s.Name, s.Listen, err)
+	}
+	b.addr = ln.Addr().String()
+	b.srv = &http.Server{
+		Handler:           b,
+		ReadHeaderTimeout: 10 * time.Second,
+		ConnState:         b.trackConn,
+		ErrorLog:          slog.NewLogLogger(b.opts.logger.Handler(), slog.LevelDebug),
+	}
+	if err := b.startAdmin(ctx); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	b.gen = b.newGeneration()
+	b.engine.set(s.Faults)
+	b.mu.Lock()
+	b.serveLocked(ln)
+	b.mu.Unlock()
+	b.loops.Add(1)
+	go b.scheduler()
+	b.reconcile()
+	return b, nil
+}
+
+func listen(ctx context.Context, addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	return lc.Listen(ctx, "tcp", addr)
+}
+
+// newGeneration builds a fresh MCP server and transport.
+func (b *Backend) newGeneration() *generation {
+	g := &generation{sessions: newSessionStore(), streams: newSSEStreams(), done: make(chan struct{})}
+	g.mcp = newMCPServer(&b.script, g.done)
+	switch b.script.Transport {
+	case TransportSSE:
+		g.handler = server.NewSSEServer(g.mcp,
+			server.WithSSEDisableLocalhostProtection(true),
+			server.WithKeepAlive(false),
+		)
+	default:
+		opts := []server.StreamableHTTPOption{
+			server.WithDisableLocalhostProtection(true),
+			server.WithStreamableHTTPLogger(b.opts.logger),
+		}
+		switch b.script.Protocol {
+		case ProtocolModern:
+			opts = append(opts, server.WithStateLess(true),
+				server.WithStreamableHTTPProtocolVersions(mcp.ProtocolVersion20260728))
+		case ProtocolLegacy:
+			opts = append(opts, server.WithSessionIdManager(g.sessions),
+				server.WithStreamableHTTPProtocolVersions(mcp.ProtocolVersion20251125, mcp.ProtocolVersion20250618, mcp.ProtocolVersion20250326))
+		default:
+			opts = append(opts, server.WithSessionIdManager(g.sessions))
+		}
+		g.handler = server.NewStreamableHTTPServer(g.mcp, opts...)
+	}
+	return g
+}
+
+// serveLocked serves MCP on ln. b.mu must be held.
+func (b *Backend) serveLocked(ln net.Listener) {
+	b.ln = ln
+	b.loops.Add(1)
+	go func() {
+		defer b.loops.Done()
+		_ = b.srv.Serve(ln) // returns when ln closes
+	}()
+}
+
+func (b *Backend) trackConn(c net.Conn, st http.ConnState) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch st {
+	case http.StateNew:
+		if b.isDown || b.stopped {
+			// Accepted just before the listener closed: refuse it.
+			resetConn(c)
+			return
+		}
+		b.conns[c] = st
+	case http.StateActive, http.StateIdle:
+		if _, ok := b.conns[c]; ok {
+			b.conns[c] = st
+		}
+	case http.StateHijacked, http.StateClosed:
+		delete(b.conns, c)
+	}
+}
+
+// dropConnsLocked closes every open MCP connection. b.mu must be held.
+func (b *Backend) dropConnsLocked() {
+	for c := range b.conns {
+		_ = c.Close()
+		delete(b.conns, c)
+	}
+}
+
+func (b *Backend) current() *generation {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gen
+}
+
+// URL is the MCP endpoint: http://host:port/mcp, or …/sse for SSE.
+func (b *Backend) URL() string {
+	if b.script.Transport == TransportSSE {
+		return "http://" + b.addr + "/sse"
+	}
+	return "http://" + b.addr + "/mcp"
+}
+
+// Addr is the MCP listener's host:port (the same across down and restart).
+func (b *Backend) Addr() string { return b.addr }
+
+// AdminURL is the base URL of the control API.
+func (b *Backend) AdminURL() string { return b.adminURL }
+
+// Name is the script's name.
+func (b *Backend) Name() string { return b.script.Name }
+
+// Script returns a copy of the script the backend runs (with defaults).
+func (b *Backend) Script() Script { return b.script }
+
+// Requests returns a copy of the request log.
+func (b *Backend) Requests() []RequestRecord { return b.log.snapshot() }
+
+// InFlight is the number of POST requests being handled now (a stalled
+// request stays in flight until released).
+func (b *Backend) InFlight() int { return int(b.posts.Load()) }
+
+// Faults returns the faults in force.
+func (b *Backend) Faults() []Fault { return b.engine.list() }
+
+// SetFaults replaces every fault; schedules (at/for, flap) start now. Stalls
+// in progress end. Invalid faults are refused and nothing changes.
+func (b *Backend) SetFaults(faults ...Fault) error {
+	if err := b.checkFaults(faults); err != nil {
+		return err
+	}
+	b.engine.set(faults)
+	b.reconcile()
+	return nil
+}
+
+// AddFaults adds faults after the ones in force.
+func (b *Backend) AddFaults(faults ...Fault) error {
+	if err := b.checkFaults(faults); err != nil {
+		return err
+	}
+	b.engine.add(faults)
+	b.reconcile()
+	return nil
+}
+
+// ClearFaults removes every fault: a `down` backend listens again and stalls
+// end.
+func (b *Backend) ClearFaults() {
+	b.engine.set(nil)
+	b.reconcile()
+}
+
+func (b *Backend) checkFaults(faults []Fault) error {
+	for i := range faults {
+		f := &faults[i]
+		if err := ValidateFault(f, fmt.Sprintf("faults[%d]", i), b.script.Transport); err != nil {
+			return err
+		}
+		eff := f
+		if f.Kind == KindFlap && f.Fault != nil {
+			eff = f.Fault
+		}
+		if eff.Kind == KindCrash && eff.Exit && b.opts.exit == nil {
+			return fmt.Errorf("faults[%d]: crash with exit: true needs process mode (chaos backend)", i)
+		}
+	}
+	return nil
+}
+
+// ExpireSessions forgets every session now: old session ids answer 404
+// (legacy streamable HTTP) and SSE streams are closed.
+func (b *Backend) ExpireSessions() int {
+	g := b.current()
+	n := g.sessions.forgetAll()
+	n += g.streams.closeAll()
+	b.opts.logger.Info("sessions expired", "backend", b.script.Name, "count", n)
+	return n
+}
+
+// SessionCount is the number of live sessions.
+func (b *Backend) SessionCount() int {
+	g := b.current()
+	return g.sessions.count() + g.streams.count()
+}
+
+// Restart starts a new MCP server behind the same listener: requests in
+// flight are cut, SSE streams end, stalls end and every session is
+// forgotten, so old session ids answer 404. Idle keep-alive connections
+// stay open, so the next request on them reaches the new server (a real
+// process restart is `chaos backend` killed and started again). Faults stay.
+func (b *Backend) Restart(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	if b.stopped {
+		b.mu.Unlock()
+		return errStopped
+	}
+	old := b.gen
+	b.gen = b.newGeneration()
+	for c, st := range b.conns {
+		if st == http.StateActive {
+			_ = c.Close()
+			delete(b.conns, c)
+		}
+	}
+	b.mu.Unlock()
+	close(old.done)
+	old.streams.closeAll()
+	b.opts.logger.Info("restarted", "backend", b.script.Name)
+	return nil
+}
+
+// reconcile applies the time-driven faults: `down` and one-shot expiries.
+func (b *Backend) reconcile() {
+	down, expire := b.engine.scheduled()
+	if expire {
+		b.ExpireSessions()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped || down == b.isDown {
+		return
+	}
+	b.isDown = down
+	if down {
+		if b.ln != nil {
+			_ = b.ln.Close()
+			b.ln = nil
+		}
+		b.dropConnsLocked()
+		b.opts.logger.Info("down", "backend", b.script.Name)
+		return
+	}
+	ln, err := listen(context.Background(), b.addr)
+	if err != nil {
+		b.opts.logger.Error("cannot listen again", "backend", b.script.Name, "addr", b.addr, "err", err)
+		b.isDown = true // try again on the next tick
+		return
+	}
+	b.serveLocked(ln)
+	b.opts.logger.Info("up", "backend", b.script.Name)
+}
+
+// scheduler re-evaluates time-driven faults until the backend closes.
+func (b *Backend) scheduler() {
+	defer b.loops.Done()
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.closed:
+			return
+		case <-t.C:
+			b.reconcile()
+		}
+	}
+}
+
+// Close stops the backend and its control API, ends every stall and waits
+// (bounded) for handlers to return.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	if b.stopped {
+		b.mu.Unlock()
+		return nil
+	}
+	b.stopped = true
+	close(b.closed)
+	close(b.gen.done)
+	b.gen.streams.closeAll()
+	b.mu.Unlock()
+
+	_ = b.srv.Close() // closes the listener and every connection
+	_ = b.admin.Close()
+	b.mu.Lock()
+	if b.ln != nil {
+		_ = b.ln.Close()
+		b.ln = nil
+	}
+	b.dropConnsLocked()
+	b.mu.Unlock()
+
+	waited := make(chan struct{})
+	go func() {
+		b.loops.Wait()
+		b.inflight.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		return nil
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("fakebackends: %s: handlers still running 5s after close", b.script.Name)
+	}
+}
+
+// exit ends the process for a crash fault with exit: true.
+func (b *Backend) exit(code int) {
+	if b.opts.exit != nil {
+		b.opts.exit(code)
+		return
+	}
+	os.Exit(code)
+}

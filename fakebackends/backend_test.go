@@ -1,0 +1,457 @@
+package fakebackends
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// servingCases are the transport/protocol/client combinations a backend serves.
+var servingCases = []struct {
+	transport Transport
+	protocol  Protocol
+	rev       revision
+}{
+	{TransportStreamableHTTP, ProtocolLegacy, revLegacy},
+	{TransportStreamableHTTP, ProtocolModern, revModern},
+	{TransportStreamableHTTP, ProtocolAuto, revLegacy},
+	{TransportStreamableHTTP, ProtocolAuto, revModern},
+	{TransportSSE, ProtocolLegacy, revLegacy},
+}
+
+func caseName(tr Transport, p Protocol, rev revision) string {
+	return fmt.Sprintf("%s/%s/client-%s", tr, p, rev)
+}
+
+func TestServesToolsResourcesPrompts(t *testing.T) {
+	for _, tc := range servingCases {
+		t.Run(caseName(tc.transport, tc.protocol, tc.rev), func(t *testing.T) {
+			b := startBackend(t, testScript(t, tc.transport, tc.protocol))
+			c := connect(t, b, tc.rev)
+			if got := c.ProtocolVersion(); (got == mcp.ProtocolVersion20260728) != (tc.rev == revModern) {
+				t.Fatalf("negotiated %q, want the %s revision", got, tc.rev)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+			if err != nil || len(tools.Tools) != 3 {
+				t.Fatalf("ListTools = %v, %v; want 3 tools", tools, err)
+			}
+			res, err, _ := call(c, "echo", map[string]any{"msg": "hi"}, 5*time.Second)
+			if err != nil || res.IsError || resultText(res) != `{"msg":"hi"}` {
+				t.Fatalf("echo = %q (isError %v), %v", resultText(res), res != nil && res.IsError, err)
+			}
+			rr, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "mem://beta/readme"}})
+			if err != nil || len(rr.Contents) != 1 || rr.Contents[0].(mcp.TextResourceContents).Text != "hello" {
+				t.Fatalf("ReadResource = %+v, %v", rr, err)
+			}
+			pr, err := c.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: "greet"}})
+			if err != nil || len(pr.Messages) != 1 || pr.Messages[0].Content.(mcp.TextContent).Text != "Hello from beta" {
+				t.Fatalf("GetPrompt = %+v, %v", pr, err)
+			}
+			// Every request was logged with its method.
+			methods := map[string]bool{}
+			for _, r := range b.Requests() {
+				methods[r.Method] = true
+			}
+			for _, m := range []string{"tools/list", "tools/call", "resources/read", "prompts/get"} {
+				if !methods[m] {
+					t.Errorf("request log has no %s: %+v", m, b.Requests())
+				}
+			}
+		})
+	}
+}
+
+func TestModernBackendRefusesLegacyClient(t *testing.T) {
+	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolModern))
+	c, err := dial(b, revLegacy)
+	if err == nil {
+		closeClient(c)
+		t.Fatal("a legacy client initialized against a modern-only backend")
+	}
+	// mcp-go hides the body of a 4xx on initialize; the request log shows
+	// the refusal.
+	if rec := lastRecord(b, "initialize", ""); rec.Status != 400 || rec.Fault != "protocol" {
+		t.Fatalf("initialize record = %+v; want a 400 protocol refusal", rec)
+	}
+}
+
+func TestLegacyBackendServesModernClientByFallback(t *testing.T) {
+	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
+	c := connect(t, b, revModern) // asks for modern, settles on legacy
+	if got := c.ProtocolVersion(); mcp.IsModernProtocol(got) {
+		t.Fatalf("legacy backend negotiated %q", got)
+	}
+	if c.GetSessionId() == "" {
+		t.Fatal("legacy backend gave no Mcp-Session-Id")
+	}
+}
+
+// faultCase is one fault and what a client must see.
+type faultCase struct {
+	name  string
+	fault Fault
+	check func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration)
+}
+
+func wantErr(substrs ...string) func(*testing.T, *mcp.CallToolResult, error, time.Duration) {
+	return func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
+		t.Helper()
+		if err == nil {
+			t.Fatalf("call succeeded (%q) in %s; want an error", resultText(res), took)
+		}
+		for _, s := range substrs {
+			if !strings.Contains(err.Error(), s) {
+				t.Fatalf("error %q does not contain %q", err, s)
+			}
+		}
+		if took > time.Second {
+			t.Fatalf("error took %s; want it at once", took)
+		}
+		t.Logf("error after %s: %v", took, err)
+	}
+}
+
+func TestFaultKindsThroughRealClient(t *testing.T) {
+	onEcho := Match{Method: "tools/call", Tool: "echo"}
+	cases := []faultCase{
+		{"crash-eof", Fault{Kind: KindCrash, Mode: CrashEOF, Match: onEcho}, wantErr()},
+		{"crash-reset", Fault{Kind: KindCrash, Mode: CrashReset, Match: onEcho}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
+			wantErr()(t, res, err, took)
+			if !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatalf("error %v is not ECONNRESET", err)
+			}
+		}},
+		{"crash-after-headers", Fault{Kind: KindCrash, Mode: CrashReset, Stage: StageAfterHeaders, Match: onEcho}, wantErr()},
+		{"http-403", Fault{Kind: KindHTTPStatus, Status: 403, Body: &FaultBody{Text: "Forbidden"}, Match: onEcho}, wantErr("403")},
+		{"http-500-json-body", Fault{Kind: KindHTTPStatus, Status: 500, Body: &FaultBody{JSON: map[string]any{"error": "boom"}}, Match: onEcho}, wantErr()},
+		{"http-429-retry-after", Fault{Kind: KindHTTPStatus, Status: 429, Headers: map[string]string{"Retry-After": "1"}, Body: &FaultBody{Raw: "slow down"}, Match: onEcho}, wantErr("429")},
+		{"jsonrpc-error", Fault{Kind: KindJSONRPCError, Code: -32000, Message: "backend exploded", Match: onEcho}, wantErr("backend exploded")},
+		{"tool-error", Fault{Kind: KindToolError, Text: "quota exceeded", Match: onEcho}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
+			if err != nil || res == nil || !res.IsError || resultText(res) != "quota exceeded" {
+				t.Fatalf("got %+v, %v; want isError result 'quota exceeded'", res, err)
+			}
+		}},
+		{"malformed-invalid-json", Fault{Kind: KindMalformed, Variant: MalformedInvalidJSON, Match: onEcho}, wantErr()},
+		{"malformed-truncated-sse", Fault{Kind: KindMalformed, Variant: MalformedTruncatedSSE, Match: onEcho}, wantErr()},
+	}
+	for _, rev := range []revision{revLegacy, revModern} {
+		for _, fc := range cases {
+			t.Run(string(rev)+"/"+fc.name, func(t *testing.T) {
+				b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolAuto))
+				c := connect(t, b, rev)
+				if err := b.SetFaults(fc.fault); err != nil {
+					t.Fatalf("SetFaults: %v", err)
+				}
+				res, err, took := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
+				fc.check(t, res, err, took)
+				// Other tools are untouched by a fault matched on echo.
+				if res, err, _ := call(connect(t, b, rev), "greet", nil, 5*time.Second); err != nil || resultText(res) != "hello" {
+					t.Fatalf("greet under a fault on echo: %q, %v", resultText(res), err)
+				}
+				// Requests are logged when their handler returns, which for a
+				// cut connection can be just after the client saw the error.
+				waitFor(t, 2*time.Second, "the faulted request in the log", func() bool {
+					return strings.HasPrefix(lastRecord(b, "tools/call", "echo").Fault, string(fc.fault.Kind)+"#0")
+				})
+			})
+		}
+	}
+}
+
+func lastRecord(b *Backend, method, tool string) RequestRecord {
+	var last RequestRecord
+	for _, r := range b.Requests() {
+		if r.Method == method && r.Tool == tool {
+			last = r
+		}
+	}
+	return last
+}
+
+func TestHTTP403AfterInitializeIsLogged(t *testing.T) {
+	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
+		Fault{Kind: KindHTTPStatus, Status: 403, Body: &FaultBody{Text: "Forbidden"}, Match: Match{Method: "tools/call", Tool: "echo"}, After: 2}))
+	c := connect(t, b, revLegacy)
+	for i := 0; i < 2; i++ {
+		if _, err, _ := call(c, "echo", map[string]any{"msg": "ok"}, 5*time.Second); err != nil {
+			t.Fatalf("call %d before the fault: %v", i, err)
+		}
+	}
+	_, err, _ := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("third call: %v; want 403", err)
+	}
+	rec := lastRecord(b, "tools/call", "echo")
+	if rec.Status != 403 || rec.SessionID == "" || rec.SessionID != c.GetSessionId() || rec.HTTPMethod != "POST" {
+		t.Fatalf("request record = %+v", rec)
+	}
+}
+
+func TestCrashDownRefusesConnectionsUntilCleared(t *testing.T) {
+	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
+	c := connect(t, b, revLegacy)
+	if err := b.SetFaults(Fault{Kind: KindCrash, Mode: CrashDown}); err != nil {
+		t.Fatal(err)
+	}
+	// The pooled connection was cut (EOF); new connections are refused.
+	if _, err, _ := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second); err == nil {
+		t.Fatal("call while down succeeded")
+	}
+	_, err, took := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
+	if !errors.Is(err, syscall.ECONNREFUSED) || took > time.Second {
+		t.Fatalf("call while down: %v (after %s); want connection refused", err, took)
+	}
+	b.ClearFaults()
+	// Same session still valid: down is not a restart.
+	if res, err, _ := call(c, "echo", map[string]any{"msg": "back"}, 5*time.Second); err != nil || resultText(res) != `{"msg":"back"}` {
+		t.Fatalf("call after clearing down: %q, %v", resultText(res), err)
+	}
+}
+
+func TestScheduledDownWindow(t *testing.T) {
+	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
+		Fault{Kind: KindCrash, Mode: CrashDown, At: Duration(100 * time.Millisecond), For: Duration(200 * time.Millisecond)}))
+	c := connect(t, b, revLegacy) // before At: up
+	waitFor(t, 3*time.Second, "the backend to go down", func() bool {
+		_, err, _ := call(c, "greet", nil, time.Second)
+		return errors.Is(err, syscall.ECONNREFUSED)
+	})
+	waitFor(t, 3*time.Second, "the backend to come back", func() bool {
+		_, err, _ := call(c, "greet", nil, time.Second)
+		return err == nil
+	})
+}
+
+func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
+	for _, tr := range []Transport{TransportStreamableHTTP, TransportSSE} {
+		for _, stage := range []string{StageBeforeHeaders, StageAfterHeaders, StageAfterProgress, StageMidBody} {
+			t.Run(string(tr)+"/"+stage, func(t *testing.T) {
+				f := Fault{Kind: KindStall, Stage: stage, Match: Match{Tool: "slow"}}
+				if stage == StageAfterProgress {
+					f.Progress = 2
+				}
+				b := startBackend(t, testScript(t, tr, ProtocolLegacy, f))
+				c := connect(t, b, revLegacy)
+				// Held: the call ends only at its own deadline.
+				_, err, took := call(c, "slow", nil, 300*time.Millisecond)
+				if err == nil || took < 300*time.Millisecond {
+					t.Fatalf("stalled call returned after %s with %v; want it held to the 300ms deadline", took, err)
+				}
+				t.Logf("stalled call gave up after %s: %v", took, err)
+				// Held until cleared: clearing ends the stall at once.
+				type outcome struct {
+					res  *mcp.CallToolResult
+					err  error
+					took time.Duration
+				}
+				done := make(chan outcome, 1)
+				c2 := connect(t, b, revLegacy)
+				go func() {
+					res, err, took := call(c2, "slow", nil, 10*time.Second)
+					done <- outcome{res, err, took}
+				}()
+				waitFor(t, 3*time.Second, "the second stalled call to arrive", func() bool {
+					n := 0
+					for _, r := range b.Requests() {
+						if r.Tool == "slow" {
+							n++
+						}
+					}
+					return b.InFlight() >= 1 || n >= 2
+				})
+				select {
+				case o := <-done:
+					t.Fatalf("stall did not hold: %+v", o)
+				case <-time.After(100 * time.Millisecond):
+				}
+				b.ClearFaults()
+				select {
+				case o := <-done:
+					if stage == StageBeforeHeaders && (o.err != nil || resultText(o.res) != "done") {
+						t.Fatalf("released before_headers stall: %q, %v; want the normal answer", resultText(o.res), o.err)
+					}
+					t.Logf("released after clear: err=%v", o.err)
+				case <-time.After(5 * time.Second):
+					if tr == TransportSSE && stage != StageBeforeHeaders {
+						// On SSE the answer was swallowed from the stream: the
+						// call ends at its own deadline (10s), which is the
+						// documented behaviour; do not wait for it here.
+						return
+					}
+					t.Fatal("clearing the faults did not end the stall")
+				}
+			})
+		}
+	}
+}
+
+func TestLatencyDelaysCall(t *testing.T) {
+	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolModern,
+		Fault{Kind: KindLatency, Delay: Duration(150 * time.Millisecond), Jitter: Duration(50 * time.Millisecond), Match: Match{Tool: "echo"}}))
+	c := connect(t, b, revModern)
+	res, err, took := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
+	if err != nil || resultText(res) != `{"msg":"x"}` {
+		t.Fatalf("echo under latency: %v", err)
+	}
+	if took < 150*time.Millisecond {
+		t.Fatalf("call took %s; want at least the 150ms delay", took)
+	}
+	t.Logf("latency fault: call took %s", took)
+}
+
+func TestMalformedWrongIDAndOversized(t *testing.T) {
+	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
+		Fault{Kind: KindMalformed, Variant: MalformedWrongID, Match: Match{Tool: "echo"}},
+		Fault{Kind: KindMalformed, Variant: MalformedOversized, Size: 2 << 20, Match: Match{Tool: "greet"}}))
+	c := connect(t, b, revLegacy)
+	// The answer carries another id. (mcp-go's streamable client does not
+	// check ids on a JSON answer; a gateway must.)
+	body := rawPost(t, b.URL(), c.GetSessionId(), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	var resp struct{ ID json.RawMessage }
+	if err := json.Unmarshal(body, &resp); err != nil || string(resp.ID) != "100007" {
+		t.Fatalf("wrong_id answer %s (id %s); want id 100007", body, resp.ID)
+	}
+	res, err, _ := call(c, "greet", nil, 5*time.Second)
+	if err != nil || len(resultText(res)) < 2<<20-200 {
+		t.Fatalf("oversized: %d bytes, %v; want about 2MiB", len(resultText(res)), err)
+	}
+}
+
+func TestSessionExpireAndRestartMake404(t *testing.T) {
+	for _, how := range []string{"expire-fault", "ExpireSessions", "Restart"} {
+		t.Run(how, func(t *testing.T) {
+			b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
+			c := connect(t, b, revLegacy)
+			if _, err, _ := call(c, "greet", nil, 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			switch how {
+			case "expire-fault":
+				if err := b.SetFaults(Fault{Kind: KindSessionExpire}); err != nil {
+					t.Fatal(err)
+				}
+			case "ExpireSessions":
+				if n := b.ExpireSessions(); n != 1 {
+					t.Fatalf("expired %d sessions, want 1", n)
+				}
+			case "Restart":
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if err := b.Restart(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err, _ := call(c, "greet", nil, 5*time.Second)
+			if !errors.Is(err, transport.ErrSessionTerminated) {
+				t.Fatalf("call on the old session: %v; want session terminated (404)", err)
+			}
+			if rec := lastRecord(b, "tools/call", "greet"); rec.Status != 404 {
+				t.Fatalf("logged status %d, want 404", rec.Status)
+			}
+			// A new session works.
+			if res, err, _ := call(connect(t, b, revLegacy), "greet", nil, 5*time.Second); err != nil || resultText(res) != "hello" {
+				t.Fatalf("new session: %q, %v", resultText(res), err)
+			}
+		})
+	}
+}
+
+func TestSSEFaultsOnTheStream(t *testing.T) {
+	onEcho := Match{Method: "tools/call", Tool: "echo"}
+	for _, f := range []Fault{
+		{Kind: KindJSONRPCError, Code: -32001, Message: "sse exploded", Match: onEcho},
+		{Kind: KindHTTPStatus, Status: 403, Body: &FaultBody{Text: "Forbidden"}, Match: onEcho},
+		{Kind: KindCrash, Mode: CrashReset, Match: onEcho},
+	} {
+		t.Run(string(f.Kind), func(t *testing.T) {
+			b := startBackend(t, testScript(t, TransportSSE, ProtocolLegacy, f))
+			c := connect(t, b, revLegacy)
+			_, err, took := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
+			if err == nil || took > time.Second {
+				t.Fatalf("SSE %s: err %v after %s", f.Kind, err, took)
+			}
+			t.Logf("SSE %s: %v after %s", f.Kind, err, took)
+		})
+	}
+	t.Run("tool_error", func(t *testing.T) {
+		b := startBackend(t, testScript(t, TransportSSE, ProtocolLegacy, Fault{Kind: KindToolError, Text: "nope", Match: onEcho}))
+		res, err, _ := call(connect(t, b, revLegacy), "echo", nil, 5*time.Second)
+		if err != nil || !res.IsError || resultText(res) != "nope" {
+			t.Fatalf("SSE tool_error: %+v, %v", res, err)
+		}
+	})
+	t.Run("expire closes streams", func(t *testing.T) {
+		b := startBackend(t, testScript(t, TransportSSE, ProtocolLegacy))
+		c := connect(t, b, revLegacy)
+		waitFor(t, 2*time.Second, "the stream to register", func() bool { return b.SessionCount() == 1 })
+		if n := b.ExpireSessions(); n != 1 {
+			t.Fatalf("expired %d, want 1", n)
+		}
+		if _, err, _ := call(c, "greet", nil, 2*time.Second); err == nil {
+			t.Fatal("call on an expired SSE session succeeded")
+		}
+	})
+}
+
+func TestScheduleAfterCountAndFlap(t *testing.T) {
+	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
+		Fault{Kind: KindToolError, Text: "x", Match: Match{Tool: "echo"}, After: 1, Count: 2}))
+	c := connect(t, b, revLegacy)
+	var pattern []bool
+	for i := 0; i < 5; i++ {
+		res, err, _ := call(c, "echo", map[string]any{}, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pattern = append(pattern, res.IsError)
+	}
+	if fmt.Sprint(pattern) != "[false true true false false]" {
+		t.Fatalf("after 1, count 2 gave %v", pattern)
+	}
+}
+
+func TestStopWithStalledRequestsIsBounded(t *testing.T) {
+	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
+		Fault{Kind: KindStall, Stage: StageAfterHeaders, Match: Match{Method: "tools/call"}}))
+	c := connect(t, b, revLegacy)
+	go func() { _, _, _ = call(c, "echo", nil, 10*time.Second) }()
+	waitFor(t, 2*time.Second, "a held request", func() bool { return b.InFlight() >= 1 })
+	start := time.Now()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Close took %s with a stalled request", took)
+	}
+}
+
+// rawPost sends one JSON-RPC message on a legacy session and returns the body.
+func rawPost(t *testing.T, url, session, msg string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(msg))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return body
+}

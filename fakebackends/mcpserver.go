@@ -1,0 +1,145 @@
+package fakebackends
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// newMCPServer builds the MCP server that serves what the script declares.
+// done is closed when the backend stops; tool delays end early then.
+func newMCPServer(s *Script, done <-chan struct{}) *server.MCPServer {
+	srv := server.NewMCPServer(s.Name, "0.1.0",
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithPromptCapabilities(false),
+		server.WithRecovery(),
+	)
+	for _, t := range s.Tools {
+		srv.AddTool(toolDefinition(t), toolHandler(t, done))
+	}
+	for _, r := range s.Resources {
+		r := r
+		res := mcp.NewResource(r.URI, nameOr(r.Name, r.URI), mcp.WithMIMEType(mimeOr(r.MimeType)))
+		srv.AddResource(res, func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: mimeOr(r.MimeType), Text: r.Text}}, nil
+		})
+	}
+	for _, t := range s.ResourceTemplates {
+		t := t
+		tmpl := mcp.NewResourceTemplate(t.URITemplate, nameOr(t.Name, t.URITemplate), mcp.WithTemplateMIMEType(mimeOr(t.MimeType)))
+		srv.AddResourceTemplate(tmpl, func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: mimeOr(t.MimeType), Text: t.Text}}, nil
+		})
+	}
+	for _, p := range s.Prompts {
+		p := p
+		opts := []mcp.PromptOption{mcp.WithPromptDescription(p.Description)}
+		for _, a := range p.Arguments {
+			argOpts := []mcp.ArgumentOption{mcp.ArgumentDescription(a.Description)}
+			if a.Required {
+				argOpts = append(argOpts, mcp.RequiredArgument())
+			}
+			opts = append(opts, mcp.WithArgument(a.Name, argOpts...))
+		}
+		srv.AddPrompt(mcp.NewPrompt(p.Name, opts...), func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return mcp.NewGetPromptResult(p.Description, []mcp.PromptMessage{
+				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(p.Text)),
+			}), nil
+		})
+	}
+	return srv
+}
+
+func toolDefinition(t ToolSpec) mcp.Tool {
+	input := t.Input
+	if input == nil {
+		input = map[string]any{"type": "object"}
+	}
+	schema, err := json.Marshal(input)
+	if err != nil {
+		schema = []byte(`{"type":"object"}`)
+	}
+	return mcp.NewToolWithRawSchema(t.Name, t.Description, schema)
+}
+
+// toolHandler returns the handler that produces a tool's scripted result,
+// after its delay and progress notifications.
+func toolHandler(t ToolSpec, done <-chan struct{}) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if t.Progress > 0 {
+			var token mcp.ProgressToken = "fake-progress"
+			if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+				token = req.Params.Meta.ProgressToken
+			}
+			srv := server.ServerFromContext(ctx)
+			for i := 1; i <= t.Progress; i++ {
+				if srv != nil {
+					_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+						"progressToken": token, "progress": i, "total": t.Progress,
+					})
+				}
+				if err := sleepCtx(ctx, done, t.ProgressInterval.D()); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if err := sleepCtx(ctx, done, t.Delay.D()); err != nil {
+			return nil, err
+		}
+		switch {
+		case t.Result.JSON != nil:
+			b, err := json.Marshal(t.Result.JSON)
+			if err != nil {
+				return nil, fmt.Errorf("tool %q: result json: %w", t.Name, err)
+			}
+			res := mcp.NewToolResultText(string(b))
+			res.StructuredContent = t.Result.JSON
+			return res, nil
+		case t.Result.Text != "":
+			return mcp.NewToolResultText(t.Result.Text), nil
+		default: // echo
+			b, err := json.Marshal(req.GetArguments())
+			if err != nil {
+				return nil, fmt.Errorf("tool %q: echo: %w", t.Name, err)
+			}
+			return mcp.NewToolResultText(string(b)), nil
+		}
+	}
+}
+
+// sleepCtx waits d, or returns early with an error when ctx ends or done is
+// closed.
+func sleepCtx(ctx context.Context, done <-chan struct{}, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-done:
+		return errStopped
+	}
+}
+
+func nameOr(name, fallback string) string {
+	if name != "" {
+		return name
+	}
+	return fallback
+}
+
+func mimeOr(m string) string {
+	if m != "" {
+		return m
+	}
+	return "text/plain"
+}

@@ -1,0 +1,46 @@
+package fakebackends
+
+import (
+	"sync"
+	"time"
+)
+
+// RequestRecord is one request a fake backend received, as logged.
+type RequestRecord struct {
+	Time       time.Time `json:"time"`
+	HTTPMethod string    `json:"httpMethod,omitempty"` // POST, GET, DELETE; empty on stdio
+	Method     string    `json:"method,omitempty"`     // JSON-RPC method
+	Tool       string    `json:"tool,omitempty"`       // tool, prompt or resource addressed
+	ID         string    `json:"id,omitempty"`         // JSON-RPC id, as JSON text
+	SessionID  string    `json:"sessionId,omitempty"`
+	Protocol   string    `json:"protocol,omitempty"` // legacy | modern
+	Fault      string    `json:"fault,omitempty"`    // faults applied, e.g. "latency#0,http_status#1"
+	Status     int       `json:"status,omitempty"`   // HTTP status written (0 when none was)
+	DurationMS float64   `json:"durationMs"`
+}
+
+// maxLogRecords bounds the request log; older records are dropped.
+const maxLogRecords = 10000
+
+// requestLog is a bounded, concurrency-safe log of requests.
+type requestLog struct {
+	mu      sync.Mutex
+	records []RequestRecord
+	dropped int
+}
+
+func (l *requestLog) add(r RequestRecord) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.records) >= maxLogRecords {
+		l.records = l.records[1:]
+		l.dropped++
+	}
+	l.records = append(l.records, r)
+}
+
+func (l *requestLog) snapshot() []RequestRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]RequestRecord(nil), l.records...)
+}
