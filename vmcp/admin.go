@@ -1,0 +1,204 @@
+package vmcp
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
+)
+
+// maxRequestBytes caps a client's JSON-RPC request body.
+const maxRequestBytes = 8 << 20
+
+func (g *Gateway) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g.requireAuth(http.HandlerFunc(g.serveMCP)))
+	mux.Handle("GET /status", g.requireAdmin(http.HandlerFunc(g.serveStatus)))
+	mux.Handle("GET /api/sessions/{id}", g.requireAdmin(http.HandlerFunc(g.serveSession)))
+	mux.Handle("GET /api/sessions", g.requireAdmin(http.HandlerFunc(g.serveSessions)))
+	return mux
+}
+
+// serveMCP hands the request to mcp-go. resources/read and prompts/get
+// responses are buffered so a backend failure's data {backend, kind} can
+// be added to the JSON-RPC error.
+func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		g.streamable.ServeHTTP(w, r)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
+	if err != nil {
+		http.Error(w, "read request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(body) > maxRequestBytes {
+		http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var msg struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &msg)
+	if msg.Method != "resources/read" && msg.Method != "prompts/get" {
+		g.streamable.ServeHTTP(w, r)
+		return
+	}
+	h := &errHolder{}
+	r = r.WithContext(withHolder(r.Context(), h))
+	bw := &bufferedWriter{header: http.Header{}}
+	g.streamable.ServeHTTP(bw, r)
+	bw.flushTo(w, h.get())
+}
+
+// requireAuth enforces incomingAuth on the MCP endpoint.
+func (g *Gateway) requireAuth(next http.Handler) http.Handler {
+	if g.cfg.IncomingAuth.Type != config.AuthBearer {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !g.bearerOK(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="vmcp"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireAdmin allows admin endpoints to loopback clients, or, with bearer
+// auth configured, to holders of the token.
+func (g *Gateway) requireAdmin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.cfg.IncomingAuth.Type == config.AuthBearer {
+			if !g.bearerOK(r) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="vmcp"`)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+		} else if !isLoopback(r.RemoteAddr) {
+			http.Error(w, "admin endpoints are served to loopback clients only", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (g *Gateway) bearerOK(r *http.Request) bool {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	want := g.cfg.IncomingAuth.Token
+	return ok && want != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(want)) == 1
+}
+
+func isLoopback(remote string) bool {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Status is the JSON of GET /status.
+type Status struct {
+	Name      string          `json:"name"`
+	Version   string          `json:"version"`
+	StartedAt time.Time       `json:"startedAt"`
+	Uptime    string          `json:"uptime"`
+	Backends  []BackendInfo   `json:"backends"`
+	Sessions  []SessionStatus `json:"sessions"`
+	Counts    StatusCounts    `json:"counts"`
+	Pool      PoolStatus      `json:"pool"`
+}
+
+// BackendInfo describes a configured backend and its states across
+// sessions.
+type BackendInfo struct {
+	Name      string               `json:"name"`
+	Transport string               `json:"transport"`
+	URL       string               `json:"url,omitempty"`
+	Command   []string             `json:"command,omitempty"`
+	States    map[BackendState]int `json:"states"`
+}
+
+// StatusCounts summarises the gateway.
+type StatusCounts struct {
+	Sessions int                  `json:"sessions"`
+	Backends int                  `json:"backends"`
+	States   map[BackendState]int `json:"states"`
+}
+
+// Status returns the gateway status served at GET /status.
+func (g *Gateway) Status() Status {
+	g.mu.Lock()
+	sessions := make([]*Session, 0, len(g.sessions))
+	for _, id := range sortedSessionIDs(g.sessions) {
+		sessions = append(sessions, g.sessions[id])
+	}
+	g.mu.Unlock()
+	st := Status{
+		Name:      g.cfg.Name,
+		Version:   Version,
+		StartedAt: g.started,
+		Uptime:    time.Since(g.started).Round(time.Millisecond).String(),
+		Sessions:  []SessionStatus{},
+		Counts:    StatusCounts{Sessions: len(sessions), Backends: len(g.cfg.Backends), States: map[BackendState]int{}},
+		Pool:      g.pool.status(),
+	}
+	idx := map[string]int{}
+	for i, b := range g.cfg.Backends {
+		idx[b.Name] = i
+		st.Backends = append(st.Backends, BackendInfo{Name: b.Name, Transport: string(b.Transport), URL: b.URL, Command: b.Command, States: map[BackendState]int{}})
+	}
+	count := func(name string, state BackendState) {
+		if i, ok := idx[name]; ok {
+			st.Backends[i].States[state]++
+		}
+		st.Counts.States[state]++
+	}
+	for _, s := range sessions {
+		ss := s.Status()
+		st.Sessions = append(st.Sessions, ss)
+		for name, ms := range ss.Backends {
+			count(name, ms.State)
+		}
+	}
+	for name, slots := range st.Pool.Backends {
+		for _, ms := range slots {
+			count(name, ms.State)
+		}
+	}
+	return st
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func (g *Gateway) serveStatus(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, g.Status())
+}
+
+func (g *Gateway) serveSessions(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": g.Sessions()})
+}
+
+func (g *Gateway) serveSession(w http.ResponseWriter, r *http.Request) {
+	s := g.session(r.PathValue("id"))
+	if s == nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such session"})
+		return
+	}
+	writeJSON(w, http.StatusOK, s.Status())
+}

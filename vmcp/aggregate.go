@@ -1,0 +1,168 @@
+package vmcp
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
+)
+
+// backendView is what one backend offers, as listed at connection time.
+type backendView struct {
+	Tools     []mcp.Tool
+	Resources []mcp.Resource
+	Templates []mcp.ResourceTemplate
+	Prompts   []mcp.Prompt
+}
+
+// route names the backend that serves an exposed capability and the name
+// (or URI) the backend knows it by.
+type route struct {
+	Backend string
+	Name    string
+}
+
+// aggregate is the merged view a client sees, with its routing tables.
+// Lists are sorted (tools and prompts by exposed name, resources by URI) so
+// the result never depends on map order.
+type aggregate struct {
+	Tools     []mcp.Tool
+	Prompts   []mcp.Prompt
+	Resources []mcp.Resource
+	Templates []mcp.ResourceTemplate
+
+	ToolRoutes     map[string]route // exposed name → backend, original name
+	PromptRoutes   map[string]route
+	ResourceRoutes map[string]route // URI → backend, URI
+	TemplateRoutes map[string]route // URI template → backend, URI template
+}
+
+// ranker orders backends: by position in priorityOrder, then unlisted ones
+// by name.
+type ranker struct {
+	pos map[string]int
+}
+
+func newRanker(a config.Aggregation) ranker {
+	r := ranker{pos: map[string]int{}}
+	for i, n := range a.PriorityOrder {
+		r.pos[n] = i
+	}
+	return r
+}
+
+// less reports whether backend a wins over backend b.
+func (r ranker) less(a, b string) bool {
+	pa, oka := r.pos[a]
+	pb, okb := r.pos[b]
+	switch {
+	case oka && okb:
+		return pa < pb
+	case oka != okb:
+		return oka
+	default:
+		return a < b
+	}
+}
+
+// prefixed renders the prefix format for backend.
+func prefixed(format, backend, name string) string {
+	p := strings.ReplaceAll(format, "{backend}", backend)
+	p = strings.ReplaceAll(p, "{workload}", backend)
+	return p + name
+}
+
+type candidate[T any] struct {
+	exposed string
+	backend string
+	orig    string
+	item    T
+}
+
+// pick resolves candidates that share an exposed name: the best-ranked
+// backend wins. The result is sorted by exposed name.
+func pick[T any](r ranker, cands []candidate[T]) []candidate[T] {
+	best := map[string]candidate[T]{}
+	for _, c := range cands {
+		cur, ok := best[c.exposed]
+		if !ok || r.less(c.backend, cur.backend) {
+			best[c.exposed] = c
+		}
+	}
+	out := make([]candidate[T], 0, len(best))
+	for _, c := range best {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].exposed < out[j].exposed })
+	return out
+}
+
+// buildAggregate merges the views of the given backends.
+func buildAggregate(a config.Aggregation, views map[string]backendView) *aggregate {
+	r := newRanker(a)
+	rename := func(backend, name string) string {
+		if a.ConflictResolution == config.ConflictPrefix {
+			return prefixed(a.PrefixFormat, backend, name)
+		}
+		return name
+	}
+	names := make([]string, 0, len(views))
+	for n := range views {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+
+	var tools []candidate[mcp.Tool]
+	var prompts []candidate[mcp.Prompt]
+	var resources []candidate[mcp.Resource]
+	var templates []candidate[mcp.ResourceTemplate]
+	for _, b := range names {
+		v := views[b]
+		for _, t := range v.Tools {
+			tools = append(tools, candidate[mcp.Tool]{rename(b, t.Name), b, t.Name, t})
+		}
+		for _, p := range v.Prompts {
+			prompts = append(prompts, candidate[mcp.Prompt]{rename(b, p.Name), b, p.Name, p})
+		}
+		for _, res := range v.Resources {
+			resources = append(resources, candidate[mcp.Resource]{res.URI, b, res.URI, res})
+		}
+		for _, t := range v.Templates {
+			key := ""
+			if t.URITemplate != nil && t.URITemplate.Template != nil {
+				key = t.URITemplate.Raw()
+			}
+			templates = append(templates, candidate[mcp.ResourceTemplate]{key, b, key, t})
+		}
+	}
+
+	agg := &aggregate{
+		ToolRoutes:     map[string]route{},
+		PromptRoutes:   map[string]route{},
+		ResourceRoutes: map[string]route{},
+		TemplateRoutes: map[string]route{},
+	}
+	for _, c := range pick(r, tools) {
+		t := c.item
+		t.Name = c.exposed
+		agg.Tools = append(agg.Tools, t)
+		agg.ToolRoutes[c.exposed] = route{c.backend, c.orig}
+	}
+	for _, c := range pick(r, prompts) {
+		p := c.item
+		p.Name = c.exposed
+		agg.Prompts = append(agg.Prompts, p)
+		agg.PromptRoutes[c.exposed] = route{c.backend, c.orig}
+	}
+	for _, c := range pick(r, resources) {
+		agg.Resources = append(agg.Resources, c.item)
+		agg.ResourceRoutes[c.exposed] = route{c.backend, c.orig}
+	}
+	for _, c := range pick(r, templates) {
+		agg.Templates = append(agg.Templates, c.item)
+		agg.TemplateRoutes[c.exposed] = route{c.backend, c.orig}
+	}
+	return agg
+}

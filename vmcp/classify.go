@@ -1,0 +1,143 @@
+package vmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// errConnDead is the cancel cause of a call whose backend connection died.
+var errConnDead = errors.New("backend connection lost")
+
+// errSessionClosing is the cancel cause of calls cut off by a closing
+// session or gateway.
+var errSessionClosing = errors.New("session closing")
+
+// failure is what a call attempt observed, for classify.
+type failure struct {
+	err       error
+	parentErr error         // the caller's context error, if it ended
+	cause     error         // context.Cause of the attempt's context
+	timeout   time.Duration // the attempt's timeout
+	timedOut  bool          // the attempt's own deadline passed
+	trace     traceSnapshot
+	deadErr   error // why the connection died, if it did
+	stdio     bool
+}
+
+// classify turns a failed attempt into a *BackendError (without Backend and
+// Op, which the caller fills in).
+func classify(f failure) *BackendError {
+	be := &BackendError{Err: f.err}
+	set := func(k ErrorKind, cause string) *BackendError {
+		be.Kind, be.Cause = k, cause
+		return be
+	}
+	switch {
+	case errors.Is(f.cause, errSessionClosing),
+		errors.Is(f.cause, errConnDead) && errors.Is(f.deadErr, errSessionClosing),
+		errors.Is(f.err, errSessionClosing):
+		return set(KindClosed, "session closed")
+	case f.parentErr != nil:
+		be.Err = errors.Join(f.err, f.parentErr)
+		return set(KindCanceled, "canceled by the client")
+	case f.trace.invalid != nil:
+		be.Err = errors.Join(f.trace.invalid, f.err)
+		return set(KindInvalidResponse, f.trace.invalid.Error())
+	case errors.Is(f.cause, errConnDead) && f.deadErr != nil:
+		d := classify(failure{err: f.deadErr, stdio: f.stdio})
+		d.Err = errors.Join(f.deadErr, f.err)
+		return d
+	case f.timedOut:
+		be.Err = errors.Join(f.err, context.DeadlineExceeded)
+		return set(KindTimeout, "timed out after "+fmtDuration(f.timeout))
+	}
+	err := f.err
+	var hs *httpStatusError
+	var inv *invalidResponseError
+	var auth *transport.AuthorizationRequiredError
+	switch {
+	case errors.As(err, &inv):
+		return set(KindInvalidResponse, inv.Error())
+	case errors.As(err, &hs):
+		be.Status = hs.Status
+		return set(KindHTTPStatus, fmt.Sprintf("HTTP %d %s", hs.Status, http.StatusText(hs.Status)))
+	case errors.As(err, &auth):
+		be.Status = http.StatusUnauthorized
+		return set(KindHTTPStatus, "HTTP 401 Unauthorized")
+	case errors.Is(err, transport.ErrSessionTerminated) || f.trace.status == http.StatusNotFound:
+		be.Status = http.StatusNotFound
+		return set(KindSessionExpired, "session expired")
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return set(KindConnectionRefused, "connection refused")
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(f.trace.bodyErr, syscall.ECONNRESET):
+		return set(KindConnectionReset, "connection reset")
+	case errors.Is(err, syscall.EPIPE):
+		return set(KindConnectionReset, "connection reset (broken pipe)")
+	case errors.Is(err, context.DeadlineExceeded):
+		return set(KindTimeout, "timed out")
+	}
+	if f.trace.rpcSeen {
+		be.Code = f.trace.rpcCode
+		return set(KindJSONRPCError, fmt.Sprintf("%s (JSON-RPC error %d)", f.trace.rpcMsg, f.trace.rpcCode))
+	}
+	if code, msg, ok := jsonRPCError(err); ok {
+		be.Code = code
+		return set(KindJSONRPCError, fmt.Sprintf("%s (JSON-RPC error %d)", msg, code))
+	}
+	msg := err.Error()
+	switch {
+	case f.stdio && (errors.Is(err, transport.ErrTransportClosed) || errors.Is(err, io.EOF)):
+		return set(KindConnectionClosed, "process exited")
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(f.trace.bodyErr, io.ErrUnexpectedEOF),
+		errors.Is(err, transport.ErrTransportClosed),
+		strings.Contains(msg, "connection has been closed"),
+		strings.Contains(msg, "server closed the connection"):
+		return set(KindConnectionClosed, "connection closed")
+	case strings.Contains(msg, "unexpected nil response"):
+		if f.trace.bodyErr != nil {
+			return set(KindConnectionClosed, "stream cut: "+oneLine(f.trace.bodyErr.Error(), 80))
+		}
+		return set(KindInvalidResponse, "invalid response: stream ended before the response")
+	case strings.Contains(msg, "failed to decode response"), strings.Contains(msg, "failed to unmarshal"),
+		strings.Contains(msg, "unexpected content type"), strings.Contains(msg, "response should contain RPC id"):
+		return set(KindInvalidResponse, "invalid response: "+oneLine(msg, 120))
+	}
+	return set(KindTransport, oneLine(msg, 160))
+}
+
+// jsonRPCError recognises the errors mcp-go builds from JSON-RPC error
+// responses with a known code.
+func jsonRPCError(err error) (int, string, bool) {
+	codes := []struct {
+		sentinel error
+		code     int
+	}{
+		{mcp.ErrParseError, mcp.PARSE_ERROR},
+		{mcp.ErrInvalidRequest, mcp.INVALID_REQUEST},
+		{mcp.ErrMethodNotFound, mcp.METHOD_NOT_FOUND},
+		{mcp.ErrInvalidParams, mcp.INVALID_PARAMS},
+		{mcp.ErrInternalError, mcp.INTERNAL_ERROR},
+		{mcp.ErrRequestInterrupted, mcp.REQUEST_INTERRUPTED},
+		{mcp.ErrResourceNotFound, mcp.RESOURCE_NOT_FOUND},
+	}
+	for _, c := range codes {
+		if errors.Is(err, c.sentinel) {
+			return c.code, err.Error(), true
+		}
+	}
+	return 0, "", false
+}
+
+// fmtDuration renders 30s as "30s" and 1500ms as "1.5s".
+func fmtDuration(d time.Duration) string {
+	return d.String()
+}

@@ -1,0 +1,144 @@
+// Package config loads and validates the reference vMCP gateway's YAML
+// configuration. Decoding is strict: unknown keys, duplicate keys and values
+// of the wrong type are errors that name the file, the line and the field.
+package config
+
+import (
+	"time"
+)
+
+// Transport names how the gateway reaches a backend.
+type Transport string
+
+// Backend transports.
+const (
+	TransportStreamableHTTP Transport = "streamable-http"
+	TransportSSE            Transport = "sse"
+	TransportStdio          Transport = "stdio"
+)
+
+// Protocol selects the MCP revision the gateway speaks to a backend.
+type Protocol string
+
+// Backend protocol preferences.
+const (
+	// ProtocolAuto prefers the sessionful 2025-11-25 revision for client
+	// sessions that own backend sessions (so session expiry can be detected
+	// and repaired) and falls back to the stateless 2026-07-28 revision when
+	// the backend refuses initialize. The modern pool negotiates.
+	ProtocolAuto Protocol = "auto"
+	// ProtocolLegacy pins 2025-11-25 (initialize, Mcp-Session-Id).
+	ProtocolLegacy Protocol = "legacy"
+	// ProtocolModern uses the stateless 2026-07-28 revision only.
+	ProtocolModern Protocol = "modern"
+)
+
+// Conflict resolution strategies.
+const (
+	ConflictPrefix   = "prefix"
+	ConflictPriority = "priority"
+)
+
+// Incoming authentication types.
+const (
+	AuthAnonymous = "anonymous"
+	AuthBearer    = "bearer"
+)
+
+// Defaults applied by Parse.
+const (
+	DefaultName             = "vmcp"
+	DefaultPrefixFormat     = "{backend}_"
+	DefaultInitialize       = 5 * time.Second
+	DefaultCall             = 30 * time.Second
+	DefaultList             = 10 * time.Second
+	DefaultClose            = 2 * time.Second
+	DefaultMaxResponseBytes = 16 << 20
+	DefaultPoolSize         = 4
+)
+
+// Config is the whole gateway configuration.
+type Config struct {
+	// File is the path the configuration was read from ("" when parsed from
+	// memory); error messages name it.
+	File         string       `json:"-"`
+	Name         string       `json:"name"`
+	Backends     []Backend    `json:"backends"`
+	Aggregation  Aggregation  `json:"aggregation"`
+	Timeouts     Timeouts     `json:"timeouts"`
+	IncomingAuth IncomingAuth `json:"incomingAuth"`
+	Limits       Limits       `json:"limits"`
+	Pool         Pool         `json:"pool"`
+}
+
+// Backend is one backend MCP server.
+type Backend struct {
+	Name      string    `json:"name"`
+	URL       string    `json:"url,omitempty"`
+	Transport Transport `json:"transport"`
+	// Command is the argv of a stdio backend.
+	Command []string `json:"command,omitempty"`
+	// Env is extra environment for a stdio backend (KEY: value).
+	Env map[string]string `json:"env,omitempty"`
+	// Headers are sent with every HTTP request to the backend.
+	Headers  map[string]string `json:"headers,omitempty"`
+	Protocol Protocol          `json:"protocol"`
+	// Line is the line of the backend's entry in the file (0 if unknown).
+	Line int `json:"-"`
+}
+
+// Aggregation controls how backend capabilities are merged.
+type Aggregation struct {
+	// ConflictResolution is ConflictPrefix or ConflictPriority.
+	ConflictResolution string `json:"conflictResolution"`
+	// PrefixFormat contains "{backend}" (or toolhive's "{workload}"),
+	// replaced with the backend name, e.g. "{backend}_".
+	PrefixFormat string `json:"prefixFormat"`
+	// PriorityOrder ranks backends; unlisted backends follow, by name.
+	PriorityOrder []string `json:"priorityOrder,omitempty"`
+}
+
+// Timeouts bound every backend interaction.
+type Timeouts struct {
+	// Initialize bounds connecting to a backend and its handshake.
+	Initialize time.Duration `json:"initialize"`
+	// Call bounds one tools/call, resources/read or prompts/get.
+	Call time.Duration `json:"call"`
+	// List bounds each list request made while building a session's view.
+	List time.Duration `json:"list"`
+	// Close bounds closing one backend connection (its DELETE, or a stdio
+	// process's graceful exit) before it is cut off.
+	Close time.Duration `json:"close"`
+}
+
+// IncomingAuth is how clients authenticate to the gateway.
+type IncomingAuth struct {
+	Type string `json:"type"`
+	// TokenEnv names the environment variable holding the bearer token.
+	TokenEnv string `json:"tokenEnv,omitempty"`
+	// Token is the resolved bearer token (never serialised).
+	Token string `json:"-"`
+}
+
+// Limits protect the gateway from misbehaving backends.
+type Limits struct {
+	// MaxResponseBytes caps one backend response message.
+	MaxResponseBytes int64 `json:"maxResponseBytes"`
+}
+
+// Pool sizes the shared backend client pool used for stateless
+// (2026-07-28) clients.
+type Pool struct {
+	// Size is the maximum number of backend clients per backend.
+	Size int `json:"size"`
+}
+
+// Backend returns the backend named name.
+func (c *Config) Backend(name string) (Backend, bool) {
+	for _, b := range c.Backends {
+		if b.Name == name {
+			return b, true
+		}
+	}
+	return Backend{}, false
+}

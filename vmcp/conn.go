@@ -1,0 +1,364 @@
+package vmcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
+)
+
+// errCallTimeout is the cancel cause of an attempt whose own timeout passed.
+var errCallTimeout = errors.New("backend call timed out")
+
+// dialer opens backend connections with the gateway's settings.
+type dialer struct {
+	cfg        *config.Config
+	httpBase   http.RoundTripper
+	logger     *slog.Logger
+	clientInfo mcp.Implementation
+	baseCtx    context.Context // gateway lifetime: connections never outlive it
+}
+
+// conn is one MCP client connection to one backend: the only place the
+// gateway talks to a backend. Every request goes through invoke, which
+// bounds it, races it against the connection's death and classifies its
+// failure.
+type conn struct {
+	backend config.Backend
+	d       *dialer
+	client  *client.Client
+
+	life       context.Context // the transport's lifetime (SSE stream, stdio process)
+	lifeCancel context.CancelFunc
+	dead       context.Context // done when the connection died or is closing
+	kill       context.CancelCauseFunc
+
+	mu          sync.Mutex
+	deadErr     error
+	outstanding map[string]struct{} // sse transport: ids awaiting a response
+
+	protocol  string
+	sessionID string
+	caps      mcp.ServerCapabilities
+	openedAt  time.Time
+
+	bg        sync.WaitGroup // cancel notifications in flight
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// expect, arrived and fail implement streamHooks for the sse transport.
+func (c *conn) expect(id string) {
+	c.mu.Lock()
+	c.outstanding[id] = struct{}{}
+	c.mu.Unlock()
+}
+
+func (c *conn) arrived(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.outstanding[id]
+	delete(c.outstanding, id)
+	return ok
+}
+
+func (c *conn) forget(id string) {
+	if id == "" {
+		return
+	}
+	c.mu.Lock()
+	delete(c.outstanding, id)
+	c.mu.Unlock()
+}
+
+func (c *conn) fail(err error) { c.die(err) }
+
+// die records why the connection is unusable and fails its calls at once.
+func (c *conn) die(err error) {
+	c.mu.Lock()
+	if c.deadErr == nil {
+		c.deadErr = err
+	}
+	c.mu.Unlock()
+	c.kill(errConnDead)
+}
+
+func (c *conn) deathErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deadErr
+}
+
+// alive reports whether calls may be sent on the connection.
+func (c *conn) alive() bool { return c.dead.Err() == nil }
+
+func (c *conn) isStdio() bool { return c.backend.Transport == config.TransportStdio }
+
+// legacyHTTP reports whether the connection is a sessionful HTTP one, on
+// which mcp-go does not send notifications/cancelled itself.
+func (c *conn) legacyHTTP() bool {
+	return !c.isStdio() && !mcp.IsModernProtocol(c.protocol)
+}
+
+// dial connects to backend b and performs the MCP handshake within the
+// initialize timeout. preferLegacy pins the sessionful 2025-11-25 revision
+// for "auto" backends (falling back to negotiation if the backend refuses
+// initialize).
+func (d *dialer) dial(ctx context.Context, b config.Backend, preferLegacy bool) (*conn, *BackendError) {
+	pin := ""
+	switch b.Protocol {
+	case config.ProtocolLegacy:
+		pin = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	case config.ProtocolModern:
+		pin = mcp.LATEST_PROTOCOL_VERSION
+	case config.ProtocolAuto:
+		if preferLegacy && b.Transport != config.TransportStdio {
+			pin = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+		}
+	}
+	c, berr := d.dialPinned(ctx, b, pin)
+	if berr != nil && b.Protocol == config.ProtocolAuto && pin != "" && berr.Kind == KindJSONRPCError {
+		return d.dialPinned(ctx, b, "")
+	}
+	return c, berr
+}
+
+func (d *dialer) dialPinned(ctx context.Context, b config.Backend, pin string) (*conn, *BackendError) {
+	t := d.cfg.Timeouts
+	life, lifeCancel := context.WithCancel(d.baseCtx)
+	dead, kill := context.WithCancelCause(context.Background())
+	c := &conn{
+		backend:     b,
+		d:           d,
+		life:        life,
+		lifeCancel:  lifeCancel,
+		dead:        dead,
+		kill:        kill,
+		outstanding: map[string]struct{}{},
+		closed:      make(chan struct{}),
+		openedAt:    time.Now(),
+	}
+	tr, err := d.newTransport(b, c)
+	if err != nil {
+		lifeCancel()
+		kill(err)
+		close(c.closed)
+		return nil, &BackendError{Backend: b.Name, Op: "initialize", Kind: KindTransport, Cause: err.Error(), Err: err}
+	}
+	var opts []client.ClientOption
+	if pin != "" {
+		opts = append(opts, client.WithProtocolVersion(pin))
+	}
+	opts = append(opts, client.WithDiscoverTimeout(t.Initialize))
+	c.client = client.NewClient(tr, opts...)
+	if b.Transport == config.TransportSSE {
+		c.client.OnConnectionLost(func(err error) {
+			if err == nil {
+				err = errors.New("stream ended")
+			}
+			c.die(err)
+		})
+	}
+
+	var result *mcp.InitializeResult
+	berr := c.invoke(ctx, "initialize", t.Initialize, func(ctx context.Context) error {
+		// Start may block (the SSE transport waits for its endpoint event),
+		// so it runs bounded by the attempt's context; it must be given the
+		// connection's lifetime context, which its stream or process keeps.
+		if err := runBounded(ctx, lifeCancel, func() error { return c.client.Start(life) }); err != nil {
+			return err
+		}
+		req := mcp.InitializeRequest{}
+		req.Params.ClientInfo = d.clientInfo
+		req.Params.ProtocolVersion = pin
+		var err error
+		result, err = c.client.Initialize(ctx, req)
+		return err
+	})
+	if berr != nil {
+		c.close()
+		return nil, berr
+	}
+	c.protocol = result.ProtocolVersion
+	c.sessionID = c.client.GetSessionId()
+	c.caps = result.Capabilities
+	return c, nil
+}
+
+// runBounded runs fn, returning when it does or when ctx ends (after
+// calling abort and waiting for fn, which abort must make return).
+func runBounded(ctx context.Context, abort func(), fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		abort()
+		<-done
+		return context.Cause(ctx)
+	}
+}
+
+func (d *dialer) newTransport(b config.Backend, c *conn) (transport.Interface, error) {
+	t := d.cfg.Timeouts
+	backstop := max(t.Initialize, t.Call, t.List) + 5*time.Second
+	capture := &captureTransport{
+		base:         d.httpBase,
+		maxBytes:     d.cfg.Limits.MaxResponseBytes,
+		backstop:     backstop,
+		closeTimeout: t.Close,
+	}
+	hc := &http.Client{Transport: capture}
+	switch b.Transport {
+	case config.TransportStreamableHTTP:
+		return transport.NewStreamableHTTP(b.URL,
+			transport.WithHTTPBasicClient(hc),
+			transport.WithHTTPHeaders(b.Headers),
+			transport.WithHTTPLogger(d.logger))
+	case config.TransportSSE:
+		capture.hooks = c
+		return transport.NewSSE(b.URL,
+			transport.WithHTTPClient(hc),
+			transport.WithHeaders(b.Headers),
+			transport.WithSSELogger(d.logger),
+			transport.WithEndpointTimeout(t.Initialize),
+			transport.WithResponseTimeout(backstop))
+	case config.TransportStdio:
+		env := make([]string, 0, len(b.Env))
+		for k, v := range b.Env {
+			env = append(env, k+"="+v)
+		}
+		sort.Strings(env)
+		return transport.NewStdioWithOptions(b.Command[0], env, b.Command[1:],
+			transport.WithCommandLogger(d.logger)), nil
+	default:
+		return nil, fmt.Errorf("unknown transport %q", b.Transport)
+	}
+}
+
+// invoke runs one backend request: bounded by timeout, cut off when the
+// connection dies, and classified on failure. A request the gateway gives
+// up on (timeout, client cancel) is announced to the backend with
+// notifications/cancelled.
+func (c *conn) invoke(ctx context.Context, op string, timeout time.Duration, fn func(context.Context) error) *BackendError {
+	if !c.alive() {
+		f := failure{err: errConnDead, cause: errConnDead, deadErr: c.deathErr(), stdio: c.isStdio()}
+		return c.finish(op, classify(f))
+	}
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	tctx, tcancel := context.WithTimeoutCause(actx, timeout, errCallTimeout)
+	defer tcancel()
+	stop := context.AfterFunc(c.dead, func() { cancel(errConnDead) })
+	defer stop()
+
+	tr := &callTrace{}
+	err := fn(withTrace(tctx, tr))
+	snap := tr.snapshot()
+	if c.backend.Transport == config.TransportSSE {
+		c.forget(snap.requestID)
+	}
+	if err == nil {
+		return nil
+	}
+	cause := context.Cause(tctx)
+	f := failure{
+		err:      err,
+		cause:    cause,
+		timeout:  timeout,
+		timedOut: errors.Is(cause, errCallTimeout),
+		trace:    snap,
+		deadErr:  c.deathErr(),
+		stdio:    c.isStdio(),
+	}
+	if !f.timedOut && !errors.Is(cause, errConnDead) && !errors.Is(cause, errSessionClosing) {
+		f.parentErr = ctx.Err()
+	}
+	be := classify(f)
+	if (f.timedOut || f.parentErr != nil) && snap.requestID != "" && c.legacyHTTP() && op != "initialize" {
+		c.notifyCancelled(snap.requestID, be.Cause)
+	}
+	if c.isStdio() && be.Kind == KindConnectionClosed {
+		c.die(err)
+	}
+	return c.finish(op, be)
+}
+
+func (c *conn) finish(op string, be *BackendError) *BackendError {
+	be.Backend, be.Op = c.backend.Name, op
+	return be
+}
+
+// notifyCancelled tells the backend the gateway gave up on request id.
+// mcp-go does not send this over HTTP. It is sent in the background,
+// bounded by the close timeout; close waits for it.
+func (c *conn) notifyCancelled(id, reason string) {
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		ctx, cancel := context.WithTimeout(c.life, c.d.cfg.Timeouts.Close)
+		defer cancel()
+		n := mcp.JSONRPCNotification{
+			JSONRPC: mcp.JSONRPC_VERSION,
+			Notification: mcp.Notification{
+				Method: string(mcp.MethodNotificationCancelled),
+				Params: mcp.NotificationParams{AdditionalFields: map[string]any{
+					"requestId": json.RawMessage(id),
+					"reason":    reason,
+				}},
+			},
+		}
+		if err := c.client.GetTransport().SendNotification(ctx, n); err != nil {
+			c.d.logger.Debug("notifications/cancelled not delivered", "backend", c.backend.Name, "err", err)
+		}
+	}()
+}
+
+// close shuts the connection down without blocking the caller: in-flight
+// calls fail at once (kind closed); the transport gets the close timeout
+// to end gracefully (DELETE, stdin close) and is then cut off. The
+// returned channel is closed when everything the connection started has
+// ended.
+func (c *conn) close() <-chan struct{} {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		if c.deadErr == nil {
+			c.deadErr = errSessionClosing
+		}
+		c.mu.Unlock()
+		c.kill(errConnDead)
+		go func() {
+			defer close(c.closed)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if c.client != nil {
+					_ = c.client.Close()
+				}
+			}()
+			timer := time.NewTimer(c.d.cfg.Timeouts.Close)
+			defer timer.Stop()
+			select {
+			case <-done:
+			case <-timer.C:
+				c.lifeCancel() // kills a stdio process, ends an SSE stream
+				<-done
+			}
+			c.lifeCancel()
+			c.bg.Wait()
+		}()
+	})
+	return c.closed
+}

@@ -1,0 +1,93 @@
+package vmcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
+)
+
+// errHolder carries the *BackendError a resources/read or prompts/get
+// handler failed with from the handler back to the HTTP layer, which adds
+// it as the JSON-RPC error's data (mcp-go only sets code and message).
+type errHolder struct {
+	mu  sync.Mutex
+	err *BackendError
+}
+
+type holderKey struct{}
+
+func withHolder(ctx context.Context, h *errHolder) context.Context {
+	return context.WithValue(ctx, holderKey{}, h)
+}
+
+// holdError records be for the current request, if it has a holder.
+func holdError(ctx context.Context, be *BackendError) {
+	if h, ok := ctx.Value(holderKey{}).(*errHolder); ok {
+		h.mu.Lock()
+		h.err = be
+		h.mu.Unlock()
+	}
+}
+
+func (h *errHolder) get() *BackendError {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
+// bufferedWriter buffers a whole response. It deliberately does not
+// implement http.Flusher, so mcp-go answers with one JSON body.
+type bufferedWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedWriter) Header() http.Header { return b.header }
+
+func (b *bufferedWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}
+
+func (b *bufferedWriter) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+// flushTo writes the buffered response to w, adding be's data to a JSON-RPC
+// error response.
+func (b *bufferedWriter) flushTo(w http.ResponseWriter, be *BackendError) {
+	body := b.body.Bytes()
+	if be != nil {
+		var msg map[string]json.RawMessage
+		if json.Unmarshal(body, &msg) == nil && msg["error"] != nil {
+			var e map[string]any
+			if json.Unmarshal(msg["error"], &e) == nil {
+				e["data"] = be.Data()
+				e["message"] = be.Error()
+				if raw, err := json.Marshal(e); err == nil {
+					msg["error"] = raw
+					if out, err := json.Marshal(msg); err == nil {
+						body = append(out, '\n')
+					}
+				}
+			}
+		}
+	}
+	for k, v := range b.header {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	w.WriteHeader(b.status)
+	_, _ = w.Write(body)
+}

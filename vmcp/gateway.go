@@ -1,0 +1,299 @@
+// Package vmcp is the reference vMCP gateway: an MCP server (mcp-go on both
+// sides) that aggregates N backend MCP servers' tools, resources and
+// prompts, routes calls to them, names the failing backend in every error,
+// and never hangs on a misbehaving backend. See README.md.
+package vmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
+)
+
+// Config is the gateway configuration (see package config).
+type Config = config.Config
+
+// LoadConfig reads, strictly decodes and validates a YAML configuration
+// file. Errors name the file, the line and the field.
+func LoadConfig(path string) (*Config, error) { return config.Load(path) }
+
+// ParseConfig is LoadConfig for in-memory YAML; file names it in errors.
+func ParseConfig(data []byte, file string) (*Config, error) { return config.Parse(data, file) }
+
+// Option configures a Gateway.
+type Option func(*options)
+
+type options struct {
+	logger        *slog.Logger
+	observer      Observer
+	gate          Gate
+	httpTransport *http.Transport
+}
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithObserver registers an observer of every backend request.
+func WithObserver(obs Observer) Option { return func(o *options) { o.observer = obs } }
+
+// WithGate registers a gate (circuit breaker) consulted before every
+// backend request.
+func WithGate(gate Gate) Option { return func(o *options) { o.gate = gate } }
+
+// WithHTTPTransport sets the base transport for backend HTTP requests
+// (default: a clone of http.DefaultTransport). The gateway wraps it.
+func WithHTTPTransport(t *http.Transport) Option { return func(o *options) { o.httpTransport = t } }
+
+// Gateway is the vMCP gateway. It is an http.Handler serving MCP at /mcp,
+// GET /status and GET /api/sessions/{id}.
+type Gateway struct {
+	cfg    *config.Config
+	opts   options
+	logger *slog.Logger
+	dialer *dialer
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mcp        *server.MCPServer
+	streamable *server.StreamableHTTPServer
+	handler    http.Handler
+	pool       *pool
+
+	promptMu    sync.Mutex
+	promptNames map[string]bool
+	poolApplied atomic.Int64
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+	closed   map[string]time.Time // recently closed session ids → 404 "terminated"
+	closing  bool
+	bg       sync.WaitGroup // asynchronous session closes
+
+	started  time.Time
+	srv      *http.Server
+	ln       net.Listener
+	serveErr chan error
+}
+
+// New builds a gateway. It does not contact any backend: sessions connect
+// to backends when clients initialize; stateless clients use a shared pool
+// opened on first use.
+func New(cfg *Config, opts ...Option) (*Gateway, error) {
+	if cfg == nil {
+		return nil, errors.New("vmcp: nil config")
+	}
+	g := &Gateway{
+		cfg:         cfg,
+		sessions:    map[string]*Session{},
+		closed:      map[string]time.Time{},
+		promptNames: map[string]bool{},
+		started:     time.Now(),
+	}
+	for _, o := range opts {
+		o(&g.opts)
+	}
+	g.logger = g.opts.logger
+	if g.logger == nil {
+		g.logger = slog.New(slog.DiscardHandler)
+	}
+	base := g.opts.httpTransport
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport).Clone()
+		base.MaxIdleConnsPerHost = 64
+	}
+	g.ctx, g.cancel = context.WithCancelCause(context.Background())
+	g.dialer = &dialer{
+		cfg:        cfg,
+		httpBase:   base,
+		logger:     g.logger,
+		clientInfo: mcp.Implementation{Name: "vmcp-gateway/" + cfg.Name, Version: Version},
+		baseCtx:    g.ctx,
+	}
+	g.pool = newPool(g)
+	g.mcp = g.newMCPServer()
+	g.streamable = server.NewStreamableHTTPServer(g.mcp,
+		server.WithSessionIdManager(sessionIDs{g}),
+		server.WithStreamableHTTPLogger(g.logger),
+	)
+	g.handler = g.routes()
+	return g, nil
+}
+
+// Config returns the gateway's configuration.
+func (g *Gateway) Config() *Config { return g.cfg }
+
+func (g *Gateway) session(id string) *Session {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sessions[id]
+}
+
+func (g *Gateway) wasClosed(id string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.closed[id]
+	return ok
+}
+
+// addSession registers an opened session; false when shutting down.
+func (g *Gateway) addSession(s *Session) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closing {
+		return false
+	}
+	g.sessions[s.id] = s
+	return true
+}
+
+// maxClosedIDs bounds how many closed session ids are remembered.
+const maxClosedIDs = 4096
+
+// closeSessionAsync removes a session and closes it in the background
+// (Shutdown waits for it).
+func (g *Gateway) closeSessionAsync(id string) {
+	g.mu.Lock()
+	s := g.sessions[id]
+	delete(g.sessions, id)
+	if s != nil {
+		if len(g.closed) >= maxClosedIDs {
+			for k := range g.closed {
+				delete(g.closed, k)
+				break
+			}
+		}
+		g.closed[id] = time.Now()
+		g.bg.Add(1)
+	}
+	g.mu.Unlock()
+	if s != nil {
+		go func() {
+			defer g.bg.Done()
+			s.Close()
+		}()
+	}
+}
+
+// Sessions returns the ids of the open sessions, sorted.
+func (g *Gateway) Sessions() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return sortedSessionIDs(g.sessions)
+}
+
+// Session returns an open session by id.
+func (g *Gateway) Session(id string) (*Session, bool) {
+	s := g.session(id)
+	return s, s != nil
+}
+
+// ServeHTTP serves MCP at /mcp and the admin endpoints.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.handler.ServeHTTP(w, r)
+}
+
+// Start listens on addr (e.g. "127.0.0.1:4483"; port 0 picks one) and
+// serves in the background until Shutdown. ctx bounds only the start.
+func (g *Gateway) Start(ctx context.Context, addr string) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("vmcp: listen: %w", err)
+	}
+	g.mu.Lock()
+	if g.srv != nil {
+		g.mu.Unlock()
+		ln.Close()
+		return errors.New("vmcp: already started")
+	}
+	g.ln = ln
+	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(g.logger.Handler(), slog.LevelDebug)}
+	g.serveErr = make(chan error, 1)
+	srv := g.srv
+	g.mu.Unlock()
+	go func() { g.serveErr <- srv.Serve(ln) }()
+	return nil
+}
+
+// Addr returns the listening address ("" before Start).
+func (g *Gateway) Addr() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ln == nil {
+		return ""
+	}
+	return g.ln.Addr().String()
+}
+
+// URL returns the MCP endpoint URL, http://ADDR/mcp ("" before Start).
+func (g *Gateway) URL() string {
+	if a := g.Addr(); a != "" {
+		return "http://" + a + "/mcp"
+	}
+	return ""
+}
+
+// Shutdown closes every session and the pool (in-flight backend calls fail
+// at once; each backend connection gets the close timeout to end
+// gracefully, then is cut off), then stops the HTTP server. It is bounded by
+// the close timeout even with stalled backends; ctx bounds it further.
+func (g *Gateway) Shutdown(ctx context.Context) error {
+	g.mu.Lock()
+	g.closing = true
+	sessions := make([]*Session, 0, len(g.sessions))
+	for id, s := range g.sessions {
+		sessions = append(sessions, s)
+		g.closed[id] = time.Now()
+	}
+	g.sessions = map[string]*Session{}
+	srv := g.srv
+	g.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for _, s := range sessions {
+			wg.Add(1)
+			go func() { defer wg.Done(); s.Close() }()
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); g.pool.close() }()
+		wg.Wait()
+		g.bg.Wait()
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	g.cancel(errSessionClosing) // cuts anything left
+	_ = g.streamable.Shutdown(ctx)
+	if srv != nil {
+		if serr := srv.Shutdown(ctx); serr != nil {
+			_ = srv.Close()
+			if err == nil {
+				err = serr
+			}
+		}
+		if serveErr := <-g.serveErr; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) && err == nil {
+			err = serveErr
+		}
+	}
+	<-done
+	g.dialer.httpBase.(*http.Transport).CloseIdleConnections()
+	return err
+}

@@ -1,0 +1,165 @@
+package vmcp_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+)
+
+// startFake starts a fake backend from a YAML script; it is closed when the
+// test ends.
+func startFake(t *testing.T, script string) *fakebackends.Backend {
+	t.Helper()
+	s, err := fakebackends.ParseScript([]byte(script), t.Name()+".yaml")
+	if err != nil {
+		t.Fatalf("parse script: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b, err := fakebackends.Start(ctx, s)
+	if err != nil {
+		t.Fatalf("start fake backend: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// startGateway parses cfg (YAML), starts a gateway on 127.0.0.1:0 and shuts
+// it down (bounded) when the test ends.
+func startGateway(t *testing.T, cfg string) *vmcp.Gateway {
+	t.Helper()
+	c, err := vmcp.ParseConfig([]byte(cfg), t.Name()+".yaml")
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	g, err := vmcp.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.Start(ctx, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		if err := g.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if d := time.Since(start); d > 6*time.Second {
+			t.Errorf("shutdown took %v", d)
+		}
+	})
+	return g
+}
+
+// connect opens an MCP client to the gateway: legacy (2025-11-25,
+// sessionful) or modern (2026-07-28, stateless).
+func connect(t *testing.T, url string, modern bool) *client.Client {
+	t.Helper()
+	c, err := tryConnect(url, modern)
+	if err != nil {
+		t.Fatalf("connect (modern=%v): %v", modern, err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func tryConnect(url string, modern bool) (*client.Client, error) {
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPTimeout(30*time.Second))
+	if err != nil {
+		return nil, err
+	}
+	var opts []client.ClientOption
+	if modern {
+		opts = append(opts, client.WithProtocolVersion(mcp.LATEST_PROTOCOL_VERSION))
+	} else {
+		opts = append(opts, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	}
+	c := client.NewClient(tr, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		return nil, err
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "vmcp-test", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func callTool(t *testing.T, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, time.Duration) {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	start := time.Now()
+	res, err := c.CallTool(ctxT(t, 20*time.Second), req)
+	d := time.Since(start)
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return res, d
+}
+
+func resultText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func toolNames(t *testing.T, c *client.Client) []string {
+	t.Helper()
+	res, err := c.ListTools(ctxT(t, 10*time.Second), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatalf("list tools: %v", err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func metaOf(r *mcp.CallToolResult) (string, string) {
+	if r.Meta == nil {
+		return "", ""
+	}
+	return fmt.Sprint(r.Meta.AdditionalFields["vmcp/backend"]), fmt.Sprint(r.Meta.AdditionalFields["vmcp/errorKind"])
+}
+
+// gwConfig renders a gateway config for fake backends.
+func gwConfig(extra string, backends ...*fakebackends.Backend) string {
+	var b strings.Builder
+	b.WriteString("name: test\nbackends:\n")
+	for _, fb := range backends {
+		s := fb.Script()
+		fmt.Fprintf(&b, "  - {name: %s, url: %q, transport: %s}\n", s.Name, fb.URL(), s.Transport)
+	}
+	b.WriteString(extra)
+	return b.String()
+}

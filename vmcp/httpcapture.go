@@ -1,0 +1,315 @@
+package vmcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// httpStatusError is a non-2xx answer from a backend, kept with its status
+// even when its body is JSON (mcp-go would lose it).
+type httpStatusError struct {
+	Status  int
+	Snippet string
+}
+
+func (e *httpStatusError) Error() string {
+	s := fmt.Sprintf("HTTP %d %s", e.Status, http.StatusText(e.Status))
+	if e.Snippet != "" {
+		s += ": " + e.Snippet
+	}
+	return s
+}
+
+// invalidResponseError is a response the gateway refuses to use.
+type invalidResponseError struct {
+	Reason string
+}
+
+func (e *invalidResponseError) Error() string { return "invalid response: " + e.Reason }
+
+// callTrace collects what the HTTP layer saw during one backend call. It
+// travels in the call's context to the RoundTripper.
+type callTrace struct {
+	mu        sync.Mutex
+	requestID string // JSON-RPC id of the last request sent with an id
+	method    string
+	status    int
+	invalid   error
+	rpcCode   int
+	rpcMsg    string
+	rpcSeen   bool
+	bodyErr   error
+}
+
+type traceKey struct{}
+
+func withTrace(ctx context.Context, t *callTrace) context.Context {
+	return context.WithValue(ctx, traceKey{}, t)
+}
+
+func traceFrom(ctx context.Context) *callTrace {
+	t, _ := ctx.Value(traceKey{}).(*callTrace)
+	return t
+}
+
+func (t *callTrace) setRequest(id, method string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	t.requestID, t.method = id, method
+	t.mu.Unlock()
+}
+
+func (t *callTrace) setStatus(s int) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	t.status = s
+	t.mu.Unlock()
+}
+
+func (t *callTrace) setInvalid(err error) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	if t.invalid == nil {
+		t.invalid = err
+	}
+	t.mu.Unlock()
+}
+
+func (t *callTrace) setRPCError(code int, msg string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	t.rpcCode, t.rpcMsg, t.rpcSeen = code, msg, true
+	t.mu.Unlock()
+}
+
+func (t *callTrace) setBodyErr(err error) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	if t.bodyErr == nil {
+		t.bodyErr = err
+	}
+	t.mu.Unlock()
+}
+
+type traceSnapshot struct {
+	bodyErr   error
+	requestID string
+	status    int
+	invalid   error
+	rpcCode   int
+	rpcMsg    string
+	rpcSeen   bool
+}
+
+func (t *callTrace) snapshot() traceSnapshot {
+	if t == nil {
+		return traceSnapshot{}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return traceSnapshot{t.bodyErr, t.requestID, t.status, t.invalid, t.rpcCode, t.rpcMsg, t.rpcSeen}
+}
+
+// streamHooks lets a legacy HTTP+SSE connection check responses arriving on
+// its long-lived GET stream against the requests it sent.
+type streamHooks interface {
+	expect(id string)
+	arrived(id string) bool // reports whether id was outstanding
+	fail(err error)
+}
+
+// captureTransport wraps the backend HTTP transport. It
+//   - bounds every request with a backstop timeout (DELETE with the close
+//     timeout), except the long-lived SSE GET stream, which lives as long as
+//     its connection;
+//   - turns every non-2xx status except 404 into an *httpStatusError, so the
+//     status survives whatever mcp-go does with the body;
+//   - validates JSON responses and SSE streams: malformed JSON, a wrong id,
+//     an oversized message or a stream that ends before the response become
+//     *invalidResponseError (recorded in the call's trace as well).
+type captureTransport struct {
+	base         http.RoundTripper
+	maxBytes     int64
+	backstop     time.Duration
+	closeTimeout time.Duration
+	hooks        streamHooks // nil except for the sse transport
+}
+
+type rpcEnvelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// idKey normalises a raw JSON-RPC id for comparison ("" for none/null).
+func idKey(raw json.RawMessage) string {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return ""
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	tr := traceFrom(req.Context())
+	var reqID, method string
+	if req.Body != nil && req.Method == http.MethodPost {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		var env rpcEnvelope
+		if json.Unmarshal(body, &env) == nil && env.Method != "" {
+			reqID, method = idKey(env.ID), env.Method
+		}
+	}
+	if reqID != "" {
+		tr.setRequest(reqID, method)
+		if t.hooks != nil {
+			t.hooks.expect(reqID)
+		}
+	}
+
+	stream := req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") == ""
+	ctx, cancel := req.Context(), context.CancelFunc(func() {})
+	switch {
+	case req.Method == http.MethodDelete && t.closeTimeout > 0:
+		ctx, cancel = context.WithTimeout(ctx, t.closeTimeout)
+	case !stream && t.backstop > 0:
+		ctx, cancel = context.WithTimeout(ctx, t.backstop)
+	}
+	if ctx != req.Context() {
+		req = req.WithContext(ctx)
+	}
+
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	tr.setStatus(resp.StatusCode)
+	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound {
+		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		cancel()
+		return nil, &httpStatusError{Status: resp.StatusCode, Snippet: oneLine(string(snippet), 200)}
+	}
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300 && mediaType == "application/json" && reqID != "":
+		body, err := io.ReadAll(io.LimitReader(resp.Body, t.maxBytes+1))
+		resp.Body.Close()
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(body)) > t.maxBytes {
+			e := &invalidResponseError{Reason: fmt.Sprintf("response larger than %d bytes", t.maxBytes)}
+			tr.setInvalid(e)
+			return nil, e
+		}
+		if e := checkMessage(body, reqID, tr); e != nil {
+			tr.setInvalid(e)
+			return nil, e
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		resp.ContentLength = int64(len(body))
+		return resp, nil
+	case mediaType == "text/event-stream":
+		resp.Body = &sseValidator{
+			src:      resp.Body,
+			cancel:   cancel,
+			reqID:    reqID,
+			trace:    tr,
+			maxBytes: t.maxBytes,
+			hooks:    t.hooks,
+			isStream: stream && t.hooks != nil,
+		}
+		return resp, nil
+	default:
+		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+		return resp, nil
+	}
+}
+
+// checkMessage validates one JSON-RPC message answering reqID.
+func checkMessage(data []byte, reqID string, tr *callTrace) error {
+	if !json.Valid(data) {
+		return &invalidResponseError{Reason: "malformed JSON: " + oneLine(string(data), 60)}
+	}
+	var env rpcEnvelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return &invalidResponseError{Reason: "not a JSON-RPC message: " + oneLine(string(data), 60)}
+	}
+	if env.Method != "" {
+		return nil // a request or notification from the server
+	}
+	got := idKey(env.ID)
+	if got != reqID {
+		return &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match request id %s", orNone(got), reqID)}
+	}
+	if env.Error != nil {
+		tr.setRPCError(env.Error.Code, env.Error.Message)
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+// oneLine shortens s to at most n bytes on one line.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+func jsonValid(b []byte) bool            { return json.Valid(b) }
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

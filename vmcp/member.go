@@ -1,0 +1,275 @@
+package vmcp
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
+)
+
+// BackendState is the state of one backend within one session (or the
+// shared pool).
+type BackendState string
+
+// Backend states.
+const (
+	// StateConnected: the last request succeeded (or the connection was
+	// just opened).
+	StateConnected BackendState = "connected"
+	// StateError: the last request failed; LastError says why.
+	StateError BackendState = "error"
+	// StateClosed: the session is closed.
+	StateClosed BackendState = "closed"
+)
+
+// member is one backend within one owner (a client session or one slot of
+// the shared pool): its current connection, its state, and the shared
+// re-initialization. It is where per-session backend state lives; keepalive
+// and health hook in here.
+type member struct {
+	backend      config.Backend
+	owner        string // session id ("" for the pool)
+	d            *dialer
+	preferLegacy bool
+	observer     Observer
+	gate         Gate
+	ctx          context.Context // the owner's lifetime; cause errSessionClosing when it ends
+	wg           *sync.WaitGroup // the owner's background work
+
+	mu        sync.Mutex
+	conn      *conn
+	state     BackendState
+	lastErr   *BackendError
+	lastErrAt time.Time
+	lastOKAt  time.Time
+	reinit    *flight
+	reinits   int
+	closed    bool
+	view      backendView
+}
+
+// flight is one re-initialization shared by every caller that needs it.
+type flight struct {
+	done chan struct{}
+	conn *conn
+	err  *BackendError
+}
+
+// MemberStatus is a snapshot of one backend's state in one session.
+type MemberStatus struct {
+	State             BackendState `json:"state"`
+	LastError         string       `json:"lastError,omitempty"`
+	LastErrorKind     ErrorKind    `json:"lastErrorKind,omitempty"`
+	LastErrorAt       *time.Time   `json:"lastErrorAt,omitempty"`
+	LastSuccessAt     *time.Time   `json:"lastSuccessAt,omitempty"`
+	Transport         string       `json:"transport"`
+	ProtocolVersion   string       `json:"protocolVersion,omitempty"`
+	SessionID         string       `json:"backendSessionId,omitempty"`
+	Reinitializations int          `json:"reinitializations"`
+}
+
+func (m *member) status() MemberStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := MemberStatus{State: m.state, Transport: string(m.backend.Transport), Reinitializations: m.reinits}
+	if m.lastErr != nil {
+		st.LastError = m.lastErr.Error()
+		st.LastErrorKind = m.lastErr.Kind
+		t := m.lastErrAt
+		st.LastErrorAt = &t
+	}
+	if !m.lastOKAt.IsZero() {
+		t := m.lastOKAt
+		st.LastSuccessAt = &t
+	}
+	if m.conn != nil {
+		st.ProtocolVersion = m.conn.protocol
+		st.SessionID = m.conn.sessionID
+	}
+	return st
+}
+
+// State returns the member's current state.
+func (m *member) currentState() BackendState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state
+}
+
+// record moves the state after a request.
+func (m *member) record(be *BackendError) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	switch {
+	case be == nil:
+		m.state = StateConnected
+		m.lastOKAt = time.Now()
+	case be.Kind == KindCanceled || be.Kind == KindClosed:
+		// The client gave up or the session is closing: says nothing
+		// about the backend.
+	default:
+		m.state = StateError
+		m.lastErr = be
+		m.lastErrAt = time.Now()
+	}
+}
+
+// do runs one request against the backend through the member's current
+// connection: bounded by timeout as a whole, with one re-initialization and
+// one retry when the backend answers 404 for its session (the request was
+// not executed). No other failure is retried.
+func (m *member) do(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *client.Client) error) *BackendError {
+	start := time.Now()
+	be := m.doGated(ctx, op, timeout, fn)
+	m.record(be)
+	if m.observer != nil {
+		m.observer.ObserveCall(CallEvent{Backend: m.backend.Name, Op: op, Session: m.owner, Duration: time.Since(start), Err: be})
+	}
+	return be
+}
+
+func (m *member) doGated(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *client.Client) error) *BackendError {
+	if m.gate != nil {
+		done, refused := m.gate.Admit(m.backend.Name, op)
+		if refused != nil {
+			return refused
+		}
+		be := m.attempt(ctx, op, timeout, fn)
+		done(be)
+		return be
+	}
+	return m.attempt(ctx, op, timeout, fn)
+}
+
+func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *client.Client) error) *BackendError {
+	// The whole operation, re-initialization included, has one deadline;
+	// the session's end cuts it off too.
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
+	defer cancel()
+	ctx, cancelOwner := context.WithCancelCause(ctx)
+	defer cancelOwner(nil)
+	stop := context.AfterFunc(m.ctx, func() { cancelOwner(errSessionClosing) })
+	defer stop()
+
+	c, be := m.current(ctx, op, timeout)
+	if be != nil {
+		return be
+	}
+	run := func(ctx context.Context) error { return fn(ctx, c.client) }
+	be = c.invoke(ctx, op, timeout, run)
+	if be == nil || be.Kind != KindSessionExpired {
+		return be
+	}
+	c2, rerr := m.reconnect(ctx, c, op, timeout)
+	if rerr != nil {
+		return rerr
+	}
+	c = c2
+	return c.invoke(ctx, op, timeout, run)
+}
+
+// current returns a live connection, reconnecting (shared) when the last
+// one died (a cut SSE stream, an exited stdio process).
+func (m *member) current(ctx context.Context, op string, timeout time.Duration) (*conn, *BackendError) {
+	m.mu.Lock()
+	c, closed := m.conn, m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, &BackendError{Backend: m.backend.Name, Op: op, Kind: KindClosed, Cause: "session closed", Err: errSessionClosing}
+	}
+	if c != nil && c.alive() {
+		return c, nil
+	}
+	return m.reconnect(ctx, c, op, timeout)
+}
+
+// reconnect replaces failed with a new connection. Concurrent callers share
+// one dial; a caller whose context ends stops waiting (the dial goes on,
+// bounded by the initialize timeout, for the others).
+func (m *member) reconnect(ctx context.Context, failed *conn, op string, timeout time.Duration) (*conn, *BackendError) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, &BackendError{Backend: m.backend.Name, Op: op, Kind: KindClosed, Cause: "session closed", Err: errSessionClosing}
+	}
+	if m.conn != nil && m.conn != failed && m.conn.alive() {
+		c := m.conn
+		m.mu.Unlock()
+		return c, nil
+	}
+	fl := m.reinit
+	if fl == nil {
+		fl = &flight{done: make(chan struct{})}
+		m.reinit = fl
+		m.reinits++
+		m.wg.Add(1)
+		go m.redial(fl)
+	}
+	m.mu.Unlock()
+
+	select {
+	case <-fl.done:
+		if fl.err != nil {
+			be := *fl.err
+			be.Op = op
+			return nil, &be
+		}
+		return fl.conn, nil
+	case <-ctx.Done():
+		cause := context.Cause(ctx)
+		f := failure{err: cause, cause: cause, timeout: timeout, timedOut: errors.Is(cause, errCallTimeout)}
+		if !f.timedOut && !errors.Is(cause, errSessionClosing) {
+			f.parentErr = ctx.Err()
+		}
+		be := classify(f)
+		be.Backend, be.Op = m.backend.Name, op
+		return nil, be
+	}
+}
+
+func (m *member) redial(fl *flight) {
+	defer m.wg.Done()
+	c, berr := m.d.dial(m.ctx, m.backend, m.preferLegacy)
+	m.mu.Lock()
+	m.reinit = nil
+	var old *conn
+	switch {
+	case m.closed:
+		if c != nil {
+			old = c
+			c = nil
+		}
+		berr = &BackendError{Backend: m.backend.Name, Op: "initialize", Kind: KindClosed, Cause: "session closed", Err: errSessionClosing}
+	case berr == nil:
+		old, m.conn = m.conn, c
+	}
+	fl.conn, fl.err = c, berr
+	m.mu.Unlock()
+	close(fl.done)
+	if old != nil {
+		<-old.close()
+	}
+}
+
+// close closes the member's connection; the returned channel is closed
+// once it is closed.
+func (m *member) close() <-chan struct{} {
+	m.mu.Lock()
+	m.closed = true
+	m.state = StateClosed
+	c := m.conn
+	m.mu.Unlock()
+	if c == nil {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return c.close()
+}

@@ -1,0 +1,183 @@
+package vmcp
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
+)
+
+// openMember connects backend b for an owner (a session or the pool) and
+// lists what it offers. A backend that fails is returned in state error
+// with its cause, and without a connection.
+func (g *Gateway) openMember(ctx, ownerCtx context.Context, owner string, wg *sync.WaitGroup, b config.Backend, preferLegacy bool) *member {
+	m := &member{
+		backend:      b,
+		owner:        owner,
+		d:            g.dialer,
+		preferLegacy: preferLegacy,
+		observer:     g.opts.observer,
+		gate:         g.opts.gate,
+		ctx:          ownerCtx,
+		wg:           wg,
+		state:        StateConnected,
+	}
+	start := time.Now()
+	var be *BackendError
+	if g.opts.gate != nil {
+		done, refused := g.opts.gate.Admit(b.Name, "initialize")
+		if refused != nil {
+			be = refused
+		} else {
+			be = g.connectMember(ctx, m)
+			done(be)
+		}
+	} else {
+		be = g.connectMember(ctx, m)
+	}
+	now := time.Now()
+	if be != nil {
+		m.state, m.lastErr, m.lastErrAt = StateError, be, now
+	} else {
+		m.lastOKAt = now
+	}
+	if m.observer != nil {
+		m.observer.ObserveCall(CallEvent{Backend: b.Name, Op: "initialize", Session: owner, Duration: time.Since(start), Err: be})
+	}
+	return m
+}
+
+func (g *Gateway) connectMember(ctx context.Context, m *member) *BackendError {
+	c, be := g.dialer.dial(ctx, m.backend, m.preferLegacy)
+	if be != nil {
+		return be
+	}
+	view, be := g.listView(ctx, c)
+	if be != nil {
+		m.wg.Add(1)
+		go func() { defer m.wg.Done(); <-c.close() }()
+		return be
+	}
+	m.conn, m.view = c, view
+	return nil
+}
+
+// listView lists a backend's tools, resources, templates and prompts, each
+// bounded by the list timeout. A capability the backend does not declare,
+// or a list method it does not know, is empty.
+func (g *Gateway) listView(ctx context.Context, c *conn) (backendView, *BackendError) {
+	var v backendView
+	t := g.cfg.Timeouts.List
+	list := func(op string, declared bool, fn func(context.Context) error) *BackendError {
+		if !declared {
+			return nil
+		}
+		be := c.invoke(ctx, op, t, fn)
+		if be != nil && be.Kind == KindJSONRPCError && be.Code == mcp.METHOD_NOT_FOUND {
+			return nil
+		}
+		return be
+	}
+	caps := c.caps
+	steps := []func() *BackendError{
+		func() *BackendError {
+			return list("tools/list", caps.Tools != nil, func(ctx context.Context) error {
+				r, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
+				if err == nil {
+					v.Tools = r.Tools
+				}
+				return err
+			})
+		},
+		func() *BackendError {
+			return list("resources/list", caps.Resources != nil, func(ctx context.Context) error {
+				r, err := c.client.ListResources(ctx, mcp.ListResourcesRequest{})
+				if err == nil {
+					v.Resources = r.Resources
+				}
+				return err
+			})
+		},
+		func() *BackendError {
+			return list("resources/templates/list", caps.Resources != nil, func(ctx context.Context) error {
+				r, err := c.client.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+				if err == nil {
+					v.Templates = r.ResourceTemplates
+				}
+				return err
+			})
+		},
+		func() *BackendError {
+			return list("prompts/list", caps.Prompts != nil, func(ctx context.Context) error {
+				r, err := c.client.ListPrompts(ctx, mcp.ListPromptsRequest{})
+				if err == nil {
+					v.Prompts = r.Prompts
+				}
+				return err
+			})
+		},
+	}
+	for _, step := range steps {
+		if be := step(); be != nil {
+			return backendView{}, be
+		}
+	}
+	return v, nil
+}
+
+// openAll opens every configured backend in parallel for an owner.
+func (g *Gateway) openAll(ctx, ownerCtx context.Context, owner string, wg *sync.WaitGroup, backends []config.Backend, preferLegacy bool) []*member {
+	out := make([]*member, len(backends))
+	var all sync.WaitGroup
+	for i, b := range backends {
+		all.Add(1)
+		go func() {
+			defer all.Done()
+			out[i] = g.openMember(ctx, ownerCtx, owner, wg, b, preferLegacy)
+		}()
+	}
+	all.Wait()
+	return out
+}
+
+// noBackendError is the error of a session none of whose backends answered.
+func noBackendError(members []*member) error {
+	errs := make([]error, 0, len(members))
+	for _, m := range members {
+		if m.lastErr != nil {
+			errs = append(errs, m.lastErr)
+		}
+	}
+	return &NoBackendError{Errs: errs}
+}
+
+// NoBackendError is returned when a session cannot start because no backend
+// answered. Its message names every backend and its cause.
+type NoBackendError struct {
+	Errs []error
+}
+
+func (e *NoBackendError) Error() string {
+	s := "no backend available"
+	for i, err := range e.Errs {
+		if i == 0 {
+			s += ": "
+		} else {
+			s += "; "
+		}
+		s += err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the per-backend errors.
+func (e *NoBackendError) Unwrap() []error { return e.Errs }
+
+// Is makes errors.Is(err, ErrBackendUnavailable) hold.
+func (e *NoBackendError) Is(target error) bool { return target == ErrBackendUnavailable }
+
+var _ = errors.Is

@@ -1,0 +1,245 @@
+package vmcp
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
+)
+
+// pool is the shared, bounded set of backend clients that serves stateless
+// (2026-07-28) clients. Each backend has up to cfg.Pool.Size members; a new
+// one is added only when every existing one is busy.
+type pool struct {
+	g      *Gateway
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	slots     map[string][]*poolSlot
+	agg       *aggregate
+	version   atomic.Int64
+	opened    bool
+	opening   *poolFlight
+	lastRetry time.Time
+	closed    bool
+}
+
+type poolSlot struct {
+	m        *member
+	inflight atomic.Int64
+}
+
+type poolFlight struct {
+	done chan struct{}
+}
+
+// busyThreshold is how many concurrent requests a pool member carries
+// before the pool opens another (up to its size).
+const busyThreshold = 8
+
+// retryInterval bounds how often the pool retries backends that failed.
+const poolRetryInterval = time.Second
+
+func newPool(g *Gateway) *pool {
+	ctx, cancel := context.WithCancelCause(g.ctx)
+	return &pool{g: g, ctx: ctx, cancel: cancel, slots: map[string][]*poolSlot{}}
+}
+
+// ensure opens the pool on first use and, when retry is set, reconnects
+// backends that have no live member (at most once per poolRetryInterval).
+// It returns the current aggregate.
+func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, errSessionClosing
+		}
+		if fl := p.opening; fl != nil {
+			p.mu.Unlock()
+			select {
+			case <-fl.done:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		var todo []config.Backend
+		if !p.opened {
+			todo = p.g.cfg.Backends
+		} else if retry && time.Since(p.lastRetry) >= poolRetryInterval {
+			for _, b := range p.g.cfg.Backends {
+				if !p.hasLiveLocked(b.Name) {
+					todo = append(todo, b)
+				}
+			}
+		}
+		if len(todo) == 0 {
+			agg := p.agg
+			p.mu.Unlock()
+			if agg == nil {
+				return nil, p.noBackend()
+			}
+			return agg, nil
+		}
+		fl := &poolFlight{done: make(chan struct{})}
+		p.opening = fl
+		p.lastRetry = time.Now()
+		p.mu.Unlock()
+
+		members := p.g.openAll(p.ctx, p.ctx, "", &p.wg, todo, false)
+
+		p.mu.Lock()
+		for _, m := range members {
+			name := m.backend.Name
+			if m.conn == nil {
+				// Keep the failed member for its status; it carries no
+				// connection and is replaced on the next retry.
+				p.slots[name] = []*poolSlot{{m: m}}
+				continue
+			}
+			p.slots[name] = append(p.liveLocked(name), &poolSlot{m: m})
+		}
+		p.opened = true
+		p.rebuildLocked()
+		p.opening = nil
+		p.mu.Unlock()
+		close(fl.done)
+	}
+}
+
+func (p *pool) hasLiveLocked(name string) bool { return len(p.liveLocked(name)) > 0 }
+
+func (p *pool) liveLocked(name string) []*poolSlot {
+	var out []*poolSlot
+	for _, s := range p.slots[name] {
+		if s.m.conn != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (p *pool) rebuildLocked() {
+	views := map[string]backendView{}
+	for name := range p.slots {
+		if live := p.liveLocked(name); len(live) > 0 {
+			views[name] = live[0].m.view
+		}
+	}
+	if len(views) == 0 {
+		p.agg = nil
+	} else {
+		p.agg = buildAggregate(p.g.cfg.Aggregation, views)
+	}
+	p.version.Add(1)
+}
+
+func (p *pool) noBackend() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var members []*member
+	for _, b := range p.g.cfg.Backends {
+		for _, s := range p.slots[b.Name] {
+			members = append(members, s.m)
+		}
+	}
+	return noBackendError(members)
+}
+
+func (p *pool) aggregate() *aggregate {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.agg
+}
+
+// call routes a request to the least busy member of the backend, growing
+// the pool when all are busy.
+func (p *pool) call(ctx context.Context, backend, op string, fn func(context.Context, *client.Client) error) *BackendError {
+	slot, be := p.pick(ctx, backend, op)
+	if be != nil {
+		return be
+	}
+	slot.inflight.Add(1)
+	defer slot.inflight.Add(-1)
+	return slot.m.do(ctx, op, p.g.cfg.Timeouts.Call, fn)
+}
+
+func (p *pool) pick(ctx context.Context, backend, op string) (*poolSlot, *BackendError) {
+	p.mu.Lock()
+	live := p.liveLocked(backend)
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, &BackendError{Backend: backend, Op: op, Kind: KindClosed, Cause: "gateway closing", Err: errSessionClosing}
+	}
+	if len(live) == 0 {
+		return nil, &BackendError{Backend: backend, Op: op, Kind: KindClosed, Cause: "no connection in the pool"}
+	}
+	best := live[0]
+	for _, s := range live[1:] {
+		if s.inflight.Load() < best.inflight.Load() {
+			best = s
+		}
+	}
+	if best.inflight.Load() < busyThreshold || len(live) >= p.g.cfg.Pool.Size {
+		return best, nil
+	}
+	b, _ := p.g.cfg.Backend(backend)
+	m := p.g.openMember(ctx, p.ctx, "", &p.wg, b, false)
+	if m.conn == nil {
+		return best, nil // could not grow: share the busy one
+	}
+	slot := &poolSlot{m: m}
+	p.mu.Lock()
+	if p.closed || len(p.liveLocked(backend)) >= p.g.cfg.Pool.Size {
+		p.mu.Unlock()
+		<-m.close()
+		return best, nil
+	}
+	p.slots[backend] = append(p.slots[backend], slot)
+	p.mu.Unlock()
+	return slot, nil
+}
+
+// close closes every pool member.
+func (p *pool) close() {
+	p.cancel(errSessionClosing)
+	p.mu.Lock()
+	p.closed = true
+	var chans []<-chan struct{}
+	for _, slots := range p.slots {
+		for _, s := range slots {
+			chans = append(chans, s.m.close())
+		}
+	}
+	p.mu.Unlock()
+	for _, ch := range chans {
+		<-ch
+	}
+	p.wg.Wait()
+}
+
+// PoolStatus is the JSON view of the shared pool.
+type PoolStatus struct {
+	Opened   bool                      `json:"opened"`
+	Backends map[string][]MemberStatus `json:"backends"`
+}
+
+func (p *pool) status() PoolStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := PoolStatus{Opened: p.opened, Backends: map[string][]MemberStatus{}}
+	for name, slots := range p.slots {
+		for _, s := range slots {
+			st.Backends[name] = append(st.Backends[name], s.m.status())
+		}
+	}
+	return st
+}

@@ -1,0 +1,189 @@
+package vmcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+)
+
+// sseValidator sits between a backend's SSE body and mcp-go. It parses the
+// stream event by event and passes on only events it has validated, so a
+// bad event (malformed JSON, wrong id, oversized) is never dispatched: the
+// reader fails instead, and the reason is recorded in the call trace (or,
+// for the legacy SSE transport's GET stream, fails the connection).
+type sseValidator struct {
+	src      io.ReadCloser
+	cancel   context.CancelFunc
+	reqID    string
+	trace    *callTrace
+	maxBytes int64
+	hooks    streamHooks
+	isStream bool // the legacy SSE transport's long-lived GET stream
+
+	br           *bufio.Reader
+	out          bytes.Buffer
+	raw          bytes.Buffer // the current event's raw lines
+	event        string
+	data         strings.Builder
+	responseSeen bool
+	sawEventID   bool
+	err          error
+	closeOnce    sync.Once
+}
+
+func (v *sseValidator) Read(p []byte) (int, error) {
+	if v.br == nil {
+		v.br = bufio.NewReaderSize(v.src, 32<<10)
+	}
+	for v.out.Len() == 0 {
+		if v.err != nil {
+			return 0, v.err
+		}
+		v.err = v.step()
+	}
+	return v.out.Read(p)
+}
+
+func (v *sseValidator) Close() error {
+	var err error
+	v.closeOnce.Do(func() {
+		err = v.src.Close()
+		v.cancel()
+	})
+	return err
+}
+
+// readLine reads one line (with its newline), bounded by maxBytes.
+func (v *sseValidator) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := v.br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if int64(len(line)+v.raw.Len()) > v.maxBytes {
+			return nil, &invalidResponseError{Reason: fmt.Sprintf("message larger than %d bytes", v.maxBytes)}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return line, err
+	}
+}
+
+// step consumes one line; a completed, valid event is appended to out.
+func (v *sseValidator) step() error {
+	line, err := v.readLine()
+	if err != nil {
+		var inv *invalidResponseError
+		if errors.As(err, &inv) {
+			return v.reject(err)
+		}
+		if len(line) > 0 {
+			v.raw.Write(line)
+			v.field(line)
+		}
+		if !errors.Is(err, io.EOF) {
+			v.trace.setBodyErr(err)
+			return err
+		}
+		// A pending event is dispatched at EOF by mcp-go: validate it too.
+		if v.data.Len() > 0 {
+			if verr := v.validate(); verr != nil {
+				return v.reject(verr)
+			}
+			v.out.Write(v.raw.Bytes())
+			v.resetEvent()
+		}
+		if !v.isStream && v.reqID != "" && !v.responseSeen && !v.sawEventID {
+			e := &invalidResponseError{Reason: "stream ended before the response (truncated)"}
+			v.trace.setInvalid(e)
+			if v.out.Len() > 0 {
+				return e // deliver what we have first
+			}
+			return e
+		}
+		return io.EOF
+	}
+	v.raw.Write(line)
+	if len(bytes.TrimRight(line, "\r\n")) == 0 {
+		if v.data.Len() > 0 {
+			if verr := v.validate(); verr != nil {
+				return v.reject(verr)
+			}
+		}
+		v.out.Write(v.raw.Bytes())
+		v.resetEvent()
+		return nil
+	}
+	v.field(line)
+	return nil
+}
+
+func (v *sseValidator) field(line []byte) {
+	s := strings.TrimRight(string(line), "\r\n")
+	switch {
+	case strings.HasPrefix(s, "data:"):
+		if v.data.Len() > 0 {
+			v.data.WriteByte('\n')
+		}
+		v.data.WriteString(strings.TrimPrefix(strings.TrimPrefix(s, "data:"), " "))
+	case strings.HasPrefix(s, "event:"):
+		v.event = strings.TrimSpace(strings.TrimPrefix(s, "event:"))
+	case strings.HasPrefix(s, "id:"):
+		v.sawEventID = true
+	}
+}
+
+func (v *sseValidator) resetEvent() {
+	v.raw.Reset()
+	v.data.Reset()
+	v.event = ""
+}
+
+func (v *sseValidator) reject(err error) error {
+	if v.isStream {
+		v.hooks.fail(err)
+	} else {
+		v.trace.setInvalid(err)
+	}
+	return err
+}
+
+// validate checks the current event's data.
+func (v *sseValidator) validate() error {
+	if v.event != "" && v.event != "message" {
+		return nil // e.g. the SSE transport's "endpoint" event
+	}
+	data := []byte(v.data.String())
+	if v.isStream {
+		var env rpcEnvelope
+		if !jsonValid(data) {
+			return &invalidResponseError{Reason: "malformed JSON: " + oneLine(string(data), 60)}
+		}
+		if err := jsonUnmarshal(data, &env); err != nil {
+			return &invalidResponseError{Reason: "not a JSON-RPC message: " + oneLine(string(data), 60)}
+		}
+		if env.Method == "" {
+			if id := idKey(env.ID); !v.hooks.arrived(id) {
+				return &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match any request", orNone(id))}
+			}
+		}
+		return nil
+	}
+	if v.reqID == "" {
+		return nil
+	}
+	var env rpcEnvelope
+	_ = jsonUnmarshal(data, &env)
+	if err := checkMessage(data, v.reqID, v.trace); err != nil {
+		return err
+	}
+	if env.Method == "" {
+		v.responseSeen = true
+	}
+	return nil
+}
