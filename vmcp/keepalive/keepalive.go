@@ -1,0 +1,254 @@
+// Package keepalive probes one backend session on an interval with jitter,
+// disables itself after repeated failures and re-enables after a later
+// successful probe.
+package keepalive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Failure reasons, as reported to the Recorder (and the `reason` metric
+// attribute).
+const (
+	ReasonPingFailed        = "ping_failed"
+	ReasonToolCallFailed    = "tool_call_failed"
+	ReasonTimeout           = "timeout"
+	ReasonToolNotConfigured = "keepalive_tool_name_not_configured"
+)
+
+// Method is how a session is probed: ping, a tool call, or not at all.
+type Method struct {
+	// Kind is "ping", "tool" or "none".
+	Kind string
+	// Tool is the tool to call when Kind is "tool".
+	Tool string
+}
+
+// ParseMethod parses "ping", "tool:<name>" or "none" ("" is none).
+func ParseMethod(s string) (Method, error) {
+	switch {
+	case s == "" || s == "none":
+		return Method{Kind: "none"}, nil
+	case s == "ping":
+		return Method{Kind: "ping"}, nil
+	case strings.HasPrefix(s, "tool:") && len(s) > len("tool:"):
+		return Method{Kind: "tool", Tool: strings.TrimPrefix(s, "tool:")}, nil
+	}
+	return Method{}, fmt.Errorf("keepalive method %q: want ping, tool:<name> or none", s)
+}
+
+// String renders the method as ParseMethod reads it.
+func (m Method) String() string {
+	if m.Kind == "tool" {
+		return "tool:" + m.Tool
+	}
+	if m.Kind == "" {
+		return "none"
+	}
+	return m.Kind
+}
+
+// Config configures one keeper.
+type Config struct {
+	Method   Method
+	Interval time.Duration
+	// Jitter spreads probes over Interval ± Jitter (default Interval/10).
+	Jitter time.Duration
+	// Timeout bounds one probe (default Interval, at most 10s).
+	Timeout time.Duration
+	// MaxFailures consecutive failures disable keepalive (default 3).
+	MaxFailures int
+	// ProbeAfter is how long a disabled keeper waits before probing again
+	// (default 10 × Interval).
+	ProbeAfter time.Duration
+	// Rand returns numbers in [0, 1) for jitter (default: seeded from time).
+	Rand func() float64
+}
+
+func (c *Config) defaults() {
+	if c.Jitter == 0 {
+		c.Jitter = c.Interval / 10
+	}
+	if c.Timeout == 0 {
+		c.Timeout = min(c.Interval, 10*time.Second)
+	}
+	if c.MaxFailures < 1 {
+		c.MaxFailures = 3
+	}
+	if c.ProbeAfter == 0 {
+		c.ProbeAfter = 10 * c.Interval
+	}
+	if c.Rand == nil {
+		r := rand.New(rand.NewSource(time.Now().UnixNano()))
+		var mu sync.Mutex
+		c.Rand = func() float64 { mu.Lock(); defer mu.Unlock(); return r.Float64() }
+	}
+}
+
+// Target is the backend session a keeper probes.
+type Target interface {
+	Ping(ctx context.Context) error
+	CallTool(ctx context.Context, name string) error
+	HasTool(name string) bool
+}
+
+// Recorder is told about every probe (metrics hook in here).
+type Recorder interface {
+	Attempt()
+	Success(latency time.Duration)
+	Failure(reason string, latency time.Duration)
+	AutoDisabled()
+}
+
+// Exclusive runs fn so that it never overlaps a re-initialization of the
+// same backend session. nil runs fn directly.
+type Exclusive func(ctx context.Context, fn func(ctx context.Context) error) error
+
+// Status is a keeper's state for status APIs.
+type Status struct {
+	Enabled             bool      `json:"enabled"`
+	ConsecutiveFailures int       `json:"consecutiveFailures"`
+	LastProbe           time.Time `json:"lastProbe,omitempty"`
+	LastError           string    `json:"lastError,omitempty"`
+}
+
+// Keeper runs one session's keepalive. Stop it with Stop.
+type Keeper struct {
+	cfg       Config
+	target    Target
+	rec       Recorder
+	exclusive Exclusive
+
+	mu sync.Mutex
+	st Status
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Start starts keepalive for one backend session. With method none it does
+// nothing. With a tool the backend does not have it records one failure
+// (ReasonToolNotConfigured) and stays disabled.
+func Start(parent context.Context, cfg Config, target Target, rec Recorder, exclusive Exclusive) *Keeper {
+	cfg.defaults()
+	ctx, cancel := context.WithCancel(parent)
+	k := &Keeper{cfg: cfg, target: target, rec: rec, exclusive: exclusive, cancel: cancel, done: make(chan struct{})}
+	if exclusive == nil {
+		k.exclusive = func(ctx context.Context, fn func(context.Context) error) error { return fn(ctx) }
+	}
+	switch {
+	case cfg.Method.Kind == "none" || cfg.Method.Kind == "" || cfg.Interval <= 0:
+		close(k.done)
+		return k
+	case cfg.Method.Kind == "tool" && !target.HasTool(cfg.Method.Tool):
+		rec.Attempt()
+		rec.Failure(ReasonToolNotConfigured, 0)
+		k.st = Status{ConsecutiveFailures: 1, LastError: fmt.Sprintf("backend has no tool %q", cfg.Method.Tool), LastProbe: time.Now()}
+		close(k.done)
+		return k
+	}
+	k.st.Enabled = true
+	go k.run(ctx)
+	return k
+}
+
+// FirstDelay is the random delay before the first probe: [0, Interval/4).
+func (k *Keeper) firstDelay() time.Duration {
+	return time.Duration(k.cfg.Rand() * float64(k.cfg.Interval/4))
+}
+
+// nextDelay is Interval ± Jitter.
+func (k *Keeper) nextDelay() time.Duration {
+	return k.cfg.Interval + time.Duration((k.cfg.Rand()*2-1)*float64(k.cfg.Jitter))
+}
+
+func (k *Keeper) run(ctx context.Context) {
+	defer close(k.done)
+	t := time.NewTimer(k.firstDelay())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		enabled := k.probe(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if enabled {
+			t.Reset(k.nextDelay())
+		} else {
+			t.Reset(k.cfg.ProbeAfter)
+		}
+	}
+}
+
+// probe runs one probe and returns whether keepalive is enabled after it.
+func (k *Keeper) probe(ctx context.Context) bool {
+	k.rec.Attempt()
+	start := time.Now()
+	var probeErr error
+	err := k.exclusive(ctx, func(ctx context.Context) error {
+		pctx, cancel := context.WithTimeout(ctx, k.cfg.Timeout)
+		defer cancel()
+		if k.cfg.Method.Kind == "tool" {
+			probeErr = k.target.CallTool(pctx, k.cfg.Method.Tool)
+		} else {
+			probeErr = k.target.Ping(pctx)
+		}
+		if probeErr != nil && pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			probeErr = fmt.Errorf("%w: %w", context.DeadlineExceeded, probeErr)
+		}
+		return probeErr
+	})
+	latency := time.Since(start)
+	if ctx.Err() != nil && err != nil {
+		return false // stopping: not a result
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.st.LastProbe = start
+	if err == nil {
+		k.rec.Success(latency)
+		k.st.ConsecutiveFailures = 0
+		k.st.LastError = ""
+		k.st.Enabled = true
+		return true
+	}
+	reason := ReasonPingFailed
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		reason = ReasonTimeout
+	case k.cfg.Method.Kind == "tool":
+		reason = ReasonToolCallFailed
+	}
+	k.rec.Failure(reason, latency)
+	k.st.ConsecutiveFailures++
+	k.st.LastError = err.Error()
+	if k.st.Enabled && k.st.ConsecutiveFailures >= k.cfg.MaxFailures {
+		k.st.Enabled = false
+		k.rec.AutoDisabled()
+	}
+	return k.st.Enabled
+}
+
+// Status returns the keeper's state.
+func (k *Keeper) Status() Status {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.st
+}
+
+// Stop ends keepalive and waits for a probe in progress (bounded by the
+// probe timeout).
+func (k *Keeper) Stop() {
+	k.cancel()
+	<-k.done
+}
