@@ -311,5 +311,5 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-func jsonValid(b []byte) bool            { return json.Valid(b) }
+func jsonValid(b []byte) bool             { return json.Valid(b) }
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

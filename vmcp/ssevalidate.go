@@ -93,18 +93,15 @@ func (v *sseValidator) step() error {
 		// A pending event is dispatched at EOF by mcp-go: validate it too.
 		if v.data.Len() > 0 {
 			if verr := v.validate(); verr != nil {
-				return v.reject(verr)
+				return v.reject(&invalidResponseError{Reason: "truncated stream: " + strings.TrimPrefix(verr.Error(), "invalid response: ")})
 			}
 			v.out.Write(v.raw.Bytes())
 			v.resetEvent()
 		}
 		if !v.isStream && v.reqID != "" && !v.responseSeen && !v.sawEventID {
-			e := &invalidResponseError{Reason: "stream ended before the response (truncated)"}
-			v.trace.setInvalid(e)
-			if v.out.Len() > 0 {
-				return e // deliver what we have first
-			}
-			return e
+			// Whatever was validated is delivered first (Read returns out
+			// before the error).
+			return v.reject(&invalidResponseError{Reason: "truncated stream: it ended before the response"})
 		}
 		return io.EOF
 	}

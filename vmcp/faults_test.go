@@ -1,0 +1,97 @@
+package vmcp_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+)
+
+const faultTimeouts = "timeouts: {initialize: 2s, call: 500ms, list: 2s, close: 500ms}\nlimits: {maxResponseBytes: 64KiB}\n"
+
+const plainAlpha = `
+name: alpha
+protocol: legacy
+tools:
+  - {name: echo}
+`
+
+const plainBeta = `
+name: beta
+protocol: legacy
+tools:
+  - {name: echo}
+  - {name: other, result: {text: fine}}
+`
+
+// TestFaultMatrix injects each fault kind into beta's echo and checks the
+// error text, kind and _meta the client sees, and how fast it sees them.
+func TestFaultMatrix(t *testing.T) {
+	callMatch := fakebackends.Match{Method: "tools/call", Tool: "echo"}
+	cases := []struct {
+		name     string
+		fault    fakebackends.Fault
+		kind     string
+		text     string // the text must start with this
+		maxDelay time.Duration
+		minDelay time.Duration
+	}{
+		{"crash eof", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashEOF}, "connection_closed", `backend "beta" unavailable: connection closed`, time.Second, 0},
+		{"crash reset", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset}, "connection_reset", `backend "beta" unavailable: connection reset`, time.Second, 0},
+		{"crash eof after headers", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashEOF, Stage: fakebackends.StageAfterHeaders}, "", `backend "beta" unavailable: `, time.Second, 0},
+		{"http 403", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Body: &fakebackends.FaultBody{Text: "Forbidden"}}, "http_status", `backend "beta" unavailable: HTTP 403 Forbidden`, time.Second, 0},
+		{"http 401", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 401}, "http_status", `backend "beta" unavailable: HTTP 401 Unauthorized`, time.Second, 0},
+		{"http 500 json body", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 500, Body: &fakebackends.FaultBody{JSON: map[string]any{"jsonrpc": "2.0", "id": 1, "error": map[string]any{"code": -32603, "message": "boom"}}}}, "http_status", `backend "beta" unavailable: HTTP 500 Internal Server Error`, time.Second, 0},
+		{"stall before headers", fakebackends.Fault{Kind: fakebackends.KindStall}, "timeout", `backend "beta" unavailable: timed out after 500ms`, 2 * time.Second, 450 * time.Millisecond},
+		{"stall after headers", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageAfterHeaders}, "timeout", `backend "beta" unavailable: timed out after 500ms`, 2 * time.Second, 450 * time.Millisecond},
+		{"malformed json", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedInvalidJSON}, "invalid_response", `backend "beta" unavailable: invalid response`, time.Second, 0},
+		{"wrong id", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedWrongID}, "invalid_response", `backend "beta" unavailable: invalid response`, time.Second, 0},
+		{"truncated sse", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedTruncatedSSE}, "invalid_response", `backend "beta" unavailable: invalid response`, time.Second, 0},
+		{"oversized", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedOversized, Size: 1 << 20}, "invalid_response", `backend "beta" unavailable: invalid response`, time.Second, 0},
+		{"jsonrpc error", fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Code: -32603, Message: "kaput"}, "jsonrpc_error", `backend "beta" error: kaput`, time.Second, 0},
+	}
+	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
+	g := startGateway(t, gwConfig(faultTimeouts, a, b))
+	for _, modern := range []bool{false, true} {
+		c := connect(t, g.URL(), modern)
+		for _, tc := range cases {
+			t.Run(tc.name+map[bool]string{false: "/legacy", true: "/modern"}[modern], func(t *testing.T) {
+				f := tc.fault
+				f.Match = callMatch
+				if err := b.SetFaults(f); err != nil {
+					t.Fatal(err)
+				}
+				defer b.ClearFaults()
+				res, d := callTool(t, c, "beta_echo", map[string]any{"x": 1})
+				text := resultText(res)
+				backend, kind := metaOf(res)
+				t.Logf("%-24s %8.1fms  %s  [kind %s]", tc.name, float64(d.Microseconds())/1000, text, kind)
+				if !res.IsError {
+					t.Fatalf("want isError, got %q", text)
+				}
+				if !strings.HasPrefix(text, tc.text) {
+					t.Errorf("text = %q, want prefix %q", text, tc.text)
+				}
+				if backend != "beta" {
+					t.Errorf("_meta vmcp/backend = %q", backend)
+				}
+				if tc.kind != "" && kind != tc.kind {
+					t.Errorf("_meta vmcp/errorKind = %q, want %q", kind, tc.kind)
+				}
+				if d > tc.maxDelay || d < tc.minDelay {
+					t.Errorf("took %v, want in [%v, %v]", d, tc.minDelay, tc.maxDelay)
+				}
+				// alpha keeps working in the same session.
+				if res, _ := callTool(t, c, "alpha_echo", nil); res.IsError {
+					t.Errorf("alpha failed too: %s", resultText(res))
+				}
+				b.ClearFaults()
+				// beta recovers on the next call.
+				if res, _ := callTool(t, c, "beta_other", nil); res.IsError {
+					t.Errorf("beta did not recover: %s", resultText(res))
+				}
+			})
+		}
+	}
+}
