@@ -81,6 +81,9 @@ type Gateway struct {
 	closing  bool
 	bg       sync.WaitGroup // asynchronous session closes
 
+	shutdownMu   sync.Mutex
+	shutdownDone bool
+
 	started  time.Time
 	srv      *http.Server
 	ln       net.Listener
@@ -250,6 +253,12 @@ func (g *Gateway) URL() string {
 // gracefully, then is cut off), then stops the HTTP server. It is bounded by
 // the close timeout even with stalled backends; ctx bounds it further.
 func (g *Gateway) Shutdown(ctx context.Context) error {
+	g.shutdownMu.Lock()
+	defer g.shutdownMu.Unlock()
+	if g.shutdownDone {
+		return nil
+	}
+	g.shutdownDone = true
 	g.mu.Lock()
 	g.closing = true
 	sessions := make([]*Session, 0, len(g.sessions))
