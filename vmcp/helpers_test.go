@@ -163,3 +163,13 @@ func gwConfig(extra string, backends ...*fakebackends.Backend) string {
 	b.WriteString(extra)
 	return b.String()
 }
+
+func countTool(recs []fakebackends.RequestRecord, method, tool string) int {
+	n := 0
+	for _, r := range recs {
+		if r.Method == method && (tool == "" || r.Tool == tool) {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,236 @@
+package vmcp_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+)
+
+// TestRestartReinitializesOnceAndRetriesOnce: a restarted backend answers
+// 404 for the old session; the gateway re-initializes once and retries the
+// call once.
+func TestRestartReinitializesOnceAndRetriesOnce(t *testing.T) {
+	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
+	g := startGateway(t, gwConfig(faultTimeouts, a, b))
+	c := connect(t, g.URL(), false)
+	if res, _ := callTool(t, c, "beta_echo", nil); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	init0, calls0 := countTool(b.Requests(), "initialize", ""), countTool(b.Requests(), "tools/call", "echo")
+	if err := b.Restart(ctxT(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	res, d := callTool(t, c, "beta_echo", map[string]any{"after": "restart"})
+	if res.IsError {
+		t.Fatalf("call after restart failed: %s", resultText(res))
+	}
+	t.Logf("call after restart (404, re-initialize, retry) took %v", d)
+	recs := b.Requests()
+	if n := countTool(recs, "initialize", "") - init0; n != 1 {
+		t.Errorf("re-initializations = %d, want 1", n)
+	}
+	if n := countTool(recs, "tools/call", "echo") - calls0; n != 2 {
+		t.Errorf("tools/call after restart = %d, want 2 (the 404 and one retry)", n)
+	}
+	n404 := 0
+	for _, r := range recs {
+		if r.Method == "tools/call" && r.Status == http.StatusNotFound {
+			n404++
+		}
+	}
+	if n404 != 1 {
+		t.Errorf("404 answers = %d, want 1", n404)
+	}
+	st, _ := g.Session(c.GetSessionId())
+	if ms, _ := st.BackendState("beta"); ms.State != vmcp.StateConnected || ms.Reinitializations != 1 {
+		t.Errorf("beta state = %+v", ms)
+	}
+}
+
+// TestConcurrentCallersShareOneReinit: many calls hit an expired session at
+// once; exactly one re-initialization happens and every call succeeds.
+func TestConcurrentCallersShareOneReinit(t *testing.T) {
+	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
+	g := startGateway(t, gwConfig(faultTimeouts, a, b))
+	c := connect(t, g.URL(), false)
+	if res, _ := callTool(t, c, "beta_echo", nil); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	init0 := countTool(b.Requests(), "initialize", "")
+	b.ExpireSessions()
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, _ := callTool(t, c, "beta_echo", map[string]any{"i": i})
+			if res.IsError {
+				errs <- resultText(res)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("call failed: %s", e)
+	}
+	if n := countTool(b.Requests(), "initialize", "") - init0; n != 1 {
+		t.Errorf("re-initializations = %d, want 1", n)
+	}
+}
+
+// TestNoRetryOnOtherFailures: a failure other than 404 is not retried.
+func TestNoRetryOnOtherFailures(t *testing.T) {
+	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
+	g := startGateway(t, gwConfig(faultTimeouts, a, b))
+	c := connect(t, g.URL(), false)
+	for _, f := range []fakebackends.Fault{
+		{Kind: fakebackends.KindHTTPStatus, Status: 503},
+		{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset},
+		{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedInvalidJSON},
+	} {
+		f.Match = fakebackends.Match{Method: "tools/call", Tool: "echo"}
+		if err := b.SetFaults(f); err != nil {
+			t.Fatal(err)
+		}
+		before := countTool(b.Requests(), "tools/call", "echo")
+		if res, _ := callTool(t, c, "beta_echo", nil); !res.IsError {
+			t.Fatalf("%s: want error", f.Kind)
+		}
+		// A crashed request may not reach the backend's log; none may be
+		// logged twice.
+		if n := countTool(b.Requests(), "tools/call", "echo") - before; n > 1 || (n == 0 && f.Kind != fakebackends.KindCrash) {
+			t.Errorf("%s: backend saw %d calls, want exactly 1", f.Kind, n)
+		}
+	}
+}
+
+// TestSessionStateTransitions: connected → error (with lastError) on a
+// failed call → connected on the next success; visible in the Go API and
+// in GET /api/sessions/{id} and /status.
+func TestSessionStateTransitions(t *testing.T) {
+	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
+	g := startGateway(t, gwConfig(faultTimeouts, a, b))
+	c := connect(t, g.URL(), false)
+	id := c.GetSessionId()
+	state := func() vmcp.MemberStatus {
+		var st vmcp.SessionStatus
+		getJSON(t, strings.TrimSuffix(g.URL(), "/mcp")+"/api/sessions/"+id, &st)
+		return st.Backends["beta"]
+	}
+	if s := state(); s.State != vmcp.StateConnected {
+		t.Fatalf("initial state %+v", s)
+	}
+	b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Match: fakebackends.Match{Method: "tools/call"}})
+	callTool(t, c, "beta_echo", nil)
+	s := state()
+	if s.State != vmcp.StateError || !strings.Contains(s.LastError, "HTTP 403 Forbidden") || s.LastErrorKind != vmcp.KindHTTPStatus || s.LastErrorAt == nil {
+		t.Fatalf("after 403: %+v", s)
+	}
+	if a := state(); a.State != vmcp.StateError {
+		t.Fatal("state changed by itself")
+	}
+	var st vmcp.Status
+	getJSON(t, strings.TrimSuffix(g.URL(), "/mcp")+"/status", &st)
+	if st.Counts.Sessions != 1 || st.Counts.States[vmcp.StateError] != 1 {
+		t.Errorf("status counts = %+v", st.Counts)
+	}
+	b.ClearFaults()
+	callTool(t, c, "beta_echo", nil)
+	if s := state(); s.State != vmcp.StateConnected || s.LastError == "" {
+		t.Fatalf("after recovery: %+v (lastError is kept for the record)", s)
+	}
+	// Closing the client session closes the gateway session.
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, func() bool { _, ok := g.Session(id); return !ok })
+}
+
+// TestSessionStartsWithoutDeadBackend: a backend that cannot be reached at
+// initialize is recorded as error and left out; the session works.
+func TestSessionStartsWithoutDeadBackend(t *testing.T) {
+	b := startFake(t, plainBeta)
+	cfg := "name: t\nbackends:\n" +
+		"  - {name: alpha, url: \"http://127.0.0.1:1/mcp\"}\n" +
+		"  - {name: beta, url: \"" + b.URL() + "\"}\n" + faultTimeouts
+	g := startGateway(t, cfg)
+	for _, modern := range []bool{false, true} {
+		c := connect(t, g.URL(), modern)
+		if got := toolNames(t, c); strings.Join(got, ",") != "beta_echo,beta_other" {
+			t.Fatalf("tools = %v", got)
+		}
+	}
+	st := g.Status()
+	if len(st.Sessions) != 1 {
+		t.Fatalf("sessions = %d", len(st.Sessions))
+	}
+	alpha := st.Sessions[0].Backends["alpha"]
+	if alpha.State != vmcp.StateError || alpha.LastErrorKind != vmcp.KindConnectionRefused {
+		t.Errorf("alpha = %+v", alpha)
+	}
+	t.Logf("alpha in session: %s", alpha.LastError)
+}
+
+// TestSessionFailsWhenNoBackendAnswers: initialize fails naming every
+// backend, bounded by the initialize timeout.
+func TestSessionFailsWhenNoBackendAnswers(t *testing.T) {
+	stalled := startFake(t, "name: slow\nprotocol: legacy\ntools: [{name: x}]\nfaults: [{kind: stall}]\n")
+	cfg := "name: t\nbackends:\n" +
+		"  - {name: alpha, url: \"http://127.0.0.1:1/mcp\"}\n" +
+		"  - {name: slow, url: \"" + stalled.URL() + "\"}\n" +
+		"timeouts: {initialize: 500ms, call: 500ms, close: 300ms}\n"
+	g := startGateway(t, cfg)
+	start := time.Now()
+	_, err := tryConnect(g.URL(), false)
+	d := time.Since(start)
+	if err == nil {
+		t.Fatal("initialize succeeded")
+	}
+	t.Logf("initialize failed in %v: %v", d, err)
+	for _, want := range []string{`backend "alpha" unavailable: connection refused`, `backend "slow" unavailable: timed out after 500ms`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if d > 3*time.Second {
+		t.Errorf("initialize took %v", d)
+	}
+	if n := len(g.Sessions()); n != 0 {
+		t.Errorf("%d sessions left", n)
+	}
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v", d)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
