@@ -102,6 +102,13 @@ func classify(f failure) *BackendError {
 		strings.Contains(msg, "connection has been closed"),
 		strings.Contains(msg, "server closed the connection"):
 		return set(KindConnectionClosed, "connection closed")
+	case strings.Contains(msg, "timeout waiting for SSE response"), strings.Contains(msg, "timeout waiting for endpoint"):
+		// The SSE transport's own timer, set to the attempt's deadline.
+		be.Err = errors.Join(err, context.DeadlineExceeded)
+		if f.timeout > 0 {
+			return set(KindTimeout, "timed out after "+fmtDuration(f.timeout))
+		}
+		return set(KindTimeout, "timed out")
 	case strings.Contains(msg, "unexpected nil response"):
 		if f.trace.bodyErr != nil {
 			return set(KindConnectionClosed, "stream cut: "+oneLine(f.trace.bodyErr.Error(), 80))
@@ -131,7 +138,11 @@ func jsonRPCError(err error) (int, string, bool) {
 	}
 	for _, c := range codes {
 		if errors.Is(err, c.sentinel) {
-			return c.code, err.Error(), true
+			msg := err.Error()
+			if m, ok := strings.CutPrefix(msg, c.sentinel.Error()+": "); ok {
+				msg = m
+			}
+			return c.code, msg, true
 		}
 	}
 	return 0, "", false

@@ -8,7 +8,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
 
-const faultTimeouts = "timeouts: {initialize: 2s, call: 500ms, list: 2s, close: 500ms}\nlimits: {maxResponseBytes: 64KiB}\n"
+const faultTimeouts = "timeouts: {initialize: 2s, call: 1s, list: 2s, close: 500ms}\nlimits: {maxResponseBytes: 64KiB}\n"
 
 const plainAlpha = `
 name: alpha
@@ -43,8 +43,8 @@ func TestFaultMatrix(t *testing.T) {
 		{"http 403", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Body: &fakebackends.FaultBody{Text: "Forbidden"}}, "http_status", `backend "beta" unavailable: HTTP 403 Forbidden`, time.Second, 0},
 		{"http 401", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 401}, "http_status", `backend "beta" unavailable: HTTP 401 Unauthorized`, time.Second, 0},
 		{"http 500 json body", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 500, Body: &fakebackends.FaultBody{JSON: map[string]any{"jsonrpc": "2.0", "id": 1, "error": map[string]any{"code": -32603, "message": "boom"}}}}, "http_status", `backend "beta" unavailable: HTTP 500 Internal Server Error`, time.Second, 0},
-		{"stall before headers", fakebackends.Fault{Kind: fakebackends.KindStall}, "timeout", `backend "beta" unavailable: timed out after 500ms`, 2 * time.Second, 450 * time.Millisecond},
-		{"stall after headers", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageAfterHeaders}, "timeout", `backend "beta" unavailable: timed out after 500ms`, 2 * time.Second, 450 * time.Millisecond},
+		{"stall before headers", fakebackends.Fault{Kind: fakebackends.KindStall}, "timeout", `backend "beta" unavailable: timed out after 1s`, 3 * time.Second, 950 * time.Millisecond},
+		{"stall after headers", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageAfterHeaders}, "timeout", `backend "beta" unavailable: timed out after 1s`, 3 * time.Second, 950 * time.Millisecond},
 		{"malformed json", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedInvalidJSON}, "invalid_response", `backend "beta" unavailable: invalid response`, time.Second, 0},
 		{"wrong id", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedWrongID}, "invalid_response", `backend "beta" unavailable: invalid response`, time.Second, 0},
 		{"truncated sse", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedTruncatedSSE}, "invalid_response", `backend "beta" unavailable: invalid response`, time.Second, 0},

@@ -2,6 +2,7 @@ package vmcp_test
 
 import (
 	"context"
+	"log/slog"
 	"fmt"
 	"strings"
 	"testing"
@@ -77,7 +78,7 @@ func connect(t *testing.T, url string, modern bool) *client.Client {
 }
 
 func tryConnect(url string, modern bool) (*client.Client, error) {
-	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPTimeout(30*time.Second))
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPTimeout(30*time.Second), transport.WithHTTPLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		return nil, err
 	}

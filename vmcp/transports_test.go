@@ -1,0 +1,131 @@
+package vmcp_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+)
+
+const stdioScript = `
+name: gamma
+transport: stdio
+protocol: legacy
+tools:
+  - {name: echo}
+  - {name: fail}
+  - {name: die}
+  - {name: hang}
+  - {name: oops}
+faults:
+  - {kind: jsonrpc_error, code: -32603, message: injected, match: {tool: fail}}
+  - {kind: crash, exit: true, match: {tool: die}}
+  - {kind: stall, match: {tool: hang}}
+  - {kind: tool_error, text: "tool says no", match: {tool: oops}}
+`
+
+func TestStdioBackend(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "gamma.yaml")
+	if err := os.WriteFile(script, []byte(stdioScript), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("name: t\nbackends:\n  - {name: gamma, transport: stdio, command: [%q, %q]}\ntimeouts: {initialize: 5s, call: 500ms, close: 500ms}\n", stdioBackendBin, script)
+	g := startGateway(t, cfg)
+	for _, modern := range []bool{false, true} {
+		c := connect(t, g.URL(), modern)
+		if res, _ := callTool(t, c, "gamma_echo", map[string]any{"v": 1}); res.IsError {
+			t.Fatalf("echo: %s", resultText(res))
+		}
+		res, d := callTool(t, c, "gamma_fail", nil)
+		checkErr(t, res, "gamma", "jsonrpc_error", `backend "gamma" error: injected`)
+		t.Logf("modern=%v jsonrpc_error in %v", modern, d)
+		res, d = callTool(t, c, "gamma_hang", nil)
+		checkErr(t, res, "gamma", "timeout", `backend "gamma" unavailable: timed out after 500ms`)
+		t.Logf("modern=%v stall in %v", modern, d)
+		res, _ = callTool(t, c, "gamma_oops", nil)
+		if b, _ := metaOf(res); !res.IsError || resultText(res) != "tool says no" || b != "<nil>" && b != "" {
+			t.Errorf("tool error not passed through: %q %+v", resultText(res), res.Meta)
+		}
+		res, d = callTool(t, c, "gamma_die", nil)
+		checkErr(t, res, "gamma", "connection_closed", `backend "gamma" unavailable: process exited`)
+		t.Logf("modern=%v process exit mid-call noticed in %v", modern, d)
+		if d > time.Second {
+			t.Errorf("process exit took %v to notice", d)
+		}
+		// The next call starts the process again.
+		res, d = callTool(t, c, "gamma_echo", nil)
+		if res.IsError {
+			t.Fatalf("after exit: %s", resultText(res))
+		}
+		t.Logf("modern=%v call after process exit (respawn) took %v", modern, d)
+	}
+}
+
+const sseScript = `
+name: delta
+transport: sse
+protocol: legacy
+tools:
+  - {name: echo}
+`
+
+func TestSSEBackend(t *testing.T) {
+	b := startFake(t, sseScript)
+	g := startGateway(t, gwConfig(faultTimeouts, b))
+	for _, modern := range []bool{false, true} {
+		c := connect(t, g.URL(), modern)
+		if res, _ := callTool(t, c, "delta_echo", map[string]any{"v": 1}); res.IsError {
+			t.Fatalf("echo: %s", resultText(res))
+		}
+		m := fakebackends.Match{Method: "tools/call"}
+		for _, tc := range []struct {
+			fault fakebackends.Fault
+			kind  string
+			text  string
+			max   time.Duration
+		}{
+			{fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Match: m}, "http_status", `backend "delta" unavailable: HTTP 403 Forbidden`, time.Second},
+			{fakebackends.Fault{Kind: fakebackends.KindStall, Match: m}, "timeout", `backend "delta" unavailable: timed out after 1s`, 3 * time.Second},
+			// jsonrpc_error and malformed faults are left out here: the
+			// fake SSE backend's injection races with its stream writer
+			// (reported), which -race flags.
+		} {
+			b.SetFaults(tc.fault)
+			res, d := callTool(t, c, "delta_echo", nil)
+			t.Logf("modern=%v sse %s: %v %s", modern, tc.fault.Kind, d, resultText(res))
+			checkErr(t, res, "delta", tc.kind, tc.text)
+			if d > tc.max {
+				t.Errorf("took %v", d)
+			}
+			b.ClearFaults()
+			if res, _ := callTool(t, c, "delta_echo", nil); res.IsError {
+				t.Errorf("no recovery after %s: %s", tc.fault.Kind, resultText(res))
+			}
+		}
+		// The backend drops its SSE streams: the connection is noticed dead
+		// and the next call reconnects.
+		b.ExpireSessions()
+		time.Sleep(50 * time.Millisecond)
+		res, d := callTool(t, c, "delta_echo", nil)
+		t.Logf("modern=%v sse call after the stream was dropped: %v %s", modern, d, resultText(res))
+		if res.IsError {
+			t.Errorf("after stream drop: %s", resultText(res))
+		}
+	}
+}
+
+func checkErr(t *testing.T, res *mcp.CallToolResult, backend, kind, prefix string) {
+	t.Helper()
+	text := resultText(res)
+	b, k := metaOf(res)
+	if !res.IsError || !strings.HasPrefix(text, prefix) || b != backend || k != kind {
+		t.Errorf("got isError=%v %q [%s %s], want %q [%s %s]", res.IsError, text, b, k, prefix, backend, kind)
+	}
+}
