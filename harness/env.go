@@ -1,0 +1,215 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+)
+
+// BackendSpec is one backend of a topology.
+type BackendSpec struct {
+	// Script is what the backend serves and how it fails.
+	Script *fakebackends.Script
+	// Runtime runs it (default InProcess{}).
+	Runtime BackendRuntime
+}
+
+// Topology is a gateway under test in front of fake backends.
+type Topology struct {
+	// Name names the scenario (the recorder's name when Recorder is nil).
+	Name string
+	// Labels label the scenario in results.
+	Labels []string
+	// Backends are started in parallel, before the gateway.
+	Backends []BackendSpec
+	// Target is the gateway under test (default Reference{}).
+	Target Target
+	// GatewayCallTimeout is the backend call timeout the gateway is
+	// configured with (default DefaultGatewayCallTimeout).
+	GatewayCallTimeout time.Duration
+	// ClientOptions apply to every Env.Client.
+	ClientOptions []ClientOption
+	// Recorder records the timeline (default: a new one).
+	Recorder *Recorder
+}
+
+// Env is a started topology: the backends, the gateway, the clients made
+// with Client and the recorder. Close tears everything down.
+type Env struct {
+	topo     Topology
+	target   Target
+	rec      *Recorder
+	gateway  Gateway
+	backends []RunningBackend
+	byName   map[string]RunningBackend
+
+	mu      sync.Mutex
+	clients []*Client
+	pollers []*HealthPoller
+	closed  bool
+}
+
+// Start starts the backends (in parallel), then the gateway. On failure it
+// closes whatever it started and returns the error. ctx bounds the start
+// only.
+func Start(ctx context.Context, topo Topology) (*Env, error) {
+	if topo.Target == nil {
+		topo.Target = Reference{}
+	}
+	rec := topo.Recorder
+	if rec == nil {
+		rec = NewRecorder(topo.Name, topo.Labels...)
+	}
+	e := &Env{topo: topo, target: topo.Target, rec: rec, byName: map[string]RunningBackend{}}
+	for i, bs := range topo.Backends {
+		if bs.Script == nil {
+			return nil, fmt.Errorf("harness: backends[%d]: nil script", i)
+		}
+		if _, dup := e.byName[bs.Script.Name]; dup || bs.Script.Name == "" {
+			return nil, fmt.Errorf("harness: backends[%d]: missing or duplicate name %q", i, bs.Script.Name)
+		}
+		e.byName[bs.Script.Name] = nil
+	}
+
+	e.backends = make([]RunningBackend, len(topo.Backends))
+	errs := make([]error, len(topo.Backends))
+	var wg sync.WaitGroup
+	for i, bs := range topo.Backends {
+		rt := bs.Runtime
+		if rt == nil {
+			rt = InProcess{}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.backends[i], errs[i] = rt.Start(ctx, bs.Script)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		_ = e.closeBackends(context.Background())
+		return nil, err
+	}
+	info := TopologyInfo{CallTimeout: topo.GatewayCallTimeout}
+	for _, b := range e.backends {
+		e.byName[b.Name()] = b
+		info.Backends = append(info.Backends, b.Info())
+	}
+	g, err := e.target.Start(ctx, info)
+	if err != nil {
+		_ = e.closeBackends(context.Background())
+		return nil, fmt.Errorf("harness: start target %s: %w", e.target.Name(), err)
+	}
+	e.gateway = g
+	rec.Note("topology up: target %s, %d backends", e.target.Name(), len(e.backends))
+	return e, nil
+}
+
+// Recorder returns the timeline recorder.
+func (e *Env) Recorder() *Recorder { return e.rec }
+
+// Target returns the gateway under test's target.
+func (e *Env) Target() Target { return e.target }
+
+// Capabilities returns the target's capabilities.
+func (e *Env) Capabilities() Capabilities { return e.target.Capabilities() }
+
+// Gateway returns the running gateway.
+func (e *Env) Gateway() Gateway { return e.gateway }
+
+// Backend returns the backend named name, or nil.
+func (e *Env) Backend(name string) RunningBackend { return e.byName[name] }
+
+// Backends returns the backends in topology order.
+func (e *Env) Backends() []RunningBackend { return append([]RunningBackend(nil), e.backends...) }
+
+// Elapsed returns the monotonic time since the recorder started.
+func (e *Env) Elapsed() time.Duration { return e.rec.Since() }
+
+// Note records free text on the timeline.
+func (e *Env) Note(format string, args ...any) { e.rec.Note(format, args...) }
+
+// Client connects a new recorded client to the gateway on the given
+// revision (Topology.ClientOptions, then opts). Env.Close closes it.
+func (e *Env) Client(ctx context.Context, rev Revision, opts ...ClientOption) (*Client, error) {
+	all := append(append([]ClientOption(nil), e.topo.ClientOptions...), opts...)
+	c, err := Dial(ctx, e.gateway.MCPURL(), rev, e.rec, all...)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		_ = c.Close(context.Background())
+		return nil, errors.New("harness: env closed")
+	}
+	e.clients = append(e.clients, c)
+	return c, nil
+}
+
+// DefaultEnvCloseTimeout bounds Env.Close when its ctx has no deadline.
+const DefaultEnvCloseTimeout = 20 * time.Second
+
+// Close tears the topology down, bounded by ctx (default
+// DefaultEnvCloseTimeout) even when backends or the gateway stall: health
+// pollers stop, clients close (their connections are cut after a grace),
+// the gateway closes, then the backends close in parallel. Every error is
+// collected; nothing waits past the deadline. Safe to call twice.
+func (e *Env) Close(ctx context.Context) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	clients, pollers := e.clients, e.pollers
+	e.mu.Unlock()
+	ctx, cancel := withDefaultTimeout(ctx, DefaultEnvCloseTimeout)
+	defer cancel()
+
+	var errs []error
+	for _, p := range pollers {
+		p.Stop()
+	}
+	// Clients in parallel, each bounded.
+	cerrs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cerrs[i] = c.Close(ctx)
+		}()
+	}
+	wg.Wait()
+	errs = append(errs, cerrs...)
+	if e.gateway != nil {
+		if err := runBounded(ctx, DefaultCloseTimeout, "harness: close gateway "+e.target.Name(), e.gateway.Close); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, e.closeBackends(ctx))
+	return errors.Join(errs...)
+}
+
+// closeBackends closes every started backend in parallel, bounded.
+func (e *Env) closeBackends(ctx context.Context) error {
+	errs := make([]error, len(e.backends))
+	var wg sync.WaitGroup
+	for i, b := range e.backends {
+		if b == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = runBounded(ctx, DefaultCloseTimeout, "harness: close backend "+b.Name(), b.Close)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,128 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+)
+
+// The fault helpers act on a backend and record a fault event (with the
+// error, if the action failed). An unknown backend name is an error.
+
+func (e *Env) backendOrErr(name string) (RunningBackend, error) {
+	b := e.byName[name]
+	if b == nil {
+		return nil, fmt.Errorf("harness: no backend %q in the topology", name)
+	}
+	return b, nil
+}
+
+func (e *Env) act(backend, action string, faults []fakebackends.Fault, fn func(RunningBackend) error) error {
+	rec := FaultRecord{Backend: backend, Action: action}
+	for _, f := range faults {
+		rec.Kinds = append(rec.Kinds, string(f.Kind))
+	}
+	rec.Detail = describeFaults(faults)
+	b, err := e.backendOrErr(backend)
+	if err == nil {
+		err = fn(b)
+	}
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	e.rec.RecordFault(rec)
+	return err
+}
+
+// SetFaults replaces the backend's faults.
+func (e *Env) SetFaults(ctx context.Context, backend string, faults ...fakebackends.Fault) error {
+	return e.act(backend, "set", faults, func(b RunningBackend) error { return b.SetFaults(ctx, faults...) })
+}
+
+// InjectFault adds faults to those the backend has.
+func (e *Env) InjectFault(ctx context.Context, backend string, faults ...fakebackends.Fault) error {
+	return e.act(backend, "inject", faults, func(b RunningBackend) error { return b.AddFaults(ctx, faults...) })
+}
+
+// ClearFaults removes every fault of the backend.
+func (e *Env) ClearFaults(ctx context.Context, backend string) error {
+	return e.act(backend, "clear", nil, func(b RunningBackend) error { return b.ClearFaults(ctx) })
+}
+
+// KillBackend SIGKILLs a process backend.
+func (e *Env) KillBackend(ctx context.Context, backend string) error {
+	return e.act(backend, "kill", nil, func(b RunningBackend) error { return b.Kill(ctx) })
+}
+
+// PauseBackend SIGSTOPs a process backend.
+func (e *Env) PauseBackend(ctx context.Context, backend string) error {
+	return e.act(backend, "pause", nil, func(b RunningBackend) error { return b.Pause(ctx) })
+}
+
+// ResumeBackend SIGCONTs a paused process backend.
+func (e *Env) ResumeBackend(ctx context.Context, backend string) error {
+	return e.act(backend, "resume", nil, func(b RunningBackend) error { return b.Resume(ctx) })
+}
+
+// RestartBackend restarts the backend's MCP server behind the same
+// listener (sessions forgotten).
+func (e *Env) RestartBackend(ctx context.Context, backend string) error {
+	return e.act(backend, "restart", nil, func(b RunningBackend) error { return b.Restart(ctx) })
+}
+
+// RespawnBackend starts a fresh process for a process backend (after a
+// Kill, or in place of the running one) on the same addresses.
+func (e *Env) RespawnBackend(ctx context.Context, backend string) error {
+	return e.act(backend, "respawn", nil, func(b RunningBackend) error {
+		r, ok := b.(Respawner)
+		if !ok {
+			return fmt.Errorf("harness: respawn backend %q: %w", backend, ErrNotSupported)
+		}
+		return r.Respawn(ctx)
+	})
+}
+
+// ExpireSessions makes the backend forget every session.
+func (e *Env) ExpireSessions(ctx context.Context, backend string) error {
+	return e.act(backend, "expire", nil, func(b RunningBackend) error {
+		_, err := b.ExpireSessions(ctx)
+		return err
+	})
+}
+
+// describeFaults renders faults briefly, e.g. "http_status 403 [tools/call echo]; stall after_headers".
+func describeFaults(faults []fakebackends.Fault) string {
+	parts := make([]string, 0, len(faults))
+	for _, f := range faults {
+		s := string(f.Kind)
+		switch f.Kind {
+		case fakebackends.KindHTTPStatus:
+			s += fmt.Sprintf(" %d", f.Status)
+		case fakebackends.KindCrash:
+			if f.Mode != "" {
+				s += " " + f.Mode
+			}
+		case fakebackends.KindStall:
+			if f.Stage != "" {
+				s += " " + f.Stage
+			}
+		case fakebackends.KindLatency:
+			s += " " + f.Delay.D().String()
+		case fakebackends.KindMalformed:
+			s += " " + f.Variant
+		case fakebackends.KindJSONRPCError:
+			s += fmt.Sprintf(" %d", f.Code)
+		case fakebackends.KindFlap:
+			if f.Fault != nil {
+				s += " " + string(f.Fault.Kind)
+			}
+		}
+		if f.Match.Method != "" || f.Match.Tool != "" {
+			s += " [" + strings.TrimSpace(f.Match.Method+" "+f.Match.Tool) + "]"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,178 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// HealthPoller polls a gateway's health API (GET /api/backends/health) and
+// records every change of a backend's health or breaker state as a
+// transition event.
+type HealthPoller struct {
+	url      string
+	rec      *Recorder
+	interval time.Duration
+	hc       *http.Client
+
+	mu      sync.Mutex
+	last    BackendStates
+	polls   int
+	lastErr error
+	changed chan struct{} // closed and replaced on every change
+
+	stopOnce sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// NewHealthPoller returns a poller of baseURL+HealthPath that records on
+// rec every interval (default 50 ms) once started.
+func NewHealthPoller(baseURL string, rec *Recorder, interval time.Duration) *HealthPoller {
+	if interval <= 0 {
+		interval = pollInterval
+	}
+	return &HealthPoller{url: baseURL + HealthPath, rec: rec, interval: interval,
+		hc: &http.Client{Timeout: DefaultControlTimeout}, changed: make(chan struct{}),
+		stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// StartHealthPoller starts a poller of the gateway's health API that
+// Env.Close stops. It needs CapHealthAPI (else a *MissingCapabilityError).
+func (e *Env) StartHealthPoller(interval time.Duration) (*HealthPoller, error) {
+	if err := e.Require(CapHealthAPI); err != nil {
+		return nil, err
+	}
+	p := NewHealthPoller(e.gateway.BaseURL(), e.rec, interval)
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("harness: env closed")
+	}
+	e.pollers = append(e.pollers, p)
+	e.mu.Unlock()
+	p.Start()
+	return p, nil
+}
+
+// Start polls in the background until Stop.
+func (p *HealthPoller) Start() {
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(p.interval)
+		defer t.Stop()
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), p.interval+DefaultControlTimeout)
+			go func() {
+				select {
+				case <-p.stop:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			_, _ = p.Poll(ctx)
+			cancel()
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Stop stops the background polling and waits for it (bounded).
+func (p *HealthPoller) Stop() {
+	p.stopOnce.Do(func() { close(p.stop) })
+	select {
+	case <-p.done:
+	case <-time.After(DefaultControlTimeout):
+	}
+}
+
+// Poll reads the health API once, records the transitions since the last
+// poll and returns the states.
+func (p *HealthPoller) Poll(ctx context.Context) (BackendStates, error) {
+	data, err := getJSON(ctx, p.hc, p.url)
+	var states BackendStates
+	if err == nil {
+		states, err = ParseBackendStates(data)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.polls++
+	if err != nil {
+		p.lastErr = err
+		return nil, err
+	}
+	p.lastErr = nil
+	changed := false
+	for _, name := range states.Names() {
+		now, before := states[name], p.last[name]
+		if now.State != before.State {
+			p.rec.RecordTransition(TransitionRecord{Backend: name, Aspect: "health", From: before.State, To: now.State, Source: "GET " + HealthPath})
+			changed = true
+		}
+		if now.Breaker != before.Breaker {
+			p.rec.RecordTransition(TransitionRecord{Backend: name, Aspect: "breaker", From: before.Breaker, To: now.Breaker, Source: "GET " + HealthPath})
+			changed = true
+		}
+	}
+	p.last = states
+	if changed {
+		close(p.changed)
+		p.changed = make(chan struct{})
+	}
+	return states, nil
+}
+
+// Latest returns the last states polled (nil before the first success) and
+// the last poll's error.
+func (p *HealthPoller) Latest() (BackendStates, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last, p.lastErr
+}
+
+// WaitFor waits until cond holds for the latest states, or ctx ends (then
+// it returns an error with the last states seen).
+func (p *HealthPoller) WaitFor(ctx context.Context, what string, cond func(BackendStates) bool) error {
+	for {
+		p.mu.Lock()
+		last, ch := p.last, p.changed
+		p.mu.Unlock()
+		if last != nil && cond(last) {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("harness: waiting for %s: %w (last states %v)", what, ctx.Err(), summarize(last))
+		}
+	}
+}
+
+// WaitForState waits until backend's health state (aspect "health") or
+// breaker state (aspect "breaker") is want.
+func (p *HealthPoller) WaitForState(ctx context.Context, backend, aspect, want string) error {
+	return p.WaitFor(ctx, fmt.Sprintf("%s %s = %s", backend, aspect, want), func(s BackendStates) bool {
+		b := s[backend]
+		if aspect == "breaker" {
+			return b.Breaker == want
+		}
+		return b.State == want
+	})
+}
+
+func summarize(s BackendStates) string {
+	out := "{"
+	for i, n := range s.Names() {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("%s: %s/%s", n, s[n].State, s[n].Breaker)
+	}
+	return out + "}"
+}

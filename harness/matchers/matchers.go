@@ -1,0 +1,369 @@
+// Package matchers holds Gomega matchers for harness calls and gateway
+// state: BeBackendUnavailable, ReturnWithin, HaveOutcome, HaveBackendState
+// and HaveBreakerState.
+//
+// The call matchers accept a *harness.Call (what harness.Client returns), a
+// harness.CallRecord or *CallRecord, a harness.Event of kind call, or a raw
+// mcp-go outcome: a *mcp.CallToolResult, an error, or Result(res, err).
+package matchers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/onsi/gomega/format"
+	"github.com/onsi/gomega/types"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// Outcome is a raw mcp-go (result, error) pair, for matching calls not
+// made through harness.Client.
+type Outcome struct {
+	Result *mcp.CallToolResult
+	Err    error
+}
+
+// Result pairs a raw mcp-go tool result with its error for the matchers:
+// Expect(matchers.Result(c.CallTool(ctx, req))).To(BeBackendUnavailable("beta")).
+func Result(res *mcp.CallToolResult, err error) Outcome { return Outcome{Result: res, Err: err} }
+
+// observed is what the call matchers look at.
+type observed struct {
+	isError  bool   // isError result
+	err      string // error text ("" when none)
+	text     string // result text
+	meta     map[string]any
+	outcome  harness.Outcome // "" when not a recorded call
+	backend  string          // recorded backend
+	duration time.Duration
+	timed    bool // duration is known
+	target   string
+	method   string
+	rec      *harness.Recorder
+}
+
+func observe(actual any) (observed, error) {
+	switch a := actual.(type) {
+	case *harness.Call:
+		if a == nil {
+			return observed{}, errors.New("got a nil *harness.Call")
+		}
+		o := fromRecord(&a.CallRecord)
+		o.rec = a.Recorder()
+		if a.Result != nil {
+			o.isError = a.Result.IsError
+			o.text = harness.ResultText(a.Result)
+		}
+		return o, nil
+	case harness.Call:
+		return observe(&a)
+	case *harness.CallRecord:
+		if a == nil {
+			return observed{}, errors.New("got a nil *harness.CallRecord")
+		}
+		return fromRecord(a), nil
+	case harness.CallRecord:
+		return fromRecord(&a), nil
+	case harness.Event:
+		if a.Kind != harness.EventCall || a.Call == nil {
+			return observed{}, fmt.Errorf("got a %s event, not a call", a.Kind)
+		}
+		return fromRecord(a.Call), nil
+	case *mcp.CallToolResult:
+		return fromOutcome(Outcome{Result: a}), nil
+	case Outcome:
+		return fromOutcome(a), nil
+	case error:
+		return fromOutcome(Outcome{Err: a}), nil
+	case nil:
+		return observed{}, errors.New("got nil (a nil error is not a call outcome)")
+	}
+	return observed{}, fmt.Errorf("want a *harness.Call, harness.CallRecord, call Event, *mcp.CallToolResult, error or matchers.Outcome, got %T", actual)
+}
+
+func fromRecord(r *harness.CallRecord) observed {
+	o := observed{err: r.Error, meta: r.Meta, outcome: r.Outcome, backend: r.Backend,
+		duration: r.Duration.D(), timed: true, target: r.Target, method: r.Method}
+	if r.IsError {
+		o.isError, o.text = true, r.Error
+	}
+	return o
+}
+
+func fromOutcome(oc Outcome) observed {
+	var o observed
+	if oc.Err != nil {
+		o.err = oc.Err.Error()
+	}
+	if oc.Result != nil {
+		o.isError = oc.Result.IsError
+		o.text = harness.ResultText(oc.Result)
+		if oc.Result.Meta != nil {
+			o.meta = oc.Result.Meta.AdditionalFields
+		}
+	}
+	return o
+}
+
+// describe renders an observed call for failure messages.
+func (o observed) describe() string {
+	var b strings.Builder
+	if o.method != "" {
+		fmt.Fprintf(&b, "%s %s", o.method, o.target)
+	}
+	if o.outcome != "" {
+		fmt.Fprintf(&b, " outcome=%s", o.outcome)
+	}
+	if o.backend != "" {
+		fmt.Fprintf(&b, " backend=%q", o.backend)
+	}
+	if o.timed {
+		fmt.Fprintf(&b, " duration=%v", o.duration)
+	}
+	if o.isError {
+		fmt.Fprintf(&b, " isError=true text=%q", o.text)
+	}
+	if o.err != "" && o.err != o.text {
+		fmt.Fprintf(&b, " error=%q", o.err)
+	}
+	if len(o.meta) > 0 {
+		m, _ := json.Marshal(o.meta)
+		fmt.Fprintf(&b, " _meta=%s", m)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// BeBackendUnavailable matches a call that failed because backend was
+// unavailable: an isError tool result or an error whose text names it
+// (`backend "beta" unavailable`), with _meta "vmcp/backend" equal to
+// backend when _meta carries one. A recorded call must also have the
+// backend_unavailable outcome (a client-side timeout does not match).
+func BeBackendUnavailable(backend string) types.GomegaMatcher {
+	return &unavailableMatcher{backend: backend}
+}
+
+type unavailableMatcher struct {
+	backend string
+	why     string
+	seen    string
+}
+
+func (m *unavailableMatcher) Match(actual any) (bool, error) {
+	o, err := observe(actual)
+	if err != nil {
+		return false, fmt.Errorf("BeBackendUnavailable: %w", err)
+	}
+	m.seen = o.describe()
+	want := fmt.Sprintf("backend %q unavailable", m.backend)
+	text := o.err
+	if o.isError && o.text != "" {
+		text = o.text
+	}
+	switch {
+	case o.outcome != "" && o.outcome != harness.OutcomeBackendUnavailable:
+		m.why = fmt.Sprintf("its outcome is %s, not %s", o.outcome, harness.OutcomeBackendUnavailable)
+		return false, nil
+	case o.outcome == "" && !o.isError && o.err == "":
+		m.why = "it succeeded (no isError result, no error)"
+		return false, nil
+	case !strings.Contains(text, want):
+		m.why = fmt.Sprintf("its error text does not contain %q", want)
+		return false, nil
+	}
+	if b, ok := o.meta[harness.MetaBackend]; ok && b != m.backend {
+		m.why = fmt.Sprintf("_meta %q is %v", harness.MetaBackend, b)
+		return false, nil
+	}
+	m.why = ""
+	return true, nil
+}
+
+func (m *unavailableMatcher) FailureMessage(any) string {
+	return fmt.Sprintf("Expected a call that failed with backend %q unavailable, but %s:\n\t%s", m.backend, m.why, m.seen)
+}
+
+func (m *unavailableMatcher) NegatedFailureMessage(any) string {
+	return fmt.Sprintf("Expected a call that did not fail with backend %q unavailable, but it did:\n\t%s", m.backend, m.seen)
+}
+
+// HaveOutcome matches a recorded call (or *harness.Call) with the given
+// outcome.
+func HaveOutcome(want harness.Outcome) types.GomegaMatcher {
+	return &outcomeMatcher{want: want}
+}
+
+type outcomeMatcher struct {
+	want harness.Outcome
+	seen string
+}
+
+func (m *outcomeMatcher) Match(actual any) (bool, error) {
+	o, err := observe(actual)
+	if err != nil {
+		return false, fmt.Errorf("HaveOutcome: %w", err)
+	}
+	if o.outcome == "" {
+		return false, fmt.Errorf("HaveOutcome: %T is not a recorded call", actual)
+	}
+	m.seen = o.describe()
+	return o.outcome == m.want, nil
+}
+
+func (m *outcomeMatcher) FailureMessage(any) string {
+	return fmt.Sprintf("Expected a call with outcome %s, got:\n\t%s", m.want, m.seen)
+}
+
+func (m *outcomeMatcher) NegatedFailureMessage(any) string {
+	return fmt.Sprintf("Expected a call with an outcome other than %s, got:\n\t%s", m.want, m.seen)
+}
+
+// ReturnWithinMatcher is the matcher ReturnWithin returns.
+type ReturnWithinMatcher struct {
+	limit  time.Duration
+	figure string
+	rec    *harness.Recorder
+	seen   string
+	took   time.Duration
+}
+
+// ReturnWithin matches a recorded call (a *harness.Call or CallRecord) that
+// took at most d, whatever its outcome. When the call carries its recorder
+// (a *harness.Call), the measured latency in milliseconds is recorded as a
+// figure, keeping the largest: "latency_ms.<method>.<target>" unless As
+// names it.
+func ReturnWithin(d time.Duration) *ReturnWithinMatcher {
+	return &ReturnWithinMatcher{limit: d}
+}
+
+// As names the figure the latency is recorded under.
+func (m *ReturnWithinMatcher) As(figure string) *ReturnWithinMatcher {
+	m.figure = figure
+	return m
+}
+
+// RecordingTo records the figure on rec (for CallRecords, which do not
+// carry their recorder).
+func (m *ReturnWithinMatcher) RecordingTo(rec *harness.Recorder) *ReturnWithinMatcher {
+	m.rec = rec
+	return m
+}
+
+// Match implements types.GomegaMatcher.
+func (m *ReturnWithinMatcher) Match(actual any) (bool, error) {
+	o, err := observe(actual)
+	if err != nil {
+		return false, fmt.Errorf("ReturnWithin: %w", err)
+	}
+	if !o.timed {
+		return false, fmt.Errorf("ReturnWithin: %T carries no duration (want a recorded call)", actual)
+	}
+	m.seen, m.took = o.describe(), o.duration
+	rec := m.rec
+	if rec == nil {
+		rec = o.rec
+	}
+	if rec != nil {
+		name := m.figure
+		if name == "" {
+			name = "latency_ms." + o.method
+			if o.target != "" {
+				name += "." + o.target
+			}
+		}
+		rec.MaxFigure(name, float64(o.duration)/float64(time.Millisecond))
+	}
+	return o.duration <= m.limit, nil
+}
+
+// FailureMessage implements types.GomegaMatcher.
+func (m *ReturnWithinMatcher) FailureMessage(any) string {
+	return fmt.Sprintf("Expected the call to return within %v, it took %v:\n\t%s", m.limit, m.took, m.seen)
+}
+
+// NegatedFailureMessage implements types.GomegaMatcher.
+func (m *ReturnWithinMatcher) NegatedFailureMessage(any) string {
+	return fmt.Sprintf("Expected the call to take longer than %v, it took %v:\n\t%s", m.limit, m.took, m.seen)
+}
+
+// HaveBackendState matches gateway state JSON in which backend's state
+// (health or session state) is want. The actual value may be
+// harness.BackendStates, JSON ([]byte, string, json.RawMessage) or any
+// value that marshals to health or session JSON (e.g. a vmcp
+// SessionStatus); see harness.ParseBackendStates.
+func HaveBackendState(backend, want string) types.GomegaMatcher {
+	return &stateMatcher{backend: backend, want: want, aspect: "state"}
+}
+
+// HaveBreakerState is HaveBackendState for the backend's circuit breaker
+// state (closed, open, half-open).
+func HaveBreakerState(backend, want string) types.GomegaMatcher {
+	return &stateMatcher{backend: backend, want: want, aspect: "breaker"}
+}
+
+type stateMatcher struct {
+	backend, want, aspect string
+	got                   string
+	found                 bool
+	all                   harness.BackendStates
+}
+
+func toStates(actual any) (harness.BackendStates, error) {
+	switch a := actual.(type) {
+	case harness.BackendStates:
+		return a, nil
+	case *harness.BackendStates:
+		return *a, nil
+	case []byte:
+		return harness.ParseBackendStates(a)
+	case json.RawMessage:
+		return harness.ParseBackendStates(a)
+	case string:
+		return harness.ParseBackendStates([]byte(a))
+	case nil:
+		return nil, errors.New("got nil")
+	}
+	data, err := json.Marshal(actual)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode %T as JSON: %w", actual, err)
+	}
+	return harness.ParseBackendStates(data)
+}
+
+func (m *stateMatcher) Match(actual any) (bool, error) {
+	states, err := toStates(actual)
+	if err != nil {
+		return false, fmt.Errorf("HaveBackendState: %w", err)
+	}
+	m.all = states
+	b, ok := states[m.backend]
+	m.found = ok
+	if m.aspect == "breaker" {
+		m.got = b.Breaker
+	} else {
+		m.got = b.State
+	}
+	return ok && m.got == m.want, nil
+}
+
+func (m *stateMatcher) FailureMessage(any) string {
+	if !m.found {
+		return fmt.Sprintf("Expected backend %q with %s %q, but it is not listed (backends: %v)", m.backend, m.aspect, m.want, m.all.Names())
+	}
+	return fmt.Sprintf("Expected backend %q to have %s %q, got %q%s", m.backend, m.aspect, m.want, m.got, lastError(m.all[m.backend]))
+}
+
+func (m *stateMatcher) NegatedFailureMessage(any) string {
+	return fmt.Sprintf("Expected backend %q not to have %s %q, but it has", m.backend, m.aspect, m.want)
+}
+
+func lastError(b harness.BackendState) string {
+	if b.LastError == "" {
+		return ""
+	}
+	return " (lastError " + format.Object(b.LastError, 0) + ")"
+}

@@ -1,0 +1,172 @@
+package harness
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Recorder collects one scenario's timeline (calls, faults, transitions,
+// notes), its figures and its verdict. Timestamps are monotonic offsets
+// from the recorder's creation. It is safe for concurrent use.
+type Recorder struct {
+	mu      sync.Mutex
+	start   time.Time
+	name    string
+	labels  []string
+	verdict Verdict
+	reason  string
+	ended   time.Duration
+	figures map[string]float64
+	events  []Event
+}
+
+// NewRecorder starts a recorder for the named scenario.
+func NewRecorder(scenario string, labels ...string) *Recorder {
+	return &Recorder{start: time.Now(), name: scenario, labels: slices.Clone(labels), figures: map[string]float64{}}
+}
+
+// Name returns the scenario name.
+func (r *Recorder) Name() string { return r.name }
+
+// Started returns when the recorder started (wall clock, with a monotonic
+// reading).
+func (r *Recorder) Started() time.Time { return r.start }
+
+// Since returns the monotonic time elapsed since the recorder started.
+func (r *Recorder) Since() time.Duration { return time.Since(r.start) }
+
+// Offset converts t (taken with time.Now) into an offset from the start.
+func (r *Recorder) Offset(t time.Time) time.Duration { return t.Sub(r.start) }
+
+func (r *Recorder) add(e Event) Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e.Seq = len(r.events) + 1
+	r.events = append(r.events, e)
+	return e
+}
+
+// RecordCall records a finished call. Its Start, End and Duration should
+// already be set (the client driver does).
+func (r *Recorder) RecordCall(c CallRecord) Event {
+	return r.add(Event{Kind: EventCall, At: c.Start, Call: &c})
+}
+
+// RecordFault records a fault action now.
+func (r *Recorder) RecordFault(f FaultRecord) Event {
+	return r.add(Event{Kind: EventFault, At: Millis(r.Since()), Fault: &f})
+}
+
+// RecordTransition records an observed state change now.
+func (r *Recorder) RecordTransition(t TransitionRecord) Event {
+	return r.add(Event{Kind: EventTransition, At: Millis(r.Since()), Transition: &t})
+}
+
+// Note records free text now.
+func (r *Recorder) Note(format string, args ...any) Event {
+	return r.add(Event{Kind: EventNote, At: Millis(r.Since()), Note: fmt.Sprintf(format, args...)})
+}
+
+// SetFigure sets a key figure, e.g. SetFigure("time_to_error_ms", 0.8).
+func (r *Recorder) SetFigure(name string, v float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.figures[name] = v
+}
+
+// MaxFigure sets a figure to v unless it already holds a larger value.
+func (r *Recorder) MaxFigure(name string, v float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.figures[name]; !ok || v > old {
+		r.figures[name] = v
+	}
+}
+
+// Figures returns a copy of the figures.
+func (r *Recorder) Figures() map[string]float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.figures)
+}
+
+// Events returns a copy of the timeline ordered by At (then by Seq).
+func (r *Recorder) Events() []Event {
+	r.mu.Lock()
+	ev := slices.Clone(r.events)
+	r.mu.Unlock()
+	slices.SortStableFunc(ev, func(a, b Event) int {
+		if a.At != b.At {
+			if a.At < b.At {
+				return -1
+			}
+			return 1
+		}
+		return a.Seq - b.Seq
+	})
+	return ev
+}
+
+// Calls returns the recorded calls in start order.
+func (r *Recorder) Calls() []CallRecord {
+	var out []CallRecord
+	for _, e := range r.Events() {
+		if e.Kind == EventCall {
+			out = append(out, *e.Call)
+		}
+	}
+	return out
+}
+
+// Transitions returns the recorded transitions in order.
+func (r *Recorder) Transitions() []TransitionRecord {
+	var out []TransitionRecord
+	for _, e := range r.Events() {
+		if e.Kind == EventTransition {
+			out = append(out, *e.Transition)
+		}
+	}
+	return out
+}
+
+// SetVerdict sets the scenario's verdict and its reason, and marks the
+// scenario's end (for Duration).
+func (r *Recorder) SetVerdict(v Verdict, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.verdict, r.reason, r.ended = v, reason, time.Since(r.start)
+}
+
+// Result returns the scenario result: name, labels, verdict (passed when
+// none was set), figures and the timeline.
+func (r *Recorder) Result() ScenarioResult {
+	ev := r.Events()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, d := r.verdict, r.ended
+	if v == "" {
+		v = VerdictPassed
+	}
+	if d == 0 {
+		d = time.Since(r.start)
+	}
+	if ev == nil {
+		ev = []Event{}
+	}
+	return ScenarioResult{Name: r.name, Labels: slices.Clone(r.labels), Verdict: v, Reason: r.reason,
+		Started: r.start.Round(0), Duration: Millis(d), Figures: maps.Clone(r.figures), Events: ev}
+}
+
+// JSON returns a versioned results document holding this one scenario.
+func (r *Recorder) JSON() ([]byte, error) {
+	res := Results{Started: r.start.Round(0), Scenarios: []ScenarioResult{r.Result()}}
+	var buf bytes.Buffer
+	if err := res.WriteJSON(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,115 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"time"
+)
+
+// SchemaVersion is the version of the JSON results format. It changes when
+// a field changes meaning or goes away; new optional fields keep it.
+const SchemaVersion = 1
+
+// Verdict is a scenario's outcome.
+type Verdict string
+
+// Verdicts.
+const (
+	VerdictPassed  Verdict = "passed"
+	VerdictFailed  Verdict = "failed"
+	VerdictSkipped Verdict = "skipped"
+)
+
+// Results is the whole JSON results document: one run of scenarios against
+// one target.
+type Results struct {
+	// SchemaVersion is always SchemaVersion when written.
+	SchemaVersion int `json:"schemaVersion"`
+	// Started is when the run started (wall clock).
+	Started time.Time `json:"started"`
+	// Target names the gateway under test.
+	Target string `json:"target,omitempty"`
+	// Capabilities are the target's declared capabilities.
+	Capabilities Capabilities `json:"capabilities,omitempty"`
+	// Scenarios are the scenario results, in run order.
+	Scenarios []ScenarioResult `json:"scenarios"`
+}
+
+// ScenarioResult is one scenario's verdict, figures and timeline.
+type ScenarioResult struct {
+	// Name is the scenario's name.
+	Name string `json:"name"`
+	// Labels are the scenario's labels (wrapping, hang, breaker, ...).
+	Labels []string `json:"labels,omitempty"`
+	// Verdict is passed, failed or skipped.
+	Verdict Verdict `json:"verdict"`
+	// Reason explains a failure or a skip.
+	Reason string `json:"reason,omitempty"`
+	// Started is when the scenario started (wall clock).
+	Started time.Time `json:"started"`
+	// Duration is how long it ran.
+	Duration Millis `json:"durationMs"`
+	// Figures are key measurements, e.g. "time_to_error_ms.beta": 0.8.
+	Figures map[string]float64 `json:"figures,omitempty"`
+	// Events is the timeline, ordered by At.
+	Events []Event `json:"events"`
+}
+
+// WriteJSON writes the results as indented JSON, setting SchemaVersion.
+func (r *Results) WriteJSON(w io.Writer) error {
+	r.SchemaVersion = SchemaVersion
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteFile writes the results to path (see WriteJSON).
+func (r *Results) WriteFile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := r.WriteJSON(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ReadResults decodes a results document and checks its schema version.
+func ReadResults(rd io.Reader) (*Results, error) {
+	var r Results
+	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+		return nil, fmt.Errorf("harness: decode results: %w", err)
+	}
+	if r.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("harness: results schemaVersion %d, want %d", r.SchemaVersion, SchemaVersion)
+	}
+	return &r, nil
+}
+
+// Millis is a duration written in JSON as a number of milliseconds (with
+// up to 6 decimals, so nanoseconds survive a round trip).
+type Millis time.Duration
+
+// D returns the value as a time.Duration.
+func (m Millis) D() time.Duration { return time.Duration(m) }
+
+// MarshalJSON writes the milliseconds as a number.
+func (m Millis) MarshalJSON() ([]byte, error) {
+	return strconv.AppendFloat(nil, float64(m)/1e6, 'f', -1, 64), nil
+}
+
+// UnmarshalJSON reads a number of milliseconds.
+func (m *Millis) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("milliseconds: %w", err)
+	}
+	*m = Millis(math.Round(f * 1e6))
+	return nil
+}

@@ -1,0 +1,283 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Exec is a Target that runs any gateway binary. For each topology it picks
+// a free 127.0.0.1 port, renders ConfigTemplate (a Go text/template given
+// TemplateData) into a temporary file, expands the Command templates (so
+// "{{.ConfigPath}}" and "{{.Listen}}" can be passed as arguments), starts
+// the process in its own process group and polls ReadyURL until it answers.
+//
+// For our own gateway:
+//
+//	harness.Exec{
+//		Command:        []string{chaosBin, "vmcp", "--config", "{{.ConfigPath}}", "--listen", "{{.Listen}}"},
+//		ConfigTemplate: harness.ChaosVMCPTemplate,
+//		ReadyURL:       "{{.BaseURL}}/status",
+//	}
+type Exec struct {
+	// TargetName names the target in results (default "exec").
+	TargetName string
+	// Command is the argv; each element is a template.
+	Command []string
+	// ConfigTemplate is the config file template ("" writes no file).
+	ConfigTemplate string
+	// ConfigName is the rendered file's name (default "config.yaml").
+	ConfigName string
+	// MCPPath is the MCP endpoint's path (default "/mcp").
+	MCPPath string
+	// ReadyURL is a template of the URL polled for readiness (default
+	// "{{.BaseURL}}" + MCPPath). The gateway is ready when a GET answers
+	// with any status below 500.
+	ReadyURL string
+	// ReadyTimeout bounds the readiness wait (default 30 s; ctx may bound
+	// it further).
+	ReadyTimeout time.Duration
+	// Caps are the capabilities the gateway offers.
+	Caps Capabilities
+	// Env is extra environment (KEY=value; each value a template).
+	Env []string
+	// Dir is the working directory ("" = the temporary directory).
+	Dir string
+	// Stderr, when set, receives a copy of the gateway's stdout and stderr.
+	Stderr io.Writer
+	// StopGrace is how long Close waits after SIGTERM before SIGKILL
+	// (default 2 s).
+	StopGrace time.Duration
+}
+
+// Name returns TargetName or "exec".
+func (e Exec) Name() string {
+	if e.TargetName != "" {
+		return e.TargetName
+	}
+	return "exec"
+}
+
+// Capabilities returns Caps.
+func (e Exec) Capabilities() Capabilities { return e.Caps }
+
+func (e Exec) mcpPath() string {
+	if e.MCPPath == "" {
+		return "/mcp"
+	}
+	return e.MCPPath
+}
+
+// Start renders the config, starts the gateway and waits until it is ready.
+func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
+	if len(e.Command) == 0 {
+		return nil, errors.New("harness: exec target: no command")
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, fmt.Errorf("harness: exec target: pick a port: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "harness-gateway-")
+	if err != nil {
+		return nil, fmt.Errorf("harness: exec target: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	callTimeout := topo.CallTimeout
+	if callTimeout <= 0 {
+		callTimeout = DefaultGatewayCallTimeout
+	}
+	listen := "127.0.0.1:" + strconv.Itoa(port)
+	name := e.ConfigName
+	if name == "" {
+		name = "config.yaml"
+	}
+	data := TemplateData{Backends: topo.Backends, Host: "127.0.0.1", Port: port, Listen: listen,
+		BaseURL: "http://" + listen, ConfigPath: filepath.Join(dir, name), Dir: dir, CallTimeout: callTimeout.String()}
+	if e.ConfigTemplate != "" {
+		cfg, err := RenderTemplate("config", e.ConfigTemplate, data)
+		if err != nil {
+			return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+		}
+		if err := os.WriteFile(data.ConfigPath, []byte(cfg), 0o600); err != nil {
+			return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+		}
+	}
+	argv := make([]string, len(e.Command))
+	for i, a := range e.Command {
+		if argv[i], err = RenderTemplate(fmt.Sprintf("command[%d]", i), a, data); err != nil {
+			return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+		}
+	}
+	env := os.Environ()
+	for i, kv := range e.Env {
+		v, err := RenderTemplate(fmt.Sprintf("env[%d]", i), kv, data)
+		if err != nil {
+			return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+		}
+		env = append(env, v)
+	}
+	readyTmpl := e.ReadyURL
+	if readyTmpl == "" {
+		readyTmpl = "{{.BaseURL}}" + e.mcpPath()
+	}
+	readyURL, err := RenderTemplate("readyURL", readyTmpl, data)
+	if err != nil {
+		return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+	}
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.Dir = e.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = dir
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	g := &execGateway{target: e.Name(), cmd: cmd, dir: dir, base: data.BaseURL, mcp: data.BaseURL + e.mcpPath(),
+		configPath: data.ConfigPath, output: newTailBuffer(64 << 10), exited: make(chan struct{}), grace: e.StopGrace}
+	var out io.Writer = g.output
+	if e.Stderr != nil {
+		out = io.MultiWriter(g.output, e.Stderr)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("harness: exec target %s: start %q: %w", e.Name(), argv[0], err)
+	}
+	go func() {
+		g.waitErr = cmd.Wait()
+		close(g.exited)
+	}()
+	timeout := e.ReadyTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
+	if err := g.waitReady(ctx, readyURL, timeout); err != nil {
+		_ = g.Close(context.Background())
+		return nil, err
+	}
+	ok = true
+	return g, nil
+}
+
+// execGateway is a running Exec gateway.
+type execGateway struct {
+	target     string
+	cmd        *exec.Cmd
+	dir        string
+	base, mcp  string
+	configPath string
+	output     *tailBuffer
+	exited     chan struct{}
+	waitErr    error
+	grace      time.Duration
+
+	mu      sync.Mutex
+	closing bool
+}
+
+// MCPURL is http://127.0.0.1:PORT + MCPPath.
+func (g *execGateway) MCPURL() string { return g.mcp }
+
+// BaseURL is http://127.0.0.1:PORT.
+func (g *execGateway) BaseURL() string { return g.base }
+
+// Output returns the tail of the gateway's stdout and stderr.
+func (g *execGateway) Output() string { return g.output.String() }
+
+// ConfigPath is the rendered config file.
+func (g *execGateway) ConfigPath() string { return g.configPath }
+
+// PID is the gateway process id.
+func (g *execGateway) PID() int { return g.cmd.Process.Pid }
+
+func (g *execGateway) waitReady(ctx context.Context, url string, timeout time.Duration) error {
+	ctx, cancel := withDefaultTimeout(ctx, timeout)
+	defer cancel()
+	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return fmt.Errorf("harness: exec target %s: ready URL %q: %w", g.target, url, err)
+		}
+		resp, err := hc.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			if resp.StatusCode < 500 {
+				return nil
+			}
+			last = fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
+		} else {
+			last = err
+		}
+		select {
+		case <-g.exited:
+			return fmt.Errorf("harness: exec target %s: gateway exited before it was ready (%v)%s", g.target, g.waitErr, quoteTail(g.output.String()))
+		case <-ctx.Done():
+			return fmt.Errorf("harness: exec target %s: not ready within %v (last: %v)%s", g.target, timeout, last, quoteTail(g.output.String()))
+		case <-tick.C:
+		}
+	}
+}
+
+// Close sends SIGTERM to the process group, then SIGKILL after the grace
+// period, and waits (bounded) for the process. It reports a gateway that
+// had exited on its own before Close.
+func (g *execGateway) Close(ctx context.Context) error {
+	defer os.RemoveAll(g.dir)
+	g.mu.Lock()
+	already := g.closing
+	g.closing = true
+	g.mu.Unlock()
+	select {
+	case <-g.exited:
+		if already {
+			return nil
+		}
+		return fmt.Errorf("harness: gateway %s exited on its own (%v)%s", g.target, g.waitErr, quoteTail(g.output.String()))
+	default:
+	}
+	ctx, cancel := withDefaultTimeout(ctx, DefaultCloseTimeout)
+	defer cancel()
+	pid := g.cmd.Process.Pid
+	_ = syscall.Kill(-pid, syscall.SIGCONT)
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	grace := g.grace
+	if grace <= 0 {
+		grace = 2 * time.Second
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-g.exited:
+		// Reap whatever the gateway left in its group.
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		return nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	select {
+	case <-g.exited:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("harness: gateway %s (pid %d) did not exit after SIGKILL: %w", g.target, pid, ctx.Err())
+	}
+}

@@ -1,0 +1,111 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+)
+
+// Reference is the Target that runs our reference vMCP gateway in this
+// process. Its configuration is rendered from ChaosVMCPTemplate (the same
+// template the Exec target ships for `chaos vmcp`), so both paths agree.
+type Reference struct {
+	// TargetName names the target in results (default "reference").
+	TargetName string
+	// Caps overrides the declared capabilities (default
+	// DefaultReferenceCapabilities).
+	Caps Capabilities
+	// Configure, when set, may change the parsed configuration before the
+	// gateway is built (timeouts, aggregation, ...).
+	Configure func(cfg *vmcp.Config)
+	// Options are passed to vmcp.New as they are. Test-only "mutants" (a
+	// gate that never opens, an observer, ...) go here, or in
+	// OptionsFunc.
+	Options []vmcp.Option
+	// OptionsFunc, when set, returns more options for each gateway, after
+	// Options; it sees the topology.
+	OptionsFunc func(topo TopologyInfo) []vmcp.Option
+}
+
+// DefaultReferenceCapabilities is what the reference gateway offers today.
+var DefaultReferenceCapabilities = Capabilities{CapSessionAPI}
+
+// Name returns TargetName or "reference".
+func (r Reference) Name() string {
+	if r.TargetName != "" {
+		return r.TargetName
+	}
+	return "reference"
+}
+
+// Capabilities returns Caps or DefaultReferenceCapabilities.
+func (r Reference) Capabilities() Capabilities {
+	if r.Caps != nil {
+		return r.Caps
+	}
+	return DefaultReferenceCapabilities
+}
+
+// Config renders the configuration the reference gateway would get for
+// topo.
+func (r Reference) Config(topo TopologyInfo) (*vmcp.Config, error) {
+	callTimeout := topo.CallTimeout
+	if callTimeout <= 0 {
+		callTimeout = DefaultGatewayCallTimeout
+	}
+	text, err := RenderTemplate("chaos-vmcp.yaml.tmpl", ChaosVMCPTemplate, TemplateData{
+		Backends: topo.Backends, Host: "127.0.0.1", Listen: "127.0.0.1:0", BaseURL: "http://127.0.0.1:0",
+		ConfigPath: "(in memory)", CallTimeout: callTimeout.String(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := vmcp.ParseConfig([]byte(text), "reference.yaml")
+	if err != nil {
+		return nil, err
+	}
+	if r.Configure != nil {
+		r.Configure(cfg)
+	}
+	return cfg, nil
+}
+
+// Start builds and starts a reference gateway on 127.0.0.1 (a free port).
+func (r Reference) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
+	cfg, err := r.Config(topo)
+	if err != nil {
+		return nil, fmt.Errorf("harness: reference target: %w", err)
+	}
+	opts := append([]vmcp.Option(nil), r.Options...)
+	if r.OptionsFunc != nil {
+		opts = append(opts, r.OptionsFunc(topo)...)
+	}
+	g, err := vmcp.New(cfg, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("harness: reference target: %w", err)
+	}
+	ctx, cancel := withDefaultTimeout(ctx, DefaultStartTimeout)
+	defer cancel()
+	if err := g.Start(ctx, "127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("harness: reference target: %w", err)
+	}
+	return &referenceGateway{g: g}, nil
+}
+
+// referenceGateway is a running reference gateway.
+type referenceGateway struct {
+	g *vmcp.Gateway
+}
+
+// VMCP returns the gateway itself, for tests that inspect it directly.
+func (rg *referenceGateway) VMCP() *vmcp.Gateway { return rg.g }
+
+func (rg *referenceGateway) MCPURL() string { return rg.g.URL() }
+
+func (rg *referenceGateway) BaseURL() string { return strings.TrimSuffix(rg.g.URL(), "/mcp") }
+
+func (rg *referenceGateway) Close(ctx context.Context) error {
+	return runBounded(ctx, DefaultCloseTimeout, "harness: close reference gateway", rg.g.Shutdown)
+}
