@@ -1,0 +1,69 @@
+package vmcp_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+)
+
+// stallingDeleteBackend is an in-test mcp-go backend with real sessions
+// whose DELETE never answers (until the test ends).
+func stallingDeleteBackend(t *testing.T) (*httptest.Server, chan struct{}) {
+	s := server.NewMCPServer("stubborn", "1")
+	s.AddTool(mcp.NewTool("echo"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	})
+	h := server.NewStreamableHTTPServer(s, server.WithStateful(true))
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			select {
+			case <-release:
+			case <-time.After(30 * time.Second):
+			}
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		close(release)
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv, release
+}
+
+// TestCloseBoundedWhenDeleteStalls: closing a session whose backend never
+// answers DELETE takes the close timeout, not mcp-go's hard-coded 5s.
+func TestCloseBoundedWhenDeleteStalls(t *testing.T) {
+	srv, _ := stallingDeleteBackend(t)
+	cfg := "name: t\nbackends:\n  - {name: stubborn, url: \"" + srv.URL + "/mcp\", protocol: legacy}\ntimeouts: {close: 300ms}\n"
+	c0, err := vmcp.ParseConfig([]byte(cfg), "cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := vmcp.New(c0)
+	if err := g.Start(ctxT(t, 5*time.Second), "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, g.URL(), false)
+	if res, _ := callTool(t, c, "stubborn_echo", nil); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	start := time.Now()
+	if err := g.Shutdown(ctxT(t, 10*time.Second)); err != nil {
+		t.Error(err)
+	}
+	d := time.Since(start)
+	t.Logf("shutdown with a backend stalling DELETE took %v (close timeout 300ms)", d)
+	if d < 250*time.Millisecond || d > 2*time.Second {
+		t.Errorf("shutdown took %v", d)
+	}
+}
