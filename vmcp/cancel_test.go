@@ -47,7 +47,9 @@ func rawPost(ctx context.Context, url, session string, msg any) (map[string]any,
 	return out, nil
 }
 
-func countMethod(b *fakebackends.Backend, method string) int { return countTool(b.Requests(), method, "") }
+func countMethod(b *fakebackends.Backend, method string) int {
+	return countTool(b.Requests(), method, "")
+}
 
 // TestClientCancelPropagates: a client that gives up (its HTTP request
 // ends) cancels the backend call, and the backend is sent

@@ -35,10 +35,11 @@ func ParseConfig(data []byte, file string) (*Config, error) { return config.Pars
 type Option func(*options)
 
 type options struct {
-	logger        *slog.Logger
-	observer      Observer
-	gate          Gate
-	httpTransport *http.Transport
+	logger          *slog.Logger
+	observer        Observer
+	gate            Gate
+	sessionObserver SessionObserver
+	httpTransport   *http.Transport
 }
 
 // WithLogger sets the logger (default: discard).
@@ -153,12 +154,22 @@ func (g *Gateway) wasClosed(id string) bool {
 // addSession registers an opened session; false when shutting down.
 func (g *Gateway) addSession(s *Session) bool {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if g.closing {
+		g.mu.Unlock()
 		return false
 	}
 	g.sessions[s.id] = s
+	g.mu.Unlock()
+	if o := g.opts.sessionObserver; o != nil {
+		o.SessionOpened(s)
+	}
 	return true
+}
+
+func (g *Gateway) sessionClosed(s *Session) {
+	if o := g.opts.sessionObserver; o != nil {
+		o.SessionClosed(s)
+	}
 }
 
 // maxClosedIDs bounds how many closed session ids are remembered.
@@ -185,6 +196,7 @@ func (g *Gateway) closeSessionAsync(id string) {
 		go func() {
 			defer g.bg.Done()
 			s.Close()
+			g.sessionClosed(s)
 		}()
 	}
 }
@@ -276,7 +288,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		var wg sync.WaitGroup
 		for _, s := range sessions {
 			wg.Add(1)
-			go func() { defer wg.Done(); s.Close() }()
+			go func() { defer wg.Done(); s.Close(); g.sessionClosed(s) }()
 		}
 		wg.Add(1)
 		go func() { defer wg.Done(); g.pool.close() }()

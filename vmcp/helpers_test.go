@@ -2,8 +2,8 @@ package vmcp_test
 
 import (
 	"context"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"

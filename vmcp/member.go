@@ -50,6 +50,7 @@ type member struct {
 	reinits   int
 	closed    bool
 	view      backendView
+	startedOK bool // connected when its owner opened it
 }
 
 // flight is one re-initialization shared by every caller that needs it.

@@ -44,6 +44,7 @@ func (g *Gateway) openMember(ctx, ownerCtx context.Context, owner string, wg *sy
 		m.state, m.lastErr, m.lastErrAt = StateError, be, now
 	} else {
 		m.lastOKAt = now
+		m.startedOK = true
 	}
 	if m.observer != nil {
 		m.observer.ObserveCall(CallEvent{Backend: b.Name, Op: "initialize", Session: owner, Duration: time.Since(start), Err: be})

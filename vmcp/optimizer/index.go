@@ -128,8 +128,54 @@ type segment struct {
 type snapshot struct {
 	segs     map[string]*segment
 	order    []*segment // sorted by backend, for deterministic iteration
+	base     []int32    // base[i]: position of order[i]'s first document
 	n        int        // number of documents
 	totalLen float64
+}
+
+// doc returns the document at position i (see snapshot.base).
+func (s *snapshot) doc(i int32) *doc {
+	si := sort.Search(len(s.base), func(j int) bool { return s.base[j] > i }) - 1
+	return s.order[si].docs[i-s.base[si]]
+}
+
+// Per-document state during a search.
+const (
+	stateUnknown uint8 = iota
+	stateAllowed
+	stateRejected
+)
+
+// scratch holds the per-search score arrays; they are pooled so that a
+// search over 10,000 documents does not allocate them each time.
+type scratch struct {
+	scores  []float64
+	state   []uint8
+	touched []int32
+}
+
+var scratchPool sync.Pool
+
+func getScratch(n int) *scratch {
+	sc, _ := scratchPool.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
+	}
+	if len(sc.scores) < n {
+		sc.scores = make([]float64, n)
+		sc.state = make([]uint8, n)
+	}
+	return sc
+}
+
+// putScratch clears the entries the search touched and pools sc again.
+func putScratch(sc *scratch) {
+	for _, i := range sc.touched {
+		sc.scores[i] = 0
+		sc.state[i] = stateUnknown
+	}
+	sc.touched = sc.touched[:0]
+	scratchPool.Put(sc)
 }
 
 // Len returns the number of tool documents in the index.
@@ -233,9 +279,11 @@ func (ix *Index) Search(ctx context.Context, q Query, allowed ToolSet, limit int
 	}
 	avgdl := s.totalLen / float64(s.n)
 
-	type ref struct{ seg, doc int32 }
-	scores := make(map[ref]float64)
-	rejected := make(map[ref]struct{})
+	// Scores accumulate in dense scratch arrays indexed by the document's
+	// position in the snapshot; the allowed set is consulted once per
+	// document reached by a query term.
+	sc := getScratch(s.n)
+	defer putScratch(sc)
 	work := 0
 	for _, qt := range qterms {
 		df := 0
@@ -248,26 +296,29 @@ func (ix *Index) Search(ctx context.Context, q Query, allowed ToolSet, limit int
 		idf := math.Log(1 + (float64(s.n)-float64(df)+0.5)/(float64(df)+0.5))
 		w := qt.weight * idf
 		for si, seg := range s.order {
+			base := s.base[si]
 			for _, p := range seg.postings[qt.term] {
 				if work++; work&1023 == 0 {
 					if err := ctx.Err(); err != nil {
 						return nil, err
 					}
 				}
-				r := ref{int32(si), p.doc}
+				i := base + p.doc
 				d := seg.docs[p.doc]
-				sc, seen := scores[r]
-				if !seen {
-					if _, no := rejected[r]; no {
-						continue
-					}
+				switch sc.state[i] {
+				case stateRejected:
+					continue
+				case stateUnknown:
 					if _, ok := allowed[d.key]; !ok {
-						rejected[r] = struct{}{}
+						sc.state[i] = stateRejected
+						sc.touched = append(sc.touched, i)
 						continue
 					}
+					sc.state[i] = stateAllowed
+					sc.touched = append(sc.touched, i)
 				}
 				tf := float64(p.tf)
-				scores[r] = sc + w*tf*(k1+1)/(tf+k1*(1-b+b*d.length/avgdl))
+				sc.scores[i] += w * tf * (k1 + 1) / (tf + k1*(1-b+b*d.length/avgdl))
 			}
 		}
 	}
@@ -283,15 +334,19 @@ func (ix *Index) Search(ctx context.Context, q Query, allowed ToolSet, limit int
 		}
 		return d.key.Backend < m.Key.Backend
 	}
-	for r, sc := range scores {
-		d := s.order[r.seg].docs[r.doc]
-		if len(top) == limit && !better(sc, d, &top[limit-1]) {
+	for _, di := range sc.touched {
+		if sc.state[di] != stateAllowed {
 			continue
 		}
-		i := sort.Search(len(top), func(i int) bool { return better(sc, d, &top[i]) })
+		score := sc.scores[di]
+		d := s.doc(di)
+		if len(top) == limit && !better(score, d, &top[limit-1]) {
+			continue
+		}
+		i := sort.Search(len(top), func(i int) bool { return better(score, d, &top[i]) })
 		top = append(top, Match{})
 		copy(top[i+1:], top[i:])
-		top[i] = Match{Key: d.key, Tool: d.tool, Score: sc}
+		top[i] = Match{Key: d.key, Tool: d.tool, Score: score}
 		if len(top) > limit {
 			top = top[:limit]
 		}
@@ -488,7 +543,9 @@ func (s *snapshot) with(backend string, seg *segment) *snapshot {
 		ns.order = append(ns.order, sg)
 	}
 	sort.Slice(ns.order, func(i, j int) bool { return ns.order[i].backend < ns.order[j].backend })
-	for _, sg := range ns.order { // in a fixed order, so the float sum is reproducible
+	ns.base = make([]int32, len(ns.order))
+	for i, sg := range ns.order { // in a fixed order, so the float sum is reproducible
+		ns.base[i] = int32(ns.n)
 		ns.n += len(sg.docs)
 		ns.totalLen += sg.totalLen
 	}
