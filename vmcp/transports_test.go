@@ -36,7 +36,7 @@ func TestStdioBackend(t *testing.T) {
 	if err := os.WriteFile(script, []byte(stdioScript), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf("name: t\nbackends:\n  - {name: gamma, transport: stdio, command: [%q, %q]}\ntimeouts: {initialize: 5s, call: 500ms, close: 500ms}\n", stdioBackendBin, script)
+	cfg := fmt.Sprintf("name: t\nbackends:\n  - {name: gamma, transport: stdio, command: [%q, %q]}\ntimeouts: {initialize: 5s, call: 2s, close: 500ms}\n", stdioBackendBin, script)
 	g := startGateway(t, cfg)
 	for _, modern := range []bool{false, true} {
 		c := connect(t, g.URL(), modern)
@@ -47,7 +47,7 @@ func TestStdioBackend(t *testing.T) {
 		checkErr(t, res, "gamma", "jsonrpc_error", `backend "gamma" error: injected`)
 		t.Logf("modern=%v jsonrpc_error in %v", modern, d)
 		res, d = callTool(t, c, "gamma_hang", nil)
-		checkErr(t, res, "gamma", "timeout", `backend "gamma" unavailable: timed out after 500ms`)
+		checkErr(t, res, "gamma", "timeout", `backend "gamma" unavailable: timed out after 2s`)
 		t.Logf("modern=%v stall in %v", modern, d)
 		res, _ = callTool(t, c, "gamma_oops", nil)
 		if b, _ := metaOf(res); !res.IsError || resultText(res) != "tool says no" || b != "<nil>" && b != "" {
