@@ -90,3 +90,7 @@ func startEnv(t *testing.T, topo Topology) *Env {
 }
 
 func readFile(p string) ([]byte, error) { return os.ReadFile(p) }
+
+func ctxWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}

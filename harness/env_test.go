@@ -1,0 +1,178 @@
+package harness
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+)
+
+func twoBackends(rt BackendRuntime) []BackendSpec {
+	return []BackendSpec{
+		{Script: script("alpha", fakebackends.TransportStreamableHTTP), Runtime: rt},
+		{Script: script("beta", fakebackends.TransportSSE), Runtime: rt},
+	}
+}
+
+func TestEnvReferenceBothRevisions(t *testing.T) {
+	env := startEnv(t, Topology{Name: "wrapping", Labels: []string{"wrapping"}, Backends: twoBackends(nil)})
+	if env.Target().Name() != "reference" || env.Backend("alpha") == nil || env.Backend("nope") != nil || len(env.Backends()) != 2 {
+		t.Fatalf("env: target %s", env.Target().Name())
+	}
+	if !strings.HasPrefix(env.Gateway().MCPURL(), env.Gateway().BaseURL()) {
+		t.Fatalf("urls: %s %s", env.Gateway().MCPURL(), env.Gateway().BaseURL())
+	}
+	ctx := ctxT(t, 60*time.Second)
+	for _, rev := range Revisions {
+		t.Run(string(rev), func(t *testing.T) {
+			c, err := env.Client(ctx, rev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rev == RevisionLegacy && c.SessionID() == "" {
+				t.Fatal("legacy client has no session id")
+			}
+			names, err := c.ToolNames(ctx)
+			if err != nil || len(names) != 4 {
+				t.Fatalf("tools: %v %v", names, err)
+			}
+			if call := c.CallTool(ctx, "alpha_echo", map[string]any{"msg": "hi"}); call.Outcome != OutcomeOK {
+				t.Fatalf("alpha_echo: %+v %v", call.CallRecord, call.Err)
+			}
+			if err := env.SetFaults(ctx, "beta", http403); err != nil {
+				t.Fatal(err)
+			}
+			call := c.CallTool(ctx, "beta_echo", map[string]any{"msg": "hi"})
+			if call.Outcome != OutcomeBackendUnavailable || call.Backend != "beta" || !call.IsError || call.Took() > time.Second {
+				t.Fatalf("beta_echo under 403: %+v %v", call.CallRecord, call.Err)
+			}
+			if call.ErrorKind == "" || call.Meta[MetaBackend] != "beta" {
+				t.Fatalf("no vmcp _meta: %+v", call.CallRecord)
+			}
+			if err := env.SetFaults(ctx, "beta", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset}); err != nil {
+				t.Fatal(err)
+			}
+			rcall := c.ReadResource(ctx, "mem://beta/readme")
+			if rcall.Outcome != OutcomeBackendUnavailable || rcall.Backend != "beta" || rcall.Err == nil {
+				t.Fatalf("read under reset: %+v %v", rcall.CallRecord, rcall.Err)
+			}
+			pcall := c.GetPrompt(ctx, "beta_greet", nil)
+			if pcall.Outcome != OutcomeBackendUnavailable || pcall.Backend != "beta" {
+				t.Fatalf("prompt under reset: %+v %v", pcall.CallRecord, pcall.Err)
+			}
+			if err := env.ClearFaults(ctx, "beta"); err != nil {
+				t.Fatal(err)
+			}
+			if call := c.CallTool(ctx, "beta_echo", map[string]any{"msg": "back"}); call.Outcome != OutcomeOK {
+				t.Fatalf("beta_echo after clear: %+v %v", call.CallRecord, call.Err)
+			}
+			if rev == RevisionLegacy {
+				states, err := env.SessionStates(ctx, c.SessionID())
+				if err != nil || states["beta"].State != "connected" {
+					t.Fatalf("session states: %+v %v", states, err)
+				}
+			}
+		})
+	}
+	if err := env.KillBackend(ctx, "beta"); err == nil {
+		t.Fatal("kill of an in-process backend succeeded")
+	}
+	var faults, calls int
+	for _, e := range env.Recorder().Events() {
+		switch e.Kind {
+		case EventFault:
+			faults++
+		case EventCall:
+			calls++
+		}
+	}
+	if faults != 7 || calls < 14 {
+		t.Fatalf("recorded %d faults, %d calls", faults, calls)
+	}
+	if _, err := env.HealthStates(ctx); err == nil {
+		t.Fatal("HealthStates without the capability succeeded")
+	}
+}
+
+func TestEnvStartFailsCleanly(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	_, err := Start(ctx, Topology{Backends: []BackendSpec{{Script: script("a", fakebackends.TransportStreamableHTTP)}, {Script: script("a", fakebackends.TransportSSE)}}})
+	if err == nil || !strings.Contains(err.Error(), "duplicate") {
+		t.Fatalf("duplicate names: %v", err)
+	}
+	bad := script("bad", fakebackends.TransportStreamableHTTP)
+	bad.Listen = "256.0.0.1:1"
+	_, err = Start(ctx, Topology{Backends: []BackendSpec{{Script: script("good", fakebackends.TransportStreamableHTTP)}, {Script: bad}}})
+	if err == nil || !strings.Contains(err.Error(), "bad") {
+		t.Fatalf("bad backend: %v", err)
+	}
+}
+
+// TestEnvCloseBoundedWithStall: a stalled backend with a call in flight,
+// and a paused process backend, do not hold up Env.Close.
+func TestEnvCloseBoundedWithStall(t *testing.T) {
+	ctx := ctxT(t, 60*time.Second)
+	env, err := Start(ctx, Topology{Backends: []BackendSpec{
+		{Script: script("alpha", fakebackends.TransportStreamableHTTP)},
+		{Script: script("beta", fakebackends.TransportStreamableHTTP), Runtime: Process{Binary: chaosBin(t)}},
+		{Script: script("gamma", fakebackends.TransportSSE)},
+	}, GatewayCallTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := env.Client(ctx, RevisionLegacy, WithCallTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.SetFaults(ctx, "alpha", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageAfterHeaders}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.SetFaults(ctx, "gamma", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders}); err != nil { // not mid_body: fakebackends races on SSE inject (reported)
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	results := make(chan *Call, 3)
+	for _, tool := range []string{"alpha_echo", "gamma_slow", "beta_echo"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results <- c.CallTool(context.Background(), tool, map[string]any{"msg": "x"})
+		}()
+	}
+	// Let the calls reach the backends, then pause beta mid-flight.
+	deadline := time.Now().Add(5 * time.Second)
+	for env.Backend("alpha").(*inProcessBackend).Backend().InFlight() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := env.PauseBackend(ctx, "beta"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	closeCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	err = env.Close(closeCtx)
+	took := time.Since(start)
+	t.Logf("Close took %v (err %v)", took, err)
+	if took > 10*time.Second {
+		t.Fatalf("Close took %v", took)
+	}
+	waited := make(chan struct{})
+	go func() { wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("in-flight calls still running after Close")
+	}
+	close(results)
+	for call := range results {
+		if call.Outcome == OutcomeOK && call.Target != "beta_echo" {
+			t.Errorf("stalled call %s succeeded", call.Target)
+		}
+	}
+	if err := env.Close(context.Background()); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}

@@ -1,0 +1,172 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestRecorderJSONRoundTrip(t *testing.T) {
+	rec := NewRecorder("wrapping", "wrapping", "hang")
+	rec.RecordCall(CallRecord{Client: "c1", Revision: RevisionLegacy, Session: "s1", Method: "tools/call", Target: "beta_echo",
+		Backend: "beta", Outcome: OutcomeBackendUnavailable, IsError: true, Error: `backend "beta" unavailable: HTTP 403 Forbidden`,
+		ErrorKind: "http_status", Meta: map[string]any{MetaBackend: "beta", MetaErrorKind: "http_status"},
+		Start: Millis(1234567 * time.Nanosecond), End: Millis(2345678 * time.Nanosecond), Duration: Millis(1111111 * time.Nanosecond), Timeout: Millis(10 * time.Second)})
+	rec.RecordFault(FaultRecord{Backend: "beta", Action: "set", Kinds: []string{"http_status"}, Detail: "http_status 403"})
+	rec.RecordTransition(TransitionRecord{Backend: "beta", Aspect: "breaker", From: "closed", To: "open", Source: "GET " + HealthPath})
+	rec.Note("hello %d", 42)
+	rec.SetFigure("time_to_error_ms", 0.75)
+	rec.MaxFigure("latency_ms", 3)
+	rec.MaxFigure("latency_ms", 2)
+	rec.SetVerdict(VerdictFailed, "beta was not named")
+
+	data, err := rec.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"schemaVersion": 1`)) || !bytes.Contains(data, []byte(`"startMs": 1.234567`)) {
+		t.Fatalf("JSON:\n%s", data)
+	}
+	res, err := ReadResults(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rec.Result()
+	got := res.Scenarios[0]
+	if !got.Started.Equal(want.Started) {
+		t.Fatalf("started %v, want %v", got.Started, want.Started)
+	}
+	got.Started, want.Started = time.Time{}, time.Time{}
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Fatalf("round trip:\n got %s\nwant %s", g, w)
+	}
+	if got.Figures["latency_ms"] != 3 || got.Verdict != VerdictFailed || len(got.Events) != 4 {
+		t.Fatalf("result: %+v", got)
+	}
+	// Events are ordered by time (the call, recorded first, started at
+	// 1.23 ms, after the fault).
+	for i := 1; i < len(got.Events); i++ {
+		if got.Events[i].At < got.Events[i-1].At {
+			t.Fatalf("events out of order: %+v", got.Events)
+		}
+	}
+	if calls := rec.Calls(); len(calls) != 1 || calls[0].Backend != "beta" {
+		t.Fatalf("calls %+v", calls)
+	}
+	if _, err := ReadResults(strings.NewReader(`{"schemaVersion": 2}`)); err == nil {
+		t.Fatal("schemaVersion 2 accepted")
+	}
+}
+
+func TestRecorderConcurrent(t *testing.T) {
+	rec := NewRecorder("load")
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec.Note("n%d", i)
+			rec.MaxFigure("f", float64(i))
+		}()
+	}
+	wg.Wait()
+	ev := rec.Events()
+	if len(ev) != 50 || rec.Figures()["f"] != 49 {
+		t.Fatalf("%d events, figure %v", len(ev), rec.Figures()["f"])
+	}
+	for i := 1; i < len(ev); i++ {
+		if ev[i].At < ev[i-1].At {
+			t.Fatal("events out of order")
+		}
+	}
+	if r := NewRecorder("x").Result(); r.Verdict != VerdictPassed || r.Events == nil {
+		t.Fatalf("empty result %+v", r)
+	}
+}
+
+func TestParseBackendStates(t *testing.T) {
+	for name, doc := range map[string]string{
+		"map under backends":  `{"backends": {"beta": {"status": "unhealthy", "circuit": {"state": "open"}, "lastError": "x"}}}`,
+		"list under backends": `{"backends": [{"name": "beta", "health": "unhealthy", "breakerState": "open", "lastError": "x"}]}`,
+		"top-level list":      `[{"name": "beta", "state": "unhealthy", "circuit_state": "open", "lastError": "x"}]`,
+		"top-level map":       `{"beta": {"status": "unhealthy", "breaker": "open", "lastError": "x"}}`,
+	} {
+		s, err := ParseBackendStates([]byte(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if b := s["beta"]; b.State != "unhealthy" || b.Breaker != "open" || b.LastError != "x" {
+			t.Errorf("%s: %+v", name, b)
+		}
+	}
+	if _, err := ParseBackendStates([]byte(`"nope"`)); err == nil {
+		t.Error("string accepted")
+	}
+}
+
+// fakeHealth serves GET /api/backends/health from a mutable document.
+type fakeHealth struct {
+	mu  sync.Mutex
+	doc string
+}
+
+func (f *fakeHealth) set(doc string) {
+	f.mu.Lock()
+	f.doc = doc
+	f.mu.Unlock()
+}
+
+func (f *fakeHealth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != HealthPath {
+		http.NotFound(w, r)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(f.doc))
+}
+
+func TestHealthPollerRecordsTransitions(t *testing.T) {
+	fh := &fakeHealth{doc: `{"backends": {"beta": {"status": "healthy", "breaker": "closed"}}}`}
+	srv := httptest.NewServer(fh)
+	defer srv.Close()
+	rec := NewRecorder("breaker")
+	p := NewHealthPoller(srv.URL, rec, 10*time.Millisecond)
+	p.Start()
+	defer p.Stop()
+	ctx := ctxT(t, 5*time.Second)
+	if err := p.WaitForState(ctx, "beta", "breaker", "closed"); err != nil {
+		t.Fatal(err)
+	}
+	fh.set(`{"backends": {"beta": {"status": "unhealthy", "breaker": "open"}}}`)
+	if err := p.WaitForState(ctx, "beta", "breaker", "open"); err != nil {
+		t.Fatal(err)
+	}
+	fh.set(`{"backends": {"beta": {"status": "healthy", "breaker": "half-open"}}}`)
+	if err := p.WaitForState(ctx, "beta", "health", "healthy"); err != nil {
+		t.Fatal(err)
+	}
+	p.Stop()
+	var got []string
+	for _, tr := range rec.Transitions() {
+		got = append(got, tr.Aspect+":"+tr.From+">"+tr.To)
+	}
+	want := []string{"health:>healthy", "breaker:>closed", "health:healthy>unhealthy", "breaker:closed>open", "health:unhealthy>healthy", "breaker:open>half-open"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("transitions %v, want %v", got, want)
+	}
+	short, cancel := ctxWithTimeout(50 * time.Millisecond)
+	defer cancel()
+	if err := p.WaitForState(short, "beta", "breaker", "closed"); err == nil || !strings.Contains(err.Error(), "half-open") {
+		t.Fatalf("WaitForState timeout: %v", err)
+	}
+}

@@ -1,0 +1,160 @@
+package harness
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+)
+
+// standInTemplate makes `chaos backend` a stand-in "gateway": its script
+// has one tool per backend of the topology.
+const standInTemplate = `name: standin
+transport: streamable-http
+tools:
+{{- range .Backends}}
+  - name: {{.Name}}_echo
+    result: {text: {{quote .URL}}}
+{{- end}}
+`
+
+func standIn(t *testing.T) Exec {
+	return Exec{
+		TargetName:     "standin",
+		Command:        []string{chaosBin(t), "backend", "--script", "{{.ConfigPath}}", "--listen", "{{.Listen}}"},
+		ConfigTemplate: standInTemplate,
+		Caps:           Capabilities{CapMetrics},
+		ReadyTimeout:   20 * time.Second,
+	}
+}
+
+func TestExecTargetStandIn(t *testing.T) {
+	env := startEnv(t, Topology{Target: standIn(t), Backends: twoBackends(nil)})
+	if env.Target().Name() != "standin" || !env.Capabilities().Has(CapMetrics) {
+		t.Fatalf("target %s caps %v", env.Target().Name(), env.Capabilities())
+	}
+	g := env.Gateway()
+	if !strings.HasPrefix(g.MCPURL(), "http://127.0.0.1:") || !strings.HasSuffix(g.MCPURL(), "/mcp") {
+		t.Fatalf("MCPURL %s", g.MCPURL())
+	}
+	ctx := ctxT(t, 20*time.Second)
+	c, err := env.Client(ctx, RevisionLegacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := c.ToolNames(ctx)
+	slices.Sort(names)
+	if err != nil || !slices.Equal(names, []string{"alpha_echo", "beta_echo"}) {
+		t.Fatalf("tools %v %v", names, err)
+	}
+	call := c.CallTool(ctx, "beta_echo", nil)
+	if call.Outcome != OutcomeOK || call.Text() != env.Backend("beta").URL() {
+		t.Fatalf("call: %+v %v", call.CallRecord, call.Err)
+	}
+	pid := g.(*execGateway).PID()
+	if err := g.Close(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("gateway process %d still exists", pid)
+	}
+}
+
+func TestExecTargetErrors(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	// The gateway exits at once: the error quotes its stderr.
+	e := standIn(t)
+	e.ConfigTemplate = "name: [unclosed\n"
+	_, err := e.Start(ctx, TopologyInfo{})
+	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") || !strings.Contains(err.Error(), "stderr") {
+		t.Fatalf("bad config: %v", err)
+	}
+	// A template error names the template.
+	e = standIn(t)
+	e.ConfigTemplate = "{{.Nope}}"
+	if _, err := e.Start(ctx, TopologyInfo{}); err == nil || !strings.Contains(err.Error(), "config") {
+		t.Fatalf("template error: %v", err)
+	}
+	// A gateway that never gets ready is killed at the deadline.
+	e = Exec{Command: []string{"sleep", "30"}, ReadyTimeout: 300 * time.Millisecond}
+	start := time.Now()
+	if _, err := e.Start(ctx, TopologyInfo{}); err == nil || !strings.Contains(err.Error(), "not ready") {
+		t.Fatalf("never ready: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("readiness failure took %v", d)
+	}
+}
+
+// TestExecCloseIgnoresSIGTERM: a gateway that ignores SIGTERM is killed
+// after the grace period.
+func TestExecCloseIgnoresSIGTERM(t *testing.T) {
+	ctx := ctxT(t, 30*time.Second)
+	e := Exec{
+		Command:        []string{"sh", "-c", `trap "" TERM; exec ` + chaosBin(t) + ` backend --script "$0" --listen "$1"`, "{{.ConfigPath}}", "{{.Listen}}"},
+		ConfigTemplate: standInTemplate, StopGrace: 200 * time.Millisecond,
+	}
+	g, err := e.Start(ctx, TopologyInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := g.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("Close took %v", d)
+	}
+}
+
+func TestChaosVMCPTemplateParses(t *testing.T) {
+	topo := TopologyInfo{CallTimeout: 3 * time.Second, Backends: []BackendInfo{
+		{Name: "alpha", URL: "http://127.0.0.1:9101/mcp", Transport: "streamable-http", Protocol: "legacy"},
+		{Name: "beta", URL: "http://127.0.0.1:9102/sse", Transport: "sse"},
+		{Name: "gamma", Transport: "stdio", Command: []string{"/bin/chaos", "backend", "--stdio", "--script", "/tmp/g \"q\".yaml"}},
+	}}
+	cfg, err := Reference{Configure: func(c *vmcp.Config) { c.Name = "tweaked" }}.Config(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Name != "tweaked" || len(cfg.Backends) != 3 || cfg.Timeouts.Call != 3*time.Second {
+		t.Fatalf("config: %+v", cfg)
+	}
+	if g, _ := cfg.Backend("gamma"); !slices.Equal(g.Command, topo.Backends[2].Command) {
+		t.Fatalf("gamma command %q", g.Command)
+	}
+}
+
+// TestExecChaosVMCP runs our gateway through the shipped template, once
+// `chaos vmcp` exists.
+func TestExecChaosVMCP(t *testing.T) {
+	bin := chaosBin(t)
+	if err := exec.Command(bin, "vmcp", "--help").Run(); err != nil {
+		t.Skip("chaos vmcp is not available yet")
+	}
+	env := startEnv(t, Topology{Target: Exec{
+		TargetName:     "chaos-vmcp",
+		Command:        []string{bin, "vmcp", "--config", "{{.ConfigPath}}", "--listen", "{{.Listen}}"},
+		ConfigTemplate: ChaosVMCPTemplate,
+		ReadyURL:       "{{.BaseURL}}/status",
+		Caps:           Capabilities{CapSessionAPI},
+	}, Backends: twoBackends(nil)})
+	ctx := ctxT(t, 20*time.Second)
+	c, err := env.Client(ctx, RevisionLegacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.SetFaults(ctx, "beta", http403); err != nil {
+		t.Fatal(err)
+	}
+	if call := c.CallTool(ctx, "beta_echo", map[string]any{"msg": "x"}); call.Outcome != OutcomeBackendUnavailable || call.Backend != "beta" {
+		t.Fatalf("call: %+v %v", call.CallRecord, call.Err)
+	}
+	if call := c.CallTool(ctx, "alpha_echo", map[string]any{"msg": "x"}); call.Outcome != OutcomeOK {
+		t.Fatalf("call: %+v %v", call.CallRecord, call.Err)
+	}
+}
