@@ -35,6 +35,7 @@ func (g *Gateway) newMCPServer() *server.MCPServer {
 		server.WithHooks(hooks),
 		server.WithPromptFilter(g.promptFilter),
 		server.WithRecovery(),
+		server.WithResourceRecovery(),
 	)
 }
 
