@@ -31,6 +31,10 @@ type Topology struct {
 	// GatewayCallTimeout is the backend call timeout the gateway is
 	// configured with (default DefaultGatewayCallTimeout).
 	GatewayCallTimeout time.Duration
+	// PollHealth, when positive and the target has CapHealthAPI, starts a
+	// HealthPoller with this interval once the gateway is up, so every
+	// health and breaker transition lands on the timeline.
+	PollHealth time.Duration
 	// ClientOptions apply to every Env.Client.
 	ClientOptions []ClientOption
 	// Recorder records the timeline (default: a new one).
@@ -106,6 +110,12 @@ func Start(ctx context.Context, topo Topology) (*Env, error) {
 	}
 	e.gateway = g
 	rec.Note("topology up: target %s, %d backends", e.target.Name(), len(e.backends))
+	if topo.PollHealth > 0 && e.Capabilities().Has(CapHealthAPI) {
+		if _, err := e.StartHealthPoller(topo.PollHealth); err != nil {
+			_ = e.Close(context.Background())
+			return nil, err
+		}
+	}
 	return e, nil
 }
 
@@ -126,6 +136,17 @@ func (e *Env) Backend(name string) RunningBackend { return e.byName[name] }
 
 // Backends returns the backends in topology order.
 func (e *Env) Backends() []RunningBackend { return append([]RunningBackend(nil), e.backends...) }
+
+// HealthPoller returns the first health poller started (by
+// Topology.PollHealth or StartHealthPoller), or nil.
+func (e *Env) HealthPoller() *HealthPoller {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.pollers) == 0 {
+		return nil
+	}
+	return e.pollers[0]
+}
 
 // Elapsed returns the monotonic time since the recorder started.
 func (e *Env) Elapsed() time.Duration { return e.rec.Since() }

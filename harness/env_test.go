@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -174,5 +175,48 @@ func TestEnvCloseBoundedWithStall(t *testing.T) {
 	}
 	if err := env.Close(context.Background()); err != nil {
 		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// healthTarget is a test Target whose "gateway" only serves a health API.
+type healthTarget struct{ fh *fakeHealth }
+
+func (healthTarget) Name() string               { return "health-only" }
+func (healthTarget) Capabilities() Capabilities { return Capabilities{CapHealthAPI, CapBreaker} }
+func (ht healthTarget) Start(context.Context, TopologyInfo) (Gateway, error) {
+	return &httptestGateway{srv: httptest.NewServer(ht.fh)}, nil
+}
+
+type httptestGateway struct{ srv *httptest.Server }
+
+func (g *httptestGateway) MCPURL() string                  { return g.srv.URL + "/mcp" }
+func (g *httptestGateway) BaseURL() string                 { return g.srv.URL }
+func (g *httptestGateway) Close(ctx context.Context) error { g.srv.Close(); return nil }
+
+func TestEnvPollHealth(t *testing.T) {
+	fh := &fakeHealth{doc: `{"backends": [{"name": "alpha", "status": "healthy", "circuitState": "closed"}]}`}
+	env := startEnv(t, Topology{Target: healthTarget{fh}, PollHealth: 10 * time.Millisecond,
+		Backends: []BackendSpec{{Script: script("alpha", fakebackends.TransportStreamableHTTP)}}})
+	p := env.HealthPoller()
+	if p == nil {
+		t.Fatal("no poller")
+	}
+	ctx := ctxT(t, 5*time.Second)
+	if err := p.WaitForState(ctx, "alpha", "breaker", "closed"); err != nil {
+		t.Fatal(err)
+	}
+	fh.set(`{"backends": [{"name": "alpha", "status": "unhealthy", "circuitState": "open"}]}`)
+	if err := p.WaitForState(ctx, "alpha", "breaker", "open"); err != nil {
+		t.Fatal(err)
+	}
+	states, err := env.HealthStates(ctx)
+	if err != nil || states["alpha"].State != "unhealthy" {
+		t.Fatalf("HealthStates %+v %v", states, err)
+	}
+	if n := len(env.Recorder().Transitions()); n != 4 {
+		t.Fatalf("%d transitions: %+v", n, env.Recorder().Transitions())
+	}
+	if err := env.Require(CapOptimizer); err == nil || !strings.Contains(err.Error(), "optimizer") {
+		t.Fatalf("Require: %v", err)
 	}
 }

@@ -141,6 +141,16 @@ func (r *Recorder) SetVerdict(v Verdict, reason string) {
 	r.verdict, r.reason, r.ended = v, reason, time.Since(r.start)
 }
 
+// Pass sets the verdict passed.
+func (r *Recorder) Pass() { r.SetVerdict(VerdictPassed, "") }
+
+// Fail sets the verdict failed with a reason.
+func (r *Recorder) Fail(reason string) { r.SetVerdict(VerdictFailed, reason) }
+
+// Skip sets the verdict skipped with a reason (e.g. a
+// *MissingCapabilityError's text).
+func (r *Recorder) Skip(reason string) { r.SetVerdict(VerdictSkipped, reason) }
+
 // Result returns the scenario result: name, labels, verdict (passed when
 // none was set), figures and the timeline.
 func (r *Recorder) Result() ScenarioResult {

@@ -59,6 +59,29 @@ type ScenarioResult struct {
 	Events []Event `json:"events"`
 }
 
+// NewResults starts a results document for a run against target (nil
+// allowed).
+func NewResults(target Target) *Results {
+	r := &Results{SchemaVersion: SchemaVersion, Started: time.Now().Round(0), Scenarios: []ScenarioResult{}}
+	if target != nil {
+		r.Target, r.Capabilities = target.Name(), target.Capabilities()
+	}
+	return r
+}
+
+// Add appends a recorder's scenario result.
+func (r *Results) Add(rec *Recorder) { r.Scenarios = append(r.Scenarios, rec.Result()) }
+
+// Failed reports whether any scenario failed.
+func (r *Results) Failed() bool {
+	for _, s := range r.Scenarios {
+		if s.Verdict == VerdictFailed {
+			return true
+		}
+	}
+	return false
+}
+
 // WriteJSON writes the results as indented JSON, setting SchemaVersion.
 func (r *Results) WriteJSON(w io.Writer) error {
 	r.SchemaVersion = SchemaVersion
