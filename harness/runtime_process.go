@@ -188,8 +188,12 @@ func (pb *processBackend) spawn(ctx context.Context) error {
 	select {
 	case line, ok := <-lines:
 		if !ok {
-			<-p.exited
-			return fail(fmt.Errorf("exited before its ready line (%v)", p.err))
+			select {
+			case <-p.exited:
+				return fail(fmt.Errorf("exited before its ready line (%v)", p.err))
+			case <-ctx.Done():
+				return fail(errors.New("closed its stdout without a ready line"))
+			}
 		}
 		if err := json.Unmarshal([]byte(line), &rl); err != nil || rl.URL == "" || rl.Admin == "" {
 			return fail(fmt.Errorf("bad ready line %q", line))
@@ -200,8 +204,10 @@ func (pb *processBackend) spawn(ctx context.Context) error {
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
 	if pb.closed {
-		_ = fail(errors.New("closed"))
-		return fmt.Errorf("harness: backend %q: closed while starting", name)
+		pb.mu.Unlock()
+		err := fail(errors.New("closed while starting"))
+		pb.mu.Lock()
+		return err
 	}
 	pb.cur, pb.ready = p, rl
 	pb.admin = newAdminClient(rl.Admin, "")
