@@ -57,7 +57,7 @@ type Backend struct {
 	mu      sync.Mutex
 	gen     *generation
 	ln      net.Listener // nil while down
-	conns   map[net.Conn]http.ConnState
+	conns   map[net.Conn]struct{}
 	isDown  bool
 	stopped bool
 
@@ -75,6 +75,44 @@ type generation struct {
 	sessions *sessionStore
 	streams  *sseStreams
 	done     chan struct{} // closed when this generation ends
+
+	mu       sync.Mutex
+	inFlight map[net.Conn]int // connections with a request being handled
+}
+
+// connKey is the context key under which the server stores each request's
+// connection.
+type connKey struct{}
+
+// enter and leave track the connections that carry a request of this
+// generation, so a restart can cut exactly those.
+func (g *generation) enter(c net.Conn) {
+	if c == nil {
+		return
+	}
+	g.mu.Lock()
+	g.inFlight[c]++
+	g.mu.Unlock()
+}
+
+func (g *generation) leave(c net.Conn) {
+	if c == nil {
+		return
+	}
+	g.mu.Lock()
+	if g.inFlight[c]--; g.inFlight[c] <= 0 {
+		delete(g.inFlight, c)
+	}
+	g.mu.Unlock()
+}
+
+// cutInFlight closes every connection with a request in progress.
+func (g *generation) cutInFlight() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for c := range g.inFlight {
+		resetConn(c)
+	}
 }
 
 // Start validates the script and starts the backend and its control API on
@@ -91,7 +129,7 @@ func Start(ctx context.Context, script *Script, opts ...Option) (*Backend, error
 	if s.Transport == TransportStdio {
 		return nil, fmt.Errorf("fakebackends: script %q: transport stdio is served by ServeStdio, not Start", s.Name)
 	}
-	b := &Backend{script: s, engine: newEngine(s.Seed), conns: map[net.Conn]http.ConnState{}, closed: make(chan struct{})}
+	b := &Backend{script: s, engine: newEngine(s.Seed), conns: map[net.Conn]struct{}{}, closed: make(chan struct{})}
 	for _, o := range opts {
 		o(&b.opts)
 	}
@@ -113,7 +151,10 @@ func Start(ctx context.Context, script *Script, opts ...Option) (*Backend, error
 		Handler:           b,
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnState:         b.trackConn,
-		ErrorLog:          slog.NewLogLogger(b.opts.logger.Handler(), slog.LevelDebug),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c)
+		},
+		ErrorLog: slog.NewLogLogger(b.opts.logger.Handler(), slog.LevelDebug),
 	}
 	if err := b.startAdmin(ctx); err != nil {
 		ln.Close()
@@ -137,7 +178,7 @@ func listen(ctx context.Context, addr string) (net.Listener, error) {
 
 // newGeneration builds a fresh MCP server and transport.
 func (b *Backend) newGeneration() *generation {
-	g := &generation{sessions: newSessionStore(), streams: newSSEStreams(), done: make(chan struct{})}
+	g := &generation{sessions: newSessionStore(), streams: newSSEStreams(), done: make(chan struct{}), inFlight: map[net.Conn]int{}}
 	g.mcp = newMCPServer(&b.script, g.done)
 	switch b.script.Transport {
 	case TransportSSE:
@@ -185,11 +226,7 @@ func (b *Backend) trackConn(c net.Conn, st http.ConnState) {
 			resetConn(c)
 			return
 		}
-		b.conns[c] = st
-	case http.StateActive, http.StateIdle:
-		if _, ok := b.conns[c]; ok {
-			b.conns[c] = st
-		}
+		b.conns[c] = struct{}{}
 	case http.StateHijacked, http.StateClosed:
 		delete(b.conns, c)
 	}
@@ -316,13 +353,8 @@ func (b *Backend) Restart(ctx context.Context) error {
 	}
 	old := b.gen
 	b.gen = b.newGeneration()
-	for c, st := range b.conns {
-		if st == http.StateActive {
-			_ = c.Close()
-			delete(b.conns, c)
-		}
-	}
 	b.mu.Unlock()
+	old.cutInFlight()
 	close(old.done)
 	old.streams.closeAll()
 	b.opts.logger.Info("restarted", "backend", b.script.Name)

@@ -26,6 +26,9 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer b.posts.Add(-1)
 	}
 	g := b.current()
+	conn, _ := r.Context().Value(connKey{}).(net.Conn)
+	g.enter(conn)
+	defer g.leave(conn)
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
 	rec := RequestRecord{Time: start, HTTPMethod: r.Method, SessionID: r.Header.Get("Mcp-Session-Id")}

@@ -49,6 +49,8 @@ func (s *sseStream) Write(p []byte) (int, error) {
 
 // Flush implements http.Flusher.
 func (s *sseStream) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if f, ok := s.w.(http.Flusher); ok {
 		f.Flush()
 	}
