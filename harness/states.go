@@ -116,10 +116,13 @@ func firstString(obj map[string]any, keys []string) string {
 // MissingCapabilityError says a scenario needs capabilities the target
 // lacks: the scenario is skipped with this reason.
 type MissingCapabilityError struct {
-	Target  string
+	// Target names the target.
+	Target string
+	// Missing are the capabilities it lacks.
 	Missing Capabilities
 }
 
+// Error says which capabilities the target lacks.
 func (e *MissingCapabilityError) Error() string {
 	return fmt.Sprintf("target %s lacks capability %s", e.Target, e.Missing)
 }

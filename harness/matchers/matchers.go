@@ -24,8 +24,10 @@ import (
 // Outcome is a raw mcp-go (result, error) pair, for matching calls not
 // made through harness.Client.
 type Outcome struct {
+	// Result is the tool result (may be nil).
 	Result *mcp.CallToolResult
-	Err    error
+	// Err is the call's error (may be nil).
+	Err error
 }
 
 // Result pairs a raw mcp-go tool result with its error for the matchers:
