@@ -69,6 +69,12 @@ type Config struct {
 	IncomingAuth IncomingAuth `json:"incomingAuth"`
 	Limits       Limits       `json:"limits"`
 	Pool         Pool         `json:"pool"`
+	// Health, Breaker, Metrics, Optimizer and Notifications: see resilience.go.
+	Health        Health        `json:"health"`
+	Breaker       Breaker       `json:"breaker"`
+	Metrics       Metrics       `json:"metrics"`
+	Optimizer     Optimizer     `json:"optimizer"`
+	Notifications Notifications `json:"notifications"`
 }
 
 // Backend is one backend MCP server.
@@ -83,6 +89,12 @@ type Backend struct {
 	// Headers are sent with every HTTP request to the backend.
 	Headers  map[string]string `json:"headers,omitempty"`
 	Protocol Protocol          `json:"protocol"`
+	// Probe is how the health monitor probes the backend: "list"
+	// (tools/list, the default; works on stateless backends), "ping" or
+	// "tool:<name>".
+	Probe string `json:"probe"`
+	// Keepalive probes each client session's connection to the backend.
+	Keepalive Keepalive `json:"keepalive"`
 	// Line is the line of the backend's entry in the file (0 if unknown).
 	Line int `json:"-"`
 }

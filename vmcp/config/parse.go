@@ -73,13 +73,18 @@ func yamlErrLine(err error) int {
 
 func (d *decoder) root(n *yaml.Node, cfg *Config) error {
 	return d.mapping(n, "", map[string]fieldFunc{
-		"name":         d.str(&cfg.Name),
-		"backends":     d.backends(&cfg.Backends),
-		"aggregation":  d.aggregation(&cfg.Aggregation),
-		"timeouts":     d.timeouts(&cfg.Timeouts),
-		"incomingAuth": d.incomingAuth(&cfg.IncomingAuth),
-		"limits":       d.limits(&cfg.Limits),
-		"pool":         d.pool(&cfg.Pool),
+		"name":          d.str(&cfg.Name),
+		"backends":      d.backends(&cfg.Backends),
+		"aggregation":   d.aggregation(&cfg.Aggregation),
+		"timeouts":      d.timeouts(&cfg.Timeouts),
+		"incomingAuth":  d.incomingAuth(&cfg.IncomingAuth),
+		"limits":        d.limits(&cfg.Limits),
+		"pool":          d.pool(&cfg.Pool),
+		"health":        d.health(&cfg.Health),
+		"breaker":       d.breaker(&cfg.Breaker),
+		"metrics":       d.metrics(&cfg.Metrics),
+		"optimizer":     d.optimizer(&cfg.Optimizer),
+		"notifications": d.notifications(&cfg.Notifications),
 	})
 }
 
@@ -101,6 +106,8 @@ func (d *decoder) backends(dst *[]Backend) fieldFunc {
 				"env":       d.strMap(&b.Env),
 				"headers":   d.strMap(&b.Headers),
 				"protocol":  d.str(&protocol),
+				"probe":     d.str(&b.Probe),
+				"keepalive": d.keepalive(&b.Keepalive),
 			})
 			if err != nil {
 				return err
@@ -212,6 +219,7 @@ func applyDefaults(cfg *Config) {
 	if cfg.Pool.Size == 0 {
 		cfg.Pool.Size = DefaultPoolSize
 	}
+	applyResilienceDefaults(cfg)
 }
 
 var backendNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -306,7 +314,7 @@ func validate(d *decoder, root *yaml.Node, cfg *Config, lookupEnv func(string) (
 	default:
 		return d.errf(at("incomingAuth", "type"), "incomingAuth.type", "unknown type %q: use anonymous or bearer", auth.Type)
 	}
-	return nil
+	return validateResilience(d, root, cfg)
 }
 
 func checkURL(raw string) error {
