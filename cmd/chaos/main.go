@@ -30,6 +30,8 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
 func exitCode(err error) int {
 	if e, ok := err.(*exitError); ok {
 		return e.code
@@ -45,5 +47,6 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newBackendCmd())
+	root.AddCommand(newVMCPCmd())
 	return root
 }

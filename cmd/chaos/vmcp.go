@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+)
+
+// gatewayReadyLine is the JSON line `chaos vmcp` prints once it serves.
+type gatewayReadyLine struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+	Addr string `json:"addr"`
+	PID  int    `json:"pid"`
+}
+
+func newVMCPCmd() *cobra.Command {
+	var configPath, listen string
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "vmcp --config FILE",
+		Short: "Run the reference vMCP gateway",
+		Long: `Run the reference vMCP gateway (see vmcp/README.md): MCP at /mcp,
+GET /status, GET /api/sessions/{id} and, when configured, the health API and
+/metrics. Prints one JSON line {name,url,addr,pid} once it serves; SIGINT or
+SIGTERM shuts it down (bounded even when backends stall).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configPath == "" {
+				return errorf("vmcp: --config is required")
+			}
+			cfg, err := vmcp.LoadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelInfo
+			}
+			g, err := vmcp.New(cfg, vmcp.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))))
+			if err != nil {
+				return err
+			}
+			startCtx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+			err = g.Start(startCtx, listen)
+			cancel()
+			if err != nil {
+				return err
+			}
+			if err := json.NewEncoder(cmd.OutOrStdout()).Encode(gatewayReadyLine{Name: cfg.Name, URL: g.URL(), Addr: g.Addr(), PID: os.Getpid()}); err != nil {
+				return err
+			}
+			<-cmd.Context().Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			return g.Shutdown(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&configPath, "config", "", "gateway configuration (YAML)")
+	f.StringVar(&listen, "listen", "127.0.0.1:4483", "listen address")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log to stderr")
+	return cmd
+}
