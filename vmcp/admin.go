@@ -22,6 +22,8 @@ func (g *Gateway) routes() http.Handler {
 	mux.Handle("GET /status", g.requireAdmin(http.HandlerFunc(g.serveStatus)))
 	mux.Handle("GET /api/sessions/{id}", g.requireAdmin(http.HandlerFunc(g.serveSession)))
 	mux.Handle("GET /api/sessions", g.requireAdmin(http.HandlerFunc(g.serveSessions)))
+	mux.Handle("GET /api/backends/health", g.requireAdmin(http.HandlerFunc(g.serveHealth)))
+	mux.Handle("GET /metrics", g.requireAdmin(http.HandlerFunc(g.serveMetrics)))
 	return mux
 }
 
@@ -126,6 +128,8 @@ type BackendInfo struct {
 	URL       string               `json:"url,omitempty"`
 	Command   []string             `json:"command,omitempty"`
 	States    map[BackendState]int `json:"states"`
+	// Health is the same entry GET /api/backends/health shows.
+	Health BackendHealth `json:"health"`
 }
 
 // StatusCounts summarises the gateway.
@@ -153,9 +157,11 @@ func (g *Gateway) Status() Status {
 		Pool:      g.pool.status(),
 	}
 	idx := map[string]int{}
+	healthRep := g.Health()
 	for i, b := range g.cfg.Backends {
 		idx[b.Name] = i
-		st.Backends = append(st.Backends, BackendInfo{Name: b.Name, Transport: string(b.Transport), URL: b.URL, Command: b.Command, States: map[BackendState]int{}})
+		st.Backends = append(st.Backends, BackendInfo{Name: b.Name, Transport: string(b.Transport), URL: b.URL, Command: b.Command,
+			States: map[BackendState]int{}, Health: healthRep.Backends[b.Name]})
 	}
 	count := func(name string, state BackendState) {
 		if i, ok := idx[name]; ok {

@@ -34,6 +34,9 @@ const (
 	// KindCircuitOpen: the call was refused without touching the network
 	// (reserved for the circuit breaker).
 	KindCircuitOpen ErrorKind = "circuit_open"
+	// KindUnhealthy: the backend was left out of a new session because the
+	// health monitor finds it unhealthy or unauthenticated.
+	KindUnhealthy ErrorKind = "unhealthy"
 	// KindClosed: the session or gateway is closing.
 	KindClosed ErrorKind = "closed"
 	// KindTransport: any other transport failure.

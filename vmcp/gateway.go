@@ -17,6 +17,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
@@ -39,6 +40,7 @@ type options struct {
 	observer        Observer
 	gate            Gate
 	sessionObserver SessionObserver
+	meterProvider   metric.MeterProvider
 	httpTransport   *http.Transport
 }
 
@@ -71,6 +73,7 @@ type Gateway struct {
 	streamable *server.StreamableHTTPServer
 	handler    http.Handler
 	pool       *pool
+	res        *resilience // health, breaker, keepalive, metrics
 
 	promptMu    sync.Mutex
 	promptNames map[string]bool
@@ -125,6 +128,13 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		clientInfo: mcp.Implementation{Name: "vmcp-gateway/" + cfg.Name, Version: Version},
 		baseCtx:    g.ctx,
 	}
+	res, err := newResilience(g)
+	if err != nil {
+		g.cancel(err)
+		return nil, err
+	}
+	g.res = res
+	g.opts.gate, g.opts.observer, g.opts.sessionObserver = res, res, res
 	g.pool = newPool(g)
 	g.mcp = g.newMCPServer()
 	g.streamable = server.NewStreamableHTTPServer(g.mcp,
@@ -301,6 +311,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
+	g.res.stop(ctx)
 	g.cancel(errSessionClosing) // cuts anything left
 	_ = g.streamable.Shutdown(ctx)
 	if srv != nil {

@@ -106,6 +106,26 @@ func (t *Ticket) Done(success bool) {
 	t.once.Do(func() { t.b.record(t, success) })
 }
 
+// Cancel gives an admitted request back without an outcome (the client
+// gave up, the session closed): a half-open trial slot is freed for the
+// next request; nothing is counted. Done or Cancel, whichever comes first,
+// takes effect.
+func (t *Ticket) Cancel() {
+	if t == nil {
+		return
+	}
+	t.once.Do(func() {
+		if !t.trial {
+			return
+		}
+		t.b.mu.Lock()
+		if t.gen == t.b.gen {
+			t.b.trial = false
+		}
+		t.b.mu.Unlock()
+	})
+}
+
 // Record counts an outcome observed outside Allow (for example a health
 // probe's) as if it were an admitted request in the current state.
 func (b *Breaker) Record(success bool) {

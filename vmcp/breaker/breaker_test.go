@@ -140,3 +140,28 @@ func TestDoneTwiceCountsOnce(t *testing.T) {
 		t.Fatal("one ticket counted twice")
 	}
 }
+
+func TestCancelFreesTheTrial(t *testing.T) {
+	b, clk, _ := newTest(1)
+	fail(t, b)
+	clk.Add(time.Minute)
+	trial, err := b.Allow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Allow(); err != ErrOpen {
+		t.Fatal("second trial admitted")
+	}
+	trial.Cancel()
+	if b.State() != HalfOpen {
+		t.Fatalf("cancel changed state to %s", b.State())
+	}
+	next, err := b.Allow()
+	if err != nil {
+		t.Fatalf("trial slot not freed by Cancel: %v", err)
+	}
+	next.Done(true)
+	if b.State() != Closed {
+		t.Fatalf("state %s", b.State())
+	}
+}

@@ -1,0 +1,512 @@
+package vmcp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/breaker"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/health"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/keepalive"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/metrics"
+)
+
+// WithMeterProvider sets the OpenTelemetry MeterProvider the gateway's
+// metrics are recorded on (tests use a manual reader). With
+// `metrics.prometheus: true` and no provider given, the gateway makes its
+// own and serves it at GET /metrics.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(o *options) { o.meterProvider = mp }
+}
+
+// errProbeSkipped marks a probe not sent because the circuit is open.
+var errProbeSkipped = errors.New("probe skipped: circuit open")
+
+// resilience is the gateway's health monitor, circuit breakers, keepalive
+// and metrics. It is the gateway's Gate, Observer and SessionObserver, and
+// passes every call on to the ones the caller configured.
+type resilience struct {
+	g       *Gateway
+	cfg     *config.Config
+	metrics *metrics.Metrics
+	ownMP   *sdkmetric.MeterProvider // made for Prometheus; shut down with the gateway
+	promH   http.Handler
+
+	backends map[string]*backendResilience
+
+	next     Gate
+	observer Observer
+	sessObs  SessionObserver
+
+	loops  []*health.Loop
+	probes sync.WaitGroup // probe connections closing
+
+	mu      sync.Mutex
+	keepers map[*Session][]*sessionKeeper
+	stopped bool
+}
+
+// backendResilience is one backend's health tracker and circuit.
+type backendResilience struct {
+	cfg     config.Backend
+	tracker *health.Tracker
+	breaker *breaker.Breaker // nil when the breaker is off
+
+	probeMu   sync.Mutex
+	probeConn *conn // the health monitor's own connection
+}
+
+type sessionKeeper struct {
+	backend string
+	keeper  *keepalive.Keeper
+}
+
+func newResilience(g *Gateway) (*resilience, error) {
+	r := &resilience{
+		g: g, cfg: g.cfg,
+		backends: map[string]*backendResilience{},
+		next:     g.opts.gate, observer: g.opts.observer, sessObs: g.opts.sessionObserver,
+		keepers: map[*Session][]*sessionKeeper{},
+	}
+	mp := g.opts.meterProvider
+	if mp == nil && g.cfg.Metrics.Prometheus {
+		own, h, err := metrics.NewPrometheus()
+		if err != nil {
+			return nil, err
+		}
+		r.ownMP, r.promH, mp = own, h, own
+	}
+	m, err := metrics.New(mp)
+	if err != nil {
+		return nil, err
+	}
+	r.metrics = m
+	for _, b := range g.cfg.Backends {
+		br := &backendResilience{cfg: b}
+		name := b.Name
+		br.tracker = health.NewTracker(health.Thresholds{
+			UnhealthyThreshold: g.cfg.Health.UnhealthyThreshold,
+			DegradedThreshold:  g.cfg.Health.DegradedThreshold,
+		}, func(from, to health.State) {
+			g.logger.Info("backend health changed", "backend", name, "from", from, "to", to)
+		})
+		if g.cfg.Breaker.Enabled {
+			br.breaker = breaker.New(breaker.Config{
+				FailureThreshold: g.cfg.Breaker.FailureThreshold,
+				OpenTimeout:      g.cfg.Breaker.OpenTimeout,
+				OnTransition: func(from, to breaker.State) {
+					g.logger.Info("circuit changed", "backend", name, "from", from, "to", to)
+					r.metrics.BreakerTransition(name, string(from), string(to))
+				},
+			})
+		}
+		r.backends[name] = br
+	}
+	if err := m.ObserveStates(r.gaugeStates); err != nil {
+		return nil, err
+	}
+	if g.cfg.Health.Enabled {
+		for _, b := range g.cfg.Backends {
+			br := r.backends[b.Name]
+			r.loops = append(r.loops, health.StartLoop(g.ctx, g.cfg.Health.Interval, g.cfg.Health.Timeout,
+				func(ctx context.Context) health.Result { return r.probe(ctx, br) },
+				func(res health.Result) {
+					if !errors.Is(res.Err, errProbeSkipped) {
+						br.tracker.Record(res)
+					}
+				}))
+		}
+	}
+	return r, nil
+}
+
+// Admit implements Gate: the caller's gate first, then health (only for a
+// new session's initialize, while the monitor probes) and the circuit.
+func (r *resilience) Admit(backend, op string) (func(*BackendError), *BackendError) {
+	nextDone := func(*BackendError) {}
+	if r.next != nil {
+		d, refused := r.next.Admit(backend, op)
+		if refused != nil {
+			return nil, refused
+		}
+		nextDone = d
+	}
+	br, ok := r.backends[backend]
+	if !ok {
+		return nextDone, nil
+	}
+	if op == "initialize" && r.cfg.Health.Enabled {
+		if st := br.tracker.Status(); !st.State.Usable() {
+			be := &BackendError{Backend: backend, Op: op, Kind: KindUnhealthy, Cause: string(st.State) + " (health check)", Err: errors.New(st.LastError)}
+			nextDone(be)
+			return nil, be
+		}
+	}
+	if br.breaker == nil {
+		return nextDone, nil
+	}
+	ticket, err := br.breaker.Allow()
+	if err != nil {
+		be := &BackendError{Backend: backend, Op: op, Kind: KindCircuitOpen, Cause: "circuit open", Err: err}
+		nextDone(be)
+		return nil, be
+	}
+	return func(be *BackendError) {
+		switch {
+		case be == nil || be.Kind == KindJSONRPCError:
+			ticket.Done(true) // the backend answered
+		case be.Kind == KindCanceled || be.Kind == KindClosed:
+			ticket.Cancel() // no verdict on the backend
+		default:
+			ticket.Done(false)
+		}
+		nextDone(be)
+	}, nil
+}
+
+// ObserveCall implements Observer: passive health and request metrics.
+func (r *resilience) ObserveCall(ev CallEvent) {
+	if r.observer != nil {
+		r.observer.ObserveCall(ev)
+	}
+	r.metrics.BackendRequest(ev.Backend, ev.Op, outcome(ev.Err), ev.Duration)
+	br, ok := r.backends[ev.Backend]
+	if !ok {
+		return
+	}
+	switch {
+	case ev.Err == nil || ev.Err.Kind == KindJSONRPCError:
+		// Latency is not judged on real traffic: a tool may be slow by design.
+		br.tracker.Record(health.Result{})
+	case ev.Err.Kind == KindCircuitOpen || ev.Err.Kind == KindUnhealthy ||
+		ev.Err.Kind == KindCanceled || ev.Err.Kind == KindClosed:
+		// Refused without touching the network, or no verdict.
+	default:
+		br.tracker.Record(health.Result{Err: ev.Err})
+	}
+}
+
+func outcome(be *BackendError) string {
+	if be == nil {
+		return "ok"
+	}
+	return string(be.Kind)
+}
+
+// probe runs one health probe on the monitor's own connection to the
+// backend. While the circuit is open the probe is skipped; when it is
+// half-open the probe is the one trial.
+func (r *resilience) probe(ctx context.Context, br *backendResilience) health.Result {
+	var ticket *breaker.Ticket
+	if br.breaker != nil {
+		t, err := br.breaker.Allow()
+		if err != nil {
+			return health.Result{Err: errProbeSkipped}
+		}
+		ticket = t
+	}
+	start := time.Now()
+	be := r.probeOnce(ctx, br)
+	res := health.Result{Latency: time.Since(start)}
+	if be != nil {
+		res.Err = be
+		res.Unauthenticated = be.Status == http.StatusUnauthorized || be.Status == http.StatusForbidden
+	}
+	r.metrics.BackendRequest(br.cfg.Name, "health_probe", outcome(be), res.Latency)
+	if ticket != nil {
+		switch {
+		case ctx.Err() != nil && r.g.ctx.Err() != nil:
+			ticket.Cancel()
+		case be == nil || be.Kind == KindJSONRPCError:
+			ticket.Done(true)
+		default:
+			ticket.Done(false)
+		}
+	}
+	return res
+}
+
+func (r *resilience) probeOnce(ctx context.Context, br *backendResilience) *BackendError {
+	br.probeMu.Lock()
+	defer br.probeMu.Unlock()
+	timeout := r.cfg.Health.Timeout
+	if br.probeConn == nil || !br.probeConn.alive() {
+		c, be := r.g.dialer.dial(ctx, br.cfg, false)
+		if be != nil {
+			return be
+		}
+		br.probeConn = c
+	}
+	c := br.probeConn
+	kind, tool, _ := config.ProbeMethod(br.cfg.Probe, true, false)
+	op := "tools/list"
+	var fn func(ctx context.Context) error
+	switch kind {
+	case "ping":
+		op = "ping"
+		fn = func(ctx context.Context) error { return c.client.Ping(ctx) }
+	case "tool":
+		op = "tools/call"
+		fn = func(ctx context.Context) error {
+			res, err := c.client.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool}})
+			if err == nil && res != nil && res.IsError {
+				return &toolError{name: tool}
+			}
+			return err
+		}
+	default:
+		fn = func(ctx context.Context) error {
+			_, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
+			return err
+		}
+	}
+	be := c.invoke(ctx, op, timeout, fn)
+	if be != nil && be.Kind != KindJSONRPCError {
+		// Start afresh next time: the connection (or its backend session)
+		// may be what failed.
+		br.probeConn = nil
+		r.probes.Add(1)
+		go func() { defer r.probes.Done(); <-c.close() }()
+	}
+	return be
+}
+
+// SessionOpened implements SessionObserver: starts the session's keepalive.
+func (r *resilience) SessionOpened(s *Session) {
+	if r.sessObs != nil {
+		r.sessObs.SessionOpened(s)
+	}
+	var ks []*sessionKeeper
+	for _, b := range r.cfg.Backends {
+		if b.Keepalive.Method == "" || b.Keepalive.Method == "none" {
+			continue
+		}
+		h, ok := s.Backend(b.Name)
+		if !ok {
+			continue
+		}
+		method, err := keepalive.ParseMethod(b.Keepalive.Method)
+		if err != nil {
+			continue // validated with the config
+		}
+		k := keepalive.Start(s.ctx, keepalive.Config{
+			Method: method, Interval: b.Keepalive.Interval, Jitter: b.Keepalive.Jitter, Timeout: b.Keepalive.Timeout,
+			MaxFailures: b.Keepalive.MaxFailures, ProbeAfter: b.Keepalive.ProbeAfter,
+		}, keepaliveTarget{h}, r.metrics.Keepalive(b.Name), h.Exclusive)
+		ks = append(ks, &sessionKeeper{backend: b.Name, keeper: k})
+	}
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		for _, k := range ks {
+			k.keeper.Stop()
+		}
+		return
+	}
+	r.keepers[s] = ks
+	r.mu.Unlock()
+}
+
+// SessionClosed implements SessionObserver: stops the session's keepalive.
+func (r *resilience) SessionClosed(s *Session) {
+	r.mu.Lock()
+	ks := r.keepers[s]
+	delete(r.keepers, s)
+	r.mu.Unlock()
+	for _, k := range ks {
+		k.keeper.Stop()
+	}
+	if r.sessObs != nil {
+		r.sessObs.SessionClosed(s)
+	}
+}
+
+// keepaliveTarget adapts a BackendHandle to keepalive.Target.
+type keepaliveTarget struct{ h *BackendHandle }
+
+func (t keepaliveTarget) Ping(ctx context.Context) error               { return t.h.Ping(ctx) }
+func (t keepaliveTarget) CallTool(ctx context.Context, n string) error { return t.h.CallTool(ctx, n) }
+func (t keepaliveTarget) HasTool(n string) bool                        { return t.h.HasTool(n) }
+
+// stop ends probing and keepalive and releases the metrics (bounded by the
+// probes' timeouts and the connections' close timeout).
+func (r *resilience) stop(ctx context.Context) {
+	for _, l := range r.loops {
+		l.Stop()
+	}
+	r.mu.Lock()
+	r.stopped = true
+	all := r.keepers
+	r.keepers = map[*Session][]*sessionKeeper{}
+	r.mu.Unlock()
+	for _, ks := range all {
+		for _, k := range ks {
+			k.keeper.Stop()
+		}
+	}
+	for _, br := range r.backends {
+		br.probeMu.Lock()
+		if c := br.probeConn; c != nil {
+			br.probeConn = nil
+			r.probes.Add(1)
+			go func() { defer r.probes.Done(); <-c.close() }()
+		}
+		br.probeMu.Unlock()
+	}
+	r.probes.Wait()
+	r.metrics.Close()
+	if r.ownMP != nil {
+		_ = r.ownMP.Shutdown(ctx)
+	}
+}
+
+// BackendHealth is one backend's entry in GET /api/backends/health and in
+// GET /status.
+type BackendHealth struct {
+	Status              health.State    `json:"status"`
+	ConsecutiveFailures int             `json:"consecutiveFailures"`
+	LastCheckTime       *time.Time      `json:"lastCheckTime"`
+	LastError           string          `json:"lastError"`
+	CircuitState        breaker.State   `json:"circuitState"`
+	CircuitLastChanged  *time.Time      `json:"circuitLastChanged"`
+	Keepalive           KeepaliveHealth `json:"keepalive"`
+}
+
+// KeepaliveHealth summarises one backend's keepalive across live sessions.
+type KeepaliveHealth struct {
+	// Method is the configured method ("none" when off).
+	Method string `json:"method"`
+	// Enabled is true while keepalive is on in at least one live session
+	// (or configured and no session has started it yet).
+	Enabled bool `json:"enabled"`
+	// ConsecutiveFailures is the highest count among live sessions.
+	ConsecutiveFailures int `json:"consecutiveFailures"`
+	// Sessions is how many live sessions run keepalive for the backend.
+	Sessions int `json:"sessions"`
+}
+
+// HealthSummary counts backends by state.
+type HealthSummary struct {
+	Total            int                  `json:"total"`
+	States           map[health.State]int `json:"states"`
+	Healthy          int                  `json:"healthy"`
+	Unavailable      int                  `json:"unavailable"`
+	CircuitOpen      int                  `json:"circuitOpen"`
+	HealthMonitoring bool                 `json:"healthMonitoring"`
+	CircuitBreaker   bool                 `json:"circuitBreaker"`
+}
+
+// HealthReport is the JSON of GET /api/backends/health.
+type HealthReport struct {
+	Backends map[string]BackendHealth `json:"backends"`
+	Summary  HealthSummary            `json:"summary"`
+}
+
+// Health returns every backend's health, circuit and keepalive state: the
+// one source for GET /api/backends/health and the health in GET /status.
+func (g *Gateway) Health() HealthReport {
+	r := g.res
+	rep := HealthReport{Backends: map[string]BackendHealth{}, Summary: HealthSummary{
+		States: map[health.State]int{}, HealthMonitoring: g.cfg.Health.Enabled, CircuitBreaker: g.cfg.Breaker.Enabled,
+	}}
+	r.mu.Lock()
+	ka := map[string]*KeepaliveHealth{}
+	for _, ks := range r.keepers {
+		for _, k := range ks {
+			st := k.keeper.Status()
+			h := ka[k.backend]
+			if h == nil {
+				h = &KeepaliveHealth{}
+				ka[k.backend] = h
+			}
+			h.Sessions++
+			h.Enabled = h.Enabled || st.Enabled
+			h.ConsecutiveFailures = max(h.ConsecutiveFailures, st.ConsecutiveFailures)
+		}
+	}
+	r.mu.Unlock()
+	for _, b := range g.cfg.Backends {
+		br := r.backends[b.Name]
+		st := br.tracker.Status()
+		bh := BackendHealth{Status: st.State, ConsecutiveFailures: st.ConsecutiveFailures, LastError: st.LastError, CircuitState: breaker.Closed}
+		if !st.LastCheckTime.IsZero() {
+			t := st.LastCheckTime
+			bh.LastCheckTime = &t
+		}
+		if br.breaker != nil {
+			snap := br.breaker.Snapshot()
+			bh.CircuitState = snap.State
+			t := snap.LastChanged
+			bh.CircuitLastChanged = &t
+		}
+		method := b.Keepalive.Method
+		if method == "" {
+			method = "none"
+		}
+		if h := ka[b.Name]; h != nil {
+			bh.Keepalive = *h
+		} else {
+			bh.Keepalive = KeepaliveHealth{Enabled: method != "none"}
+		}
+		bh.Keepalive.Method = method
+		rep.Backends[b.Name] = bh
+		rep.Summary.Total++
+		rep.Summary.States[st.State]++
+		if st.State == health.Healthy || st.State == health.Degraded {
+			rep.Summary.Healthy++
+		}
+		if !st.State.Usable() || bh.CircuitState == breaker.Open {
+			rep.Summary.Unavailable++
+		}
+		if bh.CircuitState == breaker.Open {
+			rep.Summary.CircuitOpen++
+		}
+	}
+	return rep
+}
+
+// gaugeStates feeds the health and circuit gauges.
+func (r *resilience) gaugeStates() []metrics.BackendState {
+	healthStates := make([]string, len(health.States))
+	for i, s := range health.States {
+		healthStates[i] = string(s)
+	}
+	circuitStates := []string{string(breaker.Closed), string(breaker.Open), string(breaker.HalfOpen)}
+	names := make([]string, 0, len(r.backends))
+	for n := range r.backends {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]metrics.BackendState, 0, len(names))
+	for _, n := range names {
+		br := r.backends[n]
+		circuit := breaker.Closed
+		if br.breaker != nil {
+			circuit = br.breaker.State()
+		}
+		out = append(out, metrics.BackendState{Backend: n, Health: string(br.tracker.Status().State), Circuit: string(circuit),
+			HealthStates: healthStates, CircuitStates: circuitStates})
+	}
+	return out
+}
+
+func (g *Gateway) serveHealth(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, g.Health())
+}
+
+// serveMetrics serves Prometheus metrics when configured.
+func (g *Gateway) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if g.res.promH == nil {
+		http.Error(w, "metrics are not exported: set metrics.prometheus: true", http.StatusNotFound)
+		return
+	}
+	g.res.promH.ServeHTTP(w, r)
+}
