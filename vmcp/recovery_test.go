@@ -210,7 +210,7 @@ func TestSessionFailsWhenNoBackendAnswers(t *testing.T) {
 
 func getJSON(t *testing.T, url string, v any) {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,421 @@
+package vmcp_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+)
+
+// startGatewayWith is startGateway with options.
+func startGatewayWith(t *testing.T, cfg string, opts ...vmcp.Option) *vmcp.Gateway {
+	t.Helper()
+	c, err := vmcp.ParseConfig([]byte(cfg), t.Name()+".yaml")
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	g, err := vmcp.New(c, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.Start(ctx, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := g.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return g
+}
+
+// counter reads an int64 sum (or gauge) point with exactly these attributes.
+func counter(t *testing.T, r *sdkmetric.ManualReader, name string, kv ...attribute.KeyValue) int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	want := attribute.NewSet(kv...)
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != name {
+				continue
+			}
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					if p.Attributes.Equals(&want) {
+						return p.Value
+					}
+				}
+			case metricdata.Gauge[int64]:
+				for _, p := range d.DataPoints {
+					if p.Attributes.Equals(&want) {
+						return p.Value
+					}
+				}
+			}
+		}
+	}
+	return 0
+}
+
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+const resBetaScript = `name: beta
+protocol: legacy
+tools:
+  - {name: echo, description: Echo}
+  - {name: ok, description: Always fine, result: {text: fine}}
+`
+
+const resAlphaScript = `name: alpha
+protocol: legacy
+tools:
+  - {name: echo, description: Echo}
+`
+
+func backendsYAML(extra map[string]string, backends ...*fakebackends.Backend) string {
+	var b strings.Builder
+	b.WriteString("name: test\nbackends:\n")
+	for _, fb := range backends {
+		s := fb.Script()
+		fmt.Fprintf(&b, "  - name: %s\n    url: %q\n    transport: %s\n", s.Name, fb.URL(), s.Transport)
+		if e := extra[s.Name]; e != "" {
+			b.WriteString(e)
+		}
+	}
+	return b.String()
+}
+
+func betaCalls(b *fakebackends.Backend, tool string) int {
+	return countTool(b.Requests(), "tools/call", tool)
+}
+
+func TestBreakerOpensFailsFastAndRecoversWithExactTransitions(t *testing.T) {
+	beta := startFake(t, resBetaScript)
+	alpha := startFake(t, resAlphaScript)
+	reader := sdkmetric.NewManualReader()
+	g := startGatewayWith(t, backendsYAML(nil, alpha, beta)+"timeouts: {call: 2s}\nbreaker: {failureThreshold: 3, openTimeout: 300ms}\n",
+		vmcp.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	c := connect(t, g.URL(), false)
+
+	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 503, Match: fakebackends.Match{Method: "tools/call"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		res, _ := callTool(t, c, "beta_echo", nil)
+		if !res.IsError || !strings.Contains(resultText(res), `backend "beta" unavailable: HTTP 503`) {
+			t.Fatalf("failure %d: %q", i, resultText(res))
+		}
+	}
+	if st := g.Health().Backends["beta"].CircuitState; st != "open" {
+		t.Fatalf("circuit %s after 3 failures, want open", st)
+	}
+	// Open: fail fast, without touching the network.
+	before := betaCalls(beta, "echo")
+	var worst time.Duration
+	for i := 0; i < 20; i++ {
+		res, took := callTool(t, c, "beta_echo", nil)
+		if be, kind := metaOf(res); !res.IsError || be != "beta" || kind != "circuit_open" || resultText(res) != `backend "beta" unavailable: circuit open` {
+			t.Fatalf("call while open: %q (meta %s %s)", resultText(res), be, kind)
+		}
+		worst = max(worst, took)
+	}
+	t.Logf("fail-fast while open: worst client-observed latency over 20 calls %s", worst)
+	if worst > 500*time.Millisecond {
+		t.Fatalf("calls while open took up to %s", worst)
+	}
+	if after := betaCalls(beta, "echo"); after != before {
+		t.Fatalf("%d calls reached beta while its circuit was open", after-before)
+	}
+	// Other backends are unaffected, in the same session.
+	if res, _ := callTool(t, c, "alpha_echo", nil); res.IsError {
+		t.Fatalf("alpha while beta open: %q", resultText(res))
+	}
+	// The backend recovers; after openTimeout one trial closes the circuit.
+	beta.ClearFaults()
+	time.Sleep(350 * time.Millisecond)
+	if st := g.Health().Backends["beta"].CircuitState; st != "half-open" {
+		t.Fatalf("circuit %s after openTimeout, want half-open", st)
+	}
+	if res, _ := callTool(t, c, "beta_echo", map[string]any{"x": 1}); res.IsError {
+		t.Fatalf("trial call: %q", resultText(res))
+	}
+	if st := g.Health().Backends["beta"].CircuitState; st != "closed" {
+		t.Fatalf("circuit %s after a successful trial, want closed", st)
+	}
+	b := attribute.String("backend_id", "beta")
+	for _, tr := range [][2]string{{"closed", "open"}, {"open", "half-open"}, {"half-open", "closed"}} {
+		if n := counter(t, reader, "vmcp_circuit_breaker_transitions_total", b, attribute.String("from", tr[0]), attribute.String("to", tr[1])); n != 1 {
+			t.Errorf("transitions %s→%s = %d, want 1", tr[0], tr[1], n)
+		}
+	}
+	if n := counter(t, reader, "vmcp_circuit_breaker_state", b, attribute.String("state", "closed")); n != 1 {
+		t.Errorf("circuit state gauge closed = %d, want 1", n)
+	}
+	if n := counter(t, reader, "vmcp_backend_requests_total", b, attribute.String("method", "tools/call"), attribute.String("outcome", "circuit_open")); n != 20 {
+		t.Errorf("circuit_open requests = %d, want 20", n)
+	}
+}
+
+func TestHalfOpenAdmitsOneTrialUnder50Callers(t *testing.T) {
+	beta := startFake(t, resBetaScript)
+	g := startGatewayWith(t, backendsYAML(nil, beta)+"timeouts: {call: 5s}\nbreaker: {failureThreshold: 1, openTimeout: 200ms}\n")
+	clients := make([]*client.Client, 10)
+	for i := range clients {
+		clients[i] = connect(t, g.URL(), false)
+	}
+	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 500, Count: 1, Match: fakebackends.Match{Tool: "echo"}}); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := callTool(t, clients[0], "beta_echo", nil); !res.IsError {
+		t.Fatal("the failing call succeeded")
+	}
+	// The trial is slow, so the other 49 callers arrive while it runs.
+	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindLatency, Delay: fakebackends.Duration(400 * time.Millisecond), Match: fakebackends.Match{Tool: "echo"}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(250 * time.Millisecond)
+	before := betaCalls(beta, "echo")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	kinds := map[string]int{}
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func(c *client.Client) {
+			defer wg.Done()
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "beta_echo"
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, err := c.CallTool(ctx, req)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				kinds["error:"+err.Error()]++
+			case !res.IsError:
+				kinds["ok"]++
+			default:
+				_, k := metaOf(res)
+				kinds[k]++
+			}
+		}(clients[i%len(clients)])
+	}
+	wg.Wait()
+	if kinds["ok"] != 1 || kinds["circuit_open"] != 49 {
+		t.Fatalf("50 callers in half-open: %v; want 1 ok (the trial) and 49 circuit_open", kinds)
+	}
+	if n := betaCalls(beta, "echo") - before; n != 1 {
+		t.Fatalf("%d calls reached beta in half-open, want exactly 1", n)
+	}
+	if st := g.Health().Backends["beta"].CircuitState; st != "closed" {
+		t.Fatalf("circuit %s after the trial, want closed", st)
+	}
+}
+
+type healthJSON struct {
+	Backends map[string]struct {
+		Status              string     `json:"status"`
+		ConsecutiveFailures int        `json:"consecutiveFailures"`
+		LastCheckTime       *time.Time `json:"lastCheckTime"`
+		LastError           string     `json:"lastError"`
+		CircuitState        string     `json:"circuitState"`
+		Keepalive           struct {
+			Enabled             bool `json:"enabled"`
+			ConsecutiveFailures int  `json:"consecutiveFailures"`
+		} `json:"keepalive"`
+	} `json:"backends"`
+	Summary map[string]any `json:"summary"`
+}
+
+type statusJSON struct {
+	Backends []struct {
+		Name   string `json:"name"`
+		Health struct {
+			Status       string `json:"status"`
+			CircuitState string `json:"circuitState"`
+		} `json:"health"`
+	} `json:"backends"`
+}
+
+func healthOf(t *testing.T, g *vmcp.Gateway) healthJSON {
+	var h healthJSON
+	getJSON(t, "http://"+g.Addr()+"/api/backends/health", &h)
+	return h
+}
+
+func TestHealthMonitorExcludesUnhealthyBackendsFromNewSessions(t *testing.T) {
+	beta := startFake(t, resBetaScript)
+	alpha := startFake(t, resAlphaScript)
+	g := startGatewayWith(t, backendsYAML(nil, alpha, beta)+
+		"timeouts: {call: 2s, initialize: 2s}\nhealth: {interval: 30ms, timeout: 20ms, unhealthyThreshold: 2}\n")
+	eventually(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "beta unhealthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
+	h := healthOf(t, g)
+	if hb := h.Backends["beta"]; hb.ConsecutiveFailures < 2 || hb.LastError == "" || hb.LastCheckTime == nil {
+		t.Fatalf("beta health %+v", hb)
+	}
+	if h.Backends["alpha"].Status != "healthy" {
+		t.Fatalf("alpha %s while beta is down", h.Backends["alpha"].Status)
+	}
+	// /status shows the same states.
+	var st statusJSON
+	getJSON(t, "http://"+g.Addr()+"/status", &st)
+	for _, b := range st.Backends {
+		if b.Health.Status != healthOf(t, g).Backends[b.Name].Status {
+			t.Fatalf("/status and /api/backends/health disagree on %s", b.Name)
+		}
+	}
+	// A new session leaves beta out; alpha works.
+	c := connect(t, g.URL(), false)
+	for _, n := range toolNames(t, c) {
+		if strings.HasPrefix(n, "beta_") {
+			t.Fatalf("unhealthy beta's tool %s is in a new session", n)
+		}
+	}
+	if res, _ := callTool(t, c, "alpha_echo", nil); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	// Recovery: probes bring it back; new sessions include it.
+	beta.ClearFaults()
+	eventually(t, 5*time.Second, "beta usable again", func() bool {
+		s := healthOf(t, g).Backends["beta"].Status
+		return s == "healthy" || s == "degraded"
+	})
+	c2 := connect(t, g.URL(), false)
+	if res, _ := callTool(t, c2, "beta_ok", nil); res.IsError || resultText(res) != "fine" {
+		t.Fatalf("beta after recovery: %q", resultText(res))
+	}
+}
+
+func TestHealthUnauthenticatedOn403Probe(t *testing.T) {
+	beta := startFake(t, resBetaScript)
+	g := startGatewayWith(t, backendsYAML(nil, beta)+"health: {interval: 30ms, timeout: 20ms}\n")
+	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Match: fakebackends.Match{Method: "tools/list"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "beta unauthenticated", func() bool { return healthOf(t, g).Backends["beta"].Status == "unauthenticated" })
+}
+
+func TestKeepaliveCountersThroughGateway(t *testing.T) {
+	beta := startFake(t, resBetaScript)
+	reader := sdkmetric.NewManualReader()
+	g := startGatewayWith(t, backendsYAML(map[string]string{
+		"beta": "    keepalive: {method: \"tool:ok\", interval: 40ms, jitter: 5ms, timeout: 30ms, maxFailures: 2, probeAfter: 400ms}\n",
+	}, beta)+"timeouts: {call: 2s}\n",
+		vmcp.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	connect(t, g.URL(), false)
+	b := attribute.String("backend_id", "beta")
+	eventually(t, 5*time.Second, "3 keepalive probes", func() bool { return betaCalls(beta, "ok") >= 3 })
+	// Gaps between probes stay within interval ± jitter (generous slack
+	// below for a loaded machine; measured gaps are logged).
+	var last time.Time
+	for _, r := range beta.Requests() {
+		if r.Method == "tools/call" && r.Tool == "ok" {
+			if !last.IsZero() {
+				gap := r.Time.Sub(last)
+				t.Logf("keepalive gap %s", gap)
+				if gap < 35*time.Millisecond {
+					t.Errorf("keepalive gap %s < interval - jitter (35ms)", gap)
+				}
+			}
+			last = r.Time
+		}
+	}
+	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindToolError, Text: "sick", Match: fakebackends.Match{Tool: "ok"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "keepalive auto-disabled", func() bool { return !healthOf(t, g).Backends["beta"].Keepalive.Enabled })
+	if n := counter(t, reader, "vmcp_keepalive_failure_total", b, attribute.String("reason", "tool_call_failed")); n != 2 {
+		t.Fatalf("failures = %d, want exactly maxFailures (2)", n)
+	}
+	if n := counter(t, reader, "vmcp_keepalive_auto_disabled_total", b); n != 1 {
+		t.Fatalf("auto_disabled = %d, want 1", n)
+	}
+	beta.ClearFaults()
+	eventually(t, 5*time.Second, "keepalive re-enabled after probeAfter", func() bool { return healthOf(t, g).Backends["beta"].Keepalive.Enabled })
+	attempts := counter(t, reader, "vmcp_keepalive_attempt_total", b)
+	successes := counter(t, reader, "vmcp_keepalive_success_total", b)
+	failures := counter(t, reader, "vmcp_keepalive_failure_total", b, attribute.String("reason", "tool_call_failed"))
+	if failures != 2 || attempts < successes+failures || attempts > successes+failures+1 {
+		t.Fatalf("after re-probe: attempts %d, successes %d, failures %d", attempts, successes, failures)
+	}
+}
+
+func TestKeepaliveToolNotConfigured(t *testing.T) {
+	beta := startFake(t, resBetaScript)
+	reader := sdkmetric.NewManualReader()
+	g := startGatewayWith(t, backendsYAML(map[string]string{
+		"beta": "    keepalive: {method: \"tool:nosuch\", interval: 20ms}\n",
+	}, beta), vmcp.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	connect(t, g.URL(), false)
+	connect(t, g.URL(), false)
+	b := attribute.String("backend_id", "beta")
+	if n := counter(t, reader, "vmcp_keepalive_failure_total", b, attribute.String("reason", "keepalive_tool_name_not_configured")); n != 2 {
+		t.Fatalf("tool-not-configured failures = %d, want one per session (2)", n)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if n := betaCalls(beta, "nosuch"); n != 0 {
+		t.Fatalf("%d keepalive calls to a tool the backend lacks", n)
+	}
+}
+
+func TestPrometheusMetricsEndpoint(t *testing.T) {
+	beta := startFake(t, resBetaScript)
+	g := startGatewayWith(t, backendsYAML(nil, beta)+"metrics: {prometheus: true}\nbreaker: {failureThreshold: 5}\n")
+	c := connect(t, g.URL(), false)
+	callTool(t, c, "beta_ok", nil)
+	req, _ := http.NewRequestWithContext(ctxT(t, 5*time.Second), http.MethodGet, "http://"+g.Addr()+"/metrics", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	text := string(body)
+	for _, want := range []string{
+		`vmcp_backend_requests_total{backend_id="beta",method="tools/call",outcome="ok"} 1`,
+		`vmcp_circuit_breaker_state{backend_id="beta",state="closed"} 1`,
+		`vmcp_backend_health_state{backend_id="beta",state="healthy"} 1`,
+		`# TYPE vmcp_backend_request_duration_seconds histogram`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(text)
+	}
+}
