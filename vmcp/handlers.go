@@ -122,7 +122,10 @@ func (g *Gateway) registerPrompts(agg *aggregate) {
 // session (the per-session stores), routed to target.
 func (g *Gateway) applyView(sess server.ClientSession, target caller, agg *aggregate) {
 	g.registerPrompts(agg)
-	if st, ok := sess.(server.SessionWithTools); ok {
+	if st, ok := sess.(server.SessionWithTools); ok && g.cfg.Optimizer.Enabled {
+		g.attachOptimizer(target, agg) // optimizer_tools.go: find_tool and call_tool only
+		st.SetSessionTools(g.optimizerTools())
+	} else if ok {
 		tools := make(map[string]server.ServerTool, len(agg.Tools))
 		for _, t := range agg.Tools {
 			tools[t.Name] = server.ServerTool{Tool: t, Handler: toolHandler(target, agg.ToolRoutes[t.Name])}

@@ -84,8 +84,8 @@ func (g *Gateway) onRequest(ctx context.Context, _ any, message any) error {
 		}
 		agg, err := g.pool.ensure(ctx, retry)
 		if err != nil {
-			if msg.Method == string(mcp.MethodServerDiscover) {
-				return nil // discovery does not need backends
+			if msg.Method == string(mcp.MethodServerDiscover) || g.installOptimizerOnly(sess, msg.Method) {
+				return nil // discovery, and find_tool (which says so), do not need backends
 			}
 			return err
 		}

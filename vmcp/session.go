@@ -62,7 +62,7 @@ func (g *Gateway) openSession(reqCtx context.Context, id, clientProtocol string)
 			views[m.backend.Name] = m.view
 		}
 	}
-	if len(views) == 0 {
+	if len(views) == 0 && !g.cfg.Optimizer.Enabled { // with the optimizer, find_tool says none is available
 		err := noBackendError(members)
 		s.Close()
 		return nil, err

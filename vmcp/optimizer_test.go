@@ -1,0 +1,747 @@
+package vmcp_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+)
+
+// The optimizer tests serve the realistic catalogue of the optimizer
+// package (233 tools of 32 services) from six fake backends, one per
+// domain. Gateway prefixing turns github_create_issue of backend "dev" into
+// dev_github_create_issue, the name find_tool must return and call_tool
+// accept.
+
+// catalogueGroups maps each catalogue service to its fake backend.
+var catalogueGroups = map[string]string{
+	"github": "dev", "git": "dev", "linear": "dev", "sentry": "dev", "jira": "dev", "confluence": "dev",
+	"slack": "chat", "teams": "chat", "zoom": "chat", "twilio": "chat", "gmail": "chat", "calendar": "chat",
+	"k8s": "infra", "docker": "infra", "aws": "infra", "datadog": "infra", "grafana": "infra", "pagerduty": "infra",
+	"postgres": "data", "fs": "data", "notion": "data", "gdrive": "data", "sheets": "data",
+	"stripe": "biz", "salesforce": "biz", "hubspot": "biz", "zendesk": "biz",
+}
+
+// groupOf returns the fake backend of a catalogue tool ("info" for the rest:
+// weather, web, maps, news, wikipedia).
+func groupOf(tool string) string {
+	svc, _, _ := strings.Cut(tool, "_")
+	if g, ok := catalogueGroups[svc]; ok {
+		return g
+	}
+	return "info"
+}
+
+var (
+	catalogueOnce  sync.Once
+	catalogueTools map[string][]fakebackends.ToolSpec // group → tools
+	catalogueErr   error
+)
+
+// loadCatalogue parses optimizer/testdata/catalogue.txt into fake backend
+// tool specs, grouped by backend.
+func loadCatalogue(t *testing.T) map[string][]fakebackends.ToolSpec {
+	t.Helper()
+	catalogueOnce.Do(func() {
+		f, err := os.Open("optimizer/testdata/catalogue.txt")
+		if err != nil {
+			catalogueErr = err
+			return
+		}
+		defer f.Close()
+		out := map[string][]fakebackends.ToolSpec{}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			fields := strings.Split(line, " | ")
+			props := map[string]any{}
+			var required []any
+			for _, p := range fields[2:] {
+				parts := strings.SplitN(p, ":", 3)
+				if len(parts) != 3 {
+					catalogueErr = fmt.Errorf("bad parameter %q", p)
+					return
+				}
+				desc, req := strings.CutSuffix(parts[2], "*")
+				typ := parts[1]
+				prop := map[string]any{"type": typ, "description": desc}
+				if typ == "array" {
+					prop["items"] = map[string]any{"type": "string"}
+				}
+				props[parts[0]] = prop
+				if req {
+					required = append(required, parts[0])
+				}
+			}
+			schema := map[string]any{"type": "object", "properties": props}
+			if len(required) > 0 {
+				schema["required"] = required
+			}
+			name := fields[0]
+			out[groupOf(name)] = append(out[groupOf(name)], fakebackends.ToolSpec{
+				Name: name, Description: fields[1], Input: schema,
+				Result: fakebackends.ToolResult{Text: "ok from " + name},
+			})
+		}
+		catalogueTools, catalogueErr = out, sc.Err()
+	})
+	if catalogueErr != nil {
+		t.Fatalf("catalogue: %v", catalogueErr)
+	}
+	return catalogueTools
+}
+
+// startCatalogue starts one fake backend per catalogue group, in name order.
+func startCatalogue(t *testing.T) map[string]*fakebackends.Backend {
+	t.Helper()
+	out := map[string]*fakebackends.Backend{}
+	for group, tools := range loadCatalogue(t) {
+		s := &fakebackends.Script{Name: group, Protocol: fakebackends.ProtocolLegacy, Tools: tools}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		b, err := fakebackends.Start(ctx, s)
+		cancel()
+		if err != nil {
+			t.Fatalf("start %s: %v", group, err)
+		}
+		t.Cleanup(func() { _ = b.Close() })
+		out[group] = b
+	}
+	return out
+}
+
+func sortedBackends(m map[string]*fakebackends.Backend) []*fakebackends.Backend {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]*fakebackends.Backend, 0, len(names))
+	for _, n := range names {
+		out = append(out, m[n])
+	}
+	return out
+}
+
+// testGate refuses chosen backends' operations ("initialize" leaves them
+// out of new sessions, as an unhealthy backend or open circuit does).
+type testGate struct {
+	mu      sync.Mutex
+	refused map[string]map[string]bool // backend → op → refused
+}
+
+func newTestGate() *testGate { return &testGate{refused: map[string]map[string]bool{}} }
+
+func (g *testGate) set(backend, op string, refuse bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.refused[backend] == nil {
+		g.refused[backend] = map[string]bool{}
+	}
+	g.refused[backend][op] = refuse
+}
+
+func (g *testGate) Admit(backend, op string) (func(*vmcp.BackendError), *vmcp.BackendError) {
+	g.mu.Lock()
+	refuse := g.refused[backend][op]
+	g.mu.Unlock()
+	if refuse {
+		return nil, &vmcp.BackendError{Backend: backend, Op: op, Kind: vmcp.KindCircuitOpen, Cause: "circuit open"}
+	}
+	return func(*vmcp.BackendError) {}, nil
+}
+
+// startGatewayWith is startGateway with options.
+func startGatewayWith(t *testing.T, cfg string, opts ...vmcp.Option) *vmcp.Gateway {
+	t.Helper()
+	c, err := vmcp.ParseConfig([]byte(cfg), t.Name()+".yaml")
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	g, err := vmcp.New(c, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.Start(ctx, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := g.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return g
+}
+
+const optimizerCfg = "optimizer: {enabled: true, maxResults: 5}\ntimeouts: {initialize: 2s, call: 2s, list: 2s, close: 500ms}\n"
+
+var revisions = []struct {
+	name   string
+	modern bool
+}{{"legacy", false}, {"modern", true}}
+
+// findResult is find_tool's decoded result.
+type findResult struct {
+	Tools        []mcp.Tool `json:"tools"`
+	TokenMetrics struct {
+		Baseline int     `json:"baseline_tokens"`
+		Returned int     `json:"returned_tokens"`
+		Savings  float64 `json:"savings_percent"`
+	} `json:"token_metrics"`
+	Message string `json:"message"`
+}
+
+func (r findResult) names() []string {
+	var out []string
+	for _, t := range r.Tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// findTool calls find_tool and decodes its JSON text, checking that the
+// structured content carries the same fields.
+func findTool(t *testing.T, c *client.Client, desc string, keywords ...string) findResult {
+	t.Helper()
+	args := map[string]any{"tool_description": desc}
+	if keywords != nil {
+		args["tool_keywords"] = keywords
+	}
+	res, _ := callTool(t, c, "find_tool", args)
+	if res.IsError {
+		t.Fatalf("find_tool %q: isError: %s", desc, resultText(res))
+	}
+	var out findResult
+	if err := json.Unmarshal([]byte(resultText(res)), &out); err != nil {
+		t.Fatalf("find_tool %q: result is not JSON: %v: %s", desc, err, resultText(res))
+	}
+	sc, ok := res.StructuredContent.(map[string]any)
+	if !ok {
+		t.Fatalf("find_tool: structuredContent = %T", res.StructuredContent)
+	}
+	if _, ok := sc["tools"].([]any); !ok {
+		t.Fatalf("find_tool: structuredContent.tools = %T", sc["tools"])
+	}
+	if _, ok := sc["token_metrics"].(map[string]any); !ok {
+		t.Fatalf("find_tool: structuredContent.token_metrics = %T", sc["token_metrics"])
+	}
+	if out.Tools == nil {
+		t.Fatalf("find_tool: tools is null, want a list: %s", resultText(res))
+	}
+	return out
+}
+
+func callViaOptimizer(t *testing.T, c *client.Client, name string, params any) (*mcp.CallToolResult, time.Duration) {
+	t.Helper()
+	args := map[string]any{"tool_name": name}
+	if params != nil {
+		args["parameters"] = params
+	}
+	return callTool(t, c, "call_tool", args)
+}
+
+// rankingQueries are requests phrased as an agent would, with the catalogue
+// tool that must come first (before prefixing): the 40 queries of the
+// optimizer package's TestRankingObviousMatchFirst.
+var rankingQueries = []struct {
+	desc     string
+	keywords []string
+	want     string
+}{
+	{"open a new bug report in the repository", nil, "github_create_issue"},
+	{"post a message to the team channel", []string{"slack"}, "slack_post_message"},
+	{"send a private message to a colleague on Slack", nil, "slack_send_direct_message"},
+	{"find Jira tickets with a JQL filter", nil, "jira_search"},
+	{"run a SQL select against the database", []string{"postgres"}, "postgres_query"},
+	{"list the pods in the payments namespace", nil, "k8s_get_pods"},
+	{"show me the logs of the crashing container in a pod", nil, "k8s_get_pod_logs"},
+	{"will it rain in Paris this weekend", nil, "weather_forecast"},
+	{"when is everyone free for a 30 minute meeting", nil, "calendar_find_free_time"},
+	{"merge the approved pull request with squash", nil, "github_merge_pull_request"},
+	{"scale the web deployment to five replicas", nil, "k8s_scale_deployment"},
+	{"refund the customer's payment", []string{"stripe"}, "stripe_create_refund"},
+	{"who is on call right now", nil, "pagerduty_get_oncall"},
+	{"why is this query slow, show the plan", nil, "postgres_explain_query"},
+	{"upload a file to the S3 bucket", nil, "aws_s3_put_object"},
+	{"read the contents of config.yaml", nil, "fs_read_file"},
+	{"text the on-site engineer's phone number", nil, "twilio_send_sms"},
+	{"get directions from the office to the airport", nil, "maps_directions"},
+	{"move the Jira ticket to Done", nil, "jira_transition_issue"},
+	{"create a support ticket for the customer complaint", []string{"zendesk"}, "zendesk_create_ticket"},
+	{"who last changed this line of the file", []string{"git"}, "git_blame"},
+	{"list unresolved errors in the backend project", []string{"sentry"}, "sentry_list_issues"},
+	{"share the document with alice@example.com as editor", []string{"drive"}, "gdrive_share_file"},
+	{"cancel the customer's monthly plan", []string{"stripe", "subscription"}, "stripe_cancel_subscription"},
+	{"open a new bug report in the repository", []string{"github"}, "github_create_issue"},
+	{"schedule a meeting with the design team on Tuesday at 3pm", []string{"calendar", "create event"}, "calendar_create_event"},
+	{"send an email with the quarterly report to the finance team", []string{"email"}, "gmail_send_email"},
+	{"acknowledge the incident so it stops paging", nil, "pagerduty_acknowledge_incident"},
+	{"columns and types of the orders table", nil, "postgres_describe_table"},
+	{"list the virtual machines in us-east-1", []string{"ec2"}, "aws_ec2_list_instances"},
+	{"rename a file on disk", nil, "fs_move_file"},
+	{"add rows to the spreadsheet", nil, "sheets_append_rows"},
+	{"how much did we spend on AWS last month", nil, "aws_cost_explorer_get_costs"},
+	{"restart all pods of the api deployment", nil, "k8s_rollout_restart"},
+	{"search the web for the latest Go release notes", []string{"web search"}, "web_search"},
+	{"start a video call link for tomorrow's standup", []string{"zoom"}, "zoom_create_meeting"},
+	{"is the air polluted in Delhi today", nil, "weather_air_quality"},
+	{"create a new branch for the feature", []string{"github"}, "github_create_branch"},
+	{"stage the modified files and commit them", []string{"git commit"}, "git_commit"},
+	{"add a new sales prospect", []string{"salesforce", "lead"}, "salesforce_create_lead"},
+}
+
+// exposed is the name a session sees for a catalogue tool.
+func exposed(tool string) string { return groupOf(tool) + "_" + tool }
+
+func TestOptimizerToolsList(t *testing.T) {
+	a, b := startFake(t, alphaScript), startFake(t, betaScript)
+	g := startGateway(t, gwConfig(optimizerCfg, a, b))
+	for _, rev := range revisions {
+		t.Run(rev.name, func(t *testing.T) {
+			c := connect(t, g.URL(), rev.modern)
+			res, err := c.ListTools(ctxT(t, 10*time.Second), mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools := map[string]mcp.Tool{}
+			for _, tl := range res.Tools {
+				tools[tl.Name] = tl
+			}
+			if len(tools) != 2 || tools["find_tool"].Name == "" || tools["call_tool"].Name == "" {
+				t.Fatalf("tools/list = %v, want only find_tool and call_tool", toolNames(t, c))
+			}
+			schema := func(tl mcp.Tool) map[string]any {
+				b, _ := json.Marshal(tl.InputSchema)
+				var m map[string]any
+				_ = json.Unmarshal(b, &m)
+				return m
+			}
+			prop := func(s map[string]any, name string) map[string]any {
+				p, _ := s["properties"].(map[string]any)[name].(map[string]any)
+				return p
+			}
+			fs := schema(tools["find_tool"])
+			if fmt.Sprint(fs["required"]) != "[tool_description]" || prop(fs, "tool_description")["type"] != "string" ||
+				prop(fs, "tool_keywords")["type"] != "array" || fmt.Sprint(prop(fs, "tool_keywords")["items"]) != "map[type:string]" {
+				t.Errorf("find_tool schema = %v", fs)
+			}
+			cs := schema(tools["call_tool"])
+			if fmt.Sprint(cs["required"]) != "[tool_name]" || prop(cs, "tool_name")["type"] != "string" || prop(cs, "parameters")["type"] != "object" {
+				t.Errorf("call_tool schema = %v", cs)
+			}
+
+			// find_tool returns prefixed definitions that call_tool accepts.
+			fr := findTool(t, c, "echo a message back")
+			if !slices.Contains(fr.names(), "alpha_echo") || !slices.Contains(fr.names(), "beta_echo") {
+				t.Fatalf("find_tool(echo) = %v", fr.names())
+			}
+			r, _ := callViaOptimizer(t, c, "beta_only_beta", map[string]any{})
+			if r.IsError || resultText(r) != "b" {
+				t.Fatalf("call_tool beta_only_beta = %q isError=%v", resultText(r), r.IsError)
+			}
+			r, _ = callViaOptimizer(t, c, "alpha_echo", map[string]any{"msg": "hi"})
+			if r.IsError {
+				t.Fatalf("call_tool alpha_echo: %s", resultText(r))
+			}
+			// Direct calls of backend tools are not offered.
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "alpha_echo"
+			if r, err := c.CallTool(ctxT(t, 10*time.Second), req); err == nil && !r.IsError {
+				t.Errorf("direct call of alpha_echo succeeded with the optimizer on")
+			}
+		})
+	}
+}
+
+func TestOptimizerArguments(t *testing.T) {
+	a := startFake(t, alphaScript)
+	g := startGateway(t, gwConfig(optimizerCfg, a))
+	for _, rev := range revisions {
+		t.Run(rev.name, func(t *testing.T) {
+			c := connect(t, g.URL(), rev.modern)
+			cases := []struct {
+				tool string
+				args map[string]any
+				want string
+			}{
+				{"call_tool", map[string]any{"tool_name": "nope"}, "tool not found: nope"},
+				{"call_tool", map[string]any{"tool_name": "find_tool"}, "tool not found: find_tool"},
+				{"call_tool", map[string]any{}, "call_tool: tool_name is required"},
+				{"call_tool", map[string]any{"tool_name": 7}, "call_tool: tool_name is required"},
+				{"call_tool", map[string]any{"tool_name": "alpha_echo", "parameters": "x=1"}, "call_tool: parameters must be an object, got a string"},
+				{"call_tool", map[string]any{"tool_name": "alpha_echo", "parameters": []any{1}}, "call_tool: parameters must be an object, got an array"},
+				{"find_tool", map[string]any{}, "find_tool: tool_description is required"},
+				{"find_tool", map[string]any{"tool_description": "  "}, "find_tool: tool_description is required"},
+				{"find_tool", map[string]any{"tool_description": "echo", "tool_keywords": []any{"a", 3}}, "find_tool: tool_keywords must be an array of strings"},
+				{"find_tool", map[string]any{"tool_description": "echo", "tool_keywords": 3}, "find_tool: tool_keywords must be an array of strings"},
+			}
+			for _, tc := range cases {
+				res, _ := callTool(t, c, tc.tool, tc.args)
+				if !res.IsError || !strings.HasPrefix(resultText(res), tc.want) {
+					t.Errorf("%s %v = %q (isError %v), want isError %q", tc.tool, tc.args, resultText(res), res.IsError, tc.want)
+				}
+			}
+			// A missing parameters object is an empty one.
+			if res, _ := callViaOptimizer(t, c, "alpha_only_alpha", nil); res.IsError || resultText(res) != "a" {
+				t.Errorf("call_tool without parameters = %q", resultText(res))
+			}
+			// Keywords as one string are accepted too (older toolhive clients).
+			res, _ := callTool(t, c, "find_tool", map[string]any{"tool_description": "echo", "tool_keywords": "alpha echo"})
+			if res.IsError {
+				t.Errorf("find_tool with string keywords: %s", resultText(res))
+			}
+		})
+	}
+}
+
+// TestOptimizerCatalogueRanking is acceptance case 2: with every backend
+// healthy, find_tool ranks the obvious tool first among 233 realistic tools
+// on six backends, and token metrics are sane.
+func TestOptimizerCatalogueRanking(t *testing.T) {
+	fbs := startCatalogue(t)
+	g := startGateway(t, gwConfig(optimizerCfg, sortedBackends(fbs)...))
+	for _, rev := range revisions {
+		t.Run(rev.name, func(t *testing.T) {
+			c := connect(t, g.URL(), rev.modern)
+			groups := map[string]bool{}
+			var worst time.Duration
+			for _, q := range rankingQueries {
+				start := time.Now()
+				fr := findTool(t, c, q.desc, q.keywords...)
+				worst = max(worst, time.Since(start))
+				names := fr.names()
+				if len(names) == 0 || names[0] != exposed(q.want) {
+					t.Errorf("find_tool(%q, %v) = %v, want %s first", q.desc, q.keywords, names, exposed(q.want))
+				}
+				if len(names) > 5 {
+					t.Errorf("find_tool returned %d tools, maxResults is 5", len(names))
+				}
+				for _, tl := range fr.Tools {
+					groups[strings.SplitN(tl.Name, "_", 2)[0]] = true
+					if tl.Description == "" || tl.InputSchema.Type != "object" {
+						t.Errorf("tool %s is not a full definition: %+v", tl.Name, tl)
+					}
+				}
+				m := fr.TokenMetrics
+				if m.Baseline <= 0 || m.Returned <= 0 || m.Returned > m.Baseline || m.Savings < 0 || m.Savings > 100 {
+					t.Errorf("token_metrics = %+v", m)
+				}
+				if m.Baseline < 5000 || m.Savings < 90 {
+					t.Errorf("233 tools: baseline %d tokens, savings %.2f%%: implausible", m.Baseline, m.Savings)
+				}
+			}
+			if len(groups) != 6 {
+				t.Errorf("results came from backends %v, want all six", groups)
+			}
+			// The first result is callable as returned.
+			fr := findTool(t, c, "will it rain in Paris this weekend")
+			res, d := callViaOptimizer(t, c, fr.Tools[0].Name, map[string]any{"location": "Paris"})
+			if res.IsError || resultText(res) != "ok from weather_forecast" {
+				t.Errorf("call_tool %s = %q (isError %v)", fr.Tools[0].Name, resultText(res), res.IsError)
+			}
+			fr = findTool(t, c, "open a new bug report in the repository")
+			t.Logf("%s: %d queries, slowest find_tool %v, call_tool %v; token_metrics %+v", rev.name, len(rankingQueries), worst, d, fr.TokenMetrics)
+		})
+	}
+}
+
+// TestOptimizerExcludesRefusedBackend is acceptance cases 1 and 3: a
+// backend refused when the session is created never appears in that
+// session's find_tool results, whatever the query (including its own tools'
+// names and descriptions), and cannot be called; a session created after it
+// recovered finds and calls it, while the first session still does not.
+func TestOptimizerExcludesRefusedBackend(t *testing.T) {
+	fbs := startCatalogue(t)
+	gate := newTestGate()
+	gate.set("dev", "initialize", true)
+	g := startGatewayWith(t, gwConfig(optimizerCfg, sortedBackends(fbs)...), vmcp.WithGate(gate))
+	devTools := loadCatalogue(t)["dev"]
+
+	// Queries: every ranking query and, for each dev tool, its name and its
+	// description (the queries most likely to leak it).
+	type query struct {
+		desc     string
+		keywords []string
+	}
+	var queries []query
+	for _, q := range rankingQueries {
+		queries = append(queries, query{q.desc, q.keywords})
+	}
+	for _, tl := range devTools {
+		queries = append(queries, query{tl.Description, nil}, query{strings.ReplaceAll(tl.Name, "_", " "), []string{"dev", "github", "jira"}})
+	}
+	noDev := func(t *testing.T, c *client.Client) int {
+		t.Helper()
+		results := 0
+		for _, q := range queries {
+			fr := findTool(t, c, q.desc, q.keywords...)
+			results += len(fr.Tools)
+			for _, n := range fr.names() {
+				if strings.HasPrefix(n, "dev_") {
+					t.Fatalf("find_tool(%q) returned %s of the refused backend: %v", q.desc, n, fr.names())
+				}
+			}
+		}
+		return results
+	}
+
+	sessions := map[string]*client.Client{}
+	for _, rev := range revisions {
+		c := connect(t, g.URL(), rev.modern)
+		sessions[rev.name] = c
+		n := noDev(t, c)
+		t.Logf("%s: %d queries, %d results, none from dev", rev.name, len(queries), n)
+		if n == 0 {
+			t.Fatalf("%s: no results at all", rev.name)
+		}
+		// Its tools are not callable either.
+		res, _ := callViaOptimizer(t, c, "dev_github_create_issue", map[string]any{})
+		if !res.IsError || resultText(res) != "tool not found: dev_github_create_issue" {
+			t.Errorf("%s: call_tool of a refused backend's tool = %q", rev.name, resultText(res))
+		}
+	}
+	if n := countTool(fbs["dev"].Requests(), "tools/call", ""); n != 0 {
+		t.Errorf("dev received %d tools/call", n)
+	}
+
+	// Case 3: dev recovers; new sessions include it. The stateless pool
+	// retries backends it lacks at most once a second, on list requests
+	// (a new modern client's server/discover is one).
+	gate.set("dev", "initialize", false)
+	time.Sleep(1100 * time.Millisecond)
+	for _, rev := range revisions {
+		c := connect(t, g.URL(), rev.modern)
+		fr := findTool(t, c, "open a new bug report in the repository")
+		if len(fr.Tools) == 0 || fr.Tools[0].Name != "dev_github_create_issue" {
+			t.Fatalf("%s after recovery: find_tool = %v, want dev_github_create_issue first", rev.name, fr.names())
+		}
+		res, _ := callViaOptimizer(t, c, "dev_github_create_issue", map[string]any{"owner": "o", "repo": "r", "title": "t"})
+		if res.IsError || resultText(res) != "ok from github_create_issue" {
+			t.Errorf("%s after recovery: call_tool = %q", rev.name, resultText(res))
+		}
+	}
+	// The legacy session created while dev was refused keeps its view.
+	noDev(t, sessions["legacy"])
+}
+
+// TestOptimizerNoBackend is acceptance case 4, first half: with every
+// backend refused (gate) or down (connection refused), clients of both
+// revisions still get find_tool and call_tool; find_tool returns an empty
+// list with a message, quickly.
+func TestOptimizerNoBackend(t *testing.T) {
+	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
+	cfg := gwConfig(optimizerCfg, a, b)
+	down := fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}
+	variants := []struct {
+		name  string
+		setup func(t *testing.T, gate *testGate)
+		cause string
+	}{
+		{"refused", func(t *testing.T, gate *testGate) {
+			gate.set("alpha", "initialize", true)
+			gate.set("beta", "initialize", true)
+		}, `backend "alpha" unavailable: circuit open; backend "beta" unavailable: circuit open`},
+		{"down", func(t *testing.T, _ *testGate) {
+			for _, fb := range []*fakebackends.Backend{a, b} {
+				if err := fb.SetFaults(down); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(fb.ClearFaults)
+			}
+		}, `backend "alpha" unavailable: connection refused; backend "beta" unavailable: connection refused`},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			gate := newTestGate()
+			g := startGatewayWith(t, cfg, vmcp.WithGate(gate))
+			v.setup(t, gate)
+			for _, rev := range revisions {
+				start := time.Now()
+				c := connect(t, g.URL(), rev.modern)
+				if names := toolNames(t, c); !slices.Equal(names, []string{"call_tool", "find_tool"}) {
+					t.Fatalf("%s: tools/list = %v", rev.name, names)
+				}
+				fr := findTool(t, c, "echo something back")
+				d := time.Since(start)
+				t.Logf("%s/%s: connect+list+find_tool in %v: %q", v.name, rev.name, d, fr.Message)
+				if len(fr.Tools) != 0 || !strings.HasPrefix(fr.Message, vmcp.MsgNoBackend) || !strings.Contains(fr.Message, v.cause) {
+					t.Errorf("%s: find_tool = %v, message %q; want none and %q", rev.name, fr.names(), fr.Message, v.cause)
+				}
+				if fr.TokenMetrics.Baseline != 0 || fr.TokenMetrics.Savings != 0 {
+					t.Errorf("%s: token_metrics = %+v, want zeros", rev.name, fr.TokenMetrics)
+				}
+				res, _ := callViaOptimizer(t, c, "alpha_echo", map[string]any{})
+				if !res.IsError || !strings.HasPrefix(resultText(res), "tool not found: alpha_echo") {
+					t.Errorf("%s: call_tool = %q", rev.name, resultText(res))
+				}
+				if d > 5*time.Second {
+					t.Errorf("%s: took %v", rev.name, d)
+				}
+			}
+		})
+	}
+}
+
+// TestOptimizerCallToolFailures is acceptance case 4, second half: a
+// backend that dies during call_tool gives the direct call's isError result
+// naming it, in well under a second; the session goes on; an open circuit
+// fails fast.
+func TestOptimizerCallToolFailures(t *testing.T) {
+	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
+	gate := newTestGate()
+	g := startGatewayWith(t, gwConfig(optimizerCfg, a, b), vmcp.WithGate(gate))
+	for _, rev := range revisions {
+		t.Run(rev.name, func(t *testing.T) {
+			c := connect(t, g.URL(), rev.modern)
+			for _, mode := range []string{fakebackends.CrashEOF, fakebackends.CrashReset, fakebackends.CrashDown} {
+				f := fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: mode, Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}}
+				if mode == fakebackends.CrashDown {
+					f.Match = fakebackends.Match{} // the whole backend goes away
+				}
+				if err := b.SetFaults(f); err != nil {
+					t.Fatal(err)
+				}
+				res, d := callViaOptimizer(t, c, "beta_echo", map[string]any{"x": 1})
+				b.ClearFaults()
+				backend, kind := metaOf(res)
+				t.Logf("%s crash %s during call_tool: %.1fms %q [%s %s]", rev.name, mode, float64(d.Microseconds())/1000, resultText(res), backend, kind)
+				if !res.IsError || !strings.HasPrefix(resultText(res), `backend "beta" unavailable: connection`) || backend != "beta" {
+					t.Errorf("call_tool during crash = %q (isError %v, _meta %s/%s)", resultText(res), res.IsError, backend, kind)
+				}
+				if d >= time.Second {
+					t.Errorf("call_tool during crash took %v, want < 1s", d)
+				}
+				if res, _ := callViaOptimizer(t, c, "alpha_echo", nil); res.IsError {
+					t.Errorf("alpha failed too: %s", resultText(res))
+				}
+				if res, _ := callViaOptimizer(t, c, "beta_other", nil); res.IsError || resultText(res) != "fine" {
+					t.Errorf("beta did not recover: %q", resultText(res))
+				}
+			}
+			// Circuit open: refused before the network, fast.
+			gate.set("beta", "tools/call", true)
+			res, d := callViaOptimizer(t, c, "beta_other", nil)
+			gate.set("beta", "tools/call", false)
+			backend, kind := metaOf(res)
+			t.Logf("%s circuit open: %.2fms %q", rev.name, float64(d.Microseconds())/1000, resultText(res))
+			if !res.IsError || resultText(res) != `backend "beta" unavailable: circuit open` || backend != "beta" || kind != "circuit_open" {
+				t.Errorf("call_tool with circuit open = %q (_meta %s/%s)", resultText(res), backend, kind)
+			}
+			if d >= 500*time.Millisecond {
+				t.Errorf("circuit open took %v", d)
+			}
+		})
+	}
+}
+
+// TestOptimizerConcurrentSessions opens and closes sessions of different
+// backend sets while others search (-race; goleak in TestMain).
+func TestOptimizerConcurrentSessions(t *testing.T) {
+	fbs := startCatalogue(t)
+	gate := newTestGate()
+	g := startGatewayWith(t, gwConfig(optimizerCfg, sortedBackends(fbs)...), vmcp.WithGate(gate))
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 3 {
+				c, err := tryConnect(g.URL(), (i+j)%2 == 1)
+				if err != nil {
+					errs <- err
+					return
+				}
+				req := mcp.CallToolRequest{}
+				req.Params.Name = "find_tool"
+				req.Params.Arguments = map[string]any{"tool_description": "list the pods in the payments namespace"}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				res, err := c.CallTool(ctx, req)
+				cancel()
+				_ = c.Close()
+				if err != nil {
+					errs <- err
+					return
+				}
+				if !strings.Contains(resultText(res), "infra_k8s_get_pods") {
+					errs <- fmt.Errorf("find_tool: %s", resultText(res))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestOptimizerWithHealthMonitor runs cases 1 and 3 with the gateway's own
+// health monitor as the gate: a backend that is down is unhealthy, left out
+// of new sessions and of their find_tool; once it answers probes again, a
+// new session finds and calls its tools.
+func TestOptimizerWithHealthMonitor(t *testing.T) {
+	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
+	g := startGateway(t, gwConfig(optimizerCfg+"health: {interval: 100ms, timeout: 50ms, unhealthyThreshold: 1}\n", a, b))
+	waitState := func(want func(string) bool, what string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if st := string(g.Health().Backends["beta"].Status); want(st) {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("beta never became %s: %+v", what, g.Health().Backends["beta"])
+	}
+	if err := b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}); err != nil {
+		t.Fatal(err)
+	}
+	waitState(func(s string) bool { return s == "unhealthy" }, "unhealthy")
+	c := connect(t, g.URL(), false)
+	for _, q := range []string{"echo", "other", "beta echo", "beta other"} {
+		fr := findTool(t, c, q, "beta")
+		for _, n := range fr.names() {
+			if strings.HasPrefix(n, "beta_") {
+				t.Fatalf("find_tool(%q) returned %s of the unhealthy backend", q, n)
+			}
+		}
+	}
+	if res, _ := callViaOptimizer(t, c, "beta_other", nil); resultText(res) != "tool not found: beta_other" {
+		t.Errorf("call_tool beta_other = %q", resultText(res))
+	}
+
+	b.ClearFaults()
+	waitState(func(s string) bool { return s == "healthy" || s == "degraded" }, "healthy")
+	c2 := connect(t, g.URL(), false)
+	fr := findTool(t, c2, "other", "beta")
+	if len(fr.Tools) == 0 || fr.Tools[0].Name != "beta_other" {
+		t.Fatalf("after recovery: find_tool = %v", fr.names())
+	}
+	if res, _ := callViaOptimizer(t, c2, "beta_other", nil); res.IsError || resultText(res) != "fine" {
+		t.Errorf("after recovery: call_tool beta_other = %q", resultText(res))
+	}
+	// The first session keeps the view it was created with.
+	if fr := findTool(t, c, "other", "beta"); slices.Contains(fr.names(), "beta_other") {
+		t.Errorf("the session created while beta was unhealthy now finds it: %v", fr.names())
+	}
+}

@@ -1,0 +1,505 @@
+package vmcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/optimizer"
+)
+
+// Names of the optimizer's two tools.
+const (
+	// FindToolName is the optimizer's search tool.
+	FindToolName = "find_tool"
+	// CallToolName is the optimizer's routing tool.
+	CallToolName = "call_tool"
+)
+
+// MsgNoBackend starts the message find_tool returns when the caller's view
+// holds no backend at all.
+const MsgNoBackend = "no backend is available"
+
+// FindToolResult is find_tool's result, as JSON text and structuredContent.
+type FindToolResult struct {
+	// Tools are full tool definitions, best match first, under the names
+	// call_tool accepts.
+	Tools []mcp.Tool `json:"tools"`
+	// TokenMetrics compares Tools with the caller's whole tool list.
+	TokenMetrics optimizer.TokenMetrics `json:"token_metrics"`
+	// Message explains an empty result.
+	Message string `json:"message,omitempty"`
+}
+
+// optimizerTools are the two tools a session sees when the optimizer is on.
+// Their handlers resolve the caller's view per request (viewFor), so the
+// same definitions serve legacy sessions and the stateless pool.
+func (g *Gateway) optimizerTools() map[string]server.ServerTool {
+	find := mcp.NewTool(FindToolName,
+		mcp.WithDescription("Search the tools available through this gateway. Describe what you want to do; "+
+			"returns the best-matching tool definitions (name, description, input schema), which you then "+
+			"invoke with call_tool."),
+		mcp.WithString("tool_description", mcp.Required(),
+			mcp.Description("Natural-language description of the task the tool should perform")),
+		mcp.WithArray("tool_keywords", mcp.WithStringItems(),
+			mcp.Description("Optional keywords (service, object or action names) that the tool should match")),
+	)
+	call := mcp.NewTool(CallToolName,
+		mcp.WithDescription("Call a tool found with find_tool, by its exact name, with its arguments."),
+		mcp.WithString("tool_name", mcp.Required(),
+			mcp.Description("Exact name of the tool, as returned by find_tool")),
+		mcp.WithObject("parameters",
+			mcp.Description("Arguments of the tool, matching its input schema")),
+	)
+	return map[string]server.ServerTool{
+		FindToolName: {Tool: find, Handler: g.findTool},
+		CallToolName: {Tool: call, Handler: g.callTool},
+	}
+}
+
+// attachOptimizer makes agg searchable for its owner before the owner's
+// first request: a session's view is indexed now and released when the
+// session closes; the pool's view replaces the previous pool view.
+func (g *Gateway) attachOptimizer(target caller, agg *aggregate) {
+	st := g.optimizer()
+	switch t := target.(type) {
+	case *Session:
+		v := st.register(agg)
+		context.AfterFunc(t.ctx, func() { st.drop(agg) })
+		ctx, cancel := context.WithTimeout(t.ctx, g.cfg.Timeouts.List)
+		defer cancel()
+		v.ensure(ctx)
+	case *pool:
+		if agg == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(t.ctx, g.cfg.Timeouts.List)
+		defer cancel()
+		st.poolView(agg).ensure(ctx)
+	}
+}
+
+// installOptimizerOnly gives a stateless request the optimizer's tools when
+// the pool has no backend at all, so that find_tool can say so; it reports
+// whether the request may go on without backends.
+func (g *Gateway) installOptimizerOnly(sess server.ClientSession, method string) bool {
+	if !g.cfg.Optimizer.Enabled {
+		return false
+	}
+	switch mcp.MCPMethod(method) {
+	case mcp.MethodToolsList, mcp.MethodToolsCall:
+	default:
+		return false
+	}
+	if st, ok := sess.(server.SessionWithTools); ok {
+		st.SetSessionTools(g.optimizerTools())
+	}
+	return true
+}
+
+// findTool serves find_tool: BM25 search over the caller's own tools.
+func (g *Gateway) findTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.GetArguments()
+	desc, ok := args["tool_description"].(string)
+	if !ok || strings.TrimSpace(desc) == "" {
+		return mcp.NewToolResultError("find_tool: tool_description is required and must be a non-empty string"), nil
+	}
+	var keywords []string
+	switch kw := args["tool_keywords"].(type) {
+	case nil:
+	case string: // lenient: toolhive's older clients send one space-separated string
+		keywords = strings.Fields(kw)
+	case []any:
+		for _, k := range kw {
+			s, ok := k.(string)
+			if !ok {
+				return mcp.NewToolResultError("find_tool: tool_keywords must be an array of strings"), nil
+			}
+			keywords = append(keywords, s)
+		}
+	default:
+		return mcp.NewToolResultError("find_tool: tool_keywords must be an array of strings"), nil
+	}
+
+	v, why := g.optimizerView(ctx)
+	if v == nil || len(v.allowed) == 0 {
+		return findResult(FindToolResult{Tools: []mcp.Tool{}, Message: why}), nil
+	}
+	v.ensure(ctx)
+	st := v.st
+	matches, err := st.ix.Search(ctx, optimizer.Query{Description: desc, Keywords: keywords}, v.allowed, st.maxResults)
+	if err != nil {
+		return mcp.NewToolResultError("find_tool: search failed: " + err.Error()), nil
+	}
+	out := FindToolResult{Tools: make([]mcp.Tool, 0, len(matches))}
+	for _, m := range matches {
+		out.Tools = append(out.Tools, m.Tool)
+	}
+	out.TokenMetrics = optimizer.NewTokenMetrics(v.baseline, optimizer.EstimateTokens(out.Tools))
+	if len(out.Tools) == 0 {
+		out.Message = "no tool matches the description; try other words or keywords"
+	}
+	g.logger.Debug("find_tool", "query", desc, "keywords", keywords, "results", len(out.Tools), "allowed", len(v.allowed))
+	return findResult(out), nil
+}
+
+func findResult(r FindToolResult) *mcp.CallToolResult {
+	text, err := json.Marshal(r)
+	if err != nil {
+		return mcp.NewToolResultError("find_tool: encoding the result: " + err.Error())
+	}
+	return mcp.NewToolResultStructured(r, string(text))
+}
+
+// callTool serves call_tool: the named tool of the caller's view, through
+// the same path as a direct tools/call (deadline, gate, observer, state,
+// re-initialization, errors naming the backend).
+func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.GetArguments()
+	name, ok := args["tool_name"].(string)
+	if !ok || name == "" {
+		return mcp.NewToolResultError("call_tool: tool_name is required and must be a non-empty string"), nil
+	}
+	var params map[string]any
+	switch p := args["parameters"].(type) {
+	case nil:
+	case map[string]any:
+		params = p
+	default:
+		return mcp.NewToolResultError(fmt.Sprintf("call_tool: parameters must be an object, got %s", jsonType(p))), nil
+	}
+	target, agg := g.viewFor(ctx)
+	if agg == nil {
+		return mcp.NewToolResultError("tool not found: " + name + " (" + MsgNoBackend + ")"), nil
+	}
+	r, ok := agg.ToolRoutes[name]
+	if !ok {
+		return mcp.NewToolResultError("tool not found: " + name), nil
+	}
+	out := mcp.CallToolRequest{}
+	out.Params.Name = name
+	out.Params.Arguments = params
+	out.Params.Meta = req.Params.Meta
+	return toolHandler(target, r)(ctx, out)
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case float64, int, int64, json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// optimizerView returns the optimizer view of the request's caller (nil
+// when there is none) and the message find_tool gives when the view holds
+// no tool.
+func (g *Gateway) optimizerView(ctx context.Context) (*optView, string) {
+	st := g.optimizer()
+	sess := server.ClientSessionFromContext(ctx)
+	if sess == nil {
+		return nil, MsgNoBackend + ": no client session"
+	}
+	if sess.SessionID() == "" {
+		agg := g.pool.aggregate()
+		if agg == nil {
+			return nil, noBackendMessage(g.pool.noBackend())
+		}
+		return st.poolView(agg), msgNoTool
+	}
+	s := g.session(sess.SessionID())
+	if s == nil {
+		return nil, MsgNoBackend + ": the session is closed"
+	}
+	v := st.lookup(s.agg)
+	if v == nil {
+		return nil, MsgNoBackend + ": the session is closed"
+	}
+	members := make([]*member, 0, len(s.order))
+	for _, name := range s.order {
+		if s.connectedAtStart(name) {
+			return v, msgNoTool
+		}
+		members = append(members, s.members[name])
+	}
+	return v, noBackendMessage(noBackendError(members))
+}
+
+// noBackendMessage is find_tool's message for a *NoBackendError: every
+// backend and why it is not available.
+func noBackendMessage(err error) string {
+	var nb *NoBackendError
+	if !errors.As(err, &nb) || len(nb.Errs) == 0 {
+		return MsgNoBackend
+	}
+	causes := make([]string, len(nb.Errs))
+	for i, e := range nb.Errs {
+		causes[i] = e.Error()
+	}
+	return MsgNoBackend + ": " + strings.Join(causes, "; ")
+}
+
+// msgNoTool is find_tool's message when the caller's backends offer no tool.
+const msgNoTool = "no tool is available from the connected backends"
+
+// optimizers holds each gateway's optimizer state until the gateway shuts
+// down (kept outside Gateway so that the optimizer lives in its own file).
+var optimizers sync.Map // *Gateway → *optimizerState
+
+// optimizer returns the gateway's optimizer state, creating it on first use.
+func (g *Gateway) optimizer() *optimizerState {
+	if v, ok := optimizers.Load(g); ok {
+		return v.(*optimizerState)
+	}
+	st := newOptimizerState(g.cfg.Optimizer.MaxResults, g.logger)
+	v, loaded := optimizers.LoadOrStore(g, st)
+	if !loaded {
+		context.AfterFunc(g.ctx, func() { optimizers.Delete(g) })
+	}
+	return v.(*optimizerState)
+}
+
+// optimizerState is the gateway's one shared index and the views that
+// search it.
+//
+// Documents are indexed per segment: one backend's tools as one view
+// exposes them (after prefixing), keyed "backend@fingerprint". Views with
+// the same tools from a backend share a segment; a segment is reference
+// counted and leaves the index when its last view is dropped, so a session
+// keeps searching exactly the definitions it was created with even if the
+// backend's tools change for later sessions.
+type optimizerState struct {
+	ix         *optimizer.Index
+	maxResults int
+	logger     *slog.Logger
+
+	mu    sync.Mutex
+	segs  map[string]*segment
+	views map[*aggregate]*optView
+	pool  *optView
+}
+
+func newOptimizerState(maxResults int, logger *slog.Logger) *optimizerState {
+	return &optimizerState{
+		ix:         optimizer.NewIndex(),
+		maxResults: maxResults,
+		segs:       map[string]*segment{},
+		views:      map[*aggregate]*optView{},
+		logger:     logger,
+	}
+}
+
+// segment is one indexed segment; ready is closed once its build ended
+// (err says how).
+type segment struct {
+	refs  int
+	ready chan struct{}
+	err   error
+}
+
+// optView is one owner's searchable view: the keys of its tools and the
+// segments it needs in the index.
+type optView struct {
+	st       *optimizerState
+	agg      *aggregate
+	segTools map[string][]mcp.Tool // segment key → the view's tools of that backend
+	allowed  optimizer.ToolSet
+	baseline int // estimated tokens of tools/list without the optimizer
+
+	mu      sync.Mutex
+	held    map[string]*segment
+	dropped bool
+}
+
+// newView computes the view of agg (fingerprints, allowed keys, baseline)
+// without touching the index.
+func (st *optimizerState) newView(agg *aggregate) *optView {
+	v := &optView{st: st, agg: agg, segTools: map[string][]mcp.Tool{}, allowed: optimizer.ToolSet{}, held: map[string]*segment{}}
+	if agg == nil {
+		return v
+	}
+	byBackend := map[string][]mcp.Tool{}
+	for _, t := range agg.Tools {
+		r := agg.ToolRoutes[t.Name]
+		byBackend[r.Backend] = append(byBackend[r.Backend], t)
+	}
+	for backend, tools := range byBackend {
+		key := backend
+		if b, err := json.Marshal(tools); err == nil {
+			sum := sha256.Sum256(b)
+			key = backend + "@" + hex.EncodeToString(sum[:8])
+		}
+		v.segTools[key] = tools
+		v.allowed.Add(key, tools...)
+	}
+	v.baseline = optimizer.EstimateTokens(agg.Tools)
+	return v
+}
+
+// register makes a session's view findable by its aggregate.
+func (st *optimizerState) register(agg *aggregate) *optView {
+	v := st.newView(agg)
+	st.mu.Lock()
+	st.views[agg] = v
+	st.mu.Unlock()
+	return v
+}
+
+// lookup returns the registered view of agg.
+func (st *optimizerState) lookup(agg *aggregate) *optView {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.views[agg]
+}
+
+// poolView returns the view of the pool's current aggregate, replacing (and
+// dropping) the previous one when the pool's backends changed.
+func (st *optimizerState) poolView(agg *aggregate) *optView {
+	st.mu.Lock()
+	if v := st.pool; v != nil && v.agg == agg {
+		st.mu.Unlock()
+		return v
+	}
+	st.mu.Unlock()
+	nv := st.newView(agg) // off-lock: fingerprints encode every tool
+	st.mu.Lock()
+	if v := st.pool; v != nil && v.agg == agg {
+		st.mu.Unlock()
+		return v
+	}
+	old := st.pool
+	st.pool = nv
+	st.mu.Unlock()
+	if old != nil {
+		old.release()
+	}
+	return nv
+}
+
+// drop forgets a session's view and releases its segments.
+func (st *optimizerState) drop(agg *aggregate) {
+	st.mu.Lock()
+	v := st.views[agg]
+	delete(st.views, agg)
+	st.mu.Unlock()
+	if v != nil {
+		v.release()
+	}
+}
+
+// ensure indexes the segments of v that it does not hold yet. Failures
+// (ctx expiry on a huge backend) are logged and retried by the next call;
+// meanwhile searches simply miss those tools.
+func (v *optView) ensure(ctx context.Context) {
+	v.mu.Lock()
+	var todo []string
+	for key := range v.segTools {
+		if v.held[key] == nil {
+			todo = append(todo, key)
+		}
+	}
+	v.mu.Unlock()
+	sort.Strings(todo)
+	for _, key := range todo {
+		seg, err := v.st.acquire(ctx, key, v.segTools[key])
+		if err != nil {
+			v.st.logger.Warn("optimizer: indexing failed", "segment", key, "tools", len(v.segTools[key]), "err", err)
+			continue
+		}
+		v.mu.Lock()
+		keep := !v.dropped && v.held[key] == nil
+		if keep {
+			v.held[key] = seg
+		}
+		v.mu.Unlock()
+		if !keep {
+			v.st.release(key, seg)
+		}
+	}
+}
+
+// release gives back every segment v holds; v holds none afterwards.
+func (v *optView) release() {
+	v.mu.Lock()
+	v.dropped = true
+	held := v.held
+	v.held = map[string]*segment{}
+	v.mu.Unlock()
+	for key, seg := range held {
+		v.st.release(key, seg)
+	}
+}
+
+// acquire takes a reference on segment key, building it from tools if it
+// is not in the index. Concurrent acquirers of a segment being built wait
+// for that build (bounded by their ctx); builds of different segments, and
+// every search, proceed in parallel.
+func (st *optimizerState) acquire(ctx context.Context, key string, tools []mcp.Tool) (*segment, error) {
+	for {
+		st.mu.Lock()
+		seg := st.segs[key]
+		if seg == nil {
+			seg = &segment{refs: 1, ready: make(chan struct{})}
+			st.segs[key] = seg
+			st.mu.Unlock()
+			err := st.ix.ReplaceBackend(ctx, key, tools)
+			st.mu.Lock()
+			seg.err = err
+			if err != nil {
+				delete(st.segs, key)
+			}
+			close(seg.ready)
+			st.mu.Unlock()
+			if err != nil {
+				return nil, err
+			}
+			return seg, nil
+		}
+		seg.refs++
+		st.mu.Unlock()
+		select {
+		case <-seg.ready:
+		case <-ctx.Done():
+			st.release(key, seg)
+			return nil, ctx.Err()
+		}
+		if seg.err == nil {
+			return seg, nil
+		}
+		// The build failed and the segment is gone: try to build it.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// release drops a reference on segment key; the last one removes the
+// segment's documents from the index.
+func (st *optimizerState) release(key string, seg *segment) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.segs[key] != seg {
+		return // a failed build, already gone
+	}
+	seg.refs--
+	if seg.refs == 0 {
+		delete(st.segs, key)
+		st.ix.RemoveBackend(key) // under st.mu: a new build of key cannot start before it
+	}
+}
