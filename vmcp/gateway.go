@@ -315,11 +315,15 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.cancel(errSessionClosing) // cuts anything left
 	_ = g.streamable.Shutdown(ctx)
 	if srv != nil {
-		if serr := srv.Shutdown(ctx); serr != nil {
-			_ = srv.Close()
-			if err == nil {
-				err = serr
-			}
+		// Every session is closed by now: give in-flight responses a moment,
+		// then cut. (net/http waits up to 5 s for connections that opened but
+		// never sent a request.)
+		sctx, scancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		_ = srv.Shutdown(sctx)
+		scancel()
+		_ = srv.Close()
+		if err == nil {
+			err = ctx.Err()
 		}
 		if serveErr := <-g.serveErr; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) && err == nil {
 			err = serveErr

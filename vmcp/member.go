@@ -165,7 +165,10 @@ func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, 
 	}
 	run := func(ctx context.Context) error { return fn(ctx, c.client) }
 	be = c.invoke(ctx, op, timeout, run)
-	if be == nil || be.Kind != KindSessionExpired {
+	// A 404 means the backend did not execute the request. So does a
+	// connection closed under us by another caller's re-initialization: it
+	// replaced a connection whose backend session had expired.
+	if be == nil || (be.Kind != KindSessionExpired && !(be.Kind == KindClosed && m.replaced(c))) {
 		return be
 	}
 	c2, rerr := m.reconnect(ctx, c, op, timeout)
@@ -174,6 +177,14 @@ func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, 
 	}
 	c = c2
 	return c.invoke(ctx, op, timeout, run)
+}
+
+// replaced reports whether c was replaced by a re-initialization while the
+// member is still open.
+func (m *member) replaced(c *conn) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return !m.closed && m.conn != nil && m.conn != c
 }
 
 // current returns a live connection, reconnecting (shared) when the last
