@@ -1,0 +1,204 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// Load scenario sizes.
+const (
+	loadSessions      = 50
+	loadDuration      = 2 * time.Second // each session calls for this long...
+	loadMaxCalls      = 100             // ...or this many calls
+	loadCallTimeout   = time.Second     // the gateway's backend call timeout
+	loadClientTimeout = 10 * time.Second
+	loadCrashFor      = 300 * time.Millisecond
+	loadRecoverFor    = 300 * time.Millisecond
+)
+
+// loadScenarios: scenario 8, load with faults.
+func loadScenarios() []Scenario {
+	return variants("load", []Variant{
+		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
+		{harness.RevisionModern, fakebackends.TransportSSE},
+	}, func(v Variant) Scenario {
+		return Scenario{
+			Description: fmt.Sprintf("%d concurrent sessions call both backends while beta crashes and recovers: "+
+				"every call ends with a result or an error, none hangs, alpha never fails, every session reaches beta afterwards, nothing leaks", loadSessions),
+			Labels:  []string{LabelLoad},
+			Timeout: 90 * time.Second,
+			Topology: func() harness.Topology {
+				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: loadCallTimeout,
+					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(loadClientTimeout)}}
+			},
+			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runLoad(ctx, env, g, v) },
+		}
+	})
+}
+
+func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
+	// Half the sessions on the variant's revision, half on the other.
+	other := harness.RevisionModern
+	if v.Revision == harness.RevisionModern {
+		other = harness.RevisionLegacy
+	}
+	clients := make([]*harness.Client, loadSessions)
+	errs := make([]error, loadSessions)
+	var wg sync.WaitGroup
+	for i := range clients {
+		rev := v.Revision
+		if i%2 == 1 {
+			rev = other
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clients[i], errs[i] = env.Client(ctx, rev, harness.WithClientName(fmt.Sprintf("load%02d", i)))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		g.Expect(err).NotTo(gomega.HaveOccurred(), "connect load client %d", i)
+	}
+
+	// Beta crashes and recovers (reset, then EOF) until the callers are
+	// done.
+	stop := make(chan struct{})
+	chaosDone := make(chan error, 1)
+	var cycles atomic.Int64
+	go func() {
+		modes := []string{fakebackends.CrashReset, fakebackends.CrashEOF}
+		for i := 0; ; i++ {
+			cycles.Add(1)
+			if err := env.SetFaults(ctx, beta, fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: modes[i%2]}); err != nil {
+				chaosDone <- err
+				return
+			}
+			select {
+			case <-stop:
+			case <-time.After(loadCrashFor):
+			}
+			if err := env.ClearFaults(ctx, beta); err != nil {
+				chaosDone <- err
+				return
+			}
+			select {
+			case <-stop:
+				chaosDone <- nil
+				return
+			case <-time.After(loadRecoverFor):
+			}
+		}
+	}()
+
+	calls := make([][]*harness.Call, loadSessions)
+	start := time.Now()
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n < loadMaxCalls && time.Since(start) < loadDuration; n++ {
+				b := alpha
+				if n%2 == 0 {
+					b = beta
+				}
+				calls[i] = append(calls[i], c.CallTool(ctx, tool(b, "echo"), echoArgs(fmt.Sprintf("%d/%d", i, n))))
+			}
+		}()
+	}
+	// Every caller goroutine ends: each call is bounded by the client's
+	// deadline, so this wait is bounded too.
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(stop)
+	var chaosErr error
+	select {
+	case chaosErr = <-chaosDone:
+	case <-time.After(5 * time.Second):
+		chaosErr = fmt.Errorf("fault injector did not stop")
+	}
+	must(g, chaosErr, "crash and recover beta")
+	env.Recorder().SetFigure("crash_cycles", float64(cycles.Load()))
+	g.Expect(cycles.Load()).To(gomega.BeNumerically(">=", 2), "beta crashed and recovered at least twice under load")
+
+	var durations []time.Duration
+	counts := map[harness.Outcome]int{}
+	var alphaFailures, unnamed []string
+	for _, cs := range calls {
+		for _, call := range cs {
+			counts[call.Outcome]++
+			durations = append(durations, call.Took())
+			if call.Target == tool(alpha, "echo") && call.Outcome != harness.OutcomeOK {
+				alphaFailures = append(alphaFailures, fmt.Sprintf("%s: %s %s", call.Client, call.Outcome, call.Text()))
+			}
+			if call.Target == tool(beta, "echo") && call.Outcome == harness.OutcomeBackendUnavailable && call.Backend != beta {
+				unnamed = append(unnamed, call.Text())
+			}
+		}
+	}
+	slices.Sort(durations)
+	rec := env.Recorder()
+	rec.SetFigure("calls", float64(len(durations)))
+	rec.SetFigure("calls_ok", float64(counts[harness.OutcomeOK]))
+	rec.SetFigure("calls_failed", float64(len(durations)-counts[harness.OutcomeOK]))
+	rec.SetFigure("calls_timeout", float64(counts[harness.OutcomeTimeout]))
+	rec.SetFigure("duration_ms", ms(elapsed))
+	if len(durations) > 0 {
+		rec.SetFigure("latency_p50_ms", ms(durations[len(durations)/2]))
+		rec.SetFigure("latency_p99_ms", ms(durations[len(durations)*99/100]))
+		rec.SetFigure("latency_max_ms", ms(durations[len(durations)-1]))
+	}
+
+	// Every call ended: each caller goroutine returned (wg.Wait above), and
+	// each of its calls carries an outcome.
+	g.Expect(durations).NotTo(gomega.BeEmpty())
+	g.Expect(counts[""]).To(gomega.BeZero(), "calls without an outcome")
+	g.Expect(counts[harness.OutcomeTimeout]).To(gomega.BeZero(), "no call hung until the client's deadline (%v)", counts)
+	g.Expect(durations[len(durations)-1]).To(gomega.BeNumerically("<=", loadCallTimeout+time.Second),
+		"the slowest call took longer than the call timeout + 1 s")
+	g.Expect(alphaFailures).To(gomega.BeEmpty(), "alpha never failed while beta crashed")
+	g.Expect(unnamed).To(gomega.BeEmpty(), "beta's failures name beta")
+
+	// After the last recovery every session reaches beta: a crash fault
+	// costs no more than its own failed calls.
+	after := make([]*harness.Call, loadSessions)
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			after[i] = c.CallTool(ctx, tool(beta, "echo"), echoArgs("after"))
+		}()
+	}
+	wg.Wait()
+	var notOK []string
+	for _, call := range after {
+		if call.Outcome != harness.OutcomeOK {
+			notOK = append(notOK, fmt.Sprintf("%s: %s %s", call.Client, call.Outcome, call.Text()))
+		}
+	}
+	g.Expect(notOK).To(gomega.BeEmpty(), "every session reaches beta after it recovered")
+
+	// Close the sessions now, under load, and bounded: the leak check after
+	// the scenario covers what they leave behind.
+	closeCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	closeStart := time.Now()
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.Close(closeCtx)
+		}()
+	}
+	wg.Wait()
+	rec.SetFigure("close_sessions_ms", ms(time.Since(closeStart)))
+}

@@ -1,0 +1,178 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// RunConfig says how to run scenarios.
+type RunConfig struct {
+	// Target is the gateway under test (default harness.Reference{}).
+	Target harness.Target
+	// CheckLeaks fails a scenario that leaves goroutines running after its
+	// teardown (goleak, with harness.LeakOptions).
+	CheckLeaks bool
+	// TeardownTimeout bounds Env.Close (default 20 s).
+	TeardownTimeout time.Duration
+}
+
+// failure is what the fail handler panics with; the runner recovers it.
+type failure struct{ msg string }
+
+// skip is what Require panics with when a capability is missing.
+type skip struct{ reason string }
+
+// newGomega returns a Gomega whose failures end the scenario body: the
+// handler stores the message (with the failing line) and panics; Run
+// recovers the panic and fails the scenario. Only the goroutine running
+// the body may assert with it.
+func newGomega() gomega.Gomega {
+	return gomega.NewGomega(func(message string, callerSkip ...int) {
+		skipN := 1
+		if len(callerSkip) > 0 {
+			skipN += callerSkip[0]
+		}
+		where := ""
+		if _, file, line, ok := runtime.Caller(skipN); ok {
+			where = fmt.Sprintf("%s:%d: ", filepath.Base(file), line)
+		}
+		panic(failure{msg: where + message})
+	})
+}
+
+// Require ends the scenario as skipped when the target lacks any of need.
+// It is for capabilities only: never use it to turn a failure into a skip.
+func Require(env *harness.Env, need ...harness.Capability) {
+	if err := env.Require(need...); err != nil {
+		panic(skip{reason: err.Error()})
+	}
+}
+
+// Run runs one scenario against cfg.Target and returns its recorder, with
+// the verdict set: skipped (the target lacks a capability the scenario
+// needs), failed (an assertion failed, the topology did not start or tear
+// down, the scenario overran its timeout, or goroutines leaked) or passed.
+// It never panics and returns within the scenario's timeout plus the
+// teardown timeout.
+func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
+	target := cfg.Target
+	if target == nil {
+		target = harness.Reference{}
+	}
+	rec := harness.NewRecorder(sc.Name, sc.Labels...)
+	if missing := target.Capabilities().Missing(sc.Needs...); len(missing) > 0 {
+		rec.Skip((&harness.MissingCapabilityError{Target: target.Name(), Missing: missing}).Error())
+		return rec
+	}
+	var leakCheck func(harness.TB)
+	if cfg.CheckLeaks {
+		leakCheck = harness.LeakSnapshot()
+	}
+	timeout := sc.Timeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	topo := sc.Topology()
+	topo.Name, topo.Labels, topo.Target, topo.Recorder = sc.Name, sc.Labels, target, rec
+	env, err := harness.Start(runCtx, topo)
+	if err != nil {
+		rec.Fail("start topology: " + err.Error())
+		return rec
+	}
+
+	verdict := runBody(runCtx, sc, env)
+
+	teardown := cfg.TeardownTimeout
+	if teardown <= 0 {
+		teardown = harness.DefaultEnvCloseTimeout
+	}
+	closeCtx, closeCancel := context.WithTimeout(context.WithoutCancel(ctx), teardown)
+	closeErr := env.Close(closeCtx)
+	closeCancel()
+	if closeErr != nil && verdict.kind == harness.VerdictPassed {
+		verdict = outcome{harness.VerdictFailed, "teardown: " + closeErr.Error()}
+	}
+	if leakCheck != nil && verdict.kind != harness.VerdictSkipped {
+		tb := &leakTB{}
+		leakCheck(tb)
+		if tb.msg != "" && verdict.kind == harness.VerdictPassed {
+			verdict = outcome{harness.VerdictFailed, tb.msg}
+		}
+	}
+	rec.SetVerdict(verdict.kind, verdict.reason)
+	return rec
+}
+
+type outcome struct {
+	kind   harness.Verdict
+	reason string
+}
+
+// runBody runs the scenario body in its own goroutine, recovering
+// failures, skips and panics, and gives up (failing) once ctx has ended
+// and a grace has passed.
+func runBody(ctx context.Context, sc Scenario, env *harness.Env) outcome {
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			r := recover()
+			switch v := r.(type) {
+			case nil:
+				done <- outcome{harness.VerdictPassed, ""}
+			case failure:
+				done <- outcome{harness.VerdictFailed, v.msg}
+			case skip:
+				done <- outcome{harness.VerdictSkipped, v.reason}
+			default:
+				done <- outcome{harness.VerdictFailed, fmt.Sprintf("panic: %v\n%s", v, debug.Stack())}
+			}
+		}()
+		sc.Run(ctx, env, newGomega())
+	}()
+	select {
+	case o := <-done:
+		if o.kind == harness.VerdictPassed && ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			return outcome{harness.VerdictFailed, fmt.Sprintf("scenario overran its timeout (%s)", sc.Timeout)}
+		}
+		return o
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(5 * time.Second)
+	defer grace.Stop()
+	select {
+	case o := <-done:
+		if o.kind == harness.VerdictPassed {
+			o = outcome{harness.VerdictFailed, fmt.Sprintf("scenario overran its timeout (%s)", sc.Timeout)}
+		}
+		return o
+	case <-grace.C:
+		return outcome{harness.VerdictFailed, fmt.Sprintf("scenario did not return within its timeout (%s) + 5s", sc.Timeout)}
+	}
+}
+
+// leakTB collects the leak check's error.
+type leakTB struct {
+	mu  sync.Mutex
+	msg string
+}
+
+func (t *leakTB) Helper() {}
+func (t *leakTB) Errorf(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.msg = strings.TrimSpace(fmt.Sprintf(format, args...))
+}
