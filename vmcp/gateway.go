@@ -73,7 +73,8 @@ type Gateway struct {
 	streamable *server.StreamableHTTPServer
 	handler    http.Handler
 	pool       *pool
-	res        *resilience // health, breaker, keepalive, metrics
+	res        *resilience     // health, breaker, keepalive, metrics
+	opt        *optimizerState // find_tool's shared index
 
 	promptMu    sync.Mutex
 	promptNames map[string]bool
@@ -134,6 +135,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		return nil, err
 	}
 	g.res = res
+	g.opt = newOptimizerState(cfg.Optimizer.MaxResults, g.logger)
 	g.opts.gate, g.opts.observer, g.opts.sessionObserver = res, res, res
 	g.pool = newPool(g)
 	g.mcp = g.newMCPServer()

@@ -258,22 +258,8 @@ func noBackendMessage(err error) string {
 // msgNoTool is find_tool's message when the caller's backends offer no tool.
 const msgNoTool = "no tool is available from the connected backends"
 
-// optimizers holds each gateway's optimizer state until the gateway shuts
-// down (kept outside Gateway so that the optimizer lives in its own file).
-var optimizers sync.Map // *Gateway → *optimizerState
-
-// optimizer returns the gateway's optimizer state, creating it on first use.
-func (g *Gateway) optimizer() *optimizerState {
-	if v, ok := optimizers.Load(g); ok {
-		return v.(*optimizerState)
-	}
-	st := newOptimizerState(g.cfg.Optimizer.MaxResults, g.logger)
-	v, loaded := optimizers.LoadOrStore(g, st)
-	if !loaded {
-		context.AfterFunc(g.ctx, func() { optimizers.Delete(g) })
-	}
-	return v.(*optimizerState)
-}
+// optimizer returns the gateway's optimizer state (made in New).
+func (g *Gateway) optimizer() *optimizerState { return g.opt }
 
 // optimizerState is the gateway's one shared index and the views that
 // search it.
