@@ -48,5 +48,6 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(newBackendCmd())
 	root.AddCommand(newVMCPCmd())
+	root.AddCommand(newRunCmd())
 	return root
 }

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+)
+
+// runOptions are the flags of `chaos run`.
+type runOptions struct {
+	target         string
+	gatewayCmd     string
+	configTemplate string
+	readyURL       string
+	mcpPath        string
+	capabilities   string
+	labels         []string
+	out            string
+	list           bool
+	noLeakCheck    bool
+	verbose        bool
+}
+
+func newRunCmd() *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the acceptance scenarios against a vMCP gateway",
+		Long: `Run the scenario catalogue (see scenarios/README.md) against a gateway
+under test, print a verdict table and write the JSON results.
+
+With no arguments it starts the built-in topology: the reference vMCP
+in-process in front of in-process fake backends (and, for the process
+scenarios, fake backends as real processes of this binary).
+
+  chaos run                                   # everything, reference gateway
+  chaos run --label wrapping --label hang     # only these labels
+  chaos run --target exec                     # our gateway as a process (chaos vmcp)
+  chaos run --target exec --gateway-cmd 'vmcp serve --config {{.ConfigPath}}' \
+      --config-template toolhive.yaml.tmpl --ready-url '{{.BaseURL}}/status' \
+      --capabilities health-api,breaker
+
+A scenario that needs a capability the target does not declare is reported
+skipped with that reason. The exit status is 1 when a scenario failed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runScenarios(cmd, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.target, "target", "reference", "gateway under test: reference (in-process) or exec (a gateway process)")
+	f.StringVar(&o.gatewayCmd, "gateway-cmd", "", "exec: the gateway's command line, split on spaces; each word is a template "+
+		"({{.ConfigPath}}, {{.Listen}}, {{.Port}}, ...); default: this binary's `vmcp --config {{.ConfigPath}} --listen {{.Listen}}`")
+	f.StringVar(&o.configTemplate, "config-template", "", "exec: the gateway's config file template (default: the shipped chaos-vmcp template)")
+	f.StringVar(&o.readyURL, "ready-url", "", "exec: URL template polled until the gateway answers (default {{.BaseURL}}/status for chaos vmcp, else {{.BaseURL}}<mcp-path>)")
+	f.StringVar(&o.mcpPath, "mcp-path", "/mcp", "exec: the gateway's MCP endpoint path")
+	f.StringVar(&o.capabilities, "capabilities", "", "capabilities the target declares, comma-separated ("+
+		capList()+", or all); default: the reference gateway's for reference and chaos vmcp, none for another exec gateway")
+	f.StringSliceVar(&o.labels, "label", nil, "run only scenarios with this label (repeatable or comma-separated): "+strings.Join(scenarios.Labels(), ", "))
+	f.StringVar(&o.out, "out", filepath.Join("out", "results.json"), "write the JSON results here")
+	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label) and exit")
+	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each scenario as it ends, with the full failure reason")
+	return cmd
+}
+
+func capList() string {
+	names := make([]string, len(harness.AllCapabilities))
+	for i, c := range harness.AllCapabilities {
+		names[i] = string(c)
+	}
+	return strings.Join(names, ", ")
+}
+
+// runTarget builds the target from the flags.
+func runTarget(o runOptions) (harness.Target, error) {
+	var caps harness.Capabilities
+	if o.capabilities != "" {
+		c, err := harness.ParseCapabilities(o.capabilities)
+		if err != nil {
+			return nil, err
+		}
+		caps = c
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("run: find this binary: %w", err)
+	}
+	switch o.target {
+	case "reference":
+		if o.gatewayCmd != "" || o.configTemplate != "" || o.readyURL != "" {
+			return nil, errors.New("run: --gateway-cmd, --config-template and --ready-url need --target exec")
+		}
+		return harness.Reference{Caps: caps}, nil
+	case "exec":
+		e := harness.Exec{MCPPath: o.mcpPath, ReadyURL: o.readyURL, Caps: caps, ConfigTemplate: harness.ChaosVMCPTemplate}
+		if o.configTemplate != "" {
+			data, err := os.ReadFile(o.configTemplate)
+			if err != nil {
+				return nil, fmt.Errorf("run: --config-template: %w", err)
+			}
+			e.ConfigTemplate = string(data)
+		}
+		if o.gatewayCmd == "" {
+			e.TargetName = "chaos-vmcp"
+			e.Command = []string{self, "vmcp", "--config", "{{.ConfigPath}}", "--listen", "{{.Listen}}"}
+			if e.ReadyURL == "" {
+				e.ReadyURL = "{{.BaseURL}}/status"
+			}
+			if caps == nil {
+				e.Caps = harness.DefaultReferenceCapabilities
+			}
+		} else {
+			e.Command = strings.Fields(o.gatewayCmd)
+			e.TargetName = filepath.Base(e.Command[0])
+		}
+		return e, nil
+	default:
+		return nil, fmt.Errorf("run: unknown --target %q (want reference or exec)", o.target)
+	}
+}
+
+func runScenarios(cmd *cobra.Command, o runOptions) error {
+	target, err := runTarget(o)
+	if err != nil {
+		return err
+	}
+	var labels []string
+	for _, l := range o.labels {
+		if l = strings.TrimSpace(l); l != "" {
+			labels = append(labels, l)
+		}
+	}
+	selected := scenarios.Filter(scenarios.Catalogue(), labels...)
+	if len(selected) == 0 {
+		return fmt.Errorf("run: no scenario has label %s (labels: %s)", strings.Join(labels, ", "), strings.Join(scenarios.Labels(), ", "))
+	}
+	w := cmd.OutOrStdout()
+	if o.list {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SCENARIO\tLABELS\tNEEDS")
+		for _, s := range selected {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, strings.Join(s.Labels, ","), harness.Capabilities(s.Needs))
+		}
+		return tw.Flush()
+	}
+	// Process backends are this very binary (`chaos backend`).
+	if self, err := os.Executable(); err == nil {
+		harness.SetChaosBinary(self)
+	}
+
+	fmt.Fprintf(w, "chaos run: %d scenarios against %s (capabilities: %s)\n", len(selected), target.Name(), target.Capabilities())
+	results := harness.NewResults(target)
+	start := time.Now()
+	for _, sc := range selected {
+		if err := cmd.Context().Err(); err != nil {
+			return err
+		}
+		rec := scenarios.Run(cmd.Context(), sc, scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck})
+		results.Add(rec)
+		if o.verbose {
+			r := rec.Result()
+			fmt.Fprintf(w, "%-7s %s (%s)\n", r.Verdict, r.Name, r.Duration.D().Round(time.Millisecond))
+			if r.Reason != "" {
+				fmt.Fprintf(w, "        %s\n", strings.ReplaceAll(r.Reason, "\n", "\n        "))
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	printTable(w, results)
+	if o.out != "" {
+		if dir := filepath.Dir(o.out); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+		}
+		if err := results.WriteFile(o.out); err != nil {
+			return fmt.Errorf("run: write results: %w", err)
+		}
+	}
+	counts := map[harness.Verdict]int{}
+	for _, s := range results.Scenarios {
+		counts[s.Verdict]++
+	}
+	fmt.Fprintf(w, "\n%d passed, %d failed, %d skipped in %s", counts[harness.VerdictPassed], counts[harness.VerdictFailed],
+		counts[harness.VerdictSkipped], time.Since(start).Round(time.Millisecond))
+	if o.out != "" {
+		fmt.Fprintf(w, "; results: %s", o.out)
+	}
+	fmt.Fprintln(w)
+	if results.Failed() {
+		return &exitError{code: 1, err: fmt.Errorf("%d scenario(s) failed", counts[harness.VerdictFailed])}
+	}
+	return nil
+}
+
+// printTable prints one row per scenario: name, verdict, duration, key
+// figures, and the reason of a failure or skip (first line).
+func printTable(w io.Writer, results *harness.Results) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tVERDICT\tTIME\tKEY FIGURES\tREASON")
+	for _, s := range results.Scenarios {
+		reason := s.Reason
+		if i := strings.IndexByte(reason, '\n'); i >= 0 {
+			reason = reason[:i]
+		}
+		if len(reason) > 120 {
+			reason = reason[:117] + "..."
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, strings.ToUpper(string(s.Verdict)),
+			s.Duration.D().Round(time.Millisecond), keyFigures(s.Figures), reason)
+	}
+	_ = tw.Flush()
+}
+
+// keyFigures summarizes a scenario's figures: the largest time to error,
+// failed calls after restarts, load counts and latency, or else the first
+// few figures.
+func keyFigures(figs map[string]float64) string {
+	if len(figs) == 0 {
+		return "-"
+	}
+	var parts []string
+	isStall := func(k string) bool { return strings.Contains(k, "stall") || strings.Contains(k, "timeout") }
+	maxOf := func(prefix string, keep func(string) bool) (string, float64, bool) {
+		var key string
+		var best float64
+		found := false
+		for k, v := range figs {
+			if strings.HasPrefix(k, prefix) && keep(k) && (!found || v > best) {
+				key, best, found = k, v, true
+			}
+		}
+		return strings.TrimPrefix(key, prefix), best, found
+	}
+	if k, v, ok := maxOf("time_to_error_ms.", func(k string) bool { return !isStall(k) }); ok {
+		parts = append(parts, fmt.Sprintf("time to error max %.1fms (%s)", v, k))
+	}
+	if k, v, ok := maxOf("time_to_error_ms.", isStall); ok {
+		parts = append(parts, fmt.Sprintf("stall to error max %.0fms (%s)", v, k))
+	}
+	if _, v, ok := maxOf("failed_calls_after_", func(string) bool { return true }); ok {
+		parts = append(parts, fmt.Sprintf("max failed calls after restart %.0f", v))
+	}
+	for _, k := range []string{"calls", "calls_failed", "latency_p99_ms", "latency_max_ms", "cancel_return_ms", "backend_cancelled_ms",
+		"time_to_open_ms", "open_fail_fast_max_ms", "time_to_close_ms", "probe_interval_ms.min", "probe_interval_ms.max", "find_tool_ms"} {
+		if v, ok := figs[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s %s", k, trimFloat(v)))
+		}
+	}
+	if len(parts) == 0 {
+		keys := make([]string, 0, len(figs))
+		for k := range figs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys[:min(3, len(keys))] {
+			parts = append(parts, fmt.Sprintf("%s %s", k, trimFloat(figs[k])))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func trimFloat(v float64) string {
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d", int64(v))
+	}
+	return fmt.Sprintf("%.1f", v)
+}
