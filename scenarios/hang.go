@@ -17,7 +17,7 @@ const (
 	hangCallTimeout    = 500 * time.Millisecond // the gateway's backend call timeout
 	transportBound     = time.Second            // a transport failure surfaces within this
 	stallSlack         = time.Second            // a stall surfaces within the call timeout + this
-	hangClientDeadline = 10 * time.Second       // the client's own deadline, far past the bounds
+	hangClientDeadline = 5 * time.Second        // the client's own deadline, well past the bounds
 )
 
 // hangCase is one way for beta to fail a tools/call.

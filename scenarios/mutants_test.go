@@ -1,0 +1,183 @@
+package scenarios_test
+
+// Mutants: deliberately broken gateways that prove the suite can fail.
+// Each test runs one scenario against a mutant with scenarios.Run (the
+// same runner `chaos run` uses: a fresh Gomega whose fail handler records
+// the failure) and asserts that the scenario FAILS, and fails for the
+// reason the mutant introduces.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+)
+
+// scenario returns the catalogue scenario named name.
+func scenario(t *testing.T, name string) scenarios.Scenario {
+	t.Helper()
+	for _, s := range scenarios.Catalogue() {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no scenario %q in the catalogue", name)
+	return scenarios.Scenario{}
+}
+
+// expectFails runs the scenario against target and fails the test unless
+// the scenario failed with a reason containing every one of want.
+func expectFails(t *testing.T, name string, target harness.Target, want ...string) *harness.Recorder {
+	t.Helper()
+	sc := scenario(t, name)
+	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+	defer cancel()
+	rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target})
+	res := rec.Result()
+	t.Logf("%s against %s: %s in %s: %s", name, target.Name(), res.Verdict, res.Duration.D(), res.Reason)
+	if res.Verdict != harness.VerdictFailed {
+		t.Fatalf("%s against the mutant %s: verdict %s, want failed", name, target.Name(), res.Verdict)
+	}
+	for _, w := range want {
+		if !strings.Contains(res.Reason, w) {
+			t.Errorf("%s against %s failed, but the reason lacks %q: %s", name, target.Name(), w, res.Reason)
+		}
+	}
+	return rec
+}
+
+// TestMutantNoErrorWrapping: a gateway whose errors do not name the
+// backend (it strips `backend "x" unavailable:` and the vmcp _meta and
+// JSON-RPC error data) fails the wrapping scenario.
+func TestMutantNoErrorWrapping(t *testing.T) {
+	expectFails(t, "wrapping/legacy/streamable-http", &stripNamesTarget{inner: harness.Reference{TargetName: "mutant-no-wrapping"}},
+		"tools/call under crash", "beta")
+}
+
+// TestMutantNoCallDeadline: a gateway that ignores its configured call
+// timeout (it waits an hour for a backend) fails the hang scenario: the
+// first stall is still pending when the bound passes.
+func TestMutantNoCallDeadline(t *testing.T) {
+	target := harness.Reference{TargetName: "mutant-no-deadline", Configure: func(cfg *vmcp.Config) { cfg.Timeouts.Call = time.Hour }}
+	expectFails(t, "hang/legacy/streamable-http", target, "stall_before_headers")
+}
+
+// stripNamesTarget is a mutant gateway: the reference vMCP behind a
+// proxy that removes the backend's name from every error it returns.
+type stripNamesTarget struct{ inner harness.Reference }
+
+func (m *stripNamesTarget) Name() string                       { return m.inner.Name() }
+func (m *stripNamesTarget) Capabilities() harness.Capabilities { return m.inner.Capabilities() }
+
+func (m *stripNamesTarget) Start(ctx context.Context, topo harness.TopologyInfo) (harness.Gateway, error) {
+	gw, err := m.inner.Start(ctx, topo)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(gw.BaseURL())
+	if err != nil {
+		_ = gw.Close(ctx)
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = gw.Close(ctx)
+		return nil, err
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method != http.MethodPost {
+			return nil
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			lines := strings.Split(string(body), "\n")
+			for i, l := range lines {
+				if data, ok := strings.CutPrefix(l, "data: "); ok {
+					lines[i] = "data: " + string(stripNames([]byte(data)))
+				}
+			}
+			body = []byte(strings.Join(lines, "\n"))
+		} else {
+			body = stripNames(body)
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		resp.ContentLength = int64(len(body))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		return nil
+	}
+	srv := &http.Server{Handler: rp, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return &proxyGateway{inner: gw, srv: srv, base: "http://" + ln.Addr().String()}, nil
+}
+
+var backendNameRE = regexp.MustCompile(`backend "[^"]+" (unavailable|error)`)
+
+// stripNames rewrites one JSON-RPC message: error texts lose the
+// backend's name, results lose _meta, errors lose data.
+func stripNames(msg []byte) []byte {
+	var m map[string]any
+	if json.Unmarshal(msg, &m) != nil {
+		return msg
+	}
+	if res, ok := m["result"].(map[string]any); ok {
+		delete(res, "_meta")
+		if content, ok := res["content"].([]any); ok {
+			for _, c := range content {
+				if cm, ok := c.(map[string]any); ok {
+					if text, ok := cm["text"].(string); ok {
+						cm["text"] = backendNameRE.ReplaceAllString(text, "upstream $1")
+					}
+				}
+			}
+		}
+	}
+	if e, ok := m["error"].(map[string]any); ok {
+		delete(e, "data")
+		if text, ok := e["message"].(string); ok {
+			e["message"] = backendNameRE.ReplaceAllString(text, "upstream $1")
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return msg
+	}
+	return out
+}
+
+type proxyGateway struct {
+	inner harness.Gateway
+	srv   *http.Server
+	base  string
+}
+
+func (p *proxyGateway) MCPURL() string  { return p.base + "/mcp" }
+func (p *proxyGateway) BaseURL() string { return p.base }
+func (p *proxyGateway) Close(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := p.srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = p.srv.Close()
+	}
+	return errors.Join(err, p.inner.Close(ctx))
+}
