@@ -39,7 +39,12 @@ func (s *Session) Backend(name string) (*BackendHandle, bool) {
 
 func (s *Session) connectedAtStart(name string) bool {
 	m := s.members[name]
-	return m != nil && m.startedOK
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.startedOK
 }
 
 // Name returns the backend's configured name.
@@ -96,7 +101,7 @@ func (e *toolError) Error() string { return "tool " + e.name + " returned isErro
 // HasTool reports whether the backend listed the tool (original name) when
 // the session started.
 func (h *BackendHandle) HasTool(name string) bool {
-	for _, t := range h.m.view.Tools {
+	for _, t := range h.m.viewOf().Tools {
 		if t.Name == name {
 			return true
 		}
@@ -129,13 +134,13 @@ func asError(be *BackendError) error {
 }
 
 // Tools returns the session's aggregated tools (exposed names).
-func (s *Session) Tools() []mcp.Tool { return append([]mcp.Tool(nil), s.agg.Tools...) }
+func (s *Session) Tools() []mcp.Tool { return append([]mcp.Tool(nil), s.agg.Load().Tools...) }
 
 // CallTool calls one of the session's tools by its exposed name, with all
 // the error behaviour of a client's tools/call (a backend failure is an
 // isError result naming the backend). An unknown name returns ok false.
 func (s *Session) CallTool(ctx context.Context, name string, args map[string]any) (res *mcp.CallToolResult, ok bool) {
-	r, found := s.agg.ToolRoutes[name]
+	r, found := s.agg.Load().ToolRoutes[name]
 	if !found {
 		return nil, false
 	}

@@ -29,7 +29,7 @@ func (g *Gateway) newMCPServer() *server.MCPServer {
 	hooks := &server.Hooks{}
 	hooks.AddOnRequestInitialization(g.onRequest)
 	return server.NewMCPServer(g.cfg.Name, Version,
-		server.WithToolCapabilities(false),
+		server.WithToolCapabilities(g.cfg.Notifications.ListChanged),
 		server.WithResourceCapabilities(false, false),
 		server.WithPromptCapabilities(false),
 		server.WithHooks(hooks),
@@ -74,7 +74,10 @@ func (g *Gateway) onRequest(ctx context.Context, _ any, message any) error {
 			s.Close()
 			return errors.New("gateway is shutting down")
 		}
-		g.applyView(sess, s, s.agg)
+		s.viewMu.Lock()
+		s.mcpSess = sess
+		g.applyView(sess, s, s.agg.Load())
+		s.viewMu.Unlock()
 		return nil
 	case id == "":
 		retry := false
@@ -112,7 +115,7 @@ func (g *Gateway) viewFor(ctx context.Context) (caller, *aggregate) {
 	if s == nil {
 		return nil, nil
 	}
-	return s, s.agg
+	return s, s.agg.Load()
 }
 
 // sessionIDs is the SessionIdManager of the client-facing server: ids are

@@ -227,7 +227,7 @@ func (g *Gateway) optimizerView(ctx context.Context) (*optView, string) {
 	if s == nil {
 		return nil, MsgNoBackend + ": the session is closed"
 	}
-	v := st.lookup(s.agg)
+	v := st.lookup(s.agg.Load())
 	if v == nil {
 		return nil, MsgNoBackend + ": the session is closed"
 	}

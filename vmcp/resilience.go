@@ -49,9 +49,11 @@ type resilience struct {
 	loops  []*health.Loop
 	probes sync.WaitGroup // probe connections closing
 
-	mu      sync.Mutex
-	keepers map[*Session][]*sessionKeeper
-	stopped bool
+	mu        sync.Mutex
+	keepers   map[*Session][]*sessionKeeper
+	lastAvail map[string]bool // listchanged.go
+	stopped   bool
+	bg        sync.WaitGroup // view updates in flight (listchanged.go)
 }
 
 // backendResilience is one backend's health tracker and circuit.
@@ -74,7 +76,7 @@ func newResilience(g *Gateway) (*resilience, error) {
 		g: g, cfg: g.cfg,
 		backends: map[string]*backendResilience{},
 		next:     g.opts.gate, observer: g.opts.observer, sessObs: g.opts.sessionObserver,
-		keepers: map[*Session][]*sessionKeeper{},
+		keepers: map[*Session][]*sessionKeeper{}, lastAvail: map[string]bool{},
 	}
 	mp := g.opts.meterProvider
 	if mp == nil && g.cfg.Metrics.Prometheus {
@@ -97,6 +99,7 @@ func newResilience(g *Gateway) (*resilience, error) {
 			DegradedThreshold:  g.cfg.Health.DegradedThreshold,
 		}, func(from, to health.State) {
 			g.logger.Info("backend health changed", "backend", name, "from", from, "to", to)
+			r.availabilityMayHaveChanged(name)
 		})
 		if g.cfg.Breaker.Enabled {
 			br.breaker = breaker.New(breaker.Config{
@@ -105,6 +108,7 @@ func newResilience(g *Gateway) (*resilience, error) {
 				OnTransition: func(from, to breaker.State) {
 					g.logger.Info("circuit changed", "backend", name, "from", from, "to", to)
 					r.metrics.BreakerTransition(name, string(from), string(to))
+					r.availabilityMayHaveChanged(name)
 				},
 			})
 		}
@@ -362,6 +366,7 @@ func (r *resilience) stop(ctx context.Context) {
 		br.probeMu.Unlock()
 	}
 	r.probes.Wait()
+	r.bg.Wait()
 	r.metrics.Close()
 	if r.ownMP != nil {
 		_ = r.ownMP.Shutdown(ctx)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // caller routes a request to one backend of a view's owner: a legacy
@@ -26,8 +28,11 @@ type Session struct {
 	cancel         context.CancelCauseFunc
 	wg             sync.WaitGroup
 	members        map[string]*member
-	order          []string // backend names in configuration order
-	agg            *aggregate
+	order          []string                  // backend names in configuration order
+	agg            atomic.Pointer[aggregate] // swapped when backends leave or rejoin (listchanged.go)
+	viewMu         sync.Mutex                // serialises view changes
+	mcpSess        server.ClientSession      // the mcp-go session the view is installed on
+	hidden         map[string]bool           // backends left out of the view while unavailable
 	closeOnce      sync.Once
 	closed         chan struct{}
 }
@@ -67,7 +72,7 @@ func (g *Gateway) openSession(reqCtx context.Context, id, clientProtocol string)
 		s.Close()
 		return nil, err
 	}
-	s.agg = buildAggregate(g.cfg.Aggregation, views)
+	s.agg.Store(buildAggregate(g.cfg.Aggregation, views))
 	return s, nil
 }
 
@@ -122,8 +127,8 @@ func (s *Session) Status() SessionStatus {
 		Backends:       map[string]MemberStatus{},
 		BackendOrder:   append([]string(nil), s.order...),
 	}
-	if s.agg != nil {
-		st.Tools, st.Resources, st.Prompts = len(s.agg.Tools), len(s.agg.Resources)+len(s.agg.Templates), len(s.agg.Prompts)
+	if agg := s.agg.Load(); agg != nil {
+		st.Tools, st.Resources, st.Prompts = len(agg.Tools), len(agg.Resources)+len(agg.Templates), len(agg.Prompts)
 	}
 	for name, m := range s.members {
 		st.Backends[name] = m.status()

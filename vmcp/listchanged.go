@@ -1,0 +1,165 @@
+package vmcp
+
+import (
+	"context"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/breaker"
+)
+
+// With `notifications.listChanged: true`, a backend that becomes
+// unavailable (health unhealthy or unauthenticated, circuit open) leaves the
+// view of every live client session, and comes back when it is available
+// again; each change is announced with notifications/tools/list_changed.
+// A backend that was left out when the session started joins it then too
+// (it is connected first).
+
+// available reports whether views should include the backend now.
+func (r *resilience) available(name string) bool {
+	br, ok := r.backends[name]
+	if !ok {
+		return false
+	}
+	if r.cfg.Health.Enabled && !br.tracker.Status().State.Usable() {
+		return false
+	}
+	return br.breaker == nil || br.breaker.State() != breaker.Open
+}
+
+// availabilityMayHaveChanged is called after a health or circuit
+// transition. When the backend's availability changed, live sessions are
+// updated in the background (owned by r.bg, bounded by the gateway's life).
+func (r *resilience) availabilityMayHaveChanged(name string) {
+	if !r.cfg.Notifications.ListChanged {
+		return
+	}
+	avail := r.available(name)
+	r.mu.Lock()
+	prev, known := r.lastAvail[name]
+	if r.stopped || (known && prev == avail) || (!known && avail) {
+		r.lastAvail[name] = avail
+		r.mu.Unlock()
+		return
+	}
+	r.lastAvail[name] = avail
+	r.bg.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.bg.Done()
+		r.g.setBackendAvailable(name, avail)
+	}()
+}
+
+// setBackendAvailable updates every live session's view.
+func (g *Gateway) setBackendAvailable(name string, avail bool) {
+	g.mu.Lock()
+	sessions := make([]*Session, 0, len(g.sessions))
+	for _, s := range g.sessions {
+		sessions = append(sessions, s)
+	}
+	g.mu.Unlock()
+	for _, s := range sessions {
+		if g.ctx.Err() != nil {
+			return
+		}
+		s.setBackendAvailable(name, avail)
+	}
+}
+
+// setBackendAvailable hides or shows one backend in the session's view and
+// tells the client when the view changed.
+func (s *Session) setBackendAvailable(name string, avail bool) {
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	m, ok := s.members[name]
+	if !ok || s.mcpSess == nil || s.ctx.Err() != nil {
+		return
+	}
+	if s.hidden == nil {
+		s.hidden = map[string]bool{}
+	}
+	if !avail {
+		if s.hidden[name] {
+			return
+		}
+		s.hidden[name] = true
+	} else {
+		if !m.hasView() && !s.connectLate(m) {
+			return
+		}
+		if !s.hidden[name] && s.inView(name) {
+			return
+		}
+		delete(s.hidden, name)
+	}
+	views := map[string]backendView{}
+	for _, n := range s.order {
+		if mm := s.members[n]; !s.hidden[n] && mm.hasView() {
+			views[n] = mm.viewOf()
+		}
+	}
+	agg := buildAggregate(s.g.cfg.Aggregation, views)
+	old := s.agg.Swap(agg)
+	s.g.applyView(s.mcpSess, s, agg)
+	if s.g.cfg.Optimizer.Enabled && old != nil {
+		s.g.optimizer().drop(old)
+	}
+	if err := s.g.mcp.SendNotificationToSpecificClient(s.id, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
+		s.g.logger.Debug("tools/list_changed not delivered", "session", s.id, "err", err)
+	}
+	s.g.logger.Info("session view changed", "session", s.id, "backend", name, "available", avail, "tools", len(agg.Tools))
+}
+
+// inView reports whether the current view routes to the backend.
+func (s *Session) inView(name string) bool {
+	agg := s.agg.Load()
+	for _, r := range agg.ToolRoutes {
+		if r.Backend == name {
+			return true
+		}
+	}
+	return false
+}
+
+// connectLate connects a backend that was left out when the session
+// started, bounded by the initialize timeout.
+func (s *Session) connectLate(m *member) bool {
+	ctx, cancel := context.WithTimeout(s.ctx, s.g.cfg.Timeouts.Initialize)
+	defer cancel()
+	c, be := s.g.dialer.dial(ctx, m.backend, true)
+	if be != nil {
+		return false
+	}
+	view, be := s.g.listView(ctx, c)
+	if be != nil {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); <-c.close() }()
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); <-c.close() }()
+		return false
+	}
+	m.conn, m.view, m.state, m.startedOK, m.lastOKAt = c, view, StateConnected, true, time.Now()
+	return true
+}
+
+// hasView reports whether the member has connected (now or at start) and
+// listed what it offers.
+func (m *member) hasView() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.conn != nil
+}
+
+// viewOf returns the member's listed view.
+func (m *member) viewOf() backendView {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.view
+}

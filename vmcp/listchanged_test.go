@@ -1,0 +1,139 @@
+package vmcp_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+)
+
+// listeningClient is a legacy client with a GET stream, counting
+// tools/list_changed notifications.
+func listeningClient(t *testing.T, url string) (*client.Client, *atomic.Int32) {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url, transport.WithContinuousListening(), transport.WithHTTPLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	var n atomic.Int32
+	c.OnNotification(func(no mcp.JSONRPCNotification) {
+		if no.Method == string(mcp.MethodNotificationToolsListChanged) {
+			n.Add(1)
+		}
+	})
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if _, err := c.Initialize(ctxT(t, 10*time.Second), mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	return c, &n
+}
+
+func hasPrefix(names []string, p string) bool {
+	for _, n := range names {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	return false
+}
+
+const listChangedCfg = "timeouts: {call: 2s, initialize: 2s}\nhealth: {interval: 30ms, timeout: 20ms, unhealthyThreshold: 2}\nnotifications: {listChanged: true}\n"
+
+func TestListChangedWhenBackendLeavesAndRejoins(t *testing.T) {
+	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
+	g := startGatewayOpts(t, backendsYAML(nil, alpha, beta)+listChangedCfg)
+	eventually(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+	c, notes := listeningClient(t, g.URL())
+	if !hasPrefix(toolNames(t, c), "beta_") {
+		t.Fatal("beta missing at start")
+	}
+	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "a list_changed notification", func() bool { return notes.Load() >= 1 })
+	if names := toolNames(t, c); hasPrefix(names, "beta_") || !hasPrefix(names, "alpha_") {
+		t.Fatalf("tools after beta left: %v", names)
+	}
+	beta.ClearFaults()
+	eventually(t, 5*time.Second, "a second list_changed notification", func() bool { return notes.Load() >= 2 })
+	if !hasPrefix(toolNames(t, c), "beta_") {
+		t.Fatal("beta did not rejoin the live session")
+	}
+	if res, _ := callTool(t, c, "beta_ok", nil); res.IsError || resultText(res) != "fine" {
+		t.Fatalf("beta after rejoining: %q", resultText(res))
+	}
+}
+
+func TestListChangedLateJoinOfBackendDownAtSessionStart(t *testing.T) {
+	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
+	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}); err != nil {
+		t.Fatal(err)
+	}
+	g := startGatewayOpts(t, backendsYAML(nil, alpha, beta)+listChangedCfg)
+	eventually(t, 5*time.Second, "beta unhealthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
+	c, notes := listeningClient(t, g.URL())
+	if hasPrefix(toolNames(t, c), "beta_") {
+		t.Fatal("unhealthy beta in a new session")
+	}
+	beta.ClearFaults()
+	eventually(t, 5*time.Second, "beta to join the live session", func() bool { return notes.Load() >= 1 && hasPrefix(toolNames(t, c), "beta_") })
+	if res, _ := callTool(t, c, "beta_ok", nil); res.IsError || resultText(res) != "fine" {
+		t.Fatalf("late-joined beta: %q", resultText(res))
+	}
+	st, _ := g.Session(c.GetSessionId())
+	if ms, _ := st.BackendState("beta"); ms.State != "connected" {
+		t.Fatalf("beta state in the session %+v", ms)
+	}
+}
+
+func TestListChangedReindexesOptimizer(t *testing.T) {
+	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
+	g := startGatewayOpts(t, backendsYAML(nil, alpha, beta)+listChangedCfg+"optimizer: {enabled: true}\n")
+	eventually(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+	c, notes := listeningClient(t, g.URL())
+	find := func() string {
+		res, _ := callTool(t, c, "find_tool", map[string]any{"tool_description": "always fine", "tool_keywords": []string{"ok", "fine"}})
+		return resultText(res)
+	}
+	if !strings.Contains(find(), "beta_ok") {
+		t.Fatalf("find_tool before: %s", find())
+	}
+	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "beta to leave", func() bool { return notes.Load() >= 1 })
+	if out := find(); strings.Contains(out, "beta_") {
+		t.Fatalf("find_tool returns beta's tools after beta left: %s", out)
+	}
+	beta.ClearFaults()
+	eventually(t, 5*time.Second, "beta to rejoin", func() bool { return notes.Load() >= 2 })
+	if out := find(); !strings.Contains(out, "beta_ok") {
+		t.Fatalf("find_tool after beta rejoined: %s", out)
+	}
+}
+
+func TestListChangedOffByDefault(t *testing.T) {
+	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
+	g := startGatewayOpts(t, backendsYAML(nil, alpha, beta)+"health: {interval: 30ms, timeout: 20ms, unhealthyThreshold: 2}\n")
+	c, notes := listeningClient(t, g.URL())
+	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "beta unhealthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
+	time.Sleep(100 * time.Millisecond)
+	if notes.Load() != 0 || !hasPrefix(toolNames(t, c), "beta_") {
+		t.Fatalf("without listChanged the live session changed: %d notifications", notes.Load())
+	}
+}
