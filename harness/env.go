@@ -35,6 +35,9 @@ type Topology struct {
 	// HealthPoller with this interval once the gateway is up, so every
 	// health and breaker transition lands on the timeline.
 	PollHealth time.Duration
+	// Features are optional gateway features to configure (health
+	// monitor, breaker, keepalive, metrics, optimizer).
+	Features Features
 	// ClientOptions apply to every Env.Client.
 	ClientOptions []ClientOption
 	// Recorder records the timeline (default: a new one).
@@ -98,10 +101,14 @@ func Start(ctx context.Context, topo Topology) (*Env, error) {
 		_ = e.closeBackends(context.Background())
 		return nil, err
 	}
-	info := TopologyInfo{CallTimeout: topo.GatewayCallTimeout}
+	info := TopologyInfo{CallTimeout: topo.GatewayCallTimeout, Features: topo.Features}
 	for _, b := range e.backends {
 		e.byName[b.Name()] = b
-		info.Backends = append(info.Backends, b.Info())
+		bi := b.Info()
+		if ka, ok := topo.Features.Keepalive[b.Name()]; ok {
+			bi.Keepalive = &ka
+		}
+		info.Backends = append(info.Backends, bi)
 	}
 	g, err := e.target.Start(ctx, info)
 	if err != nil {

@@ -93,7 +93,11 @@ func TestEnvReferenceBothRevisions(t *testing.T) {
 	if faults != 7 || calls < 14 {
 		t.Fatalf("recorded %d faults, %d calls", faults, calls)
 	}
-	if _, err := env.HealthStates(ctx); err == nil {
+	if _, err := env.HealthStates(ctx); err != nil {
+		t.Fatalf("HealthStates on the reference: %v", err)
+	}
+	noHealth := startEnv(t, Topology{Target: Reference{Caps: Capabilities{CapSessionAPI}}, Backends: twoBackends(nil)})
+	if _, err := noHealth.HealthStates(ctx); err == nil {
 		t.Fatal("HealthStates without the capability succeeded")
 	}
 }

@@ -92,4 +92,7 @@ type BackendInfo struct {
 	Protocol string `json:"protocol,omitempty"`
 	// Command is the argv a gateway runs to spawn a stdio backend.
 	Command []string `json:"command,omitempty"`
+	// Keepalive is the keepalive the topology asks the gateway to run
+	// for this backend (Topology.Features.Keepalive), or nil.
+	Keepalive *KeepaliveFeature `json:"keepalive,omitempty"`
 }

@@ -92,6 +92,9 @@ type TopologyInfo struct {
 	// configured with (Topology.GatewayCallTimeout; default
 	// DefaultGatewayCallTimeout).
 	CallTimeout time.Duration
+	// Features are the optional gateway features to configure
+	// (Topology.Features).
+	Features Features
 }
 
 // DefaultGatewayCallTimeout is the backend call timeout gateways are

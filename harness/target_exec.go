@@ -106,7 +106,7 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 		name = "config.yaml"
 	}
 	data := TemplateData{Backends: topo.Backends, Host: "127.0.0.1", Port: port, Listen: listen,
-		BaseURL: "http://" + listen, ConfigPath: filepath.Join(dir, name), Dir: dir, CallTimeout: callTimeout.String()}
+		BaseURL: "http://" + listen, ConfigPath: filepath.Join(dir, name), Dir: dir, CallTimeout: callTimeout.String(), Features: topo.Features}
 	if e.ConfigTemplate != "" {
 		cfg, err := RenderTemplate("config", e.ConfigTemplate, data)
 		if err != nil {

@@ -29,8 +29,11 @@ type Reference struct {
 	OptionsFunc func(topo TopologyInfo) []vmcp.Option
 }
 
-// DefaultReferenceCapabilities is what the reference gateway offers today.
-var DefaultReferenceCapabilities = Capabilities{CapSessionAPI}
+// DefaultReferenceCapabilities is what the reference gateway offers: the
+// session API, the health API, the circuit breaker, keepalive, Prometheus
+// metrics and the optimizer (the last four when the topology's Features
+// turn them on, which the config template renders).
+var DefaultReferenceCapabilities = Capabilities{CapSessionAPI, CapHealthAPI, CapBreaker, CapKeepalive, CapMetrics, CapOptimizer}
 
 // Name returns TargetName or "reference".
 func (r Reference) Name() string {
@@ -57,7 +60,7 @@ func (r Reference) Config(topo TopologyInfo) (*vmcp.Config, error) {
 	}
 	text, err := RenderTemplate("chaos-vmcp.yaml.tmpl", ChaosVMCPTemplate, TemplateData{
 		Backends: topo.Backends, Host: "127.0.0.1", Listen: "127.0.0.1:0", BaseURL: "http://127.0.0.1:0",
-		ConfigPath: "(in memory)", CallTimeout: callTimeout.String(),
+		ConfigPath: "(in memory)", CallTimeout: callTimeout.String(), Features: topo.Features,
 	})
 	if err != nil {
 		return nil, err

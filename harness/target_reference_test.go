@@ -18,6 +18,42 @@ func (g refuseGate) Admit(backend, op string) (func(*vmcp.BackendError), *vmcp.B
 	return func(*vmcp.BackendError) {}, nil
 }
 
+// TestReferenceFeatures: the topology's features reach the reference
+// gateway's configuration through the shared template; none by default.
+func TestReferenceFeatures(t *testing.T) {
+	backends := []BackendInfo{
+		{Name: "a", URL: "http://127.0.0.1:1/mcp", Transport: "streamable-http",
+			Keepalive: &KeepaliveFeature{Method: "ping", Interval: 200 * time.Millisecond, Jitter: 20 * time.Millisecond, MaxFailures: 2, ProbeAfter: time.Second}},
+		{Name: "b", URL: "http://127.0.0.1:2/sse", Transport: "sse"},
+	}
+	cfg, err := Reference{}.Config(TopologyInfo{CallTimeout: time.Second, Backends: backends, Features: Features{
+		Health:  &HealthFeature{Interval: 100 * time.Millisecond, Timeout: 50 * time.Millisecond, UnhealthyThreshold: 2},
+		Breaker: &BreakerFeature{FailureThreshold: 3, OpenTimeout: time.Second},
+		Metrics: true, Optimizer: true, OptimizerMaxResults: 5,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Health.Enabled || cfg.Health.Interval != 100*time.Millisecond || cfg.Health.UnhealthyThreshold != 2 ||
+		!cfg.Breaker.Enabled || cfg.Breaker.FailureThreshold != 3 || cfg.Breaker.OpenTimeout != time.Second ||
+		!cfg.Metrics.Prometheus || !cfg.Optimizer.Enabled || cfg.Optimizer.MaxResults != 5 {
+		t.Fatalf("features not rendered: %+v %+v %+v %+v", cfg.Health, cfg.Breaker, cfg.Metrics, cfg.Optimizer)
+	}
+	if k := cfg.Backends[0].Keepalive; k.Method != "ping" || k.Interval != 200*time.Millisecond || k.Jitter != 20*time.Millisecond || k.MaxFailures != 2 || k.ProbeAfter != time.Second {
+		t.Fatalf("keepalive: %+v", k)
+	}
+	if k := cfg.Backends[1].Keepalive; k.Method != "none" {
+		t.Fatalf("b's keepalive: %+v", k)
+	}
+	cfg, err = Reference{}.Config(TopologyInfo{Backends: backends[1:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Health.Enabled || cfg.Breaker.Enabled || cfg.Metrics.Prometheus || cfg.Optimizer.Enabled {
+		t.Fatalf("features on by default: %+v %+v %+v %+v", cfg.Health, cfg.Breaker, cfg.Metrics, cfg.Optimizer)
+	}
+}
+
 func TestReferenceOptionsPassThrough(t *testing.T) {
 	var seen TopologyInfo
 	target := Reference{

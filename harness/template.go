@@ -36,6 +36,10 @@ type TemplateData struct {
 	// CallTimeout is the per-call backend timeout the topology asks the
 	// gateway for, as a Go duration string ("5s").
 	CallTimeout string
+	// Features are the optional gateway features the topology asks for
+	// (health, breaker, metrics, optimizer; keepalive is per backend, in
+	// .Backends[i].Keepalive).
+	Features Features
 }
 
 // templateFuncs are available in every template:

@@ -76,6 +76,15 @@ func TestMutantNoCallDeadline(t *testing.T) {
 	expectFails(t, "hang/legacy/streamable-http", target, "stall_before_headers")
 }
 
+// TestMutantNoBreaker: a gateway that declares a circuit breaker but never
+// opens it (the breaker is switched off under the scenario's feet) fails
+// the breaker scenario. (A Gate that always admits is no such mutant: the
+// reference chains the configured Gate before its own breaker.)
+func TestMutantNoBreaker(t *testing.T) {
+	target := harness.Reference{TargetName: "mutant-no-breaker", Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
+	expectFails(t, "breaker/legacy/streamable-http", target, "circuit opens after")
+}
+
 // stripNamesTarget is a mutant gateway: the reference vMCP behind a
 // proxy that removes the backend's name from every error it returns.
 type stripNamesTarget struct{ inner harness.Reference }
