@@ -89,6 +89,7 @@ func (b *Backend) serveMCP(w http.ResponseWriter, r *http.Request, g *generation
 		defer cancel()
 		st := &sseStream{w: w, cancel: cancel, registry: g.streams}
 		defer g.streams.remove(st)
+		defer st.end()
 		g.handler.ServeHTTP(st, r.WithContext(ctx))
 		return
 	}

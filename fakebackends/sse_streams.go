@@ -25,6 +25,14 @@ type sseStream struct {
 	cancel    context.CancelFunc
 	registry  *sseStreams
 	sessionID string
+	ended     bool // the GET handler returned: the writer must not be used
+}
+
+// end marks the stream's handler as returned; later injections are dropped.
+func (s *sseStream) end() {
+	s.mu.Lock()
+	s.ended = true
+	s.mu.Unlock()
 }
 
 // Header implements http.ResponseWriter.
@@ -56,10 +64,14 @@ func (s *sseStream) Flush() {
 	}
 }
 
-// inject writes raw bytes into the stream and flushes.
+// inject writes raw bytes into the stream and flushes (nothing once the
+// stream ended).
 func (s *sseStream) inject(p []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
 	_, _ = s.w.Write(p)
 	if f, ok := s.w.(http.Flusher); ok {
 		f.Flush()
