@@ -1,4 +1,3 @@
 package scenarios
 
-func keepaliveScenarios() []Scenario { return nil }
 func optimizerScenarios() []Scenario { return nil }
