@@ -34,15 +34,15 @@ func startFake(t *testing.T, script string) *fakebackends.Backend {
 	return b
 }
 
-// startGateway parses cfg (YAML), starts a gateway on 127.0.0.1:0 and shuts
-// it down (bounded) when the test ends.
-func startGateway(t *testing.T, cfg string) *vmcp.Gateway {
+// startGateway parses cfg (YAML), starts a gateway with opts on
+// 127.0.0.1:0 and shuts it down (bounded) when the test ends.
+func startGateway(t *testing.T, cfg string, opts ...vmcp.Option) *vmcp.Gateway {
 	t.Helper()
 	c, err := vmcp.ParseConfig([]byte(cfg), t.Name()+".yaml")
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	g, err := vmcp.New(c)
+	g, err := vmcp.New(c, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ const listChangedCfg = "timeouts: {call: 2s, initialize: 2s}\nhealth: {interval:
 
 func TestListChangedWhenBackendLeavesAndRejoins(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
-	g := startGatewayOpts(t, backendsYAML(nil, alpha, beta)+listChangedCfg)
+	g := startGateway(t, backendsYAML(nil, alpha, beta)+listChangedCfg)
 	eventually(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
 	c, notes := listeningClient(t, g.URL())
 	if !hasPrefix(toolNames(t, c), "beta_") {
@@ -81,7 +81,7 @@ func TestListChangedLateJoinOfBackendDownAtSessionStart(t *testing.T) {
 	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}); err != nil {
 		t.Fatal(err)
 	}
-	g := startGatewayOpts(t, backendsYAML(nil, alpha, beta)+listChangedCfg)
+	g := startGateway(t, backendsYAML(nil, alpha, beta)+listChangedCfg)
 	eventually(t, 5*time.Second, "beta unhealthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
 	c, notes := listeningClient(t, g.URL())
 	if hasPrefix(toolNames(t, c), "beta_") {
@@ -100,7 +100,7 @@ func TestListChangedLateJoinOfBackendDownAtSessionStart(t *testing.T) {
 
 func TestListChangedReindexesOptimizer(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
-	g := startGatewayOpts(t, backendsYAML(nil, alpha, beta)+listChangedCfg+"optimizer: {enabled: true}\n")
+	g := startGateway(t, backendsYAML(nil, alpha, beta)+listChangedCfg+"optimizer: {enabled: true}\n")
 	eventually(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
 	c, notes := listeningClient(t, g.URL())
 	find := func() string {
@@ -126,7 +126,7 @@ func TestListChangedReindexesOptimizer(t *testing.T) {
 
 func TestListChangedOffByDefault(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
-	g := startGatewayOpts(t, backendsYAML(nil, alpha, beta)+"health: {interval: 30ms, timeout: 20ms, unhealthyThreshold: 2}\n")
+	g := startGateway(t, backendsYAML(nil, alpha, beta)+"health: {interval: 30ms, timeout: 20ms, unhealthyThreshold: 2}\n")
 	c, notes := listeningClient(t, g.URL())
 	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}); err != nil {
 		t.Fatal(err)

@@ -166,31 +166,6 @@ func (g *testGate) Admit(backend, op string) (func(*vmcp.BackendError), *vmcp.Ba
 	return func(*vmcp.BackendError) {}, nil
 }
 
-// startGatewayWith is startGateway with options.
-func startGatewayWith(t *testing.T, cfg string, opts ...vmcp.Option) *vmcp.Gateway {
-	t.Helper()
-	c, err := vmcp.ParseConfig([]byte(cfg), t.Name()+".yaml")
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	g, err := vmcp.New(c, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := g.Start(ctx, "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := g.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return g
-}
 
 const optimizerCfg = "optimizer: {enabled: true, maxResults: 5}\ntimeouts: {initialize: 2s, call: 2s, list: 2s, close: 500ms}\n"
 
@@ -473,7 +448,7 @@ func TestOptimizerExcludesRefusedBackend(t *testing.T) {
 	fbs := startCatalogue(t)
 	gate := newTestGate()
 	gate.set("dev", "initialize", true)
-	g := startGatewayWith(t, gwConfig(optimizerCfg, sortedBackends(fbs)...), vmcp.WithGate(gate))
+	g := startGateway(t, gwConfig(optimizerCfg, sortedBackends(fbs)...), vmcp.WithGate(gate))
 	devTools := loadCatalogue(t)["dev"]
 
 	// Queries: every ranking query and, for each dev tool, its name and its
@@ -572,7 +547,7 @@ func TestOptimizerNoBackend(t *testing.T) {
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			gate := newTestGate()
-			g := startGatewayWith(t, cfg, vmcp.WithGate(gate))
+			g := startGateway(t, cfg, vmcp.WithGate(gate))
 			v.setup(t, gate)
 			for _, rev := range revisions {
 				start := time.Now()
@@ -608,7 +583,7 @@ func TestOptimizerNoBackend(t *testing.T) {
 func TestOptimizerCallToolFailures(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	gate := newTestGate()
-	g := startGatewayWith(t, gwConfig(optimizerCfg, a, b), vmcp.WithGate(gate))
+	g := startGateway(t, gwConfig(optimizerCfg, a, b), vmcp.WithGate(gate))
 	for _, rev := range revisions {
 		t.Run(rev.name, func(t *testing.T) {
 			c := connect(t, g.URL(), rev.modern)
@@ -658,7 +633,7 @@ func TestOptimizerCallToolFailures(t *testing.T) {
 func TestOptimizerConcurrentSessions(t *testing.T) {
 	fbs := startCatalogue(t)
 	gate := newTestGate()
-	g := startGatewayWith(t, gwConfig(optimizerCfg, sortedBackends(fbs)...), vmcp.WithGate(gate))
+	g := startGateway(t, gwConfig(optimizerCfg, sortedBackends(fbs)...), vmcp.WithGate(gate))
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for i := range 4 {

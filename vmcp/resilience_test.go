@@ -20,31 +20,6 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
-// startGatewayOpts is startGateway with options.
-func startGatewayOpts(t *testing.T, cfg string, opts ...vmcp.Option) *vmcp.Gateway {
-	t.Helper()
-	c, err := vmcp.ParseConfig([]byte(cfg), t.Name()+".yaml")
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	g, err := vmcp.New(c, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := g.Start(ctx, "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := g.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return g
-}
 
 // counter reads an int64 sum (or gauge) point with exactly these attributes.
 func counter(t *testing.T, r *sdkmetric.ManualReader, name string, kv ...attribute.KeyValue) int64 {
@@ -123,7 +98,7 @@ func TestBreakerOpensFailsFastAndRecoversWithExactTransitions(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	alpha := startFake(t, resAlphaScript)
 	reader := sdkmetric.NewManualReader()
-	g := startGatewayOpts(t, backendsYAML(nil, alpha, beta)+"timeouts: {call: 2s}\nbreaker: {failureThreshold: 3, openTimeout: 300ms}\n",
+	g := startGateway(t, backendsYAML(nil, alpha, beta)+"timeouts: {call: 2s}\nbreaker: {failureThreshold: 3, openTimeout: 300ms}\n",
 		vmcp.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	c := connect(t, g.URL(), false)
 
@@ -188,7 +163,7 @@ func TestBreakerOpensFailsFastAndRecoversWithExactTransitions(t *testing.T) {
 
 func TestHalfOpenAdmitsOneTrialUnder50Callers(t *testing.T) {
 	beta := startFake(t, resBetaScript)
-	g := startGatewayOpts(t, backendsYAML(nil, beta)+"timeouts: {call: 5s}\nbreaker: {failureThreshold: 1, openTimeout: 200ms}\n")
+	g := startGateway(t, backendsYAML(nil, beta)+"timeouts: {call: 5s}\nbreaker: {failureThreshold: 1, openTimeout: 200ms}\n")
 	clients := make([]*client.Client, 10)
 	for i := range clients {
 		clients[i] = connect(t, g.URL(), false)
@@ -276,7 +251,7 @@ func healthOf(t *testing.T, g *vmcp.Gateway) healthJSON {
 func TestHealthMonitorExcludesUnhealthyBackendsFromNewSessions(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	alpha := startFake(t, resAlphaScript)
-	g := startGatewayOpts(t, backendsYAML(nil, alpha, beta)+
+	g := startGateway(t, backendsYAML(nil, alpha, beta)+
 		"timeouts: {call: 2s, initialize: 2s}\nhealth: {interval: 30ms, timeout: 20ms, unhealthyThreshold: 2}\n")
 	eventually(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
 	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}); err != nil {
@@ -322,7 +297,7 @@ func TestHealthMonitorExcludesUnhealthyBackendsFromNewSessions(t *testing.T) {
 
 func TestHealthUnauthenticatedOn403Probe(t *testing.T) {
 	beta := startFake(t, resBetaScript)
-	g := startGatewayOpts(t, backendsYAML(nil, beta)+"health: {interval: 30ms, timeout: 20ms}\n")
+	g := startGateway(t, backendsYAML(nil, beta)+"health: {interval: 30ms, timeout: 20ms}\n")
 	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Match: fakebackends.Match{Method: "tools/list"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +307,7 @@ func TestHealthUnauthenticatedOn403Probe(t *testing.T) {
 func TestKeepaliveCountersThroughGateway(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	reader := sdkmetric.NewManualReader()
-	g := startGatewayOpts(t, backendsYAML(map[string]string{
+	g := startGateway(t, backendsYAML(map[string]string{
 		"beta": "    keepalive: {method: \"tool:ok\", interval: 40ms, jitter: 5ms, timeout: 30ms, maxFailures: 2, probeAfter: 400ms}\n",
 	}, beta)+"timeouts: {call: 2s}\n",
 		vmcp.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
@@ -377,7 +352,7 @@ func TestKeepaliveCountersThroughGateway(t *testing.T) {
 func TestKeepaliveToolNotConfigured(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	reader := sdkmetric.NewManualReader()
-	g := startGatewayOpts(t, backendsYAML(map[string]string{
+	g := startGateway(t, backendsYAML(map[string]string{
 		"beta": "    keepalive: {method: \"tool:nosuch\", interval: 20ms}\n",
 	}, beta), vmcp.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	connect(t, g.URL(), false)
@@ -394,7 +369,7 @@ func TestKeepaliveToolNotConfigured(t *testing.T) {
 
 func TestPrometheusMetricsEndpoint(t *testing.T) {
 	beta := startFake(t, resBetaScript)
-	g := startGatewayOpts(t, backendsYAML(nil, beta)+"metrics: {prometheus: true}\nbreaker: {failureThreshold: 5}\n")
+	g := startGateway(t, backendsYAML(nil, beta)+"metrics: {prometheus: true}\nbreaker: {failureThreshold: 5}\n")
 	c := connect(t, g.URL(), false)
 	callTool(t, c, "beta_ok", nil)
 	req, _ := http.NewRequestWithContext(ctxT(t, 5*time.Second), http.MethodGet, "http://"+g.Addr()+"/metrics", nil)
