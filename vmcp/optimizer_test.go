@@ -166,7 +166,6 @@ func (g *testGate) Admit(backend, op string) (func(*vmcp.BackendError), *vmcp.Ba
 	return func(*vmcp.BackendError) {}, nil
 }
 
-
 const optimizerCfg = "optimizer: {enabled: true, maxResults: 5}\ntimeouts: {initialize: 2s, call: 2s, list: 2s, close: 500ms}\n"
 
 var revisions = []struct {

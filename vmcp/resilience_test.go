@@ -20,7 +20,6 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
-
 // counter reads an int64 sum (or gauge) point with exactly these attributes.
 func counter(t *testing.T, r *sdkmetric.ManualReader, name string, kv ...attribute.KeyValue) int64 {
 	t.Helper()
