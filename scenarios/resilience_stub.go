@@ -1,3 +1,0 @@
-package scenarios
-
-func optimizerScenarios() []Scenario { return nil }
