@@ -32,8 +32,11 @@ var (
 	results   *harness.Results
 )
 
+var target harness.Target
+
 var _ = BeforeSuite(func() {
-	results = harness.NewResults(suiteTarget())
+	target = suiteTarget()
+	results = harness.NewResults(target)
 })
 
 var _ = AfterSuite(func() {
@@ -51,8 +54,24 @@ var _ = AfterSuite(func() {
 	GinkgoWriter.Printf("results written to %s\n", path)
 })
 
+// CapabilitiesEnv names an environment variable that, when set, replaces
+// the capabilities the reference target declares (e.g. "session-api"), to
+// see how the suite reports a target that lacks some: those scenarios are
+// skipped with the reason.
+const CapabilitiesEnv = "VMCP_CHAOS_CAPABILITIES"
+
 // suiteTarget is the gateway under test: the reference vMCP.
-func suiteTarget() harness.Target { return harness.Reference{} }
+func suiteTarget() harness.Target {
+	if s, ok := os.LookupEnv(CapabilitiesEnv); ok {
+		caps, err := harness.ParseCapabilities(s)
+		Expect(err).NotTo(HaveOccurred(), "$%s", CapabilitiesEnv)
+		if caps == nil {
+			caps = harness.Capabilities{}
+		}
+		return harness.Reference{Caps: caps}
+	}
+	return harness.Reference{}
+}
 
 var _ = Describe("vMCP", func() {
 	groups := map[string][]scenarios.Scenario{}
@@ -74,7 +93,7 @@ var _ = Describe("vMCP", func() {
 						_, err := harness.BuildChaos(bctx)
 						Expect(err).NotTo(HaveOccurred(), "build the chaos binary for process backends")
 					}
-					rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: suiteTarget(), CheckLeaks: true})
+					rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: true})
 					resultsMu.Lock()
 					results.Add(rec)
 					resultsMu.Unlock()

@@ -249,7 +249,7 @@ func keyFigures(figs map[string]float64) string {
 		parts = append(parts, fmt.Sprintf("stall to error max %.0fms (%s)", v, k))
 	}
 	if _, v, ok := maxOf("failed_calls_after_", func(string) bool { return true }); ok {
-		parts = append(parts, fmt.Sprintf("max failed calls after restart %.0f", v))
+		parts = append(parts, fmt.Sprintf("max failed calls after restart/recovery %.0f", v))
 	}
 	for _, k := range []string{"calls", "calls_failed", "latency_p99_ms", "latency_max_ms", "cancel_return_ms", "backend_cancelled_ms",
 		"time_to_open_ms", "open_fail_fast_max_ms", "time_to_close_ms", "probe_interval_ms.min", "probe_interval_ms.max", "find_tool_ms"} {
