@@ -1120,17 +1120,21 @@ func (v *validator) script(s *Script) error {
 	if s.Admin != "" && !validHostPort(s.Admin) {
 		return v.errf("admin", "bad address %q (want host:port, e.g. 127.0.0.1:0)", s.Admin)
 	}
-	names := map[string]int{}
+	if err := uniqueKeys(v, s.Tools, "tools", "name", "tool name", func(t ToolSpec) string { return t.Name }); err != nil {
+		return err
+	}
+	if err := uniqueKeys(v, s.Resources, "resources", "uri", "resource URI", func(r ResourceSpec) string { return r.URI }); err != nil {
+		return err
+	}
+	if err := uniqueKeys(v, s.ResourceTemplates, "resourceTemplates", "uriTemplate", "resource template", func(r ResourceTemplate) string { return r.URITemplate }); err != nil {
+		return err
+	}
+	if err := uniqueKeys(v, s.Prompts, "prompts", "name", "prompt name", func(p PromptSpec) string { return p.Name }); err != nil {
+		return err
+	}
 	for i := range s.Tools {
 		t := &s.Tools[i]
 		f := fmt.Sprintf("tools[%d]", i)
-		if t.Name == "" {
-			return v.errf(f+".name", "required")
-		}
-		if first, dup := names[t.Name]; dup {
-			return v.errf(f+".name", "duplicate tool name %q (also tools[%d])", t.Name, first)
-		}
-		names[t.Name] = i
 		if t.Input != nil {
 			if typ, _ := t.Input["type"].(string); typ != "object" {
 				return v.errf(f+".input.type", "a tool's input schema must have type: object")
@@ -1149,54 +1153,35 @@ func (v *validator) script(s *Script) error {
 			return v.errf(f+".progressInterval", "must not be negative")
 		}
 	}
-	uris := map[string]int{}
-	for i, r := range s.Resources {
-		f := fmt.Sprintf("resources[%d]", i)
-		if r.URI == "" {
-			return v.errf(f+".uri", "required")
-		}
-		if first, dup := uris[r.URI]; dup {
-			return v.errf(f+".uri", "duplicate resource URI %q (also resources[%d])", r.URI, first)
-		}
-		uris[r.URI] = i
-	}
-	templates := map[string]int{}
-	for i, r := range s.ResourceTemplates {
-		f := fmt.Sprintf("resourceTemplates[%d]", i)
-		if r.URITemplate == "" {
-			return v.errf(f+".uriTemplate", "required")
-		}
-		if first, dup := templates[r.URITemplate]; dup {
-			return v.errf(f+".uriTemplate", "duplicate resource template %q (also resourceTemplates[%d])", r.URITemplate, first)
-		}
-		templates[r.URITemplate] = i
-	}
-	prompts := map[string]int{}
 	for i, p := range s.Prompts {
-		f := fmt.Sprintf("prompts[%d]", i)
-		if p.Name == "" {
-			return v.errf(f+".name", "required")
-		}
-		if first, dup := prompts[p.Name]; dup {
-			return v.errf(f+".name", "duplicate prompt name %q (also prompts[%d])", p.Name, first)
-		}
-		prompts[p.Name] = i
-		args := map[string]int{}
-		for j, a := range p.Arguments {
-			af := fmt.Sprintf("%s.arguments[%d].name", f, j)
-			if a.Name == "" {
-				return v.errf(af, "required")
-			}
-			if first, dup := args[a.Name]; dup {
-				return v.errf(af, "duplicate argument %q (also arguments[%d])", a.Name, first)
-			}
-			args[a.Name] = j
+		f := fmt.Sprintf("prompts[%d].arguments", i)
+		if err := uniqueKeys(v, p.Arguments, f, "name", "argument", func(a PromptArg) string { return a.Name }); err != nil {
+			return err
 		}
 	}
 	for i := range s.Faults {
 		if err := v.fault(&s.Faults[i], fmt.Sprintf("faults[%d]", i), s.Transport); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// uniqueKeys checks that every item of list has a non-empty key, unique in
+// the list: list[i].field is "required", or a "duplicate <what> ... (also
+// list[j])".
+func uniqueKeys[T any](v *validator, list []T, listField, keyField, what string, key func(T) string) error {
+	seen := map[string]int{}
+	for i, item := range list {
+		f := fmt.Sprintf("%s[%d].%s", listField, i, keyField)
+		k := key(item)
+		if k == "" {
+			return v.errf(f, "required")
+		}
+		if first, dup := seen[k]; dup {
+			return v.errf(f, "duplicate %s %q (also %s[%d])", what, k, listField, first)
+		}
+		seen[k] = i
 	}
 	return nil
 }
