@@ -51,7 +51,8 @@ func isLoopback(host string) bool {
 //	PUT /faults            replace them (YAML or JSON, list or {faults: [...]})
 //	POST /faults           add to them
 //	DELETE /faults         clear them
-//	POST /restart          restart (forgets every session)
+//	POST /restart          restart (forgets every session; serves again after a stop)
+//	POST /stop             stop serving MCP (connection refused) until restart
 //	POST /expire-sessions  forget every session now
 //	GET /requests          the request log
 //	GET /healthz           200 while the control API runs
@@ -62,6 +63,7 @@ func (b *Backend) adminHandler() http.Handler {
 		add:      b.AddFaults,
 		clear:    b.ClearFaults,
 		restart:  b.Restart,
+		stop:     b.Stop,
 		expire:   b.ExpireSessions,
 		requests: b.Requests,
 		info: func() map[string]any {
@@ -78,6 +80,7 @@ type adminOps struct {
 	add      func(...Fault) error
 	clear    func()
 	restart  func(context.Context) error // nil: not supported
+	stop     func()                      // nil: not supported
 	expire   func() int
 	requests func() []RequestRecord
 	info     func() map[string]any
@@ -130,6 +133,14 @@ func newAdminMux(token string, inflight waitGroup, ops adminOps) http.Handler {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"restarted": true})
+	})
+	mux.HandleFunc("POST /stop", func(w http.ResponseWriter, r *http.Request) {
+		if ops.stop == nil {
+			writeError(w, http.StatusNotImplemented, fmt.Errorf("stop is not supported on this transport"))
+			return
+		}
+		ops.stop()
+		writeJSON(w, http.StatusOK, map[string]any{"stopped": true})
 	})
 	mux.HandleFunc("POST /expire-sessions", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"expired": ops.expire()})

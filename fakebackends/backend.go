@@ -58,7 +58,8 @@ type Backend struct {
 	gen     *generation
 	ln      net.Listener // nil while down
 	conns   map[net.Conn]struct{}
-	isDown  bool
+	isDown  bool // the listener is closed (a `down` fault, or Stop)
+	halted  bool // Stop was called: down until Restart
 	stopped bool
 
 	closed   chan struct{}
@@ -341,7 +342,8 @@ func (b *Backend) SessionCount() int {
 // flight are cut, SSE streams end, stalls end and every session is
 // forgotten, so old session ids answer 404. Idle keep-alive connections
 // stay open, so the next request on them reaches the new server (a real
-// process restart is `chaos backend` killed and started again). Faults stay.
+// process restart is `chaos backend` killed and started again). After Stop
+// it listens again on the same address. Faults stay.
 func (b *Backend) Restart(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -351,15 +353,52 @@ func (b *Backend) Restart(ctx context.Context) error {
 		b.mu.Unlock()
 		return errStopped
 	}
+	wasHalted := b.halted
+	b.halted = false
+	b.mu.Unlock()
+	b.newLife()
+	if wasHalted {
+		b.reconcile()
+		b.mu.Lock()
+		down := b.isDown && !b.engine.downNow()
+		b.mu.Unlock()
+		if down {
+			return fmt.Errorf("fakebackends: %s: restart: cannot listen on %s again", b.script.Name, b.addr)
+		}
+	}
+	b.opts.logger.Info("restarted", "backend", b.script.Name)
+	return nil
+}
+
+// Stop stops serving MCP, as a stopped process would: the listener closes
+// (connection refused), every connection drops, stalls end and every
+// session is forgotten. The control API stays up. Restart serves again on
+// the same address.
+func (b *Backend) Stop() {
+	b.mu.Lock()
+	if b.stopped {
+		b.mu.Unlock()
+		return
+	}
+	b.halted = true
+	b.mu.Unlock()
+	b.reconcile()
+	b.newLife()
+	b.opts.logger.Info("stopped", "backend", b.script.Name)
+}
+
+// newLife replaces the MCP server generation: requests in flight on the
+// old one are cut, its stalls end and its sessions are forgotten.
+func (b *Backend) newLife() {
+	b.mu.Lock()
 	old := b.gen
 	b.gen = b.newGeneration()
 	b.mu.Unlock()
 	old.cutInFlight()
 	close(old.done)
 	old.streams.closeAll()
-	b.opts.logger.Info("restarted", "backend", b.script.Name)
-	return nil
 }
+
 
 // reconcile applies the time-driven faults: `down` and one-shot expiries.
 func (b *Backend) reconcile() {
@@ -369,6 +408,7 @@ func (b *Backend) reconcile() {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	down = down || b.halted
 	if b.stopped || down == b.isDown {
 		return
 	}

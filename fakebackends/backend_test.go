@@ -455,3 +455,63 @@ func rawPost(t *testing.T, url, session, msg string) []byte {
 	body, _ := io.ReadAll(resp.Body)
 	return body
 }
+
+func TestStopThenRestartOnTheSamePort(t *testing.T) {
+	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
+	c := connect(t, b, revLegacy)
+	url := b.URL()
+	b.Stop()
+	// The pooled connection was dropped; new connections are refused.
+	_, _, _ = call(c, "greet", nil, 2*time.Second)
+	if _, err, took := call(c, "greet", nil, 2*time.Second); !errors.Is(err, syscall.ECONNREFUSED) || took > time.Second {
+		t.Fatalf("call to a stopped backend: %v after %s; want connection refused", err, took)
+	}
+	code, _ := adminDo(t, b, http.MethodGet, "/healthz", "", "")
+	if code != 200 {
+		t.Fatalf("control API while stopped: %d", code)
+	}
+	if code, body := adminDo(t, b, http.MethodPost, "/restart", "", ""); code != 200 {
+		t.Fatalf("POST /restart after stop: %d %s", code, body)
+	}
+	if b.URL() != url {
+		t.Fatalf("restart moved the backend from %s to %s", url, b.URL())
+	}
+	// Sessions were forgotten by the stop.
+	if _, err, _ := call(c, "greet", nil, 2*time.Second); !errors.Is(err, transport.ErrSessionTerminated) {
+		t.Fatalf("old session after stop+restart: %v; want session terminated", err)
+	}
+	if res, err, _ := call(connect(t, b, revLegacy), "greet", nil, 2*time.Second); err != nil || resultText(res) != "hello" {
+		t.Fatalf("new session after restart: %q, %v", resultText(res), err)
+	}
+	// POST /stop does the same through the control API.
+	if code, _ := adminDo(t, b, http.MethodPost, "/stop", "", ""); code != 200 {
+		t.Fatalf("POST /stop: %d", code)
+	}
+	if _, err := dial(b, revLegacy); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("connect after POST /stop: %v; want connection refused", err)
+	}
+}
+
+func TestFlapThroughRealClient(t *testing.T) {
+	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolModern,
+		Fault{Kind: KindFlap, On: Duration(100 * time.Millisecond), Off: Duration(100 * time.Millisecond), Match: Match{Tool: "echo"},
+			Fault: &Fault{Kind: KindHTTPStatus, Status: 503}}))
+	c := connect(t, b, revModern)
+	var failed, ok int
+	deadline := time.Now().Add(700 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if _, err, _ := call(c, "echo", map[string]any{}, 2*time.Second); err != nil {
+			if !strings.Contains(err.Error(), "503") {
+				t.Fatalf("flap error %v, want 503", err)
+			}
+			failed++
+		} else {
+			ok++
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("flap 100ms/100ms over 700ms: %d failed, %d ok", failed, ok)
+	if failed == 0 || ok == 0 {
+		t.Fatalf("flap gave %d failures and %d successes; want both", failed, ok)
+	}
+}

@@ -196,6 +196,20 @@ func joinLabel(a, b string) string {
 	return a + "," + b
 }
 
+// downNow reports whether a `down` crash is active now (without consuming
+// one-shot expiries, unlike scheduled).
+func (e *engine) downNow() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	for _, f := range e.faults {
+		if eff := f.effective(); f.active(now) && eff.Kind == KindCrash && eff.Mode == CrashDown {
+			return true
+		}
+	}
+	return false
+}
+
 // scheduled reports the time-driven state: whether a `down` crash is active
 // now, and which one-shot session expiries are due (each reported once).
 func (e *engine) scheduled() (down bool, expire bool) {
