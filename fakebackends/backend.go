@@ -399,7 +399,6 @@ func (b *Backend) newLife() {
 	old.streams.closeAll()
 }
 
-
 // reconcile applies the time-driven faults: `down` and one-shot expiries.
 func (b *Backend) reconcile() {
 	down, expire := b.engine.scheduled()
