@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -325,7 +326,54 @@ func (pb *processBackend) Kill(ctx context.Context) error {
 }
 
 // Pause sends SIGSTOP.
-func (pb *processBackend) Pause(context.Context) error { return pb.signal("pause", syscall.SIGSTOP) }
+//
+// SIGSTOP is asynchronous: on a loaded machine a thread of the backend can
+// still answer a request just after kill(2) returns. Pause therefore waits
+// (bounded by ctx and DefaultControlTimeout) until /proc shows the process
+// stopped, where /proc exists.
+func (pb *processBackend) Pause(ctx context.Context) error {
+	if err := pb.signal("pause", syscall.SIGSTOP); err != nil {
+		return err
+	}
+	p, _, _ := pb.snapshot()
+	ctx, cancel := withDefaultTimeout(ctx, DefaultControlTimeout)
+	defer cancel()
+	for {
+		stopped, known := processStopped(p.cmd.Process.Pid)
+		if stopped || !known {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return pb.wrap("pause", fmt.Errorf("process %d not stopped: %w", p.cmd.Process.Pid, ctx.Err()))
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// processStopped reads every thread's state from /proc/PID/task/*/stat:
+// stopped when all are stopped (T); known is false where /proc cannot tell.
+func processStopped(pid int) (stopped, known bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false, false
+	}
+	for _, task := range tasks {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		// The state follows the command name in parentheses: "TID (comm) S ...".
+		i := strings.LastIndexByte(string(data), ')')
+		if i < 0 || i+2 >= len(data) {
+			return false, false
+		}
+		if data[i+2] != 'T' {
+			return false, true
+		}
+	}
+	return true, true
+}
 
 // Resume sends SIGCONT.
 func (pb *processBackend) Resume(context.Context) error { return pb.signal("resume", syscall.SIGCONT) }
