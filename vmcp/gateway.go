@@ -85,6 +85,7 @@ type Gateway struct {
 	closed   map[string]time.Time // recently closed session ids → 404 "terminated"
 	closing  bool
 	bg       sync.WaitGroup // asynchronous session closes
+	loops    sync.WaitGroup // the idle-session sweeper; ends with g.ctx
 
 	shutdownMu   sync.Mutex
 	shutdownDone bool
@@ -138,6 +139,8 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 	g.opt = newOptimizerState(cfg.Optimizer.MaxResults, g.logger)
 	g.opts.gate, g.opts.observer, g.opts.sessionObserver = res, res, res
 	g.pool = newPool(g)
+	g.loops.Add(1)
+	go g.sweepIdle()
 	g.mcp = g.newMCPServer()
 	g.streamable = server.NewStreamableHTTPServer(g.mcp,
 		server.WithSessionIdManager(sessionIDs{g}),
@@ -210,6 +213,34 @@ func (g *Gateway) closeSessionAsync(id string) {
 			s.Close()
 			g.sessionClosed(s)
 		}()
+	}
+}
+
+// sweepIdle closes client sessions idle longer than timeouts.sessionIdle,
+// until the gateway shuts down.
+func (g *Gateway) sweepIdle() {
+	defer g.loops.Done()
+	idle := g.cfg.Timeouts.SessionIdle
+	t := time.NewTicker(max(idle/4, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-g.ctx.Done():
+			return
+		case now := <-t.C:
+			g.mu.Lock()
+			var expired []string
+			for id, s := range g.sessions {
+				if s.idleFor(now) > idle {
+					expired = append(expired, id)
+				}
+			}
+			g.mu.Unlock()
+			for _, id := range expired {
+				g.logger.Info("closing idle session", "session", id, "idle", idle)
+				g.closeSessionAsync(id)
+			}
+		}
 	}
 }
 
@@ -315,6 +346,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	}
 	g.res.stop(ctx)
 	g.cancel(errSessionClosing) // cuts anything left
+	g.loops.Wait()
 	_ = g.streamable.Shutdown(ctx)
 	if srv != nil {
 		// Every session is closed by now: give in-flight responses a moment,

@@ -62,6 +62,9 @@ func (g *Gateway) onRequest(ctx context.Context, _ any, message any) error {
 		return nil
 	}
 	id := sess.SessionID()
+	if s := g.session(id); id != "" && s != nil {
+		s.touch()
+	}
 	modern := msg.Params.Meta.ProtocolVersion() != "" && mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
 
 	switch {

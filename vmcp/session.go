@@ -33,6 +33,7 @@ type Session struct {
 	viewMu         sync.Mutex                // serialises view changes
 	mcpSess        server.ClientSession      // the mcp-go session the view is installed on
 	hidden         map[string]bool           // backends left out of the view while unavailable
+	lastActive     atomic.Int64              // unix nanoseconds of the last client request
 	closeOnce      sync.Once
 	closed         chan struct{}
 }
@@ -73,7 +74,17 @@ func (g *Gateway) openSession(reqCtx context.Context, id, clientProtocol string)
 		return nil, err
 	}
 	s.agg.Store(buildAggregate(g.cfg.Aggregation, views))
+	s.touch()
 	return s, nil
+}
+
+// touch records client activity (idle sessions are closed; see
+// Gateway.sweepIdle).
+func (s *Session) touch() { s.lastActive.Store(time.Now().UnixNano()) }
+
+// idleFor is how long the session has had no client request.
+func (s *Session) idleFor(now time.Time) time.Duration {
+	return now.Sub(time.Unix(0, s.lastActive.Load()))
 }
 
 // ID returns the client session id (Mcp-Session-Id).

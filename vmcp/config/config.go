@@ -53,6 +53,7 @@ const (
 	DefaultCall             = 30 * time.Second
 	DefaultList             = 10 * time.Second
 	DefaultClose            = 2 * time.Second
+	DefaultSessionIdle      = 30 * time.Minute
 	DefaultMaxResponseBytes = 16 << 20
 	DefaultPoolSize         = 4
 )
@@ -121,6 +122,9 @@ type Timeouts struct {
 	// Close bounds closing one backend connection (its DELETE, or a stdio
 	// process's graceful exit) before it is cut off.
 	Close time.Duration `json:"close"`
+	// SessionIdle closes a client session that sent no request for this
+	// long (its id then answers 404, so the client re-initializes).
+	SessionIdle time.Duration `json:"sessionIdle"`
 }
 
 // IncomingAuth is how clients authenticate to the gateway.

@@ -140,10 +140,11 @@ func (d *decoder) aggregation(a *Aggregation) fieldFunc {
 func (d *decoder) timeouts(t *Timeouts) fieldFunc {
 	return func(n *yaml.Node, path string) error {
 		return d.mapping(n, path, map[string]fieldFunc{
-			"initialize": d.duration(&t.Initialize),
-			"call":       d.duration(&t.Call),
-			"list":       d.duration(&t.List),
-			"close":      d.duration(&t.Close),
+			"initialize":  d.duration(&t.Initialize),
+			"call":        d.duration(&t.Call),
+			"list":        d.duration(&t.List),
+			"close":       d.duration(&t.Close),
+			"sessionIdle": d.duration(&t.SessionIdle),
 		})
 	}
 }
@@ -209,6 +210,9 @@ func applyDefaults(cfg *Config) {
 	}
 	if t.Close == 0 {
 		t.Close = DefaultClose
+	}
+	if t.SessionIdle == 0 {
+		t.SessionIdle = DefaultSessionIdle
 	}
 	if cfg.IncomingAuth.Type == "" {
 		cfg.IncomingAuth.Type = AuthAnonymous
