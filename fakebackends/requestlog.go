@@ -44,3 +44,15 @@ func (l *requestLog) snapshot() []RequestRecord {
 	defer l.mu.Unlock()
 	return append([]RequestRecord(nil), l.records...)
 }
+
+// ReadyLine is the JSON line `chaos backend` prints once the backend
+// serves (on stdout; on stderr in stdio mode, where stdout carries MCP), so
+// a harness that spawns it knows where it is.
+type ReadyLine struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	Protocol  string `json:"protocol"`
+	URL       string `json:"url,omitempty"` // empty for stdio
+	Admin     string `json:"admin,omitempty"`
+	PID       int    `json:"pid"`
+}

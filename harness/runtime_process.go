@@ -41,16 +41,6 @@ type Process struct {
 // Name returns "process".
 func (Process) Name() string { return "process" }
 
-// readyLine is the JSON line `chaos backend` prints once it serves.
-type readyLine struct {
-	Name      string `json:"name"`
-	Transport string `json:"transport"`
-	Protocol  string `json:"protocol"`
-	URL       string `json:"url,omitempty"`
-	Admin     string `json:"admin,omitempty"`
-	PID       int    `json:"pid"`
-}
-
 // Start writes the script to a temporary file, spawns `chaos backend` and
 // waits (bounded by ctx, default 30 s) for its ready line.
 func (rt Process) Start(ctx context.Context, script *fakebackends.Script) (RunningBackend, error) {
@@ -96,7 +86,7 @@ type processBackend struct {
 	listen    string // MCP address pinned by the first start
 	adminAddr string // control API address pinned by the first start
 	cur       *backendProc
-	ready     readyLine
+	ready     fakebackends.ReadyLine
 	admin     *adminClient
 	closed    bool
 }
@@ -185,7 +175,7 @@ func (pb *processBackend) spawn(ctx context.Context) error {
 		}
 		return fmt.Errorf("harness: start backend %q: %w%s", name, err, quoteTail(p.stderr.String()))
 	}
-	var rl readyLine
+	var rl fakebackends.ReadyLine
 	select {
 	case line, ok := <-lines:
 		if !ok {
@@ -222,7 +212,7 @@ func (pb *processBackend) spawn(ctx context.Context) error {
 	return nil
 }
 
-func (pb *processBackend) snapshot() (*backendProc, readyLine, *adminClient) {
+func (pb *processBackend) snapshot() (*backendProc, fakebackends.ReadyLine, *adminClient) {
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
 	return pb.cur, pb.ready, pb.admin

@@ -15,16 +15,6 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
 
-// readyLine is the JSON line `chaos backend` prints once it serves.
-type readyLine struct {
-	Name      string `json:"name"`
-	Transport string `json:"transport"`
-	Protocol  string `json:"protocol"`
-	URL       string `json:"url,omitempty"`
-	Admin     string `json:"admin,omitempty"`
-	PID       int    `json:"pid"`
-}
-
 func newBackendCmd() *cobra.Command {
 	var (
 		scriptPath, listen, admin, adminToken, transport, protocol string
@@ -102,7 +92,7 @@ func runHTTPBackend(ctx context.Context, script *fakebackends.Script, opts []fak
 		return err
 	}
 	s := b.Script()
-	if err := json.NewEncoder(out).Encode(readyLine{Name: s.Name, Transport: string(s.Transport), Protocol: string(s.Protocol),
+	if err := json.NewEncoder(out).Encode(fakebackends.ReadyLine{Name: s.Name, Transport: string(s.Transport), Protocol: string(s.Protocol),
 		URL: b.URL(), Admin: b.AdminURL(), PID: os.Getpid()}); err != nil {
 		_ = b.Close()
 		return err
@@ -113,7 +103,7 @@ func runHTTPBackend(ctx context.Context, script *fakebackends.Script, opts []fak
 
 func runStdioBackend(ctx context.Context, script *fakebackends.Script, opts []fakebackends.Option) error {
 	opts = append(opts, fakebackends.WithOnReady(func(adminURL string) {
-		_ = json.NewEncoder(os.Stderr).Encode(readyLine{Name: script.Name, Transport: string(fakebackends.TransportStdio),
+		_ = json.NewEncoder(os.Stderr).Encode(fakebackends.ReadyLine{Name: script.Name, Transport: string(fakebackends.TransportStdio),
 			Protocol: string(fakebackends.ProtocolLegacy), Admin: adminURL, PID: os.Getpid()})
 	}))
 	err := fakebackends.ServeStdio(ctx, script, os.Stdin, os.Stdout, opts...)

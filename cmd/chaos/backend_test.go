@@ -17,6 +17,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
 
 // chaosBin is the chaos binary built once for these tests.
@@ -50,7 +52,7 @@ func writeScript(t *testing.T, body string) string {
 }
 
 // spawn starts `chaos backend` and waits for its ready line.
-func spawn(t *testing.T, args ...string) (*exec.Cmd, readyLine) {
+func spawn(t *testing.T, args ...string) (*exec.Cmd, fakebackends.ReadyLine) {
 	t.Helper()
 	cmd := exec.Command(chaosBin, append([]string{"backend"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
@@ -78,7 +80,7 @@ func spawn(t *testing.T, args ...string) (*exec.Cmd, readyLine) {
 		if !ok {
 			t.Fatal("chaos backend exited before its ready line")
 		}
-		var ready readyLine
+		var ready fakebackends.ReadyLine
 		if err := json.Unmarshal([]byte(line), &ready); err != nil {
 			t.Fatalf("ready line %q: %v", line, err)
 		}
@@ -86,7 +88,7 @@ func spawn(t *testing.T, args ...string) (*exec.Cmd, readyLine) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no ready line within 20s")
 	}
-	return nil, readyLine{}
+	return nil, fakebackends.ReadyLine{}
 }
 
 func mcpClient(t *testing.T, url string) *client.Client {
