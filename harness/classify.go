@@ -29,16 +29,62 @@ func UnavailableBackend(text string) (string, bool) {
 	return "", false
 }
 
-// namedBackend returns the backend an error text names, as unavailable or
-// as having answered with an error (`backend "beta" error: ...`).
-func namedBackend(text string) string {
+// BackendAnswered reports whether an error text is the reference's wording
+// for a backend that answered with an error of its own (`backend "beta"
+// error: ...`), which is not the backend being unavailable.
+func BackendAnswered(text string) bool { return backendErrRE.MatchString(text) }
+
+// namedBackend returns the backend an error text names: as unavailable or
+// as having answered with an error in the reference's words (`backend
+// "beta" unavailable|error`), else the one of backends the text names
+// (NamesBackend). ok is false when it names none, or several of backends.
+func namedBackend(text string, backends []string) (name string, ok bool) {
 	if b, ok := UnavailableBackend(text); ok {
-		return b
+		return b, true
 	}
 	if m := backendErrRE.FindStringSubmatch(text); m != nil {
-		return m[1]
+		return m[1], true
 	}
-	return ""
+	for _, b := range backends {
+		if NamesBackend(text, b) {
+			if name != "" {
+				return "", false
+			}
+			name = b
+		}
+	}
+	return name, name != ""
+}
+
+// NamesBackend reports whether an error text names backend: the name as a
+// whole word (not part of a longer name or identifier such as
+// "beta_echo" or "beta-2"), bare or quoted, in any case. It is how a
+// gateway that is not ours is held to "the error names the backend".
+func NamesBackend(text, backend string) bool {
+	if backend == "" {
+		return false
+	}
+	lt, lb := strings.ToLower(text), strings.ToLower(backend)
+	for i := 0; ; {
+		j := strings.Index(lt[i:], lb)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(lb)
+		if !nameChar(lt, start-1) && !nameChar(lt, end) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+// nameChar reports whether s[i] exists and could continue a name.
+func nameChar(s string, i int) bool {
+	if i < 0 || i >= len(s) {
+		return false
+	}
+	c := s[i]
+	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 0x80
 }
 
 // ResultText returns the text contents of a tool result, joined by
@@ -81,8 +127,12 @@ func metaFields(m *mcp.Meta) map[string]any {
 var notUnavailableKinds = map[string]bool{"jsonrpc_error": true, "canceled": true}
 
 // classify fills the outcome fields of rec from a call's result and error.
-// ctxErr is the call context's error after the call.
-func classify(rec *CallRecord, isError bool, text string, meta map[string]any, err, ctxErr error) {
+// ctxErr is the call context's error after the call; backends are the
+// topology's backend names (may be nil). An error, or an isError result
+// without the reference's vmcp/errorKind, counts as "backend unavailable"
+// when its text names a backend: in the reference's words (`backend "x"
+// unavailable`), or, for any gateway, by naming exactly one of backends.
+func classify(rec *CallRecord, isError bool, text string, meta map[string]any, err, ctxErr error, backends []string) {
 	rec.Meta = meta
 	if b, ok := meta[MetaBackend].(string); ok {
 		rec.Backend = b
@@ -93,10 +143,14 @@ func classify(rec *CallRecord, isError bool, text string, meta map[string]any, e
 	switch {
 	case err != nil:
 		rec.Error = err.Error()
+		named, names := namedBackend(rec.Error, backends)
 		if rec.Backend == "" {
-			rec.Backend = namedBackend(rec.Error)
+			rec.Backend = named
 		}
 		_, unavailable := UnavailableBackend(rec.Error)
+		if !unavailable && names && !backendErrRE.MatchString(rec.Error) {
+			unavailable = true
+		}
 		switch {
 		case errors.Is(ctxErr, context.DeadlineExceeded) || (errors.Is(err, context.DeadlineExceeded) && !unavailable):
 			rec.Outcome = OutcomeTimeout
@@ -108,10 +162,14 @@ func classify(rec *CallRecord, isError bool, text string, meta map[string]any, e
 	case isError:
 		rec.IsError = true
 		rec.Error = text
+		named, names := namedBackend(text, backends)
 		if rec.Backend == "" {
-			rec.Backend = namedBackend(text)
+			rec.Backend = named
 		}
 		_, unavailable := UnavailableBackend(text)
+		if !unavailable && names && rec.ErrorKind == "" && !backendErrRE.MatchString(text) {
+			unavailable = true
+		}
 		if unavailable || (rec.ErrorKind != "" && !notUnavailableKinds[rec.ErrorKind]) {
 			rec.Outcome = OutcomeBackendUnavailable
 		} else {

@@ -41,6 +41,7 @@ type clientOptions struct {
 	discoverTimeout time.Duration
 	closeGrace      time.Duration
 	headers         map[string]string
+	backends        []string
 }
 
 // WithCallTimeout sets the deadline applied to every call (default
@@ -69,6 +70,13 @@ func WithCloseGrace(d time.Duration) ClientOption {
 // WithHeaders adds HTTP headers to every request (e.g. Authorization).
 func WithHeaders(h map[string]string) ClientOption {
 	return func(o *clientOptions) { o.headers = h }
+}
+
+// WithBackends names the topology's backends, so that calls whose error
+// text names one of them are classified backend_unavailable whatever the
+// gateway's wording (Env.Client sets it).
+func WithBackends(names ...string) ClientOption {
+	return func(o *clientOptions) { o.backends = names }
 }
 
 // Client is a real mcp-go client whose calls always have a deadline and
@@ -214,7 +222,7 @@ func (c *Client) do(ctx context.Context, method, target string, fn func(ctx cont
 	call.Session = c.mcp.GetSessionId()
 	call.Start, call.End = Millis(c.rec.Offset(start)), Millis(c.rec.Offset(end))
 	call.Duration = Millis(end.Sub(start))
-	classify(&call.CallRecord, isError, text, meta, err, ctx.Err())
+	classify(&call.CallRecord, isError, text, meta, err, ctx.Err(), c.opts.backends)
 	c.rec.RecordCall(call.CallRecord)
 	return call
 }

@@ -164,7 +164,11 @@ func (e *Env) Note(format string, args ...any) { e.rec.Note(format, args...) }
 // Client connects a new recorded client to the gateway on the given
 // revision (Topology.ClientOptions, then opts). Env.Close closes it.
 func (e *Env) Client(ctx context.Context, rev Revision, opts ...ClientOption) (*Client, error) {
-	all := append(append([]ClientOption(nil), e.topo.ClientOptions...), opts...)
+	names := make([]string, 0, len(e.backends))
+	for _, b := range e.backends {
+		names = append(names, b.Name())
+	}
+	all := append(append([]ClientOption{WithBackends(names...)}, e.topo.ClientOptions...), opts...)
 	c, err := Dial(ctx, e.gateway.MCPURL(), rev, e.rec, all...)
 	if err != nil {
 		return nil, err

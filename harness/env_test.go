@@ -119,10 +119,11 @@ func TestEnvStartFailsCleanly(t *testing.T) {
 // TestEnvCloseBoundedWithStall: a stalled backend with a call in flight,
 // and a paused process backend, do not hold up Env.Close.
 func TestEnvCloseBoundedWithStall(t *testing.T) {
+	bin := chaosBin(t) // build (if need be) before any deadline starts
 	ctx := ctxT(t, 60*time.Second)
 	env, err := Start(ctx, Topology{Backends: []BackendSpec{
 		{Script: script("alpha", fakebackends.TransportStreamableHTTP)},
-		{Script: script("beta", fakebackends.TransportStreamableHTTP), Runtime: Process{Binary: chaosBin(t)}},
+		{Script: script("beta", fakebackends.TransportStreamableHTTP), Runtime: Process{Binary: bin}},
 		{Script: script("gamma", fakebackends.TransportSSE)},
 	}, GatewayCallTimeout: 30 * time.Second})
 	if err != nil {

@@ -131,7 +131,8 @@ func TestProcessKillPauseResume(t *testing.T) {
 }
 
 func TestProcessCloseBoundedWhilePaused(t *testing.T) {
-	b, err := Process{Binary: chaosBin(t)}.Start(ctxT(t, 30*time.Second), script("beta", fakebackends.TransportSSE))
+	bin := chaosBin(t)
+	b, err := Process{Binary: bin}.Start(ctxT(t, 30*time.Second), script("beta", fakebackends.TransportSSE))
 	if err != nil {
 		t.Fatal(err)
 	}

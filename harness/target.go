@@ -29,10 +29,17 @@ const (
 	CapKeepalive Capability = "keepalive"
 	// CapBreaker: a per-backend circuit breaker.
 	CapBreaker Capability = "breaker"
+	// CapReinitOn404 is a promise rather than a feature: the gateway
+	// answers a backend's 404 for its session (the backend restarted or
+	// expired it) by re-initializing and retrying, so a restart of a
+	// streamable-HTTP backend costs no failed call. No scenario needs it;
+	// a target that declares it is held to zero failed calls where
+	// otherwise one is allowed.
+	CapReinitOn404 Capability = "reinit-on-404"
 )
 
 // AllCapabilities lists every known capability.
-var AllCapabilities = Capabilities{CapHealthAPI, CapSessionAPI, CapOptimizer, CapMetrics, CapKeepalive, CapBreaker}
+var AllCapabilities = Capabilities{CapHealthAPI, CapSessionAPI, CapOptimizer, CapMetrics, CapKeepalive, CapBreaker, CapReinitOn404}
 
 // Capabilities is a set of capabilities.
 type Capabilities []Capability

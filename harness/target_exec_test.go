@@ -64,9 +64,9 @@ func TestExecTargetStandIn(t *testing.T) {
 }
 
 func TestExecTargetErrors(t *testing.T) {
-	ctx := ctxT(t, 30*time.Second)
 	// The gateway exits at once: the error quotes its stderr.
-	e := standIn(t)
+	e := standIn(t) // builds the chaos binary (if need be) before the deadline starts
+	ctx := ctxT(t, 30*time.Second)
 	e.ConfigTemplate = "name: [unclosed\n"
 	_, err := e.Start(ctx, TopologyInfo{})
 	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") || !strings.Contains(err.Error(), "stderr") {
@@ -92,9 +92,10 @@ func TestExecTargetErrors(t *testing.T) {
 // TestExecCloseIgnoresSIGTERM: a gateway that ignores SIGTERM is killed
 // after the grace period.
 func TestExecCloseIgnoresSIGTERM(t *testing.T) {
+	bin := chaosBin(t)
 	ctx := ctxT(t, 30*time.Second)
 	e := Exec{
-		Command:        []string{"sh", "-c", `trap "" TERM; exec ` + chaosBin(t) + ` backend --script "$0" --listen "$1"`, "{{.ConfigPath}}", "{{.Listen}}"},
+		Command:        []string{"sh", "-c", `trap "" TERM; exec ` + bin + ` backend --script "$0" --listen "$1"`, "{{.ConfigPath}}", "{{.Listen}}"},
 		ConfigTemplate: standInTemplate, StopGrace: 200 * time.Millisecond,
 	}
 	g, err := e.Start(ctx, TopologyInfo{})

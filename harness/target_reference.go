@@ -32,8 +32,9 @@ type Reference struct {
 // DefaultReferenceCapabilities is what the reference gateway offers: the
 // session API, the health API, the circuit breaker, keepalive, Prometheus
 // metrics and the optimizer (the last four when the topology's Features
-// turn them on, which the config template renders).
-var DefaultReferenceCapabilities = Capabilities{CapSessionAPI, CapHealthAPI, CapBreaker, CapKeepalive, CapMetrics, CapOptimizer}
+// turn them on, which the config template renders), and it re-initializes
+// a backend session on 404 (CapReinitOn404).
+var DefaultReferenceCapabilities = Capabilities{CapSessionAPI, CapHealthAPI, CapBreaker, CapKeepalive, CapMetrics, CapOptimizer, CapReinitOn404}
 
 // Name returns TargetName or "reference".
 func (r Reference) Name() string {

@@ -276,13 +276,14 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 }
 
 // allowedFailures is how many failed calls a backend restart may cost:
-// one, and none for the reference gateway where the restart shows as a 404
-// for the backend session (streamable HTTP), which it answers by
+// one, and none for a gateway that declares harness.CapReinitOn404 (the
+// reference, in-process or as `chaos vmcp`) where the restart shows as a
+// 404 for the backend session (streamable HTTP), which it answers by
 // re-initializing and retrying. On the SSE transport a restart cuts the
 // event stream, a connection failure the gateway may learn of only from
 // the call it has just sent, so one failed call is allowed there too.
 func allowedFailures(env *harness.Env, transport fakebackends.Transport) int {
-	if isReference(env) && transport == fakebackends.TransportStreamableHTTP {
+	if env.Capabilities().Has(harness.CapReinitOn404) && transport == fakebackends.TransportStreamableHTTP {
 		return 0
 	}
 	return 1

@@ -123,10 +123,3 @@ func countRequests(ctx context.Context, env *harness.Env, backend, method string
 	return n, nil
 }
 
-// isReference reports whether the target is our reference gateway, which
-// is held to the strictest bound where the issue allows a looser one (for
-// example zero failed calls after a backend restart).
-func isReference(env *harness.Env) bool {
-	_, ok := env.Target().(harness.Reference)
-	return ok
-}

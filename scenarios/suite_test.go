@@ -1,7 +1,6 @@
 package scenarios_test
 
 import (
-	"context"
 	"flag"
 	"os"
 	"strings"
@@ -34,10 +33,21 @@ var (
 
 var target harness.Target
 
-var _ = BeforeSuite(func() {
-	target = suiteTarget()
+var _ = BeforeSuite(func(ctx SpecContext) {
+	cfg := harness.TargetConfigFromEnv()
+	// Build the chaos binary (for process backends and an exec target
+	// running chaos vmcp) once, here, so no spec's SpecTimeout pays for a
+	// compile under load. $CHAOS_BIN skips the build.
+	if cfg.NeedsChaosBinary() || Label(scenarios.LabelProcess).MatchesLabelFilter(GinkgoLabelFilter()) {
+		_, err := harness.BuildChaos(ctx)
+		Expect(err).NotTo(HaveOccurred(), "build the chaos binary")
+	}
+	var err error
+	target, err = cfg.Target(func() (string, error) { return harness.BuildChaos(ctx) })
+	Expect(err).NotTo(HaveOccurred(), "the target from the VMCP_CHAOS_* environment")
+	GinkgoWriter.Printf("target %s (capabilities: %s)\n", target.Name(), target.Capabilities())
 	results = harness.NewResults(target)
-})
+}, NodeTimeout(4*time.Minute))
 
 var _ = AfterSuite(func() {
 	path := *resultsPath
@@ -54,25 +64,6 @@ var _ = AfterSuite(func() {
 	GinkgoWriter.Printf("results written to %s\n", path)
 })
 
-// CapabilitiesEnv names an environment variable that, when set, replaces
-// the capabilities the reference target declares (e.g. "session-api"), to
-// see how the suite reports a target that lacks some: those scenarios are
-// skipped with the reason.
-const CapabilitiesEnv = "VMCP_CHAOS_CAPABILITIES"
-
-// suiteTarget is the gateway under test: the reference vMCP.
-func suiteTarget() harness.Target {
-	if s, ok := os.LookupEnv(CapabilitiesEnv); ok {
-		caps, err := harness.ParseCapabilities(s)
-		Expect(err).NotTo(HaveOccurred(), "$%s", CapabilitiesEnv)
-		if caps == nil {
-			caps = harness.Capabilities{}
-		}
-		return harness.Reference{Caps: caps}
-	}
-	return harness.Reference{}
-}
-
 var _ = Describe("vMCP", func() {
 	groups := map[string][]scenarios.Scenario{}
 	var order []string
@@ -87,12 +78,6 @@ var _ = Describe("vMCP", func() {
 			for _, sc := range groups[group] {
 				name := strings.TrimPrefix(sc.Name, group+"/")
 				It(name, Label(sc.Labels...), SpecTimeout(sc.Timeout+harness.DefaultEnvCloseTimeout+30*time.Second), func(ctx SpecContext) {
-					if sc.HasLabel(scenarios.LabelProcess) {
-						bctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-						defer cancel()
-						_, err := harness.BuildChaos(bctx)
-						Expect(err).NotTo(HaveOccurred(), "build the chaos binary for process backends")
-					}
 					rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: true})
 					resultsMu.Lock()
 					results.Add(rec)

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
 // chaosBin is the chaos binary built once for these tests.
@@ -30,12 +31,16 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	chaosBin = filepath.Join(dir, "chaos")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", chaosBin, ".").CombinedOutput()
-	cancel()
-	if err != nil {
-		os.Stderr.Write(out)
-		panic("build chaos: " + err.Error())
+	if prebuilt := os.Getenv(harness.ChaosBinEnv); prebuilt != "" {
+		chaosBin = prebuilt // CI builds it once (.ci/run)
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		out, err := exec.CommandContext(ctx, "go", "build", "-o", chaosBin, ".").CombinedOutput()
+		cancel()
+		if err != nil {
+			os.Stderr.Write(out)
+			panic("build chaos: " + err.Error())
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,11 +24,13 @@ type runOptions struct {
 	readyURL       string
 	mcpPath        string
 	capabilities   string
-	labels         []string
-	out            string
-	list           bool
-	noLeakCheck    bool
-	verbose        bool
+	// capabilitiesSet: --capabilities was given (even empty: none).
+	capabilitiesSet bool
+	labels          []string
+	out             string
+	list            bool
+	noLeakCheck     bool
+	verbose         bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -54,13 +55,17 @@ scenarios, fake backends as real processes of this binary).
 A scenario that needs a capability the target does not declare is reported
 skipped with that reason. The exit status is 1 when a scenario failed.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runScenarios(cmd, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.capabilitiesSet = cmd.Flags().Changed("capabilities")
+			return runScenarios(cmd, o)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.target, "target", "reference", "gateway under test: reference (in-process) or exec (a gateway process)")
-	f.StringVar(&o.gatewayCmd, "gateway-cmd", "", "exec: the gateway's command line, split on spaces; each word is a template "+
-		"({{.ConfigPath}}, {{.Listen}}, {{.Port}}, ...); default: this binary's `vmcp --config {{.ConfigPath}} --listen {{.Listen}}`")
-	f.StringVar(&o.configTemplate, "config-template", "", "exec: the gateway's config file template (default: the shipped chaos-vmcp template)")
+	f.StringVar(&o.gatewayCmd, "gateway-cmd", "", "exec: the gateway's command line, split into words like a shell does ('single' and \"double\" quotes, "+
+		"backslash escapes, no expansion); each word is a template ({{.ConfigPath}}, {{.Listen}}, {{.Port}}, ...); needs --config-template; "+
+		"default: this binary's `vmcp --config {{.ConfigPath}} --listen {{.Listen}}`")
+	f.StringVar(&o.configTemplate, "config-template", "", "exec: the gateway's config file template (required with --gateway-cmd; default for chaos vmcp: the shipped template)")
 	f.StringVar(&o.readyURL, "ready-url", "", "exec: URL template polled until the gateway answers (default {{.BaseURL}}/status for chaos vmcp, else {{.BaseURL}}<mcp-path>)")
 	f.StringVar(&o.mcpPath, "mcp-path", "/mcp", "exec: the gateway's MCP endpoint path")
 	f.StringVar(&o.capabilities, "capabilities", "", "capabilities the target declares, comma-separated ("+
@@ -81,52 +86,16 @@ func capList() string {
 	return strings.Join(names, ", ")
 }
 
-// runTarget builds the target from the flags.
+// runTarget builds the target from the flags (the same rules as the
+// Ginkgo suite's VMCP_CHAOS_* variables: harness.TargetConfig).
 func runTarget(o runOptions) (harness.Target, error) {
-	var caps harness.Capabilities
-	if o.capabilities != "" {
-		c, err := harness.ParseCapabilities(o.capabilities)
-		if err != nil {
-			return nil, err
-		}
-		caps = c
-	}
-	self, err := os.Executable()
+	cfg := harness.TargetConfig{Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
+		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet}
+	t, err := cfg.Target(os.Executable)
 	if err != nil {
-		return nil, fmt.Errorf("run: find this binary: %w", err)
+		return nil, fmt.Errorf("run: %w", err)
 	}
-	switch o.target {
-	case "reference":
-		if o.gatewayCmd != "" || o.configTemplate != "" || o.readyURL != "" {
-			return nil, errors.New("run: --gateway-cmd, --config-template and --ready-url need --target exec")
-		}
-		return harness.Reference{Caps: caps}, nil
-	case "exec":
-		e := harness.Exec{MCPPath: o.mcpPath, ReadyURL: o.readyURL, Caps: caps, ConfigTemplate: harness.ChaosVMCPTemplate}
-		if o.configTemplate != "" {
-			data, err := os.ReadFile(o.configTemplate)
-			if err != nil {
-				return nil, fmt.Errorf("run: --config-template: %w", err)
-			}
-			e.ConfigTemplate = string(data)
-		}
-		if o.gatewayCmd == "" {
-			e.TargetName = "chaos-vmcp"
-			e.Command = []string{self, "vmcp", "--config", "{{.ConfigPath}}", "--listen", "{{.Listen}}"}
-			if e.ReadyURL == "" {
-				e.ReadyURL = "{{.BaseURL}}/status"
-			}
-			if caps == nil {
-				e.Caps = harness.DefaultReferenceCapabilities
-			}
-		} else {
-			e.Command = strings.Fields(o.gatewayCmd)
-			e.TargetName = filepath.Base(e.Command[0])
-		}
-		return e, nil
-	default:
-		return nil, fmt.Errorf("run: unknown --target %q (want reference or exec)", o.target)
-	}
+	return t, nil
 }
 
 func runScenarios(cmd *cobra.Command, o runOptions) error {

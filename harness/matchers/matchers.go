@@ -141,10 +141,15 @@ func (o observed) describe() string {
 }
 
 // BeBackendUnavailable matches a call that failed because backend was
-// unavailable: an isError tool result or an error whose text names it
-// (`backend "beta" unavailable`), with _meta "vmcp/backend" equal to
-// backend when _meta carries one. A recorded call must also have the
-// backend_unavailable outcome (a client-side timeout does not match).
+// unavailable, in terms any gateway can meet: an isError tool result or an
+// error (a JSON-RPC error) whose text names the backend (harness.NamesBackend:
+// the name as a whole word, bare or quoted, any case; the reference's
+// `backend "beta" unavailable: ...` qualifies), with _meta "vmcp/backend"
+// equal to backend when _meta carries one. It never matches a success, a
+// client-side timeout (the gateway did not answer), or a text that names
+// no backend or another one. (mcp-go's client drops a JSON-RPC error's
+// data, so data cannot be checked here; the reference's data is covered by
+// vmcp's own tests.)
 func BeBackendUnavailable(backend string) types.GomegaMatcher {
 	return &unavailableMatcher{backend: backend}
 }
@@ -161,24 +166,33 @@ func (m *unavailableMatcher) Match(actual any) (bool, error) {
 		return false, fmt.Errorf("BeBackendUnavailable: %w", err)
 	}
 	m.seen = o.describe()
-	want := fmt.Sprintf("backend %q unavailable", m.backend)
 	text := o.err
 	if o.isError && o.text != "" {
 		text = o.text
 	}
 	switch {
-	case o.outcome != "" && o.outcome != harness.OutcomeBackendUnavailable:
-		m.why = fmt.Sprintf("its outcome is %s, not %s", o.outcome, harness.OutcomeBackendUnavailable)
+	case o.outcome == harness.OutcomeOK:
+		m.why = "it succeeded"
+		return false, nil
+	case o.outcome == harness.OutcomeTimeout:
+		m.why = "the client's own deadline ended it (the gateway did not answer)"
 		return false, nil
 	case o.outcome == "" && !o.isError && o.err == "":
 		m.why = "it succeeded (no isError result, no error)"
 		return false, nil
-	case !strings.Contains(text, want):
-		m.why = fmt.Sprintf("its error text does not contain %q", want)
+	case !harness.NamesBackend(text, m.backend):
+		m.why = fmt.Sprintf("its error text does not name %q", m.backend)
+		return false, nil
+	case harness.BackendAnswered(text):
+		m.why = "the text says the backend answered with an error of its own"
 		return false, nil
 	}
 	if b, ok := o.meta[harness.MetaBackend]; ok && b != m.backend {
 		m.why = fmt.Sprintf("_meta %q is %v", harness.MetaBackend, b)
+		return false, nil
+	}
+	if k, ok := o.meta[harness.MetaErrorKind].(string); ok && (k == "jsonrpc_error" || k == "canceled") {
+		m.why = fmt.Sprintf("_meta %q is %s: the backend answered, it was not unavailable", harness.MetaErrorKind, k)
 		return false, nil
 	}
 	m.why = ""

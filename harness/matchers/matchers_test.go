@@ -38,10 +38,29 @@ func TestBeBackendUnavailable(t *testing.T) {
 	g.Expect(&unavailable).NotTo(BeBackendUnavailable("alpha"))
 	g.Expect(harness.Event{Kind: harness.EventCall, Call: &unavailable}).To(BeBackendUnavailable("beta"))
 
-	// Other outcomes do not match, even when the text names the backend.
+	// Successes and client timeouts do not match, even when the text names
+	// the backend; nor does a text that names no backend.
 	g.Expect(rec(harness.OutcomeOK, "beta", "", 0)).NotTo(BeBackendUnavailable("beta"))
 	g.Expect(rec(harness.OutcomeToolError, "beta", "tool failed", 0)).NotTo(BeBackendUnavailable("beta"))
 	g.Expect(rec(harness.OutcomeTimeout, "", `context deadline exceeded`, 0)).NotTo(BeBackendUnavailable("beta"))
+	g.Expect(rec(harness.OutcomeTimeout, "beta", `backend "beta" unavailable: context deadline exceeded`, 0)).NotTo(BeBackendUnavailable("beta"))
+
+	// Any gateway's wording: the text names the backend as a whole word,
+	// bare or quoted, in any case.
+	for _, text := range []string{`upstream server beta failed: HTTP 403`, `Backend 'BETA' is down`, `beta: connection refused`,
+		`call to "beta" timed out after 5s`, `backend "beta" unavailable: HTTP 403 Forbidden`} {
+		g.Expect(toolResult(true, text, nil)).To(BeBackendUnavailable("beta"), text)
+		g.Expect(errors.New(text)).To(BeBackendUnavailable("beta"), text)
+		g.Expect(errors.New(text)).NotTo(BeBackendUnavailable("alpha"), text)
+	}
+	// ...but not a longer name or identifier that contains it, another
+	// backend, no backend at all, or the backend's own error.
+	for _, text := range []string{`tool beta_echo failed`, `backend "beta-2" unavailable: reset`, `backend "alphabeta" unavailable`,
+		`backend "alpha" unavailable: connection reset`, `upstream unavailable: connection reset`, `backend "beta" error: -32000 boom`} {
+		g.Expect(toolResult(true, text, nil)).NotTo(BeBackendUnavailable("beta"), text)
+		g.Expect(errors.New(text)).NotTo(BeBackendUnavailable("beta"), text)
+	}
+	g.Expect(toolResult(true, `beta failed`, map[string]any{harness.MetaBackend: "beta", harness.MetaErrorKind: "jsonrpc_error"})).NotTo(BeBackendUnavailable("beta"))
 
 	// Raw mcp-go outcomes.
 	meta := map[string]any{harness.MetaBackend: "beta", harness.MetaErrorKind: "http_status"}
@@ -59,7 +78,7 @@ func TestBeBackendUnavailable(t *testing.T) {
 	ok, err := m.Match(rec(harness.OutcomeToolError, "beta", "tool failed", 0))
 	g.Expect(ok).To(BeFalse())
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(m.FailureMessage(nil)).To(ContainSubstring("outcome is tool_error"))
+	g.Expect(m.FailureMessage(nil)).To(ContainSubstring(`does not name "beta"`))
 
 	// Wrong types are errors, not mismatches.
 	_, err = BeBackendUnavailable("beta").Match(42)

@@ -1,0 +1,208 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Environment variables that choose the gateway under test for the Ginkgo
+// suite (go test ./scenarios/...); they mirror the flags of `chaos run`
+// (see TargetConfig).
+const (
+	// TargetEnv is "reference" (default) or "exec" (--target).
+	TargetEnv = "VMCP_CHAOS_TARGET"
+	// GatewayCmdEnv is the exec gateway's command line (--gateway-cmd).
+	GatewayCmdEnv = "VMCP_CHAOS_GATEWAY_CMD"
+	// ConfigTemplateEnv is the path of the exec gateway's config template
+	// (--config-template).
+	ConfigTemplateEnv = "VMCP_CHAOS_CONFIG_TEMPLATE"
+	// ReadyURLEnv is the exec gateway's readiness URL template
+	// (--ready-url).
+	ReadyURLEnv = "VMCP_CHAOS_READY_URL"
+	// MCPPathEnv is the exec gateway's MCP endpoint path (--mcp-path).
+	MCPPathEnv = "VMCP_CHAOS_MCP_PATH"
+	// CapabilitiesEnv, when set (even empty), is the capabilities the
+	// target declares (--capabilities).
+	CapabilitiesEnv = "VMCP_CHAOS_CAPABILITIES"
+)
+
+// TargetConfig says which gateway to test, in the terms of the `chaos run`
+// flags and the VMCP_CHAOS_* environment variables; Target builds it. Both
+// the CLI and the Ginkgo suite go through it, so they agree.
+type TargetConfig struct {
+	// Kind is "reference" (default) or "exec".
+	Kind string
+	// GatewayCmd is the exec gateway's command line, split like a shell
+	// would (SplitCommand: quotes and backslashes, no expansion); each word
+	// is a template (TemplateData). Empty: our own `chaos vmcp`, from the
+	// shipped template.
+	GatewayCmd string
+	// ConfigTemplate is the path of the exec gateway's config template.
+	// Required with GatewayCmd; with the default command it defaults to
+	// the shipped ChaosVMCPTemplate.
+	ConfigTemplate string
+	// ReadyURL is the readiness URL template (default {{.BaseURL}}/status
+	// for chaos vmcp, else {{.BaseURL}}<MCPPath>).
+	ReadyURL string
+	// MCPPath is the MCP endpoint path (default /mcp).
+	MCPPath string
+	// Capabilities is a ParseCapabilities list; used when CapabilitiesSet.
+	// Unset: the reference gateway's for reference and chaos vmcp, none
+	// for another exec gateway.
+	Capabilities    string
+	CapabilitiesSet bool
+}
+
+// TargetConfigFromEnv reads the VMCP_CHAOS_* variables (TargetEnv,
+// GatewayCmdEnv, ConfigTemplateEnv, ReadyURLEnv, MCPPathEnv,
+// CapabilitiesEnv).
+func TargetConfigFromEnv() TargetConfig {
+	c := TargetConfig{
+		Kind:           os.Getenv(TargetEnv),
+		GatewayCmd:     os.Getenv(GatewayCmdEnv),
+		ConfigTemplate: os.Getenv(ConfigTemplateEnv),
+		ReadyURL:       os.Getenv(ReadyURLEnv),
+		MCPPath:        os.Getenv(MCPPathEnv),
+	}
+	c.Capabilities, c.CapabilitiesSet = os.LookupEnv(CapabilitiesEnv)
+	return c
+}
+
+// NeedsChaosBinary reports whether Target will call its chaosBinary
+// argument: an exec target with the default command (chaos vmcp).
+func (c TargetConfig) NeedsChaosBinary() bool {
+	return c.Kind == "exec" && strings.TrimSpace(c.GatewayCmd) == ""
+}
+
+// Target builds the target. chaosBinary returns the chaos binary for the
+// default exec command (`chaos vmcp`); it is called only then. Errors name
+// the flag (and its environment variable) at fault.
+func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error) {
+	var caps Capabilities
+	if c.CapabilitiesSet {
+		parsed, err := ParseCapabilities(c.Capabilities)
+		if err != nil {
+			return nil, fmt.Errorf("--capabilities ($%s): %w", CapabilitiesEnv, err)
+		}
+		caps = parsed
+		if caps == nil {
+			caps = Capabilities{}
+		}
+	}
+	switch c.Kind {
+	case "", "reference":
+		if c.GatewayCmd != "" || c.ConfigTemplate != "" || c.ReadyURL != "" {
+			return nil, errors.New("--gateway-cmd, --config-template and --ready-url " +
+				"($" + GatewayCmdEnv + ", $" + ConfigTemplateEnv + ", $" + ReadyURLEnv + ") need --target exec ($" + TargetEnv + "=exec)")
+		}
+		return Reference{Caps: caps}, nil
+	case "exec":
+	default:
+		return nil, fmt.Errorf("unknown --target ($%s) %q (want reference or exec)", TargetEnv, c.Kind)
+	}
+	e := Exec{MCPPath: c.MCPPath, ReadyURL: c.ReadyURL, Caps: caps}
+	if c.ConfigTemplate != "" {
+		data, err := os.ReadFile(c.ConfigTemplate)
+		if err != nil {
+			return nil, fmt.Errorf("--config-template ($%s): %w", ConfigTemplateEnv, err)
+		}
+		e.ConfigTemplate = string(data)
+	}
+	if strings.TrimSpace(c.GatewayCmd) == "" {
+		bin, err := chaosBinary()
+		if err != nil {
+			return nil, fmt.Errorf("exec target chaos vmcp: %w", err)
+		}
+		e.TargetName = "chaos-vmcp"
+		e.Command = []string{bin, "vmcp", "--config", "{{.ConfigPath}}", "--listen", "{{.Listen}}"}
+		if c.ConfigTemplate == "" {
+			e.ConfigTemplate = ChaosVMCPTemplate
+		}
+		if e.ReadyURL == "" {
+			e.ReadyURL = "{{.BaseURL}}/status"
+		}
+		if !c.CapabilitiesSet {
+			e.Caps = DefaultReferenceCapabilities
+		}
+		return e, nil
+	}
+	argv, err := SplitCommand(c.GatewayCmd)
+	if err != nil {
+		return nil, fmt.Errorf("--gateway-cmd ($%s): %w", GatewayCmdEnv, err)
+	}
+	if c.ConfigTemplate == "" {
+		return nil, fmt.Errorf("--gateway-cmd ($%s) needs --config-template ($%s): the shipped template is for chaos vmcp only", GatewayCmdEnv, ConfigTemplateEnv)
+	}
+	e.Command = argv
+	e.TargetName = filepath.Base(argv[0])
+	return e, nil
+}
+
+// SplitCommand splits a command line into words the way a POSIX shell
+// would for plain words and quotes: blanks separate words; 'single quotes'
+// keep everything literally; "double quotes" keep blanks, and a backslash
+// in them escapes only " \ $ and `; outside quotes a backslash escapes the
+// next character. There is no expansion of any kind ($VAR, globs, ~), so
+// template actions such as {{.ConfigPath}} pass through untouched. An
+// unterminated quote, a trailing backslash or an empty line is an error.
+func SplitCommand(s string) ([]string, error) {
+	var (
+		words []string
+		cur   strings.Builder
+		inTok bool
+	)
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == ' ' || r == '\t' || r == '\n':
+			if inTok {
+				words = append(words, cur.String())
+				cur.Reset()
+				inTok = false
+			}
+		case r == '\\':
+			if i+1 >= len(rs) {
+				return nil, fmt.Errorf("command %q ends with a backslash", s)
+			}
+			i++
+			cur.WriteRune(rs[i])
+			inTok = true
+		case r == '\'':
+			j := i + 1
+			for j < len(rs) && rs[j] != '\'' {
+				j++
+			}
+			if j >= len(rs) {
+				return nil, fmt.Errorf("command %q: unterminated single quote at character %d", s, i+1)
+			}
+			cur.WriteString(string(rs[i+1 : j]))
+			i, inTok = j, true
+		case r == '"':
+			j := i + 1
+			for ; j < len(rs) && rs[j] != '"'; j++ {
+				if rs[j] == '\\' && j+1 < len(rs) && strings.ContainsRune("\"\\$`", rs[j+1]) {
+					j++
+				}
+				cur.WriteRune(rs[j])
+			}
+			if j >= len(rs) {
+				return nil, fmt.Errorf("command %q: unterminated double quote at character %d", s, i+1)
+			}
+			i, inTok = j, true
+		default:
+			cur.WriteRune(r)
+			inTok = true
+		}
+	}
+	if inTok {
+		words = append(words, cur.String())
+	}
+	if len(words) == 0 {
+		return nil, errors.New("empty command")
+	}
+	return words, nil
+}
