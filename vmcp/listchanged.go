@@ -101,11 +101,8 @@ func (s *Session) setBackendAvailable(name string, avail bool) {
 		}
 	}
 	agg := buildAggregate(s.g.cfg.Aggregation, views)
-	old := s.agg.Swap(agg)
-	s.g.applyView(s.mcpSess, s, agg)
-	if s.g.cfg.Optimizer.Enabled && old != nil {
-		s.g.optimizer().drop(old)
-	}
+	s.agg.Store(agg)
+	s.g.applyView(s.mcpSess, s, agg) // the optimizer releases the previous view itself
 	if err := s.g.mcp.SendNotificationToSpecificClient(s.id, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
 		s.g.logger.Debug("tools/list_changed not delivered", "session", s.id, "err", err)
 	}

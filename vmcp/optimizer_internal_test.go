@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -48,7 +49,7 @@ func TestOptimizerSegmentsShared(t *testing.T) {
 	a1 := testAggregate(map[string][]string{"a": {"echo", "sum"}, "b": {"echo"}})
 	a2 := testAggregate(map[string][]string{"a": {"echo", "sum"}})
 	a3 := testAggregate(map[string][]string{"a": {"echo", "sum", "extra"}, "b": {"echo"}}) // a changed its tools
-	v1, v2, v3 := st.register(a1), st.register(a2), st.register(a3)
+	v1, v2, v3 := st.newView(a1), st.newView(a2), st.newView(a3)
 	for _, v := range []*optView{v1, v2, v3} {
 		v.ensure(ctx)
 	}
@@ -68,15 +69,15 @@ func TestOptimizerSegmentsShared(t *testing.T) {
 	if got := search(t, st, v3, "extra"); fmt.Sprint(got) != "[a_extra]" {
 		t.Errorf("v3 extra = %v", got)
 	}
-	st.drop(a1)
+	v1.release()
 	if n := st.ix.Len(); n != 6 {
 		t.Fatalf("after dropping v1: %d documents, want 6 (all still used)", n)
 	}
-	st.drop(a3)
+	v3.release()
 	if n := st.ix.Len(); n != 2 {
 		t.Fatalf("after dropping v3: %d documents, want 2", n)
 	}
-	st.drop(a2)
+	v2.release()
 	if n, s := st.ix.Len(), len(st.segs); n != 0 || s != 0 {
 		t.Fatalf("after dropping every view: %d documents, %d segments", n, s)
 	}
@@ -152,5 +153,81 @@ func TestOptimizerConcurrentAcquire(t *testing.T) {
 	wg.Wait()
 	if n, s := st.ix.Len(), len(st.segs); n != 0 || s != 0 {
 		t.Fatalf("after every view was released: %d documents, %d segments", n, s)
+	}
+}
+
+// OptimizerStats reports, for external tests, the optimizer's live session
+// views, indexed segments and documents, and how many session cleanup
+// callbacks were ever registered.
+func (g *Gateway) OptimizerStats() (sessions, segments, docs int, cleanups int64) {
+	st := g.optimizer()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.sessions), len(st.segs), st.ix.Len(), st.cleanups.Load()
+}
+
+// TestOptimizerSessionViewReplaced checks that re-registering a session's
+// view keeps one view and one cleanup per session, shares unchanged
+// segments, and that closing the session releases everything.
+func TestOptimizerSessionViewReplaced(t *testing.T) {
+	st := newOptimizerState(8, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Session{ctx: ctx}
+	both := testAggregate(map[string][]string{"a": {"echo", "sum"}, "b": {"ping"}})
+	onlyA := testAggregate(map[string][]string{"a": {"echo", "sum"}})
+	var prev *optView
+	for i := range 50 {
+		agg := both
+		if i%2 == 1 {
+			agg = onlyA
+		}
+		nv, old := st.setSessionView(s, agg, "")
+		if old != prev {
+			t.Fatalf("flap %d: replaced view is not the previous one", i)
+		}
+		nv.ensure(ctx)
+		if old != nil {
+			old.release()
+		}
+		prev = nv
+		if got := st.sessionView(s); got != nv {
+			t.Fatalf("flap %d: current view is not the new one", i)
+		}
+		st.mu.Lock()
+		views, segs := len(st.sessions), len(st.segs)
+		refs := 0
+		for _, sg := range st.segs {
+			refs += sg.refs
+		}
+		st.mu.Unlock()
+		if views != 1 || segs != len(nv.segTools) || refs != len(nv.segTools) {
+			t.Fatalf("flap %d: %d views, %d segments, %d references; want 1, %d, %d", i, views, segs, refs, len(nv.segTools), len(nv.segTools))
+		}
+	}
+	if n := st.cleanups.Load(); n != 1 {
+		t.Fatalf("%d cleanup callbacks registered for one session, want 1", n)
+	}
+	cancel()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st.mu.Lock()
+		views, segs, docs := len(st.sessions), len(st.segs), st.ix.Len()
+		st.mu.Unlock()
+		if views == 0 && segs == 0 && docs == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the session closed: %d views, %d segments, %d documents", views, segs, docs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// A view set after the session closed is dropped too.
+	st.setSessionView(s, both, "")
+	deadline = time.Now().Add(5 * time.Second)
+	for st.sessionView(s) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("a view set on a closed session was kept")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

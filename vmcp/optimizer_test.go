@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -717,5 +718,172 @@ func TestOptimizerWithHealthMonitor(t *testing.T) {
 	// The first session keeps the view it was created with.
 	if fr := findTool(t, c, "other", "beta"); slices.Contains(fr.names(), "beta_other") {
 		t.Errorf("the session created while beta was unhealthy now finds it: %v", fr.names())
+	}
+}
+
+// optimizerFlapCfg: list-changed on, a fast health monitor (a crashed
+// backend leaves live sessions within about 100ms and rejoins as fast).
+const optimizerFlapCfg = "optimizer: {enabled: true}\ntimeouts: {call: 2s, initialize: 2s, list: 2s}\n" +
+	"health: {interval: 30ms, timeout: 20ms, unhealthyThreshold: 2}\nnotifications: {listChanged: true}\n"
+
+// findRaw calls find_tool and decodes its result without failing the test
+// (for goroutines other than the test's).
+func findRaw(c *client.Client, desc string) (findResult, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "find_tool"
+	req.Params.Arguments = map[string]any{"tool_description": desc}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return findResult{}, err
+	}
+	var out findResult
+	if res.IsError {
+		return out, fmt.Errorf("isError: %s", resultText(res))
+	}
+	if err := json.Unmarshal([]byte(resultText(res)), &out); err != nil {
+		return out, fmt.Errorf("not JSON: %v: %s", err, resultText(res))
+	}
+	return out, nil
+}
+
+// flapBeta takes beta down and brings it back n times, each time waiting
+// for the live session to be told (two list_changed notifications).
+func flapBeta(t *testing.T, beta *fakebackends.Backend, notes *atomic.Int32, n int) {
+	t.Helper()
+	for i := range n {
+		if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 5*time.Second, fmt.Sprintf("beta to leave (flap %d)", i), func() bool { return notes.Load() >= int32(2*i+1) })
+		beta.ClearFaults()
+		eventually(t, 5*time.Second, fmt.Sprintf("beta to rejoin (flap %d)", i), func() bool { return notes.Load() >= int32(2*i+2) })
+	}
+}
+
+// TestOptimizerFindToolDuringReindex: while beta leaves and rejoins a live
+// session over and over (list-changed on), concurrent find_tool calls of
+// that session always search a view: alpha's echo is always found and no
+// call says the session is closed. Each re-index replaces the session's
+// view: one view and one cleanup for the session whatever the number of
+// flaps, and the index keeps only the segments of views in use.
+func TestOptimizerFindToolDuringReindex(t *testing.T) {
+	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
+	g := startGateway(t, backendsYAML(nil, alpha, beta)+optimizerFlapCfg)
+	eventually(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+	c, notes := listeningClient(t, g.URL())
+	if fr := findTool(t, c, "echo"); !slices.Contains(fr.names(), "alpha_echo") || !slices.Contains(fr.names(), "beta_echo") {
+		t.Fatalf("find_tool(echo) at start = %v", fr.names())
+	}
+	_, _, _, cleanups0 := g.OptimizerStats()
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var calls atomic.Int64
+	errs := make(chan error, 16)
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				fr, err := findRaw(c, "echo")
+				calls.Add(1)
+				switch {
+				case err != nil:
+				case strings.Contains(fr.Message, "session is closed") || strings.HasPrefix(fr.Message, vmcp.MsgNoBackend):
+					err = fmt.Errorf("find_tool while the session is open: message %q", fr.Message)
+				case !slices.Contains(fr.names(), "alpha_echo"):
+					err = fmt.Errorf("find_tool(echo) = %v, message %q: alpha_echo missing", fr.names(), fr.Message)
+				}
+				if err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+					return
+				}
+			}
+		}()
+	}
+	const flaps = 8
+	flapBeta(t, beta, notes, flaps)
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	t.Logf("%d find_tool calls during %d flaps", calls.Load(), flaps)
+
+	sessions, segments, docs, cleanups := g.OptimizerStats()
+	// One session; segments: alpha's and beta's (the pool holds none: no
+	// stateless client).
+	if sessions != 1 || segments != 2 || docs != 3 {
+		t.Errorf("after %d flaps: %d session views, %d segments, %d documents; want 1, 2, 3", flaps, sessions, segments, docs)
+	}
+	if cleanups != cleanups0 {
+		t.Errorf("%d session cleanups registered during %d flaps, want none (one per session)", cleanups-cleanups0, flaps)
+	}
+	if fr := findTool(t, c, "echo"); !slices.Contains(fr.names(), "beta_echo") {
+		t.Errorf("after the flaps: find_tool(echo) = %v", fr.names())
+	}
+}
+
+// TestOptimizerLiveSessionLosesEveryBackend: with list-changed on, when
+// every backend leaves a live session find_tool says no backend is
+// available, naming each and why; while only beta is gone its tools are
+// neither found nor callable and alpha's still are; when they come back
+// find_tool finds them again.
+func TestOptimizerLiveSessionLosesEveryBackend(t *testing.T) {
+	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
+	g := startGateway(t, backendsYAML(nil, alpha, beta)+optimizerFlapCfg)
+	eventually(t, 5*time.Second, "both healthy", func() bool {
+		h := healthOf(t, g)
+		return h.Backends["alpha"].Status == "healthy" && h.Backends["beta"].Status == "healthy"
+	})
+	c, notes := listeningClient(t, g.URL())
+	down := fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}
+
+	if err := beta.SetFaults(down); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(beta.ClearFaults)
+	eventually(t, 5*time.Second, "beta to leave", func() bool { return notes.Load() >= 1 })
+	for _, q := range []string{"echo", "always fine", "beta ok", "ok"} {
+		fr := findTool(t, c, q, "beta", "ok")
+		if hasPrefix(fr.names(), "beta_") || (q == "echo" && !slices.Contains(fr.names(), "alpha_echo")) {
+			t.Errorf("beta left: find_tool(%q) = %v, message %q; want alpha's tools only", q, fr.names(), fr.Message)
+		}
+	}
+	if res, _ := callViaOptimizer(t, c, "beta_ok", nil); !res.IsError || resultText(res) != "tool not found: beta_ok" {
+		t.Errorf("beta left: call_tool beta_ok = %q (isError %v)", resultText(res), res.IsError)
+	}
+
+	if err := alpha.SetFaults(down); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(alpha.ClearFaults)
+	eventually(t, 5*time.Second, "alpha to leave", func() bool { return notes.Load() >= 2 })
+	fr := findTool(t, c, "echo")
+	want := []string{`backend "alpha" unavailable: unhealthy (health check)`, `backend "beta" unavailable: unhealthy (health check)`}
+	if len(fr.Tools) != 0 || !strings.HasPrefix(fr.Message, vmcp.MsgNoBackend+": ") ||
+		!strings.Contains(fr.Message, want[0]) || !strings.Contains(fr.Message, want[1]) {
+		t.Errorf("every backend left: find_tool = %v, message %q; want none and %q naming %v", fr.names(), fr.Message, vmcp.MsgNoBackend, want)
+	}
+	if res, _ := callViaOptimizer(t, c, "alpha_echo", nil); !res.IsError || !strings.HasPrefix(resultText(res), "tool not found: alpha_echo") {
+		t.Errorf("every backend left: call_tool alpha_echo = %q", resultText(res))
+	}
+
+	alpha.ClearFaults()
+	beta.ClearFaults()
+	eventually(t, 5*time.Second, "both to rejoin", func() bool { return notes.Load() >= 4 })
+	if fr := findTool(t, c, "echo"); !slices.Contains(fr.names(), "alpha_echo") || !slices.Contains(fr.names(), "beta_echo") || fr.Message != "" {
+		t.Errorf("after both rejoined: find_tool(echo) = %v, message %q", fr.names(), fr.Message)
 	}
 }

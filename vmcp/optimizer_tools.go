@@ -11,10 +11,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/breaker"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/optimizer"
 )
 
@@ -68,17 +70,28 @@ func (g *Gateway) optimizerTools() map[string]server.ServerTool {
 }
 
 // attachOptimizer makes agg searchable for its owner before the owner's
-// first request: a session's view is indexed now and released when the
-// session closes; the pool's view replaces the previous pool view.
+// first request. A session has one registered view at a time: the new one
+// replaces the previous one at once (a concurrent find_tool uses the old
+// one until then, never none), and the old one's segments are released
+// once the new one is indexed, so a re-index after a backend left or
+// rejoined shares every unchanged segment instead of rebuilding it. The
+// session's view is released when the session closes (one callback per
+// session, however often it re-indexes). The pool's view replaces the
+// previous pool view.
+//
+// For a session it is called with s.viewMu held (applyView at initialize
+// and in setBackendAvailable), which makes s.hidden safe to read.
 func (g *Gateway) attachOptimizer(target caller, agg *aggregate) {
 	st := g.optimizer()
 	switch t := target.(type) {
 	case *Session:
-		v := st.register(agg)
-		context.AfterFunc(t.ctx, func() { st.drop(agg) })
+		nv, old := st.setSessionView(t, agg, g.sessionNoBackend(t))
 		ctx, cancel := context.WithTimeout(t.ctx, g.cfg.Timeouts.List)
 		defer cancel()
-		v.ensure(ctx)
+		nv.ensure(ctx)
+		if old != nil {
+			old.release()
+		}
 	case *pool:
 		if agg == nil {
 			return
@@ -87,6 +100,52 @@ func (g *Gateway) attachOptimizer(target caller, agg *aggregate) {
 		defer cancel()
 		st.poolView(agg).ensure(ctx)
 	}
+}
+
+// sessionNoBackend returns find_tool's message for a session whose view
+// holds no backend at all (every backend failed at start or left it while
+// unavailable), or "" when at least one backend is in the view. Called with
+// s.viewMu held.
+func (g *Gateway) sessionNoBackend(s *Session) string {
+	var causes []string
+	for _, name := range s.order {
+		m := s.members[name]
+		if s.hidden[name] {
+			causes = append(causes, (&BackendError{Backend: name, Kind: KindUnhealthy, Cause: g.whyUnavailable(name)}).Error())
+			continue
+		}
+		m.mu.Lock()
+		connected, lastErr := m.conn != nil, m.lastErr
+		m.mu.Unlock()
+		if connected {
+			return ""
+		}
+		if lastErr != nil {
+			causes = append(causes, lastErr.Error())
+		}
+	}
+	if len(causes) == 0 {
+		return MsgNoBackend
+	}
+	return MsgNoBackend + ": " + strings.Join(causes, "; ")
+}
+
+// whyUnavailable says why a backend left live sessions' views: its health
+// state or its open circuit.
+func (g *Gateway) whyUnavailable(name string) string {
+	if r := g.res; r != nil {
+		if br, ok := r.backends[name]; ok {
+			if r.cfg.Health.Enabled {
+				if st := br.tracker.Status().State; !st.Usable() {
+					return string(st) + " (health check)"
+				}
+			}
+			if br.breaker != nil && br.breaker.State() == breaker.Open {
+				return "circuit open"
+			}
+		}
+	}
+	return "left the session"
 }
 
 // installOptimizerOnly gives a stateless request the optimizer's tools when
@@ -227,18 +286,14 @@ func (g *Gateway) optimizerView(ctx context.Context) (*optView, string) {
 	if s == nil {
 		return nil, MsgNoBackend + ": the session is closed"
 	}
-	v := st.lookup(s.agg.Load())
+	v := st.sessionView(s)
 	if v == nil {
 		return nil, MsgNoBackend + ": the session is closed"
 	}
-	members := make([]*member, 0, len(s.order))
-	for _, name := range s.order {
-		if s.connectedAtStart(name) {
-			return v, msgNoTool
-		}
-		members = append(members, s.members[name])
+	if v.noBackend != "" {
+		return v, v.noBackend
 	}
-	return v, noBackendMessage(noBackendError(members))
+	return v, msgNoTool
 }
 
 // noBackendMessage is find_tool's message for a *NoBackendError: every
@@ -275,10 +330,12 @@ type optimizerState struct {
 	maxResults int
 	logger     *slog.Logger
 
-	mu    sync.Mutex
-	segs  map[string]*segment
-	views map[*aggregate]*optView
-	pool  *optView
+	mu       sync.Mutex
+	segs     map[string]*segment
+	sessions map[*Session]*optView // each live session's current view
+	pool     *optView
+
+	cleanups atomic.Int64 // session cleanup callbacks registered so far (tests)
 }
 
 func newOptimizerState(maxResults int, logger *slog.Logger) *optimizerState {
@@ -286,7 +343,7 @@ func newOptimizerState(maxResults int, logger *slog.Logger) *optimizerState {
 		ix:         optimizer.NewIndex(),
 		maxResults: maxResults,
 		segs:       map[string]*segment{},
-		views:      map[*aggregate]*optView{},
+		sessions:   map[*Session]*optView{},
 		logger:     logger,
 	}
 }
@@ -307,6 +364,10 @@ type optView struct {
 	segTools map[string][]mcp.Tool // segment key → the view's tools of that backend
 	allowed  optimizer.ToolSet
 	baseline int // estimated tokens of tools/list without the optimizer
+	// noBackend is find_tool's message when the owner's view holds no
+	// backend at all ("" when it holds one; always "" for the pool, whose
+	// message comes from the pool).
+	noBackend string
 
 	mu      sync.Mutex
 	held    map[string]*segment
@@ -338,20 +399,31 @@ func (st *optimizerState) newView(agg *aggregate) *optView {
 	return v
 }
 
-// register makes a session's view findable by its aggregate.
-func (st *optimizerState) register(agg *aggregate) *optView {
-	v := st.newView(agg)
+// setSessionView makes a view of agg the session's current view and
+// returns it with the view it replaced (nil for the first), which the
+// caller releases once the new one is indexed. The first view of a session
+// installs the one callback that drops the session's view when it closes.
+func (st *optimizerState) setSessionView(s *Session, agg *aggregate, noBackend string) (nv, old *optView) {
+	nv = st.newView(agg) // off-lock: fingerprints encode every tool
+	nv.noBackend = noBackend
 	st.mu.Lock()
-	st.views[agg] = v
+	old, had := st.sessions[s]
+	st.sessions[s] = nv
 	st.mu.Unlock()
-	return v
+	if !had {
+		// If the session is already closed, the callback runs at once and
+		// drops the view just set.
+		st.cleanups.Add(1)
+		context.AfterFunc(s.ctx, func() { st.dropSession(s) })
+	}
+	return nv, old
 }
 
-// lookup returns the registered view of agg.
-func (st *optimizerState) lookup(agg *aggregate) *optView {
+// sessionView returns the session's current view (nil once it closed).
+func (st *optimizerState) sessionView(s *Session) *optView {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.views[agg]
+	return st.sessions[s]
 }
 
 // poolView returns the view of the pool's current aggregate, replacing (and
@@ -378,11 +450,11 @@ func (st *optimizerState) poolView(agg *aggregate) *optView {
 	return nv
 }
 
-// drop forgets a session's view and releases its segments.
-func (st *optimizerState) drop(agg *aggregate) {
+// dropSession forgets a session's view and releases its segments.
+func (st *optimizerState) dropSession(s *Session) {
 	st.mu.Lock()
-	v := st.views[agg]
-	delete(st.views, agg)
+	v := st.sessions[s]
+	delete(st.sessions, s)
 	st.mu.Unlock()
 	if v != nil {
 		v.release()
