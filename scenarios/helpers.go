@@ -122,4 +122,3 @@ func countRequests(ctx context.Context, env *harness.Env, backend, method string
 	}
 	return n, nil
 }
-
