@@ -114,7 +114,7 @@ func (c *conn) legacyHTTP() bool {
 // dial connects to backend b and performs the MCP handshake within the
 // initialize timeout. preferLegacy pins the sessionful 2025-11-25 revision
 // for "auto" backends (falling back to negotiation if the backend refuses
-// initialize).
+// the legacy initialize: see refusedLegacy).
 func (d *dialer) dial(ctx context.Context, b config.Backend, preferLegacy bool) (*conn, *BackendError) {
 	pin := ""
 	switch b.Protocol {
@@ -128,10 +128,24 @@ func (d *dialer) dial(ctx context.Context, b config.Backend, preferLegacy bool) 
 		}
 	}
 	c, berr := d.dialPinned(ctx, b, pin)
-	if berr != nil && b.Protocol == config.ProtocolAuto && pin != "" && berr.Kind == KindJSONRPCError {
+	if berr != nil && b.Protocol == config.ProtocolAuto && pin != "" && refusedLegacy(berr) {
 		return d.dialPinned(ctx, b, "")
 	}
 	return c, berr
+}
+
+// refusedLegacy reports whether a failed legacy initialize means the
+// backend does not serve the sessionful revision (so negotiation, which
+// can reach the stateless one, is worth a try): a JSON-RPC error, or HTTP
+// 400 or 405, which is how a stateless-only server refuses initialize.
+func refusedLegacy(be *BackendError) bool {
+	switch be.Kind {
+	case KindJSONRPCError:
+		return true
+	case KindHTTPStatus:
+		return be.Status == http.StatusBadRequest || be.Status == http.StatusMethodNotAllowed
+	}
+	return false
 }
 
 func (d *dialer) dialPinned(ctx context.Context, b config.Backend, pin string) (*conn, *BackendError) {
