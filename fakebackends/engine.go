@@ -11,11 +11,10 @@ import (
 // engine holds the active faults and decides, request by request, which
 // apply. It is safe for concurrent use.
 type engine struct {
-	mu       sync.Mutex
-	faults   []*faultState
-	seed     int64
-	released chan struct{} // closed (and replaced) whenever the faults change
-	now      func() time.Time
+	mu     sync.Mutex
+	faults []*faultState
+	seed   int64
+	now    func() time.Time
 }
 
 // faultState is one fault with its counters and schedule.
@@ -27,6 +26,9 @@ type faultState struct {
 	applied int
 	rng     *rand.Rand
 	fired   bool // one-shot session_expire already done
+	// released is closed when this fault is removed (the faults are
+	// replaced or cleared): the stalls it holds end then.
+	released chan struct{}
 }
 
 // decision is what the engine chose for one request: a total added latency
@@ -35,23 +37,29 @@ type decision struct {
 	delay time.Duration
 	fault *Fault // nil: pass the request through
 	label string // e.g. "http_status#0", for the request log
-	// released is closed when the faults change: stalls end then.
+	// released is closed when the fault that decided is removed (replaced
+	// or cleared): a stall it holds ends then. Nil without a fault.
 	released <-chan struct{}
 }
 
 func newEngine(seed int64) *engine {
-	return &engine{seed: seed, released: make(chan struct{}), now: time.Now}
+	return &engine{seed: seed, now: time.Now}
 }
 
-// set replaces the faults; their schedules start now.
+// set replaces the faults; their schedules start now. Every stall held by a
+// replaced fault ends.
 func (e *engine) set(faults []Fault) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	for _, f := range e.faults {
+		close(f.released)
+	}
 	e.faults = nil
 	e.appendLocked(faults)
 }
 
-// add appends faults; their schedules start now.
+// add appends faults; their schedules start now. Stalls in progress go on:
+// only removing the fault that holds a stall ends it.
 func (e *engine) add(faults []Fault) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -65,10 +73,9 @@ func (e *engine) appendLocked(faults []Fault) {
 		if seed == 0 {
 			seed = e.seed + int64(len(e.faults))
 		}
-		e.faults = append(e.faults, &faultState{Fault: f, index: len(e.faults), setAt: now, rng: rand.New(rand.NewSource(seed))})
+		e.faults = append(e.faults, &faultState{Fault: f, index: len(e.faults), setAt: now,
+			rng: rand.New(rand.NewSource(seed)), released: make(chan struct{})})
 	}
-	close(e.released)
-	e.released = make(chan struct{})
 }
 
 // list returns a copy of the faults.
@@ -146,7 +153,7 @@ func scheduleOnly(f *Fault) bool {
 func (e *engine) decide(method, name string) decision {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	d := decision{released: e.released}
+	var d decision
 	now := e.now()
 	for _, f := range e.faults {
 		if !f.active(now) {
@@ -183,6 +190,7 @@ func (e *engine) decide(method, name string) decision {
 			continue
 		}
 		d.fault = eff
+		d.released = f.released
 		d.label = joinLabel(d.label, label)
 		return d
 	}

@@ -128,3 +128,47 @@ func TestEngineScheduledDownAndExpire(t *testing.T) {
 		t.Fatalf("schedule-only faults applied per request: %+v", d)
 	}
 }
+
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestEngineReleaseOnlyWhenTheHoldingFaultIsRemoved(t *testing.T) {
+	e, _ := newTestEngine(Fault{Kind: KindStall, Stage: StageBeforeHeaders, Match: Match{Tool: "slow"}})
+	held := e.decide("tools/call", "slow")
+	if held.fault == nil || held.released == nil {
+		t.Fatalf("stall not decided: %+v", held)
+	}
+	// Adding faults releases nothing, not even a stall on another tool.
+	e.add([]Fault{{Kind: KindStall, Match: Match{Tool: "other"}}, {Kind: KindHTTPStatus, Status: 500, Match: Match{Tool: "x"}}})
+	other := e.decide("tools/call", "other")
+	if closed(held.released) || closed(other.released) {
+		t.Fatal("adding faults released a stall")
+	}
+	if other.released == held.released {
+		t.Fatal("two faults share one release channel")
+	}
+	// Replacing releases every stall held by a replaced fault; the new
+	// faults hold their own.
+	e.set([]Fault{{Kind: KindStall, Match: Match{Tool: "slow"}}})
+	if !closed(held.released) || !closed(other.released) {
+		t.Fatal("replacing the faults did not release their stalls")
+	}
+	again := e.decide("tools/call", "slow")
+	if closed(again.released) {
+		t.Fatal("a new stall starts released")
+	}
+	// Clearing releases it.
+	e.set(nil)
+	if !closed(again.released) {
+		t.Fatal("clearing the faults did not release the stall")
+	}
+	if d := e.decide("tools/call", "slow"); d.fault != nil || d.released != nil {
+		t.Fatalf("no fault, but decision %+v", d)
+	}
+}
