@@ -66,6 +66,7 @@ type Backend struct {
 	loops    sync.WaitGroup // serve goroutines and the scheduler
 	inflight sync.WaitGroup // MCP and admin handlers
 	posts    atomic.Int64   // POST requests being handled
+	stalls   atomic.Int64   // requests held in a stall now (for tests)
 }
 
 // generation is one life of the MCP server: a restart starts a new one, so
@@ -278,7 +279,8 @@ func (b *Backend) InFlight() int { return int(b.posts.Load()) }
 func (b *Backend) Faults() []Fault { return b.engine.list() }
 
 // SetFaults replaces every fault; schedules (at/for, flap) start now. Stalls
-// in progress end. Invalid faults are refused and nothing changes.
+// held by the replaced faults end. Invalid faults are refused and nothing
+// changes.
 func (b *Backend) SetFaults(faults ...Fault) error {
 	if err := b.checkFaults(faults); err != nil {
 		return err
@@ -288,7 +290,7 @@ func (b *Backend) SetFaults(faults ...Fault) error {
 	return nil
 }
 
-// AddFaults adds faults after the ones in force.
+// AddFaults adds faults after the ones in force. Stalls in progress go on.
 func (b *Backend) AddFaults(faults ...Fault) error {
 	if err := b.checkFaults(faults); err != nil {
 		return err

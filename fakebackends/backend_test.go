@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -234,28 +235,48 @@ func TestScheduledDownWindow(t *testing.T) {
 	})
 }
 
+// stallCases are the transport/protocol/client combinations stalls are
+// tested on.
+var stallCases = []struct {
+	transport Transport
+	protocol  Protocol
+	rev       revision
+}{
+	{TransportStreamableHTTP, ProtocolLegacy, revLegacy},
+	{TransportStreamableHTTP, ProtocolModern, revModern},
+	{TransportSSE, ProtocolLegacy, revLegacy},
+}
+
 func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
-	for _, tr := range []Transport{TransportStreamableHTTP, TransportSSE} {
+	for _, tc := range stallCases {
 		for _, stage := range []string{StageBeforeHeaders, StageAfterHeaders, StageAfterProgress, StageMidBody} {
-			t.Run(string(tr)+"/"+stage, func(t *testing.T) {
+			t.Run(caseName(tc.transport, tc.protocol, tc.rev)+"/"+stage, func(t *testing.T) {
 				f := Fault{Kind: KindStall, Stage: stage, Match: Match{Tool: "slow"}}
 				if stage == StageAfterProgress {
 					f.Progress = 2
 				}
-				b := startBackend(t, testScript(t, tr, ProtocolLegacy, f))
-				c := connect(t, b, revLegacy)
+				b := startBackend(t, testScript(t, tc.transport, tc.protocol, f))
+				stalled := func(n int64) func() bool { return func() bool { return b.stalls.Load() == n } }
+
 				// Held: the call ends only at its own deadline.
+				c := connect(t, b, tc.rev)
 				_, err, took := call(c, "slow", nil, 300*time.Millisecond)
 				if err == nil || took < 300*time.Millisecond {
 					t.Fatalf("stalled call returned after %s with %v; want it held to the 300ms deadline", took, err)
 				}
 				t.Logf("stalled call gave up after %s: %v", took, err)
-				if tr == TransportSSE && stage != StageBeforeHeaders {
-					// On SSE the POST was accepted (202) and the answer is
-					// swallowed from the stream: clearing cannot bring it back,
-					// the call ends at its own deadline (documented).
-					return
+				// The client going away ends the stall: over streamable HTTP
+				// (and an SSE POST held before headers) when the call gives
+				// up; over SSE after headers the answer is held back from
+				// the event stream, which ends when the client closes.
+				if tc.transport == TransportSSE && stage != StageBeforeHeaders {
+					if got := b.stalls.Load(); got != 1 {
+						t.Fatalf("SSE stall after the call gave up: %d held; want 1 (the stream is still open)", got)
+					}
+					closeClient(c)
 				}
+				waitFor(t, 5*time.Second, "the stall to end when its client went away", stalled(0))
+
 				// Held until cleared: clearing ends the stall at once.
 				type outcome struct {
 					res  *mcp.CallToolResult
@@ -263,37 +284,96 @@ func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
 					took time.Duration
 				}
 				done := make(chan outcome, 1)
-				c2 := connect(t, b, revLegacy)
+				c2 := connect(t, b, tc.rev)
+				var progress atomic.Int32
+				c2.OnNotification(func(n mcp.JSONRPCNotification) {
+					if n.Method == "notifications/progress" {
+						progress.Add(1)
+					}
+				})
 				go func() {
 					res, err, took := call(c2, "slow", nil, 10*time.Second)
 					done <- outcome{res, err, took}
 				}()
-				waitFor(t, 3*time.Second, "the second stalled call to arrive", func() bool {
-					n := 0
-					for _, r := range b.Requests() {
-						if r.Tool == "slow" {
-							n++
-						}
-					}
-					return b.InFlight() >= 1 || n >= 2
-				})
+				waitFor(t, 5*time.Second, "the second call to be held in the stall", stalled(1))
+				if stage == StageAfterProgress {
+					waitFor(t, 5*time.Second, "2 progress notifications", func() bool { return progress.Load() == 2 })
+				}
 				select {
 				case o := <-done:
-					t.Fatalf("stall did not hold: %+v", o)
+					t.Fatalf("stall did not hold: %q, %v", resultText(o.res), o.err)
 				case <-time.After(100 * time.Millisecond):
 				}
+				cleared := time.Now()
 				b.ClearFaults()
+				var o outcome
 				select {
-				case o := <-done:
-					if stage == StageBeforeHeaders && (o.err != nil || resultText(o.res) != "done") {
-						t.Fatalf("released before_headers stall: %q, %v; want the normal answer", resultText(o.res), o.err)
-					}
-					t.Logf("released after clear: err=%v", o.err)
+				case o = <-done:
 				case <-time.After(5 * time.Second):
 					t.Fatal("clearing the faults did not end the stall")
 				}
+				afterClear := time.Since(cleared)
+				t.Logf("released %s after clear: %q, err=%v", afterClear, resultText(o.res), o.err)
+				if tc.transport == TransportSSE || stage == StageBeforeHeaders {
+					// Released, the request is answered for real.
+					if o.err != nil || resultText(o.res) != "done" {
+						t.Fatalf("released stall: %q, %v; want the normal answer", resultText(o.res), o.err)
+					}
+				} else {
+					// Over streamable HTTP a stall after headers ends its
+					// response without an answer.
+					if o.err == nil || errors.Is(o.err, context.DeadlineExceeded) || !strings.Contains(o.err.Error(), "unexpected nil response") {
+						t.Fatalf("released %s stall: %q, %v; want the response to end without an answer", stage, resultText(o.res), o.err)
+					}
+				}
+				if afterClear > 2*time.Second {
+					t.Fatalf("the call ended %s after the clear; want it at once", afterClear)
+				}
+				if got := progress.Load(); stage == StageAfterProgress && got != 2 {
+					t.Fatalf("%d progress notifications, want 2", got)
+				}
+				waitFor(t, 5*time.Second, "no stall left", stalled(0))
 			})
 		}
+	}
+}
+
+func TestAddingFaultsDoesNotReleaseStalls(t *testing.T) {
+	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
+		Fault{Kind: KindStall, Match: Match{Tool: "slow"}}))
+	c := connect(t, b, revLegacy)
+	done := make(chan error, 1)
+	go func() {
+		_, err, _ := call(c, "slow", nil, 10*time.Second)
+		done <- err
+	}()
+	waitFor(t, 5*time.Second, "the call to be held", func() bool { return b.stalls.Load() == 1 })
+	// Adding faults (Go API and POST /faults) leaves the stall alone.
+	if err := b.AddFaults(Fault{Kind: KindToolError, Text: "x", Match: Match{Tool: "echo"}}); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := adminDo(t, b, http.MethodPost, "/faults", `[{"kind": "stall", "match": {"tool": "greet"}}]`, ""); code != 200 {
+		t.Fatalf("POST /faults: %d %s", code, body)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("adding faults released the stall: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if got := b.stalls.Load(); got != 1 {
+		t.Fatalf("%d stalls held after adding faults, want 1", got)
+	}
+	// PUT /faults replaces the fault that holds it: released.
+	if code, body := adminDo(t, b, http.MethodPut, "/faults", `[{"kind": "tool_error", "text": "y", "match": {"tool": "echo"}}]`, ""); code != 200 {
+		t.Fatalf("PUT /faults: %d %s", code, body)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("released before_headers stall: %v; want the normal answer", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("PUT /faults did not release the stall")
 	}
 }
 

@@ -87,7 +87,7 @@ func (b *Backend) serveMCP(w http.ResponseWriter, r *http.Request, g *generation
 	if b.script.Transport == TransportSSE && r.Method == http.MethodGet {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
-		st := &sseStream{w: w, cancel: cancel, registry: g.streams}
+		st := &sseStream{w: w, cancel: cancel, done: ctx.Done(), registry: g.streams}
 		defer g.streams.remove(st)
 		defer st.end()
 		g.handler.ServeHTTP(st, r.WithContext(ctx))
@@ -206,22 +206,21 @@ func writeStatus(w http.ResponseWriter, f *Fault) {
 }
 
 // stall holds the request without answering, at the fault's stage, until
-// the faults are replaced or cleared, the backend stops or restarts, or the
-// client goes away. Released from a before_headers stall, the request is
-// served normally; otherwise its response ends unfinished.
+// the fault that holds it is removed (the faults are replaced or cleared),
+// the backend stops or restarts, or the client goes away. It returns true
+// when the request should then be served normally.
+//
+// Released, a before_headers stall is served normally; on streamable HTTP a
+// stall at a later stage ends its response unfinished (no answer). On SSE a
+// stall at a later stage holds the answer back from the session's event
+// stream (the POST itself is accepted with 202 at once) and, released,
+// delivers the real answer there (after ending a mid_body event that was
+// cut); the client going away is the stream ending.
 func (b *Backend) stall(w *statusWriter, r *http.Request, g *generation, msg rpcMessage, f *Fault, released <-chan struct{}) bool {
 	if f.Stage != StageBeforeHeaders {
 		if st := b.sseTarget(r, g); st != nil {
-			w.WriteHeader(http.StatusAccepted)
-			if f.Stage == StageAfterProgress {
-				for i := 1; i <= f.Progress; i++ {
-					st.inject(sseEvent(msg.progressNotification(i, f.Progress+1)))
-				}
-			}
-			if f.Stage == StageMidBody {
-				st.inject([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":" + string(msg.idOr()) + ",\"res"))
-			}
-			return false // the answer never comes on the stream
+			b.stallSSE(w, r, g, msg, f, st, released)
+			return false
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
@@ -232,10 +231,12 @@ func (b *Backend) stall(w *statusWriter, r *http.Request, g *generation, msg rpc
 				_, _ = w.Write(sseEvent(msg.progressNotification(i, f.Progress+1)))
 			}
 		case StageMidBody:
-			_, _ = w.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":" + string(msg.idOr()) + ",\"res"))
+			_, _ = w.Write([]byte(midBodyEvent(msg)))
 		}
 		w.Flush()
 	}
+	b.stalls.Add(1)
+	defer b.stalls.Add(-1)
 	select {
 	case <-released:
 		return f.Stage == StageBeforeHeaders
@@ -245,6 +246,63 @@ func (b *Backend) stall(w *statusWriter, r *http.Request, g *generation, msg rpc
 	}
 	return false
 }
+
+// midBodyEvent is a result event cut off in the middle.
+func midBodyEvent(msg rpcMessage) string {
+	return "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":" + string(msg.idOr()) + ",\"res"
+}
+
+// stallSSE is a stall after headers on the SSE transport: the POST is
+// answered 202 and complete at once (the mcp-go client reads the whole POST
+// before it waits on the stream), and the answer is held back from the
+// stream. The handler stays in flight until the stall ends; the POST's
+// connection is closed so the client never queues another request behind
+// it.
+func (b *Backend) stallSSE(w *statusWriter, r *http.Request, g *generation, msg rpcMessage, f *Fault, st *sseStream, released <-chan struct{}) {
+	w.Header().Set("Content-Length", "0")
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(http.StatusAccepted)
+	w.Flush()
+	switch f.Stage {
+	case StageAfterProgress:
+		for i := 1; i <= f.Progress; i++ {
+			st.inject(sseEvent(msg.progressNotification(i, f.Progress+1)))
+		}
+	case StageMidBody:
+		st.inject([]byte(midBodyEvent(msg)))
+	}
+	b.stalls.Add(1)
+	defer b.stalls.Add(-1)
+	select {
+	case <-released:
+	case <-st.done: // the client went away with its stream
+		return
+	case <-g.done:
+		return
+	case <-b.closed:
+		return
+	}
+	if f.Stage == StageMidBody {
+		// End the cut event (clients drop it as unparsable) so the real
+		// answer arrives as an event of its own.
+		st.inject([]byte("\n\n"))
+	}
+	// mcp-go answers 202 and queues the real answer on the stream; the
+	// POST was answered already, so its writer here is a sink.
+	g.handler.ServeHTTP(&sinkWriter{header: http.Header{}}, r)
+}
+
+// sinkWriter is a ResponseWriter that discards everything.
+type sinkWriter struct{ header http.Header }
+
+// Header implements http.ResponseWriter.
+func (s *sinkWriter) Header() http.Header { return s.header }
+
+// Write implements http.ResponseWriter.
+func (s *sinkWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// WriteHeader implements http.ResponseWriter.
+func (s *sinkWriter) WriteHeader(int) {}
 
 // malformed sends a broken answer of the fault's variant.
 func (b *Backend) malformed(w *statusWriter, r *http.Request, g *generation, msg rpcMessage, f *Fault) {

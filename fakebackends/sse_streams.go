@@ -23,6 +23,7 @@ type sseStream struct {
 	mu        sync.Mutex
 	w         http.ResponseWriter
 	cancel    context.CancelFunc
+	done      <-chan struct{} // closed when the stream ends
 	registry  *sseStreams
 	sessionID string
 	ended     bool // the GET handler returned: the writer must not be used
