@@ -358,7 +358,9 @@ func (b *Backend) Restart(ctx context.Context) error {
 	wasHalted := b.halted
 	b.halted = false
 	b.mu.Unlock()
-	b.newLife()
+	if !b.newLife() {
+		return errStopped // closed meanwhile
+	}
 	if wasHalted {
 		b.reconcile()
 		b.mu.Lock()
@@ -385,20 +387,29 @@ func (b *Backend) Stop() {
 	b.halted = true
 	b.mu.Unlock()
 	b.reconcile()
-	b.newLife()
+	if !b.newLife() {
+		return // closed meanwhile
+	}
 	b.opts.logger.Info("stopped", "backend", b.script.Name)
 }
 
 // newLife replaces the MCP server generation: requests in flight on the
-// old one are cut, its stalls end and its sessions are forgotten.
-func (b *Backend) newLife() {
+// old one are cut, its stalls end and its sessions are forgotten. It
+// reports false, and does nothing, once the backend is closed: Close ends
+// the generation it finds, so each generation is ended exactly once.
+func (b *Backend) newLife() bool {
 	b.mu.Lock()
+	if b.stopped {
+		b.mu.Unlock()
+		return false
+	}
 	old := b.gen
 	b.gen = b.newGeneration()
 	b.mu.Unlock()
 	old.cutInFlight()
 	close(old.done)
 	old.streams.closeAll()
+	return true
 }
 
 // reconcile applies the time-driven faults: `down` and one-shot expiries.

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -600,5 +602,42 @@ func TestFlapThroughRealClient(t *testing.T) {
 	t.Logf("flap 100ms/100ms over 700ms: %d failed, %d ok", failed, ok)
 	if failed == 0 || ok == 0 {
 		t.Fatalf("flap gave %d failures and %d successes; want both", failed, ok)
+	}
+}
+
+func TestRestartAndStopRaceWithClose(t *testing.T) {
+	for i := 0; i < 40; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		b, err := Start(ctx, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for j := 0; j < 3; j++ {
+			wg.Add(3)
+			go func() { defer wg.Done(); <-start; _ = b.Restart(ctx) }()
+			go func() { defer wg.Done(); <-start; b.Stop() }()
+			go func() {
+				defer wg.Done()
+				<-start
+				if err := b.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		// Closed for good: a restart is refused and nothing listens.
+		if err := b.Restart(ctx); err == nil {
+			t.Fatal("Restart after Close succeeded")
+		}
+		var d net.Dialer
+		if c, err := d.DialContext(ctx, "tcp", b.Addr()); err == nil {
+			c.Close()
+			t.Fatalf("round %d: %s still accepts connections after Close", i, b.Addr())
+		}
+		cancel()
 	}
 }
