@@ -109,21 +109,121 @@ func (h *BackendHandle) HasTool(name string) bool {
 	return false
 }
 
-// Exclusive runs fn when no re-initialization of this backend session is
-// in flight (waiting for one to finish first), so a probe never overlaps
-// one that is already running.
+// Exclusive runs fn (a keepalive probe) so that it never overlaps a
+// re-initialization of this backend session: it waits for one in flight to
+// finish, and a re-initialization that starts while fn runs waits for fn
+// to return before it dials (bounded by the probe's timeout). Both sides
+// decide under the member's lock, so there is no window between the check
+// and the run. If the probe itself needs a re-initialization (its
+// connection died or its backend session expired), it waits for it like
+// any caller and stops holding the session meanwhile; it holds it again for
+// its retry when no other re-initialization has started.
 func (h *BackendHandle) Exclusive(ctx context.Context, fn func(ctx context.Context) error) error {
-	h.m.mu.Lock()
-	fl := h.m.reinit
-	h.m.mu.Unlock()
-	if fl != nil {
-		select {
-		case <-fl.done:
-		case <-ctx.Done():
-			return ctx.Err()
+	m := h.m
+	for {
+		m.mu.Lock()
+		switch {
+		case m.reinit != nil:
+			fl := m.reinit
+			m.mu.Unlock()
+			select {
+			case <-fl.done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		case m.probe != nil && m.probe.held != nil:
+			// Another probe of the same backend session (keepalive runs
+			// one per session; this only guards misuse).
+			held := m.probe.held
+			m.mu.Unlock()
+			select {
+			case <-held:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
 		}
+		p := &probeRun{m: m, held: make(chan struct{})}
+		m.probe = p
+		m.mu.Unlock()
+		defer func() {
+			m.mu.Lock()
+			p.release()
+			if m.probe == p {
+				m.probe = nil
+			}
+			m.mu.Unlock()
+		}()
+		return fn(context.WithValue(ctx, probeRunKey{}, p))
 	}
-	return fn(ctx)
+}
+
+// probeRun is a keepalive probe running under Exclusive. Guarded by its
+// member's mu.
+type probeRun struct {
+	m *member
+	// held is closed when the probe stops holding the backend session; nil
+	// while it does not hold it.
+	held chan struct{}
+}
+
+func (p *probeRun) release() {
+	if p.held != nil {
+		close(p.held)
+		p.held = nil
+	}
+}
+
+type probeRunKey struct{}
+
+// probeOf returns the probe running in ctx if it is m's.
+func (m *member) probeOf(ctx context.Context) *probeRun {
+	if p, _ := ctx.Value(probeRunKey{}).(*probeRun); p != nil && p.m == m {
+		return p
+	}
+	return nil
+}
+
+// probeToAwait returns what a re-initialization about to start for a
+// caller with ctx must wait for before it dials: the keepalive probe
+// holding the backend session, unless that probe is the caller. Called
+// with m.mu held.
+func (m *member) probeToAwait(ctx context.Context) <-chan struct{} {
+	if m.probe == nil || m.probe.held == nil || m.probeOf(ctx) == m.probe {
+		return nil
+	}
+	return m.probe.held
+}
+
+// probeWaitsForReinit is called, with m.mu held, when a caller with ctx is
+// about to wait for a re-initialization: a probe stops holding the
+// session, so the re-initialization can go ahead.
+func (m *member) probeWaitsForReinit(ctx context.Context) {
+	if p := m.probeOf(ctx); p != nil {
+		p.release()
+	}
+}
+
+// probeResumes is called, with m.mu held, when a caller with ctx got the
+// re-initialized connection: a probe holds the session again for its
+// retry, unless another re-initialization has already started.
+func (m *member) probeResumes(ctx context.Context) {
+	if p := m.probeOf(ctx); p != nil && p.held == nil && m.reinit == nil && m.probe == p {
+		p.held = make(chan struct{})
+	}
+}
+
+// awaitProbe blocks a re-initialization until the probe it must wait for
+// stops holding the backend session, or the owner closes.
+func (m *member) awaitProbe(fl *flight) {
+	if fl.after == nil {
+		return
+	}
+	select {
+	case <-fl.after:
+	case <-m.ctx.Done():
+	}
 }
 
 func asError(be *BackendError) error {

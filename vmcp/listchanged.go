@@ -29,27 +29,65 @@ func (r *resilience) available(name string) bool {
 }
 
 // availabilityMayHaveChanged is called after a health or circuit
-// transition. When the backend's availability changed, live sessions are
-// updated in the background (owned by r.bg, bounded by the gateway's life).
+// transition. Live sessions are updated by one worker per backend (owned by
+// r.bg, bounded by the gateway's life): transitions only mark the backend
+// dirty, and the worker reads the backend's availability afresh each time
+// it applies it, so updates never apply out of order and the last one
+// always reflects the latest state.
 func (r *resilience) availabilityMayHaveChanged(name string) {
 	if !r.cfg.Notifications.ListChanged {
 		return
 	}
-	avail := r.available(name)
 	r.mu.Lock()
-	prev, known := r.lastAvail[name]
-	if r.stopped || (known && prev == avail) || (!known && avail) {
-		r.lastAvail[name] = avail
-		r.mu.Unlock()
+	defer r.mu.Unlock()
+	if r.stopped {
 		return
 	}
-	r.lastAvail[name] = avail
+	u := r.viewUpd[name]
+	if u == nil {
+		u = &viewUpdater{}
+		r.viewUpd[name] = u
+	}
+	u.dirty = true
+	if u.running {
+		return // the running worker sees the mark
+	}
+	u.running = true
 	r.bg.Add(1)
-	r.mu.Unlock()
-	go func() {
-		defer r.bg.Done()
+	go r.updateViews(name, u)
+}
+
+// viewUpdater is one backend's view worker state (guarded by r.mu).
+type viewUpdater struct {
+	running bool // a worker owns the backend's updates
+	dirty   bool // a transition happened since the worker last looked
+}
+
+// updateViews applies the backend's current availability to every live
+// session until no transition is pending.
+func (r *resilience) updateViews(name string, u *viewUpdater) {
+	defer r.bg.Done()
+	for {
+		r.mu.Lock()
+		if !u.dirty || r.stopped {
+			u.running = false
+			r.mu.Unlock()
+			return
+		}
+		u.dirty = false
+		r.mu.Unlock()
+		// Read after clearing the mark: a transition from here on marks it
+		// again and is applied on the next round.
+		avail := r.available(name)
+		r.mu.Lock()
+		prev, known := r.lastAvail[name]
+		r.lastAvail[name] = avail
+		r.mu.Unlock()
+		if (known && prev == avail) || (!known && avail) {
+			continue
+		}
 		r.g.setBackendAvailable(name, avail)
-	}()
+	}
 }
 
 // setBackendAvailable updates every live session's view.

@@ -3,9 +3,11 @@ package vmcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -49,9 +51,13 @@ type resilience struct {
 	loops  []*health.Loop
 	probes sync.WaitGroup // probe connections closing
 
+	// clock is the circuit breakers' clock (time.Now; tests swap it).
+	clock atomic.Pointer[func() time.Time]
+
 	mu        sync.Mutex
 	keepers   map[*Session][]*sessionKeeper
-	lastAvail map[string]bool // listchanged.go
+	lastAvail map[string]bool         // listchanged.go; written by the backend's view worker
+	viewUpd   map[string]*viewUpdater // listchanged.go
 	stopped   bool
 	bg        sync.WaitGroup // view updates in flight (listchanged.go)
 }
@@ -76,9 +82,25 @@ func newResilience(g *Gateway) (*resilience, error) {
 		g: g, cfg: g.cfg,
 		backends: map[string]*backendResilience{},
 		next:     g.opts.gate, observer: g.opts.observer, sessObs: g.opts.sessionObserver,
-		keepers: map[*Session][]*sessionKeeper{}, lastAvail: map[string]bool{},
+		keepers: map[*Session][]*sessionKeeper{}, lastAvail: map[string]bool{}, viewUpd: map[string]*viewUpdater{},
 	}
+	now := time.Now
+	r.clock.Store(&now)
 	mp := g.opts.meterProvider
+	if mp != nil && g.cfg.Metrics.Prometheus {
+		// An injected provider's readers are fixed when it is built, so the
+		// gateway cannot add a Prometheus exporter to it: GET /metrics would
+		// serve nothing. Say so instead of answering 404 later.
+		return nil, errors.New("metrics.prometheus: true cannot be combined with WithMeterProvider: " +
+			"the gateway exports only a MeterProvider it makes itself; drop one of the two " +
+			"(or add an OpenTelemetry Prometheus reader to the provider you inject and serve it yourself)")
+	}
+	for _, b := range g.cfg.Backends {
+		if kind, _, _ := config.ProbeMethod(b.Probe, true, false); kind == "ping" && b.Protocol == config.ProtocolModern {
+			return nil, fmt.Errorf("backend %q (line %d): probe: ping needs a sessionful connection, but protocol: modern "+
+				"is stateless and ping is a no-op there; use probe: list or probe: tool:<name>", b.Name, b.Line)
+		}
+	}
 	if mp == nil && g.cfg.Metrics.Prometheus {
 		own, h, err := metrics.NewPrometheus()
 		if err != nil {
@@ -105,6 +127,7 @@ func newResilience(g *Gateway) (*resilience, error) {
 			br.breaker = breaker.New(breaker.Config{
 				FailureThreshold: g.cfg.Breaker.FailureThreshold,
 				OpenTimeout:      g.cfg.Breaker.OpenTimeout,
+				Now:              r.now,
 				OnTransition: func(from, to breaker.State) {
 					g.logger.Info("circuit changed", "backend", name, "from", from, "to", to)
 					r.metrics.BreakerTransition(name, string(from), string(to))
@@ -198,6 +221,9 @@ func (r *resilience) ObserveCall(ev CallEvent) {
 	}
 }
 
+// now is the breakers' clock.
+func (r *resilience) now() time.Time { return (*r.clock.Load())() }
+
 func outcome(be *BackendError) string {
 	if be == nil {
 		return "ok"
@@ -219,6 +245,14 @@ func (r *resilience) probe(ctx context.Context, br *backendResilience) health.Re
 	}
 	start := time.Now()
 	be := r.probeOnce(ctx, br)
+	if be != nil && be.Kind == KindCanceled && errors.Is(ctx.Err(), context.DeadlineExceeded) && r.g.ctx.Err() == nil {
+		// The probe's own deadline (health.timeout, set by the loop for
+		// dial and request together) passed: that is a timeout, not a
+		// client giving up.
+		be = &BackendError{Backend: be.Backend, Op: be.Op, Kind: KindTimeout,
+			Cause: "timed out after " + fmtDuration(r.cfg.Health.Timeout) + " (health probe)",
+			Err:   errors.Join(be.Err, context.DeadlineExceeded)}
+	}
 	res := health.Result{Latency: time.Since(start)}
 	if be != nil {
 		res.Err = be
@@ -242,20 +276,29 @@ func (r *resilience) probeOnce(ctx context.Context, br *backendResilience) *Back
 	br.probeMu.Lock()
 	defer br.probeMu.Unlock()
 	timeout := r.cfg.Health.Timeout
+	kind, tool, _ := config.ProbeMethod(br.cfg.Probe, true, false)
 	if br.probeConn == nil || !br.probeConn.alive() {
-		c, be := r.g.dialer.dial(ctx, br.cfg, false)
+		c, be := r.dialProbe(ctx, br.cfg, kind == "ping")
 		if be != nil {
 			return be
 		}
 		br.probeConn = c
 	}
 	c := br.probeConn
-	kind, tool, _ := config.ProbeMethod(br.cfg.Probe, true, false)
 	op := "tools/list"
 	var fn func(ctx context.Context) error
 	switch kind {
 	case "ping":
 		op = "ping"
+		if mcp.IsModernProtocol(c.protocol) {
+			// mcp-go's Ping returns nil without sending anything on a
+			// stateless connection: report the misconfiguration rather
+			// than a probe that never touches the backend.
+			return &BackendError{Backend: br.cfg.Name, Op: op, Kind: KindTransport,
+				Cause: "probe: ping is impossible: the backend speaks the stateless protocol " + c.protocol +
+					", where ping is a no-op; use probe: list or probe: tool:<name>",
+				Err: errPingStateless}
+		}
 		fn = func(ctx context.Context) error { return c.client.Ping(ctx) }
 	case "tool":
 		op = "tools/call"
@@ -281,6 +324,24 @@ func (r *resilience) probeOnce(ctx context.Context, br *backendResilience) *Back
 		go func() { defer r.probes.Done(); <-c.close() }()
 	}
 	return be
+}
+
+// errPingStateless marks a ping probe on a connection where ping is a no-op.
+var errPingStateless = errors.New("ping is a no-op on a stateless connection")
+
+// dialProbe opens the health monitor's connection. A ping probe needs a
+// sessionful connection (mcp-go sends no ping on a stateless one), so for
+// "auto" backends it pins the 2025-11-25 revision, on every transport,
+// falling back to negotiation only if the backend refuses it.
+func (r *resilience) dialProbe(ctx context.Context, b config.Backend, ping bool) (*conn, *BackendError) {
+	if !ping || b.Protocol != config.ProtocolAuto {
+		return r.g.dialer.dial(ctx, b, ping)
+	}
+	c, be := r.g.dialer.dialPinned(ctx, b, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	if be != nil && be.Kind == KindJSONRPCError {
+		return r.g.dialer.dialPinned(ctx, b, "")
+	}
+	return c, be
 }
 
 // SessionOpened implements SessionObserver: starts the session's keepalive.

@@ -12,6 +12,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -366,30 +369,114 @@ func TestKeepaliveToolNotConfigured(t *testing.T) {
 	}
 }
 
-func TestPrometheusMetricsEndpoint(t *testing.T) {
-	beta := startFake(t, resBetaScript)
-	g := startGateway(t, backendsYAML(nil, beta)+"metrics: {prometheus: true}\nbreaker: {failureThreshold: 5}\n")
-	c := connect(t, g.URL(), false)
-	callTool(t, c, "beta_ok", nil)
-	req, _ := http.NewRequestWithContext(ctxT(t, 5*time.Second), http.MethodGet, "http://"+g.Addr()+"/metrics", nil)
+// scrapeProm GETs /metrics and parses the Prometheus text format.
+func scrapeProm(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctxT(t, 5*time.Second), http.MethodGet, url, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	text := string(body)
-	for _, want := range []string{
-		`vmcp_backend_requests_total{backend_id="beta",method="tools/call",outcome="ok"} 1`,
-		`vmcp_circuit_breaker_state{backend_id="beta",state="closed"} 1`,
-		`vmcp_backend_health_state{backend_id="beta",state="healthy"} 1`,
-		`# TYPE vmcp_backend_request_duration_seconds histogram`,
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("/metrics lacks %q", want)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return fams
+}
+
+// promMetric returns the series of family name with exactly these labels.
+func promMetric(fams map[string]*dto.MetricFamily, name string, labels map[string]string) *dto.Metric {
+	f := fams[name]
+	if f == nil {
+		return nil
+	}
+	for _, m := range f.GetMetric() {
+		got := map[string]string{}
+		for _, l := range m.GetLabel() {
+			got[l.GetName()] = l.GetValue()
+		}
+		if len(got) != len(labels) {
+			continue
+		}
+		match := true
+		for k, v := range labels {
+			if got[k] != v {
+				match = false
+			}
+		}
+		if match {
+			return m
 		}
 	}
+	return nil
+}
+
+func TestMetricsPrometheusEndpointParsed(t *testing.T) {
+	beta := startFake(t, resBetaScript)
+	g := startGateway(t, backendsYAML(nil, beta)+"metrics: {prometheus: true}\nbreaker: {failureThreshold: 5}\n")
+	c := connect(t, g.URL(), false)
+	if res, _ := callTool(t, c, "beta_ok", nil); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	fams := scrapeProm(t, "http://"+g.Addr()+"/metrics")
+	call := map[string]string{"backend_id": "beta", "method": "tools/call", "outcome": "ok"}
+	if m := promMetric(fams, "vmcp_backend_requests_total", call); m == nil || fams["vmcp_backend_requests_total"].GetType() != dto.MetricType_COUNTER || m.GetCounter().GetValue() != 1 {
+		t.Errorf("vmcp_backend_requests_total%v = %v, want counter 1", call, m)
+	}
+	if m := promMetric(fams, "vmcp_backend_request_duration_seconds", call); m == nil || m.GetHistogram().GetSampleCount() != 1 {
+		t.Errorf("vmcp_backend_request_duration_seconds%v = %v, want one sample", call, m)
+	} else {
+		var bounds []float64
+		for _, b := range m.GetHistogram().GetBucket() {
+			bounds = append(bounds, b.GetUpperBound())
+		}
+		if len(bounds) == 0 || bounds[0] != 0.0005 {
+			t.Errorf("duration buckets %v, want the explicit sub-second ones starting at 0.0005", bounds)
+		}
+	}
+	for st, want := range map[string]float64{"closed": 1, "open": 0, "half-open": 0} {
+		if m := promMetric(fams, "vmcp_circuit_breaker_state", map[string]string{"backend_id": "beta", "state": st}); m == nil || m.GetGauge().GetValue() != want {
+			t.Errorf("vmcp_circuit_breaker_state{state=%q} = %v, want %v", st, m, want)
+		}
+	}
+	// No health monitor configured: the state comes from real traffic.
+	if m := promMetric(fams, "vmcp_backend_health_state", map[string]string{"backend_id": "beta", "state": "healthy"}); m == nil || m.GetGauge().GetValue() != 1 {
+		t.Errorf("vmcp_backend_health_state{healthy} = %v, want 1", m)
+	}
+	if m := promMetric(fams, "vmcp_backend_health_state", map[string]string{"backend_id": "beta", "state": "unhealthy"}); m == nil || m.GetGauge().GetValue() != 0 {
+		t.Errorf("vmcp_backend_health_state{unhealthy} = %v, want 0", m)
+	}
 	if t.Failed() {
-		t.Log(text)
+		for n := range fams {
+			t.Log(n)
+		}
+	}
+}
+
+func TestMetricsPrometheusWithInjectedProviderRejected(t *testing.T) {
+	beta := startFake(t, resBetaScript)
+	cfg, err := vmcp.ParseConfig([]byte(backendsYAML(nil, beta)+"metrics: {prometheus: true}\n"), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = vmcp.New(cfg, vmcp.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))))
+	if err == nil || !strings.Contains(err.Error(), "metrics.prometheus: true cannot be combined with WithMeterProvider") {
+		t.Fatalf("New with both a MeterProvider and metrics.prometheus: %v", err)
+	}
+	// Without Prometheus, /metrics says how to turn it on.
+	g := startGateway(t, backendsYAML(nil, beta))
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + g.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "metrics.prometheus: true") {
+		t.Fatalf("/metrics without prometheus: %s %q", resp.Status, body)
 	}
 }

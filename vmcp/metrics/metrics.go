@@ -164,7 +164,7 @@ func (m *Metrics) BackendRequest(backend, method, outcome string, d time.Duratio
 	m.requests.Add(ctx, 1, metric.WithAttributes(attribute.String("backend_id", backend),
 		attribute.String("method", method), attribute.String("outcome", outcome)))
 	m.requestDuration.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("backend_id", backend),
-		attribute.String("method", method)))
+		attribute.String("method", method), attribute.String("outcome", outcome)))
 }
 
 // BreakerTransition records one circuit state change.

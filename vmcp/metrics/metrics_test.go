@@ -2,12 +2,15 @@ package metrics
 
 import (
 	"context"
-	"io"
+	"maps"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -120,18 +123,49 @@ func TestPrometheusScrape(t *testing.T) {
 	m.Keepalive("beta").Attempt()
 	rec := httptest.NewRecorder()
 	handler.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	body, _ := io.ReadAll(rec.Body)
-	text := string(body)
-	for _, want := range []string{
-		`vmcp_backend_requests_total{backend_id="beta",method="tools/call",outcome="ok"} 1`,
-		`vmcp_keepalive_attempt_total{backend_id="beta"} 1`,
-		`vmcp_backend_request_duration_seconds_bucket{backend_id="beta",method="tools/call",le="0.005"} 1`,
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("scrape lacks %q:\n%s", want, text)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatalf("parse scrape: %v", err)
+	}
+	one := func(name string) *dto.Metric {
+		f := fams[name]
+		if f == nil || len(f.GetMetric()) != 1 {
+			t.Fatalf("%s: %v", name, f)
+		}
+		return f.GetMetric()[0]
+	}
+	labels := func(m *dto.Metric) map[string]string {
+		out := map[string]string{}
+		for _, l := range m.GetLabel() {
+			out[l.GetName()] = l.GetValue()
+		}
+		return out
+	}
+	call := map[string]string{"backend_id": "beta", "method": "tools/call", "outcome": "ok"}
+	if m := one(BackendRequests); m.GetCounter().GetValue() != 1 || !maps.Equal(labels(m), call) {
+		t.Errorf("%s = %v", BackendRequests, m)
+	}
+	if m := one(KeepaliveAttempts); m.GetCounter().GetValue() != 1 || !maps.Equal(labels(m), map[string]string{"backend_id": "beta"}) {
+		t.Errorf("%s = %v", KeepaliveAttempts, m)
+	}
+	m2 := one(BackendRequestDuration)
+	h := m2.GetHistogram()
+	if !maps.Equal(labels(m2), call) || h.GetSampleCount() != 1 || len(h.GetBucket()) < len(LatencyBuckets) {
+		t.Fatalf("%s = %v", BackendRequestDuration, m2)
+	}
+	for i, b := range h.GetBucket()[:len(LatencyBuckets)] { // then +Inf, if listed
+		want := uint64(0)
+		if b.GetUpperBound() >= 0.003 {
+			want = 1 // 3ms lands in the 0.005 bucket and above
+		}
+		if b.GetUpperBound() != LatencyBuckets[i] || b.GetCumulativeCount() != want {
+			t.Errorf("bucket %d: le=%v count=%d, want le=%v count=%d", i, b.GetUpperBound(), b.GetCumulativeCount(), LatencyBuckets[i], want)
 		}
 	}
-	if strings.Contains(text, "_total_total") {
-		t.Error("counter names doubled their _total suffix")
+	for name := range fams {
+		if strings.HasSuffix(name, "_total_total") {
+			t.Errorf("counter %s doubled its _total suffix", name)
+		}
 	}
 }
