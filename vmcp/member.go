@@ -50,14 +50,16 @@ type member struct {
 	reinits   int
 	closed    bool
 	view      backendView
-	startedOK bool // connected when its owner opened it
+	startedOK bool      // connected when its owner opened it
+	probe     *probeRun // the keepalive probe running under Exclusive (handle.go)
 }
 
 // flight is one re-initialization shared by every caller that needs it.
 type flight struct {
-	done chan struct{}
-	conn *conn
-	err  *BackendError
+	done  chan struct{}
+	conn  *conn
+	err   *BackendError
+	after <-chan struct{} // a keepalive probe to wait for before dialing (handle.go)
 }
 
 // MemberStatus is a snapshot of one backend's state in one session.
@@ -218,16 +220,20 @@ func (m *member) reconnect(ctx context.Context, failed *conn, op string, timeout
 	}
 	fl := m.reinit
 	if fl == nil {
-		fl = &flight{done: make(chan struct{})}
+		fl = &flight{done: make(chan struct{}), after: m.probeToAwait(ctx)}
 		m.reinit = fl
 		m.reinits++
 		m.wg.Add(1)
 		go m.redial(fl)
 	}
+	m.probeWaitsForReinit(ctx)
 	m.mu.Unlock()
 
 	select {
 	case <-fl.done:
+		m.mu.Lock()
+		m.probeResumes(ctx)
+		m.mu.Unlock()
 		if fl.err != nil {
 			be := *fl.err
 			be.Op = op
@@ -248,6 +254,7 @@ func (m *member) reconnect(ctx context.Context, failed *conn, op string, timeout
 
 func (m *member) redial(fl *flight) {
 	defer m.wg.Done()
+	m.awaitProbe(fl) // never dial while a keepalive probe holds the session
 	c, berr := m.d.dial(m.ctx, m.backend, m.preferLegacy)
 	m.mu.Lock()
 	m.reinit = nil
