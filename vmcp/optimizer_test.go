@@ -320,7 +320,7 @@ func TestOptimizerToolsList(t *testing.T) {
 				t.Errorf("find_tool schema = %v", fs)
 			}
 			cs := schema(tools["call_tool"])
-			if fmt.Sprint(cs["required"]) != "[tool_name]" || prop(cs, "tool_name")["type"] != "string" || prop(cs, "parameters")["type"] != "object" {
+			if fmt.Sprint(cs["required"]) != "[tool_name parameters]" || prop(cs, "tool_name")["type"] != "string" || prop(cs, "parameters")["type"] != "object" {
 				t.Errorf("call_tool schema = %v", cs)
 			}
 
@@ -375,7 +375,8 @@ func TestOptimizerArguments(t *testing.T) {
 					t.Errorf("%s %v = %q (isError %v), want isError %q", tc.tool, tc.args, resultText(res), res.IsError, tc.want)
 				}
 			}
-			// A missing parameters object is an empty one.
+			// parameters is required in the schema (as in toolhive), but a
+			// call without it is served as one with an empty object.
 			if res, _ := callViaOptimizer(t, c, "alpha_only_alpha", nil); res.IsError || resultText(res) != "a" {
 				t.Errorf("call_tool without parameters = %q", resultText(res))
 			}
@@ -502,12 +503,24 @@ func TestOptimizerExcludesRefusedBackend(t *testing.T) {
 	// retries backends it lacks at most once a second, on list requests
 	// (a new modern client's server/discover is one).
 	gate.set("dev", "initialize", false)
-	time.Sleep(1100 * time.Millisecond)
 	for _, rev := range revisions {
-		c := connect(t, g.URL(), rev.modern)
-		fr := findTool(t, c, "open a new bug report in the repository")
-		if len(fr.Tools) == 0 || fr.Tools[0].Name != "dev_github_create_issue" {
-			t.Fatalf("%s after recovery: find_tool = %v, want dev_github_create_issue first", rev.name, fr.names())
+		// A legacy session created now has dev at once; stateless clients
+		// get it once the pool's next retry ran: poll with new clients,
+		// bounded.
+		var c *client.Client
+		var fr findResult
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			c = connect(t, g.URL(), rev.modern)
+			fr = findTool(t, c, "open a new bug report in the repository")
+			if len(fr.Tools) > 0 && fr.Tools[0].Name == "dev_github_create_issue" {
+				break
+			}
+			if !rev.modern || time.Now().After(deadline) {
+				t.Fatalf("%s after recovery: find_tool = %v, want dev_github_create_issue first", rev.name, fr.names())
+			}
+			_ = c.Close()
+			time.Sleep(50 * time.Millisecond)
 		}
 		res, _ := callViaOptimizer(t, c, "dev_github_create_issue", map[string]any{"owner": "o", "repo": "r", "title": "t"})
 		if res.IsError || resultText(res) != "ok from github_create_issue" {
@@ -694,11 +707,9 @@ func TestOptimizerWithHealthMonitor(t *testing.T) {
 	waitState(func(s string) bool { return s == "unhealthy" }, "unhealthy")
 	c := connect(t, g.URL(), false)
 	for _, q := range []string{"echo", "other", "beta echo", "beta other"} {
-		fr := findTool(t, c, q, "beta")
-		for _, n := range fr.names() {
-			if strings.HasPrefix(n, "beta_") {
-				t.Fatalf("find_tool(%q) returned %s of the unhealthy backend", q, n)
-			}
+		fr := findTool(t, c, q, "beta", "echo") // echo: alpha's echo must be found
+		if hasPrefix(fr.names(), "beta_") || !slices.Contains(fr.names(), "alpha_echo") {
+			t.Fatalf("find_tool(%q) = %v (message %q): want alpha_echo and nothing of the unhealthy beta", q, fr.names(), fr.Message)
 		}
 	}
 	if res, _ := callViaOptimizer(t, c, "beta_other", nil); resultText(res) != "tool not found: beta_other" {
@@ -885,5 +896,81 @@ func TestOptimizerLiveSessionLosesEveryBackend(t *testing.T) {
 	eventually(t, 5*time.Second, "both to rejoin", func() bool { return notes.Load() >= 4 })
 	if fr := findTool(t, c, "echo"); !slices.Contains(fr.names(), "alpha_echo") || !slices.Contains(fr.names(), "beta_echo") || fr.Message != "" {
 		t.Errorf("after both rejoined: find_tool(echo) = %v, message %q", fr.names(), fr.Message)
+	}
+}
+
+// probedBeta has a health tool that the gateway's monitor calls as its
+// probe (probe: tool:health), so probes can fail while everything else
+// (initialize, tools/list, other tools) still answers.
+const probedBeta = `
+name: beta
+protocol: legacy
+tools:
+  - {name: echo, description: Echo the message back}
+  - {name: other, description: Another tool of beta, result: {text: fine}}
+  - {name: health, description: Health check}
+`
+
+// TestOptimizerExcludesBackendFailingProbesOnly is acceptance cases 1 and 3
+// with the gateway's health monitor: beta's probes fail (HTTP 403:
+// unauthenticated; HTTP 503: unhealthy) while beta still answers
+// initialize and tools/list, so only the health verdict can keep it out.
+// New sessions of both revisions never find beta's tools, for any query,
+// while alpha's are found; calling beta's tool says it is not found and
+// never reaches beta. Once probes pass again, new sessions include beta.
+func TestOptimizerExcludesBackendFailingProbesOnly(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		state  string
+	}{{403, "unauthenticated"}, {503, "unhealthy"}} {
+		t.Run(tc.state, func(t *testing.T) {
+			a, b := startFake(t, plainAlpha), startFake(t, probedBeta)
+			if err := b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: tc.status,
+				Match: fakebackends.Match{Method: "tools/call", Tool: "health"}}); err != nil {
+				t.Fatal(err)
+			}
+			g := startGateway(t, backendsYAML(map[string]string{"beta": "    probe: \"tool:health\"\n"}, a, b)+
+				optimizerCfg+"health: {interval: 100ms, timeout: 80ms, unhealthyThreshold: 1}\n")
+			eventually(t, 5*time.Second, "beta "+tc.state, func() bool { return healthOf(t, g).Backends["beta"].Status == tc.state })
+
+			// Beta itself still answers initialize and tools/list.
+			direct := connect(t, b.URL(), false)
+			if names := toolNames(t, direct); !slices.Contains(names, "other") {
+				t.Fatalf("beta's own tools/list = %v", names)
+			}
+
+			// Queries: beta's tool names and descriptions, each with the
+			// keyword echo (which alpha's echo matches, so every result
+			// must hold alpha_echo: an empty or failed find_tool fails).
+			queries := []string{"echo", "echo the message back", "another tool of beta", "other", "beta other", "health check", "beta"}
+			for _, rev := range revisions {
+				c := connect(t, g.URL(), rev.modern)
+				for _, q := range queries {
+					fr := findTool(t, c, q, "echo", "beta")
+					if hasPrefix(fr.names(), "beta_") || !slices.Contains(fr.names(), "alpha_echo") {
+						t.Errorf("%s: find_tool(%q) = %v (message %q): want alpha_echo and nothing of beta", rev.name, q, fr.names(), fr.Message)
+					}
+				}
+				for _, name := range []string{"beta_other", "beta_echo"} {
+					if res, _ := callViaOptimizer(t, c, name, map[string]any{}); !res.IsError || resultText(res) != "tool not found: "+name {
+						t.Errorf("%s: call_tool %s = %q (isError %v)", rev.name, name, resultText(res), res.IsError)
+					}
+				}
+			}
+			if n := countTool(b.Requests(), "tools/call", "other") + countTool(b.Requests(), "tools/call", "echo"); n != 0 {
+				t.Errorf("beta received %d tools/call of its tools", n)
+			}
+
+			// Probes pass again: new sessions include beta.
+			b.ClearFaults()
+			eventually(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+			c := connect(t, g.URL(), false)
+			if fr := findTool(t, c, "another tool of beta"); len(fr.Tools) == 0 || fr.Tools[0].Name != "beta_other" {
+				t.Fatalf("after recovery: find_tool = %v", fr.names())
+			}
+			if res, _ := callViaOptimizer(t, c, "beta_other", nil); res.IsError || resultText(res) != "fine" {
+				t.Errorf("after recovery: call_tool beta_other = %q", resultText(res))
+			}
+		})
 	}
 }

@@ -60,8 +60,10 @@ func (g *Gateway) optimizerTools() map[string]server.ServerTool {
 		mcp.WithDescription("Call a tool found with find_tool, by its exact name, with its arguments."),
 		mcp.WithString("tool_name", mcp.Required(),
 			mcp.Description("Exact name of the tool, as returned by find_tool")),
-		mcp.WithObject("parameters",
-			mcp.Description("Arguments of the tool, matching its input schema")),
+		// Required as in toolhive's call_tool schema; a call without it is
+		// still served, as a call with an empty object.
+		mcp.WithObject("parameters", mcp.Required(),
+			mcp.Description("Arguments of the tool, matching its input schema (an empty object for none)")),
 	)
 	return map[string]server.ServerTool{
 		FindToolName: {Tool: find, Handler: g.findTool},
