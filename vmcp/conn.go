@@ -47,6 +47,8 @@ type conn struct {
 	mu          sync.Mutex
 	deadErr     error
 	outstanding map[string]struct{} // sse transport: ids awaiting a response
+	abandoned   map[string]struct{} // sse transport: ids given up on (timeout, cancel)
+	abandonRing []string            // abandoned ids, oldest first, at most maxAbandoned
 
 	protocol  string
 	sessionID string
@@ -65,21 +67,50 @@ func (c *conn) expect(id string) {
 	c.mu.Unlock()
 }
 
-func (c *conn) arrived(id string) bool {
+// arrived reports whether a response with id answers a request of this
+// connection: known is false for an id the connection never sent (or
+// already got an answer for), which makes the stream invalid; late is true
+// for the answer to a request the gateway gave up on, which is dropped.
+func (c *conn) arrived(id string) (known, late bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.outstanding[id]
-	delete(c.outstanding, id)
-	return ok
+	if _, ok := c.outstanding[id]; ok {
+		delete(c.outstanding, id)
+		return true, false
+	}
+	if _, ok := c.abandoned[id]; ok {
+		delete(c.abandoned, id)
+		return true, true
+	}
+	return false, false
 }
 
+// maxAbandoned bounds how many abandoned request ids a connection
+// remembers; a late answer to an older one counts as unknown.
+const maxAbandoned = 1024
+
+// forget ends the wait for id's response. If it has not arrived (the call
+// timed out or was cancelled), id is remembered as abandoned, so that its
+// late response is dropped instead of failing the connection.
 func (c *conn) forget(id string) {
 	if id == "" {
 		return
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.outstanding[id]; !ok {
+		return
+	}
 	delete(c.outstanding, id)
-	c.mu.Unlock()
+	if c.abandoned == nil {
+		c.abandoned = map[string]struct{}{}
+	}
+	if len(c.abandonRing) >= maxAbandoned {
+		delete(c.abandoned, c.abandonRing[0])
+		c.abandonRing = c.abandonRing[1:]
+	}
+	c.abandoned[id] = struct{}{}
+	c.abandonRing = append(c.abandonRing, id)
 }
 
 func (c *conn) fail(err error) { c.die(err) }

@@ -132,7 +132,7 @@ func (t *callTrace) snapshot() traceSnapshot {
 // its long-lived GET stream against the requests it sent.
 type streamHooks interface {
 	expect(id string)
-	arrived(id string) bool // reports whether id was outstanding
+	arrived(id string) (known, late bool) // see conn.arrived
 	fail(err error)
 }
 

@@ -31,6 +31,7 @@ type sseValidator struct {
 	event        string
 	data         strings.Builder
 	responseSeen bool
+	drop         bool // the current event is a late response: not passed on
 	sawEventID   bool
 	err          error
 	closeOnce    sync.Once
@@ -95,7 +96,9 @@ func (v *sseValidator) step() error {
 			if verr := v.validate(); verr != nil {
 				return v.reject(&invalidResponseError{Reason: "truncated stream: " + strings.TrimPrefix(verr.Error(), "invalid response: ")})
 			}
-			v.out.Write(v.raw.Bytes())
+			if !v.drop {
+				v.out.Write(v.raw.Bytes())
+			}
 			v.resetEvent()
 		}
 		if !v.isStream && v.reqID != "" && !v.responseSeen && !v.sawEventID {
@@ -112,7 +115,9 @@ func (v *sseValidator) step() error {
 				return v.reject(verr)
 			}
 		}
-		v.out.Write(v.raw.Bytes())
+		if !v.drop {
+			v.out.Write(v.raw.Bytes())
+		}
 		v.resetEvent()
 		return nil
 	}
@@ -139,6 +144,7 @@ func (v *sseValidator) resetEvent() {
 	v.raw.Reset()
 	v.data.Reset()
 	v.event = ""
+	v.drop = false
 }
 
 func (v *sseValidator) reject(err error) error {
@@ -165,9 +171,14 @@ func (v *sseValidator) validate() error {
 			return &invalidResponseError{Reason: "not a JSON-RPC message: " + oneLine(string(data), 60)}
 		}
 		if env.Method == "" {
-			if id := idKey(env.ID); !v.hooks.arrived(id) {
+			id := idKey(env.ID)
+			known, late := v.hooks.arrived(id)
+			if !known {
 				return &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match any request", orNone(id))}
 			}
+			// The answer to a request the gateway gave up on (timeout,
+			// cancel): nobody waits for it; drop it.
+			v.drop = late
 		}
 		return nil
 	}

@@ -1,6 +1,7 @@
 package vmcp_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
 const stdioScript = `
@@ -127,5 +129,61 @@ func checkErr(t *testing.T, res *mcp.CallToolResult, backend, kind, prefix strin
 	b, k := metaOf(res)
 	if !res.IsError || !strings.HasPrefix(text, prefix) || b != backend || k != kind {
 		t.Errorf("got isError=%v %q [%s %s], want %q [%s %s]", res.IsError, text, b, k, prefix, backend, kind)
+	}
+}
+
+const sseLateScript = `
+name: late
+transport: sse
+protocol: legacy
+tools:
+  - {name: echo}
+  - {name: slow, delay: 1500ms}
+  - {name: wait, delay: 800ms}
+`
+
+// TestSSELateResponse: on an SSE backend a call times out (the tool takes
+// 1.5 s, the call timeout is 1 s) and its answer arrives later on the
+// shared stream, while the next call is in flight. The late answer is
+// dropped: the in-flight call and the next one succeed on the same
+// connection, with no re-initialization.
+func TestSSELateResponse(t *testing.T) {
+	b := startFake(t, sseLateScript)
+	g := startGateway(t, gwConfig(faultTimeouts, b))
+	c := connect(t, g.URL(), false)
+	s, ok := g.Session(c.GetSessionId())
+	if !ok {
+		t.Fatal("no gateway session")
+	}
+	slow := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "late_slow"
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := c.CallTool(ctx, req)
+		if err != nil {
+			res = mcp.NewToolResultError("client error: " + err.Error())
+		}
+		slow <- res
+	}()
+	res := <-slow
+	checkErr(t, res, "late", "timeout", `backend "late" unavailable: timed out after 1s`)
+	// Started when slow timed out (1 s), this call is in flight (0.8 s)
+	// when slow's answer arrives (1.5 s).
+	res, d := callTool(t, c, "late_wait", nil)
+	if res.IsError {
+		t.Errorf("call in flight when the late answer arrived: %s", resultText(res))
+	}
+	t.Logf("in-flight call: %v", d)
+	// The late answer has been sent by now: the connection still serves.
+	for i := range 3 {
+		if res, _ := callTool(t, c, "late_echo", map[string]any{"i": i}); res.IsError {
+			t.Errorf("call %d after the late answer: %s", i, resultText(res))
+		}
+	}
+	st, _ := s.BackendState("late")
+	if st.Reinitializations != 0 || st.State != vmcp.StateConnected {
+		t.Errorf("backend state %s, %d re-initializations (want connected, 0): %s", st.State, st.Reinitializations, st.LastError)
 	}
 }
