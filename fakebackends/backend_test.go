@@ -129,7 +129,12 @@ func wantErr(substrs ...string) func(*testing.T, *mcp.CallToolResult, error, tim
 func TestFaultKindsThroughRealClient(t *testing.T) {
 	onEcho := Match{Method: "tools/call", Tool: "echo"}
 	cases := []faultCase{
-		{"crash-eof", Fault{Kind: KindCrash, Mode: CrashEOF, Match: onEcho}, wantErr()},
+		{"crash-eof", Fault{Kind: KindCrash, Mode: CrashEOF, Match: onEcho}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
+			wantErr()(t, res, err, took)
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("error %v is not EOF", err)
+			}
+		}},
 		{"crash-reset", Fault{Kind: KindCrash, Mode: CrashReset, Match: onEcho}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
 			wantErr()(t, res, err, took)
 			if !errors.Is(err, syscall.ECONNRESET) {
@@ -138,7 +143,15 @@ func TestFaultKindsThroughRealClient(t *testing.T) {
 		}},
 		{"crash-after-headers", Fault{Kind: KindCrash, Mode: CrashReset, Stage: StageAfterHeaders, Match: onEcho}, wantErr()},
 		{"http-403", Fault{Kind: KindHTTPStatus, Status: 403, Body: &FaultBody{Text: "Forbidden"}, Match: onEcho}, wantErr("403")},
-		{"http-500-json-body", Fault{Kind: KindHTTPStatus, Status: 500, Body: &FaultBody{JSON: map[string]any{"error": "boom"}}, Match: onEcho}, wantErr()},
+		// mcp-go reads a JSON error body and loses the status.
+		{"http-500-json-body", Fault{Kind: KindHTTPStatus, Status: 500, Body: &FaultBody{JSON: map[string]any{"error": "boom"}}, Match: onEcho}, wantErr("boom")},
+		{"http-401-www-authenticate", Fault{Kind: KindHTTPStatus, Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer resource_metadata="http://auth.example/.well-known/oauth-protected-resource"`}, Match: onEcho}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
+			wantErr()(t, res, err, took)
+			var ae *transport.AuthorizationRequiredError
+			if !errors.As(err, &ae) || ae.ResourceMetadataURL != "http://auth.example/.well-known/oauth-protected-resource" {
+				t.Fatalf("error %v (%T) is not an AuthorizationRequiredError carrying the WWW-Authenticate metadata URL", err, err)
+			}
+		}},
 		{"http-429-retry-after", Fault{Kind: KindHTTPStatus, Status: 429, Headers: map[string]string{"Retry-After": "1"}, Body: &FaultBody{Raw: "slow down"}, Match: onEcho}, wantErr("429")},
 		{"jsonrpc-error", Fault{Kind: KindJSONRPCError, Code: -32000, Message: "backend exploded", Match: onEcho}, wantErr("backend exploded")},
 		{"tool-error", Fault{Kind: KindToolError, Text: "quota exceeded", Match: onEcho}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
@@ -183,43 +196,76 @@ func lastRecord(b *Backend, method, tool string) RequestRecord {
 	return last
 }
 
+// revCases are the streamable HTTP revisions: the backend serves exactly
+// the client's revision.
+var revCases = []struct {
+	protocol Protocol
+	rev      revision
+}{
+	{ProtocolLegacy, revLegacy},
+	{ProtocolModern, revModern},
+}
+
 func TestHTTP403AfterInitializeIsLogged(t *testing.T) {
-	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
-		Fault{Kind: KindHTTPStatus, Status: 403, Body: &FaultBody{Text: "Forbidden"}, Match: Match{Method: "tools/call", Tool: "echo"}, After: 2}))
-	c := connect(t, b, revLegacy)
-	for i := 0; i < 2; i++ {
-		if _, err, _ := call(c, "echo", map[string]any{"msg": "ok"}, 5*time.Second); err != nil {
-			t.Fatalf("call %d before the fault: %v", i, err)
-		}
-	}
-	_, err, _ := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
-	if err == nil || !strings.Contains(err.Error(), "403") {
-		t.Fatalf("third call: %v; want 403", err)
-	}
-	rec := lastRecord(b, "tools/call", "echo")
-	if rec.Status != 403 || rec.SessionID == "" || rec.SessionID != c.GetSessionId() || rec.HTTPMethod != "POST" {
-		t.Fatalf("request record = %+v", rec)
+	for _, rc := range revCases {
+		t.Run(string(rc.rev), func(t *testing.T) {
+			b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol,
+				Fault{Kind: KindHTTPStatus, Status: 403, Body: &FaultBody{Text: "Forbidden"}, Match: Match{Method: "tools/call", Tool: "echo"}, After: 2}))
+			c := connect(t, b, rc.rev)
+			for i := 0; i < 2; i++ {
+				if _, err, _ := call(c, "echo", map[string]any{"msg": "ok"}, 5*time.Second); err != nil {
+					t.Fatalf("call %d before the fault: %v", i, err)
+				}
+			}
+			_, err, _ := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
+			if err == nil || !strings.Contains(err.Error(), "403") || !strings.Contains(err.Error(), "Forbidden") {
+				t.Fatalf("third call: %v; want 403 Forbidden", err)
+			}
+			rec := lastRecord(b, "tools/call", "echo")
+			if rec.Status != 403 || rec.HTTPMethod != "POST" || rec.Fault != "http_status#0" || rec.Protocol != string(rc.rev) {
+				t.Fatalf("request record = %+v", rec)
+			}
+			// Legacy requests carry the session; modern ones have none.
+			if (rc.rev == revLegacy) != (rec.SessionID != "" && rec.SessionID == c.GetSessionId()) {
+				t.Fatalf("record session %q, client session %q", rec.SessionID, c.GetSessionId())
+			}
+			// The fault keeps applying (count 0 = unlimited).
+			if _, err, _ := call(c, "echo", map[string]any{"msg": "y"}, 5*time.Second); err == nil || !strings.Contains(err.Error(), "403") {
+				t.Fatalf("fourth call: %v; want 403", err)
+			}
+		})
 	}
 }
 
 func TestCrashDownRefusesConnectionsUntilCleared(t *testing.T) {
-	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
-	c := connect(t, b, revLegacy)
-	if err := b.SetFaults(Fault{Kind: KindCrash, Mode: CrashDown}); err != nil {
-		t.Fatal(err)
-	}
-	// The pooled connection was cut (EOF); new connections are refused.
-	if _, err, _ := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second); err == nil {
-		t.Fatal("call while down succeeded")
-	}
-	_, err, took := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
-	if !errors.Is(err, syscall.ECONNREFUSED) || took > time.Second {
-		t.Fatalf("call while down: %v (after %s); want connection refused", err, took)
-	}
-	b.ClearFaults()
-	// Same session still valid: down is not a restart.
-	if res, err, _ := call(c, "echo", map[string]any{"msg": "back"}, 5*time.Second); err != nil || resultText(res) != `{"msg":"back"}` {
-		t.Fatalf("call after clearing down: %q, %v", resultText(res), err)
+	for _, rc := range revCases {
+		t.Run(string(rc.rev), func(t *testing.T) {
+			b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol))
+			c := connect(t, b, rc.rev)
+			if _, err, _ := call(c, "echo", map[string]any{"msg": "warm"}, 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.SetFaults(Fault{Kind: KindCrash, Mode: CrashDown}); err != nil {
+				t.Fatal(err)
+			}
+			// The pooled connection was cut (its first use may see EOF);
+			// new connections are refused, at once.
+			waitFor(t, 2*time.Second, "connection refused while down", func() bool {
+				_, err, took := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
+				if err == nil {
+					t.Fatal("call while down succeeded")
+				}
+				if took > time.Second {
+					t.Fatalf("call while down took %s", took)
+				}
+				return errors.Is(err, syscall.ECONNREFUSED)
+			})
+			b.ClearFaults()
+			// Down is not a restart: a legacy session is still valid.
+			if res, err, _ := call(c, "echo", map[string]any{"msg": "back"}, 5*time.Second); err != nil || resultText(res) != `{"msg":"back"}` {
+				t.Fatalf("call after clearing down: %q, %v", resultText(res), err)
+			}
+		})
 	}
 }
 
@@ -394,20 +440,74 @@ func TestLatencyDelaysCall(t *testing.T) {
 }
 
 func TestMalformedWrongIDAndOversized(t *testing.T) {
-	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
-		Fault{Kind: KindMalformed, Variant: MalformedWrongID, Match: Match{Tool: "echo"}},
-		Fault{Kind: KindMalformed, Variant: MalformedOversized, Size: 2 << 20, Match: Match{Tool: "greet"}}))
-	c := connect(t, b, revLegacy)
-	// The answer carries another id. (mcp-go's streamable client does not
-	// check ids on a JSON answer; a gateway must.)
-	body := rawPost(t, b.URL(), c.GetSessionId(), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
-	var resp struct{ ID json.RawMessage }
-	if err := json.Unmarshal(body, &resp); err != nil || string(resp.ID) != "100007" {
-		t.Fatalf("wrong_id answer %s (id %s); want id 100007", body, resp.ID)
+	for _, rc := range revCases {
+		t.Run(string(rc.rev), func(t *testing.T) {
+			b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol,
+				Fault{Kind: KindMalformed, Variant: MalformedWrongID, Match: Match{Tool: "echo"}},
+				Fault{Kind: KindMalformed, Variant: MalformedOversized, Size: 2 << 20, Match: Match{Tool: "greet"}}))
+			c := connect(t, b, rc.rev)
+			// mcp-go's streamable client does not check the id of a JSON
+			// answer: it takes the other request's answer as its own (a
+			// gateway must not).
+			res, err, _ := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
+			if err != nil || resultText(res) != "answer to another request" {
+				t.Fatalf("wrong_id through mcp-go: %q, %v; want the other request's answer", resultText(res), err)
+			}
+			// On the wire the answer carries another id.
+			resp, body := rawPost(t, b.URL(), c.GetSessionId(), protocolFor(rc.rev), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+			var msg struct{ ID json.RawMessage }
+			if err := json.Unmarshal(body, &msg); err != nil || resp.StatusCode != 200 || string(msg.ID) != "100007" {
+				t.Fatalf("wrong_id answer %d %s (id %s); want id 100007", resp.StatusCode, body, msg.ID)
+			}
+			res, err, _ = call(c, "greet", nil, 5*time.Second)
+			if err != nil || len(resultText(res)) < 2<<20-200 || strings.Trim(resultText(res), "x") != "" {
+				t.Fatalf("oversized: %d bytes, %v; want about 2MiB of x", len(resultText(res)), err)
+			}
+			resp, body = rawPost(t, b.URL(), c.GetSessionId(), protocolFor(rc.rev), `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"greet","arguments":{}}}`)
+			if n := len(body); resp.StatusCode != 200 || n < 2<<20-16 || n > 2<<20+128 {
+				t.Fatalf("oversized body is %d bytes (status %d); want about %d", n, resp.StatusCode, 2<<20)
+			}
+		})
 	}
-	res, err, _ := call(c, "greet", nil, 5*time.Second)
-	if err != nil || len(resultText(res)) < 2<<20-200 {
-		t.Fatalf("oversized: %d bytes, %v; want about 2MiB", len(resultText(res)), err)
+}
+
+func TestHTTPStatusHeadersAndBodiesOnTheWire(t *testing.T) {
+	for _, rc := range revCases {
+		t.Run(string(rc.rev), func(t *testing.T) {
+			b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol))
+			c := connect(t, b, rc.rev)
+			for _, tc := range []struct {
+				fault       Fault
+				header      string
+				value       string
+				contentType string
+				body        string
+			}{
+				{Fault{Kind: KindHTTPStatus, Status: 429, Headers: map[string]string{"Retry-After": "7"}, Body: &FaultBody{Raw: "slow down"}}, "Retry-After", "7", "", "slow down"},
+				{Fault{Kind: KindHTTPStatus, Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer realm="x", error="invalid_token"`}}, "WWW-Authenticate", `Bearer realm="x", error="invalid_token"`, "", ""},
+				{Fault{Kind: KindHTTPStatus, Status: 403, Body: &FaultBody{Text: "Forbidden"}}, "", "", "text/plain; charset=utf-8", "Forbidden"},
+				{Fault{Kind: KindHTTPStatus, Status: 500, Body: &FaultBody{JSON: map[string]any{"jsonrpc": "2.0", "id": 9, "error": map[string]any{"code": -32603, "message": "boom"}}}}, "", "", "application/json", `{"error":{"code":-32603,"message":"boom"},"id":9,"jsonrpc":"2.0"}`},
+				{Fault{Kind: KindHTTPStatus, Status: 503, Headers: map[string]string{"Content-Type": "application/problem+json", "Retry-After": "1"}, Body: &FaultBody{JSON: map[string]any{"title": "down"}}}, "Retry-After", "1", "application/problem+json", `{"title":"down"}`},
+			} {
+				tc.fault.Match = Match{Method: "tools/call", Tool: "echo"}
+				if err := b.SetFaults(tc.fault); err != nil {
+					t.Fatal(err)
+				}
+				resp, body := rawPost(t, b.URL(), c.GetSessionId(), protocolFor(rc.rev), `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+				if resp.StatusCode != tc.fault.Status {
+					t.Errorf("%d: status %d", tc.fault.Status, resp.StatusCode)
+				}
+				if tc.header != "" && resp.Header.Get(tc.header) != tc.value {
+					t.Errorf("%d: %s = %q, want %q", tc.fault.Status, tc.header, resp.Header.Get(tc.header), tc.value)
+				}
+				if tc.contentType != "" && resp.Header.Get("Content-Type") != tc.contentType {
+					t.Errorf("%d: Content-Type %q, want %q", tc.fault.Status, resp.Header.Get("Content-Type"), tc.contentType)
+				}
+				if strings.TrimSpace(string(body)) != tc.body {
+					t.Errorf("%d: body %q, want %q", tc.fault.Status, body, tc.body)
+				}
+			}
+		})
 	}
 }
 
@@ -519,23 +619,29 @@ func TestStopWithStalledRequestsIsBounded(t *testing.T) {
 	}
 }
 
-// rawPost sends one JSON-RPC message on a legacy session and returns the body.
-func rawPost(t *testing.T, url, session, msg string) []byte {
+// rawPost sends one JSON-RPC message (on a legacy session when session is
+// set) with the given protocol version and returns the response and body.
+func rawPost(t *testing.T, url, session, version, msg string) (*http.Response, []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(msg))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", session)
-	req.Header.Set("Mcp-Protocol-Version", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	req.Header.Set("Mcp-Protocol-Version", version)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return body
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read body: %v", err)
+	}
+	return resp, body
 }
 
 func TestStopThenRestartOnTheSamePort(t *testing.T) {
