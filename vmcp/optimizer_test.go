@@ -974,3 +974,27 @@ func TestOptimizerExcludesBackendFailingProbesOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestOptimizerDefaultMaxResults: without optimizer.maxResults, find_tool
+// returns exactly 8 tools for a query that many more tools match.
+func TestOptimizerDefaultMaxResults(t *testing.T) {
+	fbs := startCatalogue(t)
+	g := startGateway(t, gwConfig("optimizer: {enabled: true}\ntimeouts: {initialize: 2s, call: 2s, list: 2s}\n", sortedBackends(fbs)...))
+	matching := 0
+	for _, tools := range loadCatalogue(t) {
+		for _, tl := range tools {
+			if strings.Contains(strings.ToLower(tl.Name+" "+tl.Description), "list") {
+				matching++
+			}
+		}
+	}
+	if matching <= 8 {
+		t.Fatalf("only %d catalogue tools mention list", matching)
+	}
+	for _, rev := range revisions {
+		c := connect(t, g.URL(), rev.modern)
+		if fr := findTool(t, c, "list"); len(fr.Tools) != 8 {
+			t.Errorf("%s: find_tool(list) returned %d tools (%d match), want the default 8: %v", rev.name, len(fr.Tools), matching, fr.names())
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -157,11 +158,40 @@ func TestDeterministicTieBreakByName(t *testing.T) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
 	}
-	// Default limit.
-	ms, err := ix.Search(ctx, q("frobnicate"), allowed, 0)
-	must(t, err)
-	if len(ms) != 4 {
-		t.Fatalf("limit 0: %d matches", len(ms))
+}
+
+// TestDefaultLimit: a limit <= 0 returns DefaultMaxResults (8) of more
+// matching tools, the best ones.
+func TestDefaultLimit(t *testing.T) {
+	ix := NewIndex()
+	ctx := context.Background()
+	var tools []mcp.Tool
+	allowed := ToolSet{}
+	for i := range 20 {
+		// tool_00 mentions "frobnicate" 20 times, tool_19 once: scores fall
+		// with i.
+		desc := strings.Repeat("frobnicate ", 20-i) + "the widget"
+		tools = append(tools, mcp.NewTool(fmt.Sprintf("tool_%02d", i), mcp.WithDescription(desc)))
+	}
+	must(t, ix.ReplaceBackend(ctx, "b", tools))
+	allowed.Add("b", tools...)
+	if DefaultMaxResults != 8 {
+		t.Fatalf("DefaultMaxResults = %d, want 8", DefaultMaxResults)
+	}
+	for _, limit := range []int{0, -1} {
+		ms, err := ix.Search(ctx, q("frobnicate"), allowed, limit)
+		must(t, err)
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.Key.Tool)
+		}
+		want := []string{"tool_00", "tool_01", "tool_02", "tool_03", "tool_04", "tool_05", "tool_06", "tool_07"}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("limit %d: %v, want %v", limit, got, want)
+		}
+	}
+	if ms, _ := ix.Search(ctx, q("frobnicate"), allowed, 12); len(ms) != 12 {
+		t.Fatalf("limit 12: %d matches", len(ms))
 	}
 }
 
@@ -335,39 +365,140 @@ func TestContextCancellation(t *testing.T) {
 	}
 }
 
+// blockingSchema is an input-schema property whose JSON encoding waits
+// until release is closed: a tool holding it makes an index build stop in
+// the middle (while it encodes that tool) for as long as the test wants.
+type blockingSchema struct {
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (b *blockingSchema) MarshalJSON() ([]byte, error) {
+	b.once.Do(func() { close(b.entered) })
+	<-b.release
+	return []byte(`{"type":"string"}`), nil
+}
+
+// TestSearchNotBlockedByBuild holds a build of a 10,000-tool backend in
+// the middle for as long as the test wants, and checks that meanwhile
+// searches complete (with correct results), another backend is replaced
+// and removed, and searches see those changes; then the held build
+// finishes and its tools become searchable. If any of these waited for the
+// held build, it would not complete before the test's deadline.
 func TestSearchNotBlockedByBuild(t *testing.T) {
 	c := realisticCatalogue(t)
 	ix := c.index(t)
-	big := syntheticCatalogue(10000).all()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; i < 3; i++ {
-			must(t, ix.ReplaceBackend(context.Background(), "huge", big))
-		}
-	}()
 	allowed := c.keys()
-	worst := time.Duration(0)
-	n := 0
-	for {
-		select {
-		case <-done:
-			t.Logf("%d searches during 3 builds of 10k tools; slowest %v", n, worst)
-			if n < 10 {
-				t.Fatalf("only %d searches completed during the builds", n)
-			}
-			return
-		default:
+	big := syntheticCatalogue(10000).all()
+	hold := &blockingSchema{entered: make(chan struct{}), release: make(chan struct{})}
+	stuck := mcp.NewTool("stuck_tool", mcp.WithDescription("A tool whose schema encodes slowly."))
+	stuck.InputSchema.Properties = map[string]any{"x": hold}
+	big = append(big[:5000:5000], append([]mcp.Tool{stuck}, big[5000:]...)...)
+
+	buildErr := make(chan error, 1)
+	go func() { buildErr <- ix.ReplaceBackend(context.Background(), "huge", big) }()
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(hold.release)
 		}
-		start := time.Now()
-		if _, err := ix.Search(context.Background(), rankingCases[n%len(rankingCases)].query, allowed, 8); err != nil {
-			t.Fatal(err)
-		}
-		if d := time.Since(start); d > worst {
-			worst = d
-		}
-		n++
 	}
+	defer func() { // the build never outlives the test
+		release()
+		<-buildErr
+	}()
+	select {
+	case <-hold.entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the build never reached the held tool")
+	}
+
+	// While the build is held: searches, a replace and a removal, each
+	// bounded by a deadline; all run on a goroutine owned by this test.
+	type outcome struct {
+		searches int
+		err      error
+	}
+	during := make(chan outcome, 1)
+	go func() {
+		n := 0
+		for _, rc := range rankingCases {
+			ms, err := ix.Search(context.Background(), rc.query, allowed, 8)
+			if err != nil {
+				during <- outcome{n, err}
+				return
+			}
+			if len(ms) == 0 || ms[0].Key.Tool != rc.expected {
+				during <- outcome{n, fmt.Errorf("search %q during the build: %v, want %s first", rc.query.Description, keysOf(ms), rc.expected)}
+				return
+			}
+			n++
+		}
+		extra := mcp.NewTool("zebra_feed", mcp.WithDescription("Feed the zebras at the zoo."))
+		if err := ix.ReplaceBackend(context.Background(), "zoo", []mcp.Tool{extra}); err != nil {
+			during <- outcome{n, err}
+			return
+		}
+		zoo := NewToolSet(ToolKey{"zoo", "zebra_feed"})
+		if ms, err := ix.Search(context.Background(), q("feed the zebras"), zoo, 8); err != nil || len(ms) != 1 {
+			during <- outcome{n, fmt.Errorf("zoo after replace during the build: %v %v", keysOf(ms), err)}
+			return
+		}
+		ix.RemoveBackend("zoo")
+		if ms, err := ix.Search(context.Background(), q("feed the zebras"), zoo, 8); err != nil || len(ms) != 0 {
+			during <- outcome{n, fmt.Errorf("zoo after removal during the build: %v %v", keysOf(ms), err)}
+			return
+		}
+		during <- outcome{n, nil}
+	}()
+	select {
+	case o := <-during:
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		t.Logf("%d searches, a replace and a removal completed while a 10,001-tool build was held", o.searches)
+	case <-time.After(30 * time.Second):
+		release() // let the stuck goroutine finish before failing
+		<-during
+		t.Fatal("searches or other backends' updates waited for a build in progress")
+	}
+	select {
+	case err := <-buildErr:
+		t.Fatalf("the held build ended (%v) before it was released", err)
+	default:
+	}
+	if ix.Len() != c.size() {
+		t.Fatalf("Len %d during the held build, want %d (the build's tools are not visible yet)", ix.Len(), c.size())
+	}
+
+	release()
+	select {
+	case err := <-buildErr:
+		must(t, err)
+		buildErr <- nil // for the deferred wait
+	case <-time.After(60 * time.Second):
+		t.Fatal("the released build did not finish")
+	}
+	names := map[string]bool{}
+	for _, tl := range big {
+		names[tl.Name] = true // the synthetic catalogue repeats some names
+	}
+	if ix.Len() != c.size()+len(names) {
+		t.Fatalf("Len %d after the build, want %d", ix.Len(), c.size()+len(names))
+	}
+	ms, err := ix.Search(context.Background(), q("schema encodes slowly"), NewToolSet(ToolKey{"huge", "stuck_tool"}), 8)
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("the built backend's tool: %v %v", keysOf(ms), err)
+	}
+}
+
+func keysOf(ms []Match) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Key.String()
+	}
+	return out
 }
 
 func TestTokenMetrics(t *testing.T) {
