@@ -60,8 +60,13 @@ type Metrics struct {
 
 // Optimizer replaces the tool list with find_tool and call_tool.
 type Optimizer struct {
-	Enabled    bool `json:"enabled"`
-	MaxResults int  `json:"maxResults"`
+	// Enabled makes every client's tools/list show only find_tool and
+	// call_tool: find_tool searches (BM25) the tools of the backends
+	// admitted to the caller's view, call_tool calls one of them by name.
+	Enabled bool `json:"enabled"`
+	// MaxResults is the most tools one find_tool call returns (a positive
+	// integer; DefaultOptimizerResults, 8, when unset).
+	MaxResults int `json:"maxResults"`
 }
 
 // Notifications configures notifications to live client sessions.
