@@ -95,9 +95,11 @@ func TestSSEBackend(t *testing.T) {
 		}{
 			{fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Match: m}, "http_status", `backend "delta" unavailable: HTTP 403 Forbidden`, time.Second},
 			{fakebackends.Fault{Kind: fakebackends.KindStall, Match: m}, "timeout", `backend "delta" unavailable: timed out after 1s`, 3 * time.Second},
-			// jsonrpc_error and malformed faults are left out here: the
-			// fake SSE backend's injection races with its stream writer
-			// (reported), which -race flags.
+			{fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashEOF, Match: m}, "connection_closed", `backend "delta" unavailable: connection closed`, time.Second},
+			{fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset, Match: m}, "connection_reset", `backend "delta" unavailable: connection reset`, time.Second},
+			{fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Code: -32603, Message: "kaput", Match: m}, "jsonrpc_error", `backend "delta" error: kaput`, time.Second},
+			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedInvalidJSON, Match: m}, "invalid_response", `backend "delta" unavailable: invalid response: malformed JSON`, time.Second},
+			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedWrongID, Match: m}, "invalid_response", `backend "delta" unavailable: invalid response: response id`, time.Second},
 		} {
 			b.SetFaults(tc.fault)
 			res, d := callTool(t, c, "delta_echo", nil)
@@ -113,8 +115,22 @@ func TestSSEBackend(t *testing.T) {
 		}
 		// The backend drops its SSE streams: the connection is noticed dead
 		// and the next call reconnects.
-		b.ExpireSessions()
-		time.Sleep(50 * time.Millisecond)
+		if !modern {
+			s, ok := g.Session(c.GetSessionId())
+			if !ok {
+				t.Fatal("no gateway session")
+			}
+			if !vmcp.BackendConnAlive(s, "delta") {
+				t.Fatal("delta's connection is not alive before the stream drop")
+			}
+			b.ExpireSessions()
+			waitFor(t, 5*time.Second, func() bool { return !vmcp.BackendConnAlive(s, "delta") })
+		} else {
+			// The pool's connection: its death is checked through the
+			// next call succeeding on a new one.
+			b.ExpireSessions()
+			waitFor(t, 5*time.Second, func() bool { return b.SessionCount() == 0 })
+		}
 		res, d := callTool(t, c, "delta_echo", nil)
 		t.Logf("modern=%v sse call after the stream was dropped: %v %s", modern, d, resultText(res))
 		if res.IsError {
@@ -187,3 +203,4 @@ func TestSSELateResponse(t *testing.T) {
 		t.Errorf("backend state %s, %d re-initializations (want connected, 0): %s", st.State, st.Reinitializations, st.LastError)
 	}
 }
+
