@@ -1114,6 +1114,9 @@ func (v *validator) script(s *Script) error {
 	default:
 		return v.errf("protocol", "unknown protocol %q (want legacy, modern, auto)", s.Protocol)
 	}
+	if s.Protocol == ProtocolModern && (s.Transport == TransportSSE || s.Transport == TransportStdio) {
+		return v.errf("protocol", "protocol modern (2026-07-28) is served over streamable-http only; transport %s serves legacy", s.Transport)
+	}
 	if s.Listen != "" && !validHostPort(s.Listen) {
 		return v.errf("listen", "bad address %q (want host:port, e.g. 127.0.0.1:0)", s.Listen)
 	}

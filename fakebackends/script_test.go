@@ -351,6 +351,8 @@ var scErrCases = []scErrCase{
 	{"no name", "tools: []\n", 1, "name", "required"},
 	{"bad transport", "name: a\ntransport: http\n", 2, "transport", `unknown transport "http" (want streamable-http, sse, stdio)`},
 	{"bad protocol", "name: a\nprotocol: new\n", 2, "protocol", `unknown protocol "new"`},
+	{"sse modern", "name: a\ntransport: sse\nprotocol: modern\n", 3, "protocol", "protocol modern (2026-07-28) is served over streamable-http only; transport sse serves legacy"},
+	{"stdio modern", "name: a\nprotocol: modern\ntransport: stdio\n", 2, "protocol", "transport stdio serves legacy"},
 	{"bad listen", "name: a\nlisten: localhost\n", 2, "listen", "want host:port"},
 	{"tool without name", "name: a\ntools:\n  - description: x\n", 3, "tools[0].name", "required"},
 	{"duplicate tool", "name: a\ntools:\n  - name: echo\n  - name: echo\n", 4, "tools[1].name", `duplicate tool name "echo"`},
