@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -188,13 +189,73 @@ func TestBackendStdioProcess(t *testing.T) {
 	}
 }
 
+// runChaos runs chaos to completion with a deadline and returns its
+// combined output.
+func runChaos(t *testing.T, args ...string) ([]byte, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chaosBin, args...)
+	cmd.WaitDelay = 2 * time.Second // pipes closed even if a child holds them
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("chaos %v did not end within 20s: %s", args, out)
+	}
+	return out, err
+}
+
 func TestBackendBadScriptNamesFileAndLine(t *testing.T) {
 	script := writeScript(t, "name: x\nfaults:\n  - kind: explode\n")
-	out, err := exec.Command(chaosBin, "backend", "--script", script).CombinedOutput()
+	out, err := runChaos(t, "backend", "--script", script)
 	if err == nil {
 		t.Fatal("bad script accepted")
 	}
 	if !strings.Contains(string(out), "script.yaml:3") || !strings.Contains(string(out), "kind") {
 		t.Fatalf("error output %q does not name file:line and field", out)
+	}
+}
+
+func TestBackendFlagsOverrideListenAndAdmin(t *testing.T) {
+	// Free ports picked by the kernel, released for the backend to take.
+	free := func() string {
+		var lc net.ListenConfig
+		ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().String()
+	}
+	listen, admin := free(), free()
+	script := writeScript(t, processScript+"listen: 127.0.0.1:1\nadmin: 127.0.0.1:2\n")
+	_, ready := spawn(t, "--script", script, "--listen", listen, "--admin", admin)
+	if ready.URL != "http://"+listen+"/mcp" || ready.Admin != "http://"+admin {
+		t.Fatalf("ready line %+v; want MCP on %s and the control API on %s", ready, listen, admin)
+	}
+	c := mcpClient(t, ready.URL)
+	if res, err := callTool(c, "echo"); err != nil || res.IsError {
+		t.Fatalf("echo on the --listen address: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ready.Admin+"/faults", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("control API on the --admin address: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /faults on the --admin address: %d", resp.StatusCode)
+	}
+}
+
+func TestBackendFlagsAreValidated(t *testing.T) {
+	script := writeScript(t, processScript)
+	out, err := runChaos(t, "backend", "--script", script, "--transport", "sse", "--protocol", "modern")
+	if err == nil {
+		t.Fatal("--transport sse --protocol modern accepted")
+	}
+	if !strings.Contains(string(out), "protocol") || !strings.Contains(string(out), "sse") {
+		t.Fatalf("error output %q does not name the protocol and the transport", out)
 	}
 }
