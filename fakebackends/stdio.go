@@ -30,8 +30,9 @@ func WithOnReady(fn func(adminURL string)) Option { return func(o *options) { o.
 // to out. Faults act per line: crash ends the backend (or the process, with
 // exit: true and WithExit), stall holds the request until the fault that
 // holds it is replaced or cleared, latency delays it, jsonrpc_error,
-// tool_error and malformed answer in its place. The control API runs on the script's admin address. ServeStdio
-// returns nil when in ends or ctx is cancelled, ErrCrashed after a crash.
+// tool_error and malformed answer in its place. The control API runs on the
+// script's admin address. ServeStdio returns nil when in ends or ctx is
+// cancelled, ErrCrashed after a crash.
 func ServeStdio(ctx context.Context, script *Script, in io.Reader, out io.Writer, opts ...Option) error {
 	if script == nil {
 		return errors.New("fakebackends: nil script")
