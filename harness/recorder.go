@@ -22,6 +22,7 @@ type Recorder struct {
 	ended   time.Duration
 	figures map[string]float64
 	events  []Event
+	skipped []string
 }
 
 // NewRecorder starts a recorder for the named scenario.
@@ -69,6 +70,19 @@ func (r *Recorder) RecordTransition(t TransitionRecord) Event {
 // Note records free text now.
 func (r *Recorder) Note(format string, args ...any) Event {
 	return r.add(Event{Kind: EventNote, At: Millis(r.Since()), Note: fmt.Sprintf(format, args...)})
+}
+
+// SkipCheck records that a part of the scenario's checks did not run
+// (e.g. "metrics counters: target lacks capability metrics"), both in the
+// result's SkippedChecks and as a note. A scenario that passes with
+// skipped checks is a partial pass, and reports show it as one: a check
+// that did not run must never look like one that passed.
+func (r *Recorder) SkipCheck(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.mu.Lock()
+	r.skipped = append(r.skipped, msg)
+	r.mu.Unlock()
+	r.Note("check skipped: %s", msg)
 }
 
 // SetFigure sets a key figure, e.g. SetFigure("time_to_error_ms", 0.8).
@@ -168,7 +182,7 @@ func (r *Recorder) Result() ScenarioResult {
 		ev = []Event{}
 	}
 	return ScenarioResult{Name: r.name, Labels: slices.Clone(r.labels), Verdict: v, Reason: r.reason,
-		Started: r.start.Round(0), Duration: Millis(d), Figures: maps.Clone(r.figures), Events: ev}
+		SkippedChecks: slices.Clone(r.skipped), Started: r.start.Round(0), Duration: Millis(d), Figures: maps.Clone(r.figures), Events: ev}
 }
 
 // JSON returns a versioned results document holding this one scenario.

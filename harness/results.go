@@ -35,6 +35,9 @@ type Results struct {
 	Target string `json:"target,omitempty"`
 	// Capabilities are the target's declared capabilities.
 	Capabilities Capabilities `json:"capabilities,omitempty"`
+	// Interrupted is set when the run was cut short (SIGINT, SIGTERM):
+	// the scenarios that had not run are listed skipped, with that reason.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Scenarios are the scenario results, in run order.
 	Scenarios []ScenarioResult `json:"scenarios"`
 }
@@ -49,6 +52,10 @@ type ScenarioResult struct {
 	Verdict Verdict `json:"verdict"`
 	// Reason explains a failure or a skip.
 	Reason string `json:"reason,omitempty"`
+	// SkippedChecks lists checks of the scenario that did not run, with
+	// why (the target lacks a capability they need). A passed scenario
+	// with skipped checks is a partial pass (see Partial).
+	SkippedChecks []string `json:"skippedChecks,omitempty"`
 	// Started is when the scenario started (wall clock).
 	Started time.Time `json:"started"`
 	// Duration is how long it ran.
@@ -58,6 +65,9 @@ type ScenarioResult struct {
 	// Events is the timeline, ordered by At.
 	Events []Event `json:"events"`
 }
+
+// Partial reports whether the scenario passed with some checks skipped.
+func (s ScenarioResult) Partial() bool { return s.Verdict == VerdictPassed && len(s.SkippedChecks) > 0 }
 
 // NewResults starts a results document for a run against target (nil
 // allowed).

@@ -101,7 +101,7 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 		return Reference{Caps: caps}, nil
 	case "exec":
 	default:
-		return nil, fmt.Errorf("unknown --target ($%s) %q (want reference or exec)", TargetEnv, c.Kind)
+		return nil, fmt.Errorf("unknown --target %q (want reference or exec; $%s)", c.Kind, TargetEnv)
 	}
 	e := Exec{MCPPath: c.MCPPath, ReadyURL: c.ReadyURL, Caps: caps}
 	if c.ConfigTemplate != "" {

@@ -163,6 +163,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	g.Expect(resumed).To(gomega.BeTrue(), "probes resume at the interval after re-enabling")
 
 	if !env.Capabilities().Has(harness.CapMetrics) {
+		rec.SkipCheck("keepalive metrics counters: target %s lacks capability %s", env.Target().Name(), harness.CapMetrics)
 		return
 	}
 	// The counters match the probes beta received, exactly. Read them at a

@@ -86,6 +86,11 @@ var _ = Describe("vMCP", func() {
 					if len(res.Figures) > 0 {
 						AddReportEntry("figures", res.Figures, ReportEntryVisibilityFailureOrVerbose)
 					}
+					if len(res.SkippedChecks) > 0 {
+						// A partial pass: say so where a passed spec is seen.
+						AddReportEntry("checks skipped", res.SkippedChecks)
+						GinkgoWriter.Printf("checks skipped: %s\n", strings.Join(res.SkippedChecks, "; "))
+					}
 					switch res.Verdict {
 					case harness.VerdictSkipped:
 						Skip(res.Reason)

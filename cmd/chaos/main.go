@@ -15,6 +15,12 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal lets `chaos run` report what finished; a second one
+	// kills as usual.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	if err := newRootCmd().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "chaos:", err)
 		os.Exit(exitCode(err))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -130,65 +131,128 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	fmt.Fprintf(w, "chaos run: %d scenarios against %s (capabilities: %s)\n", len(selected), target.Name(), target.Capabilities())
 	results := harness.NewResults(target)
 	start := time.Now()
-	for _, sc := range selected {
-		if err := cmd.Context().Err(); err != nil {
-			return err
+	ctx := cmd.Context()
+	for i, sc := range selected {
+		if ctx.Err() != nil {
+			// Interrupted: list what did not run, then report what did.
+			results.Interrupted = true
+			for _, rest := range selected[i:] {
+				rec := harness.NewRecorder(rest.Name, rest.Labels...)
+				rec.Skip("not run: the run was interrupted")
+				results.Add(rec)
+			}
+			break
 		}
-		rec := scenarios.Run(cmd.Context(), sc, scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck})
+		rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck})
+		if ctx.Err() != nil {
+			results.Interrupted = true
+			r := rec.Result()
+			if r.Verdict != harness.VerdictSkipped {
+				rec.SetVerdict(harness.VerdictFailed, "interrupted while running: "+r.Reason)
+			}
+		}
 		results.Add(rec)
 		if o.verbose {
 			r := rec.Result()
-			fmt.Fprintf(w, "%-7s %s (%s)\n", r.Verdict, r.Name, r.Duration.D().Round(time.Millisecond))
-			if r.Reason != "" {
-				fmt.Fprintf(w, "        %s\n", strings.ReplaceAll(r.Reason, "\n", "\n        "))
+			fmt.Fprintf(w, "%-7s %s (%s)\n", verdictText(r), r.Name, r.Duration.D().Round(time.Millisecond))
+			for _, why := range append([]string{r.Reason}, r.SkippedChecks...) {
+				if why != "" {
+					fmt.Fprintf(w, "        %s\n", strings.ReplaceAll(why, "\n", "\n        "))
+				}
 			}
 		}
 	}
 	fmt.Fprintln(w)
 	printTable(w, results)
+	var writeErr error
 	if o.out != "" {
 		if dir := filepath.Dir(o.out); dir != "" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
+			writeErr = os.MkdirAll(dir, 0o755)
 		}
-		if err := results.WriteFile(o.out); err != nil {
-			return fmt.Errorf("run: write results: %w", err)
+		if writeErr == nil {
+			writeErr = results.WriteFile(o.out)
+		}
+		if writeErr != nil {
+			writeErr = fmt.Errorf("run: write results: %w", writeErr)
 		}
 	}
 	counts := map[harness.Verdict]int{}
+	partial := 0
 	for _, s := range results.Scenarios {
 		counts[s.Verdict]++
+		if s.Partial() {
+			partial++
+		}
 	}
-	fmt.Fprintf(w, "\n%d passed, %d failed, %d skipped in %s", counts[harness.VerdictPassed], counts[harness.VerdictFailed],
+	fmt.Fprintf(w, "\n%d passed", counts[harness.VerdictPassed])
+	if partial > 0 {
+		fmt.Fprintf(w, " (%d with checks skipped)", partial)
+	}
+	fmt.Fprintf(w, ", %d failed, %d skipped in %s", counts[harness.VerdictFailed],
 		counts[harness.VerdictSkipped], time.Since(start).Round(time.Millisecond))
-	if o.out != "" {
+	if o.out != "" && writeErr == nil {
 		fmt.Fprintf(w, "; results: %s", o.out)
 	}
 	fmt.Fprintln(w)
-	if results.Failed() {
+	switch {
+	case writeErr != nil:
+		return writeErr
+	case results.Interrupted:
+		return &exitError{code: 130, err: fmt.Errorf("interrupted (%v); %d scenario(s) did not finish", context.Cause(ctx), countInterrupted(results))}
+	case results.Failed():
 		return &exitError{code: 1, err: fmt.Errorf("%d scenario(s) failed", counts[harness.VerdictFailed])}
 	}
 	return nil
 }
 
+// countInterrupted counts the scenarios an interruption cut short or
+// kept from running.
+func countInterrupted(results *harness.Results) int {
+	n := 0
+	for _, s := range results.Scenarios {
+		if strings.HasPrefix(s.Reason, "not run: the run was interrupted") || strings.HasPrefix(s.Reason, "interrupted while running") {
+			n++
+		}
+	}
+	return n
+}
+
+// verdictText is the verdict as the table shows it: PASSED*, with an
+// asterisk, when some of the scenario's checks were skipped.
+func verdictText(s harness.ScenarioResult) string {
+	v := strings.ToUpper(string(s.Verdict))
+	if s.Partial() {
+		v += "*"
+	}
+	return v
+}
+
 // printTable prints one row per scenario: name, verdict, duration, key
-// figures, and the reason of a failure or skip (first line).
+// figures, and the reason of a failure or skip (first line), or the checks
+// a passed scenario skipped (verdict PASSED*).
 func printTable(w io.Writer, results *harness.Results) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tVERDICT\tTIME\tKEY FIGURES\tREASON")
+	partial := false
 	for _, s := range results.Scenarios {
 		reason := s.Reason
+		if s.Partial() {
+			partial = true
+			reason = "checks skipped: " + strings.Join(s.SkippedChecks, "; ")
+		}
 		if i := strings.IndexByte(reason, '\n'); i >= 0 {
 			reason = reason[:i]
 		}
 		if len(reason) > 120 {
 			reason = reason[:117] + "..."
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, strings.ToUpper(string(s.Verdict)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, verdictText(s),
 			s.Duration.D().Round(time.Millisecond), keyFigures(s.Figures), reason)
 	}
 	_ = tw.Flush()
+	if partial {
+		fmt.Fprintln(w, "PASSED*: passed, but some checks did not run (the target lacks the capability they need)")
+	}
 }
 
 // keyFigures summarizes a scenario's figures: the largest time to error,

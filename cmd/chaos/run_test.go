@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -96,4 +97,122 @@ func TestRunFlags(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "session/legacy/sse") || strings.Contains(string(out), "wrapping/") {
 		t.Errorf("--list: %v\n%s", err, out)
 	}
+}
+
+// TestRunFailingAndLackingTarget: `chaos run` against a broken gateway (our
+// gateway as a process, from a config template that sets an hour-long
+// backend call timeout, so stalls hang) exits 1, prints the failure and
+// writes the JSON; a scenario that needs a capability the target does not
+// declare is reported skipped with that capability named.
+func TestRunFailingAndLackingTarget(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "no-deadline.yaml.tmpl")
+	broken := strings.Replace(harness.ChaosVMCPTemplate, "call: {{.CallTimeout}}", "call: 1h", 1)
+	if broken == harness.ChaosVMCPTemplate {
+		t.Fatal("the shipped template has no `call: {{.CallTimeout}}` to break")
+	}
+	if err := os.WriteFile(tmpl, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "results.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chaosBin, "run", "--target", "exec", "--config-template", tmpl, "--capabilities", "session-api",
+		"--label", "hang/legacy/streamable-http,breaker/legacy/streamable-http", "--out", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("chaos run against a broken gateway: %v, want exit status 1", err)
+	}
+	for _, want := range []string{"FAILED", "SKIPPED", "0 passed, 1 failed, 1 skipped"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	res := readResults(t, out)
+	if res.Target != "chaos-vmcp" || len(res.Scenarios) != 2 || !res.Failed() || res.Interrupted {
+		t.Fatalf("results: target %q, %d scenarios, failed %v", res.Target, len(res.Scenarios), res.Failed())
+	}
+	hang, breaker := res.Scenarios[0], res.Scenarios[1]
+	if hang.Verdict != harness.VerdictFailed || !strings.Contains(hang.Reason, "stall_before_headers") {
+		t.Errorf("hang against an hour-long call timeout: %s %s", hang.Verdict, hang.Reason)
+	}
+	if breaker.Verdict != harness.VerdictSkipped || !strings.Contains(breaker.Reason, "breaker") {
+		t.Errorf("breaker against a target without it: %s %s", breaker.Verdict, breaker.Reason)
+	}
+}
+
+// TestRunInterrupted: SIGINT during a run still prints the table and
+// writes the JSON for the scenarios that finished, lists the others as not
+// run, and exits 130.
+func TestRunInterrupted(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "results.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chaosBin, "run", "--label", "wrapping", "--verbose", "--out", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var stdout strings.Builder
+	firstDone := make(chan struct{})
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		sc := bufio.NewScanner(pipe)
+		signalled := false
+		for sc.Scan() {
+			stdout.WriteString(sc.Text() + "\n")
+			if !signalled && strings.HasPrefix(sc.Text(), "PASSED ") {
+				signalled = true
+				close(firstDone)
+			}
+		}
+	}()
+	select {
+	case <-firstDone:
+	case <-copied:
+	case <-ctx.Done():
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	<-copied
+	err = cmd.Wait()
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("interrupted chaos run: %v, want exit status 130", err)
+	}
+	if !strings.Contains(stdout.String(), "SCENARIO") || !strings.Contains(stdout.String(), "not run: the run was interrupted") {
+		t.Errorf("no table with the scenarios not run")
+	}
+	res := readResults(t, out)
+	counts := map[harness.Verdict]int{}
+	for _, s := range res.Scenarios {
+		counts[s.Verdict]++
+	}
+	if !res.Interrupted || len(res.Scenarios) != 4 || counts[harness.VerdictPassed] < 1 || counts[harness.VerdictSkipped] < 1 {
+		t.Fatalf("results: interrupted %v, %d scenarios, %v", res.Interrupted, len(res.Scenarios), counts)
+	}
+}
+
+func readResults(t *testing.T, path string) *harness.Results {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := harness.ReadResults(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

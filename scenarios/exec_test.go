@@ -1,0 +1,78 @@
+package scenarios_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+)
+
+// TestExecTargetRunsScenarios: the scenarios are target-agnostic. The same
+// scenario code runs against an exec target (our gateway as a process,
+// `chaos vmcp`, configured from the shipped template, built exactly as the
+// VMCP_CHAOS_TARGET=exec suite and `chaos run --target exec` build it) and
+// passes; a target lacking a capability gets the scenarios that need it
+// skipped, with the capability named.
+func TestExecTargetRunsScenarios(t *testing.T) {
+	bctx, bcancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer bcancel()
+	bin, err := harness.BuildChaos(bctx) // before any scenario deadline starts
+	if err != nil {
+		t.Fatal(err)
+	}
+	chaos := func() (string, error) { return bin, nil }
+	target, err := harness.TargetConfig{Kind: "exec"}.Target(chaos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.Name() != "chaos-vmcp" || !target.Capabilities().Has(harness.CapReinitOn404) {
+		t.Fatalf("exec target %s with %s", target.Name(), target.Capabilities())
+	}
+	for _, name := range []string{"wrapping/modern/sse", "hang/legacy/streamable-http"} {
+		sc := scenario(t, name)
+		ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+		res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: true}).Result()
+		cancel()
+		t.Logf("%s against %s: %s in %s %s", name, target.Name(), res.Verdict, res.Duration.D(), res.Reason)
+		if res.Verdict != harness.VerdictPassed || len(res.SkippedChecks) > 0 {
+			t.Errorf("%s against %s: %s %s %v", name, target.Name(), res.Verdict, res.Reason, res.SkippedChecks)
+		}
+		if len(res.Figures) == 0 {
+			t.Errorf("%s: no figures", name)
+		}
+	}
+
+	// The same gateway declaring only the session API: the breaker
+	// scenario is skipped, and says which capability is missing.
+	lacking, err := harness.TargetConfig{Kind: "exec", Capabilities: "session-api", CapabilitiesSet: true}.Target(chaos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := scenarios.Run(context.Background(), scenario(t, "breaker/legacy/streamable-http"), scenarios.RunConfig{Target: lacking}).Result()
+	if res.Verdict != harness.VerdictSkipped || !strings.Contains(res.Reason, string(harness.CapBreaker)) || !strings.Contains(res.Reason, "chaos-vmcp") {
+		t.Errorf("breaker against a target without it: %s %q", res.Verdict, res.Reason)
+	}
+}
+
+// TestTargetConfigFromEnv: the suite's VMCP_CHAOS_* variables choose the
+// target with the CLI's rules.
+func TestTargetConfigFromEnv(t *testing.T) {
+	t.Setenv(harness.TargetEnv, "exec")
+	t.Setenv(harness.GatewayCmdEnv, `'/opt/my gw/vmcp' serve --config "{{.ConfigPath}}"`)
+	t.Setenv(harness.ConfigTemplateEnv, "/nonexistent/gw.yaml.tmpl")
+	t.Setenv(harness.CapabilitiesEnv, "")
+	cfg := harness.TargetConfigFromEnv()
+	if cfg.NeedsChaosBinary() || !cfg.CapabilitiesSet || cfg.Capabilities != "" {
+		t.Fatalf("config %+v", cfg)
+	}
+	if _, err := cfg.Target(nil); err == nil || !strings.Contains(err.Error(), harness.ConfigTemplateEnv) {
+		t.Fatalf("missing template: %v", err)
+	}
+	t.Setenv(harness.TargetEnv, "nope")
+	if _, err := harness.TargetConfigFromEnv().Target(nil); err == nil || !strings.Contains(err.Error(), harness.TargetEnv) {
+		t.Fatalf("bad target: %v", err)
+	}
+}
