@@ -270,17 +270,38 @@ func TestCrashDownRefusesConnectionsUntilCleared(t *testing.T) {
 }
 
 func TestScheduledDownWindow(t *testing.T) {
+	const at, window = 500 * time.Millisecond, time.Second
+	// The schedule starts inside Start, after start: the backend cannot go
+	// down before start+at nor come back before start+at+window. The upper
+	// bounds are generous (load, -race).
+	start := time.Now()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
-		Fault{Kind: KindCrash, Mode: CrashDown, At: Duration(100 * time.Millisecond), For: Duration(200 * time.Millisecond)}))
-	c := connect(t, b, revLegacy) // before At: up
-	waitFor(t, 3*time.Second, "the backend to go down", func() bool {
+		Fault{Kind: KindCrash, Mode: CrashDown, At: Duration(at), For: Duration(window)}))
+	c := connect(t, b, revLegacy)
+	_, err, _ := call(c, "greet", nil, time.Second)
+	if ready := time.Since(start); ready < at && err != nil {
+		t.Fatalf("call %s after start, before at: %v", ready, err)
+	} else {
+		t.Logf("connected and called %s after start: %v", ready, err)
+	}
+	var down, up time.Duration
+	waitFor(t, at+window+5*time.Second, "the backend to go down", func() bool {
 		_, err, _ := call(c, "greet", nil, time.Second)
+		down = time.Since(start)
 		return errors.Is(err, syscall.ECONNREFUSED)
 	})
-	waitFor(t, 3*time.Second, "the backend to come back", func() bool {
+	waitFor(t, window+5*time.Second, "the backend to come back", func() bool {
 		_, err, _ := call(c, "greet", nil, time.Second)
+		up = time.Since(start)
 		return err == nil
 	})
+	t.Logf("down seen %s after start, up again %s after start (window %s–%s)", down, up, at, at+window)
+	if down < at {
+		t.Fatalf("connection refused %s after start, before at (%s)", down, at)
+	}
+	if up < at+window {
+		t.Fatalf("served again %s after start, before the window ended (%s)", up, at+window)
+	}
 }
 
 // stallCases are the transport/protocol/client combinations stalls are
