@@ -21,9 +21,9 @@ var ErrCrashed = errors.New("fake backend crashed (crash fault)")
 // maxStdioLine bounds one JSON-RPC line read from stdin.
 const maxStdioLine = 16 << 20
 
-// WithOnReady is called once the backend serves, with its control API URL
-// (empty when it has none). ServeStdio uses it to report where the control
-// API is, since stdout carries the protocol.
+// WithOnReady is called once the backend serves, with its control API URL.
+// ServeStdio uses it to report where the control API is, since stdout
+// carries the protocol.
 func WithOnReady(fn func(adminURL string)) Option { return func(o *options) { o.onReady = fn } }
 
 // ServeStdio serves the script over stdio: JSON-RPC lines from in, answers
@@ -243,10 +243,9 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 	return false
 }
 
+// startAdmin serves the control API on the script's admin address (after
+// ApplyDefaults never empty: the default is 127.0.0.1:0).
 func (sb *stdioBackend) startAdmin(ctx context.Context) (string, func(), error) {
-	if sb.script.Admin == "" {
-		return "", func() {}, nil
-	}
 	host := sb.script.Admin
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h

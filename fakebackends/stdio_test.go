@@ -2,8 +2,10 @@ package fakebackends
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,16 +15,18 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// stdioPair runs ServeStdio on pipes and returns an initialized client and
-// the channel ServeStdio's result arrives on.
-func stdioPair(t *testing.T, s *Script) (*client.Client, func() error) {
+// stdioPair runs ServeStdio on pipes and returns an initialized client, a
+// function that waits (bounded) for ServeStdio's result, and the control
+// API's URL.
+func stdioPair(t *testing.T, s *Script) (*client.Client, func() error, string) {
 	t.Helper()
 	toServerR, toServerW := io.Pipe()
 	toClientR, toClientW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	result := make(chan error, 1)
+	ready := make(chan string, 1)
 	go func() {
-		err := ServeStdio(ctx, s, toServerR, toClientW)
+		err := ServeStdio(ctx, s, toServerR, toClientW, WithOnReady(func(adminURL string) { ready <- adminURL }))
 		_ = toClientW.Close()
 		result <- err
 	}()
@@ -55,7 +59,45 @@ func stdioPair(t *testing.T, s *Script) (*client.Client, func() error) {
 	if _, err := c.Initialize(ictx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION}}); err != nil {
 		t.Fatal(err)
 	}
-	return c, wait
+	var adminURL string
+	select {
+	case adminURL = <-ready:
+	case <-time.After(5 * time.Second):
+		t.Fatal("ServeStdio did not report its control API")
+	}
+	if !strings.HasPrefix(adminURL, "http://127.0.0.1:") {
+		t.Fatalf("stdio control API URL %q; want the default loopback address", adminURL)
+	}
+	return c, wait, adminURL
+}
+
+// stdioAdmin sends one control API request and returns status and body.
+func stdioAdmin(t *testing.T, adminURL, method, path string) (int, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, method, adminURL+path, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body
+}
+
+// stdioRecords returns the stdio backend's request log.
+func stdioRecords(t *testing.T, adminURL string) []RequestRecord {
+	t.Helper()
+	code, body := stdioAdmin(t, adminURL, http.MethodGet, "/requests")
+	var log struct{ Requests []RequestRecord }
+	if err := json.Unmarshal(body, &log); code != 200 || err != nil {
+		t.Fatalf("GET /requests: %d %s (%v)", code, body, err)
+	}
+	return log.Requests
 }
 
 func TestStdioServesAndInjectsFaults(t *testing.T) {
@@ -63,8 +105,7 @@ func TestStdioServesAndInjectsFaults(t *testing.T) {
 		Fault{Kind: KindJSONRPCError, Code: -32001, Message: "stdio exploded", Match: Match{Tool: "echo"}, Count: 1},
 		Fault{Kind: KindToolError, Text: "bad greet", Match: Match{Tool: "greet"}, Count: 1},
 	)
-	s.Admin = ""
-	c, _ := stdioPair(t, s)
+	c, _, _ := stdioPair(t, s)
 	if _, err, _ := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second); err == nil || !strings.Contains(err.Error(), "stdio exploded") {
 		t.Fatalf("jsonrpc_error over stdio: %v", err)
 	}
@@ -78,8 +119,7 @@ func TestStdioServesAndInjectsFaults(t *testing.T) {
 
 func TestStdioCrashEndsBackend(t *testing.T) {
 	s := testScript(t, TransportStdio, ProtocolLegacy, Fault{Kind: KindCrash, Match: Match{Tool: "echo"}})
-	s.Admin = ""
-	c, wait := stdioPair(t, s)
+	c, wait, _ := stdioPair(t, s)
 	_, err, took := call(c, "echo", nil, 5*time.Second)
 	if err == nil || took > time.Second {
 		t.Fatalf("call to crashed stdio backend: %v after %s", err, took)
@@ -89,15 +129,36 @@ func TestStdioCrashEndsBackend(t *testing.T) {
 	}
 }
 
-func TestStdioStallHoldsUntilDeadline(t *testing.T) {
+func TestStdioStallHoldsUntilDeadlineOrClear(t *testing.T) {
 	s := testScript(t, TransportStdio, ProtocolLegacy, Fault{Kind: KindStall, Match: Match{Tool: "slow"}})
-	s.Admin = ""
-	c, _ := stdioPair(t, s)
+	c, _, admin := stdioPair(t, s)
 	_, err, took := call(c, "slow", nil, 300*time.Millisecond)
 	if err == nil || took < 300*time.Millisecond {
 		t.Fatalf("stall over stdio ended after %s: %v", took, err)
 	}
 	if res, err, _ := call(c, "greet", nil, 5*time.Second); err != nil || resultText(res) != "hello" {
 		t.Fatalf("other tools during a stall: %v", err)
+	}
+	// The client gave up, but over stdio the backend cannot tell: the line
+	// is still held (a request is logged when it is done).
+	slowDone := func() bool {
+		for _, r := range stdioRecords(t, admin) {
+			if r.Tool == "slow" {
+				return true
+			}
+		}
+		return false
+	}
+	if slowDone() {
+		t.Fatal("the stalled line was logged as done before the clear")
+	}
+	// Clearing the faults through the control API releases it: the line is
+	// served (its answer goes to an id the client gave up on) and logged.
+	if code, body := stdioAdmin(t, admin, http.MethodDelete, "/faults"); code != 200 {
+		t.Fatalf("DELETE /faults: %d %s", code, body)
+	}
+	waitFor(t, 5*time.Second, "the released line in the request log", slowDone)
+	if res, err, _ := call(c, "slow", nil, 5*time.Second); err != nil || resultText(res) != "done" {
+		t.Fatalf("slow after the clear: %q, %v", resultText(res), err)
 	}
 }
