@@ -2,6 +2,7 @@ package vmcp_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
 // listeningClient is a legacy client with a GET stream, counting
@@ -135,5 +137,44 @@ func TestListChangedOffByDefault(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if notes.Load() != 0 || !hasPrefix(toolNames(t, c), "beta_") {
 		t.Fatalf("without listChanged the live session changed: %d notifications", notes.Load())
+	}
+}
+
+// TestListChangedUpdatesApplyInOrder flips a backend between unhealthy and
+// degraded many times in a row (as fast as the health tracker allows) and
+// checks that, once the updates settle, the live session shows the backend:
+// updates are applied in order, the last one reflecting the latest state.
+func TestListChangedUpdatesApplyInOrder(t *testing.T) {
+	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
+	// No health monitor loop: the test drives the tracker itself.
+	g := startGateway(t, backendsYAML(nil, alpha, beta)+"timeouts: {call: 2s, initialize: 2s}\nhealth: {interval: 1h, timeout: 1s, unhealthyThreshold: 1}\nnotifications: {listChanged: true}\n")
+	// The monitor's one probe (at start) lands before the flips.
+	eventually(t, 10*time.Second, "the first probe", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+	c, _ := listeningClient(t, g.URL())
+	if !hasPrefix(toolNames(t, c), "beta_") {
+		t.Fatal("beta missing at start")
+	}
+	boom := errors.New("probe failed")
+	for round := 0; round < 5; round++ {
+		for i := 0; i < 40; i++ {
+			vmcp.RecordHealth(g, "beta", boom) // → unhealthy: hide
+			vmcp.RecordHealth(g, "beta", nil)  // → degraded: show
+		}
+		eventually(t, 10*time.Second, "view updates to settle", func() bool { return vmcp.ViewUpdatesIdle(g) })
+		if st := healthOf(t, g).Backends["beta"].Status; st != "degraded" {
+			t.Fatalf("beta %s after the flips, want degraded", st)
+		}
+		if !hasPrefix(toolNames(t, c), "beta_") {
+			t.Fatalf("round %d: beta is usable but hidden from the live session", round)
+		}
+	}
+	// And the other way round: ending unavailable hides it.
+	for i := 0; i < 40; i++ {
+		vmcp.RecordHealth(g, "beta", nil)
+		vmcp.RecordHealth(g, "beta", boom)
+	}
+	eventually(t, 10*time.Second, "view updates to settle", func() bool { return vmcp.ViewUpdatesIdle(g) })
+	if hasPrefix(toolNames(t, c), "beta_") {
+		t.Fatal("beta is unhealthy but still in the live session")
 	}
 }
