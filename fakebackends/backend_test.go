@@ -768,3 +768,84 @@ func TestRestartAndStopRaceWithClose(t *testing.T) {
 		cancel()
 	}
 }
+
+func TestTemplatesProgressAndRequestLogThroughRealClient(t *testing.T) {
+	for _, tc := range servingCases {
+		t.Run(caseName(tc.transport, tc.protocol, tc.rev), func(t *testing.T) {
+			s := testScript(t, tc.transport, tc.protocol)
+			s.ResourceTemplates = []ResourceTemplate{{URITemplate: "mem://beta/users/{id}", Name: "user", Text: "a user"}}
+			s.Tools = append(s.Tools, ToolSpec{Name: "ticker", Result: ToolResult{Text: "ticked"}, Progress: 3, ProgressInterval: Duration(20 * time.Millisecond)})
+			b := startBackend(t, s)
+			c := connect(t, b, tc.rev)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+
+			tl, err := c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+			if err != nil || len(tl.ResourceTemplates) != 1 || tl.ResourceTemplates[0].Name != "user" {
+				t.Fatalf("ListResourceTemplates = %+v, %v", tl, err)
+			}
+			rr, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "mem://beta/users/42"}})
+			if err != nil || len(rr.Contents) != 1 {
+				t.Fatalf("ReadResource through the template = %+v, %v", rr, err)
+			}
+			if content, ok := rr.Contents[0].(mcp.TextResourceContents); !ok || content.URI != "mem://beta/users/42" || content.Text != "a user" {
+				t.Fatalf("template read gave %+v", rr.Contents[0])
+			}
+
+			var mu sync.Mutex
+			var progress []float64
+			c.OnNotification(func(n mcp.JSONRPCNotification) {
+				if n.Method != "notifications/progress" || n.Params.AdditionalFields["progressToken"] != "tok-1" {
+					return
+				}
+				p, _ := n.Params.AdditionalFields["progress"].(float64)
+				mu.Lock()
+				progress = append(progress, p)
+				mu.Unlock()
+			})
+			before := time.Now()
+			res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "ticker", Meta: &mcp.Meta{ProgressToken: "tok-1"}}})
+			after := time.Now()
+			if err != nil || resultText(res) != "ticked" {
+				t.Fatalf("ticker = %q, %v", resultText(res), err)
+			}
+			// Notifications are sent before the result on the same stream,
+			// but handled on the client's own goroutine: wait (bounded).
+			waitFor(t, 2*time.Second, "3 progress notifications", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(progress) >= 3
+			})
+			mu.Lock()
+			got := fmt.Sprint(progress)
+			mu.Unlock()
+			if got != "[1 2 3]" {
+				t.Fatalf("progress %s, want [1 2 3]", got)
+			}
+
+			// The log has the call with its time and duration: the tool
+			// sleeps 3×20ms, so at least 60ms.
+			var rec RequestRecord
+			waitFor(t, 2*time.Second, "the ticker call in the log", func() bool {
+				rec = lastRecord(b, "tools/call", "ticker")
+				return rec.Method != ""
+			})
+			if rec.Time.Before(before) || rec.Time.After(after) {
+				t.Fatalf("record time %s outside the call [%s, %s]", rec.Time, before, after)
+			}
+			if tc.transport == TransportSSE {
+				// The POST is answered 202 at once; the work is on the stream.
+				if rec.Status != http.StatusAccepted {
+					t.Fatalf("SSE record status %d, want 202", rec.Status)
+				}
+			} else {
+				if rec.Status != 200 || rec.DurationMS < 60 || rec.DurationMS > float64(after.Sub(before).Milliseconds())+1 {
+					t.Fatalf("record %+v: want status 200 and a duration between 60ms and the call's %s", rec, after.Sub(before))
+				}
+				if want := string(tc.rev); rec.Protocol != want {
+					t.Fatalf("record protocol %q, want %q", rec.Protocol, want)
+				}
+			}
+		})
+	}
+}
