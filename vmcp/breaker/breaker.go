@@ -126,16 +126,6 @@ func (t *Ticket) Cancel() {
 	})
 }
 
-// Record counts an outcome observed outside Allow (for example a health
-// probe's) as if it were an admitted request in the current state.
-func (b *Breaker) Record(success bool) {
-	t, err := b.Allow()
-	if err != nil {
-		return
-	}
-	t.Done(success)
-}
-
 func (b *Breaker) record(t *Ticket, success bool) {
 	var tr *transition
 	b.mu.Lock()

@@ -8,7 +8,11 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var errBoom = errors.New("boom")
 
@@ -68,8 +72,14 @@ func TestLoopProbesAndStops(t *testing.T) {
 		}
 	}
 	l.Stop()
+	// Stop waits for the loop's goroutine to end (goleak checks it is gone
+	// when the package's tests finish), so no probe can follow.
 	after := n.Load()
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-l.done:
+	default:
+		t.Fatal("Stop returned before the loop ended")
+	}
 	if n.Load() != after {
 		t.Fatal("probes continued after Stop")
 	}

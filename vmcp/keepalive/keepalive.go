@@ -158,7 +158,7 @@ func Start(parent context.Context, cfg Config, target Target, rec Recorder, excl
 	return k
 }
 
-// FirstDelay is the random delay before the first probe: [0, Interval/4).
+// firstDelay is the random delay before the first probe: [0, Interval/4).
 func (k *Keeper) firstDelay() time.Duration {
 	return time.Duration(k.cfg.Rand() * float64(k.cfg.Interval/4))
 }

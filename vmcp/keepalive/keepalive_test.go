@@ -175,34 +175,39 @@ func TestTimeoutReasonAndToolNotConfigured(t *testing.T) {
 	}
 }
 
-func TestExclusiveNeverOverlapsReinit(t *testing.T) {
-	var lock sync.Mutex
-	var inReinit atomic.Bool
-	var overlap atomic.Bool
-	target := &fakeTarget{}
+// TestProbesRunInsideExclusive: every probe goes through the Exclusive
+// function (which the gateway uses to keep probes and re-initializations
+// of the same backend session apart; that exclusion is tested through the
+// gateway in vmcp/exclusive_test.go).
+func TestProbesRunInsideExclusive(t *testing.T) {
+	var inside atomic.Bool
+	var outside atomic.Int32
+	target := &checkedTarget{fakeTarget: &fakeTarget{}, inside: &inside, outside: &outside}
 	exclusive := func(ctx context.Context, fn func(context.Context) error) error {
-		lock.Lock()
-		defer lock.Unlock()
-		if inReinit.Load() {
-			overlap.Store(true)
-		}
+		inside.Store(true)
+		defer inside.Store(false)
 		return fn(ctx)
 	}
 	k := Start(context.Background(), Config{Method: Method{Kind: "ping"}, Interval: time.Millisecond, Jitter: 1}, target, newCounts(), exclusive)
-	for i := 0; i < 50; i++ {
-		lock.Lock()
-		inReinit.Store(true)
-		time.Sleep(100 * time.Microsecond)
-		inReinit.Store(false)
-		lock.Unlock()
-	}
+	waitUntil(t, "20 probes", func() bool { return target.count() >= 20 })
 	k.Stop()
-	if overlap.Load() {
-		t.Fatal("a probe ran during a re-initialization")
+	if n := outside.Load(); n != 0 {
+		t.Fatalf("%d probes ran outside Exclusive", n)
 	}
-	if target.count() == 0 {
-		t.Fatal("no probes ran")
+}
+
+// checkedTarget counts probes made outside Exclusive.
+type checkedTarget struct {
+	*fakeTarget
+	inside  *atomic.Bool
+	outside *atomic.Int32
+}
+
+func (c *checkedTarget) Ping(ctx context.Context) error {
+	if !c.inside.Load() {
+		c.outside.Add(1)
 	}
+	return c.fakeTarget.Ping(ctx)
 }
 
 func TestStopDuringStalledProbeIsBounded(t *testing.T) {
