@@ -108,6 +108,9 @@ type FaultRecord struct {
 	Detail string `json:"detail,omitempty"`
 	// Error is set when the action failed.
 	Error string `json:"error,omitempty"`
+	// Duration is how long the action took (the event's At is when it
+	// started).
+	Duration Millis `json:"durationMs,omitempty"`
 }
 
 // TransitionRecord is one observed state change.

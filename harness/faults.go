@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
 
 // The fault helpers act on a backend and record a fault event (with the
-// error, if the action failed). An unknown backend name is an error.
+// error, if the action failed), placed at the moment the action started
+// and carrying how long it took. An unknown backend name is an error.
 
 func (e *Env) backendOrErr(name string) (RunningBackend, error) {
 	b := e.byName[name]
@@ -25,6 +27,7 @@ func (e *Env) act(backend, action string, faults []fakebackends.Fault, fn func(R
 		rec.Kinds = append(rec.Kinds, string(f.Kind))
 	}
 	rec.Detail = describeFaults(faults)
+	start := time.Now()
 	b, err := e.backendOrErr(backend)
 	if err == nil {
 		err = fn(b)
@@ -32,7 +35,7 @@ func (e *Env) act(backend, action string, faults []fakebackends.Fault, fn func(R
 	if err != nil {
 		rec.Error = err.Error()
 	}
-	e.rec.RecordFault(rec)
+	e.rec.RecordFaultSpan(rec, start)
 	return err
 }
 

@@ -62,6 +62,15 @@ func (r *Recorder) RecordFault(f FaultRecord) Event {
 	return r.add(Event{Kind: EventFault, At: Millis(r.Since()), Fault: &f})
 }
 
+// RecordFaultSpan records a fault action that started at start and has
+// just ended: the event is placed at its start (so a call that began while
+// the action was under way sorts after it), with f.Duration set to how
+// long the action took.
+func (r *Recorder) RecordFaultSpan(f FaultRecord, start time.Time) Event {
+	f.Duration = Millis(time.Since(start))
+	return r.add(Event{Kind: EventFault, At: Millis(r.Offset(start)), Fault: &f})
+}
+
 // RecordTransition records an observed state change now.
 func (r *Recorder) RecordTransition(t TransitionRecord) Event {
 	return r.add(Event{Kind: EventTransition, At: Millis(r.Since()), Transition: &t})

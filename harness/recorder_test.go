@@ -170,3 +170,43 @@ func TestHealthPollerRecordsTransitions(t *testing.T) {
 		t.Fatalf("WaitForState timeout: %v", err)
 	}
 }
+
+// TestRecorderFaultSpanAndSkippedChecks: a fault action is placed at its
+// start, with its duration, so a call that began while the action was
+// under way sorts after it; skipped checks make a pass partial and survive
+// the JSON round trip.
+func TestRecorderFaultSpanAndSkippedChecks(t *testing.T) {
+	rec := NewRecorder("span")
+	actionStart := time.Now()
+	time.Sleep(2 * time.Millisecond) // the action takes a while...
+	callStart := rec.Since()         // ...and a call starts during it
+	rec.RecordCall(CallRecord{Method: "tools/call", Outcome: OutcomeOK, Start: Millis(callStart), End: Millis(callStart), Duration: 0})
+	rec.RecordFaultSpan(FaultRecord{Backend: "beta", Action: "kill"}, actionStart)
+	ev := rec.Events()
+	if len(ev) != 2 || ev[0].Kind != EventFault || ev[1].Kind != EventCall {
+		t.Fatalf("order: %+v", ev)
+	}
+	if d := ev[0].Fault.Duration.D(); d < 2*time.Millisecond || ev[0].At > ev[1].At {
+		t.Fatalf("fault at %v lasting %v, call at %v", ev[0].At.D(), d, ev[1].At.D())
+	}
+	if rec.Result().Partial() {
+		t.Fatal("partial without skipped checks")
+	}
+	rec.SkipCheck("metrics counters: target x lacks capability %s", CapMetrics)
+	rec.Pass()
+	data, err := rec.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadResults(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Scenarios[0]
+	if !got.Partial() || len(got.SkippedChecks) != 1 || !strings.Contains(got.SkippedChecks[0], "metrics") {
+		t.Fatalf("skipped checks: %+v", got.SkippedChecks)
+	}
+	if last := got.Events[len(got.Events)-1]; last.Kind != EventNote || !strings.Contains(last.Note, "check skipped: metrics") {
+		t.Fatalf("no note for the skipped check: %+v", last)
+	}
+}

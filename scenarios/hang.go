@@ -55,8 +55,7 @@ func hangCases() []hangCase {
 		{name: "crash_eof", fault: crash(fakebackends.CrashEOF, "")},
 		{name: "crash_reset", fault: crash(fakebackends.CrashReset, "")},
 		{name: "sse_cut", fault: crash(fakebackends.CrashEOF, fakebackends.StageAfterHeaders)},
-		{name: "down", fault: fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown},
-			transports: []fakebackends.Transport{fakebackends.TransportStreamableHTTP}},
+		{name: "down", fault: fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}},
 		{name: "malformed_invalid_json", fault: malformed(fakebackends.MalformedInvalidJSON)},
 		{name: "malformed_wrong_id", fault: malformed(fakebackends.MalformedWrongID)},
 		{name: "malformed_truncated_sse", fault: malformed(fakebackends.MalformedTruncatedSSE)},
@@ -98,13 +97,10 @@ func hangScenarios() []Scenario {
 			Run:      func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runHang(ctx, env, g, v) },
 		}
 	})
-	out = append(out, variants("hang-cancel", []Variant{
-		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
-		{harness.RevisionModern, fakebackends.TransportStreamableHTTP},
-		{harness.RevisionLegacy, fakebackends.TransportSSE},
-	}, func(v Variant) Scenario {
+	out = append(out, variants("hang-cancel", AllVariants, func(v Variant) Scenario {
 		return Scenario{
-			Description: "a client that cancels its call cancels the backend call: the backend receives notifications/cancelled",
+			Description: "a client that cancels its call gets it back within 1 s, and the backend call is cancelled: " +
+				"it ends, and a legacy backend session receives notifications/cancelled",
 			Labels:      []string{LabelHang},
 			Timeout:     30 * time.Second,
 			Topology: func() harness.Topology {
@@ -117,6 +113,7 @@ func hangScenarios() []Scenario {
 	out = append(out, variants("hang-kill", []Variant{
 		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
 		{harness.RevisionModern, fakebackends.TransportStreamableHTTP},
+		{harness.RevisionLegacy, fakebackends.TransportSSE},
 	}, func(v Variant) Scenario {
 		return Scenario{
 			Description: "a backend process SIGKILLed mid-call: the call in flight and the next call fail within 1 s; after a respawn the backend works again",
@@ -135,6 +132,30 @@ func hangScenarios() []Scenario {
 				}
 			},
 			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runHangKill(ctx, env, g, v) },
+		}
+	})...)
+	out = append(out, variants("hang-pause", []Variant{
+		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
+		{harness.RevisionModern, fakebackends.TransportSSE},
+	}, func(v Variant) Scenario {
+		return Scenario{
+			Description: "a backend process SIGSTOPped with a call in flight (it still accepts connections, never answers): that call and the next fail " +
+				"within the call timeout + 1 s, the other backend keeps working; after SIGCONT the backend works again",
+			Labels:  []string{LabelHang, LabelProcess},
+			Timeout: 60 * time.Second,
+			Topology: func() harness.Topology {
+				slow := script(beta, v.Transport)
+				slow.Tools[1].Delay = fakebackends.Duration(pauseSlowDelay)
+				return harness.Topology{
+					Backends: []harness.BackendSpec{
+						{Script: script(alpha, fakebackends.TransportStreamableHTTP)},
+						{Script: slow, Runtime: harness.Process{}},
+					},
+					GatewayCallTimeout: pauseCallTimeout,
+					ClientOptions:      []harness.ClientOption{harness.WithCallTimeout(hangClientDeadline)},
+				}
+			},
+			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runHangPause(ctx, env, g, v) },
 		}
 	})...)
 	return out
@@ -166,6 +187,12 @@ func runHang(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		// response arrives glued to it; one failed call is allowed there.
 		allowed := 0
 		if hc.fault.Stage == fakebackends.StageMidBody && v.Transport == fakebackends.TransportSSE {
+			allowed = 1
+		}
+		// "down" closes the listener and drops every connection: on SSE
+		// that cuts the gateway's event stream, which (as after a
+		// restart) the gateway may learn of only from the next call.
+		if hc.fault.Mode == fakebackends.CrashDown && v.Transport == fakebackends.TransportSSE {
 			allowed = 1
 		}
 		failed := callsUntilOK(ctx, g, c, tool(beta, "echo"), allowed+1)
@@ -204,8 +231,10 @@ func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Var
 	case call = <-done:
 	case <-time.After(transportBound + 5*time.Second):
 	}
+	returned := time.Since(cancelled)
 	g.Expect(call).NotTo(gomega.BeNil(), "the cancelled call returned")
-	env.Recorder().SetFigure("cancel_return_ms", ms(time.Since(cancelled)))
+	env.Recorder().SetFigure("cancel_return_ms", ms(returned))
+	g.Expect(returned).To(gomega.BeNumerically("<=", transportBound), "the cancelled call returned %s after the cancel", returned)
 	g.Expect(call.Outcome).NotTo(gomega.Equal(harness.OutcomeOK), "a cancelled call does not succeed")
 
 	// The backend call is cancelled: beta's stalled tools/call ends (it
@@ -238,6 +267,56 @@ func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Var
 
 	must(g, env.ClearFaults(ctx, beta), "clear beta")
 	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("after cancel")), "beta after the cancel")
+}
+
+// The hang-pause scenario: beta's slow tool would answer after
+// pauseSlowDelay, within the call timeout, had beta not been stopped.
+const (
+	pauseCallTimeout = 2 * time.Second
+	pauseSlowDelay   = 1500 * time.Millisecond
+)
+
+func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
+	c := client(ctx, env, g, v.Revision)
+	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("before")), "beta before the pause")
+
+	done := make(chan *harness.Call, 1)
+	go func() { done <- c.CallTool(ctx, tool(beta, "slow"), nil) }()
+	// A process backend logs a request when it ends, so there is nothing
+	// to poll: give the call time to reach beta (its tool takes 1.5 s).
+	sleep(ctx, 300*time.Millisecond)
+	g.Expect(done).To(gomega.BeEmpty(), "the slow call was still in flight at the SIGSTOP")
+	must(g, env.PauseBackend(ctx, beta), "SIGSTOP beta")
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = env.ResumeBackend(context.WithoutCancel(ctx), beta)
+		}
+	}()
+	bound := pauseCallTimeout + stallSlack
+	var inflight *harness.Call
+	select {
+	case inflight = <-done:
+	case <-time.After(bound + 5*time.Second):
+	}
+	g.Expect(inflight).NotTo(gomega.BeNil(), "the call in flight at the SIGSTOP returned")
+	env.Recorder().SetFigure("time_to_error_ms.sigstop_in_flight", ms(inflight.Took()))
+	expectFailed(g, inflight, "call in flight during SIGSTOP")
+	g.Expect(inflight).To(matchers.ReturnWithin(bound), "the call in flight at the SIGSTOP")
+
+	next := c.CallTool(ctx, tool(beta, "echo"), echoArgs("stopped"))
+	env.Recorder().SetFigure("time_to_error_ms.sigstop_next_call", ms(next.Took()))
+	expectFailed(g, next, "call to a stopped backend")
+	g.Expect(next).To(matchers.ReturnWithin(bound), "a call to the stopped backend")
+	bystander := c.CallTool(ctx, tool(alpha, "echo"), echoArgs("bystander"))
+	expectOK(g, bystander, "alpha while beta is stopped")
+	g.Expect(bystander).To(matchers.ReturnWithin(transportBound).As("latency_ms.bystander_while_stopped"), "alpha while beta is stopped")
+
+	must(g, env.ResumeBackend(ctx, beta), "SIGCONT beta")
+	resumed = true
+	failed := callsUntilOK(ctx, g, c, tool(beta, "echo"), 2)
+	env.Recorder().SetFigure("failed_calls_after_sigcont", float64(failed))
+	g.Expect(failed).To(gomega.BeNumerically("<=", 1), "failed calls after SIGCONT")
 }
 
 func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
