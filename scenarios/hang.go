@@ -101,8 +101,8 @@ func hangScenarios() []Scenario {
 		return Scenario{
 			Description: "a client that cancels its call gets it back within 1 s, and the backend call is cancelled: " +
 				"it ends, and a legacy backend session receives notifications/cancelled",
-			Labels:      []string{LabelHang},
-			Timeout:     30 * time.Second,
+			Labels:  []string{LabelHang},
+			Timeout: 30 * time.Second,
 			Topology: func() harness.Topology {
 				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: 30 * time.Second,
 					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(hangClientDeadline)}}
