@@ -51,7 +51,7 @@ func hasPrefix(names []string, p string) bool {
 	return false
 }
 
-const listChangedCfg = "timeouts: {call: 2s, initialize: 2s}\nhealth: {interval: 30ms, timeout: 20ms, unhealthyThreshold: 2}\nnotifications: {listChanged: true}\n"
+const listChangedCfg = "timeouts: {call: 2s, initialize: 2s}\nhealth: {interval: 300ms, timeout: 250ms, unhealthyThreshold: 2}\nnotifications: {listChanged: true}\n"
 
 func TestListChangedWhenBackendLeavesAndRejoins(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
@@ -128,7 +128,7 @@ func TestListChangedReindexesOptimizer(t *testing.T) {
 
 func TestListChangedOffByDefault(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
-	g := startGateway(t, backendsYAML(nil, alpha, beta)+"health: {interval: 30ms, timeout: 20ms, unhealthyThreshold: 2}\n")
+	g := startGateway(t, backendsYAML(nil, alpha, beta)+"health: {interval: 300ms, timeout: 250ms, unhealthyThreshold: 2}\n")
 	c, notes := listeningClient(t, g.URL())
 	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashDown}); err != nil {
 		t.Fatal(err)
