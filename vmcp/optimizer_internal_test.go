@@ -53,6 +53,11 @@ func TestOptimizerSegmentsShared(t *testing.T) {
 	for _, v := range []*optView{v1, v2, v3} {
 		v.ensure(ctx)
 	}
+	for _, v := range []*optView{v1, v2, v3} {
+		if want := optimizer.EstimateTokens(v.agg.Tools); v.baseline != want || want == 0 {
+			t.Errorf("baseline %d, want EstimateTokens of the view's tools %d", v.baseline, want)
+		}
+	}
 	// Segments: a@x (v1, v2), b@y (v1, v3), a@z (v3).
 	if n := len(st.segs); n != 3 {
 		t.Fatalf("%d segments, want 3", n)

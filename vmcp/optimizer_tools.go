@@ -388,16 +388,22 @@ func (st *optimizerState) newView(agg *aggregate) *optView {
 		r := agg.ToolRoutes[t.Name]
 		byBackend[r.Backend] = append(byBackend[r.Backend], t)
 	}
+	// One encoding per backend serves the fingerprint and the baseline
+	// (encoding 10,000 tools takes a few hundred ms with mcp-go's
+	// map-based MarshalJSON).
+	size, n := 0, 0
 	for backend, tools := range byBackend {
 		key := backend
 		if b, err := json.Marshal(tools); err == nil {
 			sum := sha256.Sum256(b)
 			key = backend + "@" + hex.EncodeToString(sum[:8])
+			size += len(b) - 1 - len(tools) // the tools' own encodings: less '[', ']' and the commas
+			n += len(tools)
 		}
 		v.segTools[key] = tools
 		v.allowed.Add(key, tools...)
 	}
-	v.baseline = optimizer.EstimateTokens(agg.Tools)
+	v.baseline = optimizer.EstimateListTokens(size, n)
 	return v
 }
 

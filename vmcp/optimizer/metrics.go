@@ -49,6 +49,16 @@ func EstimateTokens(tools []mcp.Tool) int {
 
 func bytesToTokens(n int) int { return (n + 3) / 4 }
 
+// EstimateListTokens is EstimateTokens of a list of n tools whose own JSON
+// encodings add up to size bytes, for callers that already encoded them:
+// the list adds '[', ']' and n-1 commas.
+func EstimateListTokens(size, n int) int {
+	if n == 0 {
+		return 0
+	}
+	return bytesToTokens(size + n + 1)
+}
+
 // TokenMetrics returns the metrics of a search: the baseline is the estimate
 // for every tool of allowed that is in the index (encoded lengths are cached
 // at indexing time, so this does not re-encode the session's tools) and the
@@ -62,10 +72,7 @@ func (ix *Index) TokenMetrics(allowed ToolSet, matches []Match) TokenMetrics {
 			size += d.jsonLen
 		}
 	}
-	baseline := 0
-	if n > 0 {
-		baseline = bytesToTokens(size + n + 1) // '[' + n-1 commas + ']'
-	}
+	baseline := EstimateListTokens(size, n)
 	tools := make([]mcp.Tool, len(matches))
 	for i, m := range matches {
 		tools[i] = m.Tool
