@@ -18,7 +18,8 @@ type pool struct {
 	g      *Gateway
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // members' background work (closes, re-initializations)
+	opens  sync.WaitGroup // openings under way (see beginOpen)
 
 	mu        sync.Mutex
 	slots     map[string][]*poolSlot
@@ -91,11 +92,22 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 		fl := &poolFlight{done: make(chan struct{})}
 		p.opening = fl
 		p.lastRetry = time.Now()
+		p.opens.Add(1)
 		p.mu.Unlock()
 
 		members := p.g.openAll(p.ctx, p.ctx, "", &p.wg, todo, false)
 
 		p.mu.Lock()
+		if p.closed {
+			// close ran while these were opening: they are not the pool's
+			// to close, so they are closed here, before close returns.
+			p.opening = nil
+			p.mu.Unlock()
+			closeMembers(members)
+			close(fl.done)
+			p.opens.Done()
+			return nil, errSessionClosing
+		}
 		for _, m := range members {
 			name := m.backend.Name
 			if m.conn == nil {
@@ -111,15 +123,30 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 		p.opening = nil
 		p.mu.Unlock()
 		close(fl.done)
+		p.opens.Done()
+	}
+}
+
+// closeMembers closes members and waits until they are closed.
+func closeMembers(members []*member) {
+	chans := make([]<-chan struct{}, 0, len(members))
+	for _, m := range members {
+		chans = append(chans, m.close())
+	}
+	for _, ch := range chans {
+		<-ch
 	}
 }
 
 func (p *pool) hasLiveLocked(name string) bool { return len(p.liveLocked(name)) > 0 }
 
+// liveLocked returns the backend's members that have a connection. A
+// member's connection is read under the member's own lock (a
+// re-initialization replaces it); p.mu is taken before m.mu, never after.
 func (p *pool) liveLocked(name string) []*poolSlot {
 	var out []*poolSlot
 	for _, s := range p.slots[name] {
-		if s.m.conn != nil {
+		if s.m.hasView() {
 			out = append(out, s)
 		}
 	}
@@ -130,7 +157,7 @@ func (p *pool) rebuildLocked() {
 	views := map[string]backendView{}
 	for name := range p.slots {
 		if live := p.liveLocked(name); len(live) > 0 {
-			views[name] = live[0].m.view
+			views[name] = live[0].m.viewOf()
 		}
 	}
 	if len(views) == 0 {
@@ -192,6 +219,14 @@ func (p *pool) pick(ctx context.Context, backend, op string) (*poolSlot, *Backen
 		return best, nil
 	}
 	b, _ := p.g.cfg.Backend(backend)
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return best, nil
+	}
+	p.opens.Add(1)
+	p.mu.Unlock()
+	defer p.opens.Done()
 	m := p.g.openMember(ctx, p.ctx, "", &p.wg, b, false)
 	if m.conn == nil {
 		return best, nil // could not grow: share the busy one
@@ -208,21 +243,25 @@ func (p *pool) pick(ctx context.Context, backend, op string) (*poolSlot, *Backen
 	return slot, nil
 }
 
-// close closes every pool member.
+// close closes every pool member. Openings under way (cut short by the
+// pool's context) end first and close what they opened; no member is added
+// once closed is set, and every p.wg.Add happens before p.wg.Wait (in an
+// opening, or in a member that is not yet closed).
 func (p *pool) close() {
 	p.cancel(errSessionClosing)
 	p.mu.Lock()
 	p.closed = true
-	var chans []<-chan struct{}
+	p.mu.Unlock()
+	p.opens.Wait()
+	p.mu.Lock()
+	var members []*member
 	for _, slots := range p.slots {
 		for _, s := range slots {
-			chans = append(chans, s.m.close())
+			members = append(members, s.m)
 		}
 	}
 	p.mu.Unlock()
-	for _, ch := range chans {
-		<-ch
-	}
+	closeMembers(members)
 	p.wg.Wait()
 }
 
