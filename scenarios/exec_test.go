@@ -76,3 +76,23 @@ func TestTargetConfigFromEnv(t *testing.T) {
 		t.Fatalf("bad target: %v", err)
 	}
 }
+
+// TestMissingMetricsIsAPartialPass: the breaker scenario against a target
+// with a breaker but no metrics passes without its counter checks, and
+// says so: the result lists the skipped check, naming the capability.
+func TestMissingMetricsIsAPartialPass(t *testing.T) {
+	caps := harness.Capabilities{harness.CapBreaker, harness.CapHealthAPI}
+	sc := scenario(t, "breaker/legacy/streamable-http")
+	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+	defer cancel()
+	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: harness.Reference{TargetName: "no-metrics", Caps: caps}}).Result()
+	t.Logf("%s: %s %s %v", sc.Name, res.Verdict, res.Reason, res.SkippedChecks)
+	if !res.Partial() || len(res.SkippedChecks) != 1 || !strings.Contains(res.SkippedChecks[0], "lacks capability metrics") {
+		t.Fatalf("want a pass with the metrics check skipped: %s %q %v", res.Verdict, res.Reason, res.SkippedChecks)
+	}
+	for k := range res.Figures {
+		if strings.HasPrefix(k, "metric_") {
+			t.Errorf("figure %s from a metrics check that should not have run", k)
+		}
+	}
+}

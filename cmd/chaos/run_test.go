@@ -216,3 +216,29 @@ func readResults(t *testing.T, path string) *harness.Results {
 	}
 	return res
 }
+
+// TestPrintTablePartial: a pass with skipped checks shows as PASSED* with
+// the skipped checks in the reason column, never as a plain pass.
+func TestPrintTablePartial(t *testing.T) {
+	full := harness.NewRecorder("breaker/legacy/sse")
+	full.Pass()
+	partial := harness.NewRecorder("keepalive/legacy/sse")
+	partial.SkipCheck("keepalive metrics counters: target x lacks capability metrics")
+	partial.Pass()
+	res := harness.NewResults(nil)
+	res.Add(full)
+	res.Add(partial)
+	var buf bytes.Buffer
+	printTable(&buf, res)
+	lines := strings.Split(buf.String(), "\n")
+	t.Logf("\n%s", buf.String())
+	if len(lines) < 4 || !strings.Contains(lines[1], "PASSED ") || strings.Contains(lines[1], "PASSED*") {
+		t.Errorf("full pass row: %q", lines[1])
+	}
+	if !strings.Contains(lines[2], "PASSED*") || !strings.Contains(lines[2], "checks skipped: keepalive metrics counters: target x lacks capability metrics") {
+		t.Errorf("partial pass row: %q", lines[2])
+	}
+	if !strings.Contains(buf.String(), "PASSED*: passed, but some checks did not run") {
+		t.Error("no legend for PASSED*")
+	}
+}
