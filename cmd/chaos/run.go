@@ -54,7 +54,14 @@ scenarios, fake backends as real processes of this binary).
       --capabilities health-api,breaker
 
 A scenario that needs a capability the target does not declare is reported
-skipped with that reason. The exit status is 1 when a scenario failed.`,
+skipped with that reason; a pass whose optional checks could not run (e.g.
+metrics counters) shows as PASSED*. The exit status is 1 when a scenario
+failed. On SIGINT/SIGTERM the table and the JSON cover what finished (the
+rest is listed as not run) and the exit status is 130.
+
+The Ginkgo suite (go test ./scenarios/...) takes the same target choice from
+VMCP_CHAOS_TARGET, VMCP_CHAOS_GATEWAY_CMD, VMCP_CHAOS_CONFIG_TEMPLATE,
+VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.capabilitiesSet = cmd.Flags().Changed("capabilities")
