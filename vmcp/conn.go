@@ -328,6 +328,10 @@ func (c *conn) invoke(ctx context.Context, op string, timeout time.Duration, fn 
 		deadErr:  c.deathErr(),
 		stdio:    c.isStdio(),
 	}
+	if od := (*openDeadline)(nil); errors.As(cause, &od) {
+		// The opening's overall bound (initialize timeout) passed first.
+		f.timedOut, f.timeout = true, od.d
+	}
 	if !f.timedOut && !errors.Is(cause, errConnDead) && !errors.Is(cause, errSessionClosing) {
 		f.parentErr = ctx.Err()
 	}

@@ -2,7 +2,6 @@ package vmcp
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -52,7 +51,18 @@ func (g *Gateway) openMember(ctx, ownerCtx context.Context, owner string, wg *sy
 	return m
 }
 
+// openDeadline is the cancel cause of a backend opening (initialize and
+// lists, the legacy-then-negotiated fallback included) that took longer
+// than the initialize timeout d.
+type openDeadline struct{ d time.Duration }
+
+func (e *openDeadline) Error() string { return "backend opening timed out after " + fmtDuration(e.d) }
+
+// connectMember dials the backend and lists what it offers, all within the
+// initialize timeout (each list also within the list timeout).
 func (g *Gateway) connectMember(ctx context.Context, m *member) *BackendError {
+	ctx, cancel := context.WithTimeoutCause(ctx, g.cfg.Timeouts.Initialize, &openDeadline{d: g.cfg.Timeouts.Initialize})
+	defer cancel()
 	c, be := g.dialer.dial(ctx, m.backend, m.preferLegacy)
 	if be != nil {
 		return be
@@ -68,7 +78,7 @@ func (g *Gateway) connectMember(ctx context.Context, m *member) *BackendError {
 }
 
 // listView lists a backend's tools, resources, templates and prompts, each
-// bounded by the list timeout. A capability the backend does not declare,
+// bounded by the list timeout (and all by ctx). A capability the backend does not declare,
 // or a list method it does not know, is empty.
 func (g *Gateway) listView(ctx context.Context, c *conn) (backendView, *BackendError) {
 	var v backendView
@@ -162,6 +172,8 @@ type NoBackendError struct {
 	Errs []error
 }
 
+// Error renders "no backend available: " and every backend's failure,
+// separated by "; ".
 func (e *NoBackendError) Error() string {
 	s := "no backend available"
 	for i, err := range e.Errs {
@@ -181,4 +193,3 @@ func (e *NoBackendError) Unwrap() []error { return e.Errs }
 // Is makes errors.Is(err, ErrBackendUnavailable) hold.
 func (e *NoBackendError) Is(target error) bool { return target == ErrBackendUnavailable }
 
-var _ = errors.Is

@@ -53,7 +53,8 @@ func newPool(g *Gateway) *pool {
 }
 
 // ensure opens the pool on first use and, when retry is set, reconnects
-// backends that have no live member (at most once per poolRetryInterval).
+// backends that have no live member (at most once per poolRetryInterval,
+// counted from the end of the last opening).
 // It returns the current aggregate.
 func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 	for {
@@ -119,6 +120,10 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 			p.slots[name] = append(p.liveLocked(name), &poolSlot{m: m})
 		}
 		p.opened = true
+		// The interval runs from the end of an opening: one that takes
+		// the whole initialize timeout does not make the next request
+		// retry at once.
+		p.lastRetry = time.Now()
 		p.rebuildLocked()
 		p.opening = nil
 		p.mu.Unlock()
