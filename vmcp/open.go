@@ -192,4 +192,3 @@ func (e *NoBackendError) Unwrap() []error { return e.Errs }
 
 // Is makes errors.Is(err, ErrBackendUnavailable) hold.
 func (e *NoBackendError) Is(target error) bool { return target == ErrBackendUnavailable }
-
