@@ -85,9 +85,47 @@ func TestMutantNoBreaker(t *testing.T) {
 	expectFails(t, "breaker/legacy/streamable-http", target, "circuit opens after")
 }
 
+// TestOtherWordingPasses is the converse of the no-wrapping mutant: a
+// gateway that does name the failing backend, in its own words (`upstream
+// beta failed: ...`, no vmcp _meta, no error data), passes the wrapping
+// scenario. The scenarios hold a gateway to naming the backend, not to our
+// phrasing.
+func TestOtherWordingPasses(t *testing.T) {
+	sc := scenario(t, "wrapping/modern/streamable-http")
+	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+	defer cancel()
+	target := &stripNamesTarget{inner: harness.Reference{TargetName: "other-wording"}, rewrite: rewordNames}
+	rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target})
+	res := rec.Result()
+	t.Logf("%s against %s: %s in %s: %s", sc.Name, target.Name(), res.Verdict, res.Duration.D(), res.Reason)
+	if res.Verdict != harness.VerdictPassed {
+		t.Fatalf("a gateway naming the backend in other words: %s %s", res.Verdict, res.Reason)
+	}
+	// The proxy did rewrite: the recorded errors carry its wording and no
+	// vmcp _meta.
+	reworded := 0
+	for _, c := range rec.Calls() {
+		if c.Outcome == harness.OutcomeBackendUnavailable {
+			if strings.Contains(c.Error, `backend "`) || c.Meta[harness.MetaBackend] != nil {
+				t.Fatalf("not rewritten: %+v", c)
+			}
+			if strings.HasPrefix(c.Error, "upstream ") || strings.Contains(c.Error, ": upstream ") {
+				reworded++
+			}
+		}
+	}
+	if reworded < 10 {
+		t.Fatalf("only %d reworded unavailable calls", reworded)
+	}
+}
+
 // stripNamesTarget is a mutant gateway: the reference vMCP behind a
-// proxy that removes the backend's name from every error it returns.
-type stripNamesTarget struct{ inner harness.Reference }
+// proxy that rewrites every JSON-RPC message it returns (stripNames by
+// default: the backend's name goes from every error).
+type stripNamesTarget struct {
+	inner   harness.Reference
+	rewrite func([]byte) []byte
+}
 
 func (m *stripNamesTarget) Name() string                       { return m.inner.Name() }
 func (m *stripNamesTarget) Capabilities() harness.Capabilities { return m.inner.Capabilities() }
@@ -109,6 +147,10 @@ func (m *stripNamesTarget) Start(ctx context.Context, topo harness.TopologyInfo)
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1
+	rewrite := m.rewrite
+	if rewrite == nil {
+		rewrite = stripNames
+	}
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if resp.Request.Method != http.MethodPost {
 			return nil
@@ -122,12 +164,12 @@ func (m *stripNamesTarget) Start(ctx context.Context, topo harness.TopologyInfo)
 			lines := strings.Split(string(body), "\n")
 			for i, l := range lines {
 				if data, ok := strings.CutPrefix(l, "data: "); ok {
-					lines[i] = "data: " + string(stripNames([]byte(data)))
+					lines[i] = "data: " + string(rewrite([]byte(data)))
 				}
 			}
 			body = []byte(strings.Join(lines, "\n"))
 		} else {
-			body = stripNames(body)
+			body = rewrite(body)
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		resp.ContentLength = int64(len(body))
@@ -141,9 +183,24 @@ func (m *stripNamesTarget) Start(ctx context.Context, topo harness.TopologyInfo)
 
 var backendNameRE = regexp.MustCompile(`backend "[^"]+" (unavailable|error)`)
 
+var unavailableNameRE = regexp.MustCompile(`backend "([^"]+)" unavailable`)
+
 // stripNames rewrites one JSON-RPC message: error texts lose the
 // backend's name, results lose _meta, errors lose data.
 func stripNames(msg []byte) []byte {
+	return rewriteMessage(msg, func(text string) string { return backendNameRE.ReplaceAllString(text, "upstream $1") })
+}
+
+// rewordNames rewrites one JSON-RPC message as another gateway might
+// word it: `backend "beta" unavailable` becomes `upstream beta failed`,
+// results lose _meta, errors lose data.
+func rewordNames(msg []byte) []byte {
+	return rewriteMessage(msg, func(text string) string { return unavailableNameRE.ReplaceAllString(text, "upstream $1 failed") })
+}
+
+// rewriteMessage applies reword to a JSON-RPC message's error texts
+// (result content and error message) and drops _meta and error data.
+func rewriteMessage(msg []byte, reword func(string) string) []byte {
 	var m map[string]any
 	if json.Unmarshal(msg, &m) != nil {
 		return msg
@@ -154,7 +211,7 @@ func stripNames(msg []byte) []byte {
 			for _, c := range content {
 				if cm, ok := c.(map[string]any); ok {
 					if text, ok := cm["text"].(string); ok {
-						cm["text"] = backendNameRE.ReplaceAllString(text, "upstream $1")
+						cm["text"] = reword(text)
 					}
 				}
 			}
@@ -163,7 +220,7 @@ func stripNames(msg []byte) []byte {
 	if e, ok := m["error"].(map[string]any); ok {
 		delete(e, "data")
 		if text, ok := e["message"].(string); ok {
-			e["message"] = backendNameRE.ReplaceAllString(text, "upstream $1")
+			e["message"] = reword(text)
 		}
 	}
 	out, err := json.Marshal(m)
