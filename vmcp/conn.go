@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sort"
 	"sync"
 	"time"
 
@@ -281,13 +280,7 @@ func (d *dialer) newTransport(b config.Backend, c *conn) (transport.Interface, e
 			transport.WithEndpointTimeout(t.Initialize),
 			transport.WithResponseTimeout(backstop))
 	case config.TransportStdio:
-		env := make([]string, 0, len(b.Env))
-		for k, v := range b.Env {
-			env = append(env, k+"="+v)
-		}
-		sort.Strings(env)
-		return transport.NewStdioWithOptions(b.Command[0], env, b.Command[1:],
-			transport.WithCommandLogger(d.logger)), nil
+		return d.newStdioTransport(b, c)
 	default:
 		return nil, fmt.Errorf("unknown transport %q", b.Transport)
 	}
@@ -319,6 +312,11 @@ func (c *conn) invoke(ctx context.Context, op string, timeout time.Duration, fn 
 		return nil
 	}
 	cause := context.Cause(tctx)
+	if cause == nil && !c.alive() {
+		// The connection died (e.g. a validator found bad output) and
+		// the transport noticed before the AfterFunc above ran.
+		cause = errConnDead
+	}
 	f := failure{
 		err:      err,
 		cause:    cause,

@@ -13,3 +13,20 @@ func BackendConnAlive(s *Session, name string) bool {
 	m.mu.Unlock()
 	return c != nil && c.alive()
 }
+
+// PoolConnsAlive counts the pool's live connections to backend name.
+func PoolConnsAlive(g *Gateway, name string) int {
+	g.pool.mu.Lock()
+	slots := append([]*poolSlot(nil), g.pool.slots[name]...)
+	g.pool.mu.Unlock()
+	n := 0
+	for _, s := range slots {
+		s.m.mu.Lock()
+		c := s.m.conn
+		s.m.mu.Unlock()
+		if c != nil && c.alive() {
+			n++
+		}
+	}
+	return n
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
@@ -25,11 +26,19 @@ tools:
   - {name: die}
   - {name: hang}
   - {name: oops}
+  - {name: bad}
+  - {name: wrongid}
+  - {name: big}
+  - {name: slow, delay: 2500ms}
+  - {name: wait, delay: 1s}
 faults:
   - {kind: jsonrpc_error, code: -32603, message: injected, match: {tool: fail}}
   - {kind: crash, exit: true, match: {tool: die}}
   - {kind: stall, match: {tool: hang}}
   - {kind: tool_error, text: "tool says no", match: {tool: oops}}
+  - {kind: malformed, variant: invalid_json, match: {tool: bad}}
+  - {kind: malformed, variant: wrong_id, match: {tool: wrongid}}
+  - {kind: malformed, variant: oversized, size: 1048576, match: {tool: big}}
 `
 
 func TestStdioBackend(t *testing.T) {
@@ -38,7 +47,7 @@ func TestStdioBackend(t *testing.T) {
 	if err := os.WriteFile(script, []byte(stdioScript), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf("name: t\nbackends:\n  - {name: gamma, transport: stdio, command: [%q, %q]}\ntimeouts: {initialize: 5s, call: 2s, close: 500ms}\n", stdioBackendBin, script)
+	cfg := fmt.Sprintf("name: t\nbackends:\n  - {name: gamma, transport: stdio, command: [%q, %q]}\ntimeouts: {initialize: 5s, call: 2s, close: 500ms}\nlimits: {maxResponseBytes: 64KiB}\n", stdioBackendBin, script)
 	g := startGateway(t, cfg)
 	for _, modern := range []bool{false, true} {
 		c := connect(t, g.URL(), modern)
@@ -67,7 +76,60 @@ func TestStdioBackend(t *testing.T) {
 			t.Fatalf("after exit: %s", resultText(res))
 		}
 		t.Logf("modern=%v call after process exit (respawn) took %v", modern, d)
+
+		// Bad output fails the calls in flight at once, naming the
+		// backend; the next call starts the process again.
+		for _, tc := range []struct{ tool, text string }{
+			{"gamma_bad", `backend "gamma" unavailable: invalid response: malformed JSON`},
+			{"gamma_wrongid", `backend "gamma" unavailable: invalid response: response id`},
+			{"gamma_big", `backend "gamma" unavailable: invalid response: message larger than 65536 bytes`},
+		} {
+			res, d := callTool(t, c, tc.tool, nil)
+			t.Logf("modern=%v %s: %v %s", modern, tc.tool, d, resultText(res))
+			checkErr(t, res, "gamma", "invalid_response", tc.text)
+			if d > time.Second {
+				t.Errorf("%s took %v", tc.tool, d)
+			}
+			if res, _ := callTool(t, c, "gamma_echo", nil); res.IsError {
+				t.Errorf("after %s: %s", tc.tool, resultText(res))
+			}
+		}
+
+		// A late answer (slow takes 2.5 s, the call timeout is 2 s)
+		// arrives while the next call is in flight: it is dropped, and
+		// the process keeps serving (no re-initialization).
+		reinits := stdioReinits(t, g, c, modern)
+		res, _ = callTool(t, c, "gamma_slow", nil)
+		checkErr(t, res, "gamma", "timeout", `backend "gamma" unavailable: timed out after 2s`)
+		if res, _ := callTool(t, c, "gamma_wait", nil); res.IsError {
+			t.Errorf("call in flight when the late answer arrived: %s", resultText(res))
+		}
+		if res, _ := callTool(t, c, "gamma_echo", nil); res.IsError {
+			t.Errorf("call after the late answer: %s", resultText(res))
+		}
+		if n := stdioReinits(t, g, c, modern); n != reinits {
+			t.Errorf("re-initializations went from %d to %d after a late answer", reinits, n)
+		}
 	}
+}
+
+// stdioReinits returns how often gamma's connection was re-initialized, in
+// the client's session (legacy) or the pool (modern).
+func stdioReinits(t *testing.T, g *vmcp.Gateway, c *client.Client, modern bool) int {
+	t.Helper()
+	if !modern {
+		s, ok := g.Session(c.GetSessionId())
+		if !ok {
+			t.Fatal("no gateway session")
+		}
+		st, _ := s.BackendState("gamma")
+		return st.Reinitializations
+	}
+	n := 0
+	for _, ms := range g.Status().Pool.Backends["gamma"] {
+		n += ms.Reinitializations
+	}
+	return n
 }
 
 const sseScript = `
@@ -126,10 +188,11 @@ func TestSSEBackend(t *testing.T) {
 			b.ExpireSessions()
 			waitFor(t, 5*time.Second, func() bool { return !vmcp.BackendConnAlive(s, "delta") })
 		} else {
-			// The pool's connection: its death is checked through the
-			// next call succeeding on a new one.
+			if vmcp.PoolConnsAlive(g, "delta") != 1 {
+				t.Fatalf("pool connections to delta alive before the stream drop: %d, want 1", vmcp.PoolConnsAlive(g, "delta"))
+			}
 			b.ExpireSessions()
-			waitFor(t, 5*time.Second, func() bool { return b.SessionCount() == 0 })
+			waitFor(t, 5*time.Second, func() bool { return vmcp.PoolConnsAlive(g, "delta") == 0 })
 		}
 		res, d := callTool(t, c, "delta_echo", nil)
 		t.Logf("modern=%v sse call after the stream was dropped: %v %s", modern, d, resultText(res))
@@ -203,4 +266,3 @@ func TestSSELateResponse(t *testing.T) {
 		t.Errorf("backend state %s, %d re-initializations (want connected, 0): %s", st.State, st.Reinitializations, st.LastError)
 	}
 }
-
