@@ -102,9 +102,10 @@ var benchFindQueries = []string{
 // initialize (backend initialize, tools/list of 10,000 tools, index build)
 // is reported as first-session-ms.
 func BenchmarkOptimizerFindTool10k(b *testing.B) {
-	g := benchGateway(b, benchTools(10000))
+	tools := benchTools(10000)
 	for _, rev := range revisions {
 		b.Run(rev.name, func(b *testing.B) {
+			g := benchGateway(b, tools) // a fresh gateway per run: the first session builds the index
 			start := time.Now()
 			c, err := tryConnect(g.URL(), rev.modern)
 			if err != nil {
