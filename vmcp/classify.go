@@ -31,6 +31,7 @@ type failure struct {
 	trace     traceSnapshot
 	deadErr   error // why the connection died, if it did
 	stdio     bool
+	handshake bool // the request was initialize: a 404 there is no expired session
 }
 
 // classify turns a failed attempt into a *BackendError (without Backend and
@@ -73,6 +74,10 @@ func classify(f failure) *BackendError {
 	case errors.As(err, &auth):
 		be.Status = http.StatusUnauthorized
 		return set(KindHTTPStatus, "HTTP 401 Unauthorized")
+	case f.handshake && f.trace.status == http.StatusNotFound:
+		// No session yet: the URL is wrong (or the server is not MCP).
+		be.Status = http.StatusNotFound
+		return set(KindHTTPStatus, "HTTP 404 Not Found")
 	case errors.Is(err, transport.ErrSessionTerminated) || f.trace.status == http.StatusNotFound:
 		be.Status = http.StatusNotFound
 		return set(KindSessionExpired, "session expired")

@@ -318,13 +318,14 @@ func (c *conn) invoke(ctx context.Context, op string, timeout time.Duration, fn 
 		cause = errConnDead
 	}
 	f := failure{
-		err:      err,
-		cause:    cause,
-		timeout:  timeout,
-		timedOut: errors.Is(cause, errCallTimeout),
-		trace:    snap,
-		deadErr:  c.deathErr(),
-		stdio:    c.isStdio(),
+		err:       err,
+		cause:     cause,
+		timeout:   timeout,
+		timedOut:  errors.Is(cause, errCallTimeout),
+		trace:     snap,
+		deadErr:   c.deathErr(),
+		stdio:     c.isStdio(),
+		handshake: op == "initialize",
 	}
 	if od := (*openDeadline)(nil); errors.As(cause, &od) {
 		// The opening's overall bound (initialize timeout) passed first.

@@ -3,6 +3,7 @@ package vmcp_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -134,8 +135,14 @@ func TestSessionStateTransitions(t *testing.T) {
 	if s.State != vmcp.StateError || !strings.Contains(s.LastError, "HTTP 403 Forbidden") || s.LastErrorKind != vmcp.KindHTTPStatus || s.LastErrorAt == nil {
 		t.Fatalf("after 403: %+v", s)
 	}
-	if a := state(); a.State != vmcp.StateError {
-		t.Fatal("state changed by itself")
+	// Another backend's success is not beta's: beta stays in error.
+	if res, _ := callTool(t, c, "alpha_echo", nil); res.IsError {
+		t.Fatalf("alpha: %s", resultText(res))
+	}
+	var ss vmcp.SessionStatus
+	getJSON(t, strings.TrimSuffix(g.URL(), "/mcp")+"/api/sessions/"+id, &ss)
+	if ss.Backends["beta"].State != vmcp.StateError || ss.Backends["alpha"].State != vmcp.StateConnected {
+		t.Fatalf("after alpha's success: beta %s, alpha %s; want error, connected", ss.Backends["beta"].State, ss.Backends["alpha"].State)
 	}
 	var st vmcp.Status
 	getJSON(t, strings.TrimSuffix(g.URL(), "/mcp")+"/status", &st)
@@ -232,5 +239,60 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool) {
 			t.Fatalf("condition not met within %v", d)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestPersisting404IsSessionExpired: a backend that answers 404 again after
+// the one re-initialization fails the call as session_expired, having seen
+// the call exactly twice.
+func TestPersisting404IsSessionExpired(t *testing.T) {
+	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
+	g := startGateway(t, gwConfig(faultTimeouts, a, b))
+	for _, modern := range []bool{false, true} {
+		c := connect(t, g.URL(), modern)
+		if err := b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: http.StatusNotFound,
+			Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}}); err != nil {
+			t.Fatal(err)
+		}
+		calls0, init0 := countTool(b.Requests(), "tools/call", "echo"), countTool(b.Requests(), "initialize", "")
+		res, d := callTool(t, c, "beta_echo", nil)
+		t.Logf("modern=%v: %v %s", modern, d, resultText(res))
+		checkErr(t, res, "beta", "session_expired", `backend "beta" unavailable: session expired`)
+		recs := b.Requests()
+		if n := countTool(recs, "tools/call", "echo") - calls0; n != 2 {
+			t.Errorf("modern=%v: backend saw %d calls, want 2 (the 404 and one retry)", modern, n)
+		}
+		if n := countTool(recs, "initialize", "") - init0; n != 1 {
+			t.Errorf("modern=%v: %d re-initializations, want 1", modern, n)
+		}
+		b.ClearFaults()
+		if res, _ := callTool(t, c, "beta_echo", nil); res.IsError {
+			t.Errorf("modern=%v: no recovery: %s", modern, resultText(res))
+		}
+	}
+}
+
+// TestWrongPathIs404NotExpired: a backend URL with a wrong path (a server
+// that answers 404 to everything: the fake backends serve MCP on any path)
+// answers 404 to initialize. That is no expired session: the backend is
+// recorded as error with HTTP 404 Not Found.
+func TestWrongPathIs404NotExpired(t *testing.T) {
+	b := startFake(t, plainBeta)
+	nf := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(nf.Close)
+	wrong := nf.URL + "/nope"
+	cfg := "name: t\nbackends:\n" +
+		"  - {name: alpha, url: \"" + wrong + "\"}\n" +
+		"  - {name: beta, url: \"" + b.URL() + "\"}\n" + faultTimeouts
+	g := startGateway(t, cfg)
+	c := connect(t, g.URL(), false)
+	s, ok := g.Session(c.GetSessionId())
+	if !ok {
+		t.Fatal("no gateway session")
+	}
+	st, _ := s.BackendState("alpha")
+	t.Logf("alpha: %s", st.LastError)
+	if st.State != vmcp.StateError || st.LastErrorKind != vmcp.KindHTTPStatus || st.LastError != `backend "alpha" unavailable: HTTP 404 Not Found` {
+		t.Errorf("alpha = %s %s %q, want error http_status `backend \"alpha\" unavailable: HTTP 404 Not Found`", st.State, st.LastErrorKind, st.LastError)
 	}
 }
