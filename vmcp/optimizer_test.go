@@ -998,3 +998,78 @@ func TestOptimizerDefaultMaxResults(t *testing.T) {
 		}
 	}
 }
+
+// TestOptimizerStatelessExclusionPerRequest: a stateless (modern) client
+// has no session, so each request is judged when it arrives: once beta's
+// probes fail (403: unauthenticated) the same client no longer finds or
+// calls beta's tools, although the pool connected beta while it was
+// healthy; with alpha's probes failing too find_tool says no backend is
+// available; when the probes pass again the tools are back. A legacy
+// session created while beta was healthy keeps it (list-changed off).
+func TestOptimizerStatelessExclusionPerRequest(t *testing.T) {
+	a, b := startFake(t, strings.Replace(plainAlpha, "{name: echo}", "{name: echo}\n  - {name: health}", 1)), startFake(t, probedBeta)
+	probe := "    probe: \"tool:health\"\n"
+	g := startGateway(t, backendsYAML(map[string]string{"alpha": probe, "beta": probe}, a, b)+
+		optimizerCfg+"health: {interval: 100ms, timeout: 80ms, unhealthyThreshold: 1}\n")
+	eventually(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+	modern := connect(t, g.URL(), true)
+	legacy := connect(t, g.URL(), false)
+	for name, c := range map[string]*client.Client{"modern": modern, "legacy": legacy} {
+		if fr := findTool(t, c, "another tool of beta"); len(fr.Tools) == 0 || fr.Tools[0].Name != "beta_other" {
+			t.Fatalf("%s, beta healthy: find_tool = %v", name, fr.names())
+		}
+	}
+	baseline := findTool(t, modern, "echo").TokenMetrics.Baseline
+
+	forbid := func(fb *fakebackends.Backend) {
+		t.Helper()
+		if err := fb.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403,
+			Match: fakebackends.Match{Method: "tools/call", Tool: "health"}}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(fb.ClearFaults)
+	}
+	forbid(b)
+	eventually(t, 5*time.Second, "beta unauthenticated", func() bool { return healthOf(t, g).Backends["beta"].Status == "unauthenticated" })
+	for _, q := range []string{"another tool of beta", "echo", "beta other", "health check"} {
+		fr := findTool(t, modern, q, "echo", "beta")
+		if hasPrefix(fr.names(), "beta_") || !slices.Contains(fr.names(), "alpha_echo") {
+			t.Errorf("modern, beta unauthenticated: find_tool(%q) = %v (message %q): want alpha_echo and nothing of beta", q, fr.names(), fr.Message)
+		}
+		if q == "echo" && (fr.TokenMetrics.Baseline <= 0 || fr.TokenMetrics.Baseline >= baseline) {
+			t.Errorf("modern, beta unauthenticated: baseline %d tokens, want less than the %d with beta", fr.TokenMetrics.Baseline, baseline)
+		}
+	}
+	want := `tool not found: beta_other (backend "beta" unavailable: unauthenticated (health check))`
+	if res, _ := callViaOptimizer(t, modern, "beta_other", nil); !res.IsError || resultText(res) != want {
+		t.Errorf("modern, beta unauthenticated: call_tool beta_other = %q (isError %v), want %q", resultText(res), res.IsError, want)
+	}
+	if res, _ := callViaOptimizer(t, modern, "alpha_echo", nil); res.IsError {
+		t.Errorf("modern: call_tool alpha_echo = %q", resultText(res))
+	}
+	// The legacy session was created with beta and keeps it.
+	if fr := findTool(t, legacy, "another tool of beta"); len(fr.Tools) == 0 || fr.Tools[0].Name != "beta_other" {
+		t.Errorf("legacy session created with beta: find_tool = %v", fr.names())
+	}
+
+	forbid(a)
+	eventually(t, 5*time.Second, "alpha unauthenticated", func() bool { return healthOf(t, g).Backends["alpha"].Status == "unauthenticated" })
+	fr := findTool(t, modern, "echo")
+	wantMsg := vmcp.MsgNoBackend + `: backend "alpha" unavailable: unauthenticated (health check); backend "beta" unavailable: unauthenticated (health check)`
+	if len(fr.Tools) != 0 || fr.Message != wantMsg {
+		t.Errorf("modern, every backend unauthenticated: find_tool = %v, message %q; want none and %q", fr.names(), fr.Message, wantMsg)
+	}
+
+	a.ClearFaults()
+	b.ClearFaults()
+	eventually(t, 5*time.Second, "both healthy", func() bool {
+		h := healthOf(t, g)
+		return h.Backends["alpha"].Status == "healthy" && h.Backends["beta"].Status == "healthy"
+	})
+	if fr := findTool(t, modern, "another tool of beta"); len(fr.Tools) == 0 || fr.Tools[0].Name != "beta_other" {
+		t.Errorf("modern, beta healthy again: find_tool = %v", fr.names())
+	}
+	if res, _ := callViaOptimizer(t, modern, "beta_other", nil); res.IsError || resultText(res) != "fine" {
+		t.Errorf("modern, beta healthy again: call_tool beta_other = %q", resultText(res))
+	}
+}

@@ -113,7 +113,7 @@ func (g *Gateway) sessionNoBackend(s *Session) string {
 	for _, name := range s.order {
 		m := s.members[name]
 		if s.hidden[name] {
-			causes = append(causes, (&BackendError{Backend: name, Kind: KindUnhealthy, Cause: g.whyUnavailable(name)}).Error())
+			causes = append(causes, (&BackendError{Backend: name, Kind: KindUnhealthy, Cause: g.whyLeft(name)}).Error())
 			continue
 		}
 		m.mu.Lock()
@@ -132,22 +132,52 @@ func (g *Gateway) sessionNoBackend(s *Session) string {
 	return MsgNoBackend + ": " + strings.Join(causes, "; ")
 }
 
-// whyUnavailable says why a backend left live sessions' views: its health
-// state or its open circuit.
-func (g *Gateway) whyUnavailable(name string) string {
-	if r := g.res; r != nil {
-		if br, ok := r.backends[name]; ok {
-			if r.cfg.Health.Enabled {
-				if st := br.tracker.Status().State; !st.Usable() {
-					return string(st) + " (health check)"
-				}
-			}
-			if br.breaker != nil && br.breaker.State() == breaker.Open {
-				return "circuit open"
-			}
+// unavailable reports whether a backend is unavailable now (health
+// unhealthy or unauthenticated while the monitor runs, or circuit open) and
+// why, in the words of the gate's refusal.
+func (g *Gateway) unavailable(name string) (string, bool) {
+	r := g.res
+	if r == nil {
+		return "", false
+	}
+	br, ok := r.backends[name]
+	if !ok {
+		return "", false
+	}
+	if r.cfg.Health.Enabled {
+		if st := br.tracker.Status().State; !st.Usable() {
+			return string(st) + " (health check)", true
 		}
 	}
+	if br.breaker != nil && br.breaker.State() == breaker.Open {
+		return "circuit open", true
+	}
+	return "", false
+}
+
+// whyLeft says why a backend left live sessions' views.
+func (g *Gateway) whyLeft(name string) string {
+	if why, ok := g.unavailable(name); ok {
+		return why
+	}
 	return "left the session"
+}
+
+// poolUnavailable returns the backends of the pool's view that are
+// unavailable now, each with its BackendError text. A stateless request is
+// a session of its own: what it can find and call is decided when it
+// arrives, as for a session when it is created.
+func (g *Gateway) poolUnavailable(v *optView) map[string]string {
+	var out map[string]string
+	for _, b := range v.backends {
+		if why, ok := g.unavailable(b); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[b] = (&BackendError{Backend: b, Kind: KindUnhealthy, Cause: why}).Error()
+		}
+	}
+	return out
 }
 
 // installOptimizerOnly gives a stateless request the optimizer's tools when
@@ -193,12 +223,24 @@ func (g *Gateway) findTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	}
 
 	v, why := g.optimizerView(ctx)
-	if v == nil || len(v.allowed) == 0 {
+	if v == nil {
+		return findResult(FindToolResult{Tools: []mcp.Tool{}, Message: why}), nil
+	}
+	allowed, baseline := v.allowed, v.baseline
+	if v.pool {
+		if gone := g.poolUnavailable(v); len(gone) > 0 {
+			allowed, baseline = v.without(gone)
+			if len(allowed) == 0 && len(gone) == len(v.backends) {
+				why = MsgNoBackend + ": " + joinSorted(gone)
+			}
+		}
+	}
+	if len(allowed) == 0 {
 		return findResult(FindToolResult{Tools: []mcp.Tool{}, Message: why}), nil
 	}
 	v.ensure(ctx)
 	st := v.st
-	matches, err := st.ix.Search(ctx, optimizer.Query{Description: desc, Keywords: keywords}, v.allowed, st.maxResults)
+	matches, err := st.ix.Search(ctx, optimizer.Query{Description: desc, Keywords: keywords}, allowed, st.maxResults)
 	if err != nil {
 		return mcp.NewToolResultError("find_tool: search failed: " + err.Error()), nil
 	}
@@ -206,11 +248,11 @@ func (g *Gateway) findTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	for _, m := range matches {
 		out.Tools = append(out.Tools, m.Tool)
 	}
-	out.TokenMetrics = optimizer.NewTokenMetrics(v.baseline, optimizer.EstimateTokens(out.Tools))
+	out.TokenMetrics = optimizer.NewTokenMetrics(baseline, optimizer.EstimateTokens(out.Tools))
 	if len(out.Tools) == 0 {
 		out.Message = "no tool matches the description; try other words or keywords"
 	}
-	g.logger.Debug("find_tool", "query", desc, "keywords", keywords, "results", len(out.Tools), "allowed", len(v.allowed))
+	g.logger.Debug("find_tool", "query", desc, "keywords", keywords, "results", len(out.Tools), "allowed", len(allowed))
 	return findResult(out), nil
 }
 
@@ -246,6 +288,12 @@ func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	r, ok := agg.ToolRoutes[name]
 	if !ok {
 		return mcp.NewToolResultError("tool not found: " + name), nil
+	}
+	if _, stateless := target.(*pool); stateless {
+		if why, gone := g.unavailable(r.Backend); gone {
+			be := &BackendError{Backend: r.Backend, Kind: KindUnhealthy, Cause: why}
+			return mcp.NewToolResultError("tool not found: " + name + " (" + be.Error() + ")"), nil
+		}
 	}
 	out := mcp.CallToolRequest{}
 	out.Params.Name = name
@@ -370,6 +418,14 @@ type optView struct {
 	// backend at all ("" when it holds one; always "" for the pool, whose
 	// message comes from the pool).
 	noBackend string
+	// pool marks the stateless pool's view, which each request narrows to
+	// the backends available when it arrives (without).
+	pool     bool
+	backends []string          // the view's backends, sorted
+	segOf    map[string]string // segment key → backend
+	segSize  map[string][2]int // segment key → {bytes of its tools' encodings, number of tools}
+
+	filtered map[string]filteredView // under mu; key: the excluded backends
 
 	mu      sync.Mutex
 	held    map[string]*segment
@@ -379,7 +435,8 @@ type optView struct {
 // newView computes the view of agg (fingerprints, allowed keys, baseline)
 // without touching the index.
 func (st *optimizerState) newView(agg *aggregate) *optView {
-	v := &optView{st: st, agg: agg, segTools: map[string][]mcp.Tool{}, allowed: optimizer.ToolSet{}, held: map[string]*segment{}}
+	v := &optView{st: st, agg: agg, segTools: map[string][]mcp.Tool{}, allowed: optimizer.ToolSet{}, held: map[string]*segment{},
+		segOf: map[string]string{}, segSize: map[string][2]int{}}
 	if agg == nil {
 		return v
 	}
@@ -397,13 +454,20 @@ func (st *optimizerState) newView(agg *aggregate) *optView {
 		if b, err := json.Marshal(tools); err == nil {
 			sum := sha256.Sum256(b)
 			key = backend + "@" + hex.EncodeToString(sum[:8])
-			size += len(b) - 1 - len(tools) // the tools' own encodings: less '[', ']' and the commas
+			own := len(b) - 1 - len(tools) // the tools' own encodings: less '[', ']' and the commas
+			size += own
 			n += len(tools)
+			v.segSize[key] = [2]int{own, len(tools)}
 		}
+		v.segOf[key] = backend
 		v.segTools[key] = tools
 		v.allowed.Add(key, tools...)
 	}
 	v.baseline = optimizer.EstimateListTokens(size, n)
+	for b := range byBackend {
+		v.backends = append(v.backends, b)
+	}
+	sort.Strings(v.backends)
 	return v
 }
 
@@ -444,6 +508,7 @@ func (st *optimizerState) poolView(agg *aggregate) *optView {
 	}
 	st.mu.Unlock()
 	nv := st.newView(agg) // off-lock: fingerprints encode every tool
+	nv.pool = true
 	st.mu.Lock()
 	if v := st.pool; v != nil && v.agg == agg {
 		st.mu.Unlock()
@@ -456,6 +521,65 @@ func (st *optimizerState) poolView(agg *aggregate) *optView {
 		old.release()
 	}
 	return nv
+}
+
+// filteredView is a view's tool set less some backends' tools.
+type filteredView struct {
+	allowed  optimizer.ToolSet
+	baseline int
+}
+
+// maxFiltered bounds the cached filtered sets of one view.
+const maxFiltered = 16
+
+// without returns v's tool set and baseline less the tools of the gone
+// backends. The segments stay held by v (v.ensure indexes them); results
+// are cached per set of gone backends.
+func (v *optView) without(gone map[string]string) (optimizer.ToolSet, int) {
+	names := make([]string, 0, len(gone))
+	for b := range gone {
+		names = append(names, b)
+	}
+	sort.Strings(names)
+	key := strings.Join(names, "\x00")
+	v.mu.Lock()
+	f, ok := v.filtered[key]
+	v.mu.Unlock()
+	if ok {
+		return f.allowed, f.baseline
+	}
+	f.allowed = optimizer.ToolSet{}
+	size, n := 0, 0
+	for seg, tools := range v.segTools {
+		if _, out := gone[v.segOf[seg]]; out {
+			continue
+		}
+		f.allowed.Add(seg, tools...)
+		size += v.segSize[seg][0]
+		n += v.segSize[seg][1]
+	}
+	f.baseline = optimizer.EstimateListTokens(size, n)
+	v.mu.Lock()
+	if v.filtered == nil || len(v.filtered) >= maxFiltered {
+		v.filtered = map[string]filteredView{}
+	}
+	v.filtered[key] = f
+	v.mu.Unlock()
+	return f.allowed, f.baseline
+}
+
+// joinSorted joins the values of m in the order of its keys, with "; ".
+func joinSorted(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return strings.Join(out, "; ")
 }
 
 // dropSession forgets a session's view and releases its segments.
