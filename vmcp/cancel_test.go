@@ -160,10 +160,14 @@ func TestBoundedShutdownWithStalledBackends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, _ := vmcp.New(c0)
+	g, err := vmcp.New(c0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := g.Start(ctxT(t, 5*time.Second), "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
+	shutdownOnCleanup(t, g)
 	clients := []bool{false, false, true}
 	var conns []*client.Client
 	for _, modern := range clients {

@@ -2,6 +2,7 @@ package vmcp_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -49,10 +50,14 @@ func TestCloseBoundedWhenDeleteStalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, _ := vmcp.New(c0)
+	g, err := vmcp.New(c0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := g.Start(ctxT(t, 5*time.Second), "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
+	shutdownOnCleanup(t, g)
 	c := connect(t, g.URL(), false)
 	if res, _ := callTool(t, c, "stubborn_echo", nil); res.IsError {
 		t.Fatal(resultText(res))
@@ -65,5 +70,41 @@ func TestCloseBoundedWhenDeleteStalls(t *testing.T) {
 	t.Logf("shutdown with a backend stalling DELETE took %v (close timeout 300ms)", d)
 	if d < 250*time.Millisecond || d > 2*time.Second {
 		t.Errorf("shutdown took %v", d)
+	}
+}
+
+// TestShutdownReturnsWhenCtxEnds: Shutdown's ctx ends (200ms) before the
+// backend connections are closed (the backend stalls DELETE; close timeout
+// 1s): Shutdown returns ctx's error at once, and the connections end in
+// the background, cut off within the close timeout (goleak checks that at
+// the end of the tests).
+func TestShutdownReturnsWhenCtxEnds(t *testing.T) {
+	srv, _ := stallingDeleteBackend(t)
+	cfg := "name: t\nbackends:\n  - {name: stubborn, url: \"" + srv.URL + "/mcp\", protocol: legacy}\ntimeouts: {close: 1s}\n"
+	c0, err := vmcp.ParseConfig([]byte(cfg), "cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := vmcp.New(c0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(ctxT(t, 5*time.Second), "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	shutdownOnCleanup(t, g)
+	c := connect(t, g.URL(), false)
+	if res, _ := callTool(t, c, "stubborn_echo", nil); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	start := time.Now()
+	err = g.Shutdown(ctxT(t, 200*time.Millisecond))
+	d := time.Since(start)
+	t.Logf("shutdown with a 200ms ctx and a backend stalling DELETE (close timeout 1s) returned in %v: %v", d, err)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("shutdown error = %v, want context.DeadlineExceeded", err)
+	}
+	if d > 700*time.Millisecond {
+		t.Errorf("shutdown took %v after its ctx ended at 200ms", d)
 	}
 }

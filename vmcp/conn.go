@@ -55,6 +55,7 @@ type conn struct {
 	openedAt  time.Time
 
 	bg        sync.WaitGroup // cancel notifications in flight
+	bgClosed  bool           // under mu: close is waiting for bg; no more Add
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -353,7 +354,13 @@ func (c *conn) finish(op string, be *BackendError) *BackendError {
 // mcp-go does not send this over HTTP. It is sent in the background,
 // bounded by the close timeout; close waits for it.
 func (c *conn) notifyCancelled(id, reason string) {
+	c.mu.Lock()
+	if c.bgClosed {
+		c.mu.Unlock()
+		return // closing: the connection is going away anyway
+	}
 	c.bg.Add(1)
+	c.mu.Unlock()
 	go func() {
 		defer c.bg.Done()
 		ctx, cancel := context.WithTimeout(c.life, c.d.cfg.Timeouts.Close)
@@ -405,6 +412,9 @@ func (c *conn) close() <-chan struct{} {
 				<-done
 			}
 			c.lifeCancel()
+			c.mu.Lock()
+			c.bgClosed = true
+			c.mu.Unlock()
 			c.bg.Wait()
 		}()
 	})

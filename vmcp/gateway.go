@@ -306,7 +306,9 @@ func (g *Gateway) URL() string {
 // Shutdown closes every session and the pool (in-flight backend calls fail
 // at once; each backend connection gets the close timeout to end
 // gracefully, then is cut off), then stops the HTTP server. It is bounded by
-// the close timeout even with stalled backends; ctx bounds it further.
+// the close timeout even with stalled backends; ctx bounds it further: when
+// ctx ends first, Shutdown returns ctx.Err() at once and the connections
+// still closing end in the background (cut off, within the close timeout).
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.shutdownMu.Lock()
 	defer g.shutdownMu.Unlock()
@@ -363,7 +365,17 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 			err = serveErr
 		}
 	}
-	<-done
-	g.dialer.httpBase.(*http.Transport).CloseIdleConnections()
+	closeIdle := g.dialer.httpBase.(*http.Transport).CloseIdleConnections
+	select {
+	case <-done:
+		closeIdle()
+	case <-ctx.Done():
+		// ctx ended first: return now. What is left was cut off above
+		// (g.cancel) and ends on its own, within the close timeout.
+		go func() { <-done; closeIdle() }()
+		if err == nil {
+			err = ctx.Err()
+		}
+	}
 	return err
 }

@@ -2,9 +2,12 @@ package vmcp_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -34,10 +37,14 @@ func TestBackendHandleAndSessionObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := &sessionLog{}
-	g, _ := vmcp.New(cfg, vmcp.WithSessionObserver(log))
-	if err := g.Start(context.Background(), "127.0.0.1:0"); err != nil {
+	g, err := vmcp.New(cfg, vmcp.WithSessionObserver(log))
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := g.Start(ctxT(t, 5*time.Second), "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	shutdownOnCleanup(t, g)
 	c := connect(t, g.URL(), false)
 	s, ok := g.Session(c.GetSessionId())
 	if !ok {
@@ -71,5 +78,61 @@ func TestBackendHandleAndSessionObserver(t *testing.T) {
 	defer log.mu.Unlock()
 	if len(log.opened) != 1 || len(log.closed) != 1 || log.opened[0] != s.ID() {
 		t.Errorf("observer: %+v", log)
+	}
+}
+
+// TestGoAPIErrors: through the Go API (a session's backend handle) a backend
+// failure is a *vmcp.BackendError that errors.As finds, errors.Is matches
+// ErrBackendUnavailable (not for a JSON-RPC error), and a timeout matches
+// context.DeadlineExceeded.
+func TestGoAPIErrors(t *testing.T) {
+	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
+	g := startGateway(t, gwConfig(faultTimeouts, a, b))
+	c := connect(t, g.URL(), false)
+	s, ok := g.Session(c.GetSessionId())
+	if !ok {
+		t.Fatal("no gateway session")
+	}
+	h, ok := s.Backend("beta")
+	if !ok {
+		t.Fatal("no beta handle")
+	}
+	ctx := ctxT(t, 10*time.Second)
+	onEcho := fakebackends.Match{Method: "tools/call", Tool: "echo"}
+	cases := []struct {
+		name        string
+		fault       fakebackends.Fault
+		kind        vmcp.ErrorKind
+		unavailable bool
+		deadline    bool
+	}{
+		{"http 403", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Match: onEcho}, vmcp.KindHTTPStatus, true, false},
+		{"stall", fakebackends.Fault{Kind: fakebackends.KindStall, Match: onEcho}, vmcp.KindTimeout, true, true},
+		{"jsonrpc error", fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Code: -32603, Message: "kaput", Match: onEcho}, vmcp.KindJSONRPCError, false, false},
+	}
+	for _, tc := range cases {
+		if err := b.SetFaults(tc.fault); err != nil {
+			t.Fatal(err)
+		}
+		err := h.CallTool(ctx, "echo")
+		b.ClearFaults()
+		t.Logf("%s: %v", tc.name, err)
+		var be *vmcp.BackendError
+		if !errors.As(err, &be) {
+			t.Errorf("%s: errors.As(%v, *BackendError) is false", tc.name, err)
+			continue
+		}
+		if be.Backend != "beta" || be.Op != "tools/call" || be.Kind != tc.kind {
+			t.Errorf("%s: BackendError{%q %q %q}, want {beta tools/call %s}", tc.name, be.Backend, be.Op, be.Kind, tc.kind)
+		}
+		if got := errors.Is(err, vmcp.ErrBackendUnavailable); got != tc.unavailable {
+			t.Errorf("%s: errors.Is(err, ErrBackendUnavailable) = %v, want %v", tc.name, got, tc.unavailable)
+		}
+		if got := errors.Is(err, context.DeadlineExceeded); got != tc.deadline {
+			t.Errorf("%s: errors.Is(err, context.DeadlineExceeded) = %v, want %v", tc.name, got, tc.deadline)
+		}
+	}
+	if err := h.CallTool(ctx, "echo"); err != nil {
+		t.Errorf("after the faults: %v", err)
 	}
 }

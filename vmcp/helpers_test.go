@@ -65,6 +65,16 @@ func startGateway(t *testing.T, cfg string, opts ...vmcp.Option) *vmcp.Gateway {
 	return g
 }
 
+// shutdownOnCleanup shuts g down (bounded) when the test ends, also when it
+// fails before its own Shutdown call (a second Shutdown is a no-op).
+func shutdownOnCleanup(t *testing.T, g *vmcp.Gateway) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = g.Shutdown(ctx)
+	})
+}
+
 // connect opens an MCP client to the gateway: legacy (2025-11-25,
 // sessionful) or modern (2026-07-28, stateless).
 func connect(t *testing.T, url string, modern bool) *client.Client {
