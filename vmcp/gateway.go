@@ -78,7 +78,8 @@ type Gateway struct {
 
 	promptMu    sync.Mutex
 	promptNames map[string]bool
-	poolApplied atomic.Int64
+	poolApplied atomic.Int64 // the pool view version installed for stateless requests
+	poolApplyMu sync.Mutex   // serialises installing it
 
 	mu       sync.Mutex
 	sessions map[string]*Session

@@ -88,14 +88,18 @@ func (g *Gateway) onRequest(ctx context.Context, _ any, message any) error {
 		case mcp.MethodToolsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList, mcp.MethodPromptsList, mcp.MethodServerDiscover:
 			retry = true
 		}
-		agg, err := g.pool.ensure(ctx, retry)
-		if err != nil {
+		if _, err := g.pool.ensure(ctx, retry); err != nil {
 			if msg.Method == string(mcp.MethodServerDiscover) || g.installOptimizerOnly(sess, msg.Method) {
 				return nil // discovery, and find_tool (which says so), do not need backends
 			}
 			return err
 		}
-		if v := g.pool.version.Load(); g.poolApplied.Load() != v || retry {
+		// The pool's latest view and its version, read together and
+		// applied under one lock: a concurrent rebuild cannot have an
+		// older view marked current.
+		g.poolApplyMu.Lock()
+		defer g.poolApplyMu.Unlock()
+		if agg, v := g.pool.snapshot(); agg != nil && (g.poolApplied.Load() != v || retry) {
 			g.applyView(sess, g.pool, agg)
 			g.poolApplied.Store(v)
 		}

@@ -185,6 +185,13 @@ func (p *pool) noBackend() error {
 	return noBackendError(members)
 }
 
+// snapshot returns the current aggregate with its version.
+func (p *pool) snapshot() (*aggregate, int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.agg, p.version.Load()
+}
+
 func (p *pool) aggregate() *aggregate {
 	p.mu.Lock()
 	defer p.mu.Unlock()
