@@ -19,15 +19,49 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
-// rawPost sends one JSON-RPC message on a legacy session and returns the
+// rawPost sends one JSON-RPC message on a legacy session (or, with session
+// "", as a stateless request) and returns the
 // decoded response (nil for 202).
 func rawPost(ctx context.Context, url, session string, msg any) (map[string]any, error) {
+	header := http.Header{}
+	header.Set("Content-Type", "application/json")
+	header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		header.Set(mcp.HeaderSessionID, session)
+		header.Set(mcp.HeaderProtocolVersion, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	} else if m, ok := msg.(map[string]any); ok {
+		// A stateless (2026-07-28) request: the revision, client info and
+		// capabilities in params._meta, method and name mirrored in headers.
+		header.Set(mcp.HeaderProtocolVersion, mcp.LATEST_PROTOCOL_VERSION)
+		params := map[string]any{"_meta": map[string]any{
+			mcp.MetaKeyProtocolVersion:    mcp.LATEST_PROTOCOL_VERSION,
+			mcp.MetaKeyClientInfo:         map[string]any{"name": "vmcp-test", "version": "1"},
+			mcp.MetaKeyClientCapabilities: map[string]any{},
+		}}
+		orig, _ := m["params"].(map[string]any)
+		for k, v := range orig {
+			params[k] = v
+			if s, isStr := v.(string); isStr && (k == "name" || k == "uri") {
+				header.Set(mcp.HeaderName, s)
+			}
+		}
+		if method, _ := m["method"].(string); method != "" {
+			header.Set(mcp.HeaderMethod, method)
+		}
+		m2 := map[string]any{"params": params}
+		for k, v := range m {
+			if k != "params" {
+				m2[k] = v
+			}
+		}
+		msg = m2
+	}
 	body, _ := json.Marshal(msg)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", session)
-	req.Header.Set("Mcp-Protocol-Version", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header = header
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
@@ -116,32 +150,35 @@ func TestNotificationsCancelledFromClient(t *testing.T) {
 
 // TestResourceAndPromptErrorsCarryData: resources/read and prompts/get
 // failures are JSON-RPC errors naming the backend, with data {backend,
-// kind}.
+// kind}, for sessionful and stateless clients.
 func TestResourceAndPromptErrorsCarryData(t *testing.T) {
 	a, b := startFake(t, alphaScript), startFake(t, betaScript)
 	g := startGateway(t, gwConfig(faultTimeouts+"aggregation: {conflictResolution: priority, priorityOrder: [beta, alpha]}\n", a, b))
 	c := connect(t, g.URL(), false)
+	connect(t, g.URL(), true) // opens the pool while beta answers
 	b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Body: &fakebackends.FaultBody{Text: "nope"}})
-	for _, msg := range []map[string]any{
-		{"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": map[string]any{"uri": "mem://shared"}},
-		{"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": map[string]any{"name": "greet"}},
-	} {
-		start := time.Now()
-		resp, err := rawPost(ctxT(t, 5*time.Second), g.URL(), c.GetSessionId(), msg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s in %v: %v", msg["method"], time.Since(start), resp["error"])
-		e, _ := resp["error"].(map[string]any)
-		if e == nil {
-			t.Fatalf("no error: %v", resp)
-		}
-		if m := e["message"].(string); m != `backend "beta" unavailable: HTTP 403 Forbidden` {
-			t.Errorf("message = %q", m)
-		}
-		data, _ := e["data"].(map[string]any)
-		if data["backend"] != "beta" || data["kind"] != string(vmcp.KindHTTPStatus) {
-			t.Errorf("data = %v", data)
+	for _, session := range []string{c.GetSessionId(), ""} {
+		for _, msg := range []map[string]any{
+			{"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": map[string]any{"uri": "mem://shared"}},
+			{"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": map[string]any{"name": "greet"}},
+		} {
+			start := time.Now()
+			resp, err := rawPost(ctxT(t, 5*time.Second), g.URL(), session, msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s in %v: %v", msg["method"], time.Since(start), resp["error"])
+			e, _ := resp["error"].(map[string]any)
+			if e == nil {
+				t.Fatalf("no error: %v", resp)
+			}
+			if m := e["message"].(string); m != `backend "beta" unavailable: HTTP 403 Forbidden` {
+				t.Errorf("message = %q", m)
+			}
+			data, _ := e["data"].(map[string]any)
+			if data["backend"] != "beta" || data["kind"] != string(vmcp.KindHTTPStatus) {
+				t.Errorf("stateless=%v %s: data = %v", session == "", msg["method"], data)
+			}
 		}
 	}
 	// The mcp-go client sees the message.
