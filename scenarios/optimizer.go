@@ -100,13 +100,20 @@ var betaQueries = []struct {
 	{"beta", []string{"beta_echo", "beta_slow"}},
 }
 
+// expectNoBeta asserts that none of betaQueries finds a tool of beta in
+// c's session, and, so that an empty or failing find_tool cannot pass for
+// an exclusion, that the same queries do find alpha's tools (alpha is
+// healthy wherever this is called).
 func expectNoBeta(ctx context.Context, g gomega.Gomega, c *harness.Client, why string) {
+	sawAlpha := false
 	for _, q := range betaQueries {
 		res := findTool(ctx, g, c, q.description, q.keywords...)
 		for _, n := range res.names() {
 			g.ExpectWithOffset(1, strings.HasPrefix(n, beta+"_")).To(gomega.BeFalse(), "%s: find_tool %q returned beta's %s (%v)", why, q.description, n, res.names())
+			sawAlpha = sawAlpha || strings.HasPrefix(n, alpha+"_")
 		}
 	}
+	g.ExpectWithOffset(1, sawAlpha).To(gomega.BeTrue(), "%s: the same queries find alpha's tools (alpha is healthy)", why)
 }
 
 func healthStatus(ctx context.Context, env *harness.Env, backend string) (status, circuit string) {
@@ -144,6 +151,7 @@ func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	expectNoBeta(ctx, g, c1, "session created while beta's circuit was open")
 	notFound := callTool(ctx, c1, tool(beta, "echo"), echoArgs("x"))
 	g.Expect(notFound.Outcome).NotTo(gomega.Equal(harness.OutcomeOK), "call_tool of beta's tool in a session without beta")
+	g.Expect(notFound.Text()).To(gomega.ContainSubstring(tool(beta, "echo")), "call_tool's error names the tool it could not find")
 	g.Expect(notFound).To(matchers.ReturnWithin(time.Second))
 
 	// Case 2: healthy backends are unaffected: found first, called.
