@@ -3,6 +3,7 @@ package vmcp_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -44,5 +45,44 @@ func TestBearerAuth(t *testing.T) {
 		if resp.StatusCode != tc.want {
 			t.Errorf("/status with %q: %d, want %d", tc.auth, resp.StatusCode, tc.want)
 		}
+	}
+}
+
+// TestAdminEndpointsLoopbackOnly: without bearer auth the admin endpoints
+// answer loopback clients only; with it, the token is what counts.
+func TestAdminEndpointsLoopbackOnly(t *testing.T) {
+	b := startFake(t, plainBeta)
+	for _, tc := range []struct {
+		name, extra, remote, auth string
+		want                      int
+	}{
+		{"anonymous, loopback v4", "", "127.0.0.1:50000", "", http.StatusOK},
+		{"anonymous, loopback v6", "", "[::1]:50000", "", http.StatusOK},
+		{"anonymous, remote", "", "203.0.113.7:50000", "", http.StatusForbidden},
+		{"anonymous, remote with a token", "", "203.0.113.7:50000", "Bearer tok-123", http.StatusForbidden},
+		{"bearer, remote with the token", "incomingAuth: {type: bearer, tokenEnv: VMCP_ADMIN_TOKEN}\n", "203.0.113.7:50000", "Bearer tok-123", http.StatusOK},
+		{"bearer, remote without", "incomingAuth: {type: bearer, tokenEnv: VMCP_ADMIN_TOKEN}\n", "203.0.113.7:50000", "", http.StatusUnauthorized},
+		{"bearer, loopback without", "incomingAuth: {type: bearer, tokenEnv: VMCP_ADMIN_TOKEN}\n", "127.0.0.1:50000", "", http.StatusUnauthorized},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("VMCP_ADMIN_TOKEN", "tok-123")
+			g := startGateway(t, gwConfig(tc.extra, b))
+			for _, path := range []string{"/status", "/api/sessions", "/api/sessions/nope", "/api/backends/health"} {
+				req := httptest.NewRequest(http.MethodGet, path, nil)
+				req.RemoteAddr = tc.remote
+				if tc.auth != "" {
+					req.Header.Set("Authorization", tc.auth)
+				}
+				rec := httptest.NewRecorder()
+				g.ServeHTTP(rec, req)
+				want := tc.want
+				if want == http.StatusOK && path == "/api/sessions/nope" {
+					want = http.StatusNotFound // admitted; no such session
+				}
+				if rec.Code != want {
+					t.Errorf("GET %s from %s (auth %q): %d, want %d", path, tc.remote, tc.auth, rec.Code, want)
+				}
+			}
+		})
 	}
 }
