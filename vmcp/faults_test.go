@@ -39,7 +39,7 @@ func TestFaultMatrix(t *testing.T) {
 	}{
 		{"crash eof", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashEOF}, "connection_closed", `backend "beta" unavailable: connection closed`, time.Second, 0},
 		{"crash reset", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset}, "connection_reset", `backend "beta" unavailable: connection reset`, time.Second, 0},
-		{"crash eof after headers", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashEOF, Stage: fakebackends.StageAfterHeaders}, "", `backend "beta" unavailable: `, time.Second, 0},
+		{"crash eof after headers", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashEOF, Stage: fakebackends.StageAfterHeaders}, "connection_closed", `backend "beta" unavailable: connection closed`, time.Second, 0},
 		{"http 403", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Body: &fakebackends.FaultBody{Text: "Forbidden"}}, "http_status", `backend "beta" unavailable: HTTP 403 Forbidden`, time.Second, 0},
 		{"http 401", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 401}, "http_status", `backend "beta" unavailable: HTTP 401 Unauthorized`, time.Second, 0},
 		{"http 500 json body", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 500, Body: &fakebackends.FaultBody{JSON: map[string]any{"jsonrpc": "2.0", "id": 1, "error": map[string]any{"code": -32603, "message": "boom"}}}}, "http_status", `backend "beta" unavailable: HTTP 500 Internal Server Error`, time.Second, 0},
@@ -76,7 +76,7 @@ func TestFaultMatrix(t *testing.T) {
 				if backend != "beta" {
 					t.Errorf("_meta vmcp/backend = %q", backend)
 				}
-				if tc.kind != "" && kind != tc.kind {
+				if kind != tc.kind {
 					t.Errorf("_meta vmcp/errorKind = %q, want %q", kind, tc.kind)
 				}
 				if d > tc.maxDelay || d < tc.minDelay {
