@@ -18,6 +18,9 @@ type Error struct {
 	Msg   string
 }
 
+// Error renders "FILE:LINE: FIELD: MSG" (the file is "config" when
+// unnamed; the line and the field are left out when unknown), e.g.
+// `vmcp.yaml:12: backends[1].url: invalid URL "ftp://x": scheme must be http or https`.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.File != "" {
