@@ -168,18 +168,21 @@ func (s *Session) connectLate(m *member) bool {
 		return false
 	}
 	view, be := s.g.listView(ctx, c)
+	// The connections given up on here are closed before returning (the
+	// close timeout bounds it): this runs on the gateway's list-changed
+	// worker, not on a goroutine the session's WaitGroup counts, so adding
+	// to that WaitGroup here could race Session.Close waiting on it.
 	if be != nil {
-		s.wg.Add(1)
-		go func() { defer s.wg.Done(); <-c.close() }()
+		<-c.close()
 		return false
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
-		s.wg.Add(1)
-		go func() { defer s.wg.Done(); <-c.close() }()
+		m.mu.Unlock()
+		<-c.close()
 		return false
 	}
+	defer m.mu.Unlock()
 	m.conn, m.view, m.state, m.startedOK, m.lastOKAt = c, view, StateConnected, true, time.Now()
 	return true
 }
