@@ -68,6 +68,12 @@ func classify(f failure) *BackendError {
 	switch {
 	case errors.As(err, &inv):
 		return set(KindInvalidResponse, inv.Error())
+	case errors.As(err, &hs) && !f.handshake && hs.Status == http.StatusBadRequest && mentionsSession(hs.Snippet):
+		// A server that lost the session and says so with a 400 (mcp-go's
+		// SSE server answers `400 Invalid session ID` once a stream is
+		// gone) did not execute the request: the same as a 404.
+		be.Status = hs.Status
+		return set(KindSessionExpired, "session expired (HTTP 400: "+hs.Snippet+")")
 	case errors.As(err, &hs):
 		be.Status = hs.Status
 		return set(KindHTTPStatus, fmt.Sprintf("HTTP %d %s", hs.Status, http.StatusText(hs.Status)))
@@ -156,4 +162,11 @@ func jsonRPCError(err error) (int, string, bool) {
 // fmtDuration renders 30s as "30s" and 1500ms as "1.5s".
 func fmtDuration(d time.Duration) string {
 	return d.String()
+}
+
+// mentionsSession reports whether an error body speaks of the session (as
+// in "Invalid session ID" or "no valid session"), which makes a 400 a lost
+// session rather than a bad request.
+func mentionsSession(body string) bool {
+	return strings.Contains(strings.ToLower(body), "session")
 }
