@@ -2,6 +2,7 @@ package vmcp
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -56,6 +57,12 @@ func (h *BackendHandle) Status() MemberStatus { return h.m.status() }
 // Ping sends ping (a no-op on a stateless backend connection).
 func (h *BackendHandle) Ping(ctx context.Context) error {
 	return asError(h.m.do(ctx, "ping", h.m.d.cfg.Timeouts.Call, func(ctx context.Context, c *client.Client) error {
+		if v := c.ProtocolVersion(); mcp.IsModernProtocol(v) {
+			// mcp-go's Ping succeeds without sending anything on a
+			// stateless connection: a keepalive that never reaches the
+			// backend must not count as alive.
+			return fmt.Errorf("%w (protocol %s): use keepalive.method: tool:<name>", errPingStateless, v)
+		}
 		return c.Ping(ctx)
 	}))
 }

@@ -100,6 +100,10 @@ func newResilience(g *Gateway) (*resilience, error) {
 			return nil, fmt.Errorf("backend %q (line %d): probe: ping needs a sessionful connection, but protocol: modern "+
 				"is stateless and ping is a no-op there; use probe: list or probe: tool:<name>", b.Name, b.Line)
 		}
+		if b.Keepalive.Method == "ping" && b.Protocol == config.ProtocolModern {
+			return nil, fmt.Errorf("backend %q (line %d): keepalive.method: ping needs a sessionful connection, but protocol: modern "+
+				"is stateless and ping is a no-op there; use keepalive.method: tool:<name>", b.Name, b.Line)
+		}
 	}
 	if mp == nil && g.cfg.Metrics.Prometheus {
 		own, h, err := metrics.NewPrometheus()
