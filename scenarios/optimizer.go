@@ -21,11 +21,14 @@ const (
 
 // optimizerScenarios: scenario 4, optimizer exclusion (the four acceptance
 // cases of toolhive's vMCP issue #3760). A legacy session's optimizer view
-// is fixed when it is created, which is what the cases are about.
+// is fixed when it is created, which is what the cases are about; a
+// stateless (modern) client has no session, so for it every request is a
+// "new session": judged by the health the backends have when it arrives.
 func optimizerScenarios() []Scenario {
 	return variants("optimizer", []Variant{
 		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
 		{harness.RevisionLegacy, fakebackends.TransportSSE},
+		{harness.RevisionModern, fakebackends.TransportStreamableHTTP},
 	}, func(v Variant) Scenario {
 		return Scenario{
 			Description: "find_tool never returns the tools of a backend that was unavailable (circuit open) when the session was created; " +
@@ -178,7 +181,14 @@ func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	g.Expect(res.names()).NotTo(gomega.BeEmpty(), "find_tool for beta's echo after recovery")
 	g.Expect(res.names()[0]).To(gomega.Equal(tool(beta, "echo")), "beta's echo ranks first after recovery (%v)", res.names())
 	expectOK(g, callTool(ctx, c2, tool(beta, "echo"), echoArgs("recovered")), "call_tool beta_echo after recovery")
-	expectNoBeta(ctx, g, c1, "the session created while beta was out, after beta recovered")
+	if v.Revision == harness.RevisionLegacy {
+		expectNoBeta(ctx, g, c1, "the session created while beta was out, after beta recovered")
+	} else {
+		// No session to hold a view: the same stateless client's next
+		// request is judged now, and finds beta again.
+		res = findTool(ctx, g, c1, "echo the arguments of beta", "beta")
+		g.Expect(res.names()).To(gomega.ContainElement(tool(beta, "echo")), "a stateless client's request after recovery finds beta (%v)", res.names())
+	}
 
 	// Case 4: no crash or hang. A backend dying during call_tool...
 	must(g, env.SetFaults(ctx, beta, onCall(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset})), "reset on beta's tools/call")
@@ -211,9 +221,14 @@ func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	nothing := callTool(ctx, c3, tool(alpha, "echo"), echoArgs("x"))
 	g.Expect(nothing.Outcome).NotTo(gomega.Equal(harness.OutcomeOK), "call_tool with every backend unhealthy")
 	g.Expect(nothing).To(matchers.ReturnWithin(time.Second).As("time_to_error_ms.call_tool_all_down"))
-	// The earlier session still answers, with errors naming the backend.
+	// The earlier session still answers, with errors naming the backend
+	// (a stateless client's request is judged now: alpha is out of it).
 	old := callTool(ctx, c2, tool(alpha, "echo"), echoArgs("x"))
-	g.Expect(old).To(matchers.BeBackendUnavailable(alpha), "call_tool alpha_echo in an older session with alpha down")
+	if v.Revision == harness.RevisionLegacy {
+		g.Expect(old).To(matchers.BeBackendUnavailable(alpha), "call_tool alpha_echo in an older session with alpha down")
+	} else {
+		g.Expect(old.Outcome).NotTo(gomega.Equal(harness.OutcomeOK), "call_tool alpha_echo from a stateless client with alpha down")
+	}
 	g.Expect(old).To(matchers.ReturnWithin(time.Second))
 	findTool(ctx, g, c2, "echo")
 
