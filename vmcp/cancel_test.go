@@ -193,18 +193,7 @@ func TestResourceAndPromptErrorsCarryData(t *testing.T) {
 // Shutdown beyond the close timeout.
 func TestBoundedShutdownWithStalledBackends(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
-	c0, err := vmcp.ParseConfig([]byte(gwConfig("timeouts: {call: 30s, close: 500ms}\n", a, b)), "cfg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := vmcp.New(c0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Start(ctxT(t, 5*time.Second), "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	shutdownOnCleanup(t, g)
+	g := startGatewayShutByTest(t, gwConfig("timeouts: {call: 30s, close: 500ms}\n", a, b))
 	clients := []bool{false, false, true}
 	var conns []*client.Client
 	for _, modern := range clients {

@@ -10,8 +10,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-
-	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
 // stallingDeleteBackend is an in-test mcp-go backend with real sessions
@@ -46,18 +44,7 @@ func stallingDeleteBackend(t *testing.T) (*httptest.Server, chan struct{}) {
 func TestCloseBoundedWhenDeleteStalls(t *testing.T) {
 	srv, _ := stallingDeleteBackend(t)
 	cfg := "name: t\nbackends:\n  - {name: stubborn, url: \"" + srv.URL + "/mcp\", protocol: legacy}\ntimeouts: {close: 300ms}\n"
-	c0, err := vmcp.ParseConfig([]byte(cfg), "cfg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := vmcp.New(c0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Start(ctxT(t, 5*time.Second), "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	shutdownOnCleanup(t, g)
+	g := startGatewayShutByTest(t, cfg)
 	c := connect(t, g.URL(), false)
 	if res, _ := callTool(t, c, "stubborn_echo", nil); res.IsError {
 		t.Fatal(resultText(res))
@@ -81,24 +68,13 @@ func TestCloseBoundedWhenDeleteStalls(t *testing.T) {
 func TestShutdownReturnsWhenCtxEnds(t *testing.T) {
 	srv, _ := stallingDeleteBackend(t)
 	cfg := "name: t\nbackends:\n  - {name: stubborn, url: \"" + srv.URL + "/mcp\", protocol: legacy}\ntimeouts: {close: 1s}\n"
-	c0, err := vmcp.ParseConfig([]byte(cfg), "cfg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := vmcp.New(c0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Start(ctxT(t, 5*time.Second), "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	shutdownOnCleanup(t, g)
+	g := startGatewayShutByTest(t, cfg)
 	c := connect(t, g.URL(), false)
 	if res, _ := callTool(t, c, "stubborn_echo", nil); res.IsError {
 		t.Fatal(resultText(res))
 	}
 	start := time.Now()
-	err = g.Shutdown(ctxT(t, 200*time.Millisecond))
+	err := g.Shutdown(ctxT(t, 200*time.Millisecond))
 	d := time.Since(start)
 	t.Logf("shutdown with a 200ms ctx and a backend stalling DELETE (close timeout 1s) returned in %v: %v", d, err)
 	if !errors.Is(err, context.DeadlineExceeded) {

@@ -32,19 +32,8 @@ func (l *sessionLog) SessionClosed(s *vmcp.Session) {
 // optimizer use.
 func TestBackendHandleAndSessionObserver(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
-	cfg, err := vmcp.ParseConfig([]byte(gwConfig(faultTimeouts, a, b)), "cfg")
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := &sessionLog{}
-	g, err := vmcp.New(cfg, vmcp.WithSessionObserver(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Start(ctxT(t, 5*time.Second), "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	shutdownOnCleanup(t, g)
+	g := startGatewayShutByTest(t, gwConfig(faultTimeouts, a, b), vmcp.WithSessionObserver(log))
 	c := connect(t, g.URL(), false)
 	s, ok := g.Session(c.GetSessionId())
 	if !ok {

@@ -65,6 +65,26 @@ func startGateway(t *testing.T, cfg string, opts ...vmcp.Option) *vmcp.Gateway {
 	return g
 }
 
+// startGatewayShutByTest starts a gateway like startGateway, for a test
+// that calls (and measures) Shutdown itself: the cleanup only shuts it
+// down, bounded, if the test ended before doing so.
+func startGatewayShutByTest(t *testing.T, cfg string, opts ...vmcp.Option) *vmcp.Gateway {
+	t.Helper()
+	c, err := vmcp.ParseConfig([]byte(cfg), t.Name()+".yaml")
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	g, err := vmcp.New(c, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(ctxT(t, 5*time.Second), "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	shutdownOnCleanup(t, g)
+	return g
+}
+
 // shutdownOnCleanup shuts g down (bounded) when the test ends, also when it
 // fails before its own Shutdown call (a second Shutdown is a no-op).
 func shutdownOnCleanup(t *testing.T, g *vmcp.Gateway) {
