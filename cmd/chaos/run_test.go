@@ -41,15 +41,7 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 		t.Errorf("table has other scenarios or failures")
 	}
 
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := harness.ReadResults(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := readResults(t, out)
 	if res.Target != "reference" || len(res.Scenarios) != 2 || res.Failed() {
 		t.Fatalf("results: target %q, %d scenarios, failed %v", res.Target, len(res.Scenarios), res.Failed())
 	}
