@@ -35,22 +35,13 @@ func startFake(t *testing.T, script string) *fakebackends.Backend {
 }
 
 // startGateway parses cfg (YAML), starts a gateway with opts on
-// 127.0.0.1:0 and shuts it down (bounded) when the test ends.
+// 127.0.0.1:0 and shuts it down (bounded) when the test ends, failing the
+// test when that shutdown errs or takes longer than 6s.
 func startGateway(t *testing.T, cfg string, opts ...vmcp.Option) *vmcp.Gateway {
 	t.Helper()
-	c, err := vmcp.ParseConfig([]byte(cfg), t.Name()+".yaml")
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	g, err := vmcp.New(c, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := g.Start(ctx, "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
+	g := startGatewayShutByTest(t, cfg, opts...)
+	// Runs before startGatewayShutByTest's cleanup (LIFO), whose Shutdown
+	// is then a no-op.
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -65,9 +56,10 @@ func startGateway(t *testing.T, cfg string, opts ...vmcp.Option) *vmcp.Gateway {
 	return g
 }
 
-// startGatewayShutByTest starts a gateway like startGateway, for a test
-// that calls (and measures) Shutdown itself: the cleanup only shuts it
-// down, bounded, if the test ended before doing so.
+// startGatewayShutByTest parses cfg (YAML) and starts a gateway with opts
+// on 127.0.0.1:0, for a test that calls (and measures) Shutdown itself:
+// the cleanup only shuts it down, bounded, if the test ended before doing
+// so.
 func startGatewayShutByTest(t *testing.T, cfg string, opts ...vmcp.Option) *vmcp.Gateway {
 	t.Helper()
 	c, err := vmcp.ParseConfig([]byte(cfg), t.Name()+".yaml")
