@@ -276,16 +276,24 @@ const (
 	pauseSlowDelay   = 1500 * time.Millisecond
 )
 
+// slowCallInFlight starts a call of beta's slow tool and returns, once the
+// call has had time to reach beta and is still pending, the channel its
+// result arrives on (buffered: the call's own deadline ends it). A process
+// backend logs a request only when it ends, so there is nothing to poll:
+// the call is given 300 ms, well within the slow tool's delay.
+func slowCallInFlight(ctx context.Context, g gomega.Gomega, c *harness.Client, before string) <-chan *harness.Call {
+	done := make(chan *harness.Call, 1)
+	go func() { done <- c.CallTool(ctx, tool(beta, "slow"), nil) }()
+	sleep(ctx, 300*time.Millisecond)
+	g.ExpectWithOffset(1, done).To(gomega.BeEmpty(), "the slow call was still in flight at %s", before)
+	return done
+}
+
 func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
 	c := client(ctx, env, g, v.Revision)
 	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("before")), "beta before the pause")
 
-	done := make(chan *harness.Call, 1)
-	go func() { done <- c.CallTool(ctx, tool(beta, "slow"), nil) }()
-	// A process backend logs a request when it ends, so there is nothing
-	// to poll: give the call time to reach beta (its tool takes 1.5 s).
-	sleep(ctx, 300*time.Millisecond)
-	g.Expect(done).To(gomega.BeEmpty(), "the slow call was still in flight at the SIGSTOP")
+	done := slowCallInFlight(ctx, g, c, "the SIGSTOP")
 	must(g, env.PauseBackend(ctx, beta), "SIGSTOP beta")
 	resumed := false
 	defer func() {
@@ -323,12 +331,7 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	c := client(ctx, env, g, v.Revision)
 	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("before")), "beta before the kill")
 
-	done := make(chan *harness.Call, 1)
-	go func() { done <- c.CallTool(ctx, tool(beta, "slow"), nil) }()
-	// A process backend logs a request when it ends, so there is nothing
-	// to poll: give the call time to reach beta (its tool waits 20 s).
-	sleep(ctx, 300*time.Millisecond)
-	g.Expect(done).To(gomega.BeEmpty(), "the slow call was still in flight at the kill")
+	done := slowCallInFlight(ctx, g, c, "the kill")
 	killed := time.Now()
 	must(g, env.KillBackend(ctx, beta), "SIGKILL beta")
 	var inflight *harness.Call
