@@ -111,7 +111,10 @@ func classify(f failure) *BackendError {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(f.trace.bodyErr, io.ErrUnexpectedEOF),
 		errors.Is(err, transport.ErrTransportClosed),
 		strings.Contains(msg, "connection has been closed"),
-		strings.Contains(msg, "server closed the connection"):
+		strings.Contains(msg, "server closed the connection"),
+		// net/http, when a backend going down closes the pooled connection
+		// a POST was just written to (it retries only idempotent requests).
+		strings.Contains(msg, "server closed idle connection"):
 		return set(KindConnectionClosed, "connection closed")
 	case strings.Contains(msg, "timeout waiting for SSE response"), strings.Contains(msg, "timeout waiting for endpoint"):
 		// The SSE transport's own timer, set to the attempt's deadline.
