@@ -60,10 +60,45 @@ type ScenarioResult struct {
 	Started time.Time `json:"started"`
 	// Duration is how long it ran.
 	Duration Millis `json:"durationMs"`
+	// Checks are the scenario's named checks, each with its own verdict
+	// and evidence, in the order they were judged. The scenario failed
+	// if any check failed.
+	Checks []Check `json:"checks,omitempty"`
 	// Figures are key measurements, e.g. "time_to_error_ms.beta": 0.8.
 	Figures map[string]float64 `json:"figures,omitempty"`
 	// Events is the timeline, ordered by At.
 	Events []Event `json:"events"`
+}
+
+// CheckVerdict is one check's outcome.
+type CheckVerdict string
+
+// Check verdicts.
+const (
+	CheckPassed        CheckVerdict = "passed"
+	CheckFailed        CheckVerdict = "failed"
+	CheckNotApplicable CheckVerdict = "not_applicable"
+)
+
+// Check is one named check of a scenario (e.g. "403 names beta", "stall
+// bounded by call timeout") with its own verdict and evidence.
+type Check struct {
+	// Name names the check; unique within the scenario.
+	Name string `json:"name"`
+	// Verdict is passed, failed or not_applicable.
+	Verdict CheckVerdict `json:"verdict"`
+	// Expected says what the check expected, in words.
+	Expected string `json:"expected,omitempty"`
+	// Observed says what was seen instead (or as expected).
+	Observed string `json:"observed,omitempty"`
+	// Reason explains a not_applicable verdict (the capability missing).
+	Reason string `json:"reason,omitempty"`
+	// At is when the check was judged, from the recorder's start.
+	At Millis `json:"atMs"`
+	// Took is how long the observation took (e.g. the call's duration).
+	Took Millis `json:"tookMs,omitempty"`
+	// Calls are the Seq numbers of the call events that are its evidence.
+	Calls []int `json:"calls,omitempty"`
 }
 
 // Partial reports whether the scenario passed with some checks skipped.
