@@ -152,8 +152,9 @@ func (d *decoder) timeouts(t *Timeouts) fieldFunc {
 func (d *decoder) incomingAuth(a *IncomingAuth) fieldFunc {
 	return func(n *yaml.Node, path string) error {
 		return d.mapping(n, path, map[string]fieldFunc{
-			"type":     d.str(&a.Type),
-			"tokenEnv": d.str(&a.TokenEnv),
+			"type":         d.str(&a.Type),
+			"tokenEnv":     d.str(&a.TokenEnv),
+			"allowNetwork": d.boolean(&a.AllowNetwork),
 		})
 	}
 }
@@ -161,7 +162,9 @@ func (d *decoder) incomingAuth(a *IncomingAuth) fieldFunc {
 func (d *decoder) limits(l *Limits) fieldFunc {
 	return func(n *yaml.Node, path string) error {
 		return d.mapping(n, path, map[string]fieldFunc{
-			"maxResponseBytes": d.size(&l.MaxResponseBytes),
+			"maxResponseBytes":   d.size(&l.MaxResponseBytes),
+			"maxToolsPerBackend": d.positiveInt(&l.MaxToolsPerBackend),
+			"maxSessions":        d.positiveInt(&l.MaxSessions),
 		})
 	}
 }
@@ -219,6 +222,12 @@ func applyDefaults(cfg *Config) {
 	}
 	if cfg.Limits.MaxResponseBytes == 0 {
 		cfg.Limits.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.Limits.MaxToolsPerBackend == 0 {
+		cfg.Limits.MaxToolsPerBackend = DefaultMaxToolsPerBackend
+	}
+	if cfg.Limits.MaxSessions == 0 {
+		cfg.Limits.MaxSessions = DefaultMaxSessions
 	}
 	if cfg.Pool.Size == 0 {
 		cfg.Pool.Size = DefaultPoolSize
@@ -307,6 +316,9 @@ func validate(d *decoder, root *yaml.Node, cfg *Config, lookupEnv func(string) (
 			return d.errf(at("incomingAuth", "tokenEnv"), "incomingAuth.tokenEnv", "only bearer auth takes a token (type is anonymous)")
 		}
 	case AuthBearer:
+		if auth.AllowNetwork {
+			return d.errf(at("incomingAuth", "allowNetwork"), "incomingAuth.allowNetwork", "only anonymous auth takes allowNetwork (a bearer-authenticated gateway may listen on any address)")
+		}
 		if auth.TokenEnv == "" {
 			return d.errf(at("incomingAuth"), "incomingAuth.tokenEnv", "is required for bearer auth: name the environment variable that holds the token")
 		}
@@ -317,6 +329,9 @@ func validate(d *decoder, root *yaml.Node, cfg *Config, lookupEnv func(string) (
 		auth.Token = tok
 	default:
 		return d.errf(at("incomingAuth", "type"), "incomingAuth.type", "unknown type %q: use anonymous or bearer", auth.Type)
+	}
+	if err := validateBounds(d, root, cfg); err != nil {
+		return err
 	}
 	return validateResilience(d, root, cfg)
 }
