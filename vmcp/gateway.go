@@ -264,8 +264,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Start listens on addr (e.g. "127.0.0.1:4483"; port 0 picks one) and
-// serves in the background until Shutdown. ctx bounds only the start.
+// serves in the background until Shutdown. ctx bounds only the start. With
+// incomingAuth anonymous it refuses a non-loopback address (ErrExposed)
+// unless incomingAuth.allowNetwork is set.
 func (g *Gateway) Start(ctx context.Context, addr string) error {
+	if err := checkExposure(ctx, g.cfg.IncomingAuth, addr); err != nil {
+		return err
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {

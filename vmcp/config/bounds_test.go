@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +57,36 @@ func TestBoundsAccepted(t *testing.T) {
 	if def.Limits.MaxToolsPerBackend != DefaultMaxToolsPerBackend || def.Limits.MaxSessions != DefaultMaxSessions ||
 		def.Timeouts.SessionIdle != 10*time.Minute || def.IncomingAuth.AllowNetwork {
 		t.Errorf("defaults = %+v %+v", def.Limits, def.Timeouts)
+	}
+}
+
+// TestTokenFile: the bearer token can come from a file (relative to the
+// configuration file), so no secret needs to be a flag or in the
+// configuration itself.
+func TestTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tok"), []byte("  s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "empty"), []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const be = "backends: [{name: a, url: 'http://x/mcp'}]\n"
+	cfg, err := ParseWithEnv([]byte(be+"incomingAuth: {type: bearer, tokenFile: tok}\n"), filepath.Join(dir, "gw.yaml"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.IncomingAuth.Token != "s3cret" {
+		t.Fatalf("token = %q", cfg.IncomingAuth.Token)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"incomingAuth: {type: bearer, tokenFile: empty}\n", "incomingAuth.tokenFile: " + filepath.Join(dir, "empty") + " is empty"},
+		{"incomingAuth: {type: bearer, tokenFile: nope}\n", "incomingAuth.tokenFile: read token:"},
+		{"incomingAuth: {type: bearer, tokenFile: tok, tokenEnv: T}\n", "incomingAuth: give tokenEnv or tokenFile, not both"},
+		{"incomingAuth: {type: anonymous, tokenFile: tok}\n", "incomingAuth: only bearer auth takes a token"},
+	} {
+		if _, err := ParseWithEnv([]byte(be+tc.src), filepath.Join(dir, "gw.yaml"), env(map[string]string{"T": "x"})); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", strings.TrimSpace(tc.src), err, tc.want)
+		}
 	}
 }

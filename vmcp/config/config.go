@@ -135,6 +135,10 @@ type IncomingAuth struct {
 	Type string `json:"type"`
 	// TokenEnv names the environment variable holding the bearer token.
 	TokenEnv string `json:"tokenEnv,omitempty"`
+	// TokenFile names a file holding the bearer token (surrounding
+	// whitespace trimmed; a relative path is relative to the configuration
+	// file). Exactly one of TokenEnv and TokenFile is required for bearer.
+	TokenFile string `json:"tokenFile,omitempty"`
 	// Token is the resolved bearer token (never serialised).
 	Token string `json:"-"`
 	// AllowNetwork lets an anonymous gateway listen on a non-loopback

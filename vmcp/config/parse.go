@@ -154,6 +154,7 @@ func (d *decoder) incomingAuth(a *IncomingAuth) fieldFunc {
 		return d.mapping(n, path, map[string]fieldFunc{
 			"type":         d.str(&a.Type),
 			"tokenEnv":     d.str(&a.TokenEnv),
+			"tokenFile":    d.str(&a.TokenFile),
 			"allowNetwork": d.boolean(&a.AllowNetwork),
 		})
 	}
@@ -312,21 +313,31 @@ func validate(d *decoder, root *yaml.Node, cfg *Config, lookupEnv func(string) (
 	auth := &cfg.IncomingAuth
 	switch auth.Type {
 	case AuthAnonymous:
-		if auth.TokenEnv != "" {
-			return d.errf(at("incomingAuth", "tokenEnv"), "incomingAuth.tokenEnv", "only bearer auth takes a token (type is anonymous)")
+		if auth.TokenEnv != "" || auth.TokenFile != "" {
+			return d.errf(at("incomingAuth"), "incomingAuth", "only bearer auth takes a token (type is anonymous)")
 		}
 	case AuthBearer:
 		if auth.AllowNetwork {
 			return d.errf(at("incomingAuth", "allowNetwork"), "incomingAuth.allowNetwork", "only anonymous auth takes allowNetwork (a bearer-authenticated gateway may listen on any address)")
 		}
-		if auth.TokenEnv == "" {
-			return d.errf(at("incomingAuth"), "incomingAuth.tokenEnv", "is required for bearer auth: name the environment variable that holds the token")
+		switch {
+		case auth.TokenEnv != "" && auth.TokenFile != "":
+			return d.errf(at("incomingAuth"), "incomingAuth", "give tokenEnv or tokenFile, not both")
+		case auth.TokenFile != "":
+			tok, err := readTokenFile(d.file, auth.TokenFile)
+			if err != nil {
+				return d.errf(at("incomingAuth", "tokenFile"), "incomingAuth.tokenFile", "%v", err)
+			}
+			auth.Token = tok
+		case auth.TokenEnv == "":
+			return d.errf(at("incomingAuth"), "incomingAuth.tokenEnv", "is required for bearer auth: name the environment variable that holds the token (or use tokenFile)")
+		default:
+			tok, ok := lookupEnv(auth.TokenEnv)
+			if !ok || tok == "" {
+				return d.errf(at("incomingAuth", "tokenEnv"), "incomingAuth.tokenEnv", "environment variable %s is not set or empty", auth.TokenEnv)
+			}
+			auth.Token = tok
 		}
-		tok, ok := lookupEnv(auth.TokenEnv)
-		if !ok || tok == "" {
-			return d.errf(at("incomingAuth", "tokenEnv"), "incomingAuth.tokenEnv", "environment variable %s is not set or empty", auth.TokenEnv)
-		}
-		auth.Token = tok
 	default:
 		return d.errf(at("incomingAuth", "type"), "incomingAuth.type", "unknown type %q: use anonymous or bearer", auth.Type)
 	}
