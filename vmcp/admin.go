@@ -45,6 +45,14 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if isSessionfulInitialize(body) {
+		release, ok := g.reserveSessionSlot()
+		if !ok {
+			g.refuseSessionLimit(w)
+			return
+		}
+		defer release()
+	}
 	var msg struct {
 		Method string `json:"method"`
 	}

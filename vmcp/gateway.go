@@ -81,12 +81,13 @@ type Gateway struct {
 	poolApplied atomic.Int64 // the pool view version installed for stateless requests
 	poolApplyMu sync.Mutex   // serialises installing it
 
-	mu       sync.Mutex
-	sessions map[string]*Session
-	closed   map[string]time.Time // recently closed session ids → 404 "terminated"
-	closing  bool
-	bg       sync.WaitGroup // asynchronous session closes
-	loops    sync.WaitGroup // the idle-session sweeper; ends with g.ctx
+	mu              sync.Mutex
+	sessions        map[string]*Session
+	openingSessions int                  // initialize requests admitted under limits.maxSessions, not yet done
+	closed          map[string]time.Time // recently closed session ids → 404 "terminated"
+	closing         bool
+	bg              sync.WaitGroup // asynchronous session closes
+	loops           sync.WaitGroup // the idle-session sweeper; ends with g.ctx
 
 	shutdownMu   sync.Mutex
 	shutdownDone bool

@@ -137,6 +137,11 @@ func (g *Gateway) listView(ctx context.Context, c *conn) (backendView, *BackendE
 			return backendView{}, be
 		}
 	}
+	tools, be := g.checkTools(c.backend.Name, v.Tools)
+	if be != nil {
+		return backendView{}, be
+	}
+	v.Tools = tools
 	return v, nil
 }
 
