@@ -1152,6 +1152,9 @@ func (v *validator) script(s *Script) error {
 		if t.Progress < 0 {
 			return v.errf(f+".progress", "must not be negative")
 		}
+		if t.Progress > MaxProgress {
+			return v.errf(f+".progress", "%d is out of range: allowed 0 to %d", t.Progress, MaxProgress)
+		}
 		if t.ProgressInterval < 0 {
 			return v.errf(f+".progressInterval", "must not be negative")
 		}
@@ -1371,6 +1374,9 @@ func (v *validator) fault(f *Fault, field string, transport Transport) error {
 		}
 		if f.Progress < 0 {
 			return v.errf(at("progress"), "must be at least 1")
+		}
+		if f.Progress > MaxProgress {
+			return v.errf(at("progress"), "%d is out of range: allowed 1 to %d", f.Progress, MaxProgress)
 		}
 		if f.Progress != 0 && f.Stage != StageAfterProgress {
 			return v.errf(at("progress"), "progress applies only to stage after_progress")
