@@ -28,24 +28,17 @@ import (
 var chaosBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "chaos-bin")
+	// $CHAOS_BIN when CI built it once, else built into a directory named
+	// for this process (swept by the next run if this one is killed).
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	bin, err := harness.BuildChaos(ctx)
+	cancel()
 	if err != nil {
-		panic(err)
+		panic("build chaos: " + err.Error())
 	}
-	chaosBin = filepath.Join(dir, "chaos")
-	if prebuilt := os.Getenv(harness.ChaosBinEnv); prebuilt != "" {
-		chaosBin = prebuilt // CI builds it once (.ci/run)
-	} else {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		out, err := exec.CommandContext(ctx, "go", "build", "-o", chaosBin, ".").CombinedOutput()
-		cancel()
-		if err != nil {
-			os.Stderr.Write(out)
-			panic("build chaos: " + err.Error())
-		}
-	}
+	chaosBin = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	harness.CleanupChaosBuild()
 	os.Exit(code)
 }
 
