@@ -1,4 +1,4 @@
-package vmcp
+package backend
 
 import (
 	"bufio"
@@ -27,13 +27,13 @@ import (
 // timeout of its stdin closing).
 type stdioTransport struct {
 	*transport.Stdio
-	c      *conn
+	c      *Conn
 	stdout *os.File // the read end of the process's stdout
 	exited chan struct{}
 }
 
 // newStdioTransport starts backend b's command for connection c.
-func (d *dialer) newStdioTransport(b config.Backend, c *conn) (*stdioTransport, error) {
+func (d *Dialer) newStdioTransport(b config.Backend, c *Conn) (*stdioTransport, error) {
 	env := make([]string, 0, len(b.Env))
 	for k, v := range b.Env {
 		env = append(env, k+"="+v)
