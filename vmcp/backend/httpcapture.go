@@ -109,6 +109,17 @@ func (t *callTrace) setBodyErr(err error) {
 	t.mu.Unlock()
 }
 
+// pendingID is the id of the request the call is waiting for ("" if it
+// sent none).
+func (t *callTrace) pendingID() string {
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.requestID
+}
+
 type traceSnapshot struct {
 	bodyErr   error
 	requestID string
@@ -201,6 +212,13 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 
 	stream := req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") == ""
+	// A streamable-HTTP response stream the backend ended after an event
+	// id, reopened by mcp-go with a GET carrying Last-Event-ID (SEP-1699):
+	// it carries the answer to the call's request, still pending.
+	resumed := req.Method == http.MethodGet && !stream
+	if resumed {
+		reqID = tr.pendingID()
+	}
 	ctx, cancel := req.Context(), context.CancelFunc(func() {})
 	switch {
 	case req.Method == http.MethodDelete && t.closeTimeout > 0:
@@ -254,6 +272,7 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			maxBytes: t.maxBytes,
 			hooks:    t.hooks,
 			isStream: stream && t.hooks != nil,
+			resumed:  resumed,
 		}
 		return resp, nil
 	default:
