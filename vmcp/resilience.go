@@ -250,7 +250,7 @@ func (r *resilience) probe(ctx context.Context, br *backendResilience) health.Re
 	}
 	start := time.Now()
 	be := r.probeOnce(ctx, br)
-	if be != nil && be.Kind == KindCanceled && errors.Is(ctx.Err(), context.DeadlineExceeded) && r.g.ctx.Err() == nil {
+	if be != nil && (be.Kind == KindCanceled || be.Kind == KindTimeout) && errors.Is(ctx.Err(), context.DeadlineExceeded) && r.g.ctx.Err() == nil {
 		// The probe's own deadline (health.timeout, set by the loop for
 		// dial and request together) passed: that is a timeout, not a
 		// client giving up.

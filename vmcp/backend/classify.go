@@ -77,6 +77,11 @@ func classify(f failure) *Error {
 		errors.Is(f.cause, errConnDead) && errors.Is(f.deadErr, ErrSessionClosing),
 		errors.Is(f.err, ErrSessionClosing):
 		return set(KindClosed, "session closed")
+	case errors.Is(f.parentErr, context.DeadlineExceeded):
+		// The caller's own deadline (a keepalive probe's timeout, a Go
+		// caller's context) passed: a stall, not a client giving up.
+		be.Err = errors.Join(f.err, f.parentErr)
+		return set(KindTimeout, "timed out: the caller's deadline passed")
 	case f.parentErr != nil:
 		be.Err = errors.Join(f.err, f.parentErr)
 		return set(KindCanceled, "canceled by the client")

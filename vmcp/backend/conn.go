@@ -341,7 +341,7 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 	if err == nil {
 		return nil
 	}
-	cause := context.Cause(tctx)
+	cause := settledCause(ctx, tctx)
 	if cause == nil && !c.Alive() {
 		// The connection died (e.g. a validator found bad output) and
 		// the transport noticed before the AfterFunc above ran.
@@ -361,7 +361,10 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 		// The opening's overall bound (initialize timeout) passed first.
 		f.timedOut, f.timeout = true, od.d
 	}
-	if !f.timedOut && !errors.Is(cause, errConnDead) && !errors.Is(cause, ErrSessionClosing) {
+	if cause != nil && !f.timedOut && !errors.Is(cause, errConnDead) && !errors.Is(cause, ErrSessionClosing) {
+		// The caller's context ended the attempt: read only once the
+		// attempt's context has ended too (settledCause), so a request
+		// that failed on its own in the meantime is not blamed on it.
 		f.parentErr = ctx.Err()
 	}
 	be := classify(f)
@@ -372,6 +375,34 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 		c.die(err)
 	}
 	return c.finish(op, be)
+}
+
+// settleBound bounds settledCause's wait for a cancellation under way.
+const settleBound = time.Second
+
+// settledCause returns why the attempt's context tctx (derived from the
+// caller's ctx) ended, nil if it has not. When the attempt's deadline has
+// passed or the caller's context has ended, its cancellation is under way
+// (a due timer, a parent's cancel reaching its children) and is waited
+// for: the request can fail first, as mcp-go's SSE transport does from its
+// own timer armed for the very same deadline, and reading the caller's
+// Err before the attempt's cause mistook such a timeout for a client's
+// cancel (issue 12 item 5).
+func settledCause(ctx, tctx context.Context) error {
+	if cause := context.Cause(tctx); cause != nil {
+		return cause
+	}
+	dl, ok := tctx.Deadline()
+	if ctx.Err() == nil && (!ok || time.Now().Before(dl)) {
+		return nil
+	}
+	t := time.NewTimer(settleBound)
+	defer t.Stop()
+	select {
+	case <-tctx.Done():
+	case <-t.C: // never hang on a context that breaks its contract
+	}
+	return context.Cause(tctx)
 }
 
 func (c *Conn) finish(op string, be *Error) *Error {
