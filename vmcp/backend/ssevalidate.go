@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -172,24 +173,14 @@ func (v *sseValidator) validate() error {
 	}
 	data := []byte(v.data.String())
 	if v.isStream {
-		var env rpcEnvelope
-		if !jsonValid(data) {
-			return &invalidResponseError{Reason: "malformed JSON: " + oneLine(string(data), 60)}
+		env, err := parseMessage(data)
+		if err != nil {
+			return err
 		}
-		if err := jsonUnmarshal(data, &env); err != nil {
-			return &invalidResponseError{Reason: "not a JSON-RPC message: " + oneLine(string(data), 60)}
-		}
-		if env.Method == "" {
-			id := idKey(env.ID)
-			known, late := v.hooks.arrived(id)
-			if !known {
-				return &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match any request", orNone(id))}
-			}
-			// The answer to a request the gateway gave up on (timeout,
-			// cancel): nobody waits for it; drop it.
-			v.drop = late
-		}
-		return nil
+		// The answer to a request the gateway gave up on (timeout,
+		// cancel): nobody waits for it; drop it.
+		v.drop, err = arrivedOn(v.hooks, env)
+		return err
 	}
 	if v.reqID == "" {
 		if v.resumed {
@@ -199,33 +190,24 @@ func (v *sseValidator) validate() error {
 		}
 		return nil
 	}
-	var env rpcEnvelope
-	_ = jsonUnmarshal(data, &env)
-	if err := checkMessage(data, v.reqID, v.trace); err != nil {
-		return err
-	}
-	if env.Method == "" {
-		v.responseSeen = true
-	}
-	return nil
+	response, err := checkAnswer(data, v.reqID, v.trace)
+	v.responseSeen = v.responseSeen || response
+	return err
 }
 
 // jsonObject reports whether s is a JSON object (what mcp-go can decode as
 // a JSON-RPC message).
 func jsonObject(s string) bool {
 	s = strings.TrimSpace(s)
-	return strings.HasPrefix(s, "{") && jsonValid([]byte(s))
+	return strings.HasPrefix(s, "{") && json.Valid([]byte(s))
 }
 
 // checkUnexpected fails a response (a message without a method) on a
 // stream where no request is pending.
 func checkUnexpected(data []byte) error {
-	var env rpcEnvelope
-	if !jsonValid(data) {
-		return &invalidResponseError{Reason: "malformed JSON: " + oneLine(string(data), 60)}
-	}
-	if err := jsonUnmarshal(data, &env); err != nil {
-		return &invalidResponseError{Reason: "not a JSON-RPC message: " + oneLine(string(data), 60)}
+	env, err := parseMessage(data)
+	if err != nil {
+		return err
 	}
 	if env.Method == "" {
 		return &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match any request", orNone(idKey(env.ID)))}

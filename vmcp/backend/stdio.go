@@ -147,22 +147,16 @@ func (v *lineValidator) step() error {
 	if len(data) == 0 {
 		return nil
 	}
-	if !json.Valid(data) {
-		return v.reject(&invalidResponseError{Reason: "malformed JSON: " + oneLine(string(data), 60)})
+	env, err := parseMessage(data)
+	if err != nil {
+		return v.reject(err)
 	}
-	var env rpcEnvelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return v.reject(&invalidResponseError{Reason: "not a JSON-RPC message: " + oneLine(string(data), 60)})
+	late, err := arrivedOn(v.hooks, env)
+	if err != nil {
+		return v.reject(err)
 	}
-	if env.Method == "" {
-		id := idKey(env.ID)
-		known, late := v.hooks.arrived(id)
-		if !known {
-			return v.reject(&invalidResponseError{Reason: fmt.Sprintf("response id %s does not match any request", orNone(id))})
-		}
-		if late {
-			return nil
-		}
+	if late {
+		return nil
 	}
 	v.out.Write(data)
 	v.out.WriteByte('\n')
