@@ -163,23 +163,23 @@ func (s *Session) inView(name string) bool {
 func (s *Session) connectLate(m *member) bool {
 	ctx, cancel := context.WithTimeout(s.ctx, s.g.cfg.Timeouts.Initialize)
 	defer cancel()
-	c, be := s.g.dialer.dial(ctx, m.backend, true)
+	c, be := s.g.dialer.Dial(ctx, m.backend, true)
 	if be != nil {
 		return false
 	}
-	view, be := s.g.listView(ctx, c)
+	view, be := s.g.listView(ctx, m.backend.Name, c)
 	// The connections given up on here are closed before returning (the
 	// close timeout bounds it): this runs on the gateway's list-changed
 	// worker, not on a goroutine the session's WaitGroup counts, so adding
 	// to that WaitGroup here could race Session.Close waiting on it.
 	if be != nil {
-		<-c.close()
+		<-c.Close()
 		return false
 	}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		<-c.close()
+		<-c.Close()
 		return false
 	}
 	defer m.mu.Unlock()
