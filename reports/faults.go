@@ -117,12 +117,12 @@ type phaseStats struct {
 // what the client saw before, during and after, and how long recovery
 // took.
 type faultView struct {
-	Label, Span, Duration   string
-	Active                  bool
-	Before, During, After   phaseStats
-	FirstError, Recovery    string
-	FailedAfter             int
-	Errors                  string
+	Label, Span, Duration string
+	Active                bool
+	Before, During, After phaseStats
+	FirstError, Recovery  string
+	FailedAfter           int
+	Errors                string
 }
 
 // analyseWindows computes each window's latency phases and recovery.
@@ -172,8 +172,11 @@ func recovery(w window, calls []*harness.CallRecord, horizon time.Duration) (fir
 	if len(affected) == 0 {
 		return "no failed call", "no call failed", 0
 	}
-	if w.Closer == "" {
+	switch w.Closer {
+	case "":
 		return firstErr, "fault active until the end", 0
+	case "set", "inject", "kill", "pause":
+		return firstErr, "replaced by the next fault (" + w.Closer + ")", 0
 	}
 	for _, c := range calls {
 		if c.Start.D() < w.End || !affected[c.Method+" "+c.Target] {
