@@ -272,3 +272,21 @@ func trimFloat(v float64) string {
 	}
 	return fmt.Sprintf("%.3f", v)
 }
+
+// Badge is a scenario's short verdict, as the scorecard and `chaos run`'s
+// table show it: FAILED 3/11 (failed checks of all), PASSED 11/11, PASSED*
+// for a partial pass (some checks did not apply or were skipped), SKIPPED;
+// without per-check results just the verdict (with * when partial).
+func Badge(s *harness.ScenarioResult) string {
+	failed, na := 0, 0
+	for _, c := range s.Checks {
+		switch c.Verdict {
+		case harness.CheckFailed:
+			failed++
+		case harness.CheckNotApplicable:
+			na++
+		}
+	}
+	partial := s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || na > 0)
+	return badge(s.Verdict, len(s.Checks), failed, na, partial)
+}
