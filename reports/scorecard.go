@@ -50,6 +50,9 @@ func buildGrid(scs []*scenarioView) gridView {
 }
 
 func variantKey(v string) string {
+	if v == "-" {
+		return "~" // scenarios without a variant last
+	}
 	r := strings.NewReplacer("legacy", "0", "modern", "1", "streamable-http", "0", "sse", "1")
 	return r.Replace(v)
 }
