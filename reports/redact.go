@@ -13,7 +13,7 @@ var redactions = []struct {
 	// a bare bearer or basic credential
 	{regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9\-._~+/]{8,}=*`), "${1} [redacted]"},
 	// token=..., "api_key": "...", password: ...
-	{regexp.MustCompile(`(?i)\b([a-z_\-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credential)s?)(["']?\s*[:=]\s*["']?)([^\s"'&,;}]+)`), "${1}${2}[redacted]"},
+	{regexp.MustCompile(`(?i)\b([a-z_\-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credential)s?)(["']?\s*[:=]\s*["']?)([^\s"'&,;})\]]+)`), "${1}${2}[redacted]"},
 	// credentials in a URL: scheme://user:pass@host
 	{regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s:@"']+(?::[^/\s@"']*)?@`), "${1}[redacted]@"},
 }

@@ -26,7 +26,7 @@ func printTable(w io.Writer, results *harness.Results) {
 		nameW = max(nameW, utf8.RuneCountInString(s.Name))
 		verdictW = max(verdictW, len(reports.Badge(&s)))
 	}
-	nameW = min(nameW, 44)
+	nameW = min(nameW, 36)
 	const timeW = 8
 	whyW := max(tableWidth-nameW-verdictW-timeW-6, 20)
 	row := func(name, verdict, took, why string) {
