@@ -55,12 +55,23 @@ func TestReportInBrowser(t *testing.T) {
 	report := filepath.Join(dir, "report.html")
 	url := "file://" + report
 
+	// The browser's profile is its own temp dir, named on its command
+	// line: once the browser is closed, any process still naming it is
+	// one of ours left behind and is killed, then the dir is removed.
+	profile, err := os.MkdirTemp("", "vmcp-chaos-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.UserDataDir(filepath.Join(dir, "profile")), chromedp.NoSandbox,
+		chromedp.ExecPath(browser), chromedp.UserDataDir(profile), chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.WindowSize(1280, 1600))...)
-	defer cancelAlloc() // kills the browser and waits for it
 	bctx, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
+	defer func() {
+		_ = chromedp.Cancel(bctx) // closes the browser and waits for it
+		cancelBrowser()
+		cancelAlloc()
+		killLeftovers(t, profile)
+	}()
 
 	var mu sync.Mutex
 	var problems []string
@@ -85,7 +96,7 @@ func TestReportInBrowser(t *testing.T) {
 	var rects, scenarios int
 	var title string
 	var shot []byte
-	err := chromedp.Run(bctx,
+	err = chromedp.Run(bctx,
 		network.Enable(),
 		runtime.Enable(),
 		chromedp.Navigate(url),
@@ -151,4 +162,36 @@ func inkedFraction(img image.Image) (float64, int) {
 		}
 	}
 	return float64(inked) / float64(max(total, 1)), len(colours)
+}
+
+// killLeftovers kills any process whose command line names marker (the
+// browser's profile dir: only processes this test started do), then
+// removes the dir, retrying while a dying process may still write to it.
+func killLeftovers(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		left := 0
+		for _, p := range procs {
+			b, err := os.ReadFile(p)
+			if err != nil || !bytes.Contains(b, []byte(marker)) {
+				continue
+			}
+			var pid int
+			if _, err := fmt.Sscanf(filepath.Base(filepath.Dir(p)), "%d", &pid); err == nil && pid != os.Getpid() {
+				if proc, err := os.FindProcess(pid); err == nil && proc.Kill() == nil {
+					left++
+				}
+			}
+		}
+		err := os.RemoveAll(marker)
+		if (left == 0 && err == nil) || time.Now().After(deadline) {
+			if left > 0 || err != nil {
+				t.Errorf("browser leftovers: %d processes killed, remove %s: %v", left, marker, err)
+			}
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

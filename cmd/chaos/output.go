@@ -66,10 +66,10 @@ func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.T
 	}
 	fmt.Fprintf(w, ", %d failed, %d skipped in %s", counts[harness.VerdictFailed],
 		counts[harness.VerdictSkipped], time.Since(start).Round(time.Millisecond))
-	for _, s := range wrote {
-		fmt.Fprintf(w, "; %s", s)
-	}
 	fmt.Fprintln(w)
+	for _, s := range wrote {
+		fmt.Fprintln(w, s)
+	}
 	switch {
 	case writeErr != nil:
 		return usageError(writeErr)

@@ -142,7 +142,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	}
 
 	if !o.quiet {
-		fmt.Fprintf(w, "chaos run: %d scenarios against %s (capabilities: %s)\n", len(selected), target.Name(), target.Capabilities())
+		fmt.Fprintf(w, "chaos run: %d scenarios against %s\ncapabilities: %s\n", len(selected), target.Name(), target.Capabilities())
 	}
 	results := harness.NewResults(target)
 	start := time.Now()
