@@ -93,10 +93,16 @@ func Render(w io.Writer, in []Input, opt Options) error {
 }
 
 // Load reads results documents (JSON of harness.Results) from files, each
-// named by its file name. A file that cannot be read or is not a results
-// document of the current schema is an error naming the file.
+// named by its file name (by its path when two share a name, as
+// a/results.json and b/results.json do). A file that cannot be read or is
+// not a results document of the current schema is an error naming the
+// file.
 func Load(paths ...string) ([]Input, error) {
 	var out []Input
+	base := map[string]int{}
+	for _, p := range paths {
+		base[filepath.Base(p)]++
+	}
 	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
@@ -107,7 +113,11 @@ func Load(paths ...string) ([]Input, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
-		out = append(out, Input{Name: filepath.Base(p), Results: r})
+		name := filepath.Base(p)
+		if base[name] > 1 {
+			name = filepath.Clean(p)
+		}
+		out = append(out, Input{Name: name, Results: r})
 	}
 	return out, nil
 }
