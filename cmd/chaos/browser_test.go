@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -109,17 +110,18 @@ func TestReportInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("browser: %v", err)
 	}
-	var pdf []byte
+	var pdf, printShot []byte
 	if err := chromedp.Run(bctx, chromedp.ActionFunc(func(ctx context.Context) error {
 		var err error
 		pdf, _, err = page.PrintToPDF().WithPrintBackground(true).Do(ctx)
 		return err
-	})); err != nil {
+	}), emulation.SetEmulatedMedia().WithMedia("print"), chromedp.CaptureScreenshot(&printShot)); err != nil {
 		t.Errorf("print to PDF: %v", err)
 	}
 	if keep := os.Getenv("VMCP_CHAOS_SCREENSHOT_DIR"); keep != "" {
 		_ = os.WriteFile(filepath.Join(keep, "report.png"), shot, 0o644)
 		_ = os.WriteFile(filepath.Join(keep, "report.pdf"), pdf, 0o644)
+		_ = os.WriteFile(filepath.Join(keep, "report-print.png"), printShot, 0o644)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -135,6 +137,11 @@ func TestReportInBrowser(t *testing.T) {
 	img, err := png.Decode(bytes.NewReader(shot))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
+	}
+	if pimg, err := png.Decode(bytes.NewReader(printShot)); err != nil {
+		t.Errorf("print media screenshot: %v", err)
+	} else if inked, colours := inkedFraction(pimg); inked < 0.02 || colours < 8 {
+		t.Errorf("the page in print media looks blank: %.2f%% non-white pixels, %d colours", 100*inked, colours)
 	}
 	inked, colours := inkedFraction(img)
 	t.Logf("screenshot %dx%d: %.1f%% non-white pixels, %d colours; PDF %d bytes", img.Bounds().Dx(), img.Bounds().Dy(), 100*inked, colours, len(pdf))
