@@ -20,6 +20,17 @@ func addOutputFlags(f *pflag.FlagSet, o *runOptions) {
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress and no table, only the final summary line")
 }
 
+// checkOutput rejects contradictory output flags.
+func (o runOptions) checkOutput() error {
+	if o.noHTML && o.html != "" {
+		return fmt.Errorf("run: --html and --no-html contradict each other")
+	}
+	if o.quiet && o.verbose {
+		return fmt.Errorf("run: --quiet and --verbose contradict each other")
+	}
+	return nil
+}
+
 // htmlPath is where the report goes, "" for none.
 func (o runOptions) htmlPath() string {
 	switch {

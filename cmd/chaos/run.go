@@ -113,6 +113,9 @@ func runTarget(o runOptions) (harness.Target, error) {
 }
 
 func runScenarios(cmd *cobra.Command, o runOptions) error {
+	if err := o.checkOutput(); err != nil {
+		return usageError(err)
+	}
 	target, err := runTarget(o)
 	if err != nil {
 		return usageError(err)

@@ -87,6 +87,8 @@ func TestRunFlags(t *testing.T) {
 		{[]string{"run", "--capabilities", "telepathy"}, "telepathy"},
 		{[]string{"run", "--gateway-cmd", "x"}, "need --target exec"},
 		{[]string{"run", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"run", "--html", "x.html", "--no-html"}, "contradict"},
+		{[]string{"run", "-q", "-v"}, "contradict"},
 		{[]string{"run", "extra-arg"}, "unknown command"},
 		{[]string{"nosuchcommand"}, "unknown command"},
 		{[]string{"report"}, "requires at least 1 arg"},
