@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -19,6 +20,7 @@ type gridRow struct {
 
 type gridCell struct {
 	ID, Verdict, Badge string
+	Reason             string // first line of the reason, in side-by-side rows that differ
 	Partial            bool
 	Failed             []string // names of failed checks
 }
@@ -111,7 +113,9 @@ func buildCompare(runs []*runView) *compareView {
 			key := "absent"
 			if s != nil {
 				c = &gridCell{ID: s.ID, Verdict: s.Verdict, Badge: s.Badge, Partial: s.Partial, Failed: failedChecks(s)}
-				key = s.Badge + "|" + strings.Join(c.Failed, "|")
+				// Same verdict, partiality and failed checks: no
+				// difference, even when only one run has per-check results.
+				key = fmt.Sprintf("%s|%v|%s", s.Verdict, s.Partial, strings.Join(c.Failed, "|"))
 			}
 			if i == 0 {
 				first = key
@@ -122,6 +126,12 @@ func buildCompare(runs []*runView) *compareView {
 		}
 		if row.Differs {
 			cv.Differ++
+			for i, c := range row.Cells {
+				if c != nil {
+					c.Reason, _, _ = strings.Cut(byRun[i][n].Reason, "\n")
+					c.Reason = clip(c.Reason, 160)
+				}
+			}
 			row.Checks = compareChecks(n, byRun)
 		}
 		cv.Rows = append(cv.Rows, row)
