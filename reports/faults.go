@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -123,6 +124,46 @@ type faultView struct {
 	FirstError, Recovery  string
 	FailedAfter           int
 	Errors                string
+
+	backend      string
+	recoveryTook time.Duration // -1: nothing to recover from
+	unrecovered  bool
+}
+
+// storyOf sums up a scenario's faults in one line: the backends broken,
+// how many windows, the slowest recovery and any that never recovered.
+func storyOf(fs []faultView) string {
+	if len(fs) == 0 {
+		return ""
+	}
+	var backends []string
+	slowest, unrec, failedAfter := -1, 0, 0
+	for i, f := range fs {
+		if !slices.Contains(backends, f.backend) {
+			backends = append(backends, f.backend)
+		}
+		if f.recoveryTook >= 0 && (slowest < 0 || f.recoveryTook > fs[slowest].recoveryTook) {
+			slowest = i
+		}
+		if f.unrecovered {
+			unrec++
+		}
+		failedAfter += f.FailedAfter
+	}
+	s := fmt.Sprintf("%d fault window(s) on %s", len(fs), strings.Join(backends, ", "))
+	if slowest >= 0 {
+		s += fmt.Sprintf("; slowest recovery %s (%s)", fmtDur(fs[slowest].recoveryTook), fs[slowest].Label)
+	}
+	if failedAfter > 0 {
+		s += fmt.Sprintf("; %d call(s) failed after a fault had ended", failedAfter)
+	}
+	if unrec > 0 {
+		s += fmt.Sprintf("; %d never recovered", unrec)
+	}
+	if !slices.ContainsFunc(fs, func(f faultView) bool { return f.FirstError != "no failed call" }) {
+		s += "; no call failed"
+	}
+	return s
 }
 
 // analyseWindows computes each window's latency phases and recovery.
@@ -145,7 +186,8 @@ func analyseWindows(ws []window, calls []*harness.CallRecord, end time.Duration)
 		fv.Before = stats(calls, prevEnd, w.Start)
 		fv.During = stats(calls, w.Start, max(w.End, w.Start+1))
 		fv.After = stats(calls, w.End, max(nextStart, w.End))
-		fv.FirstError, fv.Recovery, fv.FailedAfter = recovery(w, calls, nextStart)
+		fv.FirstError, fv.Recovery, fv.FailedAfter, fv.recoveryTook = recovery(w, calls, nextStart)
+		fv.backend, fv.unrecovered = w.Backend, strings.HasPrefix(fv.Recovery, "not recovered")
 		out = append(out, fv)
 	}
 	return out
@@ -155,7 +197,8 @@ func analyseWindows(ws []window, calls []*harness.CallRecord, end time.Duration)
 // to error) and, for the targets that failed, the first ok call after the
 // window closed: the time from the window's end to that call's end is the
 // recovery time; failedAfter counts the failures to those targets between.
-func recovery(w window, calls []*harness.CallRecord, horizon time.Duration) (firstErr, rec string, failedAfter int) {
+func recovery(w window, calls []*harness.CallRecord, horizon time.Duration) (firstErr, rec string, failedAfter int, took time.Duration) {
+	took = -1
 	affected := map[string]bool{}
 	for _, c := range calls {
 		if c.Start.D() < w.Start || c.Start.D() >= horizon || c.Outcome == harness.OutcomeOK {
@@ -170,24 +213,25 @@ func recovery(w window, calls []*harness.CallRecord, horizon time.Duration) (fir
 		affected[c.Method+" "+c.Target] = true
 	}
 	if len(affected) == 0 {
-		return "no failed call", "no call failed", 0
+		return "no failed call", "no call failed", 0, took
 	}
 	switch w.Closer {
 	case "":
-		return firstErr, "fault active until the end", 0
+		return firstErr, "fault active until the end", 0, took
 	case "set", "inject", "kill", "pause":
-		return firstErr, "replaced by the next fault (" + w.Closer + ")", 0
+		return firstErr, "replaced by the next fault (" + w.Closer + ")", 0, took
 	}
 	for _, c := range calls {
 		if c.Start.D() < w.End || !affected[c.Method+" "+c.Target] {
 			continue
 		}
 		if c.Outcome == harness.OutcomeOK {
-			return firstErr, fmt.Sprintf("%s after %s (%s ok)", fmtDur(max(c.End.D()-w.End, 0)), w.Closer, callName(c)), failedAfter
+			took := max(c.End.D()-w.End, 0)
+			return firstErr, fmt.Sprintf("%s after %s (%s ok)", fmtDur(took), w.Closer, callName(c)), failedAfter, took
 		}
 		failedAfter++
 	}
-	return firstErr, fmt.Sprintf("not recovered by the end of the scenario (%d failed after %s)", failedAfter, w.Closer), failedAfter
+	return firstErr, fmt.Sprintf("not recovered by the end of the scenario (%d failed after %s)", failedAfter, w.Closer), failedAfter, took
 }
 
 func callName(c *harness.CallRecord) string {

@@ -38,6 +38,7 @@ type scenarioView struct {
 	Figures                  []figureView
 	Timeline                 *timelineView
 	Faults                   []faultView
+	Story                    string // the faults in one line
 	Saw                      []countView
 	ErrorSamples             []errorSample
 	Notes                    []string
@@ -179,6 +180,7 @@ func newScenarioView(id string, s *harness.ScenarioResult) *scenarioView {
 	end := s.Duration.D()
 	ws := faultWindows(s.Events, end)
 	sv.Faults = analyseWindows(ws, plain, end)
+	sv.Story = storyOf(sv.Faults)
 	if len(s.Events) > 0 {
 		sv.Timeline = buildTimeline(s, calls, ws, evidence)
 	}
