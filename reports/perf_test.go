@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,7 +76,14 @@ func TestRenderFullRun(t *testing.T) {
 	if took > 10*time.Second {
 		t.Errorf("report of a full run took %s", took)
 	}
-	checkStructure(t, buf.Bytes(), in)
+	p := checkStructure(t, buf.Bytes(), in)
+	load := p.ids["r0-s31"]
+	if cap := find(load, "figcaption", ""); len(cap) != 1 || !strings.Contains(text(cap[0]), "4500 calls, drawn as calls started per") {
+		t.Error("the load scenario's 4500 calls are not drawn as a histogram")
+	}
+	if n := len(find(load, "rect", "call")); n > 4*tlBins {
+		t.Errorf("load timeline: %d call rects for %d bins", n, tlBins)
+	}
 }
 
 func BenchmarkRenderFullRun(b *testing.B) {

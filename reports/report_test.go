@@ -190,7 +190,7 @@ func TestRenderRealRun(t *testing.T) {
 		t.Fatal("no breaker section")
 	}
 	body := text(breaker)
-	for _, want := range []string{"beta: set http_status 500", "after clear", "backend \"beta\" unavailable: circuit open"} {
+	for _, want := range []string{"beta: set http_status 500", "after clear", "backend \"beta\" unavailable: circuit open", "1 fault window(s) on beta; slowest recovery 1.0"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("breaker section lacks %q", want)
 		}
