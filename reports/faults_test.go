@@ -8,7 +8,9 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
-func ms(n float64) harness.Millis { return harness.Millis(time.Duration(n * float64(time.Millisecond))) }
+func ms(n float64) harness.Millis {
+	return harness.Millis(time.Duration(n * float64(time.Millisecond)))
+}
 
 func fault(at float64, backend, action string, kinds ...string) harness.Event {
 	return harness.Event{Kind: harness.EventFault, At: ms(at), Fault: &harness.FaultRecord{Backend: backend, Action: action, Kinds: kinds, Detail: strings.Join(kinds, " ")}}
