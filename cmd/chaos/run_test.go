@@ -154,6 +154,22 @@ func TestRunFailingAndLackingTarget(t *testing.T) {
 	if breaker.Verdict != harness.VerdictSkipped || !strings.Contains(breaker.Reason, "breaker") {
 		t.Errorf("breaker against a target without it: %s %s", breaker.Verdict, breaker.Reason)
 	}
+	checkReportFile(t, filepath.Join(dir, "report.html"), "hang/legacy/streamable-http", "breaker/legacy/streamable-http")
+
+	// The scorecard of the reference (a real run, in reports/testdata)
+	// against this broken gateway marks where they differ.
+	scorecard := filepath.Join(dir, "scorecard.html")
+	ref := filepath.Join("..", "..", "reports", "testdata", "run-reference.json")
+	if b, err := exec.CommandContext(ctx, chaosBin, "report", ref, out, "-o", scorecard).CombinedOutput(); err != nil {
+		t.Fatalf("chaos report: %v\n%s", err, b)
+	}
+	page, _ := os.ReadFile(scorecard)
+	for _, want := range []string{`<span class="differs-mark" title="the runs differ">≠</span> breaker/legacy/streamable-http`,
+		`<span class="differs-mark" title="the runs differ">≠</span> hang/legacy/streamable-http`, "chaos-vmcp"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("scorecard lacks %q", want)
+		}
+	}
 }
 
 // TestRunInterrupted: SIGINT during a run still prints the table and
