@@ -231,6 +231,9 @@ func recovery(w window, calls []*harness.CallRecord, horizon time.Duration) (fir
 		}
 		failedAfter++
 	}
+	if failedAfter == 0 {
+		return firstErr, "not observed: no call to a target that failed after " + w.Closer, 0, took
+	}
 	return firstErr, fmt.Sprintf("not recovered by the end of the scenario (%d failed after %s)", failedAfter, w.Closer), failedAfter, took
 }
 

@@ -85,6 +85,14 @@ func TestRecovery(t *testing.T) {
 	if fv := analyseWindows([]window{open}, calls, 40*time.Millisecond)[0]; fv.Recovery != "fault active until the end" || !fv.Active {
 		t.Errorf("open window: %+v", fv)
 	}
+	unseen := window{Backend: "beta", Action: "set", Start: ms(10).D(), End: ms(35).D(), Closer: "clear"}
+	if fv := analyseWindows([]window{unseen}, calls, 40*time.Millisecond)[0]; !strings.HasPrefix(fv.Recovery, "not observed") || fv.unrecovered {
+		t.Errorf("no call after the window: %+v", fv)
+	}
+	never := window{Backend: "beta", Action: "set", Start: ms(10).D(), End: ms(20).D(), Closer: "clear"}
+	if fv := analyseWindows([]window{never}, calls[:4], 40*time.Millisecond)[0]; !strings.HasPrefix(fv.Recovery, "not recovered") || !fv.unrecovered || fv.FailedAfter != 1 {
+		t.Errorf("only failures after the window: %+v", fv)
+	}
 	quiet := window{Backend: "gamma", Action: "set", Start: ms(26).D(), End: ms(27).D(), Closer: "clear"}
 	if fv := analyseWindows([]window{quiet}, calls, 40*time.Millisecond)[0]; fv.Recovery != "no call failed" {
 		t.Errorf("quiet window: %+v", fv)

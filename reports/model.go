@@ -20,6 +20,7 @@ type runView struct {
 	ChecksPassed, ChecksFailed      int
 	ChecksNA                        int
 	Grid                            gridView
+	Recoveries                      []recoveryRow // slowest and never-recovered faults across the run
 	Scenarios                       []*scenarioView
 }
 
@@ -111,6 +112,7 @@ func newRunView(id, label string, r *harness.Results) *runView {
 		rv.Took = fmtDur(last.Sub(r.Started))
 	}
 	rv.Grid = buildGrid(rv.Scenarios)
+	rv.Recoveries = slowestRecoveries(rv.Scenarios, 8)
 	return rv
 }
 
@@ -291,4 +293,31 @@ func Badge(s *harness.ScenarioResult) string {
 	}
 	partial := s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || na > 0)
 	return badge(s.Verdict, len(s.Checks), failed, na, partial)
+}
+
+// recoveryRow is one fault of the run's recovery overview.
+type recoveryRow struct {
+	ScenarioID, Scenario, Fault, Recovery string
+	Never                                 bool
+	took                                  time.Duration
+}
+
+// slowestRecoveries lists the faults that never recovered, then the
+// slowest recoveries, at most n rows.
+func slowestRecoveries(scs []*scenarioView, n int) []recoveryRow {
+	var rows []recoveryRow
+	for _, s := range scs {
+		for _, f := range s.Faults {
+			if f.unrecovered || f.recoveryTook >= 0 {
+				rows = append(rows, recoveryRow{ScenarioID: s.ID, Scenario: s.Name, Fault: f.Label, Recovery: f.Recovery, Never: f.unrecovered, took: f.recoveryTook})
+			}
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Never != rows[j].Never {
+			return rows[i].Never
+		}
+		return rows[i].took > rows[j].took
+	})
+	return rows[:min(len(rows), n)]
 }
