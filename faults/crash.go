@@ -31,6 +31,7 @@ var (
 func init() {
 	Register(Spec{
 		Kind:   KindCrash,
+		Order:  10,
 		Params: []string{"mode", "exit", "exitCode", "stage"},
 		Defaults: func(f *Fault) {
 			if f.Mode == "" {

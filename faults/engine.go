@@ -172,8 +172,9 @@ func (e *Engine) Decide(method, name string) Decision {
 }
 
 // Scheduled walks the schedule-only faults active now: each is passed to
-// fn with whether it was reported before (one-shot faults act once).
-func (e *Engine) Scheduled(fn func(f *Fault, first bool)) {
+// fn with whether it has fired before; fn returns true when it fires it now
+// (one-shot faults act once).
+func (e *Engine) Scheduled(fn func(f *Fault, fired bool) (fire bool)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.Now()
@@ -182,9 +183,9 @@ func (e *Engine) Scheduled(fn func(f *Fault, first bool)) {
 			continue
 		}
 		if eff, _ := f.effective(); ScheduleOnly(eff) {
-			first := !f.fired
-			f.fired = true
-			fn(eff, first)
+			if fn(eff, f.fired) {
+				f.fired = true
+			}
 		}
 	}
 }

@@ -52,22 +52,27 @@ func (x *Exchange) Respond(payload []byte) {
 	_, _ = x.W.Write(payload)
 }
 
-// Wait blocks until the fault is released (true), or the server, the
-// stream or the client ends (false).
+// Wait blocks until the fault is released (true), or the server ends or
+// the client goes away (its request, or its SSE stream) (false).
 func (x *Exchange) Wait() bool {
-	if x.Hold != nil {
-		defer x.Hold()()
-	}
 	var stream <-chan struct{}
 	if x.Stream != nil {
 		stream = x.Stream.Done()
+	}
+	return x.waitOn(x.R.Context().Done(), stream)
+}
+
+// waitOn is Wait with the channels that mean "the client went away".
+func (x *Exchange) waitOn(client, stream <-chan struct{}) bool {
+	if x.Hold != nil {
+		defer x.Hold()()
 	}
 	select {
 	case <-x.Released:
 		return true
 	case <-x.Done:
+	case <-client:
 	case <-stream:
-	case <-x.R.Context().Done():
 	}
 	return false
 }
@@ -175,4 +180,14 @@ type StdioExchange struct {
 	Done     <-chan struct{} // closed when the server or the call ends
 	// Crash ends the server (crash); exit: true also ends the process.
 	Crash func(exit bool, code int)
+}
+
+// ApplyStdio carries out a terminal fault on one stdio line (kinds without
+// a stdio form are refused by validation; here they forward the line).
+func ApplyStdio(x *StdioExchange, f *Fault) {
+	if s, ok := Lookup(f.Kind); ok && s.Stdio != nil {
+		s.Stdio(x, f)
+		return
+	}
+	x.Forward()
 }

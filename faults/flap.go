@@ -11,6 +11,7 @@ var flapOnlyFields = []string{"after", "count", "probability", "seed", "at", "fo
 func init() {
 	Register(Spec{
 		Kind:   KindFlap,
+		Order:  90,
 		Params: []string{"on", "off", "fault"},
 		Validate: func(f *Fault, c *Check) error {
 			if f.On <= 0 {

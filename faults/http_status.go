@@ -13,6 +13,7 @@ const KindHTTPStatus Kind = "http_status"
 func init() {
 	Register(Spec{
 		Kind:     KindHTTPStatus,
+		Order:    20,
 		Params:   []string{"status", "body", "headers"},
 		Validate: validateHTTPStatus,
 		HTTP: func(x *Exchange, f *Fault) bool {

@@ -6,6 +6,7 @@ const KindJSONRPCError Kind = "jsonrpc_error"
 func init() {
 	Register(Spec{
 		Kind:   KindJSONRPCError,
+		Order:  50,
 		Params: []string{"code", "message"},
 		Validate: func(f *Fault, c *Check) error {
 			if f.Code == 0 {

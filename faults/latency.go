@@ -12,6 +12,7 @@ const KindLatency Kind = "latency"
 func init() {
 	Register(Spec{
 		Kind:   KindLatency,
+		Order:  40,
 		Params: []string{"delay", "jitter"},
 		Validate: func(f *Fault, c *Check) error {
 			if f.Delay <= 0 {

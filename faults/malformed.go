@@ -22,6 +22,7 @@ var malformedVariants = []string{MalformedInvalidJSON, MalformedWrongID, Malform
 func init() {
 	Register(Spec{
 		Kind:   KindMalformed,
+		Order:  70,
 		Params: []string{"variant", "size"},
 		Validate: func(f *Fault, c *Check) error {
 			if f.Variant == "" {

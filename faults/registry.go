@@ -12,6 +12,8 @@ import (
 // Register). Only Kind, Params and Validate are required.
 type Spec struct {
 	Kind Kind
+	// Order places the kind in listings and messages (documentation order).
+	Order int
 	// Params are the YAML names of the Fault fields the kind uses. Any
 	// other parameter set on the kind is refused.
 	Params []string
@@ -64,7 +66,7 @@ func Register(s Spec) {
 	}
 	registry[s.Kind] = &s
 	order = append(order, s.Kind)
-	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+	sort.SliceStable(order, func(i, j int) bool { return registry[order[i]].Order < registry[order[j]].Order })
 }
 
 // Lookup returns the Spec of a registered kind.
@@ -75,7 +77,7 @@ func Lookup(k Kind) (*Spec, bool) {
 	return s, ok
 }
 
-// Kinds lists the registered kinds, sorted.
+// Kinds lists the registered kinds in documentation order (Spec.Order).
 func Kinds() []Kind {
 	regMu.RLock()
 	defer regMu.RUnlock()

@@ -7,6 +7,7 @@ const KindSessionExpire Kind = "session_expire"
 func init() {
 	Register(Spec{
 		Kind:         KindSessionExpire,
+		Order:        80,
 		Validate:     func(*Fault, *Check) error { return nil },
 		ScheduleOnly: func(f *Fault) bool { return f.Match == (Match{}) },
 		HTTP: func(x *Exchange, f *Fault) bool {

@@ -12,6 +12,7 @@ var stallStages = []string{StageBeforeHeaders, StageAfterHeaders, StageAfterProg
 func init() {
 	Register(Spec{
 		Kind:   KindStall,
+		Order:  30,
 		Params: []string{"stage", "progress"},
 		Defaults: func(f *Fault) {
 			if f.Stage == "" {
@@ -86,7 +87,7 @@ func stallHTTP(x *Exchange, f *Fault) bool {
 	if len(early) > 0 {
 		x.Stream.Inject(early)
 	}
-	if !x.Wait() {
+	if !x.waitOn(nil, x.Stream.Done()) { // the POST is answered: only the stream counts
 		return false
 	}
 	if f.Stage == StageMidBody {

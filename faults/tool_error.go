@@ -6,6 +6,7 @@ const KindToolError Kind = "tool_error"
 func init() {
 	Register(Spec{
 		Kind:    KindToolError,
+		Order:   60,
 		Params:  []string{"text"},
 		Methods: []string{"tools/call"},
 		Validate: func(f *Fault, c *Check) error {

@@ -11,6 +11,7 @@ const KindTruncate Kind = "truncate"
 func init() {
 	Register(Spec{
 		Kind:   KindTruncate,
+		Order:  100,
 		Params: []string{"size"},
 		Validate: func(f *Fault, c *Check) error {
 			if f.Size <= 0 || f.Size > 1<<30 {

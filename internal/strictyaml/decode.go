@@ -74,18 +74,24 @@ type LineSetter interface {
 // into out, a pointer. file names the input in errors; want describes the
 // expected document for "empty document" errors. The returned Decoder
 // knows the line of every decoded field (Decoder.LineOf).
-func Decode(data []byte, file, want string, out any) (d *Decoder, err error) {
-	d = NewDecoder(file)
-	defer func() {
-		if r := recover(); r != nil {
-			err = &Error{File: file, Msg: fmt.Sprintf("internal error while decoding: %v", r)}
-		}
-	}()
+func Decode(data []byte, file, want string, out any) (*Decoder, error) {
+	d := NewDecoder(file)
 	root, err := ParseDocument(data, file, want)
 	if err != nil {
 		return d, err
 	}
-	return d, d.Value(root, reflect.ValueOf(out).Elem(), "")
+	return d, d.Decode(root, out, "")
+}
+
+// Decode decodes n into out (a pointer); field is n's path for messages.
+// A panic while decoding becomes an internal *Error.
+func (d *Decoder) Decode(n *Node, out any, field string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{File: d.file, Msg: fmt.Sprintf("internal error while decoding: %v", r)}
+		}
+	}()
+	return d.Value(n, reflect.ValueOf(out).Elem(), field)
 }
 
 // Document parsing.
