@@ -6,7 +6,10 @@
 package faults
 
 import (
+	"fmt"
 	"path"
+	"reflect"
+	"strings"
 
 	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
 )
@@ -126,4 +129,30 @@ var KnownMethods = []string{
 	"resources/list", "resources/read", "resources/templates/list", "prompts/list",
 	"prompts/get", "server/discover", "notifications/cancelled", "completion/complete",
 	"logging/setLevel",
+}
+
+// Describe renders faults briefly, e.g. "http_status 403 [tools/call echo];
+// stall after_headers", for timelines and reports.
+func Describe(faults []Fault) string {
+	parts := make([]string, 0, len(faults))
+	for i := range faults {
+		f := &faults[i]
+		s := string(f.Kind)
+		if spec, ok := Lookup(f.Kind); ok && spec.Describe != nil {
+			s = spec.Describe(f)
+		} else if ok {
+			rv := reflect.ValueOf(f).Elem()
+			for _, p := range spec.Params {
+				if v := rv.Field(fieldIndex(p)); !v.IsZero() {
+					s += fmt.Sprintf(" %v", v.Interface())
+					break
+				}
+			}
+		}
+		if f.Match.Method != "" || f.Match.Tool != "" {
+			s += " [" + strings.TrimSpace(f.Match.Method+" "+f.Match.Tool) + "]"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -36,6 +36,12 @@ func init() {
 			}
 			return c.Nested(f.Fault, "fault")
 		},
+		Describe: func(f *Fault) string {
+			if f.Fault == nil {
+				return string(KindFlap)
+			}
+			return string(KindFlap) + " " + string(f.Fault.Kind)
+		},
 		Phase: func(f *Fault, elapsed time.Duration) bool {
 			period := f.On.D() + f.Off.D()
 			return period > 0 && elapsed%period < f.On.D()

@@ -38,6 +38,9 @@ type Spec struct {
 	// Stdio applies the fault to one stdio line. Nil: the kind is refused
 	// on stdio ("does not apply to stdio").
 	Stdio func(x *StdioExchange, f *Fault)
+	// Describe, if set, renders the fault briefly for timelines; by default
+	// the kind and its first parameter that is set.
+	Describe func(f *Fault) string
 	// NotOn lists transports the kind is refused on, with the reason.
 	NotOn map[Transport]string
 }

@@ -32,6 +32,9 @@ type Size int64
 // MaxSize is the largest Size accepted (1 TiB).
 const MaxSize Size = 1 << 40
 
+// String returns the Go duration string ("250ms").
+func (d Duration) String() string { return time.Duration(d).String() }
+
 // MarshalYAML writes the duration as a Go duration string ("250ms").
 func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
