@@ -17,7 +17,6 @@ require (
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.5
-	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

@@ -173,7 +173,16 @@ func (d *Decoder) Errf(n *yaml.Node, field, format string, args ...any) *Error {
 	return &Error{File: d.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
-// lineOf returns the line recorded for field or its nearest ancestor.
+// File returns the file name errors carry.
+func (d *Decoder) File() string { return d.file }
+
+// Has reports whether field was present in the decoded input.
+func (d *Decoder) Has(field string) bool {
+	_, ok := d.lines[field]
+	return ok
+}
+
+// LineOf returns the line recorded for field or its nearest ancestor.
 func (d *Decoder) LineOf(field string) int {
 	for {
 		if l, ok := d.lines[field]; ok {
@@ -435,6 +444,7 @@ func (d *Decoder) Key(k *yaml.Node, field string) (string, error) {
 type structField struct {
 	name  string
 	index int
+	size  bool // tag option ",size": an integer field decoded as a Size
 }
 
 // structFields lists the YAML names of a struct's decodable fields.
@@ -449,14 +459,14 @@ func structFields(t reflect.Type) []structField {
 		if tag == "" {
 			tag = f.Tag.Get("json")
 		}
-		name, _, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(tag, ",")
 		if name == "-" {
 			continue
 		}
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		out = append(out, structField{name, i})
+		out = append(out, structField{name, i, strings.Contains(","+opts+",", ",size,")})
 	}
 	return out
 }
@@ -478,10 +488,10 @@ func (d *Decoder) structure(n *yaml.Node, v reflect.Value, field string) error {
 			return d.Errf(kn, sub, "duplicate key (first at line %d)", first)
 		}
 		seen[k] = kn.Line
-		idx := -1
+		idx, asSize := -1, false
 		for _, f := range fields {
 			if f.name == k {
-				idx = f.index
+				idx, asSize = f.index, f.size
 				break
 			}
 		}
@@ -493,6 +503,14 @@ func (d *Decoder) structure(n *yaml.Node, v reflect.Value, field string) error {
 			return d.Errf(kn, sub, "unknown field %q (want one of %s)", k, strings.Join(names, ", "))
 		}
 		d.lines[sub] = kn.Line
+		if asSize {
+			x, err := d.size(Resolve(vn), sub)
+			if err != nil {
+				return err
+			}
+			v.Field(idx).SetInt(int64(x))
+			continue
+		}
 		if err := d.Value(vn, v.Field(idx), sub); err != nil {
 			return err
 		}

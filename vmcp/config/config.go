@@ -109,6 +109,12 @@ type Aggregation struct {
 	PrefixFormat string `json:"prefixFormat"`
 	// PriorityOrder ranks backends; unlisted backends follow, by name.
 	PriorityOrder []string `json:"priorityOrder,omitempty"`
+	// Nested is toolhive's spelling (conflictResolutionConfig: {prefixFormat,
+	// priorityOrder}); Parse moves it into the fields above and clears it.
+	Nested *struct {
+		PrefixFormat  string   `json:"prefixFormat"`
+		PriorityOrder []string `json:"priorityOrder"`
+	} `json:"conflictResolutionConfig,omitempty"`
 }
 
 // Timeouts bound every backend interaction.
@@ -139,7 +145,7 @@ type IncomingAuth struct {
 // Limits protect the gateway from misbehaving backends.
 type Limits struct {
 	// MaxResponseBytes caps one backend response message.
-	MaxResponseBytes int64 `json:"maxResponseBytes"`
+	MaxResponseBytes int64 `json:"maxResponseBytes" yaml:"maxResponseBytes,size"`
 }
 
 // Pool sizes the shared backend client pool used for stateless
