@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -85,40 +84,29 @@ func decodeToolResult(d *strictyaml.Decoder, n *yaml.Node, field string) (ToolRe
 		return ToolResult{}, d.Errf(n, field, "%s, got %s", want, strictyaml.Describe(n))
 	}
 	var r ToolResult
-	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		kn, vn := n.Content[i], n.Content[i+1]
-		k, err := d.Key(kn, field)
-		if err != nil {
-			return r, err
-		}
-		sub := strictyaml.MapField(field, k)
-		if first, dup := seen[k]; dup {
-			return r, d.Errf(kn, sub, "duplicate key (first at line %d)", first)
-		}
-		seen[k] = kn.Line
+	keys := 0
+	err := d.Entries(n, field, func(k string, kn, vn *yaml.Node, sub string) error {
+		keys++
 		switch k {
 		case "text":
-			if err := d.Value(vn, reflect.ValueOf(&r.Text).Elem(), sub); err != nil {
-				return r, err
+			if err := d.Decode(vn, &r.Text, sub); err != nil || r.Text != "" {
+				return err
 			}
-			if r.Text == "" {
-				return r, d.Errf(kn, sub, "must not be empty")
-			}
+			return d.Errf(kn, sub, "must not be empty")
 		case "json":
 			x, err := d.Any(vn, sub)
-			if err != nil {
-				return r, err
-			}
-			if x == nil {
-				return r, d.Errf(kn, sub, "must not be null")
+			if err == nil && x == nil {
+				err = d.Errf(kn, sub, "must not be null")
 			}
 			r.JSON = x
-		default:
-			return r, d.Errf(kn, sub, "unknown field %q (%s)", k, want)
+			return err
 		}
+		return d.Errf(kn, sub, "unknown field %q (%s)", k, want)
+	})
+	if err != nil {
+		return r, err
 	}
-	if len(seen) != 1 {
+	if keys != 1 {
 		return ToolResult{}, d.Errf(n, field, "%s: exactly one of text, json", want)
 	}
 	return r, nil

@@ -3,6 +3,7 @@ package faults
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -127,8 +128,11 @@ func Middleware(e *Engine, next http.Handler) http.Handler {
 	})
 }
 
-// SleepCtx waits d, or returns early with an error when ctx ends or done
-// is closed.
+// ErrStopped is SleepCtx's error when done was closed.
+var ErrStopped = errors.New("stopped")
+
+// SleepCtx waits d, or returns early with ctx's error when ctx ends or
+// ErrStopped when done is closed.
 func SleepCtx(ctx context.Context, done <-chan struct{}, d time.Duration) error {
 	if d <= 0 {
 		return nil
@@ -141,7 +145,7 @@ func SleepCtx(ctx context.Context, done <-chan struct{}, d time.Duration) error 
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-done:
-		return context.Canceled
+		return ErrStopped
 	}
 }
 

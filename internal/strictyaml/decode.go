@@ -471,11 +471,13 @@ func structFields(t reflect.Type) []structField {
 	return out
 }
 
-func (d *Decoder) structure(n *yaml.Node, v reflect.Value, field string) error {
+// Entries calls fn for each entry of the mapping n, in order, with the key,
+// its value and the entry's field path. Keys must be unique strings (merge
+// keys are refused); each key's line is recorded.
+func (d *Decoder) Entries(n *Node, field string, fn func(key string, kn, vn *Node, sub string) error) error {
 	if n.Kind != yaml.MappingNode {
 		return d.Errf(n, field, "want a mapping, got %s", Describe(n))
 	}
-	fields := structFields(v.Type())
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
@@ -488,67 +490,55 @@ func (d *Decoder) structure(n *yaml.Node, v reflect.Value, field string) error {
 			return d.Errf(kn, sub, "duplicate key (first at line %d)", first)
 		}
 		seen[k] = kn.Line
-		idx, asSize := -1, false
-		for _, f := range fields {
-			if f.name == k {
-				idx, asSize = f.index, f.size
-				break
-			}
-		}
-		if idx < 0 {
-			names := make([]string, len(fields))
-			for j, f := range fields {
-				names[j] = f.name
-			}
-			return d.Errf(kn, sub, "unknown field %q (want one of %s)", k, strings.Join(names, ", "))
-		}
 		d.lines[sub] = kn.Line
-		if asSize {
-			x, err := d.size(Resolve(vn), sub)
-			if err != nil {
-				return err
-			}
-			v.Field(idx).SetInt(int64(x))
-			continue
-		}
-		if err := d.Value(vn, v.Field(idx), sub); err != nil {
+		if err := fn(k, kn, vn, sub); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+func (d *Decoder) structure(n *yaml.Node, v reflect.Value, field string) error {
+	fields := structFields(v.Type())
+	return d.Entries(n, field, func(k string, kn, vn *Node, sub string) error {
+		for _, f := range fields {
+			if f.name != k {
+				continue
+			}
+			if !f.size {
+				return d.Value(vn, v.Field(f.index), sub)
+			}
+			x, err := d.size(Resolve(vn), sub)
+			v.Field(f.index).SetInt(int64(x))
+			return err
+		}
+		names := make([]string, len(fields))
+		for j, f := range fields {
+			names[j] = f.name
+		}
+		return d.Errf(kn, sub, "unknown field %q (want one of %s)", k, strings.Join(names, ", "))
+	})
+}
+
 func (d *Decoder) mapping(n *yaml.Node, v reflect.Value, field string) error {
-	if n.Kind != yaml.MappingNode {
-		return d.Errf(n, field, "want a mapping, got %s", Describe(n))
+	if n.Kind == yaml.MappingNode && len(n.Content) == 0 {
+		v.Set(reflect.Zero(v.Type())) // {} is "none", as when omitted
+		return nil
 	}
 	if v.Type().Key().Kind() != reflect.String {
 		return d.Errf(n, field, "cannot decode into %s", v.Type())
 	}
-	if len(n.Content) == 0 {
-		v.Set(reflect.Zero(v.Type())) // {} is "none", as when omitted
-		return nil
-	}
 	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
-	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		kn, vn := n.Content[i], n.Content[i+1]
-		k, err := d.Key(kn, field)
-		if err != nil {
-			return err
-		}
-		sub := MapField(field, k)
-		if first, dup := seen[k]; dup {
-			return d.Errf(kn, sub, "duplicate key (first at line %d)", first)
-		}
-		seen[k] = kn.Line
-		d.lines[sub] = kn.Line
+	err := d.Entries(n, field, func(k string, _, vn *Node, sub string) error {
 		ev := reflect.New(v.Type().Elem()).Elem()
 		if err := d.Value(vn, ev, sub); err != nil {
 			return err
 		}
 		m.SetMapIndex(reflect.ValueOf(k).Convert(v.Type().Key()), ev)
+		return nil
+	})
+	if err == nil {
+		v.Set(m)
 	}
-	v.Set(m)
-	return nil
+	return err
 }
