@@ -88,7 +88,7 @@ func (d *Decoder) duration(n *yaml.Node, field string) (Duration, error) {
 		return 0, d.Errf(n, field, "%s: a number needs a unit, got %s", want, n.Value)
 	case "!!str":
 		x, err := time.ParseDuration(strings.TrimSpace(n.Value))
-		if err != nil && strings.Contains(err.Error(), "overflow") {
+		if err != nil && durationRE.MatchString(strings.TrimSpace(n.Value)) { // well formed: too large
 			return 0, d.Errf(n, field, "duration %q out of range (want 0s..%s)", n.Value, MaxDuration)
 		}
 		if err != nil {
@@ -110,6 +110,8 @@ var sizeUnits = map[string]int64{
 	"kb": 1000, "mb": 1000 * 1000, "gb": 1000 * 1000 * 1000,
 	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30,
 }
+
+var durationRE = regexp.MustCompile(`^\+?([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+$`)
 
 var sizeRE = regexp.MustCompile(`^([0-9]+)\s*([A-Za-z]*)$`)
 
