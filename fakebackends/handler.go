@@ -1,10 +1,8 @@
 package fakebackends
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -170,15 +168,6 @@ func (s *statusWriter) Flush() {
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
-}
-
-// Hijack implements http.Hijacker.
-func (s *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	h, ok := s.ResponseWriter.(http.Hijacker)
-	if !ok {
-		return nil, nil, fmt.Errorf("hijack not supported")
-	}
-	return h.Hijack()
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.

@@ -123,14 +123,6 @@ func (v *validator) errf(field, format string, args ...any) *ScriptError {
 	return &ScriptError{File: v.File, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
-func quoteList[T ~string](xs []T) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = string(x)
-	}
-	return strings.Join(s, ", ")
-}
-
 func validHostPort(addr string) bool {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {

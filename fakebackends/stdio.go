@@ -159,9 +159,6 @@ func (sb *stdioBackend) checkFaults(faults []Fault) error {
 		if f.Kind == KindFlap && f.Fault != nil {
 			eff = f.Fault
 		}
-		if eff.Kind == KindCrash && eff.Mode == CrashDown {
-			return fmt.Errorf("faults[%d]: crash mode down does not apply to stdio", i)
-		}
 		if eff.Kind == KindCrash && eff.Exit && sb.opts.exit == nil {
 			return fmt.Errorf("faults[%d]: crash with exit: true needs process mode (chaos backend)", i)
 		}

@@ -67,6 +67,9 @@ func validateCrash(f *Fault, c *Check) error {
 		return c.Errf("mode", "unknown crash mode %q (want %s)", f.Mode, join(crashModes))
 	}
 	if f.Mode == CrashDown {
+		if c.Transport == TransportStdio {
+			return c.Errf("mode", "crash mode down does not apply to stdio (there is no listener)")
+		}
 		if f.Stage != "" {
 			return c.Errf("stage", "stage does not apply to mode down (the listener is closed)")
 		}

@@ -86,12 +86,3 @@ func Kinds() []Kind {
 	defer regMu.RUnlock()
 	return append([]Kind(nil), order...)
 }
-
-func (s *Spec) takes(param string) bool {
-	for _, p := range s.Params {
-		if p == param {
-			return true
-		}
-	}
-	return false
-}

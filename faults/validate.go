@@ -75,7 +75,7 @@ func (c *Check) fault(f *Fault) error {
 	}
 	rv := reflect.ValueOf(f).Elem()
 	for _, p := range ParamNames() {
-		if !rv.Field(fieldIndex(p)).IsZero() && !spec.takes(p) {
+		if !rv.Field(fieldIndex(p)).IsZero() && !oneOf(p, spec.Params) {
 			return c.Errf(p, "%s does not apply to kind %s (%s)", p, f.Kind, paramsOf(spec))
 		}
 	}
@@ -157,4 +157,17 @@ func oneOf(x string, xs []string) bool {
 		}
 	}
 	return false
+}
+
+func join(xs []string) string { return strings.Join(xs, ", ") }
+
+// setField returns the first of the named Fault fields that is set, or "".
+func setField(f *Fault, names []string) string {
+	rv := reflect.ValueOf(f).Elem()
+	for _, n := range names {
+		if i := fieldIndex(n); i >= 0 && !rv.Field(i).IsZero() {
+			return n
+		}
+	}
+	return ""
 }

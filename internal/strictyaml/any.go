@@ -3,6 +3,7 @@ package strictyaml
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -95,6 +96,9 @@ func (d *Decoder) anyValue(n *yaml.Node, p *anyPath) (any, error) {
 			}
 			return b, nil
 		case "!!int", "!!float":
+			if i, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+				return i, nil // the common case, without a YAML decoder per number
+			}
 			var x any
 			if err := n.Decode(&x); err != nil {
 				return nil, d.Errf(n, p.String(), "invalid number %q", n.Value)
