@@ -136,15 +136,9 @@ const (
 
 // Crash modes, stages and malformed variants.
 const (
-	CrashEOF              = faults.CrashEOF
-	CrashReset            = faults.CrashReset
-	CrashDown             = faults.CrashDown
-	StageBeforeHeaders    = faults.StageBeforeHeaders
-	StageAfterHeaders     = faults.StageAfterHeaders
-	StageAfterProgress    = faults.StageAfterProgress
-	StageMidBody          = faults.StageMidBody
-	MalformedInvalidJSON  = faults.MalformedInvalidJSON
-	MalformedWrongID      = faults.MalformedWrongID
-	MalformedTruncatedSSE = faults.MalformedTruncatedSSE
-	MalformedOversized    = faults.MalformedOversized
+	CrashEOF, CrashReset, CrashDown           = faults.CrashEOF, faults.CrashReset, faults.CrashDown
+	StageBeforeHeaders, StageAfterHeaders     = faults.StageBeforeHeaders, faults.StageAfterHeaders
+	StageAfterProgress, StageMidBody          = faults.StageAfterProgress, faults.StageMidBody
+	MalformedInvalidJSON, MalformedWrongID    = faults.MalformedInvalidJSON, faults.MalformedWrongID
+	MalformedTruncatedSSE, MalformedOversized = faults.MalformedTruncatedSSE, faults.MalformedOversized
 )

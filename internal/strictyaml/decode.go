@@ -4,6 +4,13 @@
 // durations and sizes are errors, and every error is an *Error located as
 // "file:line: field: message".
 //
+// Fields are named by their yaml tag (else json tag, else the lower-cased
+// Go name). Tag options: ",size" decodes an integer field as a Size;
+// ",positive" refuses a zero or negative value given for the field (left
+// out, it keeps its zero value, meaning "the default"). Fields of type
+// Duration and time.Duration decode as Duration, Size as Size; types that
+// implement Unmarshaler decode themselves.
+//
 // Anchors and aliases: an alias may reuse an anchored value (expansion is
 // bounded, and an alias inside the value it names is refused); merge keys
 // (<<) are refused. Exactly one document per input.
@@ -445,6 +452,9 @@ type structField struct {
 	name  string
 	index int
 	size  bool // tag option ",size": an integer field decoded as a Size
+	// positive: tag option ",positive": a value given must be above zero
+	// (left out, the field keeps its zero value: "use the default").
+	positive bool
 }
 
 // structFields lists the YAML names of a struct's decodable fields.
@@ -466,7 +476,8 @@ func structFields(t reflect.Type) []structField {
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		out = append(out, structField{name, i, strings.Contains(","+opts+",", ",size,")})
+		opts = "," + opts + ","
+		out = append(out, structField{name, i, strings.Contains(opts, ",size,"), strings.Contains(opts, ",positive,")})
 	}
 	return out
 }
@@ -505,11 +516,18 @@ func (d *Decoder) structure(n *yaml.Node, v reflect.Value, field string) error {
 			if f.name != k {
 				continue
 			}
-			if !f.size {
-				return d.Value(vn, v.Field(f.index), sub)
+			fv := v.Field(f.index)
+			var err error
+			if f.size {
+				var x Size
+				x, err = d.size(Resolve(vn), sub)
+				fv.SetInt(int64(x))
+			} else {
+				err = d.Value(vn, fv, sub)
 			}
-			x, err := d.size(Resolve(vn), sub)
-			v.Field(f.index).SetInt(int64(x))
+			if err == nil && f.positive {
+				err = d.checkPositive(vn, fv, sub)
+			}
 			return err
 		}
 		names := make([]string, len(fields))
@@ -518,6 +536,19 @@ func (d *Decoder) structure(n *yaml.Node, v reflect.Value, field string) error {
 		}
 		return d.Errf(kn, sub, "unknown field %q (want one of %s)", k, strings.Join(names, ", "))
 	})
+}
+
+// checkPositive refuses a zero or negative number given for a ",positive" field.
+func (d *Decoder) checkPositive(n *Node, v reflect.Value, field string) error {
+	switch {
+	case v.Type() == durationType || v.Type() == stdDurationType:
+		if v.Int() <= 0 {
+			return d.Errf(n, field, "must be positive, got %s", time.Duration(v.Int()))
+		}
+	case v.CanInt() && v.Int() <= 0:
+		return d.Errf(n, field, "must be at least 1, got %d", v.Int())
+	}
+	return nil
 }
 
 func (d *Decoder) mapping(n *yaml.Node, v reflect.Value, field string) error {

@@ -12,7 +12,7 @@ import (
 type doc struct {
 	Name    string              `yaml:"name"`
 	Size    strictyaml.Size     `yaml:"size"`
-	Limit   int64               `yaml:"limit,size"`
+	Limit   int64               `yaml:"limit,size,positive"`
 	Wait    strictyaml.Duration `yaml:"wait"`
 	Timeout time.Duration       `yaml:"timeout"`
 	Tags    map[string]string   `yaml:"tags"`
@@ -47,6 +47,7 @@ func TestDecodeErrors(t *testing.T) {
 		"size: 3 parsecs\n":          `d.yaml:1: size: bad size unit "parsecs"`,
 		"wait: 9000000000h\n":        `d.yaml:1: wait: duration "9000000000h" out of range (want 0s..720h0m0s)`,
 		"timeout: 800h\n":            `d.yaml:1: timeout: duration "800h" out of range (want 0s..720h0m0s)`,
+		"limit: 0\n":                 `d.yaml:1: limit: must be at least 1, got 0`,
 		"wait: -1s\n":                `d.yaml:1: wait: negative duration "-1s"`,
 		"wait: 5\n":                  `d.yaml:1: wait: want a duration such as "250ms", "1.5s" or "2m": a number needs a unit, got 5`,
 		"name: a\nname: b\n":         `d.yaml:2: name: duplicate key (first at line 1)`,

@@ -49,9 +49,6 @@ func ParseWithEnv(data []byte, file string, lookupEnv func(string) (string, bool
 	}
 	cfg.Health.Enabled = cfg.Health.Enabled || (d.Has("health") && !d.Has("health.enabled"))
 	cfg.Breaker.Enabled = cfg.Breaker.Enabled || (d.Has("breaker") && !d.Has("breaker.enabled"))
-	if err := d.checkPresent(cfg); err != nil {
-		return nil, err
-	}
 	applyDefaults(cfg)
 	if err := validate(d, cfg, lookupEnv); err != nil {
 		return nil, err

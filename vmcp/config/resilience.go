@@ -23,9 +23,9 @@ const (
 // `health` section is present (unless `enabled: false`).
 type Health struct {
 	Enabled            bool          `json:"enabled"`
-	Interval           time.Duration `json:"interval"`
-	Timeout            time.Duration `json:"timeout"`
-	UnhealthyThreshold int           `json:"unhealthyThreshold"`
+	Interval           time.Duration `json:"interval" yaml:"interval,positive"`
+	Timeout            time.Duration `json:"timeout" yaml:"timeout,positive"`
+	UnhealthyThreshold int           `json:"unhealthyThreshold" yaml:"unhealthyThreshold,positive"`
 	// DegradedThreshold marks slower successful probes degraded (0: never).
 	DegradedThreshold time.Duration `json:"degradedThreshold,omitempty"`
 }
@@ -34,19 +34,19 @@ type Health struct {
 // `breaker` section is present (unless `enabled: false`).
 type Breaker struct {
 	Enabled          bool          `json:"enabled"`
-	FailureThreshold int           `json:"failureThreshold"`
-	OpenTimeout      time.Duration `json:"openTimeout"`
+	FailureThreshold int           `json:"failureThreshold" yaml:"failureThreshold,positive"`
+	OpenTimeout      time.Duration `json:"openTimeout" yaml:"openTimeout,positive"`
 }
 
 // Keepalive configures per-session keepalive probes of one backend.
 type Keepalive struct {
 	// Method is "ping", "tool:<name>" or "none" (default).
 	Method      string        `json:"method"`
-	Interval    time.Duration `json:"interval,omitempty"`
+	Interval    time.Duration `json:"interval,omitempty" yaml:"interval,positive"`
 	Jitter      time.Duration `json:"jitter,omitempty"`
-	Timeout     time.Duration `json:"timeout,omitempty"`
-	MaxFailures int           `json:"maxFailures,omitempty"`
-	ProbeAfter  time.Duration `json:"probeAfter,omitempty"`
+	Timeout     time.Duration `json:"timeout,omitempty" yaml:"timeout,positive"`
+	MaxFailures int           `json:"maxFailures,omitempty" yaml:"maxFailures,positive"`
+	ProbeAfter  time.Duration `json:"probeAfter,omitempty" yaml:"probeAfter,positive"`
 }
 
 // Metrics configures metric export.
@@ -63,7 +63,7 @@ type Optimizer struct {
 	Enabled bool `json:"enabled"`
 	// MaxResults is the most tools one find_tool call returns (a positive
 	// integer; DefaultOptimizerResults, 8, when unset).
-	MaxResults int `json:"maxResults"`
+	MaxResults int `json:"maxResults" yaml:"maxResults,positive"`
 }
 
 // Notifications configures notifications to live client sessions.
