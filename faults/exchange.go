@@ -101,8 +101,8 @@ const maxRequestBody = 16 << 20
 
 // Middleware applies the engine's faults in front of next, any
 // http.Handler: a reverse proxy to a real backend, or an MCP server. POST
-// bodies are read (up to 16 MiB) to match method and tool, then replayed to
-// next. Faults that need their host (crash exit, session_expire) are
+// bodies are read (their first 16 MiB) to match method and tool, then passed
+// on whole to next. Faults that need their host (crash exit, session_expire) are
 // skipped; SSE GET streams pass through.
 func Middleware(e *Engine, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -112,7 +112,11 @@ func Middleware(e *Engine, next http.Handler) http.Handler {
 			if body, err = io.ReadAll(io.LimitReader(r.Body, maxRequestBody)); err != nil {
 				return // the client went away
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			// next reads what was read, then the rest (a body over the bound).
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 		}
 		msg := ParseMessage(body)
 		d := e.Decide(msg.Method, msg.Name)
