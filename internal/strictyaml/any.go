@@ -41,15 +41,14 @@ func (d *Decoder) anyValue(n *yaml.Node, p *anyPath) (any, error) {
 	if d.work > maxDecodeWork {
 		return nil, d.Errf(n, p.String(), "document too large (more than %d values after expanding aliases)", maxDecodeWork)
 	}
+	if d.tooLarge(n) {
+		return nil, d.Errf(n, p.String(), "document too large (more than %d values after expanding aliases)", maxDecodeWork)
+	}
 	switch n.Kind {
 	case yaml.AliasNode:
-		if n.Alias == nil {
-			return nil, d.Errf(n, p.String(), "unknown alias *%s", n.Value)
-		}
-		if d.expanding[n.Alias] {
-			return nil, d.Errf(n, p.String(), "alias *%s refers to a value that contains it", n.Value)
-		}
-		return d.anyValue(n.Alias, p)
+		var x any
+		err := d.alias(n, p.String(), func(t *yaml.Node) (err error) { x, err = d.anyValue(t, p); return err })
+		return x, err
 	case yaml.SequenceNode:
 		d.expanding[n] = true
 		defer delete(d.expanding, n)

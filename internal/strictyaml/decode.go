@@ -163,10 +163,11 @@ type Decoder struct {
 	lines     map[string]int // field path -> line
 	work      int
 	expanding map[*yaml.Node]bool // alias targets being decoded (cycle check)
+	sizes     map[*yaml.Node]int  // expandedSize memo
 }
 
 func NewDecoder(file string) *Decoder {
-	return &Decoder{file: file, lines: map[string]int{}, expanding: map[*yaml.Node]bool{}}
+	return &Decoder{file: file, lines: map[string]int{}, expanding: map[*yaml.Node]bool{}, sizes: map[*yaml.Node]int{}}
 }
 
 func (d *Decoder) Errf(n *yaml.Node, field, format string, args ...any) *Error {
@@ -267,7 +268,44 @@ func (d *Decoder) alias(n *yaml.Node, field string, fn func(*yaml.Node) error) e
 	if d.expanding[t] {
 		return d.Errf(n, field, "alias *%s refers to a value that contains it", n.Value)
 	}
+	if d.work+d.expandedSize(t) > maxDecodeWork {
+		return d.Errf(n, field, "document too large (more than %d values after expanding aliases)", maxDecodeWork)
+	}
 	return fn(t)
+}
+
+// tooLarge reports a container of aliases and scalars that would expand
+// beyond the work bound: the innermost culprit of an alias bomb, refused
+// before it is expanded.
+func (d *Decoder) tooLarge(n *yaml.Node) bool {
+	if n.Kind != yaml.MappingNode && n.Kind != yaml.SequenceNode || d.work+d.expandedSize(n) <= maxDecodeWork {
+		return false
+	}
+	for _, c := range n.Content {
+		if c.Kind != yaml.ScalarNode && c.Kind != yaml.AliasNode {
+			return false
+		}
+	}
+	return true
+}
+
+// expandedSize counts the values n stands for once its aliases are
+// expanded (memoized; capped just above the work bound), so that an alias
+// bomb is refused before it is expanded.
+func (d *Decoder) expandedSize(n *yaml.Node) int {
+	if v, ok := d.sizes[n]; ok {
+		return v
+	}
+	d.sizes[n] = 1 // an alias cycle counts once here; decoding refuses it
+	total := 1
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		total = d.expandedSize(n.Alias)
+	}
+	for _, c := range n.Content {
+		total = min(total+d.expandedSize(c), maxDecodeWork+1)
+	}
+	d.sizes[n] = total
+	return total
 }
 
 func isNull(n *yaml.Node) bool {
@@ -324,6 +362,9 @@ func (d *Decoder) Value(n *yaml.Node, v reflect.Value, field string) error {
 	if isNull(n) {
 		v.Set(reflect.Zero(v.Type()))
 		return nil
+	}
+	if d.tooLarge(n) {
+		return d.Errf(n, field, "document too large (more than %d values after expanding aliases)", maxDecodeWork)
 	}
 	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
 		if !d.expanding[n] {

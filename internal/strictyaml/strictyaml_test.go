@@ -16,10 +16,22 @@ type doc struct {
 	Wait    strictyaml.Duration `yaml:"wait"`
 	Timeout time.Duration       `yaml:"timeout"`
 	Tags    map[string]string   `yaml:"tags"`
+	Free    any                 `yaml:"free"`
 	Items   []struct {
 		N int `yaml:"n"`
 	} `yaml:"items"`
 }
+
+// bomb expands to over 10^7 values (f alone to 1111111); it is refused where it would explode.
+const bomb = `free:
+  a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+  c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+  d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]
+  e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]
+  f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]
+  g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]
+`
 
 func decode(src string) (*doc, error) {
 	var d doc
@@ -51,12 +63,13 @@ func TestDecodeErrors(t *testing.T) {
 		"wait: -1s\n":                `d.yaml:1: wait: negative duration "-1s"`,
 		"wait: 5\n":                  `d.yaml:1: wait: want a duration such as "250ms", "1.5s" or "2m": a number needs a unit, got 5`,
 		"name: a\nname: b\n":         `d.yaml:2: name: duplicate key (first at line 1)`,
-		"nmae: a\n":                  `d.yaml:1: nmae: unknown field "nmae" (want one of name, size, limit, wait, timeout, tags, items)`,
+		"nmae: a\n":                  `d.yaml:1: nmae: unknown field "nmae" (want one of name, size, limit, wait, timeout, tags, free, items)`,
 		"items:\n  - {n: x}\n":       `d.yaml:2: items[0].n: want an integer, got the string "x"`,
 		"items:\n  - <<: {n: 1}\n":   `d.yaml:2: items[0]: merge keys (<<) are not supported`,
 		"tags: &t {a: *t}\n":         `d.yaml:1: tags.a: alias *t refers to a value that contains it`,
 		"name: a\n---\nname: b\n":    `d.yaml:3: multiple YAML documents`,
 		"":                           `d.yaml: empty document: want a doc`,
+		bomb:                         `d.yaml:7: free.f: document too large (more than 1048576 values after expanding aliases)`,
 	} {
 		_, err := decode(src)
 		var se *strictyaml.Error
