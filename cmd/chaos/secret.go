@@ -17,7 +17,7 @@ const maxSecretFile = 64 << 10
 // /proc/PID/cmdline (ps); the file and the variable are not.
 func resolveSecret(flagName, flagValue, fileFlag, file, envName string) (string, error) {
 	if flagValue != "" && file != "" {
-		return "", &exitError{code: 2, err: fmt.Errorf("give either --%s or --%s, not both", flagName, fileFlag)}
+		return "", usageError(fmt.Errorf("give either --%s or --%s, not both", flagName, fileFlag))
 	}
 	if flagValue != "" {
 		return flagValue, nil
@@ -25,11 +25,11 @@ func resolveSecret(flagName, flagValue, fileFlag, file, envName string) (string,
 	if file != "" {
 		data, err := readSmallFile(file)
 		if err != nil {
-			return "", &exitError{code: 2, err: fmt.Errorf("--%s: %w", fileFlag, err)}
+			return "", usageError(fmt.Errorf("--%s: %w", fileFlag, err))
 		}
 		tok := strings.TrimSpace(string(data))
 		if tok == "" {
-			return "", &exitError{code: 2, err: fmt.Errorf("--%s: %s is empty", fileFlag, file)}
+			return "", usageError(fmt.Errorf("--%s: %s is empty", fileFlag, file))
 		}
 		return tok, nil
 	}

@@ -45,7 +45,7 @@ names. Configuration errors exit 2.`,
 			}
 			cfg, err := vmcp.LoadConfig(configPath)
 			if err != nil {
-				return &exitError{code: 2, err: err}
+				return usageError(err)
 			}
 			level := slog.LevelWarn
 			if verbose {
@@ -63,7 +63,7 @@ names. Configuration errors exit 2.`,
 				_ = g.Shutdown(sctx)
 				scancel()
 				if errors.Is(err, vmcp.ErrExposed) {
-					return &exitError{code: 2, err: err}
+					return usageError(err)
 				}
 				return err
 			}

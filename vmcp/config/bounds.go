@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
-	"gopkg.in/yaml.v3"
 )
 
 // Defaults and bounds of the limits that keep one gateway within a small
@@ -53,44 +52,42 @@ func (r DurationRange) check(v time.Duration) error {
 // validateBounds refuses values that are well-formed but absurd: durations
 // that make timers spin, limits out of range, ports that cannot exist and
 // header names or values HTTP cannot carry.
-func validateBounds(d *decoder, root *yaml.Node, cfg *Config) error {
-	at := func(path ...string) *yaml.Node { return locate(root, path...) }
+func validateBounds(d decoder, cfg *Config) error {
 	if err := SessionIdleRange.check(cfg.Timeouts.SessionIdle); err != nil {
-		return d.errf(at("timeouts", "sessionIdle"), "timeouts.sessionIdle", "%v", err)
+		return d.errf("timeouts.sessionIdle", "%v", err)
 	}
 	if cfg.Health.Enabled {
 		if err := HealthIntervalRange.check(cfg.Health.Interval); err != nil {
-			return d.errf(at("health", "interval"), "health.interval", "%v", err)
+			return d.errf("health.interval", "%v", err)
 		}
 	}
 	l := cfg.Limits
 	if l.MaxToolsPerBackend < 1 || l.MaxToolsPerBackend > MaxMaxToolsPerBackend {
-		return d.errf(at("limits", "maxToolsPerBackend"), "limits.maxToolsPerBackend", "%d is out of range: allowed 1 to %d", l.MaxToolsPerBackend, MaxMaxToolsPerBackend)
+		return d.errf("limits.maxToolsPerBackend", "%d is out of range: allowed 1 to %d", l.MaxToolsPerBackend, MaxMaxToolsPerBackend)
 	}
 	if l.MaxSessions < 1 || l.MaxSessions > MaxMaxSessions {
-		return d.errf(at("limits", "maxSessions"), "limits.maxSessions", "%d is out of range: allowed 1 to %d", l.MaxSessions, MaxMaxSessions)
+		return d.errf("limits.maxSessions", "%d is out of range: allowed 1 to %d", l.MaxSessions, MaxMaxSessions)
 	}
 	for i, b := range cfg.Backends {
-		idx := fmt.Sprint(i)
 		p := fmt.Sprintf("backends[%d]", i)
 		if b.Keepalive.Method != "none" {
 			if err := KeepaliveIntervalRange.check(b.Keepalive.Interval); err != nil {
-				return d.errf(at("backends", idx, "keepalive", "interval"), p+".keepalive.interval", "%v", err)
+				return d.errf(p+".keepalive.interval", "%v", err)
 			}
 		}
 		if b.URL != "" {
 			if u, err := url.Parse(b.URL); err == nil && u.Port() != "" {
 				if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {
-					return d.errf(at("backends", idx, "url"), p+".url", "invalid URL %q: port %s is out of range: allowed 1 to 65535", b.URL, u.Port())
+					return d.errf(p+".url", "invalid URL %q: port %s is out of range: allowed 1 to 65535", b.URL, u.Port())
 				}
 			}
 		}
 		for _, name := range sortedStrKeys(b.Headers) {
 			if !httpguts.ValidHeaderFieldName(name) {
-				return d.errf(at("backends", idx, "headers", name), p+".headers", "%q is not a valid HTTP header name: use letters, digits and !#$%%&'*+-.^_`|~", name)
+				return d.errf(p+".headers", "%q is not a valid HTTP header name: use letters, digits and !#$%%&'*+-.^_`|~", name)
 			}
 			if !httpguts.ValidHeaderFieldValue(b.Headers[name]) {
-				return d.errf(at("backends", idx, "headers", name), p+".headers."+name, "the value is not a valid HTTP header value (control characters such as a newline are not allowed)")
+				return d.errf(p+".headers."+name, "the value is not a valid HTTP header value (control characters such as a newline are not allowed)")
 			}
 		}
 	}

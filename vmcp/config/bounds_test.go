@@ -14,7 +14,7 @@ func TestBoundsRefused(t *testing.T) {
 	const be = "backends:\n  - {name: a, url: 'http://x/mcp'}\n"
 	cases := []struct{ name, src, want string }{
 		{"sessionIdle 1ns", be + "timeouts: {sessionIdle: 1ns}\n", `f.yaml:3: timeouts.sessionIdle: 1ns is out of range: allowed 100ms to 24h0m0s`},
-		{"sessionIdle a year", be + "timeouts: {sessionIdle: 8760h}\n", `f.yaml:3: timeouts.sessionIdle: 8760h0m0s is out of range`},
+		{"sessionIdle two days", be + "timeouts: {sessionIdle: 48h}\n", `f.yaml:3: timeouts.sessionIdle: 48h0m0s is out of range: allowed 100ms to 24h0m0s`},
 		{"health 1ns", be + "health: {interval: 1ns, timeout: 1ns}\n", `f.yaml:3: health.interval: 1ns is out of range: allowed 10ms to 24h0m0s`},
 		{"keepalive 1ns", "backends:\n  - name: a\n    url: 'http://x/mcp'\n    keepalive: {method: ping, interval: 1ns, timeout: 1ns}\n",
 			`f.yaml:4: backends[0].keepalive.interval: 1ns is out of range: allowed 10ms to 24h0m0s`},
