@@ -18,12 +18,12 @@ const (
 // (or extends) it for a TTL, the controller renews it, and when it runs out
 // the faults are cleared. Clearing the faults ends it.
 type lease struct {
-	mu      sync.Mutex
-	expire  func(gen uint64)
-	gen     uint64
-	timer   *time.Timer
-	ttl     time.Duration
-	expires time.Time
+	mu       sync.Mutex
+	expire   func(gen uint64)
+	gen      uint64
+	timer    *time.Timer
+	ttl      time.Duration
+	expires  time.Time
 	expiredN int // leases that ran out, for /lease and tests
 }
 
