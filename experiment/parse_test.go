@@ -50,7 +50,7 @@ func TestParseGood(t *testing.T) {
 func TestParseBad(t *testing.T) {
 	cases := []struct {
 		name, edit, want string
-		params        map[string]string
+		params           map[string]string
 	}{
 		{"unknown key", "title: t\ntitel: x\n", "x.yaml:2: titel: unknown field", nil},
 		{"duplicate key", "title: t\ntitle: u\n", "x.yaml:2: title: duplicate key", nil},

@@ -55,5 +55,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newBackendCmd())
 	root.AddCommand(newVMCPCmd())
 	root.AddCommand(newRunCmd())
+	root.AddCommand(newProxyCmd())
+	root.AddCommand(newExperimentCmd())
 	return root
 }
