@@ -3,10 +3,11 @@ package experiment
 import (
 	"fmt"
 	"os"
-	"reflect"
 	"regexp"
 	"sort"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Load reads and parses an experiment file (see Parse).
@@ -25,14 +26,12 @@ func Load(path string, params map[string]string) (*Experiment, error) {
 // "file:line: field: message".
 func Parse(data []byte, file string, params map[string]string) (*Experiment, error) {
 	var e Experiment
-	d, err := decodeStrict(data, file, &e)
+	v := &validator{file: file}
+	d, err := decodeStrict(data, file, &e, func(root *yaml.Node) error { return v.substitute(root, params) })
 	if err != nil {
 		return nil, err
 	}
-	v := &validator{file: file, lineOf: d.lineOf}
-	if err := v.substitute(&e, params); err != nil {
-		return nil, err
-	}
+	v.lineOf = d.lineOf
 	e.applyDefaults()
 	if err := v.experiment(&e); err != nil {
 		return nil, err
@@ -43,80 +42,89 @@ func Parse(data []byte, file string, params map[string]string) (*Experiment, err
 var paramRE = regexp.MustCompile(`\$\{([^}]*)\}`)
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
-// substitute replaces ${name} in every string of e (parameters, then
-// overrides).
-func (v *validator) substitute(e *Experiment, overrides map[string]string) error {
+// substitute replaces ${name} in every scalar of the document but the
+// parameters themselves, before decoding, so that any value (a duration,
+// a number, a URL) may be a parameter. Overrides replace the file's
+// values; a name the file does not declare is an error.
+func (v *validator) substitute(root *yaml.Node, overrides map[string]string) error {
 	params := map[string]string{}
-	for k, val := range e.Parameters {
-		if !nameRE.MatchString(k) {
-			return v.errf("parameters."+k, "parameter name %q: use letters, digits, _ . -", k)
+	var paramsNode *yaml.Node
+	if root.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value == "parameters" {
+				paramsNode = root.Content[i+1]
+			}
 		}
-		if paramRE.MatchString(val) {
-			return v.errf("parameters."+k, "a parameter's value may not refer to parameters (%q)", val)
+	}
+	if paramsNode != nil && paramsNode.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(paramsNode.Content); i += 2 {
+			k, val := paramsNode.Content[i], paramsNode.Content[i+1]
+			field := "parameters." + k.Value
+			if !nameRE.MatchString(k.Value) {
+				return &Error{File: v.file, Line: k.Line, Field: field, Msg: fmt.Sprintf("parameter name %q: use letters, digits, _ . -", k.Value)}
+			}
+			if val.Kind != yaml.ScalarNode {
+				return &Error{File: v.file, Line: val.Line, Field: field, Msg: "want a scalar value"}
+			}
+			if paramRE.MatchString(val.Value) {
+				return &Error{File: v.file, Line: val.Line, Field: field, Msg: fmt.Sprintf("a parameter's value may not refer to parameters (%q)", val.Value)}
+			}
+			params[k.Value] = val.Value
 		}
-		params[k] = val
 	}
-	names := make([]string, 0, len(overrides))
-	for k := range overrides {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := keys(overrides)
 	for _, k := range names {
 		if _, ok := params[k]; !ok {
 			return &Error{File: v.file, Field: "--param " + k, Msg: fmt.Sprintf("the experiment has no parameter %q (it has %s)", k, listOr(keys(params), "none"))}
 		}
 		params[k] = overrides[k]
-	}
-	e.Parameters = params
-	var walkErr error
-	var walk func(rv reflect.Value, field string)
-	walk = func(rv reflect.Value, field string) {
-		if walkErr != nil {
-			return
+		for i := 0; i+1 < len(paramsNode.Content); i += 2 {
+			if paramsNode.Content[i].Value == k {
+				paramsNode.Content[i+1].Value = overrides[k]
+				paramsNode.Content[i+1].Tag = "!!str"
+				paramsNode.Content[i+1].Style = yaml.DoubleQuotedStyle
+			}
 		}
-		switch rv.Kind() {
-		case reflect.String:
-			s, err := expand(rv.String(), params)
+	}
+	var walk func(n *yaml.Node, field string) error
+	walk = func(n *yaml.Node, field string) error {
+		switch n.Kind {
+		case yaml.ScalarNode:
+			if !strings.Contains(n.Value, "${") {
+				return nil
+			}
+			s, err := expand(n.Value, params)
 			if err != nil {
-				walkErr = v.errf(field, "%v", err)
-				return
+				return &Error{File: v.file, Line: n.Line, Field: field, Msg: err.Error()}
 			}
-			rv.SetString(s)
-		case reflect.Pointer:
-			if !rv.IsNil() {
-				walk(rv.Elem(), field)
+			// The value's type is decided by the substituted text, as if
+			// it had been written there (a plain "${n}" may become 3).
+			n.Value = s
+			if n.Style == 0 {
+				var probe yaml.Node
+				if yaml.Unmarshal([]byte(s), &probe) == nil && len(probe.Content) == 1 && probe.Content[0].Kind == yaml.ScalarNode {
+					n.Tag = probe.Content[0].Tag
+				}
 			}
-		case reflect.Interface:
-			if rv.IsNil() {
-				return
-			}
-			c := reflect.New(rv.Elem().Type()).Elem()
-			c.Set(rv.Elem())
-			walk(c, field)
-			rv.Set(c)
-		case reflect.Slice:
-			for i := 0; i < rv.Len(); i++ {
-				walk(rv.Index(i), fmt.Sprintf("%s[%d]", field, i))
-			}
-		case reflect.Map:
-			for _, k := range rv.MapKeys() {
-				c := reflect.New(rv.Type().Elem()).Elem()
-				c.Set(rv.MapIndex(k))
-				walk(c, join(field, fmt.Sprint(k.Interface())))
-				rv.SetMapIndex(k, c)
-			}
-		case reflect.Struct:
-			for i := 0; i < rv.NumField(); i++ {
-				tag := strings.Split(rv.Type().Field(i).Tag.Get("yaml"), ",")[0]
-				if tag == "-" || tag == "parameters" {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n == root && n.Content[i].Value == "parameters" {
 					continue
 				}
-				walk(rv.Field(i), join(field, tag))
+				if err := walk(n.Content[i+1], join(field, n.Content[i].Value)); err != nil {
+					return err
+				}
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				if err := walk(c, fmt.Sprintf("%s[%d]", field, i)); err != nil {
+					return err
+				}
 			}
 		}
+		return nil
 	}
-	walk(reflect.ValueOf(e).Elem(), "")
-	return walkErr
+	return walk(root, "")
 }
 
 func expand(s string, params map[string]string) (string, error) {
@@ -132,7 +140,7 @@ func expand(s string, params map[string]string) (string, error) {
 	return out, err
 }
 
-func keys(m map[string]string) []string {
+func keys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

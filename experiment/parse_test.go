@@ -7,7 +7,7 @@ import (
 )
 
 const goodExperiment = `title: an error names ${backend}
-parameters: {backend: beta, tool: beta_echo}
+parameters: {backend: beta, tool: beta_echo, wait: 100ms}
 deployment:
   gateway: http://127.0.0.1:4483/mcp
   health: {url: "http://127.0.0.1:4483/api/backends/health"}
@@ -22,7 +22,7 @@ method:
       type: inject
       backend: ${backend}
       faults: [{kind: http_status, status: 503, match: {method: tools/call}}]
-  - pause: 100ms
+  - pause: ${wait}
   - probe: {name: named, type: call_tool, tool: "${tool}", expect: {names: "${backend}", within: 2s}}
   - action: {type: clear, backend: "*"}
 `
@@ -54,8 +54,8 @@ func TestParseBad(t *testing.T) {
 	}{
 		{"unknown key", "title: t\ntitel: x\n", "x.yaml:2: titel: unknown field", nil},
 		{"duplicate key", "title: t\ntitle: u\n", "x.yaml:2: title: duplicate key", nil},
-		{"bad duration", strings.Replace(goodExperiment, "pause: 100ms", "pause: 5 sec", 1), "x.yaml:17: method[1].pause: bad duration", nil},
-		{"bare number duration", strings.Replace(goodExperiment, "pause: 100ms", "pause: 5", 1), "method[1].pause: bad duration", nil},
+		{"bad duration", strings.Replace(goodExperiment, "pause: ${wait}", "pause: 5 sec", 1), "x.yaml:17: method[1].pause: bad duration", nil},
+		{"bare number duration", goodExperiment, "method[1].pause: bad duration", map[string]string{"wait": "5"}},
 		{"unknown parameter", strings.Replace(goodExperiment, `tools: ["${tool}"]`, `tools: ["${tol}"]`, 1), "x.yaml:11: steadyState.probes[0].tools[0]: unknown parameter ${tol}", nil},
 		{"override of undeclared", goodExperiment, "--param nope: the experiment has no parameter", map[string]string{"nope": "x"}},
 		{"unknown backend", strings.Replace(goodExperiment, "backend: ${backend}\n", "backend: gamma\n", 1), "x.yaml:15: method[0].action.backend: unknown backend \"gamma\"", nil},
@@ -63,7 +63,7 @@ func TestParseBad(t *testing.T) {
 		{"unknown fault kind", strings.Replace(goodExperiment, "kind: http_status, status: 503,", "kind: stal,", 1), "method[0].action.faults[0].kind", nil},
 		{"not allowed host", strings.Replace(goodExperiment, "http://127.0.0.1:9202", "http://10.1.2.3:9202", 1), "x.yaml:7: deployment.backends[0].control: host \"10.1.2.3\" is not loopback and not in deployment.allowHosts", nil},
 		{"allowed host", strings.Replace(strings.Replace(goodExperiment, "http://127.0.0.1:9202", "http://10.1.2.3:9202", 1), "  backends:", "  allowHosts: [10.1.2.3]\n  backends:", 1), "", nil},
-		{"step with two kinds", strings.Replace(goodExperiment, "  - pause: 100ms\n", "  - pause: 100ms\n    probe: {type: tools_listed, tools: [x]}\n", 1), "x.yaml:17: method[1]: a step is exactly one of", nil},
+		{"step with two kinds", strings.Replace(goodExperiment, "  - pause: ${wait}\n", "  - pause: ${wait}\n    probe: {type: tools_listed, tools: [x]}\n", 1), "x.yaml:17: method[1]: a step is exactly one of", nil},
 		{"param of the wrong kind", strings.Replace(goodExperiment, `tools: ["${tool}"]`, `tool: x`, 1), "x.yaml:11: steadyState.probes[0].tool: tool does not apply to a tools_listed probe", nil},
 		{"within not below timeout", strings.Replace(goodExperiment, "within: 2s", "within: 20s", 1), "method[2].probe.expect.within: 20s must be shorter", nil},
 		{"auth from env", strings.Replace(goodExperiment, "  health:", "  authEnv: NO_SUCH_VAR_FOR_TEST\n  health:", 1), "deployment.authEnv: environment variable NO_SUCH_VAR_FOR_TEST is not set", nil},

@@ -44,7 +44,7 @@ type shimDecoder struct {
 	lines map[string]int
 }
 
-func decodeStrict(data []byte, file string, out any) (*shimDecoder, error) {
+func decodeStrict(data []byte, file string, out any, prepare func(root *yaml.Node) error) (*shimDecoder, error) {
 	d := &shimDecoder{file: file, lines: map[string]int{}}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
@@ -68,6 +68,11 @@ func decodeStrict(data []byte, file string, out any) (*shimDecoder, error) {
 	}
 	if len(doc.Content) == 0 {
 		return d, &Error{File: file, Msg: "empty document (want an experiment)"}
+	}
+	if prepare != nil {
+		if err := prepare(doc.Content[0]); err != nil {
+			return d, err
+		}
 	}
 	return d, d.value(doc.Content[0], reflect.ValueOf(out).Elem(), "")
 }
