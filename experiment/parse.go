@@ -97,14 +97,28 @@ func (v *validator) substitute(root *yaml.Node, overrides map[string]string) err
 			if err != nil {
 				return &Error{File: v.file, Line: n.Line, Field: field, Msg: err.Error()}
 			}
-			// The value's type is decided by the substituted text, as if
-			// it had been written there (a plain "${n}" may become 3).
+			// A value that is exactly one reference takes the parameter's
+			// value as if written there, quoted or not: "${n}" may become
+			// 3, 5s or a JSON mapping. Other values stay strings.
+			whole := paramRE.FindString(n.Value) == n.Value
 			n.Value = s
-			if n.Style == 0 {
-				var probe yaml.Node
-				if yaml.Unmarshal([]byte(s), &probe) == nil && len(probe.Content) == 1 && probe.Content[0].Kind == yaml.ScalarNode {
-					n.Tag = probe.Content[0].Tag
-				}
+			if !whole && n.Style != 0 {
+				return nil
+			}
+			var probe yaml.Node
+			if yaml.Unmarshal([]byte(s), &probe) != nil || len(probe.Content) != 1 {
+				n.Tag = "!!str"
+				return nil
+			}
+			c := probe.Content[0]
+			if c.Kind == yaml.ScalarNode {
+				n.Tag, n.Style = c.Tag, 0
+				return nil
+			}
+			if whole {
+				line := n.Line
+				*n = *c
+				setLine(n, line)
 			}
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
@@ -203,5 +217,14 @@ func (e *Experiment) applyDefaults() {
 		if e.Method[i].Probe != nil {
 			fix(e.Method[i].Probe)
 		}
+	}
+}
+
+// setLine puts a substituted node (and its children) on the line of the
+// reference it replaced.
+func setLine(n *yaml.Node, line int) {
+	n.Line = line
+	for _, c := range n.Content {
+		setLine(c, line)
 	}
 }
