@@ -156,6 +156,11 @@ type Probe struct {
 	Expect *Expect `yaml:"expect,omitempty"`
 	// Timeout is the call's deadline (default safeguards.callTimeout).
 	Timeout time.Duration `yaml:"timeout,omitempty"`
+	// Session (tools_listed, call_tool) is fresh (default: a new client
+	// session per sample, as a new client would see the gateway) or
+	// shared (one session kept for the whole run, opened at its first use:
+	// a client that was connected before the fault).
+	Session string `yaml:"session,omitempty"`
 
 	// Backend and States (health): the backend's state must be one of
 	// States ("healthy" also accepts the deployment's healthy states);
@@ -167,6 +172,12 @@ type Probe struct {
 	// Tolerance says how strictly the probe is judged.
 	Tolerance Tolerance `yaml:"tolerance,omitempty"`
 }
+
+// Probe sessions.
+const (
+	SessionFresh  = "fresh"
+	SessionShared = "shared"
+)
 
 // Outcomes a call_tool probe may expect.
 const (

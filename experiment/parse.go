@@ -192,6 +192,9 @@ func (e *Experiment) applyDefaults() {
 		if p.Timeout == 0 {
 			p.Timeout = s.CallTimeout
 		}
+		if p.Session == "" && p.Type != ProbeHealth {
+			p.Session = SessionFresh
+		}
 		if p.Tolerance.Samples == 0 {
 			p.Tolerance.Samples = 1
 		}

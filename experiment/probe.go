@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
@@ -21,6 +22,9 @@ type prober struct {
 	headers  map[string]string
 	backends []string
 	hc       *http.Client
+
+	mu     sync.Mutex
+	shared *harness.Client // the run's shared session, once opened
 }
 
 func newProber(dep *Deployment, rec *harness.Recorder) *prober {
@@ -151,6 +155,40 @@ func (p *prober) dial(ctx context.Context, timeout time.Duration) (*harness.Clie
 		harness.WithCloseGrace(200*time.Millisecond))
 }
 
+// session returns the client a probe uses: a fresh one, or the run's
+// shared one (opened at its first use).
+func (p *prober) session(ctx context.Context, pr *Probe) (*harness.Client, error) {
+	if pr.Session != SessionShared {
+		return p.dial(ctx, pr.Timeout)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shared == nil {
+		c, err := p.dial(ctx, pr.Timeout)
+		if err != nil {
+			return nil, err
+		}
+		p.shared = c
+	}
+	return p.shared, nil
+}
+
+// close ends the shared session, if any.
+func (p *prober) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shared != nil {
+		closeClient(p.shared)
+		p.shared = nil
+	}
+}
+
+func closeClient(c *harness.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = c.Close(ctx)
+}
+
 // callSeqs returns the Seq of the call events recorded since n events.
 func (p *prober) callSeqs(n int) []int {
 	var out []int
@@ -171,7 +209,7 @@ func (p *prober) once(ctx context.Context, pr *Probe) sample {
 	case ProbeHealth:
 		s = p.health(ctx, pr)
 	default:
-		c, err := p.dial(ctx, pr.Timeout)
+		c, err := p.session(ctx, pr)
 		if err != nil {
 			s = sample{observed: "could not open a session on the gateway: " + err.Error()}
 			break
@@ -181,9 +219,9 @@ func (p *prober) once(ctx context.Context, pr *Probe) sample {
 		} else {
 			s = p.callTool(ctx, c, pr)
 		}
-		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = c.Close(cctx)
-		cancel()
+		if pr.Session != SessionShared {
+			closeClient(c)
+		}
 	}
 	if s.took == 0 {
 		s.took = time.Since(start)

@@ -119,6 +119,7 @@ func Run(ctx context.Context, e *Experiment, opts Options) *Outcome {
 		r.printPlan()
 	}
 	status, reason := r.phases(runCtx)
+	r.probes.close()
 	if ctx.Err() != nil {
 		status, reason = StatusInterrupted, "interrupted ("+context.Cause(ctx).Error()+"): rolled back"
 	} else if errors.Is(context.Cause(runCtx), errMaxDuration) && status != StatusDeviated {

@@ -212,8 +212,9 @@ func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 		set := map[string]bool{
 			"tools": len(p.Tools) > 0, "absent": len(p.Absent) > 0, "tool": p.Tool != "", "arguments": p.Arguments != nil,
 			"expect": p.Expect != nil, "backend": p.Backend != "", "states": len(p.States) > 0, "breaker": len(p.Breaker) > 0,
+			"session": p.Session != "",
 		}
-		for _, k := range []string{"tools", "absent", "tool", "arguments", "expect", "backend", "states", "breaker"} {
+		for _, k := range []string{"tools", "absent", "tool", "arguments", "expect", "backend", "states", "breaker", "session"} {
 			if set[k] && !slices.Contains(allowed, k) {
 				return v.errf(f+"."+k, "%s does not apply to a %s probe (it takes %s)", k, p.Type, strings.Join(allowed, ", "))
 			}
@@ -222,7 +223,7 @@ func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 	}
 	switch p.Type {
 	case ProbeToolsListed:
-		if err := only("tools", "absent"); err != nil {
+		if err := only("tools", "absent", "session"); err != nil {
 			return err
 		}
 		if len(p.Tools)+len(p.Absent) == 0 {
@@ -234,7 +235,7 @@ func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 			}
 		}
 	case ProbeCallTool:
-		if err := only("tool", "arguments", "expect"); err != nil {
+		if err := only("tool", "arguments", "expect", "session"); err != nil {
 			return err
 		}
 		if p.Tool == "" {
@@ -265,6 +266,9 @@ func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 		}
 	default:
 		return v.errf(f+".type", "unknown probe type %q (want tools_listed, call_tool or health)", p.Type)
+	}
+	if p.Type != ProbeHealth && p.Session != SessionFresh && p.Session != SessionShared {
+		return v.errf(f+".session", "unknown session %q (want fresh or shared)", p.Session)
 	}
 	t := p.Tolerance
 	if t.Samples < 1 || t.Samples > 1000 {
