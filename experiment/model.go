@@ -57,6 +57,11 @@ type Health struct {
 	// list, state under state/status/health, breaker under
 	// breaker/circuitState/...
 	URL string `yaml:"url"`
+	// StateKey and BreakerKey, when set, name the keys of a backend's
+	// object that hold its state and its breaker state (e.g. toolhive's
+	// "Status" and "CircuitState"), instead of the usual guesses.
+	StateKey   string `yaml:"stateKey,omitempty"`
+	BreakerKey string `yaml:"breakerKey,omitempty"`
 	// Healthy lists the states that count as healthy for the `healthy`
 	// shorthand of a health probe (default healthy, degraded).
 	Healthy []string `yaml:"healthy,omitempty"`

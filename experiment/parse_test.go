@@ -1,6 +1,9 @@
 package experiment
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -85,5 +88,24 @@ func TestParseBad(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestHealthKeys reads a toolhive-shaped health answer (capitalised keys)
+// through the health mapping.
+func TestHealthKeys(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"monitoring_enabled":true,"backends":{"beta":{"Status":"unhealthy","CircuitState":"open"}}}`)
+	}))
+	defer srv.Close()
+	p := newProber(&Deployment{Health: &Health{URL: srv.URL, StateKey: "Status", BreakerKey: "CircuitState", Healthy: []string{"healthy"}}}, nil)
+	if s := p.health(t.Context(), &Probe{Backend: "beta", States: []string{"unhealthy"}, Breaker: []string{"open"}}); !s.ok {
+		t.Fatalf("toolhive health not read: %s", s.observed)
+	}
+	if s := p.health(t.Context(), &Probe{Backend: "beta", States: []string{"healthy"}}); s.ok {
+		t.Fatalf("unhealthy accepted as healthy: %s", s.observed)
+	}
+	if s := p.health(t.Context(), &Probe{Backend: "gamma", States: []string{"healthy"}}); s.ok || !strings.Contains(s.observed, "not in the health answer") {
+		t.Fatalf("unknown backend: %s", s.observed)
 	}
 }

@@ -311,6 +311,12 @@ func (p *prober) health(ctx context.Context, pr *Probe) sample {
 	if !ok {
 		return sample{observed: fmt.Sprintf("backend %q not in the health answer (it has %s)", pr.Backend, listOr(states.Names(), "none"))}
 	}
+	if k := p.dep.Health.StateKey; k != "" {
+		st.State = stateOf(st.Raw[k])
+	}
+	if k := p.dep.Health.BreakerKey; k != "" {
+		st.Breaker = stateOf(st.Raw[k])
+	}
 	accepted := slices.Clone(pr.States)
 	if slices.Contains(accepted, "healthy") {
 		accepted = append(accepted, p.dep.Health.Healthy...)
@@ -352,6 +358,21 @@ func (p *prober) readHealth(ctx context.Context) (harness.BackendStates, error) 
 		return nil, fmt.Errorf("GET %s: HTTP %d", p.dep.Health.URL, resp.StatusCode)
 	}
 	return harness.ParseBackendStates(data)
+}
+
+// stateOf reads a state: a string, or an object's state/State.
+func stateOf(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case map[string]any:
+		for _, k := range []string{"state", "State", "status", "Status"} {
+			if s, ok := x[k].(string); ok {
+				return s
+			}
+		}
+	}
+	return ""
 }
 
 func containsFold(list []string, s string) bool {
