@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -45,9 +46,17 @@ func spawnReady(t *testing.T, ready any, args ...string) *exec.Cmd {
 			t.Logf("chaos %s stderr:\n%s", args[0], stderr.String())
 		}
 	})
+	readReady(t, stdout, ready)
+	return cmd
+}
+
+// readReady decodes the first line of r (a ready line) into ready, within
+// 20 s.
+func readReady(t *testing.T, r io.Reader, ready any) {
+	t.Helper()
 	lines := make(chan string, 1)
 	go func() {
-		sc := bufio.NewScanner(stdout)
+		sc := bufio.NewScanner(r)
 		if sc.Scan() {
 			lines <- sc.Text()
 		}
@@ -56,15 +65,14 @@ func spawnReady(t *testing.T, ready any, args ...string) *exec.Cmd {
 	select {
 	case line, ok := <-lines:
 		if !ok {
-			t.Fatalf("chaos %s exited before its ready line", args[0])
+			t.Fatal("chaos exited before its ready line")
 		}
 		if err := json.Unmarshal([]byte(line), ready); err != nil {
 			t.Fatalf("ready line %q: %v", line, err)
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatalf("chaos %s: no ready line within 20s", args[0])
+		t.Fatal("chaos: no ready line within 20s")
 	}
-	return cmd
 }
 
 type e2eDeployment struct {
