@@ -52,6 +52,7 @@ type Proxy struct {
 	engine   Engine
 	lease    *lease
 	ctl      sync.Mutex // serializes fault changes and lease expiry
+	streams  streams    // legacy SSE session streams, by session id
 	log      *slog.Logger
 	rp       *httputil.ReverseProxy
 	handler  http.Handler
@@ -143,8 +144,9 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 func (p *Proxy) modifyResponse(resp *http.Response) error {
 	if resp.Request.Method == http.MethodGet && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		in := resp.Request.Context().Value(inboundKey{})
-		if r, ok := in.(*http.Request); ok {
-			resp.Body = newEndpointRewriter(resp.Body, p.upstream, proxyOrigin(r))
+		st, _ := resp.Request.Context().Value(tapKey{}).(*sseStream)
+		if r, ok := in.(*http.Request); ok && st != nil {
+			resp.Body = newEndpointRewriter(resp.Body, p.upstream, proxyOrigin(r), st.endpoint)
 		}
 	}
 	return nil
@@ -176,10 +178,36 @@ const closeGrace = 500 * time.Millisecond
 
 // ServeHTTP serves MCP traffic: the fault engine in front of the
 // pass-through.
+//
+// A GET's answer goes through an sseStream, so that a legacy SSE session's
+// stream can carry answers written by faults; a legacy SSE POST (its
+// ?sessionId=) finds its stream with StreamFrom.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r = r.WithContext(context.WithValue(r.Context(), inboundKey{}, r))
-	p.handler.ServeHTTP(w, r)
+	ctx := context.WithValue(r.Context(), inboundKey{}, r)
+	switch r.Method {
+	case http.MethodGet:
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		st := &sseStream{ResponseWriter: w, cancel: cancel, done: ctx.Done(), reg: &p.streams}
+		defer func() {
+			if st.id != "" {
+				p.streams.remove(st.id, st)
+			}
+		}()
+		ctx = context.WithValue(ctx, tapKey{}, st)
+		w = st
+	case http.MethodPost:
+		if id := r.URL.Query().Get("sessionId"); id != "" {
+			if st := p.streams.get(id); st != nil {
+				ctx = context.WithValue(ctx, streamKey{}, Stream(st))
+			}
+		}
+	}
+	p.handler.ServeHTTP(w, r.WithContext(ctx))
 }
+
+type tapKey struct{}
 
 // proxyOrigin is the scheme and host the client used to reach the proxy.
 func proxyOrigin(r *http.Request) *url.URL {

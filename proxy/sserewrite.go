@@ -28,10 +28,12 @@ type endpointRewriter struct {
 	event    string
 	scanned  int
 	done     bool
+	// onEndpoint, if set, is told the endpoint URL the client will see.
+	onEndpoint func(string)
 }
 
-func newEndpointRewriter(src io.ReadCloser, upstream, self *url.URL) *endpointRewriter {
-	return &endpointRewriter{src: src, br: bufio.NewReader(src), upstream: upstream, self: self}
+func newEndpointRewriter(src io.ReadCloser, upstream, self *url.URL, onEndpoint func(string)) *endpointRewriter {
+	return &endpointRewriter{src: src, br: bufio.NewReader(src), upstream: upstream, self: self, onEndpoint: onEndpoint}
 }
 
 // Read implements io.Reader.
@@ -81,7 +83,11 @@ func (e *endpointRewriter) rewriteLine(line []byte) []byte {
 		raw := string(bytes.TrimPrefix(bytes.TrimPrefix(body, []byte("data:")), []byte(" ")))
 		if u, err := url.Parse(raw); err == nil && u.IsAbs() && u.Host == e.upstream.Host {
 			u.Scheme, u.Host = e.self.Scheme, e.self.Host
-			return append([]byte("data: "+u.String()), line[len(body):]...)
+			raw = u.String()
+			line = append([]byte("data: "+raw), line[len(body):]...)
+		}
+		if e.onEndpoint != nil {
+			e.onEndpoint(raw)
 		}
 	}
 	return bytes.Clone(line)

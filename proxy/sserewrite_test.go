@@ -19,7 +19,7 @@ func TestEndpointRewriter(t *testing.T) {
 		{": comment\nevent: message\ndata: {\"x\":1}\n\nevent: endpoint\ndata:http://10.0.0.1:9000/m\n\npartial", ": comment\nevent: message\ndata: {\"x\":1}\n\nevent: endpoint\ndata: http://127.0.0.1:7000/m\n\npartial"},
 	}
 	for _, c := range cases {
-		rw := newEndpointRewriter(io.NopCloser(iotest.OneByteReader(strings.NewReader(c.in))), up, self)
+		rw := newEndpointRewriter(io.NopCloser(iotest.OneByteReader(strings.NewReader(c.in))), up, self, nil)
 		got, err := io.ReadAll(rw)
 		if err != nil || string(got) != c.want {
 			t.Errorf("rewrite(%q) = %q, %v; want %q", c.in, got, err, c.want)

@@ -225,6 +225,11 @@ func (e *stopgap) Handler(next http.Handler) http.Handler {
 					"content": []any{map[string]any{"type": "text", "text": f.Text}}, "isError": true}}
 			}
 			b, _ := json.Marshal(out)
+			if st := StreamFrom(r.Context()); st != nil {
+				w.WriteHeader(http.StatusAccepted)
+				st.Inject([]byte("event: message\ndata: " + string(b) + "\n\n"))
+				return
+			}
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(b)
 		case fakebackends.KindStall:
