@@ -274,3 +274,39 @@ func TestRunRollbackFailureIsLoud(t *testing.T) {
 		t.Fatalf("not in progress:\n%s", progress)
 	}
 }
+
+func TestRunSafeguardsAbort(t *testing.T) {
+	d := startDeployment(t)
+	stall := `  - action:
+      type: inject
+      backend: beta
+      faults: [{kind: stall, match: {method: tools/call}}]
+  - pause: 1m
+`
+	t.Run("maxDuration", func(t *testing.T) {
+		src := strings.Replace(strings.Replace(d.experimentFile(stall), "maxDuration: 1m", "maxDuration: 2s", 1), "eventually: 5s", "eventually: 1s", 1)
+		start := time.Now()
+		out, progress := run(t, t.Context(), src, experiment.Options{})
+		if out.Status != experiment.StatusAborted || out.ExitCode() != 3 || !strings.Contains(out.Reason, "maxDuration") {
+			t.Fatalf("status %s (%s) exit %d\n%s", out.Status, out.Reason, out.ExitCode(), progress)
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("maxDuration 2s took %s", time.Since(start))
+		}
+		d.clean(t)
+	})
+	t.Run("lease lost", func(t *testing.T) {
+		src := strings.Replace(d.experimentFile(stall), "leaseTTL: 3s", "leaseTTL: 1s", 1)
+		go func() {
+			for d.proxies["beta"].Engine().Len() == 0 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			d.proxies["beta"].ClearFaults() // someone else cleared them: the lease is gone
+		}()
+		out, progress := run(t, t.Context(), src, experiment.Options{})
+		if out.Status != experiment.StatusAborted || out.ExitCode() != 3 || !strings.Contains(out.Reason, "lease on beta is gone") {
+			t.Fatalf("status %s (%s) exit %d\n%s", out.Status, out.Reason, out.ExitCode(), progress)
+		}
+		d.clean(t)
+	})
+}
