@@ -310,3 +310,25 @@ func TestRunSafeguardsAbort(t *testing.T) {
 		d.clean(t)
 	})
 }
+
+// TestRunActionDuration: an injection with a duration is cleared by the
+// runner while the method goes on.
+func TestRunActionDuration(t *testing.T) {
+	d := startDeployment(t)
+	method := `  - action:
+      type: inject
+      backend: beta
+      duration: 500ms
+      faults: [{kind: http_status, status: 503, match: {method: tools/call}}]
+  - probe: {name: fails during, type: call_tool, tool: beta_echo, expect: {outcome: error, names: beta}}
+  - probe: {name: answers after, type: call_tool, tool: beta_echo, tolerance: {eventually: 10s}}
+`
+	out, progress := run(t, t.Context(), d.experimentFile(method), experiment.Options{})
+	if out.Status != experiment.StatusHeld {
+		t.Fatalf("status %s (%s)\n%s", out.Status, out.Reason, progress)
+	}
+	if !strings.Contains(progress, "duration 500ms over: clear beta") {
+		t.Fatalf("no timed clear:\n%s", progress)
+	}
+	d.clean(t)
+}

@@ -92,6 +92,8 @@ type runner struct {
 	checks   []harness.Check
 	started  time.Time
 
+	outMu sync.Mutex // progress lines come from timers too
+
 	mu      sync.Mutex
 	dirty   map[string]bool // backends a fault was set on
 	leasing map[string]bool // backends whose control API holds leases
@@ -167,6 +169,8 @@ func (r *runner) progress(format string, args ...any) {
 	if r.opts.Progress == nil {
 		return
 	}
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
 	fmt.Fprintf(r.opts.Progress, "[%7.2fs] %s\n", time.Since(r.started).Seconds(), fmt.Sprintf(format, args...))
 }
 
@@ -271,7 +275,7 @@ func (r *runner) act(ctx context.Context, i int, a *Action) error {
 			at := time.Now()
 			err := c.clear(cctx)
 			r.recordFault(a.Backend, "clear", nil, err, at)
-			r.progress("method[%d]: %s after %s: clear %s%s", i, "duration", a.Duration, a.Backend, errSuffix(err))
+			r.progress("method[%d]: duration %s over: clear %s%s", i, a.Duration, a.Backend, errSuffix(err))
 		}))
 		r.mu.Unlock()
 	}
