@@ -237,6 +237,13 @@ func TestRunUnreachableBeforeAnyFault(t *testing.T) {
 		}
 	}
 	d.clean(t)
+	// An unreachable gateway, likewise.
+	src = strings.Replace(d.experimentFile(faultMethod), d.gateway, deadURL+"/mcp", 1)
+	out, progress = run(t, t.Context(), src, experiment.Options{})
+	if out.Status != experiment.StatusAborted || !strings.Contains(out.Reason, "before any fault: gateway") {
+		t.Fatalf("unreachable gateway: status %s (%s)\n%s", out.Status, out.Reason, progress)
+	}
+	d.clean(t)
 }
 
 // TestRunRollbackFailureIsLoud: a control API that takes faults but
