@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/experiment"
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy/proxytest"
@@ -338,4 +339,56 @@ func TestRunActionDuration(t *testing.T) {
 		t.Fatalf("no timed clear:\n%s", progress)
 	}
 	d.clean(t)
+}
+
+// TestRunAgainstFakeBackend: a backend's control URL may be a fake
+// backend's control API (no leases): faults are set, noted as unleased,
+// and cleared by the rollback.
+func TestRunAgainstFakeBackend(t *testing.T) {
+	sc, err := fakebackends.ParseScript([]byte("name: gamma\ntools:\n  - {name: echo}\n"), "gamma.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := fakebackends.Start(t.Context(), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fb.Close() })
+	cfg, err := vmcp.ParseConfig([]byte(fmt.Sprintf("name: f\nbackends:\n  - {name: gamma, url: %q}\ntimeouts: {call: 2s}\n", fb.URL())), "gw.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := vmcp.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(t.Context(), "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = g.Shutdown(ctx)
+	})
+	src := fmt.Sprintf(`title: fake backend
+deployment:
+  gateway: %q
+  backends: [{name: gamma, control: %q}]
+steadyState:
+  probes: [{type: call_tool, tool: gamma_echo}]
+method:
+  - action: {type: inject, backend: gamma, faults: [{kind: http_status, status: 502, match: {method: tools/call}}]}
+  - probe: {type: call_tool, tool: gamma_echo, expect: {names: gamma, within: 2s}}
+`, g.URL(), fb.AdminURL())
+	out, progress := run(t, t.Context(), src, experiment.Options{})
+	// The fault stays until the rollback: the hypothesis after deviates.
+	if out.Status != experiment.StatusDeviated || !strings.Contains(out.Reason, "steady-state after") {
+		t.Fatalf("status %s (%s)\n%s", out.Status, out.Reason, progress)
+	}
+	if !strings.Contains(progress, "gamma holds faults without a lease") || !strings.Contains(progress, "method[1]: call_tool gamma_echo: ok") {
+		t.Fatalf("progress:\n%s", progress)
+	}
+	if n := len(fb.Faults()); n != 0 {
+		t.Fatalf("fake backend not clean after the rollback: %d faults", n)
+	}
 }
