@@ -41,6 +41,7 @@ func isLoopback(host string) bool {
 //	PUT /faults?ttl=D   replace them; the lease runs D (default the proxy's)
 //	POST /faults?ttl=D  add to them; the lease is renewed for D
 //	DELETE /faults      clear them; the lease ends
+//	GET /requests       the request log (the last 10,000 proxied requests)
 //	GET /lease          the lease
 //	POST /lease?ttl=D   renew the lease (409 when no faults are held)
 //	GET /healthz        {upstream, url, faults, lease}
@@ -81,6 +82,9 @@ func (p *Proxy) AdminHandler() http.Handler {
 	mux.HandleFunc("DELETE /faults", func(w http.ResponseWriter, r *http.Request) {
 		p.ClearFaults()
 		writeJSON(w, http.StatusOK, map[string]any{"faults": []any{}, "lease": p.lease.status()})
+	})
+	mux.HandleFunc("GET /requests", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"requests": p.Requests()})
 	})
 	mux.HandleFunc("GET /lease", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, p.lease.status())

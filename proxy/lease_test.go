@@ -141,3 +141,23 @@ func TestAdminToken(t *testing.T) {
 		t.Fatalf("token: %d, want 200", code)
 	}
 }
+
+// TestRequestLog: GET /requests lists proxied requests with their JSON-RPC
+// method, tool, status and the fault applied.
+func TestRequestLog(t *testing.T) {
+	b := startBackend(t, "alpha", proxytest.StreamableHTTP)
+	p := startProxy(t, b.URL)
+	if err := p.SetFaults([]byte(fault503), 0); err != nil {
+		t.Fatal(err)
+	}
+	toolsListStatus(t, p.URL())
+	_, body := admin(t, "GET", p.AdminURL()+"/requests", "")
+	reqs, _ := body["requests"].([]any)
+	if len(reqs) != 1 {
+		t.Fatalf("requests: %v", body)
+	}
+	r := reqs[0].(map[string]any)
+	if r["method"] != "tools/list" || r["status"] != float64(503) || r["fault"] == "" || r["httpMethod"] != "POST" {
+		t.Fatalf("record %v", r)
+	}
+}

@@ -53,7 +53,8 @@ type Proxy struct {
 	lease    *lease
 	ctl      sync.Mutex // serializes fault changes and lease expiry
 	streams  streams    // legacy SSE session streams, by session id
-	log      *slog.Logger
+	logger   *slog.Logger
+	requests requestLog
 	rp       *httputil.ReverseProxy
 	handler  http.Handler
 
@@ -90,7 +91,7 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Proxy{opts: opts, upstream: u, engine: opts.Engine, log: opts.Logger}
+	p := &Proxy{opts: opts, upstream: u, engine: opts.Engine, logger: opts.Logger}
 	p.lease = newLease(func(gen uint64) {
 		p.ctl.Lock()
 		defer p.ctl.Unlock()
@@ -99,7 +100,7 @@ func New(opts Options) (*Proxy, error) {
 		}
 		n := p.engine.Len()
 		p.engine.Clear()
-		p.log.Warn("lease expired without renewal: faults cleared", "faults", n)
+		p.logger.Warn("lease expired without renewal: faults cleared", "faults", n)
 	})
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
@@ -160,7 +161,7 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 	if r.Context().Err() != nil {
 		return
 	}
-	p.log.Debug("upstream error", "method", r.Method, "path", r.URL.Path, "err", err)
+	p.logger.Debug("upstream error", "method", r.Method, "path", r.URL.Path, "err", err)
 	conn, _, herr := http.NewResponseController(w).Hijack()
 	if herr != nil {
 		panic(http.ErrAbortHandler)
@@ -183,7 +184,15 @@ const closeGrace = 500 * time.Millisecond
 // stream can carry answers written by faults; a legacy SSE POST (its
 // ?sessionId=) finds its stream with StreamFrom.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx := context.WithValue(r.Context(), inboundKey{}, r)
+	rec := newRecord(r)
+	sw := &statusWriter{ResponseWriter: w}
+	w = sw
+	defer func() {
+		rec.Status = sw.status
+		rec.DurationMS = float64(time.Since(rec.Time).Microseconds()) / 1000
+		p.requests.add(*rec)
+	}()
+	ctx := context.WithValue(context.WithValue(r.Context(), inboundKey{}, r), recordKey{}, rec)
 	switch r.Method {
 	case http.MethodGet:
 		var cancel context.CancelFunc
@@ -242,7 +251,7 @@ func (p *Proxy) Start(ctx context.Context) error {
 		go func() {
 			defer p.wg.Done()
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				p.log.Error("serve", "err", err)
+				p.logger.Error("serve", "err", err)
 			}
 		}()
 	}

@@ -160,7 +160,7 @@ func (e *stopgap) decide(method, name string) (time.Duration, *sgFault) {
 
 func (e *stopgap) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || e.Len() == 0 {
+		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -185,6 +185,14 @@ func (e *stopgap) Handler(next http.Handler) http.Handler {
 			msg.ID = json.RawMessage("null")
 		}
 		delay, f := e.decide(msg.Method, msg.Params.Name)
+		if rec := RecordFrom(r.Context()); rec != nil {
+			rec.Method, rec.Tool, rec.ID = msg.Method, msg.Params.Name, string(msg.ID)
+			if f != nil {
+				rec.Fault = string(f.Kind)
+			} else if delay > 0 {
+				rec.Fault = "latency"
+			}
+		}
 		if delay > 0 {
 			t := time.NewTimer(delay)
 			select {
