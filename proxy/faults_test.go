@@ -67,3 +67,52 @@ func TestFaultsThroughProxy(t *testing.T) {
 		})
 	}
 }
+
+// TestMoreKindsThroughProxy: kinds that cut or garble the answer reach a
+// real mcp-go client as errors, on streamable HTTP.
+func TestMoreKindsThroughProxy(t *testing.T) {
+	b := startBackend(t, "alpha", proxytest.StreamableHTTP)
+	p := startProxy(t, b.URL)
+	s := dialSession(t, p.URL(), proxytest.StreamableHTTP, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{
+		`[{kind: crash, mode: reset, match: {tool: echo}}]`,
+		`[{kind: crash, stage: after_headers, match: {tool: echo}}]`,
+		`[{kind: malformed, variant: invalid_json, match: {tool: echo}}]`,
+		`[{kind: malformed, variant: truncated_sse, match: {tool: echo}}]`,
+		`[{kind: stall, stage: after_headers, match: {tool: echo}}]`,
+	} {
+		if err := p.SetFaults([]byte(f), 0); err != nil {
+			t.Fatal(err)
+		}
+		cctx, ccancel := context.WithTimeout(ctx, time.Second)
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "echo"
+		_, err := s.c.CallTool(cctx, req)
+		ccancel()
+		if err == nil {
+			t.Errorf("%s: the call succeeded", f)
+		}
+	}
+	p.ClearFaults()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "echo"
+	if _, err := s.c.CallTool(ctx, req); err != nil {
+		t.Fatalf("after clear: %v", err)
+	}
+	for _, f := range []string{
+		`[{kind: crash, mode: down}]`,
+		`[{kind: crash, exit: true}]`,
+		`[{kind: session_expire}]`,
+		`[{kind: flap, on: 1s, off: 1s, fault: {kind: session_expire}}]`,
+	} {
+		err := p.SetFaults([]byte(f), 0)
+		if err == nil || !strings.Contains(err.Error(), "not supported by a proxy") {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
