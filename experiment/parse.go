@@ -8,7 +8,15 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
 )
+
+// Error is every parsing and validation error: "file:line: field:
+// message" (the one located error of internal/strictyaml).
+type Error = strictyaml.Error
+
+func join(parent, name string) string { return strictyaml.JoinField(parent, name) }
 
 // Load reads and parses an experiment file (see Parse).
 func Load(path string, params map[string]string) (*Experiment, error) {
@@ -25,13 +33,20 @@ func Load(path string, params map[string]string) (*Experiment, error) {
 // error), applies defaults and validates it. Every error is an *Error
 // "file:line: field: message".
 func Parse(data []byte, file string, params map[string]string) (*Experiment, error) {
-	var e Experiment
-	v := &validator{file: file}
-	d, err := decodeStrict(data, file, &e, func(root *yaml.Node) error { return v.substitute(root, params) })
+	root, err := strictyaml.ParseDocument(data, file, "an experiment")
 	if err != nil {
 		return nil, err
 	}
-	v.lineOf = d.lineOf
+	v := &validator{file: file}
+	if err := v.substitute(root, params); err != nil {
+		return nil, err
+	}
+	var e Experiment
+	d := strictyaml.NewDecoder(file)
+	if err := d.Decode(root, &e, ""); err != nil {
+		return nil, err
+	}
+	v.lineOf = d.LineOf
 	e.applyDefaults()
 	if err := v.experiment(&e); err != nil {
 		return nil, err

@@ -58,7 +58,7 @@ func TestParseBad(t *testing.T) {
 		{"unknown key", "title: t\ntitel: x\n", "x.yaml:2: titel: unknown field", nil},
 		{"duplicate key", "title: t\ntitle: u\n", "x.yaml:2: title: duplicate key", nil},
 		{"bad duration", strings.Replace(goodExperiment, "pause: ${wait}", "pause: 5 sec", 1), "x.yaml:17: method[1].pause: bad duration", nil},
-		{"bare number duration", goodExperiment, "method[1].pause: bad duration", map[string]string{"wait": "5"}},
+		{"bare number duration", goodExperiment, "method[1].pause: want a duration such as \"250ms\", \"1.5s\" or \"2m\": a number needs a unit", map[string]string{"wait": "5"}},
 		{"unknown parameter", strings.Replace(goodExperiment, `tools: ["${tool}"]`, `tools: ["${tol}"]`, 1), "x.yaml:11: steadyState.probes[0].tools[0]: unknown parameter ${tol}", nil},
 		{"override of undeclared", goodExperiment, "--param nope: the experiment has no parameter", map[string]string{"nope": "x"}},
 		{"unknown backend", strings.Replace(goodExperiment, "backend: ${backend}\n", "backend: gamma\n", 1), "x.yaml:15: method[0].action.backend: unknown backend \"gamma\"", nil},
@@ -73,7 +73,7 @@ func TestParseBad(t *testing.T) {
 		{"wrong type", strings.Replace(goodExperiment, "safeguards: {leaseTTL: 5s}", "safeguards: [5s]", 1), "x.yaml:8: safeguards: want a mapping", nil},
 		{"no hypothesis", "title: t\ndeployment: {gateway: \"http://127.0.0.1:1/mcp\"}\nsteadyState: {probes: []}\n", "x.yaml:3: steadyState.probes: required", nil},
 		{"empty", "", "x.yaml: empty document", nil},
-		{"two documents", goodExperiment + "---\ntitle: b\n", "a second document", nil},
+		{"two documents", goodExperiment + "---\ntitle: b\n", "x.yaml:21: multiple YAML documents", nil},
 		{"syntax", "title: [\n", "x.yaml:", nil},
 		{"health probe without health url", strings.Replace(goodExperiment, "  health: {url: \"http://127.0.0.1:4483/api/backends/health\"}\n", "", 1) + "  - probe: {type: health, backend: beta, states: [healthy]}\n", "method[4].probe.type: a health probe needs deployment.health.url", nil},
 	}
