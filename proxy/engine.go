@@ -16,8 +16,13 @@ import (
 // {faults: [...]}) as the fake backends take them; source names the body
 // in errors (e.g. "PUT /faults").
 type Engine interface {
-	// Handler returns next with the active faults applied in front of it.
-	Handler(next http.Handler) http.Handler
+	// Handler returns next with the active faults applied in front of it;
+	// host offers what acts beyond one exchange.
+	Handler(next http.Handler, host Host) http.Handler
+	// Scheduled reports the time-driven faults: whether a `down` crash
+	// is active now, and whether a one-shot session expiry is due (each
+	// reported once).
+	Scheduled() (down, expire bool)
 	// Set replaces the faults (ending the stalls the old ones hold).
 	Set(body []byte, source string) error
 	// Add appends faults.
@@ -31,6 +36,12 @@ type Engine interface {
 	Len() int
 }
 
+// Host is what the proxy offers faults beyond one exchange.
+type Host struct {
+	// ExpireSessions makes the sessions seen so far answer 404.
+	ExpireSessions func()
+}
+
 // NewEngine returns the shared fault engine (package faults: the fake
 // backends' kinds, matching and schedules) behind the seam.
 func NewEngine() Engine { return &sharedEngine{e: faults.NewEngine(1)} }
@@ -38,15 +49,12 @@ func NewEngine() Engine { return &sharedEngine{e: faults.NewEngine(1)} }
 type sharedEngine struct{ e *faults.Engine }
 
 // notOnProxy refuses what a proxy cannot do: it does not own the backend's
-// process, listener or sessions.
+// process. (crash down closes the proxy's own listener; session_expire
+// makes the proxy answer 404 for the sessions it has seen.)
 func notOnProxy(f *faults.Fault) string {
 	switch {
 	case f.Kind == "crash" && f.Exit:
 		return "crash exit: a proxy has no backend process to end (leave exit out: the connection dies)"
-	case f.Kind == "crash" && f.Mode == faults.CrashDown:
-		return "crash mode down: a proxy does not own the backend's listener (use mode reset or eof)"
-	case f.Kind == "session_expire":
-		return "session_expire: a proxy cannot make the backend forget its sessions"
 	}
 	return ""
 }
@@ -102,13 +110,28 @@ func (s *sharedEngine) List() any { return s.e.List() }
 // Len implements Engine.
 func (s *sharedEngine) Len() int { return len(s.e.List()) }
 
+// Scheduled implements Engine.
+func (s *sharedEngine) Scheduled() (down, expire bool) {
+	s.e.Scheduled(func(f *faults.Fault, fired bool) bool {
+		switch {
+		case f.Kind == "crash" && f.Mode == faults.CrashDown:
+			down = true
+		case f.Kind == "session_expire" && !fired:
+			expire = true
+			return true
+		}
+		return false
+	})
+	return down, expire
+}
+
 // maxRequestBody bounds what the engine reads of a POST to match it.
 const maxRequestBody = 16 << 20
 
 // Handler implements Engine: faults.Middleware's steps, plus the legacy SSE
 // session stream (StreamFrom) for answers written by faults, and the
 // request log (RecordFrom).
-func (s *sharedEngine) Handler(next http.Handler) http.Handler {
+func (s *sharedEngine) Handler(next http.Handler, host Host) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body []byte
 		if r.Method == http.MethodPost && r.Body != nil {
@@ -135,7 +158,7 @@ func (s *sharedEngine) Handler(next http.Handler) http.Handler {
 			}
 		}
 		if d.Fault != nil {
-			x := &faults.Exchange{W: w, R: r, Msg: msg, Next: next, Released: d.Released}
+			x := &faults.Exchange{W: w, R: r, Msg: msg, Next: next, Released: d.Released, ExpireSessions: host.ExpireSessions}
 			if st := StreamFrom(r.Context()); st != nil {
 				x.Stream = st
 			}

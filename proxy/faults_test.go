@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -105,14 +106,72 @@ func TestMoreKindsThroughProxy(t *testing.T) {
 		t.Fatalf("after clear: %v", err)
 	}
 	for _, f := range []string{
-		`[{kind: crash, mode: down}]`,
 		`[{kind: crash, exit: true}]`,
-		`[{kind: session_expire}]`,
-		`[{kind: flap, on: 1s, off: 1s, fault: {kind: session_expire}}]`,
+		`[{kind: flap, on: 1s, off: 1s, fault: {kind: crash, exit: true}}]`,
 	} {
 		err := p.SetFaults([]byte(f), 0)
 		if err == nil || !strings.Contains(err.Error(), "not supported by a proxy") {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestDownAndSessionExpire: crash down closes the proxy's listener
+// (connection refused) until cleared; session_expire makes the sessions
+// seen answer 404 while new ones work.
+func TestDownAndSessionExpire(t *testing.T) {
+	b := startBackend(t, "alpha", proxytest.StreamableHTTP)
+	p := startProxy(t, b.URL)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	sid := post(t, p.URL(), "", init).Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("no session")
+	}
+	if err := p.SetFaults([]byte(`[{kind: session_expire}]`), 0); err != nil {
+		t.Fatal(err)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	deadline := time.Now().Add(5 * time.Second)
+	for post(t, p.URL(), sid, list).StatusCode != http.StatusNotFound {
+		if time.Now().After(deadline) {
+			t.Fatal("the old session still answers after session_expire")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sid2 := post(t, p.URL(), "", init).Header.Get("Mcp-Session-Id")
+	if sid2 == "" || post(t, p.URL(), sid2, list).StatusCode != http.StatusOK {
+		t.Fatal("a new session does not work after session_expire")
+	}
+	if err := p.SetFaults([]byte(`[{kind: crash, mode: down}]`), 0); err != nil {
+		t.Fatal(err)
+	}
+	refused := func() bool {
+		req, _ := http.NewRequest(http.MethodPost, p.URL(), strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
+		if err == nil {
+			resp.Body.Close()
+			return false
+		}
+		return strings.Contains(err.Error(), "connection refused")
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for !refused() {
+		if time.Now().After(deadline) {
+			t.Fatal("not refused while down")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.ClearFaults()
+	deadline = time.Now().Add(5 * time.Second)
+	for refused() {
+		if time.Now().After(deadline) {
+			t.Fatal("still refused after the clear")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if post(t, p.URL(), sid2, list).StatusCode != http.StatusOK {
+		t.Fatal("the session does not work after down")
 	}
 }

@@ -53,6 +53,9 @@ type Proxy struct {
 	lease    *lease
 	ctl      sync.Mutex // serializes fault changes and lease expiry
 	streams  streams    // legacy SSE session streams, by session id
+	sessions sessions   // session ids seen, and those expired by a fault
+	mcpLn    listener   // the MCP listener (a down fault closes it)
+	closed   chan struct{}
 	logger   *slog.Logger
 	requests requestLog
 	rp       *httputil.ReverseProxy
@@ -91,7 +94,7 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Proxy{opts: opts, upstream: u, engine: opts.Engine, logger: opts.Logger}
+	p := &Proxy{opts: opts, upstream: u, engine: opts.Engine, logger: opts.Logger, closed: make(chan struct{})}
 	p.lease = newLease(func(gen uint64) {
 		p.ctl.Lock()
 		defer p.ctl.Unlock()
@@ -109,7 +112,7 @@ func New(opts Options) (*Proxy, error) {
 		ErrorHandler:   p.upstreamError,
 		ErrorLog:       slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
 	}
-	p.handler = p.engine.Handler(p.rp)
+	p.handler = p.engine.Handler(p.rp, Host{ExpireSessions: func() { p.ExpireSessions() }})
 	return p, nil
 }
 
@@ -191,14 +194,22 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Status = sw.status
 		rec.DurationMS = float64(time.Since(rec.Time).Microseconds()) / 1000
 		p.requests.add(*rec)
+		p.sessions.seen(sw.Header().Get("Mcp-Session-Id"))
 	}()
+	id := sessionOf(r)
+	if p.sessions.isExpired(id) {
+		rec.Fault = "session_expired"
+		http.Error(w, "session not found (expired by a session_expire fault)", http.StatusNotFound)
+		return
+	}
+	p.sessions.seen(id)
 	ctx := context.WithValue(context.WithValue(r.Context(), inboundKey{}, r), recordKey{}, rec)
 	switch r.Method {
 	case http.MethodGet:
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
 		defer cancel()
-		st := &sseStream{ResponseWriter: w, cancel: cancel, done: ctx.Done(), reg: &p.streams}
+		st := &sseStream{ResponseWriter: w, cancel: cancel, done: ctx.Done(), reg: &p.streams, seen: p.sessions.seen}
 		defer func() {
 			if st.id != "" {
 				p.streams.remove(st.id, st)
@@ -244,17 +255,20 @@ func (p *Proxy) Start(ctx context.Context) error {
 	}
 	p.mcpURL = "http://" + mln.Addr().String() + p.upstream.EscapedPath()
 	p.adminURL = "http://" + aln.Addr().String()
-	p.mcp = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	p.mcp = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ConnState: p.mcpLn.connState}
 	p.admin = &http.Server{Handler: p.AdminHandler(), ReadHeaderTimeout: 10 * time.Second}
-	for srv, ln := range map[*http.Server]net.Listener{p.mcp: mln, p.admin: aln} {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				p.logger.Error("serve", "err", err)
-			}
-		}()
-	}
+	p.mcpLn.mu.Lock()
+	p.mcpLn.addr, p.mcpLn.ln = mln.Addr().String(), mln
+	p.serve(mln)
+	p.mcpLn.mu.Unlock()
+	p.wg.Add(2)
+	go func() {
+		defer p.wg.Done()
+		if err := p.admin.Serve(aln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			p.logger.Error("serve control API", "err", err)
+		}
+	}()
+	go p.scheduler()
 	return nil
 }
 
@@ -273,6 +287,18 @@ func (p *Proxy) Engine() Engine { return p.engine }
 // Close clears the faults (ending their stalls), stops serving and waits
 // for the serving loops; bounded by ctx.
 func (p *Proxy) Close(ctx context.Context) error {
+	select {
+	case <-p.closed:
+		return nil
+	default:
+		close(p.closed)
+	}
+	p.mcpLn.mu.Lock()
+	p.mcpLn.closed = true
+	if p.mcpLn.ln == nil && p.mcp != nil {
+		_ = p.mcp.Close() // down: nothing listens; drop what is left
+	}
+	p.mcpLn.mu.Unlock()
 	p.lease.stop()
 	p.engine.Clear()
 	// Requests get a short grace; long-lived streams (SSE, standalone GET)

@@ -64,6 +64,7 @@ type sseStream struct {
 	done   <-chan struct{}
 	reg    *streams
 	id     string
+	seen   func(id string) // told the session id once known
 
 	mu    sync.Mutex
 	tail  []byte // the last bytes written, to find event boundaries
@@ -136,5 +137,8 @@ func (s *sseStream) endpoint(raw string) {
 	if id := u.Query().Get("sessionId"); id != "" && s.id == "" {
 		s.id = id
 		s.reg.add(id, s)
+		if s.seen != nil {
+			s.seen(id)
+		}
 	}
 }
