@@ -309,6 +309,19 @@ func TestExperimentDeviationAbortsAndRollsBack(t *testing.T) {
 		t.Errorf("journal verdict %s", r.journal.Scenarios[0].Verdict)
 	}
 	d.verifyClean(t)
+	// The journal renders as a report like any results document.
+	journal := filepath.Join(t.TempDir(), "journal.json")
+	if err := r.journal.WriteFile(journal); err != nil {
+		t.Fatal(err)
+	}
+	html := filepath.Join(t.TempDir(), "report.html")
+	if out, err := exec.Command(chaosBin, "report", journal, "-o", html).CombinedOutput(); err != nil {
+		t.Fatalf("chaos report of the journal: %v\n%s", err, out)
+	}
+	page, _ := os.ReadFile(html)
+	if !strings.Contains(string(page), "beta answers during the stall") {
+		t.Errorf("the report does not show the experiment's checks")
+	}
 }
 
 func TestExperimentSIGINTRollsBack(t *testing.T) {
