@@ -82,11 +82,11 @@ func (p *prober) run(ctx context.Context, pr *Probe, checkName string) harness.C
 			if attempts > 1 {
 				obs += fmt.Sprintf(" (attempt %d, after %s)", attempts, time.Since(start).Round(time.Millisecond))
 			}
-			if ctx.Err() != nil {
-				obs = "not judged: " + context.Cause(ctx).Error()
-			}
 			c.Observed = obs
-			if !held {
+			switch {
+			case ctx.Err() != nil:
+				c.Verdict, c.Reason = harness.CheckNotApplicable, "not judged: "+context.Cause(ctx).Error()
+			case !held:
 				c.Verdict = harness.CheckFailed
 			}
 			return c

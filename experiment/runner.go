@@ -124,7 +124,7 @@ func Run(ctx context.Context, e *Experiment, opts Options) *Outcome {
 	r.probes.close()
 	if ctx.Err() != nil {
 		status, reason = StatusInterrupted, "interrupted ("+context.Cause(ctx).Error()+"): rolled back"
-	} else if errors.Is(context.Cause(runCtx), errMaxDuration) && status != StatusDeviated {
+	} else if errors.Is(context.Cause(runCtx), errMaxDuration) {
 		status, reason = StatusAborted, fmt.Sprintf("safeguards.maxDuration %s ran out", e.Safeguards.MaxDuration)
 	}
 	out.Status, out.Reason = status, reason
@@ -178,8 +178,11 @@ func (r *runner) progress(format string, args ...any) {
 func (r *runner) check(c harness.Check) bool {
 	r.checks = append(r.checks, c)
 	mark := "ok"
-	if c.Verdict != harness.CheckPassed {
+	switch c.Verdict {
+	case harness.CheckFailed:
 		mark = "DEVIATED"
+	case harness.CheckNotApplicable:
+		mark = "not judged"
 	}
 	r.progress("%s: %s (%s)", c.Name, mark, clip(c.Observed, 240))
 	return c.Verdict == harness.CheckPassed
