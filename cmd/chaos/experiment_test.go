@@ -324,19 +324,23 @@ func TestExperimentDeviationAbortsAndRollsBack(t *testing.T) {
 	}
 }
 
-func TestExperimentSIGINTRollsBack(t *testing.T) {
+func TestExperimentSignalRollsBack(t *testing.T) {
 	d := startE2E(t, "")
-	cmd, stderr, journal := startExperiment(t, d.file(t, "30s", injectStall+"  - pause: 1m\n"))
-	waitFaults(t, d.proxies["beta"].Admin)
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	r := waitExperiment(t, cmd, stderr, journal, 30*time.Second)
-	if r.code != 130 {
-		t.Fatalf("exit %d, want 130:\n%s", r.code, r.stderr)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd, stderr, journal := startExperiment(t, d.file(t, "30s", injectStall+"  - pause: 1m\n"))
+			waitFaults(t, d.proxies["beta"].Admin)
+			_ = cmd.Process.Signal(sig)
+			r := waitExperiment(t, cmd, stderr, journal, 30*time.Second)
+			if r.code != 130 {
+				t.Fatalf("exit %d, want 130:\n%s", r.code, r.stderr)
+			}
+			if r.journal == nil || !r.journal.Interrupted {
+				t.Fatalf("journal not marked interrupted: %+v", r.journal)
+			}
+			d.verifyClean(t)
+		})
 	}
-	if r.journal == nil || !r.journal.Interrupted {
-		t.Fatalf("journal not marked interrupted: %+v", r.journal)
-	}
-	d.verifyClean(t)
 }
 
 // TestExperimentSIGKILLLeaseExpires: a controller killed mid-fault cannot
