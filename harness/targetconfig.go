@@ -27,6 +27,10 @@ const (
 	// CapabilitiesEnv, when set (even empty), is the capabilities the
 	// target declares (--capabilities).
 	CapabilitiesEnv = "VMCP_CHAOS_CAPABILITIES"
+	// ProfileEnv is the path of a target profile (--profile): the exec
+	// gateway it describes is the target; the variables above override
+	// its fields.
+	ProfileEnv = "VMCP_CHAOS_PROFILE"
 )
 
 // TargetConfig says which gateway to test, in the terms of the `chaos run`
@@ -54,11 +58,15 @@ type TargetConfig struct {
 	// for another exec gateway.
 	Capabilities    string
 	CapabilitiesSet bool
+	// Profile is the path of a target profile (LoadProfile). With it the
+	// target is the exec gateway it describes (Kind "" or "exec"); the
+	// fields above, when set, override the profile's.
+	Profile string
 }
 
 // TargetConfigFromEnv reads the VMCP_CHAOS_* variables (TargetEnv,
 // GatewayCmdEnv, ConfigTemplateEnv, ReadyURLEnv, MCPPathEnv,
-// CapabilitiesEnv).
+// CapabilitiesEnv, ProfileEnv).
 func TargetConfigFromEnv() TargetConfig {
 	c := TargetConfig{
 		Kind:           os.Getenv(TargetEnv),
@@ -66,6 +74,7 @@ func TargetConfigFromEnv() TargetConfig {
 		ConfigTemplate: os.Getenv(ConfigTemplateEnv),
 		ReadyURL:       os.Getenv(ReadyURLEnv),
 		MCPPath:        os.Getenv(MCPPathEnv),
+		Profile:        os.Getenv(ProfileEnv),
 	}
 	c.Capabilities, c.CapabilitiesSet = os.LookupEnv(CapabilitiesEnv)
 	return c
@@ -74,6 +83,13 @@ func TargetConfigFromEnv() TargetConfig {
 // NeedsChaosBinary reports whether Target will call its chaosBinary
 // argument: an exec target with the default command (chaos vmcp).
 func (c TargetConfig) NeedsChaosBinary() bool {
+	if c.Profile != "" {
+		if strings.TrimSpace(c.GatewayCmd) != "" {
+			return false
+		}
+		p, err := LoadProfile(c.Profile)
+		return err == nil && p.UsesChaosBinary()
+	}
 	return c.Kind == "exec" && strings.TrimSpace(c.GatewayCmd) == ""
 }
 
@@ -81,6 +97,9 @@ func (c TargetConfig) NeedsChaosBinary() bool {
 // default exec command (`chaos vmcp`); it is called only then. Errors name
 // the flag (and its environment variable) at fault.
 func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error) {
+	if c.Profile != "" {
+		return c.profileTarget(chaosBinary)
+	}
 	var caps Capabilities
 	if c.CapabilitiesSet {
 		parsed, err := ParseCapabilities(c.Capabilities)
