@@ -27,6 +27,8 @@ type runOptions struct {
 	capabilities   string
 	// capabilitiesSet: --capabilities was given (even empty: none).
 	capabilitiesSet bool
+	// profile is a target profile (--profile).
+	profile string
 	labels          []string
 	out             string
 	list            bool
@@ -49,6 +51,7 @@ scenarios, fake backends as real processes of this binary).
   chaos run                                   # everything, reference gateway
   chaos run --label wrapping --label hang     # only these labels
   chaos run --target exec                     # our gateway as a process (chaos vmcp)
+  chaos run --profile profiles/chaos-vmcp.yaml # the gateway a target profile describes
   chaos run --target exec --gateway-cmd 'vmcp serve --config {{.ConfigPath}}' \
       --config-template toolhive.yaml.tmpl --ready-url '{{.BaseURL}}/status' \
       --capabilities health-api,breaker
@@ -60,11 +63,14 @@ failed. On SIGINT/SIGTERM the table and the JSON cover what finished (the
 rest is listed as not run) and the exit status is 130.
 
 The Ginkgo suite (go test ./scenarios/...) takes the same target choice from
-VMCP_CHAOS_TARGET, VMCP_CHAOS_GATEWAY_CMD, VMCP_CHAOS_CONFIG_TEMPLATE,
+VMCP_CHAOS_PROFILE, VMCP_CHAOS_TARGET, VMCP_CHAOS_GATEWAY_CMD, VMCP_CHAOS_CONFIG_TEMPLATE,
 VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.capabilitiesSet = cmd.Flags().Changed("capabilities")
+			if o.profile != "" && !cmd.Flags().Changed("target") {
+				o.target = "" // a profile is an exec target
+			}
 			return runScenarios(cmd, o)
 		},
 	}
@@ -75,7 +81,9 @@ VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.`,
 		"default: this binary's `vmcp --config {{.ConfigPath}} --listen {{.Listen}}`")
 	f.StringVar(&o.configTemplate, "config-template", "", "exec: the gateway's config file template (required with --gateway-cmd; default for chaos vmcp: the shipped template)")
 	f.StringVar(&o.readyURL, "ready-url", "", "exec: URL template polled until the gateway answers (default {{.BaseURL}}/status for chaos vmcp, else {{.BaseURL}}<mcp-path>)")
-	f.StringVar(&o.mcpPath, "mcp-path", "/mcp", "exec: the gateway's MCP endpoint path")
+	f.StringVar(&o.mcpPath, "mcp-path", "", "exec: the gateway's MCP endpoint path (default /mcp, or the profile's)")
+	f.StringVar(&o.profile, "profile", "", "a target profile (YAML) describing the gateway under test: an exec target; "+
+		"--gateway-cmd, --config-template, --ready-url, --mcp-path and --capabilities override its fields (see chaos profile check)")
 	f.StringVar(&o.capabilities, "capabilities", "", "capabilities the target declares, comma-separated ("+
 		capList()+", or all); default: the reference gateway's for reference and chaos vmcp, none for another exec gateway")
 	f.StringSliceVar(&o.labels, "label", nil, "run only scenarios with this label (repeatable or comma-separated): "+strings.Join(scenarios.Labels(), ", "))
@@ -98,7 +106,7 @@ func capList() string {
 // Ginkgo suite's VMCP_CHAOS_* variables: harness.TargetConfig).
 func runTarget(o runOptions) (harness.Target, error) {
 	cfg := harness.TargetConfig{Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
-		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet}
+		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet, Profile: o.profile}
 	t, err := cfg.Target(os.Executable)
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
