@@ -248,4 +248,3 @@ func pollUntil(ctx context.Context, d time.Duration, cond func() bool) bool {
 	}
 	return true
 }
-

@@ -28,12 +28,12 @@ type runOptions struct {
 	// capabilitiesSet: --capabilities was given (even empty: none).
 	capabilitiesSet bool
 	// profile is a target profile (--profile).
-	profile string
-	labels          []string
-	out             string
-	list            bool
-	noLeakCheck     bool
-	verbose         bool
+	profile     string
+	labels      []string
+	out         string
+	list        bool
+	noLeakCheck bool
+	verbose     bool
 }
 
 func newRunCmd() *cobra.Command {
