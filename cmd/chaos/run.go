@@ -27,13 +27,14 @@ type runOptions struct {
 	capabilities   string
 	// capabilitiesSet: --capabilities was given (even empty: none).
 	capabilitiesSet bool
+	labels          []string
+	out             string
+	list            bool
+	noLeakCheck     bool
+	verbose         bool
+
 	// profile is a target profile (--profile).
-	profile     string
-	labels      []string
-	out         string
-	list        bool
-	noLeakCheck bool
-	verbose     bool
+	profile string
 }
 
 func newRunCmd() *cobra.Command {
