@@ -4,8 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // TestShippedProfilesLoad: the profiles in profiles/ are valid and say
@@ -128,5 +131,34 @@ func TestProfileTargetOverrides(t *testing.T) {
 	}
 	if !(TargetConfig{Profile: filepath.Join("..", "profiles", "chaos-vmcp.yaml")}).NeedsChaosBinary() || (TargetConfig{Profile: prof}).NeedsChaosBinary() {
 		t.Fatal("NeedsChaosBinary with a profile")
+	}
+}
+
+// TestMatchTools: a backend's tool is found by its origin marker (meta or
+// description) whatever the gateway calls it, else by the name pattern.
+func TestMatchTools(t *testing.T) {
+	tools := []mcp.Tool{
+		{Name: "echo_from_alpha", Description: "x " + OriginMarker("alpha", "echo")},
+		{Name: "b.slow", Meta: &mcp.Meta{AdditionalFields: map[string]any{OriginMetaKey: "beta/slow"}}},
+		{Name: "beta__echo"},
+		{Name: "alpha__slow"}, // a different backend's pattern would not match it
+	}
+	backends := []BackendInfo{{Name: "alpha", Tools: []string{"echo", "slow"}}, {Name: "beta", Tools: []string{"echo", "slow", "gone"}}}
+	got := MatchTools(tools, backends, "{backend}__{tool}")
+	want := []ToolMatch{
+		{"alpha", "echo", "echo_from_alpha", "origin marker"},
+		{"alpha", "slow", "alpha__slow", "name pattern"},
+		{"beta", "echo", "beta__echo", "name pattern"},
+		{"beta", "slow", "b.slow", "origin marker"},
+		{"beta", "gone", "", ""},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("MatchTools:\n got %+v\nwant %+v", got, want)
+	}
+	if m := missingTools(got); !slices.Equal(m, []string{"beta/gone"}) {
+		t.Errorf("missing %v", m)
+	}
+	if got := MatchTools(tools, backends, ""); got[1].Exposed != "" || got[2].Exposed != "" {
+		t.Errorf("default pattern {backend}_{tool} must not match {backend}__{tool} names: %+v", got)
 	}
 }
