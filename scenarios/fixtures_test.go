@@ -153,4 +153,3 @@ func withReferenceToolNames(e harness.Exec) harness.Exec {
 	e.ToolNamePattern = harness.DefaultToolNames
 	return e
 }
-
