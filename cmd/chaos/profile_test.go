@@ -108,7 +108,7 @@ func TestRunProfileFlag(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	_, errOut, code = runChaosProfile(t, "run", "--profile", filepath.Join(t.TempDir(), "none.yaml"))
-	if code == 0 || !strings.Contains(errOut, "none.yaml") {
+	if code != 2 || !strings.Contains(errOut, "none.yaml") {
 		t.Fatalf("missing profile: exit %d %s", code, errOut)
 	}
 	_, errOut, code = runChaosProfile(t, "run", "--target", "reference", "--profile", filepath.Join("..", "..", "profiles", "chaos-vmcp.yaml"), "--list")

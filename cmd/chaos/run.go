@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -109,6 +110,10 @@ func runTarget(o runOptions) (harness.Target, error) {
 	cfg := harness.TargetConfig{Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
 		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet, Profile: o.profile}
 	t, err := cfg.Target(os.Executable)
+	var pe *harness.ProfileError
+	if errors.As(err, &pe) {
+		return nil, &exitError{code: 2, err: fmt.Errorf("run: --profile: %w", err)} // a bad profile is a config error
+	}
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
