@@ -111,10 +111,6 @@ func (a *ProfileStateAPI) StateAPI() StateAPI {
 		LastError: a.LastError, StatusValues: a.StatusValues, CircuitValues: a.CircuitValues}
 }
 
-// DefaultToolNames is the exposed tool name pattern when a target does
-// not say: the reference gateway's "{backend}_{tool}".
-const DefaultToolNames = "{backend}_{tool}"
-
 // LoadProfile reads and validates a target profile. Every error is a
 // *ProfileError naming file, line and field.
 func LoadProfile(path string) (*Profile, error) {
@@ -183,9 +179,8 @@ var sampleData = TemplateData{
 }
 
 var (
-	placeholderRE = regexp.MustCompile(`\{[^{}]*\}`)
-	metricNameRE  = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
-	envKeyRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+	metricNameRE = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+	envKeyRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 )
 
 func (p *Profile) validate() error {
@@ -226,8 +221,10 @@ func (p *Profile) validate() error {
 	if _, err := p.Caps(); err != nil {
 		return err
 	}
-	if err := validateToolNames(p.ToolNames); err != nil {
-		return p.errf("toolNames", "%v", err)
+	if p.ToolNames != "" {
+		if err := ValidateToolNamePattern(p.ToolNames); err != nil {
+			return p.errf("toolNames", "%v", err)
+		}
 	}
 	if err := p.validateAPI("healthAPI", p.HealthAPI, false); err != nil {
 		return err
@@ -311,34 +308,6 @@ func (p *Profile) validateAPI(field string, a *ProfileStateAPI, session bool) er
 	return nil
 }
 
-// validateToolNames checks a tool name pattern: {tool} once, {backend} at
-// most once, no other placeholder.
-func validateToolNames(pat string) error {
-	if pat == "" {
-		return nil
-	}
-	if strings.Count(pat, "{tool}") != 1 {
-		return fmt.Errorf("%q must contain {tool} exactly once, e.g. \"{backend}__{tool}\" or \"{tool}\"", pat)
-	}
-	if strings.Count(pat, "{backend}") > 1 {
-		return fmt.Errorf("%q contains {backend} more than once", pat)
-	}
-	for _, ph := range placeholderRE.FindAllString(pat, -1) {
-		if ph != "{tool}" && ph != "{backend}" {
-			return fmt.Errorf("%q: unknown placeholder %s (want {backend} and {tool})", pat, ph)
-		}
-	}
-	return nil
-}
-
-// ExposedToolName renders a tool name pattern ("" = DefaultToolNames).
-func ExposedToolName(pattern, backend, tool string) string {
-	if pattern == "" {
-		pattern = DefaultToolNames
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(pattern, "{backend}", backend), "{tool}", tool)
-}
-
 // Caps parses the declared capabilities.
 func (p *Profile) Caps() (Capabilities, error) {
 	caps := Capabilities{}
@@ -376,7 +345,7 @@ func (p *Profile) Exec(chaosBinary func() (string, error)) (Exec, error) {
 	}
 	e := Exec{TargetName: p.Name, Command: append([]string(nil), p.Command...), ConfigTemplate: p.ConfigText,
 		ConfigName: p.ConfigName, MCPPath: p.MCPPath, ReadyURL: p.Ready.URL, ReadyTimeout: p.Ready.Timeout,
-		ReadyTools: p.ReadyTools(), ToolNamePattern: p.ToolNames, Caps: caps, Env: append([]string(nil), p.Env...),
+		ReadyTools: p.ReadyTools(), ToolNames: p.ToolNames, Caps: caps, Env: append([]string(nil), p.Env...),
 		Health: p.HealthAPI.StateAPI(), Session: p.SessionAPI.StateAPI(), Metrics: p.Metrics}
 	if p.UsesChaosBinary() {
 		if chaosBinary == nil {

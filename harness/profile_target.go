@@ -5,6 +5,12 @@ import (
 	"os"
 )
 
+// ProfileEnv is the path of a target profile for the Ginkgo suite
+// (TargetConfig.Profile, `chaos run --profile`): the exec gateway it
+// describes is the target; the other VMCP_CHAOS_* variables override its
+// fields.
+const ProfileEnv = "VMCP_CHAOS_PROFILE"
+
 // profileTarget builds the exec target of c.Profile, with c's exec fields
 // (the flags and VMCP_CHAOS_* variables) overriding the profile's.
 func (c TargetConfig) profileTarget(chaosBinary func() (string, error)) (Target, error) {

@@ -72,7 +72,7 @@ func TestBadProfiles(t *testing.T) {
 		{"bad config template", ok + "configTemplate: |\n  a: {{if}}\n  b: 1\n", "p.yaml:3: configTemplate: template"},
 		{"missing config template file", ok + "configTemplate: nope.tmpl\n", "p.yaml:3: configTemplate: open "},
 		{"unknown capability", ok + "capabilities: [health-api, telepathy]\n", "p.yaml:3: capabilities[1]: unknown capability \"telepathy\""},
-		{"bad tool name pattern", ok + "toolNames: \"{server}__{tool}\"\n", "p.yaml:3: toolNames: \"{server}__{tool}\": unknown placeholder {server}"},
+		{"bad tool name pattern", ok + "toolNames: \"{server}__{tool}\"\n", "p.yaml:3: toolNames: tool name pattern \"{server}__{tool}\": only {backend} and {tool} are known"},
 		{"tool name pattern without tool", ok + "toolNames: \"{backend}\"\n", "p.yaml:3: toolNames:"},
 		{"repeated key", ok + "name: again\n", "p.yaml:3: name: repeated key"},
 		{"bad metric name", ok + "metrics: {vmcp_x: \"not a name\"}\n", "p.yaml:3: metrics.vmcp_x:"},
@@ -112,7 +112,7 @@ func TestProfileTargetOverrides(t *testing.T) {
 	}
 	e := tg.(Exec)
 	if e.Name() != "gw" || e.MCPPath != "/mcp/all" || e.ConfigTemplate != "listen: {{.Listen}}\n" || !e.Caps.Has(CapHealthAPI) ||
-		e.ToolNamePattern != "{tool}@{backend}" || e.ReadyTools {
+		e.ToolNames != "{tool}@{backend}" || e.ReadyTools {
 		t.Fatalf("from the profile: %+v", e)
 	}
 	tg, err = TargetConfig{Kind: "exec", Profile: prof, GatewayCmd: "other --x", MCPPath: "/m", Capabilities: "", CapabilitiesSet: true}.Target(nil)

@@ -30,7 +30,7 @@ func checkBackends(pattern string) []BackendSpec {
 		tr   fakebackends.Transport
 	}{{"alpha", fakebackends.TransportStreamableHTTP}, {"beta", fakebackends.TransportSSE}} {
 		tool := "echo"
-		if !strings.Contains(orDefault(pattern, DefaultToolNames), "{backend}") {
+		if !strings.Contains(orDefault(pattern, DefaultToolNamePattern), "{backend}") {
 			tool = b.name + "_echo"
 		}
 		out = append(out, BackendSpec{Script: &fakebackends.Script{Name: b.name, Transport: b.tr, Protocol: fakebackends.ProtocolAuto,
@@ -55,7 +55,7 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 	caps := target.Capabilities()
 	pattern := ""
 	if e, ok := target.(Exec); ok {
-		pattern = e.ToolNamePattern
+		pattern = e.ToolNames
 	}
 	var out []ProfileCheck
 	add := func(name string, status CheckVerdict, format string, args ...any) {
@@ -104,7 +104,7 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 	}
 	if missing := missingTools(matches); len(missing) > 0 {
 		add("tools found", CheckFailed, "not found: %s (pattern %q; listed %d tools); found: %s",
-			strings.Join(missing, ", "), orDefault(pattern, DefaultToolNames), len(call.Tools.Tools), strings.Join(found, "; "))
+			strings.Join(missing, ", "), orDefault(pattern, DefaultToolNamePattern), len(call.Tools.Tools), strings.Join(found, "; "))
 	} else {
 		add("tools found", CheckPassed, "%s", strings.Join(found, "; "))
 	}

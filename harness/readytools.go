@@ -43,7 +43,7 @@ func MatchTools(tools []mcp.Tool, backends []BackendInfo, pattern string) []Tool
 			m := ToolMatch{Backend: b.Name, Tool: tool}
 			if ex, ok := byOrigin[b.Name+"/"+tool]; ok {
 				m.Exposed, m.By = ex, "origin marker"
-			} else if ex := ExposedToolName(pattern, b.Name, tool); names[ex] {
+			} else if ex := ExposedName(pattern, b.Name, tool); names[ex] {
 				m.Exposed, m.By = ex, "name pattern"
 			}
 			out = append(out, m)
@@ -104,7 +104,7 @@ func waitTools(ctx context.Context, mcpURL string, backends []BackendInfo, patte
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("every backend's tools through the gateway (by origin marker, else pattern %q): %w; last: %s",
-				orDefault(pattern, DefaultToolNames), ctx.Err(), last)
+				orDefault(pattern, DefaultToolNamePattern), ctx.Err(), last)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

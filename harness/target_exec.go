@@ -37,6 +37,18 @@ type Exec struct {
 	ConfigTemplate string
 	// ConfigName is the rendered file's name (default "config.yaml").
 	ConfigName string
+	// Health and Session say where the health and session APIs are and
+	// how to read them (zero: the reference's).
+	Health, Session StateAPI
+	// Metrics maps our metric names to the gateway's.
+	Metrics map[string]string
+	// ReadyTools: once ReadyURL answers, wait (within ReadyTimeout) until
+	// tools/list through the gateway shows every backend's tools, found
+	// by origin marker or else by ToolNames (a gateway whose ready URL
+	// answers before its tools are indexed). Not with the optimizer on:
+	// the tools hide behind find_tool, and a probe session would come
+	// before the scenario's first one.
+	ReadyTools bool
 	// MCPPath is the MCP endpoint's path (default "/mcp").
 	MCPPath string
 	// ReadyURL is a template of the URL polled for readiness (default
@@ -46,23 +58,11 @@ type Exec struct {
 	// ReadyTimeout bounds the readiness wait (default 30 s; ctx may bound
 	// it further).
 	ReadyTimeout time.Duration
-	// ReadyTools: once ReadyURL answers, wait (within ReadyTimeout) until
-	// tools/list through the gateway shows every backend's tools, found
-	// by origin marker or else by ToolNamePattern (a gateway whose ready
-	// URL answers before its tools are indexed). Not with the optimizer
-	// on: the tools hide behind find_tool, and a probe session would come
-	// before the scenario's first one.
-	ReadyTools bool
-	// ToolNamePattern is how the gateway names backend tools, e.g.
-	// "{backend}__{tool}" ("" = DefaultToolNames).
-	ToolNamePattern string
-	// Health and Session say where the health and session APIs are and
-	// how to read them (zero: the reference's).
-	Health, Session StateAPI
-	// Metrics maps our metric names to the gateway's.
-	Metrics map[string]string
 	// Caps are the capabilities the gateway offers.
 	Caps Capabilities
+	// ToolNames is how the gateway names a backend's tools and prompts
+	// (a pattern of {backend} and {tool}; default DefaultToolNamePattern).
+	ToolNames string
 	// Env is extra environment (KEY=value; each value a template).
 	Env []string
 	// Dir is the working directory ("" = the temporary directory).
@@ -199,7 +199,7 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 			case <-readyCtx.Done():
 			}
 		}()
-		if err := waitTools(readyCtx, g.mcp, topo.Backends, e.ToolNamePattern); err != nil {
+		if err := waitTools(readyCtx, g.mcp, topo.Backends, e.ToolNames); err != nil {
 			_ = g.Close(context.Background())
 			return nil, fmt.Errorf("harness: exec target %s: not ready within %v: %w%s", e.Name(), timeout, err, quoteTail(g.output.String()))
 		}

@@ -27,16 +27,16 @@ const (
 	// CapabilitiesEnv, when set (even empty), is the capabilities the
 	// target declares (--capabilities).
 	CapabilitiesEnv = "VMCP_CHAOS_CAPABILITIES"
-	// ProfileEnv is the path of a target profile (--profile): the exec
-	// gateway it describes is the target; the variables above override
-	// its fields.
-	ProfileEnv = "VMCP_CHAOS_PROFILE"
 )
 
 // TargetConfig says which gateway to test, in the terms of the `chaos run`
 // flags and the VMCP_CHAOS_* environment variables; Target builds it. Both
 // the CLI and the Ginkgo suite go through it, so they agree.
 type TargetConfig struct {
+	// Profile is the path of a target profile (LoadProfile). With it the
+	// target is the exec gateway it describes (Kind "" or "exec"); the
+	// exec fields below, when set, override the profile's.
+	Profile string
 	// Kind is "reference" (default) or "exec".
 	Kind string
 	// GatewayCmd is the exec gateway's command line, split like a shell
@@ -58,23 +58,19 @@ type TargetConfig struct {
 	// for another exec gateway.
 	Capabilities    string
 	CapabilitiesSet bool
-	// Profile is the path of a target profile (LoadProfile). With it the
-	// target is the exec gateway it describes (Kind "" or "exec"); the
-	// fields above, when set, override the profile's.
-	Profile string
 }
 
 // TargetConfigFromEnv reads the VMCP_CHAOS_* variables (TargetEnv,
 // GatewayCmdEnv, ConfigTemplateEnv, ReadyURLEnv, MCPPathEnv,
-// CapabilitiesEnv, ProfileEnv).
+// CapabilitiesEnv).
 func TargetConfigFromEnv() TargetConfig {
 	c := TargetConfig{
+		Profile:        os.Getenv(ProfileEnv),
 		Kind:           os.Getenv(TargetEnv),
 		GatewayCmd:     os.Getenv(GatewayCmdEnv),
 		ConfigTemplate: os.Getenv(ConfigTemplateEnv),
 		ReadyURL:       os.Getenv(ReadyURLEnv),
 		MCPPath:        os.Getenv(MCPPathEnv),
-		Profile:        os.Getenv(ProfileEnv),
 	}
 	c.Capabilities, c.CapabilitiesSet = os.LookupEnv(CapabilitiesEnv)
 	return c

@@ -150,6 +150,6 @@ func withReferenceToolNames(e harness.Exec) harness.Exec {
 		cmd = append(cmd, e.Command[i])
 	}
 	e.Command = append(cmd, "--prefix-format", "{backend}_")
-	e.ToolNamePattern = harness.DefaultToolNames
+	e.ToolNames = harness.DefaultToolNamePattern
 	return e
 }

@@ -70,7 +70,7 @@ func profileCheck(cmd *cobra.Command, file string, timeout time.Duration) error 
 	}
 	caps, _ := p.Caps()
 	fmt.Fprintf(w, "profile %s: gateway %s, capabilities [%s], tool names %q, ready.tools %v\n",
-		file, p.Name, caps, orDefaultStr(p.ToolNames, harness.DefaultToolNames), p.ReadyTools())
+		file, p.Name, caps, orDefaultStr(p.ToolNames, harness.DefaultToolNamePattern), p.ReadyTools())
 	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 	defer cancel()
 	checks := harness.CheckTarget(ctx, target, func(s string) { fmt.Fprintln(w, "  ...", s) })
