@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -99,4 +100,21 @@ func orDefaultStr(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// runProfileTarget is runTarget for `chaos run --profile`: the profile's
+// gateway, with the exec flags as overrides. A bad profile is a config
+// error (exit 2).
+func runProfileTarget(o runOptions) (harness.Target, error) {
+	cfg := harness.TargetConfig{Profile: o.profile, Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
+		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet}
+	t, err := cfg.Target(os.Executable)
+	var pe *harness.ProfileError
+	if errors.As(err, &pe) {
+		return nil, &exitError{code: 2, err: fmt.Errorf("run: --profile: %w", err)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	return t, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -107,13 +106,12 @@ func capList() string {
 // runTarget builds the target from the flags (the same rules as the
 // Ginkgo suite's VMCP_CHAOS_* variables: harness.TargetConfig).
 func runTarget(o runOptions) (harness.Target, error) {
-	cfg := harness.TargetConfig{Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
-		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet, Profile: o.profile}
-	t, err := cfg.Target(os.Executable)
-	var pe *harness.ProfileError
-	if errors.As(err, &pe) {
-		return nil, &exitError{code: 2, err: fmt.Errorf("run: --profile: %w", err)} // a bad profile is a config error
+	if o.profile != "" {
+		return runProfileTarget(o)
 	}
+	cfg := harness.TargetConfig{Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
+		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet}
+	t, err := cfg.Target(os.Executable)
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
