@@ -52,9 +52,9 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(newProfileCmd())
 	root.AddCommand(newBackendCmd())
 	root.AddCommand(newVMCPCmd())
 	root.AddCommand(newRunCmd())
-	root.AddCommand(newProfileCmd())
 	return root
 }

@@ -19,6 +19,9 @@ import (
 
 // runOptions are the flags of `chaos run`.
 type runOptions struct {
+	// profile is a target profile (--profile).
+	profile string
+
 	target         string
 	gatewayCmd     string
 	configTemplate string
@@ -32,9 +35,6 @@ type runOptions struct {
 	list            bool
 	noLeakCheck     bool
 	verbose         bool
-
-	// profile is a target profile (--profile).
-	profile string
 }
 
 func newRunCmd() *cobra.Command {
@@ -64,7 +64,7 @@ failed. On SIGINT/SIGTERM the table and the JSON cover what finished (the
 rest is listed as not run) and the exit status is 130.
 
 The Ginkgo suite (go test ./scenarios/...) takes the same target choice from
-VMCP_CHAOS_PROFILE, VMCP_CHAOS_TARGET, VMCP_CHAOS_GATEWAY_CMD, VMCP_CHAOS_CONFIG_TEMPLATE,
+VMCP_CHAOS_TARGET, VMCP_CHAOS_GATEWAY_CMD, VMCP_CHAOS_CONFIG_TEMPLATE,
 VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -84,7 +84,7 @@ VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.`,
 	f.StringVar(&o.readyURL, "ready-url", "", "exec: URL template polled until the gateway answers (default {{.BaseURL}}/status for chaos vmcp, else {{.BaseURL}}<mcp-path>)")
 	f.StringVar(&o.mcpPath, "mcp-path", "", "exec: the gateway's MCP endpoint path (default /mcp, or the profile's)")
 	f.StringVar(&o.profile, "profile", "", "a target profile (YAML) describing the gateway under test: an exec target; "+
-		"--gateway-cmd, --config-template, --ready-url, --mcp-path and --capabilities override its fields (see chaos profile check)")
+		"--gateway-cmd, --config-template, --ready-url, --mcp-path and --capabilities override its fields (see chaos profile check; $"+harness.ProfileEnv+")")
 	f.StringVar(&o.capabilities, "capabilities", "", "capabilities the target declares, comma-separated ("+
 		capList()+", or all); default: the reference gateway's for reference and chaos vmcp, none for another exec gateway")
 	f.StringSliceVar(&o.labels, "label", nil, "run only scenarios with this label (repeatable or comma-separated): "+strings.Join(scenarios.Labels(), ", "))
