@@ -45,9 +45,8 @@ type Exec struct {
 	// ReadyTools: once ReadyURL answers, wait (within ReadyTimeout) until
 	// tools/list through the gateway shows every backend's tools, found
 	// by origin marker or else by ToolNames (a gateway whose ready URL
-	// answers before its tools are indexed). Not with the optimizer on:
-	// the tools hide behind find_tool, and a probe session would come
-	// before the scenario's first one.
+	// answers before its tools are indexed). With the optimizer on, until
+	// tools/list lists any tool (the backends' hide behind find_tool).
 	ReadyTools bool
 	// MCPPath is the MCP endpoint's path (default "/mcp").
 	MCPPath string
@@ -191,7 +190,7 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 		_ = g.Close(context.Background())
 		return nil, err
 	}
-	if e.ReadyTools && !topo.Features.Optimizer {
+	if e.ReadyTools {
 		go func() { // a gateway that exits ends the wait
 			select {
 			case <-g.exited:
@@ -199,7 +198,7 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 			case <-readyCtx.Done():
 			}
 		}()
-		if err := waitTools(readyCtx, g.mcp, topo.Backends, e.ToolNames); err != nil {
+		if err := waitTools(readyCtx, g.mcp, topo.Backends, e.ToolNames, topo.Features.Optimizer); err != nil {
 			_ = g.Close(context.Background())
 			return nil, fmt.Errorf("harness: exec target %s: not ready within %v: %w%s", e.Name(), timeout, err, quoteTail(g.output.String()))
 		}
