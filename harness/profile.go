@@ -6,13 +6,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"text/template"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
 )
 
 // Profile is a target profile: one YAML file that describes a gateway
@@ -66,7 +65,7 @@ type Profile struct {
 	// file, or ConfigTemplate itself when inline).
 	ConfigText string `yaml:"-"`
 
-	lines map[string]int
+	dec *strictyaml.Decoder
 }
 
 // ProfileReady says when a started gateway is ready for the scenarios.
@@ -111,6 +110,11 @@ func (a *ProfileStateAPI) StateAPI() StateAPI {
 		LastError: a.LastError, StatusValues: a.StatusValues, CircuitValues: a.CircuitValues}
 }
 
+// ProfileError is a target profile error located in its file:
+// "FILE:LINE: FIELD: MSG" (the repository's one strict YAML decoder's
+// error).
+type ProfileError = strictyaml.Error
+
 // LoadProfile reads and validates a target profile. Every error is a
 // *ProfileError naming file, line and field.
 func LoadProfile(path string) (*Profile, error) {
@@ -121,52 +125,28 @@ func LoadProfile(path string) (*Profile, error) {
 	return ParseProfile(data, path)
 }
 
-// ParseProfile decodes and validates a profile read from file (which
-// names it in errors and anchors a relative configTemplate).
+// ParseProfile decodes (strictly: unknown or repeated keys and wrong types
+// are errors) and validates a profile read from file (which names it in
+// errors and anchors a relative configTemplate).
 func ParseProfile(data []byte, file string) (*Profile, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &ProfileError{File: file, Line: yamlErrLine(err), Msg: err.Error()}
-	}
-	if len(root.Content) == 0 {
-		return nil, &ProfileError{File: file, Msg: "empty profile"}
-	}
 	p := &Profile{File: file}
-	d := &strictDecoder{file: file, lines: map[string]int{}}
-	if err := d.decode(root.Content[0], reflect.ValueOf(p).Elem(), ""); err != nil {
+	d, err := strictyaml.Decode(data, file, "a target profile (name, command, ...)", p)
+	if err != nil {
 		return nil, err
 	}
-	p.lines = d.lines
+	p.dec = d
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-var yamlLineRE = regexp.MustCompile(`line (\d+)`)
-
-func yamlErrLine(err error) int {
-	var n int
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-		fmt.Sscan(m[1], &n)
-	}
-	return n
-}
-
-// errf is a validation error at field (its line when decoded, else the
-// line of its parent section).
+// errf is a validation error at field, on its line when it was given,
+// else on its parent's.
 func (p *Profile) errf(field, format string, args ...any) *ProfileError {
 	line := 0
-	for f := field; f != ""; {
-		if l, ok := p.lines[f]; ok {
-			line = l
-			break
-		}
-		i := strings.LastIndexAny(f, ".[")
-		if i < 0 {
-			break
-		}
-		f = f[:i]
+	if p.dec != nil {
+		line = p.dec.LineOf(field)
 	}
 	return &ProfileError{File: p.File, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 }

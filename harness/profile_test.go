@@ -54,14 +54,14 @@ func TestBadProfiles(t *testing.T) {
 	for _, tc := range []struct {
 		what, yaml, want string
 	}{
-		{"unknown field", ok + "readyURL: x\n", "p.yaml:3: readyURL: unknown field (known: "},
-		{"unknown nested field", ok + "healthAPI:\n  path: /h\n  state: Status\n", "p.yaml:5: healthAPI.state: unknown field"},
-		{"wrong type: string for a list", "name: gw\ncommand: gw serve\n", "p.yaml:2: command: want a list, got str \"gw serve\""},
-		{"wrong type: bool", ok + "ready:\n  tools: maybe\n", "p.yaml:4: ready.tools: want true or false, got str \"maybe\""},
-		{"wrong type: number for a string", ok + "mcpPath: 8080\n", "p.yaml:3: mcpPath: want a string, got int \"8080\""},
+		{"unknown field", ok + "readyURL: x\n", "p.yaml:3: readyURL: unknown field \"readyURL\" (want one of name, command, "},
+		{"unknown nested field", ok + "healthAPI:\n  path: /h\n  state: Status\n", "p.yaml:5: healthAPI.state: unknown field \"state\""},
+		{"wrong type: string for a list", "name: gw\ncommand: gw serve\n", "p.yaml:2: command: want a list, got the string \"gw serve\""},
+		{"wrong type: bool", ok + "ready:\n  tools: maybe\n", "p.yaml:4: ready.tools: want true or false, got the string \"maybe\""},
+		{"wrong type: list for a string", ok + "mcpPath: [/mcp]\n", "p.yaml:3: mcpPath: want a string, got a list"},
 		{"wrong type: duration", ok + "ready: {timeout: 10}\n", "p.yaml:3: ready.timeout: want a duration"},
-		{"missing name", "command: [gw]\n", "p.yaml: name: required"},
-		{"missing command", "name: gw\nmcpPath: /mcp\n", "p.yaml: command: required"},
+		{"missing name", "command: [gw]\n", "p.yaml:1: name: required"},
+		{"missing command", "name: gw\nmcpPath: /mcp\n", "p.yaml:1: command: required"},
 		{"empty command", "name: gw\ncommand: []\n", "p.yaml:2: command: required"},
 		{"bad JSON pointer", ok + "healthAPI:\n  backends: backends\n", "p.yaml:4: healthAPI.backends: JSON pointer \"backends\" must be empty or start with \"/\""},
 		{"bad JSON pointer escape", ok + "sessionAPI:\n  path: /s/{{.SessionID}}\n  backends: /a~2b\n", "p.yaml:5: sessionAPI.backends: JSON pointer"},
@@ -74,11 +74,11 @@ func TestBadProfiles(t *testing.T) {
 		{"unknown capability", ok + "capabilities: [health-api, telepathy]\n", "p.yaml:3: capabilities[1]: unknown capability \"telepathy\""},
 		{"bad tool name pattern", ok + "toolNames: \"{server}__{tool}\"\n", "p.yaml:3: toolNames: tool name pattern \"{server}__{tool}\": only {backend} and {tool} are known"},
 		{"tool name pattern without tool", ok + "toolNames: \"{backend}\"\n", "p.yaml:3: toolNames:"},
-		{"repeated key", ok + "name: again\n", "p.yaml:3: name: repeated key"},
+		{"repeated key", ok + "name: again\n", "p.yaml:3: name: duplicate key (first at line 1)"},
 		{"bad metric name", ok + "metrics: {vmcp_x: \"not a name\"}\n", "p.yaml:3: metrics.vmcp_x:"},
 		{"bad env", ok + "env: [NOEQUALS]\n", "p.yaml:3: env[0]: \"NOEQUALS\": want KEY=value"},
 		{"not yaml", "name: [\n", "p.yaml:"},
-		{"empty", "", "p.yaml: empty profile"},
+		{"empty", "", "p.yaml: empty document: want a target profile"},
 		{"mcp path", ok + "mcpPath: mcp\n", "p.yaml:3: mcpPath: \"mcp\" must start with /"},
 	} {
 		_, err := ParseProfile([]byte(tc.yaml), "p.yaml")
