@@ -66,9 +66,9 @@ func TestFixtureGateways(t *testing.T) {
 					t.Errorf("%s: %s", c.Name, c.Detail)
 				}
 			}
-			want := []string{"start", "tools found", "health-api", "breaker state", "metrics", "keepalive", "optimizer"}
+			want := []string{"start", "tools found", "health-api", "breaker state", "metrics", "optimizer"}
 			if strings.HasPrefix(name, "fixture-b") {
-				want = append(want, "session-api")
+				want = append(want, "session-api", "keepalive")
 			}
 			for _, w := range want {
 				if !slices.Contains(names, w) {

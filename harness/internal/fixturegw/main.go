@@ -13,7 +13,8 @@
 //	--look b  mcpproxy-like: no tool prefixes (--priority), health API as
 //	          a list at GET /v1/backends ([{"name":"beta","health":"up",
 //	          "breaker":"CLOSED"}]), session API at GET /v1/sessions/{id}
-//	          as a list, errors worded "server 'beta' failed: ...", and
+//	          as a list (entries keep the reference's keepalive object),
+//	          errors worded "server 'beta' failed: ...", and
 //	          GET /ready answering before the tools are listed (MCP
 //	          answers 503 for --index-delay).
 //
@@ -164,7 +165,8 @@ func (f *front) healthB(w http.ResponseWriter, _ *http.Request) {
 	list := []map[string]any{}
 	for _, b := range f.g.Config().Backends {
 		h := rep.Backends[b.Name]
-		list = append(list, map[string]any{"name": b.Name, "health": bHealth[string(h.Status)], "breaker": bCircuit[string(h.CircuitState)], "error": h.LastError})
+		list = append(list, map[string]any{"name": b.Name, "health": bHealth[string(h.Status)], "breaker": bCircuit[string(h.CircuitState)], "error": h.LastError,
+			"keepalive": h.Keepalive}) // the reference's keepalive object, which the keepalive scenario reads
 	}
 	writeJSON(w, map[string]any{"servers": list})
 }
