@@ -83,6 +83,8 @@ func TestFixtureGateways(t *testing.T) {
 	t.Run("early ready/fixture-b", func(t *testing.T) {
 		e := fixtureTarget(t, "fixture-b")
 		e.ReadyTools = false
+		// Indexing outlasts the check even on a loaded machine.
+		e.Command = append(e.Command, "--index-delay", "60s")
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		checks := harness.CheckTarget(ctx, e, nil)
