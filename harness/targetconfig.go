@@ -33,6 +33,10 @@ const (
 // flags and the VMCP_CHAOS_* environment variables; Target builds it. Both
 // the CLI and the Ginkgo suite go through it, so they agree.
 type TargetConfig struct {
+	// Profile is the path of a target profile (LoadProfile). With it the
+	// target is the exec gateway it describes (Kind "" or "exec"); the
+	// exec fields below, when set, override the profile's.
+	Profile string
 	// Kind is "reference" (default) or "exec".
 	Kind string
 	// GatewayCmd is the exec gateway's command line, split like a shell
@@ -61,6 +65,7 @@ type TargetConfig struct {
 // CapabilitiesEnv).
 func TargetConfigFromEnv() TargetConfig {
 	c := TargetConfig{
+		Profile:        os.Getenv(ProfileEnv),
 		Kind:           os.Getenv(TargetEnv),
 		GatewayCmd:     os.Getenv(GatewayCmdEnv),
 		ConfigTemplate: os.Getenv(ConfigTemplateEnv),
@@ -74,6 +79,13 @@ func TargetConfigFromEnv() TargetConfig {
 // NeedsChaosBinary reports whether Target will call its chaosBinary
 // argument: an exec target with the default command (chaos vmcp).
 func (c TargetConfig) NeedsChaosBinary() bool {
+	if c.Profile != "" {
+		if strings.TrimSpace(c.GatewayCmd) != "" {
+			return false
+		}
+		p, err := LoadProfile(c.Profile)
+		return err == nil && p.UsesChaosBinary()
+	}
 	return c.Kind == "exec" && strings.TrimSpace(c.GatewayCmd) == ""
 }
 
@@ -81,6 +93,9 @@ func (c TargetConfig) NeedsChaosBinary() bool {
 // default exec command (`chaos vmcp`); it is called only then. Errors name
 // the flag (and its environment variable) at fault.
 func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error) {
+	if c.Profile != "" {
+		return c.profileTarget(chaosBinary)
+	}
 	var caps Capabilities
 	if c.CapabilitiesSet {
 		parsed, err := ParseCapabilities(c.Capabilities)

@@ -17,6 +17,9 @@ import (
 
 // runOptions are the flags of `chaos run`.
 type runOptions struct {
+	// profile is a target profile (--profile).
+	profile string
+
 	target         string
 	gatewayCmd     string
 	configTemplate string
@@ -52,6 +55,7 @@ scenarios, fake backends as real processes of this binary).
   chaos run                                   # everything, reference gateway
   chaos run --label wrapping --label hang     # only these labels
   chaos run --target exec                     # our gateway as a process (chaos vmcp)
+  chaos run --profile profiles/chaos-vmcp.yaml # the gateway a target profile describes
   chaos run --target exec --gateway-cmd 'vmcp serve --config {{.ConfigPath}}' \
       --config-template toolhive.yaml.tmpl --ready-url '{{.BaseURL}}/status' \
       --capabilities health-api,breaker
@@ -71,6 +75,9 @@ VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.capabilitiesSet = cmd.Flags().Changed("capabilities")
 			sweepLeftovers(cmd.ErrOrStderr())
+			if o.profile != "" && !cmd.Flags().Changed("target") {
+				o.target = "" // a profile is an exec target
+			}
 			return runScenarios(cmd, o)
 		},
 	}
@@ -81,7 +88,9 @@ VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.
 		"default: this binary's 'vmcp --config {{.ConfigPath}} --listen {{.Listen}}'")
 	f.StringVar(&o.configTemplate, "config-template", "", "exec: the gateway's config file template (required with --gateway-cmd; default for chaos vmcp: the shipped template)")
 	f.StringVar(&o.readyURL, "ready-url", "", "exec: URL template polled until the gateway answers (default {{.BaseURL}}/status for chaos vmcp, else {{.BaseURL}}<mcp-path>)")
-	f.StringVar(&o.mcpPath, "mcp-path", "/mcp", "exec: the gateway's MCP endpoint path")
+	f.StringVar(&o.mcpPath, "mcp-path", "", "exec: the gateway's MCP endpoint path (default /mcp, or the profile's)")
+	f.StringVar(&o.profile, "profile", "", "a target profile (YAML) describing the gateway under test: an exec target; "+
+		"--gateway-cmd, --config-template, --ready-url, --mcp-path and --capabilities override its fields (see chaos profile check; $"+harness.ProfileEnv+")")
 	f.StringVar(&o.capabilities, "capabilities", "", "capabilities the target declares, comma-separated ("+
 		capList()+", or all); default: the reference gateway's for reference and chaos vmcp, none for another exec gateway")
 	f.StringSliceVar(&o.labels, "label", nil, "run only scenarios with this label (repeatable or comma-separated): "+strings.Join(scenarios.Labels(), ", "))
@@ -104,6 +113,9 @@ func capList() string {
 // runTarget builds the target from the flags (the same rules as the
 // Ginkgo suite's VMCP_CHAOS_* variables: harness.TargetConfig).
 func runTarget(o runOptions) (harness.Target, error) {
+	if o.profile != "" {
+		return runProfileTarget(o)
+	}
 	cfg := harness.TargetConfig{Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
 		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet}
 	t, err := cfg.Target(os.Executable)
