@@ -88,10 +88,10 @@ func (m rpcMessage) errorResponse(code int, message string) []byte {
 func (m rpcMessage) toolErrorResponse(text string) []byte {
 	b, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0", "id": m.idOr(),
-		"result": map[string]any{
+		"result": m.result(map[string]any{
 			"content": []any{map[string]any{"type": "text", "text": text}},
 			"isError": true,
-		},
+		}),
 	})
 	return b
 }
@@ -100,9 +100,18 @@ func (m rpcMessage) toolErrorResponse(text string) []byte {
 func (m rpcMessage) wrongIDResponse() []byte {
 	b, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0", "id": m.wrongID(),
-		"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "answer to another request"}}},
+		"result": m.result(map[string]any{"content": []any{map[string]any{"type": "text", "text": "answer to another request"}}}),
 	})
 	return b
+}
+
+// result completes a scripted result like the backend's normal answers:
+// a 2026-07-28 request's result carries "resultType": "complete".
+func (m rpcMessage) result(r map[string]any) map[string]any {
+	if m.Modern {
+		r["resultType"] = "complete"
+	}
+	return r
 }
 
 // invalidJSON is a response cut off in the middle of its JSON.

@@ -48,6 +48,9 @@ type Exec struct {
 	ReadyTimeout time.Duration
 	// Caps are the capabilities the gateway offers.
 	Caps Capabilities
+	// ToolNames is how the gateway names a backend's tools and prompts
+	// (a pattern of {backend} and {tool}; default DefaultToolNamePattern).
+	ToolNames string
 	// Env is extra environment (KEY=value; each value a template).
 	Env []string
 	// Dir is the working directory ("" = the temporary directory).
