@@ -90,6 +90,18 @@ func TestMissingMetricsIsAPartialPass(t *testing.T) {
 	if !res.Partial() || len(res.SkippedChecks) != 1 || !strings.Contains(res.SkippedChecks[0], "lacks capability metrics") {
 		t.Fatalf("want a pass with the metrics check skipped: %s %q %v", res.Verdict, res.Reason, res.SkippedChecks)
 	}
+	na := 0
+	for _, c := range res.Checks {
+		if c.Verdict == harness.CheckNotApplicable {
+			na++
+			if !strings.HasPrefix(c.Name, "metrics:") || !strings.Contains(c.Reason, "lacks capability metrics") {
+				t.Errorf("not applicable: %+v", c)
+			}
+		}
+	}
+	if na != 1 {
+		t.Errorf("%d checks not applicable, want 1 (metrics): %+v", na, res.Checks)
+	}
 	for k := range res.Figures {
 		if strings.HasPrefix(k, "metric_") {
 			t.Errorf("figure %s from a metrics check that should not have run", k)

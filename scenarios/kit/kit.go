@@ -93,8 +93,15 @@ func OnCall(f fakebackends.Fault) fakebackends.Fault {
 // OnTool limits a fault to tools/call requests of backend's tool (named
 // as the fixture names it: FixtureName).
 func (k *Kit) OnTool(backend, tool string, f fakebackends.Fault) fakebackends.Fault {
-	f.Match = fakebackends.Match{Method: "tools/call", Tool: FixtureName(harness.ToolNamePatternOf(k.Env.Target()), backend, tool)}
+	f.Match = fakebackends.Match{Method: "tools/call", Tool: k.FixtureName(backend, tool)}
 	return f
+}
+
+// FixtureName is the name backend's fixture gives its tool or prompt for
+// this target (see FixtureName): what its request log and fault matches
+// call it.
+func (k *Kit) FixtureName(backend, name string) string {
+	return FixtureName(harness.ToolNamePatternOf(k.Env.Target()), backend, name)
 }
 
 // Figure sets a key figure of the scenario's results.
