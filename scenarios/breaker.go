@@ -29,7 +29,7 @@ func breakerScenarios() []Scenario {
 		return Scenario{
 			Description: "consecutive failures open beta's circuit; while open, calls fail fast without reaching beta; once beta is back the circuit goes " +
 				"half-open then closed and beta's tools work; the metrics' transition counters match the transitions seen",
-			Labels:  []string{LabelBreaker},
+			Labels:      []string{LabelBreaker},
 			Needs:       []harness.Capability{harness.CapBreaker, harness.CapHealthAPI},
 			Conditional: []ConditionalCheck{breakerMetricsCheck},
 			Timeout:     30 * time.Second,

@@ -36,7 +36,7 @@ func keepaliveScenarios() []Scenario {
 		return Scenario{
 			Description: "keepalive pings beta's session every interval ± jitter; after maxFailures failed probes it disables itself; " +
 				"it probes again after probeAfter and re-enables; the metrics counters match the probes beta received, exactly",
-			Labels:  []string{LabelKeepalive},
+			Labels:      []string{LabelKeepalive},
 			Needs:       []harness.Capability{harness.CapKeepalive, harness.CapHealthAPI},
 			Conditional: []ConditionalCheck{keepaliveMetricsCheck},
 			Timeout:     30 * time.Second,

@@ -133,7 +133,9 @@ func (n *Names) Pattern() string { return n.pattern }
 func (n *Names) Tool(backend, tool string) string { return n.lookup("tool", n.tools, backend, tool) }
 
 // Prompt is the exposed name of backend's prompt.
-func (n *Names) Prompt(backend, prompt string) string { return n.lookup("prompt", n.prompts, backend, prompt) }
+func (n *Names) Prompt(backend, prompt string) string {
+	return n.lookup("prompt", n.prompts, backend, prompt)
+}
 
 // Resource is the exposed URI of backend's resource, named by its fixture
 // URI.
