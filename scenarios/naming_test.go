@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -101,6 +102,7 @@ func (r *renamingTarget) Start(ctx context.Context, topo harness.TopologyInfo) (
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1
+	rp.ErrorLog = log.New(io.Discard, "", 0) // a cancelled call's "context canceled"
 	rp.ModifyResponse = func(resp *http.Response) error {
 		if resp.Request.Method != http.MethodPost {
 			return nil
@@ -134,7 +136,11 @@ func (r *renamingTarget) Start(ctx context.Context, topo harness.TopologyInfo) (
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
-			body = rn.request(body)
+			var ref string
+			body, ref = rn.request(body)
+			if ref != "" && req.Header.Get("Mcp-Name") != "" {
+				req.Header.Set("Mcp-Name", ref) // the 2026-07-28 revision mirrors the name in a header
+			}
 			req.Body = io.NopCloser(bytes.NewReader(body))
 			req.ContentLength = int64(len(body))
 			req.Header.Set("Content-Length", strconv.Itoa(len(body)))
@@ -172,11 +178,12 @@ func (rn *renamer) exposed(ref string) (string, bool) {
 	return ref, false
 }
 
-// request renames a tools/call or prompts/get request's name back.
-func (rn *renamer) request(body []byte) []byte {
+// request renames a tools/call or prompts/get request's name back,
+// returning the reference's name ("" when it renamed nothing).
+func (rn *renamer) request(body []byte) ([]byte, string) {
 	var m map[string]any
 	if json.Unmarshal(body, &m) != nil || (m["method"] != "tools/call" && m["method"] != "prompts/get") {
-		return body
+		return body, ""
 	}
 	params, _ := m["params"].(map[string]any)
 	name, _ := params["name"].(string)
@@ -184,14 +191,14 @@ func (rn *renamer) request(body []byte) []byte {
 	ref, ok := rn.back[name]
 	rn.mu.Unlock()
 	if !ok {
-		return body
+		return body, ""
 	}
 	params["name"] = ref
 	out, err := json.Marshal(m)
 	if err != nil {
-		return body
+		return body, ""
 	}
-	return out
+	return out, ref
 }
 
 // response renames the tools and prompts of a list answer (and drops
