@@ -7,17 +7,9 @@ package scenarios_test
 // reason the mutant introduces.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -160,50 +152,11 @@ func (m *stripNamesTarget) Start(ctx context.Context, topo harness.TopologyInfo)
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(gw.BaseURL())
-	if err != nil {
-		_ = gw.Close(ctx)
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		_ = gw.Close(ctx)
-		return nil, err
-	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.FlushInterval = -1
 	rewrite := m.rewrite
 	if rewrite == nil {
 		rewrite = stripNames
 	}
-	rp.ModifyResponse = func(resp *http.Response) error {
-		if resp.Request.Method != http.MethodPost {
-			return nil
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			lines := strings.Split(string(body), "\n")
-			for i, l := range lines {
-				if data, ok := strings.CutPrefix(l, "data: "); ok {
-					lines[i] = "data: " + string(rewrite([]byte(data)))
-				}
-			}
-			body = []byte(strings.Join(lines, "\n"))
-		} else {
-			body = rewrite(body)
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		resp.ContentLength = int64(len(body))
-		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
-		return nil
-	}
-	srv := &http.Server{Handler: rp, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return &proxyGateway{inner: gw, srv: srv, base: "http://" + ln.Addr().String()}, nil
+	return startProxy(ctx, gw, proxyRewrites{response: rewrite})
 }
 
 var backendNameRE = regexp.MustCompile(`backend "[^"]+" (unavailable|error)`)
@@ -253,22 +206,4 @@ func rewriteMessage(msg []byte, reword func(string) string) []byte {
 		return msg
 	}
 	return out
-}
-
-type proxyGateway struct {
-	inner harness.Gateway
-	srv   *http.Server
-	base  string
-}
-
-func (p *proxyGateway) MCPURL() string  { return p.base + "/mcp" }
-func (p *proxyGateway) BaseURL() string { return p.base }
-func (p *proxyGateway) Close(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	err := p.srv.Shutdown(ctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = p.srv.Close()
-	}
-	return errors.Join(err, p.inner.Close(ctx))
 }

@@ -86,70 +86,20 @@ func (r *renamingTarget) Start(ctx context.Context, topo harness.TopologyInfo) (
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(gw.BaseURL())
-	if err != nil {
-		_ = gw.Close(ctx)
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		_ = gw.Close(ctx)
-		return nil, err
-	}
 	rn := &renamer{pattern: r.pattern, drop: r.dropMarkers, back: map[string]string{}}
 	for _, b := range topo.Backends {
 		rn.backends = append(rn.backends, b.Name)
 	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.FlushInterval = -1
-	rp.ErrorLog = log.New(io.Discard, "", 0) // a cancelled call's "context canceled"
-	rp.ModifyResponse = func(resp *http.Response) error {
-		if resp.Request.Method != http.MethodPost {
-			return nil
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			lines := strings.Split(string(body), "\n")
-			for i, l := range lines {
-				if data, ok := strings.CutPrefix(l, "data: "); ok {
-					lines[i] = "data: " + string(rn.response([]byte(data)))
-				}
-			}
-			body = []byte(strings.Join(lines, "\n"))
-		} else {
-			body = rn.response(body)
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		resp.ContentLength = int64(len(body))
-		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
-		return nil
-	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method == http.MethodPost {
-			body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
-			req.Body.Close()
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			var ref string
-			body, ref = rn.request(body)
+	return startProxy(ctx, gw, proxyRewrites{
+		request: func(req *http.Request, body []byte) []byte {
+			body, ref := rn.request(body)
 			if ref != "" && req.Header.Get("Mcp-Name") != "" {
 				req.Header.Set("Mcp-Name", ref) // the 2026-07-28 revision mirrors the name in a header
 			}
-			req.Body = io.NopCloser(bytes.NewReader(body))
-			req.ContentLength = int64(len(body))
-			req.Header.Set("Content-Length", strconv.Itoa(len(body)))
-		}
-		rp.ServeHTTP(w, req)
+			return body
+		},
+		response: rn.response,
 	})
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return &proxyGateway{inner: gw, srv: srv, base: "http://" + ln.Addr().String()}, nil
 }
 
 // renamer maps the reference's names ({backend}_{fixture name}) to the
