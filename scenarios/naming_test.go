@@ -9,16 +9,9 @@ package scenarios_test
 // tool name pattern can find the tools.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
