@@ -53,13 +53,9 @@ type checkFailure struct{ msg string }
 // the check passed.
 func (k *Kit) Check(name string, body func(c *C)) bool {
 	c := &C{k: k}
-	c.Gomega = gomega.NewGomega(func(message string, callerSkip ...int) {
-		skip := 1
-		if len(callerSkip) > 0 {
-			skip += callerSkip[0]
-		}
-		if _, file, line, ok := runtime.Caller(skip); ok {
-			message = fmt.Sprintf("%s:%d: %s", filepath.Base(file), line, message)
+	c.Gomega = gomega.NewGomega(func(message string, _ ...int) {
+		if where := scenarioLine(); where != "" {
+			message = where + ": " + message
 		}
 		panic(checkFailure{msg: message})
 	})
@@ -103,6 +99,22 @@ func (k *Kit) Check(name string, body func(c *C)) bool {
 	}
 	rec.AddCheck(ch)
 	return !failed
+}
+
+// scenarioLine is "file.go:12" of the innermost caller outside Gomega
+// and this kit: the scenario's line that judged the check.
+func scenarioLine() string {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	for {
+		f, more := frames.Next()
+		if !strings.Contains(f.File, "/onsi/gomega") && !strings.Contains(f.File, "/scenarios/kit/") && !strings.HasPrefix(f.Function, "runtime.") {
+			return fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line)
+		}
+		if !more {
+			return ""
+		}
+	}
 }
 
 // runCheck runs body, recovering a failed assertion of the check (any
