@@ -53,9 +53,9 @@ func TestEveryCheckJudged(t *testing.T) {
 	}
 	want := map[string]harness.CheckVerdict{
 		"a healthy beta is unavailable (wrong on purpose)": harness.CheckFailed,
-		"alpha answers":                       harness.CheckPassed,
-		"one equals two (wrong on purpose)":   harness.CheckFailed,
-		"metrics: something":                  harness.CheckNotApplicable,
+		"alpha answers":                     harness.CheckPassed,
+		"one equals two (wrong on purpose)": harness.CheckFailed,
+		"metrics: something":                harness.CheckNotApplicable,
 	}
 	for name, v := range want {
 		if byName[name].Verdict != v {
