@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -30,8 +31,8 @@ func breakerScenarios() []Scenario {
 			Description: "consecutive failures open beta's circuit; while open, calls fail fast without reaching beta; once beta is back the circuit goes " +
 				"half-open then closed and beta's tools work; the metrics' transition counters match the transitions seen",
 			Labels:      []string{LabelBreaker},
-			Needs:       []harness.Capability{harness.CapBreaker, harness.CapHealthAPI},
-			Conditional: []ConditionalCheck{breakerMetricsCheck},
+			Needs:       []harness.Capability{harness.CapBreaker},
+			Conditional: append(slices.Clone(breakerHealthChecks), breakerMetricsCheck),
 			Timeout:     30 * time.Second,
 			Topology: func() harness.Topology {
 				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: 2 * time.Second, PollHealth: 20 * time.Millisecond,
@@ -52,8 +53,25 @@ func breakerState(ctx context.Context, env *harness.Env, backend string) string 
 	return states[backend].Breaker
 }
 
-// The breaker scenario's checks that need metrics.
-var breakerMetricsCheck = ConditionalCheck{Name: "metrics: circuit transition counters match the transitions", Needs: []harness.Capability{harness.CapMetrics}}
+// The breaker scenario's checks that need metrics, and those that read
+// the circuit's state from the health API. Without the health API the
+// breaker is judged by its behaviour alone: it opens (calls stop reaching
+// beta), fails fast naming beta, and lets beta back in after the open
+// timeout.
+var (
+	breakerMetricsCheck = ConditionalCheck{Name: "metrics: circuit transition counters match the transitions", Needs: []harness.Capability{harness.CapMetrics}}
+	breakerHealthChecks = []ConditionalCheck{
+		{Name: "health API: beta's circuit is closed at the start", Needs: []harness.Capability{harness.CapHealthAPI}},
+		{Name: "health API: the circuit goes half-open after the open timeout", Needs: []harness.Capability{harness.CapHealthAPI}},
+		{Name: "health API: the circuit closes after a successful trial", Needs: []harness.Capability{harness.CapHealthAPI}},
+		{Name: "health API: the poller saw closed, open, (half-open,) closed", Needs: []harness.Capability{harness.CapHealthAPI}},
+	}
+)
+
+// checkHealth judges the breaker health check i (breakerHealthChecks).
+func checkHealth(k *kit.Kit, i int, body func(ck *kit.C)) {
+	k.CheckIf(breakerHealthChecks[i].Needs, breakerHealthChecks[i].Name, body)
+}
 
 func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
 	k := kit.New(ctx, env, g)
@@ -61,7 +79,8 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	c := k.Client(v.Revision)
 	betaEcho := k.Tool(beta, "echo")
 	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
-	k.Check("beta's circuit is closed at the start", func(ck *kit.C) {
+	health := k.Has(harness.CapHealthAPI)
+	checkHealth(k, 0, func(ck *kit.C) {
 		ck.Expect(breakerState(ctx, env, beta)).To(gomega.Equal("closed"), "beta's circuit at the start")
 	})
 
@@ -71,11 +90,14 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	for i := range breakerThreshold {
 		k.CheckCall(fmt.Sprintf("failing call %d names beta", i+1), c.CallTool(ctx, betaEcho, echoArgs("fail")), matchers.BeBackendUnavailable(beta))
 	}
-	k.Check(fmt.Sprintf("the circuit opens after %d failed calls", breakerThreshold), func(ck *kit.C) {
-		opened := kit.Until(ctx, 2*time.Second, func() bool { return breakerState(ctx, env, beta) == "open" })
-		rec.SetFigure("time_to_open_ms", ms(time.Since(failStart)))
-		ck.Expect(opened).To(gomega.BeTrue(), "beta's circuit opens after %d consecutive failures (state %q)", breakerThreshold, breakerState(ctx, env, beta))
-	})
+	// The circuit opens: the health API says so (when there is one), and
+	// calls stop reaching beta.
+	opened := !health || kit.Until(ctx, 2*time.Second, func() bool { return breakerState(ctx, env, beta) == "open" })
+	rec.SetFigure("time_to_open_ms", ms(time.Since(failStart)))
+	state := "(no health API)"
+	if health {
+		state = breakerState(ctx, env, beta)
+	}
 
 	// While open: calls fail at once, naming beta, and never reach it.
 	before, err := k.CountRequests(beta, "tools/call")
@@ -86,6 +108,11 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	}
 	after, err := k.CountRequests(beta, "tools/call")
 	k.Must(err, "read beta's request log")
+	k.Check(fmt.Sprintf("the circuit opens after %d failed calls", breakerThreshold), func(ck *kit.C) {
+		ck.Observed("health API circuit state %q; %d of the %d calls that followed reached beta", state, after-before, breakerOpenCalls)
+		ck.Expect(opened).To(gomega.BeTrue(), "beta's circuit opens after %d consecutive failures (health API state %q)", breakerThreshold, state)
+		ck.Expect(after-before).To(gomega.BeZero(), "calls after %d consecutive failures still reach beta", breakerThreshold)
+	})
 	k.Check("while open, calls fail fast naming beta", func(ck *kit.C) {
 		for i, call := range open {
 			ck.Expect(call).To(matchers.BeBackendUnavailable(beta), "call %d while the circuit is open", i+1)
@@ -103,13 +130,16 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	// trial call goes through and closes it.
 	k.ClearFaults(beta)
 	recovered := time.Now()
-	k.Check("the circuit goes half-open after the open timeout", func(ck *kit.C) {
+	if !health {
+		sleep(ctx, breakerOpenTimeout+200*time.Millisecond) // nothing to watch: wait the open timeout out
+	}
+	checkHealth(k, 1, func(ck *kit.C) {
 		halfOpen := kit.Until(ctx, breakerOpenTimeout+2*time.Second, func() bool { return breakerState(ctx, env, beta) == "half-open" })
 		rec.SetFigure("time_to_half_open_ms", ms(time.Since(recovered)))
 		ck.Expect(halfOpen).To(gomega.BeTrue(), "beta's circuit goes half-open after the open timeout (state %q)", breakerState(ctx, env, beta))
 	})
 	k.CheckOK("the trial call in half-open succeeds", c.CallTool(ctx, betaEcho, echoArgs("trial")))
-	k.Check("the circuit closes after a successful trial", func(ck *kit.C) {
+	checkHealth(k, 2, func(ck *kit.C) {
 		closed := kit.Until(ctx, 2*time.Second, func() bool { return breakerState(ctx, env, beta) == "closed" })
 		rec.SetFigure("time_to_close_ms", ms(time.Since(recovered)))
 		ck.Expect(closed).To(gomega.BeTrue(), "beta's circuit closes after a successful trial (state %q)", breakerState(ctx, env, beta))
@@ -133,7 +163,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 			path = append(path, tr.To)
 		}
 	}
-	k.Check("the health poller saw closed, open, (half-open,) closed", func(ck *kit.C) {
+	checkHealth(k, 3, func(ck *kit.C) {
 		ck.Observed("%v", path)
 		ck.Expect(isSubsequence(path, []string{"closed", "open", "half-open", "closed"})).To(gomega.BeTrue(),
 			"beta's circuit states seen by the health poller %v do not follow closed, open, half-open, closed", path)
