@@ -136,3 +136,17 @@ func TestBreakerWithoutHealthAPI(t *testing.T) {
 		t.Fatalf("a breaker that never opens, without a health API: %s %s", res.Verdict, res.Reason)
 	}
 }
+
+// TestKeepaliveWithoutHealthAPI: keepalive without a health API is judged
+// by the pings beta receives; the health API checks are not applicable.
+func TestKeepaliveWithoutHealthAPI(t *testing.T) {
+	sc := scenario(t, "keepalive/legacy/streamable-http")
+	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+	defer cancel()
+	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: harness.Reference{TargetName: "keepalive-only", Caps: harness.Capabilities{harness.CapKeepalive}}}).Result()
+	failed, judged := res.CheckCounts()
+	t.Logf("%s: %s (%d/%d failed) %s", sc.Name, res.Verdict, failed, judged, res.Reason)
+	if res.Verdict != harness.VerdictPassed || len(res.SkippedChecks) != 4 || judged < 7 {
+		t.Fatalf("want a pass with the 3 health API checks and the metrics check not applicable: %s %s %v", res.Verdict, res.Reason, res.SkippedChecks)
+	}
+}

@@ -37,8 +37,8 @@ func keepaliveScenarios() []Scenario {
 			Description: "keepalive pings beta's session every interval ± jitter; after maxFailures failed probes it disables itself; " +
 				"it probes again after probeAfter and re-enables; the metrics counters match the probes beta received, exactly",
 			Labels:      []string{LabelKeepalive},
-			Needs:       []harness.Capability{harness.CapKeepalive, harness.CapHealthAPI},
-			Conditional: []ConditionalCheck{keepaliveMetricsCheck},
+			Needs:       []harness.Capability{harness.CapKeepalive},
+			Conditional: append(slices.Clone(keepaliveHealthChecks), keepaliveMetricsCheck),
 			Timeout:     30 * time.Second,
 			Topology: func() harness.Topology {
 				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: 2 * time.Second,
@@ -87,8 +87,17 @@ func keepaliveHealth(ctx context.Context, env *harness.Env, backend string) (ena
 	return enabled, int(f), int(s), true
 }
 
-// The keepalive scenario's checks that need metrics.
-var keepaliveMetricsCheck = ConditionalCheck{Name: "metrics: keepalive counters match the pings beta received", Needs: []harness.Capability{harness.CapMetrics}}
+// The keepalive scenario's checks that need metrics, and those that read
+// keepalive's state from the health API. Without the health API keepalive
+// is judged by the pings beta receives alone.
+var (
+	keepaliveMetricsCheck = ConditionalCheck{Name: "metrics: keepalive counters match the pings beta received", Needs: []harness.Capability{harness.CapMetrics}}
+	keepaliveHealthChecks = []ConditionalCheck{
+		{Name: "health API: beta's keepalive enabled, one session", Needs: []harness.Capability{harness.CapHealthAPI}},
+		{Name: "health API: keepalive disabled after the failed probes, consecutiveFailures = 2", Needs: []harness.Capability{harness.CapHealthAPI}},
+		{Name: "health API: keepalive enabled again after the re-probe", Needs: []harness.Capability{harness.CapHealthAPI}},
+	}
+)
 
 func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
 	k := kit.New(ctx, env, g)
@@ -118,7 +127,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 			ck.Expect(pingFailed(p)).To(gomega.BeFalse(), "a ping failed before any fault: %+v", p)
 		}
 	})
-	k.Check("the health API reports beta's keepalive enabled, one session", func(ck *kit.C) {
+	k.CheckIf(keepaliveHealthChecks[0].Needs, keepaliveHealthChecks[0].Name, func(ck *kit.C) {
 		enabled, _, sessions, ok := keepaliveHealth(ctx, env, beta)
 		ck.Expect(ok).To(gomega.BeTrue(), "the health API reports beta's keepalive")
 		ck.Expect(enabled).To(gomega.BeTrue(), "beta's keepalive is enabled")
@@ -137,7 +146,8 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		}
 		return out
 	}
-	k.Check(fmt.Sprintf("keepalive disables itself after exactly %d failed probes", kaMaxFailures), func(ck *kit.C) {
+	health := k.Has(harness.CapHealthAPI)
+	k.CheckIf(keepaliveHealthChecks[1].Needs, keepaliveHealthChecks[1].Name, func(ck *kit.C) {
 		disabled := kit.Until(ctx, kaMaxFailures*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool {
 			en, _, _, ok := keepaliveHealth(ctx, env, beta)
 			return ok && !en
@@ -145,6 +155,11 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		ck.Expect(disabled).To(gomega.BeTrue(), "beta's keepalive disables itself after %d failed probes", kaMaxFailures)
 		_, failures, _, _ := keepaliveHealth(ctx, env, beta)
 		ck.Expect(failures).To(gomega.Equal(kaMaxFailures), "consecutive failures when it disabled itself")
+	})
+	k.Check(fmt.Sprintf("keepalive stops after exactly %d failed probes", kaMaxFailures), func(ck *kit.C) {
+		if !health { // nothing to watch but the pings (no third one comes: the next check)
+			kit.Until(ctx, kaMaxFailures*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool { return len(failedPings()) >= kaMaxFailures })
+		}
 		ck.Expect(failedPings()).To(gomega.HaveLen(kaMaxFailures), "beta received exactly %d failed probes before keepalive disabled itself", kaMaxFailures)
 	})
 	sleep(ctx, kaProbeAfter/2)
@@ -156,12 +171,25 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 
 	// Beta answers pings again: the re-probe after probeAfter re-enables.
 	k.ClearFaults(beta)
-	k.Check("the re-probe after probeAfter re-enables keepalive", func(ck *kit.C) {
+	k.CheckIf(keepaliveHealthChecks[2].Needs, keepaliveHealthChecks[2].Name, func(ck *kit.C) {
 		reenabled := kit.Until(ctx, kaProbeAfter+kaSlack+time.Second, func() bool {
 			en, _, _, ok := keepaliveHealth(ctx, env, beta)
 			return ok && en
 		})
 		ck.Expect(reenabled).To(gomega.BeTrue(), "beta's keepalive re-enables after a successful re-probe")
+	})
+	k.Check("the re-probe comes probeAfter after the last failed probe", func(ck *kit.C) {
+		lastFailedAt := func() (time.Time, bool) {
+			f := failedPings()
+			if len(f) < kaMaxFailures {
+				return time.Time{}, false
+			}
+			return f[kaMaxFailures-1].Time, true
+		}
+		kit.Until(ctx, kaProbeAfter+kaSlack+time.Second, func() bool {
+			last, ok := lastFailedAt()
+			return ok && slices.ContainsFunc(pings(ctx, env, beta), func(p fakebackends.RequestRecord) bool { return p.Time.After(last) })
+		})
 		failed := failedPings()
 		ck.Expect(len(failed)).To(gomega.BeNumerically(">=", kaMaxFailures), "failed probes")
 		lastFailed := failed[kaMaxFailures-1]
