@@ -6,7 +6,9 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -73,7 +75,8 @@ type ConditionalCheck struct {
 
 // NotApplicable lists what of the scenario a target with caps cannot be
 // judged on, and why: the whole scenario when it lacks a capability of
-// Needs, else each conditional check it lacks a capability for.
+// Needs ("the whole scenario: target t lacks capability x"), else each
+// conditional check it lacks a capability for ("name (lacks x)").
 func (s Scenario) NotApplicable(target string, caps harness.Capabilities) []string {
 	if missing := caps.Missing(s.Needs...); len(missing) > 0 {
 		return []string{"the whole scenario: " + (&harness.MissingCapabilityError{Target: target, Missing: missing}).Error()}
@@ -81,7 +84,7 @@ func (s Scenario) NotApplicable(target string, caps harness.Capabilities) []stri
 	var out []string
 	for _, c := range s.Conditional {
 		if missing := caps.Missing(c.Needs...); len(missing) > 0 {
-			out = append(out, c.Name+": "+(&harness.MissingCapabilityError{Target: target, Missing: missing}).Error())
+			out = append(out, fmt.Sprintf("%s (lacks %s)", c.Name, missing))
 		}
 	}
 	return out
@@ -149,7 +152,7 @@ func Select(all []Scenario, filters ...string) ([]Scenario, error) {
 		}
 		m, err := types.ParseLabelFilter(f)
 		if err != nil {
-			return nil, fmt.Errorf("label filter %q: %w", f, err)
+			return nil, fmt.Errorf("label filter %q: %s", f, plainError(err))
 		}
 		matchers = append(matchers, m)
 	}
@@ -163,6 +166,19 @@ func Select(all []Scenario, filters ...string) ([]Scenario, error) {
 		}
 	}
 	return out, nil
+}
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;]*m|\{\{/?[a-z-]*\}\}`)
+
+// plainError is a Ginkgo error's heading and message on one line, without
+// terminal colours.
+func plainError(err error) string {
+	text := err.Error()
+	var ge types.GinkgoError
+	if errors.As(err, &ge) {
+		text = ge.Heading + ": " + ge.Message
+	}
+	return strings.Join(strings.Fields(ansiRE.ReplaceAllString(text, "")), " ")
 }
 
 // allNames reports whether every one of parts is a scenario's name.
