@@ -77,3 +77,32 @@ func TestCancelledCallSendsNotification(t *testing.T) {
 		_ = c.Close(context.Background())
 	}
 }
+
+// TestMCPGoLogsGoToTheTimeline: mcp-go's own log lines ("failed to send
+// close request" when the server is gone) are notes on the recorder,
+// never lines on stderr that would interleave with a verdict table.
+func TestMCPGoLogsGoToTheTimeline(t *testing.T) {
+	b, err := InProcess{}.Start(ctxT(t, 30*time.Second), script("gone", fakebackends.TransportStreamableHTTP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := NewRecorder("logs")
+	c, err := Dial(ctxT(t, 10*time.Second), b.URL(), RevisionLegacy, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close(context.Background())
+	for _, e := range rec.Events() {
+		if e.Kind == EventNote && strings.Contains(e.Note, "mcp-go (") && strings.Contains(e.Note, "close request") {
+			return
+		}
+	}
+	var notes []string
+	for _, e := range rec.Events() {
+		notes = append(notes, e.Note)
+	}
+	t.Fatalf("no mcp-go note about the close request: %q", notes)
+}
