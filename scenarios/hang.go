@@ -27,6 +27,9 @@ type hangCase struct {
 	name  string
 	fault fakebackends.Fault
 	stall bool // a stall: bounded by the call timeout, not by transportBound
+	// names: the error must also name the backend (a cut answer is the
+	// backend failing, not a slow one).
+	names bool
 	// transports limits the case to these backend transports (nil: all).
 	transports []fakebackends.Transport
 }
@@ -56,6 +59,11 @@ func hangCases() []hangCase {
 		{name: "malformed_invalid_json", fault: malformed(fakebackends.MalformedInvalidJSON)},
 		{name: "malformed_wrong_id", fault: malformed(fakebackends.MalformedWrongID)},
 		{name: "malformed_truncated_sse", fault: malformed(fakebackends.MalformedTruncatedSSE)},
+		// The first 16 bytes of the answer, then the connection closes
+		// (on an SSE backend the answer goes to the session stream:
+		// malformed_truncated_sse is that case).
+		{name: "truncate", fault: onCall(fakebackends.Fault{Kind: fakebackends.KindTruncate, Size: 16}), names: true,
+			transports: []fakebackends.Transport{fakebackends.TransportStreamableHTTP}},
 		{name: "stall_before_headers", fault: stall(fakebackends.StageBeforeHeaders), stall: true},
 		{name: "stall_after_headers", fault: stall(fakebackends.StageAfterHeaders), stall: true},
 		{name: "stall_after_progress", fault: stall(fakebackends.StageAfterProgress), stall: true},
@@ -86,7 +94,7 @@ func hangTopology(v Variant) func() harness.Topology {
 func hangScenarios() []Scenario {
 	out := variants("hang", AllVariants, func(v Variant) Scenario {
 		return Scenario{
-			Description: "403/401/500, crash (EOF, reset), down, SSE cut, malformed and stalls at each stage: the call returns an error, " +
+			Description: "403/401/500, crash (EOF, reset), down, SSE cut, malformed, a truncated answer (naming the backend) and stalls at each stage: the call returns an error, " +
 				"transport failures within 1 s, stalls within the call timeout + 1 s",
 			Labels:   []string{LabelHang},
 			Timeout:  90 * time.Second,
@@ -175,6 +183,9 @@ func runHang(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		}
 		k.Figure("time_to_error_ms."+hc.name, ms(call.Took()))
 		k.CheckFailed(hc.name+": fails within "+what, call, matchers.ReturnWithin(bound))
+		if hc.names {
+			k.CheckCall(hc.name+": the error names beta", call, matchers.BeBackendUnavailable(beta))
+		}
 
 		// The bystander still answers, and beta recovers once cleared.
 		k.CheckOK(hc.name+": alpha unaffected", c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs(hc.name)))

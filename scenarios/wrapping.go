@@ -20,15 +20,20 @@ const wrappingCallTimeout = 750 * time.Millisecond
 type wrappingFault struct {
 	name  string
 	fault fakebackends.Fault
+	// httpOnly: the fault applies on a streamable-HTTP backend only
+	// (truncate: on SSE the answer goes to the session stream).
+	httpOnly bool
 }
 
 func wrappingFaults() []wrappingFault {
 	return []wrappingFault{
-		{"crash", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashEOF}},
-		{"403", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Body: &fakebackends.FaultBody{Text: "Forbidden"}}},
-		{"reset", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset}},
-		{"malformed", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedInvalidJSON}},
-		{"timeout", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders}},
+		{"crash", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashEOF}, false},
+		{"403", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Body: &fakebackends.FaultBody{Text: "Forbidden"}}, false},
+		{"reset", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset}, false},
+		{"malformed", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedInvalidJSON}, false},
+		{"timeout", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders}, false},
+		// The first 16 bytes of each answer, then the connection closes.
+		{"truncate", fakebackends.Fault{Kind: fakebackends.KindTruncate, Size: 16}, true},
 	}
 }
 
@@ -36,7 +41,7 @@ func wrappingFaults() []wrappingFault {
 func wrappingScenarios() []Scenario {
 	return variants("wrapping", AllVariants, func(v Variant) Scenario {
 		return Scenario{
-			Description: "a failing backend (crash, 403, reset, malformed, timeout) is named in tools/call, resources/read and prompts/get errors; " +
+			Description: "a failing backend (crash, 403, reset, malformed, timeout, truncate) is named in tools/call, resources/read and prompts/get errors; " +
 				"the other backend keeps working in the same session; the session survives every backend failing; a backend's own isError passes through",
 			Labels:  []string{LabelWrapping},
 			Timeout: 60 * time.Second,
@@ -59,6 +64,9 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	within := func(figure string) *matchers.ReturnWithinMatcher { return matchers.ReturnWithin(bound).As(figure) }
 
 	for _, f := range wrappingFaults() {
+		if f.httpOnly && v.Transport != fakebackends.TransportStreamableHTTP {
+			continue
+		}
 		k.SetFaults(beta, f.fault)
 
 		call := c.CallTool(ctx, betaEcho, echoArgs(f.name))
