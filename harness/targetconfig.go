@@ -58,6 +58,11 @@ type TargetConfig struct {
 	// for another exec gateway.
 	Capabilities    string
 	CapabilitiesSet bool
+	// ToolNamePattern is how the gateway names a backend's tools and
+	// prompts, a pattern of {backend} and {tool} (default
+	// DefaultToolNamePattern, "{backend}_{tool}"); the fallback for tools
+	// not found by their origin marker.
+	ToolNamePattern string
 }
 
 // TargetConfigFromEnv reads the VMCP_CHAOS_* variables (TargetEnv,
@@ -71,6 +76,8 @@ func TargetConfigFromEnv() TargetConfig {
 		ConfigTemplate: os.Getenv(ConfigTemplateEnv),
 		ReadyURL:       os.Getenv(ReadyURLEnv),
 		MCPPath:        os.Getenv(MCPPathEnv),
+
+		ToolNamePattern: toolNamesFromEnv(),
 	}
 	c.Capabilities, c.CapabilitiesSet = os.LookupEnv(CapabilitiesEnv)
 	return c
@@ -107,8 +114,16 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 			caps = Capabilities{}
 		}
 	}
+	if c.ToolNamePattern != "" {
+		if err := ValidateToolNamePattern(c.ToolNamePattern); err != nil {
+			return nil, fmt.Errorf("--tool-names ($%s): %w", ToolNamesEnv, err)
+		}
+	}
 	switch c.Kind {
 	case "", "reference":
+		if c.ToolNamePattern != "" && c.ToolNamePattern != DefaultToolNamePattern {
+			return nil, fmt.Errorf("--tool-names ($%s) %q: the reference gateway names tools %s", ToolNamesEnv, c.ToolNamePattern, DefaultToolNamePattern)
+		}
 		if c.GatewayCmd != "" || c.ConfigTemplate != "" || c.ReadyURL != "" {
 			return nil, errors.New("--gateway-cmd, --config-template and --ready-url " +
 				"($" + GatewayCmdEnv + ", $" + ConfigTemplateEnv + ", $" + ReadyURLEnv + ") need --target exec ($" + TargetEnv + "=exec)")
@@ -118,7 +133,7 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 	default:
 		return nil, fmt.Errorf("unknown --target %q (want reference or exec; $%s)", c.Kind, TargetEnv)
 	}
-	e := Exec{MCPPath: c.MCPPath, ReadyURL: c.ReadyURL, Caps: caps}
+	e := Exec{MCPPath: c.MCPPath, ReadyURL: c.ReadyURL, Caps: caps, ToolNames: c.ToolNamePattern}
 	if c.ConfigTemplate != "" {
 		data, err := os.ReadFile(c.ConfigTemplate)
 		if err != nil {
