@@ -124,8 +124,8 @@ type panicLogs struct {
 }
 
 func (h *panicLogs) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelError }
-func (h *panicLogs) WithAttrs([]slog.Attr) slog.Handler          { return h }
-func (h *panicLogs) WithGroup(string) slog.Handler               { return h }
+func (h *panicLogs) WithAttrs([]slog.Attr) slog.Handler           { return h }
+func (h *panicLogs) WithGroup(string) slog.Handler                { return h }
 func (h *panicLogs) Handle(_ context.Context, r slog.Record) error {
 	if !strings.Contains(r.Message, "panicked") {
 		return nil

@@ -25,8 +25,8 @@ func (nilResponseTransport) SendNotification(context.Context, mcp.JSONRPCNotific
 	return nil
 }
 func (nilResponseTransport) SetNotificationHandler(func(mcp.JSONRPCNotification)) {}
-func (nilResponseTransport) Close() error                                        { return nil }
-func (nilResponseTransport) GetSessionId() string                                { return "" }
+func (nilResponseTransport) Close() error                                         { return nil }
+func (nilResponseTransport) GetSessionId() string                                 { return "" }
 
 // TestInvokeClientPanicIsBackendError: a request that panics inside the
 // MCP client (a nil client, a transport left without a response) must end
