@@ -55,5 +55,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newBackendCmd())
 	root.AddCommand(newVMCPCmd())
 	root.AddCommand(newRunCmd())
+	root.AddCommand(newBenchCmd())
 	return root
 }
