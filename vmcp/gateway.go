@@ -85,6 +85,9 @@ type Gateway struct {
 
 	mu       sync.Mutex
 	sessions map[string]*Session
+	// live mirrors sessions (written under mu with it) so the request
+	// path looks sessions up without a global lock.
+	live     sync.Map // id → *Session
 	closed   map[string]time.Time // recently closed session ids → 404 "terminated"
 	closing  bool
 	bg       sync.WaitGroup // asynchronous session closes
@@ -153,9 +156,10 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 func (g *Gateway) Config() *Config { return g.cfg }
 
 func (g *Gateway) session(id string) *Session {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.sessions[id]
+	if s, ok := g.live.Load(id); ok {
+		return s.(*Session)
+	}
+	return nil
 }
 
 func (g *Gateway) wasClosed(id string) bool {
@@ -173,6 +177,7 @@ func (g *Gateway) addSession(s *Session) bool {
 		return false
 	}
 	g.sessions[s.id] = s
+	g.live.Store(s.id, s)
 	g.mu.Unlock()
 	if o := g.opts.sessionObserver; o != nil {
 		o.SessionOpened(s)
@@ -195,6 +200,7 @@ func (g *Gateway) closeSessionAsync(id string) {
 	g.mu.Lock()
 	s := g.sessions[id]
 	delete(g.sessions, id)
+	g.live.Delete(id)
 	if s != nil {
 		if len(g.closed) >= maxClosedIDs {
 			for k := range g.closed {
@@ -323,6 +329,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		g.closed[id] = time.Now()
 	}
 	g.sessions = map[string]*Session{}
+	g.live.Clear()
 	srv := g.srv
 	g.mu.Unlock()
 
