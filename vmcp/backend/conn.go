@@ -327,8 +327,14 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 	}
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	tctx, tcancel := context.WithTimeoutCause(actx, timeout, ErrCallTimeout)
-	defer tcancel()
+	// A caller that already bounds the request as tightly (a session's
+	// attempt, with the same timeout) needs no second timer.
+	tctx := actx
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > timeout {
+		var tcancel context.CancelFunc
+		tctx, tcancel = context.WithTimeoutCause(actx, timeout, ErrCallTimeout)
+		defer tcancel()
+	}
 	stop := context.AfterFunc(c.dead, func() { cancel(errConnDead) })
 	defer stop()
 
