@@ -77,6 +77,8 @@ type Gateway struct {
 	pool       *pool
 	res        *resilience     // health, breaker, keepalive, metrics
 	opt        *optimizerState // find_tool's shared index
+	cats       *catalogues     // list answers shared between sessions (catalogue.go)
+	aggs       aggregates
 
 	promptMu    sync.Mutex
 	promptNames map[string]bool
@@ -87,11 +89,11 @@ type Gateway struct {
 	sessions map[string]*Session
 	// live mirrors sessions (written under mu with it) so the request
 	// path looks sessions up without a global lock.
-	live     sync.Map // id → *Session
-	closed   map[string]time.Time // recently closed session ids → 404 "terminated"
-	closing  bool
-	bg       sync.WaitGroup // asynchronous session closes
-	loops    sync.WaitGroup // the idle-session sweeper; ends with g.ctx
+	live    sync.Map             // id → *Session
+	closed  map[string]time.Time // recently closed session ids → 404 "terminated"
+	closing bool
+	bg      sync.WaitGroup // asynchronous session closes
+	loops   sync.WaitGroup // the idle-session sweeper; ends with g.ctx
 
 	shutdownMu   sync.Mutex
 	shutdownDone bool
@@ -115,6 +117,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		closed:      map[string]time.Time{},
 		promptNames: map[string]bool{},
 		started:     time.Now(),
+		cats:        newCatalogues(),
 	}
 	for _, o := range opts {
 		o(&g.opts)

@@ -80,6 +80,12 @@ func (c *Conn) Client() *client.Client { return c.client }
 // Protocol is the MCP revision the backend agreed to in initialize.
 func (c *Conn) Protocol() string { return c.protocol }
 
+// Name is the backend's configured name.
+func (c *Conn) Name() string { return c.backend.Name }
+
+// Transport is the backend's configured transport.
+func (c *Conn) Transport() config.Transport { return c.backend.Transport }
+
 // SessionID is the backend's session id ("" on a stateless connection or
 // stdio).
 func (c *Conn) SessionID() string { return c.sessionID }
