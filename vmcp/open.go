@@ -151,8 +151,18 @@ func (g *Gateway) listView(ctx context.Context, c *backend.Conn) (backendView, *
 			})
 		},
 	}
-	for _, step := range steps {
-		if be := step(); be != nil {
+	// The lists go out together (one round trip instead of four); the
+	// first failure in list order is the one reported.
+	errs := make([]*BackendError, len(steps))
+	var wg sync.WaitGroup
+	for i, step := range steps[1:] {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i+1] = step() }()
+	}
+	errs[0] = steps[0]()
+	wg.Wait()
+	for _, be := range errs {
+		if be != nil {
 			return backendView{}, be
 		}
 	}
