@@ -81,7 +81,7 @@ call or session open failed), 2 bad flags or the topology did not start,
 }
 
 func usage(format string, args ...any) error {
-	return &exitError{code: 2, err: fmt.Errorf("bench: "+format, args...)}
+	return usageError(fmt.Errorf("bench: "+format, args...))
 }
 
 func runBench(cmd *cobra.Command, o benchOptions) error {
