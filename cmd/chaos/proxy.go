@@ -26,6 +26,7 @@ func newProxyCmd() *cobra.Command {
 		opts             proxy.Options
 		verbose          bool
 		leaseTTL, maxTTL time.Duration
+		adminTokenFile   string
 	)
 	cmd := &cobra.Command{
 		Use:   "proxy --upstream URL [--listen ADDR] [--admin ADDR]",
@@ -43,8 +44,9 @@ routes and bodies (see fakebackends/README.md):
 
 Every fault set holds a lease (--lease-ttl unless ?ttl= says otherwise): if
 nobody renews it, the faults are cleared and the deployment heals itself.
-The control API binds loopback unless --admin-token (or $CHAOS_ADMIN_TOKEN)
-is given, which every control request must then carry as a bearer token.
+The control API binds loopback unless a token is given (--admin-token-file
+FILE or $CHAOS_ADMIN_TOKEN; --admin-token shows it to every local user in
+ps), which every control request must then carry as a bearer token.
 
 Prints one JSON line {upstream,url,admin,leaseTtl,pid} once it serves;
 SIGINT or SIGTERM clears the faults and stops.`,
@@ -53,9 +55,11 @@ SIGINT or SIGTERM clears the faults and stops.`,
 			if opts.Upstream == "" {
 				return &exitError{code: 2, err: errorf("proxy: --upstream is required")}
 			}
-			if opts.AdminToken == "" {
-				opts.AdminToken = os.Getenv("CHAOS_ADMIN_TOKEN")
+			tok, err := resolveSecret("admin-token", opts.AdminToken, "admin-token-file", adminTokenFile, "CHAOS_ADMIN_TOKEN")
+			if err != nil {
+				return err
 			}
+			opts.AdminToken = tok
 			opts.LeaseTTL, opts.MaxLeaseTTL = leaseTTL, maxTTL
 			level := slog.LevelWarn
 			if verbose {
@@ -86,7 +90,8 @@ SIGINT or SIGTERM clears the faults and stops.`,
 	f.StringVar(&opts.Upstream, "upstream", "", "the backend's MCP URL (http or https), e.g. http://10.0.0.7:8080/mcp")
 	f.StringVar(&opts.Listen, "listen", "127.0.0.1:0", "MCP listen address")
 	f.StringVar(&opts.Admin, "admin", "127.0.0.1:0", "control API listen address (non-loopback needs --admin-token)")
-	f.StringVar(&opts.AdminToken, "admin-token", "", "bearer token the control API requires (default $CHAOS_ADMIN_TOKEN)")
+	f.StringVar(&opts.AdminToken, "admin-token", "", "bearer token the control API requires (default $CHAOS_ADMIN_TOKEN). Visible in ps: prefer --admin-token-file")
+	f.StringVar(&adminTokenFile, "admin-token-file", "", "read the control API's bearer token from this file (surrounding whitespace trimmed)")
 	f.DurationVar(&leaseTTL, "lease-ttl", proxy.DefaultLeaseTTL, "lease of faults set without ?ttl=")
 	f.DurationVar(&maxTTL, "max-lease-ttl", proxy.DefaultMaxLeaseTTL, "longest lease a controller may ask for")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log upstream errors to stderr")
