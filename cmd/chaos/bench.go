@@ -17,6 +17,7 @@ import (
 
 // benchOptions are the flags of `chaos bench`.
 type benchOptions struct {
+	profile        string
 	gatewayCmd     string
 	configTemplate string
 	readyURL       string
@@ -53,6 +54,7 @@ itself. The gateway runs as a process so its CPU seconds and RSS come
 from /proc. Every call has a deadline (--call-timeout).
 
   chaos bench                                   # our gateway (chaos vmcp)
+  chaos bench --profile profiles/chaos-vmcp.yaml # the gateway a target profile describes
   chaos bench --out bench.json --duration 5s
   chaos bench --gateway-cmd 'vmcp serve --config {{.ConfigPath}}' \
       --config-template toolhive.yaml.tmpl --ready-url '{{.BaseURL}}/status'
@@ -65,10 +67,12 @@ call or session open failed), 2 bad flags or the topology did not start,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, o) },
 	}
 	f := cmd.Flags()
+	f.StringVar(&o.profile, "profile", "", "a target profile (YAML) describing the gateway under test (as chaos run --profile); "+
+		"--gateway-cmd, --config-template, --ready-url and --mcp-path override its fields")
 	f.StringVar(&o.gatewayCmd, "gateway-cmd", "", "the gateway's command line (templates as in chaos run); default: this binary's `vmcp`")
 	f.StringVar(&o.configTemplate, "config-template", "", "the gateway's config file template (required with --gateway-cmd)")
 	f.StringVar(&o.readyURL, "ready-url", "", "URL template polled until the gateway answers")
-	f.StringVar(&o.mcpPath, "mcp-path", "/mcp", "the gateway's MCP endpoint path")
+	f.StringVar(&o.mcpPath, "mcp-path", "", "the gateway's MCP endpoint path (default /mcp, or the profile's)")
 	f.IntVar(&o.clients, "clients", 64, "concurrent clients in the call runs")
 	f.DurationVar(&o.duration, "duration", 2*time.Second, "length of each call run (per revision, per endpoint)")
 	f.IntVar(&o.calls, "calls", 100000, "at most this many calls per call run")
@@ -112,7 +116,7 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 			return usage("--revision %q: want legacy or modern", r)
 		}
 	}
-	tc := harness.TargetConfig{Kind: "exec", GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
+	tc := harness.TargetConfig{Profile: o.profile, Kind: "exec", GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
 		ReadyURL: o.readyURL, MCPPath: o.mcpPath}
 	target, err := tc.Target(os.Executable)
 	if err != nil {
