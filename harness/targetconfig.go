@@ -27,6 +27,9 @@ const (
 	// CapabilitiesEnv, when set (even empty), is the capabilities the
 	// target declares (--capabilities).
 	CapabilitiesEnv = "VMCP_CHAOS_CAPABILITIES"
+	// GatewayImageEnv is the exec gateway's container image, for the
+	// container scenarios (--gateway-image).
+	GatewayImageEnv = "VMCP_CHAOS_GATEWAY_IMAGE"
 )
 
 // TargetConfig says which gateway to test, in the terms of the `chaos run`
@@ -54,6 +57,9 @@ type TargetConfig struct {
 	// for another exec gateway.
 	Capabilities    string
 	CapabilitiesSet bool
+	// Image is the exec gateway's container image (Exec.Image), used by
+	// the container scenarios.
+	Image string
 }
 
 // TargetConfigFromEnv reads the VMCP_CHAOS_* variables (TargetEnv,
@@ -66,6 +72,7 @@ func TargetConfigFromEnv() TargetConfig {
 		ConfigTemplate: os.Getenv(ConfigTemplateEnv),
 		ReadyURL:       os.Getenv(ReadyURLEnv),
 		MCPPath:        os.Getenv(MCPPathEnv),
+		Image:          os.Getenv(GatewayImageEnv),
 	}
 	c.Capabilities, c.CapabilitiesSet = os.LookupEnv(CapabilitiesEnv)
 	return c
@@ -103,7 +110,7 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 	default:
 		return nil, fmt.Errorf("unknown --target %q (want reference or exec; $%s)", c.Kind, TargetEnv)
 	}
-	e := Exec{MCPPath: c.MCPPath, ReadyURL: c.ReadyURL, Caps: caps}
+	e := Exec{MCPPath: c.MCPPath, ReadyURL: c.ReadyURL, Caps: caps, Image: c.Image}
 	if c.ConfigTemplate != "" {
 		data, err := os.ReadFile(c.ConfigTemplate)
 		if err != nil {

@@ -89,6 +89,11 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 	topo := sc.Topology()
 	topo.Name, topo.Labels, topo.Target, topo.Recorder = sc.Name, sc.Labels, target, rec
 	env, err := harness.Start(runCtx, topo)
+	var skipErr *harness.SkipError
+	if errors.As(err, &skipErr) {
+		rec.Skip(skipErr.Reason)
+		return rec
+	}
 	if err != nil {
 		rec.Fail("start topology: " + err.Error())
 		return rec
