@@ -25,6 +25,9 @@ type RunConfig struct {
 	CheckLeaks bool
 	// TeardownTimeout bounds Env.Close (default 20 s).
 	TeardownTimeout time.Duration
+	// Runtime is RuntimeDefault or RuntimeContainer (the HTTP backends of
+	// every scenario run as containers).
+	Runtime string
 }
 
 // failure is what the fail handler panics with; the runner recovers it.
@@ -88,6 +91,9 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 
 	topo := sc.Topology()
 	topo.Name, topo.Labels, topo.Target, topo.Recorder = sc.Name, sc.Labels, target, rec
+	if cfg.Runtime == RuntimeContainer {
+		containerize(&topo)
+	}
 	env, err := harness.Start(runCtx, topo)
 	var skipErr *harness.SkipError
 	if errors.As(err, &skipErr) {

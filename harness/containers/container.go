@@ -67,12 +67,12 @@ type ctr struct {
 
 // spec is what runContainer needs.
 type spec struct {
-	alias   string
-	image   string
-	cmd     []string
-	env     map[string]string
-	files   []testcontainers.ContainerFile
-	ports   []int // container ports to publish on 127.0.0.1
+	alias string
+	image string
+	cmd   []string
+	env   map[string]string
+	files []testcontainers.ContainerFile
+	ports []int // container ports to publish on 127.0.0.1
 	// ready builds the readiness check from the published ports.
 	ready func(hostPorts map[int]int) func(ctx context.Context) error
 }
