@@ -58,6 +58,7 @@ type ctr struct {
 	t      *Topology
 	alias  string
 	id     string
+	tc     *testcontainers.DockerContainer
 	ports  map[int]int // container port → published 127.0.0.1 port
 	ready  func(ctx context.Context) error
 	mu     sync.Mutex
@@ -121,7 +122,7 @@ func (t *Topology) runContainer(ctx context.Context, s spec) (*ctr, error) {
 	c, err := testcontainers.Run(ctx, s.image, opts...)
 	var cc *ctr
 	if err == nil {
-		cc = &ctr{t: t, alias: s.alias, id: c.GetContainerID(), ports: hostPorts}
+		cc = &ctr{t: t, alias: s.alias, id: c.GetContainerID(), tc: c, ports: hostPorts}
 		if s.ready != nil {
 			cc.ready = s.ready(hostPorts)
 		}
@@ -134,10 +135,12 @@ func (t *Topology) runContainer(ctx context.Context, s spec) (*ctr, error) {
 		if c != nil {
 			logs = tail(rctx, e, c.GetContainerID())
 			_, _ = e.cli.ContainerRemove(rctx, c.GetContainerID(), client.ContainerRemoveOptions{Force: true})
+			_ = c.Terminate(rctx, testcontainers.StopTimeout(0)) // closes its client's connections
 		} else {
 			_, _ = e.cli.ContainerRemove(rctx, name, client.ContainerRemoveOptions{Force: true})
 		}
 		_ = t.net.release(rctx, e)
+		_ = e.cli.Close()
 		return nil, fmt.Errorf("containers: start %s (%s): %w%s", s.alias, s.image, err, logs)
 	}
 	return cc, nil
@@ -357,7 +360,12 @@ func (c *ctr) remove(ctx context.Context) error {
 	if _, err := c.t.e.cli.ContainerRemove(ctx, c.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !isNotFound(err) {
 		errs = append(errs, c.wrap("remove", err))
 	}
+	// testcontainers keeps a client per container: Terminate (a no-op on
+	// the removed container) closes its idle connections; so does Close
+	// on the engine's client. Their read loops would outlive the topology.
+	_ = c.tc.Terminate(ctx, testcontainers.StopTimeout(0))
 	errs = append(errs, c.t.net.release(ctx, c.t.e))
+	_ = c.t.e.cli.Close()
 	return errors.Join(errs...)
 }
 
