@@ -11,7 +11,7 @@ func BackendConnAlive(s *Session, name string) bool {
 	m.mu.Lock()
 	c := m.conn
 	m.mu.Unlock()
-	return c != nil && c.alive()
+	return c != nil && c.Alive()
 }
 
 // PoolConnsAlive counts the pool's live connections to backend name.
@@ -24,7 +24,7 @@ func PoolConnsAlive(g *Gateway, name string) int {
 		s.m.mu.Lock()
 		c := s.m.conn
 		s.m.mu.Unlock()
-		if c != nil && c.alive() {
+		if c != nil && c.Alive() {
 			n++
 		}
 	}

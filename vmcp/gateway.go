@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/backend"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
@@ -61,10 +62,11 @@ func WithHTTPTransport(t *http.Transport) Option { return func(o *options) { o.h
 // Gateway is the vMCP gateway. It is an http.Handler serving MCP at /mcp,
 // GET /status and GET /api/sessions/{id}.
 type Gateway struct {
-	cfg    *config.Config
-	opts   options
-	logger *slog.Logger
-	dialer *dialer
+	cfg      *config.Config
+	opts     options
+	logger   *slog.Logger
+	dialer   *backend.Dialer
+	httpBase *http.Transport // the base of every backend HTTP client
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -124,13 +126,9 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		base.MaxIdleConnsPerHost = 64
 	}
 	g.ctx, g.cancel = context.WithCancelCause(context.Background())
-	g.dialer = &dialer{
-		cfg:        cfg,
-		httpBase:   base,
-		logger:     g.logger,
-		clientInfo: mcp.Implementation{Name: "vmcp-gateway/" + cfg.Name, Version: Version},
-		baseCtx:    g.ctx,
-	}
+	g.httpBase = base
+	g.dialer = backend.NewDialer(g.ctx, cfg, base, g.logger,
+		mcp.Implementation{Name: "vmcp-gateway/" + cfg.Name, Version: Version})
 	res, err := newResilience(g)
 	if err != nil {
 		g.cancel(err)
@@ -348,7 +346,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	g.res.stop(ctx)
-	g.cancel(errSessionClosing) // cuts anything left
+	g.cancel(backend.ErrSessionClosing) // cuts anything left
 	g.loops.Wait()
 	_ = g.streamable.Shutdown(ctx)
 	if srv != nil {
@@ -366,7 +364,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 			err = serveErr
 		}
 	}
-	closeIdle := g.dialer.httpBase.(*http.Transport).CloseIdleConnections
+	closeIdle := g.httpBase.CloseIdleConnections
 	select {
 	case <-done:
 		closeIdle()

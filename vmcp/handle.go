@@ -56,7 +56,7 @@ func (h *BackendHandle) Status() MemberStatus { return h.m.status() }
 
 // Ping sends ping (a no-op on a stateless backend connection).
 func (h *BackendHandle) Ping(ctx context.Context) error {
-	return asError(h.m.do(ctx, "ping", h.m.d.cfg.Timeouts.Call, func(ctx context.Context, c *client.Client) error {
+	return asError(h.m.do(ctx, "ping", h.m.timeouts.Call, func(ctx context.Context, c *client.Client) error {
 		if v := c.ProtocolVersion(); mcp.IsModernProtocol(v) {
 			// mcp-go's Ping succeeds without sending anything on a
 			// stateless connection: a keepalive that never reaches the
@@ -71,7 +71,7 @@ func (h *BackendHandle) Ping(ctx context.Context) error {
 // backends).
 func (h *BackendHandle) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 	var tools []mcp.Tool
-	err := h.m.do(ctx, "tools/list", h.m.d.cfg.Timeouts.List, func(ctx context.Context, c *client.Client) error {
+	err := h.m.do(ctx, "tools/list", h.m.timeouts.List, func(ctx context.Context, c *client.Client) error {
 		r, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 		if err == nil {
 			tools = r.Tools
@@ -85,7 +85,7 @@ func (h *BackendHandle) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 // arguments. A tool result with isError counts as a failure here.
 func (h *BackendHandle) CallTool(ctx context.Context, name string) error {
 	var res *mcp.CallToolResult
-	be := h.m.do(ctx, "tools/call", h.m.d.cfg.Timeouts.Call, func(ctx context.Context, c *client.Client) error {
+	be := h.m.do(ctx, "tools/call", h.m.timeouts.Call, func(ctx context.Context, c *client.Client) error {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = name
 		var err error

@@ -163,7 +163,7 @@ func (s *Session) inView(name string) bool {
 func (s *Session) connectLate(m *member) bool {
 	ctx, cancel := context.WithTimeout(s.ctx, s.g.cfg.Timeouts.Initialize)
 	defer cancel()
-	c, be := s.g.dialer.dial(ctx, m.backend, true)
+	c, be := s.g.dialer.Dial(ctx, m.backend, true)
 	if be != nil {
 		return false
 	}
@@ -173,13 +173,13 @@ func (s *Session) connectLate(m *member) bool {
 	// worker, not on a goroutine the session's WaitGroup counts, so adding
 	// to that WaitGroup here could race Session.Close waiting on it.
 	if be != nil {
-		<-c.close()
+		<-c.Close()
 		return false
 	}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		<-c.close()
+		<-c.Close()
 		return false
 	}
 	defer m.mu.Unlock()

@@ -2,12 +2,12 @@ package vmcp
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/backend"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
@@ -33,15 +33,16 @@ const (
 type member struct {
 	backend      config.Backend
 	owner        string // session id ("" for the pool)
-	d            *dialer
+	d            *backend.Dialer
+	timeouts     config.Timeouts
 	preferLegacy bool
 	observer     Observer
 	gate         Gate
-	ctx          context.Context // the owner's lifetime; cause errSessionClosing when it ends
+	ctx          context.Context // the owner's lifetime; cause backend.ErrSessionClosing when it ends
 	wg           *sync.WaitGroup // the owner's background work
 
 	mu        sync.Mutex
-	conn      *conn
+	conn      *backend.Conn
 	state     BackendState
 	lastErr   *BackendError
 	lastErrAt time.Time
@@ -57,7 +58,7 @@ type member struct {
 // flight is one re-initialization shared by every caller that needs it.
 type flight struct {
 	done  chan struct{}
-	conn  *conn
+	conn  *backend.Conn
 	err   *BackendError
 	after <-chan struct{} // a keepalive probe to wait for before dialing (handle.go)
 }
@@ -90,8 +91,8 @@ func (m *member) status() MemberStatus {
 		st.LastSuccessAt = &t
 	}
 	if m.conn != nil {
-		st.ProtocolVersion = m.conn.protocol
-		st.SessionID = m.conn.sessionID
+		st.ProtocolVersion = m.conn.Protocol()
+		st.SessionID = m.conn.SessionID()
 	}
 	return st
 }
@@ -154,19 +155,19 @@ func (m *member) doGated(ctx context.Context, op string, timeout time.Duration, 
 func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *client.Client) error) *BackendError {
 	// The whole operation, re-initialization included, has one deadline;
 	// the session's end cuts it off too.
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, backend.ErrCallTimeout)
 	defer cancel()
 	ctx, cancelOwner := context.WithCancelCause(ctx)
 	defer cancelOwner(nil)
-	stop := context.AfterFunc(m.ctx, func() { cancelOwner(errSessionClosing) })
+	stop := context.AfterFunc(m.ctx, func() { cancelOwner(backend.ErrSessionClosing) })
 	defer stop()
 
 	c, be := m.current(ctx, op, timeout)
 	if be != nil {
 		return be
 	}
-	run := func(ctx context.Context) error { return fn(ctx, c.client) }
-	be = c.invoke(ctx, op, timeout, run)
+	run := func(ctx context.Context) error { return fn(ctx, c.Client()) }
+	be = c.Invoke(ctx, op, timeout, run)
 	// A 404 means the backend did not execute the request. So does a
 	// connection closed under us by another caller's re-initialization: it
 	// replaced a connection whose backend session had expired.
@@ -178,12 +179,12 @@ func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, 
 		return rerr
 	}
 	c = c2
-	return c.invoke(ctx, op, timeout, run)
+	return c.Invoke(ctx, op, timeout, run)
 }
 
 // replaced reports whether c was replaced by a re-initialization while the
 // member is still open.
-func (m *member) replaced(c *conn) bool {
+func (m *member) replaced(c *backend.Conn) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return !m.closed && m.conn != nil && m.conn != c
@@ -191,14 +192,14 @@ func (m *member) replaced(c *conn) bool {
 
 // current returns a live connection, reconnecting (shared) when the last
 // one died (a cut SSE stream, an exited stdio process).
-func (m *member) current(ctx context.Context, op string, timeout time.Duration) (*conn, *BackendError) {
+func (m *member) current(ctx context.Context, op string, timeout time.Duration) (*backend.Conn, *BackendError) {
 	m.mu.Lock()
 	c, closed := m.conn, m.closed
 	m.mu.Unlock()
 	if closed {
-		return nil, &BackendError{Backend: m.backend.Name, Op: op, Kind: KindClosed, Cause: "session closed", Err: errSessionClosing}
+		return nil, &BackendError{Backend: m.backend.Name, Op: op, Kind: KindClosed, Cause: "session closed", Err: backend.ErrSessionClosing}
 	}
-	if c != nil && c.alive() {
+	if c != nil && c.Alive() {
 		return c, nil
 	}
 	return m.reconnect(ctx, c, op, timeout)
@@ -207,13 +208,13 @@ func (m *member) current(ctx context.Context, op string, timeout time.Duration) 
 // reconnect replaces failed with a new connection. Concurrent callers share
 // one dial; a caller whose context ends stops waiting (the dial goes on,
 // bounded by the initialize timeout, for the others).
-func (m *member) reconnect(ctx context.Context, failed *conn, op string, timeout time.Duration) (*conn, *BackendError) {
+func (m *member) reconnect(ctx context.Context, failed *backend.Conn, op string, timeout time.Duration) (*backend.Conn, *BackendError) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return nil, &BackendError{Backend: m.backend.Name, Op: op, Kind: KindClosed, Cause: "session closed", Err: errSessionClosing}
+		return nil, &BackendError{Backend: m.backend.Name, Op: op, Kind: KindClosed, Cause: "session closed", Err: backend.ErrSessionClosing}
 	}
-	if m.conn != nil && m.conn != failed && m.conn.alive() {
+	if m.conn != nil && m.conn != failed && m.conn.Alive() {
 		c := m.conn
 		m.mu.Unlock()
 		return c, nil
@@ -241,31 +242,24 @@ func (m *member) reconnect(ctx context.Context, failed *conn, op string, timeout
 		}
 		return fl.conn, nil
 	case <-ctx.Done():
-		cause := context.Cause(ctx)
-		f := failure{err: cause, cause: cause, timeout: timeout, timedOut: errors.Is(cause, errCallTimeout)}
-		if !f.timedOut && !errors.Is(cause, errSessionClosing) {
-			f.parentErr = ctx.Err()
-		}
-		be := classify(f)
-		be.Backend, be.Op = m.backend.Name, op
-		return nil, be
+		return nil, backend.WaitError(ctx, m.backend.Name, op, timeout)
 	}
 }
 
 func (m *member) redial(fl *flight) {
 	defer m.wg.Done()
 	m.awaitProbe(fl) // never dial while a keepalive probe holds the session
-	c, berr := m.d.dial(m.ctx, m.backend, m.preferLegacy)
+	c, berr := m.d.Dial(m.ctx, m.backend, m.preferLegacy)
 	m.mu.Lock()
 	m.reinit = nil
-	var old *conn
+	var old *backend.Conn
 	switch {
 	case m.closed:
 		if c != nil {
 			old = c
 			c = nil
 		}
-		berr = &BackendError{Backend: m.backend.Name, Op: "initialize", Kind: KindClosed, Cause: "session closed", Err: errSessionClosing}
+		berr = &BackendError{Backend: m.backend.Name, Op: "initialize", Kind: KindClosed, Cause: "session closed", Err: backend.ErrSessionClosing}
 	case berr == nil:
 		old, m.conn = m.conn, c
 	}
@@ -273,7 +267,7 @@ func (m *member) redial(fl *flight) {
 	m.mu.Unlock()
 	close(fl.done)
 	if old != nil {
-		<-old.close()
+		<-old.Close()
 	}
 }
 
@@ -290,5 +284,5 @@ func (m *member) close() <-chan struct{} {
 		close(ch)
 		return ch
 	}
-	return c.close()
+	return c.Close()
 }

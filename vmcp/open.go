@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/backend"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
@@ -18,6 +19,7 @@ func (g *Gateway) openMember(ctx, ownerCtx context.Context, owner string, wg *sy
 		backend:      b,
 		owner:        owner,
 		d:            g.dialer,
+		timeouts:     g.cfg.Timeouts,
 		preferLegacy: preferLegacy,
 		observer:     g.opts.observer,
 		gate:         g.opts.gate,
@@ -51,26 +53,19 @@ func (g *Gateway) openMember(ctx, ownerCtx context.Context, owner string, wg *sy
 	return m
 }
 
-// openDeadline is the cancel cause of a backend opening (initialize and
-// lists, the legacy-then-negotiated fallback included) that took longer
-// than the initialize timeout d.
-type openDeadline struct{ d time.Duration }
-
-func (e *openDeadline) Error() string { return "backend opening timed out after " + fmtDuration(e.d) }
-
 // connectMember dials the backend and lists what it offers, all within the
 // initialize timeout (each list also within the list timeout).
 func (g *Gateway) connectMember(ctx context.Context, m *member) *BackendError {
-	ctx, cancel := context.WithTimeoutCause(ctx, g.cfg.Timeouts.Initialize, &openDeadline{d: g.cfg.Timeouts.Initialize})
+	ctx, cancel := backend.WithOpenDeadline(ctx, g.cfg.Timeouts.Initialize)
 	defer cancel()
-	c, be := g.dialer.dial(ctx, m.backend, m.preferLegacy)
+	c, be := g.dialer.Dial(ctx, m.backend, m.preferLegacy)
 	if be != nil {
 		return be
 	}
 	view, be := g.listView(ctx, c)
 	if be != nil {
 		m.wg.Add(1)
-		go func() { defer m.wg.Done(); <-c.close() }()
+		go func() { defer m.wg.Done(); <-c.Close() }()
 		return be
 	}
 	m.conn, m.view = c, view
@@ -80,24 +75,24 @@ func (g *Gateway) connectMember(ctx context.Context, m *member) *BackendError {
 // listView lists a backend's tools, resources, templates and prompts, each
 // bounded by the list timeout (and all by ctx). A capability the backend does not declare,
 // or a list method it does not know, is empty.
-func (g *Gateway) listView(ctx context.Context, c *conn) (backendView, *BackendError) {
+func (g *Gateway) listView(ctx context.Context, c *backend.Conn) (backendView, *BackendError) {
 	var v backendView
 	t := g.cfg.Timeouts.List
 	list := func(op string, declared bool, fn func(context.Context) error) *BackendError {
 		if !declared {
 			return nil
 		}
-		be := c.invoke(ctx, op, t, fn)
+		be := c.Invoke(ctx, op, t, fn)
 		if be != nil && be.Kind == KindJSONRPCError && be.Code == mcp.METHOD_NOT_FOUND {
 			return nil
 		}
 		return be
 	}
-	caps := c.caps
+	caps := c.Capabilities()
 	steps := []func() *BackendError{
 		func() *BackendError {
 			return list("tools/list", caps.Tools != nil, func(ctx context.Context) error {
-				r, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
+				r, err := c.Client().ListTools(ctx, mcp.ListToolsRequest{})
 				if err == nil {
 					v.Tools = r.Tools
 				}
@@ -106,7 +101,7 @@ func (g *Gateway) listView(ctx context.Context, c *conn) (backendView, *BackendE
 		},
 		func() *BackendError {
 			return list("resources/list", caps.Resources != nil, func(ctx context.Context) error {
-				r, err := c.client.ListResources(ctx, mcp.ListResourcesRequest{})
+				r, err := c.Client().ListResources(ctx, mcp.ListResourcesRequest{})
 				if err == nil {
 					v.Resources = r.Resources
 				}
@@ -115,7 +110,7 @@ func (g *Gateway) listView(ctx context.Context, c *conn) (backendView, *BackendE
 		},
 		func() *BackendError {
 			return list("resources/templates/list", caps.Resources != nil, func(ctx context.Context) error {
-				r, err := c.client.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+				r, err := c.Client().ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
 				if err == nil {
 					v.Templates = r.ResourceTemplates
 				}
@@ -124,7 +119,7 @@ func (g *Gateway) listView(ctx context.Context, c *conn) (backendView, *BackendE
 		},
 		func() *BackendError {
 			return list("prompts/list", caps.Prompts != nil, func(ctx context.Context) error {
-				r, err := c.client.ListPrompts(ctx, mcp.ListPromptsRequest{})
+				r, err := c.Client().ListPrompts(ctx, mcp.ListPromptsRequest{})
 				if err == nil {
 					v.Prompts = r.Prompts
 				}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/backend"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
@@ -61,7 +62,7 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return nil, errSessionClosing
+			return nil, backend.ErrSessionClosing
 		}
 		if fl := p.opening; fl != nil {
 			p.mu.Unlock()
@@ -107,7 +108,7 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 			closeMembers(members)
 			close(fl.done)
 			p.opens.Done()
-			return nil, errSessionClosing
+			return nil, backend.ErrSessionClosing
 		}
 		for _, m := range members {
 			name := m.backend.Name
@@ -210,16 +211,16 @@ func (p *pool) call(ctx context.Context, backend, op string, fn func(context.Con
 	return slot.m.do(ctx, op, p.g.cfg.Timeouts.Call, fn)
 }
 
-func (p *pool) pick(ctx context.Context, backend, op string) (*poolSlot, *BackendError) {
+func (p *pool) pick(ctx context.Context, name, op string) (*poolSlot, *BackendError) {
 	p.mu.Lock()
-	live := p.liveLocked(backend)
+	live := p.liveLocked(name)
 	closed := p.closed
 	p.mu.Unlock()
 	if closed {
-		return nil, &BackendError{Backend: backend, Op: op, Kind: KindClosed, Cause: "gateway closing", Err: errSessionClosing}
+		return nil, &BackendError{Backend: name, Op: op, Kind: KindClosed, Cause: "gateway closing", Err: backend.ErrSessionClosing}
 	}
 	if len(live) == 0 {
-		return nil, &BackendError{Backend: backend, Op: op, Kind: KindClosed, Cause: "no connection in the pool"}
+		return nil, &BackendError{Backend: name, Op: op, Kind: KindClosed, Cause: "no connection in the pool"}
 	}
 	best := live[0]
 	for _, s := range live[1:] {
@@ -230,7 +231,7 @@ func (p *pool) pick(ctx context.Context, backend, op string) (*poolSlot, *Backen
 	if best.inflight.Load() < busyThreshold || len(live) >= p.g.cfg.Pool.Size {
 		return best, nil
 	}
-	b, _ := p.g.cfg.Backend(backend)
+	b, _ := p.g.cfg.Backend(name)
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -245,12 +246,12 @@ func (p *pool) pick(ctx context.Context, backend, op string) (*poolSlot, *Backen
 	}
 	slot := &poolSlot{m: m}
 	p.mu.Lock()
-	if p.closed || len(p.liveLocked(backend)) >= p.g.cfg.Pool.Size {
+	if p.closed || len(p.liveLocked(name)) >= p.g.cfg.Pool.Size {
 		p.mu.Unlock()
 		<-m.close()
 		return best, nil
 	}
-	p.slots[backend] = append(p.slots[backend], slot)
+	p.slots[name] = append(p.slots[name], slot)
 	p.mu.Unlock()
 	return slot, nil
 }
@@ -260,7 +261,7 @@ func (p *pool) pick(ctx context.Context, backend, op string) (*poolSlot, *Backen
 // once closed is set, and every p.wg.Add happens before p.wg.Wait (in an
 // opening, or in a member that is not yet closed).
 func (p *pool) close() {
-	p.cancel(errSessionClosing)
+	p.cancel(backend.ErrSessionClosing)
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()

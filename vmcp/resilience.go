@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/backend"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/breaker"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/health"
@@ -69,7 +70,7 @@ type backendResilience struct {
 	breaker *breaker.Breaker // nil when the breaker is off
 
 	probeMu   sync.Mutex
-	probeConn *conn // the health monitor's own connection
+	probeConn *backend.Conn // the health monitor's own connection
 }
 
 type sessionKeeper struct {
@@ -249,12 +250,12 @@ func (r *resilience) probe(ctx context.Context, br *backendResilience) health.Re
 	}
 	start := time.Now()
 	be := r.probeOnce(ctx, br)
-	if be != nil && be.Kind == KindCanceled && errors.Is(ctx.Err(), context.DeadlineExceeded) && r.g.ctx.Err() == nil {
+	if be != nil && (be.Kind == KindCanceled || be.Kind == KindTimeout) && errors.Is(ctx.Err(), context.DeadlineExceeded) && r.g.ctx.Err() == nil {
 		// The probe's own deadline (health.timeout, set by the loop for
 		// dial and request together) passed: that is a timeout, not a
 		// client giving up.
 		be = &BackendError{Backend: be.Backend, Op: be.Op, Kind: KindTimeout,
-			Cause: "timed out after " + fmtDuration(r.cfg.Health.Timeout) + " (health probe)",
+			Cause: "timed out after " + r.cfg.Health.Timeout.String() + " (health probe)",
 			Err:   errors.Join(be.Err, context.DeadlineExceeded)}
 	}
 	res := health.Result{Latency: time.Since(start)}
@@ -281,7 +282,7 @@ func (r *resilience) probeOnce(ctx context.Context, br *backendResilience) *Back
 	defer br.probeMu.Unlock()
 	timeout := r.cfg.Health.Timeout
 	kind, tool, _ := config.ProbeMethod(br.cfg.Probe, true, false)
-	if br.probeConn == nil || !br.probeConn.alive() {
+	if br.probeConn == nil || !br.probeConn.Alive() {
 		c, be := r.dialProbe(ctx, br.cfg, kind == "ping")
 		if be != nil {
 			return be
@@ -294,20 +295,20 @@ func (r *resilience) probeOnce(ctx context.Context, br *backendResilience) *Back
 	switch kind {
 	case "ping":
 		op = "ping"
-		if mcp.IsModernProtocol(c.protocol) {
+		if mcp.IsModernProtocol(c.Protocol()) {
 			// mcp-go's Ping returns nil without sending anything on a
 			// stateless connection: report the misconfiguration rather
 			// than a probe that never touches the backend.
 			return &BackendError{Backend: br.cfg.Name, Op: op, Kind: KindTransport,
-				Cause: "probe: ping is impossible: the backend speaks the stateless protocol " + c.protocol +
+				Cause: "probe: ping is impossible: the backend speaks the stateless protocol " + c.Protocol() +
 					", where ping is a no-op; use probe: list or probe: tool:<name>",
 				Err: errPingStateless}
 		}
-		fn = func(ctx context.Context) error { return c.client.Ping(ctx) }
+		fn = func(ctx context.Context) error { return c.Client().Ping(ctx) }
 	case "tool":
 		op = "tools/call"
 		fn = func(ctx context.Context) error {
-			res, err := c.client.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool}})
+			res, err := c.Client().CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool}})
 			if err == nil && res != nil && res.IsError {
 				return &toolError{name: tool}
 			}
@@ -315,17 +316,17 @@ func (r *resilience) probeOnce(ctx context.Context, br *backendResilience) *Back
 		}
 	default:
 		fn = func(ctx context.Context) error {
-			_, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
+			_, err := c.Client().ListTools(ctx, mcp.ListToolsRequest{})
 			return err
 		}
 	}
-	be := c.invoke(ctx, op, timeout, fn)
+	be := c.Invoke(ctx, op, timeout, fn)
 	if be != nil && be.Kind != KindJSONRPCError {
 		// Start afresh next time: the connection (or its backend session)
 		// may be what failed.
 		br.probeConn = nil
 		r.probes.Add(1)
-		go func() { defer r.probes.Done(); <-c.close() }()
+		go func() { defer r.probes.Done(); <-c.Close() }()
 	}
 	return be
 }
@@ -337,13 +338,13 @@ var errPingStateless = errors.New("ping is a no-op on a stateless connection")
 // sessionful connection (mcp-go sends no ping on a stateless one), so for
 // "auto" backends it pins the 2025-11-25 revision, on every transport,
 // falling back to negotiation only if the backend refuses it.
-func (r *resilience) dialProbe(ctx context.Context, b config.Backend, ping bool) (*conn, *BackendError) {
+func (r *resilience) dialProbe(ctx context.Context, b config.Backend, ping bool) (*backend.Conn, *BackendError) {
 	if !ping || b.Protocol != config.ProtocolAuto {
-		return r.g.dialer.dial(ctx, b, ping)
+		return r.g.dialer.Dial(ctx, b, ping)
 	}
-	c, be := r.g.dialer.dialPinned(ctx, b, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	c, be := r.g.dialer.DialPinned(ctx, b, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
 	if be != nil && be.Kind == KindJSONRPCError {
-		return r.g.dialer.dialPinned(ctx, b, "")
+		return r.g.dialer.DialPinned(ctx, b, "")
 	}
 	return c, be
 }
@@ -426,7 +427,7 @@ func (r *resilience) stop(ctx context.Context) {
 		if c := br.probeConn; c != nil {
 			br.probeConn = nil
 			r.probes.Add(1)
-			go func() { defer r.probes.Done(); <-c.close() }()
+			go func() { defer r.probes.Done(); <-c.Close() }()
 		}
 		br.probeMu.Unlock()
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/backend"
 )
 
 // caller routes a request to one backend of a view's owner: a legacy
@@ -103,7 +105,7 @@ func (s *Session) call(ctx context.Context, backend, op string, fn func(context.
 // which the close timeout bounds (plus a process kill).
 func (s *Session) Close() {
 	s.closeOnce.Do(func() {
-		s.cancel(errSessionClosing)
+		s.cancel(backend.ErrSessionClosing)
 		chans := make([]<-chan struct{}, 0, len(s.members))
 		for _, m := range s.members {
 			chans = append(chans, m.close())

@@ -1,4 +1,4 @@
-package vmcp
+package backend
 
 import (
 	"context"
@@ -17,11 +17,13 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
-// errCallTimeout is the cancel cause of an attempt whose own timeout passed.
-var errCallTimeout = errors.New("backend call timed out")
+// ErrCallTimeout is the cancel cause (context.WithTimeoutCause) a caller
+// gives an operation's own deadline: a request cut by it is classified as
+// KindTimeout ("timed out after <timeout>").
+var ErrCallTimeout = errors.New("backend call timed out")
 
-// dialer opens backend connections with the gateway's settings.
-type dialer struct {
+// Dialer opens backend connections with the gateway's settings.
+type Dialer struct {
 	cfg        *config.Config
 	httpBase   http.RoundTripper
 	logger     *slog.Logger
@@ -29,13 +31,24 @@ type dialer struct {
 	baseCtx    context.Context // gateway lifetime: connections never outlive it
 }
 
-// conn is one MCP client connection to one backend: the only place the
-// gateway talks to a backend. Every request goes through invoke, which
+// NewDialer returns a Dialer for the backends of cfg, whose timeouts and
+// limits bound every connection it opens. Backend HTTP requests go through
+// base (wrapped by the gateway's validating RoundTripper); clientInfo is
+// sent in initialize; no connection outlives life.
+func NewDialer(life context.Context, cfg *config.Config, base http.RoundTripper, logger *slog.Logger, clientInfo mcp.Implementation) *Dialer {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Dialer{cfg: cfg, httpBase: base, logger: logger, clientInfo: clientInfo, baseCtx: life}
+}
+
+// Conn is one MCP client connection to one backend: the only place the
+// gateway talks to a backend. Every request goes through Invoke, which
 // bounds it, races it against the connection's death and classifies its
 // failure.
-type conn struct {
+type Conn struct {
 	backend config.Backend
-	d       *dialer
+	d       *Dialer
 	client  *client.Client
 
 	life       context.Context // the transport's lifetime (SSE stream, stdio process)
@@ -60,8 +73,22 @@ type conn struct {
 	closed    chan struct{}
 }
 
+// Client is the connection's mcp-go client. Requests made with it must run
+// inside Invoke, which bounds and classifies them.
+func (c *Conn) Client() *client.Client { return c.client }
+
+// Protocol is the MCP revision the backend agreed to in initialize.
+func (c *Conn) Protocol() string { return c.protocol }
+
+// SessionID is the backend's session id ("" on a stateless connection or
+// stdio).
+func (c *Conn) SessionID() string { return c.sessionID }
+
+// Capabilities are the capabilities the backend declared in initialize.
+func (c *Conn) Capabilities() mcp.ServerCapabilities { return c.caps }
+
 // expect, arrived and fail implement streamHooks for the sse transport.
-func (c *conn) expect(id string) {
+func (c *Conn) expect(id string) {
 	c.mu.Lock()
 	c.outstanding[id] = struct{}{}
 	c.mu.Unlock()
@@ -71,7 +98,7 @@ func (c *conn) expect(id string) {
 // connection: known is false for an id the connection never sent (or
 // already got an answer for), which makes the stream invalid; late is true
 // for the answer to a request the gateway gave up on, which is dropped.
-func (c *conn) arrived(id string) (known, late bool) {
+func (c *Conn) arrived(id string) (known, late bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.outstanding[id]; ok {
@@ -92,7 +119,7 @@ const maxAbandoned = 1024
 // forget ends the wait for id's response. If it has not arrived (the call
 // timed out or was cancelled), id is remembered as abandoned, so that its
 // late response is dropped instead of failing the connection.
-func (c *conn) forget(id string) {
+func (c *Conn) forget(id string) {
 	if id == "" {
 		return
 	}
@@ -113,10 +140,10 @@ func (c *conn) forget(id string) {
 	c.abandonRing = append(c.abandonRing, id)
 }
 
-func (c *conn) fail(err error) { c.die(err) }
+func (c *Conn) fail(err error) { c.die(err) }
 
 // die records why the connection is unusable and fails its calls at once.
-func (c *conn) die(err error) {
+func (c *Conn) die(err error) {
 	c.mu.Lock()
 	if c.deadErr == nil {
 		c.deadErr = err
@@ -125,28 +152,28 @@ func (c *conn) die(err error) {
 	c.kill(errConnDead)
 }
 
-func (c *conn) deathErr() error {
+func (c *Conn) deathErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.deadErr
 }
 
-// alive reports whether calls may be sent on the connection.
-func (c *conn) alive() bool { return c.dead.Err() == nil }
+// Alive reports whether calls may be sent on the connection.
+func (c *Conn) Alive() bool { return c.dead.Err() == nil }
 
-func (c *conn) isStdio() bool { return c.backend.Transport == config.TransportStdio }
+func (c *Conn) isStdio() bool { return c.backend.Transport == config.TransportStdio }
 
 // legacyHTTP reports whether the connection is a sessionful HTTP one, on
 // which mcp-go does not send notifications/cancelled itself.
-func (c *conn) legacyHTTP() bool {
+func (c *Conn) legacyHTTP() bool {
 	return !c.isStdio() && !mcp.IsModernProtocol(c.protocol)
 }
 
-// dial connects to backend b and performs the MCP handshake within the
+// Dial connects to backend b and performs the MCP handshake within the
 // initialize timeout. preferLegacy pins the sessionful 2025-11-25 revision
 // for "auto" backends (falling back to negotiation if the backend refuses
 // the legacy initialize: see refusedLegacy).
-func (d *dialer) dial(ctx context.Context, b config.Backend, preferLegacy bool) (*conn, *BackendError) {
+func (d *Dialer) Dial(ctx context.Context, b config.Backend, preferLegacy bool) (*Conn, *Error) {
 	pin := ""
 	switch b.Protocol {
 	case config.ProtocolLegacy:
@@ -158,9 +185,9 @@ func (d *dialer) dial(ctx context.Context, b config.Backend, preferLegacy bool) 
 			pin = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 		}
 	}
-	c, berr := d.dialPinned(ctx, b, pin)
+	c, berr := d.DialPinned(ctx, b, pin)
 	if berr != nil && b.Protocol == config.ProtocolAuto && pin != "" && refusedLegacy(berr) {
-		return d.dialPinned(ctx, b, "")
+		return d.DialPinned(ctx, b, "")
 	}
 	return c, berr
 }
@@ -169,7 +196,7 @@ func (d *dialer) dial(ctx context.Context, b config.Backend, preferLegacy bool) 
 // backend does not serve the sessionful revision (so negotiation, which
 // can reach the stateless one, is worth a try): a JSON-RPC error, or HTTP
 // 400 or 405, which is how a stateless-only server refuses initialize.
-func refusedLegacy(be *BackendError) bool {
+func refusedLegacy(be *Error) bool {
 	switch be.Kind {
 	case KindJSONRPCError:
 		return true
@@ -179,11 +206,13 @@ func refusedLegacy(be *BackendError) bool {
 	return false
 }
 
-func (d *dialer) dialPinned(ctx context.Context, b config.Backend, pin string) (*conn, *BackendError) {
+// DialPinned connects to backend b speaking protocol revision pin ("" to
+// negotiate), without any fallback.
+func (d *Dialer) DialPinned(ctx context.Context, b config.Backend, pin string) (*Conn, *Error) {
 	t := d.cfg.Timeouts
 	life, lifeCancel := context.WithCancel(d.baseCtx)
 	dead, kill := context.WithCancelCause(context.Background())
-	c := &conn{
+	c := &Conn{
 		backend:     b,
 		d:           d,
 		life:        life,
@@ -199,7 +228,7 @@ func (d *dialer) dialPinned(ctx context.Context, b config.Backend, pin string) (
 		lifeCancel()
 		kill(err)
 		close(c.closed)
-		return nil, &BackendError{Backend: b.Name, Op: "initialize", Kind: KindTransport, Cause: err.Error(), Err: err}
+		return nil, &Error{Backend: b.Name, Op: "initialize", Kind: KindTransport, Cause: err.Error(), Err: err}
 	}
 	var opts []client.ClientOption
 	if pin != "" {
@@ -217,7 +246,7 @@ func (d *dialer) dialPinned(ctx context.Context, b config.Backend, pin string) (
 	}
 
 	var result *mcp.InitializeResult
-	berr := c.invoke(ctx, "initialize", t.Initialize, func(ctx context.Context) error {
+	berr := c.Invoke(ctx, "initialize", t.Initialize, func(ctx context.Context) error {
 		// Start may block (the SSE transport waits for its endpoint event),
 		// so it runs bounded by the attempt's context; it must be given the
 		// connection's lifetime context, which its stream or process keeps.
@@ -232,7 +261,7 @@ func (d *dialer) dialPinned(ctx context.Context, b config.Backend, pin string) (
 		return err
 	})
 	if berr != nil {
-		c.close()
+		c.Close()
 		return nil, berr
 	}
 	c.protocol = result.ProtocolVersion
@@ -256,7 +285,7 @@ func runBounded(ctx context.Context, abort func(), fn func() error) error {
 	}
 }
 
-func (d *dialer) newTransport(b config.Backend, c *conn) (transport.Interface, error) {
+func (d *Dialer) newTransport(b config.Backend, c *Conn) (transport.Interface, error) {
 	t := d.cfg.Timeouts
 	backstop := max(t.Initialize, t.Call, t.List) + 5*time.Second
 	capture := &captureTransport{
@@ -287,18 +316,18 @@ func (d *dialer) newTransport(b config.Backend, c *conn) (transport.Interface, e
 	}
 }
 
-// invoke runs one backend request: bounded by timeout, cut off when the
+// Invoke runs one backend request fn (which uses Client): bounded by timeout, cut off when the
 // connection dies, and classified on failure. A request the gateway gives
 // up on (timeout, client cancel) is announced to the backend with
 // notifications/cancelled.
-func (c *conn) invoke(ctx context.Context, op string, timeout time.Duration, fn func(context.Context) error) *BackendError {
-	if !c.alive() {
+func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn func(context.Context) error) *Error {
+	if !c.Alive() {
 		f := failure{err: errConnDead, cause: errConnDead, deadErr: c.deathErr(), stdio: c.isStdio()}
 		return c.finish(op, classify(f))
 	}
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	tctx, tcancel := context.WithTimeoutCause(actx, timeout, errCallTimeout)
+	tctx, tcancel := context.WithTimeoutCause(actx, timeout, ErrCallTimeout)
 	defer tcancel()
 	stop := context.AfterFunc(c.dead, func() { cancel(errConnDead) })
 	defer stop()
@@ -312,8 +341,8 @@ func (c *conn) invoke(ctx context.Context, op string, timeout time.Duration, fn 
 	if err == nil {
 		return nil
 	}
-	cause := context.Cause(tctx)
-	if cause == nil && !c.alive() {
+	cause := settledCause(ctx, tctx)
+	if cause == nil && !c.Alive() {
 		// The connection died (e.g. a validator found bad output) and
 		// the transport noticed before the AfterFunc above ran.
 		cause = errConnDead
@@ -322,7 +351,7 @@ func (c *conn) invoke(ctx context.Context, op string, timeout time.Duration, fn 
 		err:       err,
 		cause:     cause,
 		timeout:   timeout,
-		timedOut:  errors.Is(cause, errCallTimeout),
+		timedOut:  errors.Is(cause, ErrCallTimeout),
 		trace:     snap,
 		deadErr:   c.deathErr(),
 		stdio:     c.isStdio(),
@@ -332,7 +361,10 @@ func (c *conn) invoke(ctx context.Context, op string, timeout time.Duration, fn 
 		// The opening's overall bound (initialize timeout) passed first.
 		f.timedOut, f.timeout = true, od.d
 	}
-	if !f.timedOut && !errors.Is(cause, errConnDead) && !errors.Is(cause, errSessionClosing) {
+	if cause != nil && !f.timedOut && !errors.Is(cause, errConnDead) && !errors.Is(cause, ErrSessionClosing) {
+		// The caller's context ended the attempt: read only once the
+		// attempt's context has ended too (settledCause), so a request
+		// that failed on its own in the meantime is not blamed on it.
 		f.parentErr = ctx.Err()
 	}
 	be := classify(f)
@@ -345,7 +377,35 @@ func (c *conn) invoke(ctx context.Context, op string, timeout time.Duration, fn 
 	return c.finish(op, be)
 }
 
-func (c *conn) finish(op string, be *BackendError) *BackendError {
+// settleBound bounds settledCause's wait for a cancellation under way.
+const settleBound = time.Second
+
+// settledCause returns why the attempt's context tctx (derived from the
+// caller's ctx) ended, nil if it has not. When the attempt's deadline has
+// passed or the caller's context has ended, its cancellation is under way
+// (a due timer, a parent's cancel reaching its children) and is waited
+// for: the request can fail first, as mcp-go's SSE transport does from its
+// own timer armed for the very same deadline, and reading the caller's
+// Err before the attempt's cause mistook such a timeout for a client's
+// cancel (issue 12 item 5).
+func settledCause(ctx, tctx context.Context) error {
+	if cause := context.Cause(tctx); cause != nil {
+		return cause
+	}
+	dl, ok := tctx.Deadline()
+	if ctx.Err() == nil && (!ok || time.Now().Before(dl)) {
+		return nil
+	}
+	t := time.NewTimer(settleBound)
+	defer t.Stop()
+	select {
+	case <-tctx.Done():
+	case <-t.C: // never hang on a context that breaks its contract
+	}
+	return context.Cause(tctx)
+}
+
+func (c *Conn) finish(op string, be *Error) *Error {
 	be.Backend, be.Op = c.backend.Name, op
 	return be
 }
@@ -353,7 +413,7 @@ func (c *conn) finish(op string, be *BackendError) *BackendError {
 // notifyCancelled tells the backend the gateway gave up on request id.
 // mcp-go does not send this over HTTP. It is sent in the background,
 // bounded by the close timeout; close waits for it.
-func (c *conn) notifyCancelled(id, reason string) {
+func (c *Conn) notifyCancelled(id, reason string) {
 	c.mu.Lock()
 	if c.bgClosed {
 		c.mu.Unlock()
@@ -381,16 +441,16 @@ func (c *conn) notifyCancelled(id, reason string) {
 	}()
 }
 
-// close shuts the connection down without blocking the caller: in-flight
+// Close shuts the connection down without blocking the caller: in-flight
 // calls fail at once (kind closed); the transport gets the close timeout
 // to end gracefully (DELETE, stdin close) and is then cut off. The
 // returned channel is closed when everything the connection started has
 // ended.
-func (c *conn) close() <-chan struct{} {
+func (c *Conn) Close() <-chan struct{} {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
 		if c.deadErr == nil {
-			c.deadErr = errSessionClosing
+			c.deadErr = ErrSessionClosing
 		}
 		c.mu.Unlock()
 		c.kill(errConnDead)

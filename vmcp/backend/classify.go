@@ -1,4 +1,4 @@
-package vmcp
+package backend
 
 import (
 	"context"
@@ -17,9 +17,39 @@ import (
 // errConnDead is the cancel cause of a call whose backend connection died.
 var errConnDead = errors.New("backend connection lost")
 
-// errSessionClosing is the cancel cause of calls cut off by a closing
-// session or gateway.
-var errSessionClosing = errors.New("session closing")
+// ErrSessionClosing is the cancel cause (context.WithCancelCause) of calls
+// cut off by a closing session or gateway: they are classified as
+// KindClosed ("session closed"). A Conn being closed uses it too.
+var ErrSessionClosing = errors.New("session closing")
+
+// openDeadline is the cancel cause of a backend opening (initialize and
+// lists, the legacy-then-negotiated fallback included) that took longer
+// than the initialize timeout d.
+type openDeadline struct{ d time.Duration }
+
+func (e *openDeadline) Error() string { return "backend opening timed out after " + fmtDuration(e.d) }
+
+// WithOpenDeadline bounds a whole backend opening (dial, handshake and the
+// first lists) by d: a request cut by it is classified as KindTimeout
+// ("timed out after d"), not as a client cancel.
+func WithOpenDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, &openDeadline{d: d})
+}
+
+// WaitError is the error of a wait for backend name (e.g. for a shared
+// re-initialization) during operation op that ctx ended first: KindTimeout
+// when its cause is ErrCallTimeout (reported as timeout), KindClosed for
+// ErrSessionClosing, otherwise KindCanceled (the client gave up).
+func WaitError(ctx context.Context, name, op string, timeout time.Duration) *Error {
+	cause := context.Cause(ctx)
+	f := failure{err: cause, cause: cause, timeout: timeout, timedOut: errors.Is(cause, ErrCallTimeout)}
+	if !f.timedOut && !errors.Is(cause, ErrSessionClosing) {
+		f.parentErr = ctx.Err()
+	}
+	be := classify(f)
+	be.Backend, be.Op = name, op
+	return be
+}
 
 // failure is what a call attempt observed, for classify.
 type failure struct {
@@ -34,19 +64,24 @@ type failure struct {
 	handshake bool // the request was initialize: a 404 there is no expired session
 }
 
-// classify turns a failed attempt into a *BackendError (without Backend and
+// classify turns a failed attempt into a *Error (without Backend and
 // Op, which the caller fills in).
-func classify(f failure) *BackendError {
-	be := &BackendError{Err: f.err}
-	set := func(k ErrorKind, cause string) *BackendError {
+func classify(f failure) *Error {
+	be := &Error{Err: f.err}
+	set := func(k ErrorKind, cause string) *Error {
 		be.Kind, be.Cause = k, cause
 		return be
 	}
 	switch {
-	case errors.Is(f.cause, errSessionClosing),
-		errors.Is(f.cause, errConnDead) && errors.Is(f.deadErr, errSessionClosing),
-		errors.Is(f.err, errSessionClosing):
+	case errors.Is(f.cause, ErrSessionClosing),
+		errors.Is(f.cause, errConnDead) && errors.Is(f.deadErr, ErrSessionClosing),
+		errors.Is(f.err, ErrSessionClosing):
 		return set(KindClosed, "session closed")
+	case errors.Is(f.parentErr, context.DeadlineExceeded):
+		// The caller's own deadline (a keepalive probe's timeout, a Go
+		// caller's context) passed: a stall, not a client giving up.
+		be.Err = errors.Join(f.err, f.parentErr)
+		return set(KindTimeout, "timed out: the caller's deadline passed")
 	case f.parentErr != nil:
 		be.Err = errors.Join(f.err, f.parentErr)
 		return set(KindCanceled, "canceled by the client")

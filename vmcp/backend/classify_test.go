@@ -1,4 +1,4 @@
-package vmcp
+package backend
 
 import (
 	"errors"

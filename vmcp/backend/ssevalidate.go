@@ -1,9 +1,10 @@
-package vmcp
+package backend
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ type sseValidator struct {
 	maxBytes int64
 	hooks    streamHooks
 	isStream bool // the legacy SSE transport's long-lived GET stream
+	resumed  bool // a resumed response stream (GET with Last-Event-ID)
 
 	br           *bufio.Reader
 	out          bytes.Buffer
@@ -101,7 +103,7 @@ func (v *sseValidator) step() error {
 			}
 			v.resetEvent()
 		}
-		if !v.isStream && v.reqID != "" && !v.responseSeen && !v.sawEventID {
+		if !v.isStream && !v.resumed && v.reqID != "" && !v.responseSeen && !v.sawEventID {
 			// Whatever was validated is delivered first (Read returns out
 			// before the error).
 			return v.reject(&invalidResponseError{Reason: "truncated stream: it ended before the response"})
@@ -157,41 +159,58 @@ func (v *sseValidator) reject(err error) error {
 }
 
 // validate checks the current event's data.
+//
+// On the legacy SSE transport's GET stream only "message" events are
+// dispatched by mcp-go (the "endpoint" event is its own; other names are
+// ignored). Streamable HTTP's reader dispatches every event's data
+// whatever the event name, so there every event that carries a JSON-RPC
+// message is checked: unnamed and "message" events always, events of
+// other names when their data is a JSON object (other data mcp-go skips).
 func (v *sseValidator) validate() error {
-	if v.event != "" && v.event != "message" {
-		return nil // e.g. the SSE transport's "endpoint" event
+	named := v.event != "" && v.event != "message"
+	if named && (v.isStream || !jsonObject(v.data.String())) {
+		return nil
 	}
 	data := []byte(v.data.String())
 	if v.isStream {
-		var env rpcEnvelope
-		if !jsonValid(data) {
-			return &invalidResponseError{Reason: "malformed JSON: " + oneLine(string(data), 60)}
+		env, err := parseMessage(data)
+		if err != nil {
+			return err
 		}
-		if err := jsonUnmarshal(data, &env); err != nil {
-			return &invalidResponseError{Reason: "not a JSON-RPC message: " + oneLine(string(data), 60)}
-		}
-		if env.Method == "" {
-			id := idKey(env.ID)
-			known, late := v.hooks.arrived(id)
-			if !known {
-				return &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match any request", orNone(id))}
-			}
-			// The answer to a request the gateway gave up on (timeout,
-			// cancel): nobody waits for it; drop it.
-			v.drop = late
-		}
-		return nil
+		// The answer to a request the gateway gave up on (timeout,
+		// cancel): nobody waits for it; drop it.
+		v.drop, err = arrivedOn(v.hooks, env)
+		return err
 	}
 	if v.reqID == "" {
+		if v.resumed {
+			// A resumed stream belongs to a request; with none pending,
+			// no response is expected on it.
+			return checkUnexpected(data)
+		}
 		return nil
 	}
-	var env rpcEnvelope
-	_ = jsonUnmarshal(data, &env)
-	if err := checkMessage(data, v.reqID, v.trace); err != nil {
+	response, err := checkAnswer(data, v.reqID, v.trace)
+	v.responseSeen = v.responseSeen || response
+	return err
+}
+
+// jsonObject reports whether s is a JSON object (what mcp-go can decode as
+// a JSON-RPC message).
+func jsonObject(s string) bool {
+	s = strings.TrimSpace(s)
+	return strings.HasPrefix(s, "{") && json.Valid([]byte(s))
+}
+
+// checkUnexpected fails a response (a message without a method) on a
+// stream where no request is pending.
+func checkUnexpected(data []byte) error {
+	env, err := parseMessage(data)
+	if err != nil {
 		return err
 	}
 	if env.Method == "" {
-		v.responseSeen = true
+		return &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match any request", orNone(idKey(env.ID)))}
 	}
 	return nil
 }

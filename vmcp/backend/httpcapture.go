@@ -1,4 +1,4 @@
-package vmcp
+package backend
 
 import (
 	"bytes"
@@ -109,6 +109,17 @@ func (t *callTrace) setBodyErr(err error) {
 	t.mu.Unlock()
 }
 
+// pendingID is the id of the request the call is waiting for ("" if it
+// sent none).
+func (t *callTrace) pendingID() string {
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.requestID
+}
+
 type traceSnapshot struct {
 	bodyErr   error
 	requestID string
@@ -201,6 +212,13 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 
 	stream := req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") == ""
+	// A streamable-HTTP response stream the backend ended after an event
+	// id, reopened by mcp-go with a GET carrying Last-Event-ID (SEP-1699):
+	// it carries the answer to the call's request, still pending.
+	resumed := req.Method == http.MethodGet && !stream
+	if resumed {
+		reqID = tr.pendingID()
+	}
 	ctx, cancel := req.Context(), context.CancelFunc(func() {})
 	switch {
 	case req.Method == http.MethodDelete && t.closeTimeout > 0:
@@ -254,6 +272,7 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			maxBytes: t.maxBytes,
 			hooks:    t.hooks,
 			isStream: stream && t.hooks != nil,
+			resumed:  resumed,
 		}
 		return resp, nil
 	default:
@@ -262,26 +281,58 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 }
 
+// parseMessage decodes one JSON-RPC message from a backend.
+func parseMessage(data []byte) (rpcEnvelope, error) {
+	var env rpcEnvelope
+	if !json.Valid(data) {
+		return env, &invalidResponseError{Reason: "malformed JSON: " + oneLine(string(data), 60)}
+	}
+	if err := json.Unmarshal(data, &env); err != nil {
+		return env, &invalidResponseError{Reason: "not a JSON-RPC message: " + oneLine(string(data), 60)}
+	}
+	return env, nil
+}
+
+// arrivedOn checks a message read from a stream shared by every request
+// of a connection (legacy SSE's GET stream, stdio's stdout): a response
+// must answer a request the connection is waiting for (or gave up on: late
+// is then true, and the message is dropped).
+func arrivedOn(hooks streamHooks, env rpcEnvelope) (late bool, err error) {
+	if env.Method != "" {
+		return false, nil // a request or notification from the server
+	}
+	id := idKey(env.ID)
+	known, late := hooks.arrived(id)
+	if !known {
+		return false, &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match any request", orNone(id))}
+	}
+	return late, nil
+}
+
 // checkMessage validates one JSON-RPC message answering reqID.
 func checkMessage(data []byte, reqID string, tr *callTrace) error {
-	if !json.Valid(data) {
-		return &invalidResponseError{Reason: "malformed JSON: " + oneLine(string(data), 60)}
-	}
-	var env rpcEnvelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return &invalidResponseError{Reason: "not a JSON-RPC message: " + oneLine(string(data), 60)}
+	_, err := checkAnswer(data, reqID, tr)
+	return err
+}
+
+// checkAnswer is checkMessage that also reports whether the message is
+// the response (rather than a request or notification from the server).
+func checkAnswer(data []byte, reqID string, tr *callTrace) (response bool, err error) {
+	env, err := parseMessage(data)
+	if err != nil {
+		return false, err
 	}
 	if env.Method != "" {
-		return nil // a request or notification from the server
+		return false, nil // a request or notification from the server
 	}
 	got := idKey(env.ID)
 	if got != reqID {
-		return &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match request id %s", orNone(got), reqID)}
+		return false, &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match request id %s", orNone(got), reqID)}
 	}
 	if env.Error != nil {
 		tr.setRPCError(env.Error.Code, env.Error.Message)
 	}
-	return nil
+	return true, nil
 }
 
 func orNone(s string) string {
@@ -310,6 +361,3 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
-
-func jsonValid(b []byte) bool             { return json.Valid(b) }
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

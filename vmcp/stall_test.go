@@ -1,0 +1,41 @@
+package vmcp_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+)
+
+// TestKeepaliveStallCountsForBreaker: a keepalive probe whose own timeout
+// (shorter than the call timeout) cuts a stalled backend off is a timeout
+// the breaker counts, not a client cancel it ignores (issue 12 item 5: a
+// stall must never read as a cancel, or a stalled backend escapes health
+// and breaker).
+func TestKeepaliveStallCountsForBreaker(t *testing.T) {
+	beta := startFake(t, resBetaScript)
+	g := startGateway(t, backendsYAML(map[string]string{
+		"beta": "    keepalive: {method: \"tool:ok\", interval: 150ms, jitter: 10ms, timeout: 100ms, maxFailures: 10, probeAfter: 1h}\n",
+	}, beta)+"timeouts: {call: 10s}\nbreaker: {enabled: true, failureThreshold: 2, openTimeout: 1h}\n")
+	c := connect(t, g.URL(), false)
+	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindStall, Match: fakebackends.Match{Tool: "ok"}}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	eventually(t, 10*time.Second, "beta's circuit open after stalled keepalive probes", func() bool {
+		return healthOf(t, g).Backends["beta"].CircuitState == "open"
+	})
+	t.Logf("circuit open %v after the stall began", time.Since(start))
+	s, ok := g.Session(c.GetSessionId())
+	if !ok {
+		t.Fatal("no gateway session")
+	}
+	h, ok := s.Backend("beta")
+	if !ok {
+		t.Fatal("no beta in the session")
+	}
+	st := h.Status()
+	if st.LastErrorKind != "timeout" {
+		t.Errorf("beta in the session: last error %q kind %q, want kind timeout", st.LastError, st.LastErrorKind)
+	}
+}
