@@ -28,7 +28,13 @@ func prepareContainers(ctx context.Context) {
 	var err error
 	runtime, err = scenarios.ParseRuntime(os.Getenv(containers.RuntimeEnv))
 	Expect(err).NotTo(HaveOccurred(), "$%s", containers.RuntimeEnv)
-	if runtime != scenarios.RuntimeContainer && !Label(scenarios.LabelContainer).MatchesLabelFilter(GinkgoLabelFilter()) {
+	selected := runtime == scenarios.RuntimeContainer
+	for _, sc := range scenarios.Catalogue() {
+		if sc.HasLabel(scenarios.LabelContainer) && Label(sc.Labels...).MatchesLabelFilter(GinkgoLabelFilter()) {
+			selected = true
+		}
+	}
+	if !selected {
 		return
 	}
 	e, err := containers.Get(ctx)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
@@ -34,6 +35,8 @@ const (
 	// RuntimeEnv is the suite's equivalent of `chaos run --runtime`:
 	// "container" runs the backends of every scenario in containers.
 	RuntimeEnv = "VMCP_CHAOS_RUNTIME"
+	// VerboseEnv, when set, keeps testcontainers' own log lines.
+	VerboseEnv = "VMCP_CHAOS_CONTAINERS_VERBOSE"
 )
 
 // ProbeTimeout bounds the engine probe made before anything else.
@@ -82,6 +85,9 @@ func Get(ctx context.Context) (*Engine, error) {
 
 func connect(ctx context.Context) (*Engine, error) {
 	setDefaultEnv()
+	if os.Getenv(VerboseEnv) == "" {
+		tclog.SetDefault(tclog.NewNoopLogger()) // one line per container step otherwise
+	}
 	cli, err := probe(ctx, ProbeTimeout)
 	if err != nil {
 		reason := fmt.Sprintf("no usable Docker engine: %v", err)

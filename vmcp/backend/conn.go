@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -69,6 +70,7 @@ type Conn struct {
 
 	bg        sync.WaitGroup // cancel notifications in flight
 	bgClosed  bool           // under mu: close is waiting for bg; no more Add
+	probing   atomic.Bool    // a stream probe is under way (sseprobe.go)
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -373,6 +375,9 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 	}
 	if c.isStdio() && be.Kind == KindConnectionClosed {
 		c.die(err)
+	}
+	if f.timedOut {
+		c.probeAfterTimeout(op, timeout)
 	}
 	return c.finish(op, be)
 }
