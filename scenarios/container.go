@@ -346,3 +346,33 @@ func containerize(topo *harness.Topology) {
 		}
 	}
 }
+
+// PrepareContainers connects to the Docker engine (a bounded probe) and
+// builds the run's image when runtime is RuntimeContainer or any of
+// selected is a container scenario, before the first scenario runs: no
+// scenario pays for the build, and the engine's goroutines predate every
+// scenario's leak snapshot. Without Docker it returns nil (the container
+// scenarios then skip with the probe's reason) unless
+// VMCP_CHAOS_REQUIRE_DOCKER=1, where the error is returned. It returns
+// what it prepared, for a progress line ("" when nothing).
+func PrepareContainers(ctx context.Context, selected []Scenario, runtime string) (string, error) {
+	need := runtime == RuntimeContainer
+	for _, sc := range selected {
+		need = need || sc.HasLabel(LabelContainer)
+	}
+	if !need {
+		return "", nil
+	}
+	e, err := containers.Get(ctx)
+	if containers.IsSkip(err) {
+		return "container scenarios will be skipped: " + err.Error(), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	img, err := e.Image(ctx)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("containers: run %s, image %s", e.RunID(), img), nil
+}

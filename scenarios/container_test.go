@@ -28,24 +28,17 @@ func prepareContainers(ctx context.Context) {
 	var err error
 	runtime, err = scenarios.ParseRuntime(os.Getenv(containers.RuntimeEnv))
 	Expect(err).NotTo(HaveOccurred(), "$%s", containers.RuntimeEnv)
-	selected := runtime == scenarios.RuntimeContainer
+	var selected []scenarios.Scenario
 	for _, sc := range scenarios.Catalogue() {
-		if sc.HasLabel(scenarios.LabelContainer) && Label(sc.Labels...).MatchesLabelFilter(GinkgoLabelFilter()) {
-			selected = true
+		if Label(sc.Labels...).MatchesLabelFilter(GinkgoLabelFilter()) {
+			selected = append(selected, sc)
 		}
 	}
-	if !selected {
-		return
+	msg, err := scenarios.PrepareContainers(ctx, selected, runtime)
+	Expect(err).NotTo(HaveOccurred(), "the Docker engine and the chaos image")
+	if msg != "" {
+		GinkgoWriter.Println(msg)
 	}
-	e, err := containers.Get(ctx)
-	if containers.IsSkip(err) {
-		GinkgoWriter.Printf("container scenarios will be skipped: %v\n", err)
-		return
-	}
-	Expect(err).NotTo(HaveOccurred(), "the Docker engine")
-	img, err := e.Image(ctx)
-	Expect(err).NotTo(HaveOccurred(), "build the chaos image")
-	GinkgoWriter.Printf("containers: run %s, image %s\n", e.RunID(), img)
 }
 
 // shutdownContainers, in AfterSuite: remove the run's image and anything

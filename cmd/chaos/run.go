@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -32,6 +33,8 @@ type runOptions struct {
 	list            bool
 	noLeakCheck     bool
 	verbose         bool
+	runtime         string
+	gatewayImage    string
 }
 
 func newRunCmd() *cobra.Command {
@@ -52,6 +55,14 @@ scenarios, fake backends as real processes of this binary).
   chaos run --target exec --gateway-cmd 'vmcp serve --config {{.ConfigPath}}' \
       --config-template toolhive.yaml.tmpl --ready-url '{{.BaseURL}}/status' \
       --capabilities health-api,breaker
+  chaos run --label container                 # backends and gateway as Docker containers
+  chaos run --runtime container               # every scenario's HTTP backends in containers
+
+The container scenarios (label container) need a Docker engine (probed for
+at most 5 s; without one they are skipped, or fail with
+VMCP_CHAOS_REQUIRE_DOCKER=1); they run the target as a container: the
+reference and chaos vmcp from an image built locally FROM scratch, another
+gateway from --gateway-image.
 
 A scenario that needs a capability the target does not declare is reported
 skipped with that reason; a pass whose optional checks could not run (e.g.
@@ -61,7 +72,8 @@ rest is listed as not run) and the exit status is 130.
 
 The Ginkgo suite (go test ./scenarios/...) takes the same target choice from
 VMCP_CHAOS_TARGET, VMCP_CHAOS_GATEWAY_CMD, VMCP_CHAOS_CONFIG_TEMPLATE,
-VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.`,
+VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH, VMCP_CHAOS_CAPABILITIES,
+VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.capabilitiesSet = cmd.Flags().Changed("capabilities")
@@ -83,6 +95,8 @@ VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.`,
 	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label) and exit")
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each scenario as it ends, with the full failure reason")
+	f.StringVar(&o.runtime, "runtime", "", "backend runtime: container runs every scenario's HTTP backends as Docker containers (default: each scenario's own)")
+	f.StringVar(&o.gatewayImage, "gateway-image", "", "exec: a container image of the gateway, for the container scenarios (runs --gateway-cmd with the rendered config)")
 	return cmd
 }
 
@@ -98,7 +112,8 @@ func capList() string {
 // Ginkgo suite's VMCP_CHAOS_* variables: harness.TargetConfig).
 func runTarget(o runOptions) (harness.Target, error) {
 	cfg := harness.TargetConfig{Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
-		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet}
+		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet,
+		Image: o.gatewayImage}
 	t, err := cfg.Target(os.Executable)
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
@@ -111,6 +126,17 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	runtime, err := scenarios.ParseRuntime(o.runtime)
+	if err != nil {
+		return fmt.Errorf("run: --runtime: %w", err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := containers.ShutdownDefault(ctx); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "chaos run: remove the run's containers: %v\n", err)
+		}
+	}()
 	var labels []string
 	for _, l := range o.labels {
 		if l = strings.TrimSpace(l); l != "" {
@@ -136,6 +162,11 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	}
 
 	fmt.Fprintf(w, "chaos run: %d scenarios against %s (capabilities: %s)\n", len(selected), target.Name(), target.Capabilities())
+	if msg, err := scenarios.PrepareContainers(cmd.Context(), selected, runtime); err != nil {
+		return fmt.Errorf("run: %w", err)
+	} else if msg != "" {
+		fmt.Fprintln(w, msg)
+	}
 	results := harness.NewResults(target)
 	start := time.Now()
 	ctx := cmd.Context()
@@ -150,7 +181,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 			}
 			break
 		}
-		rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck})
+		rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck, Runtime: runtime})
 		if ctx.Err() != nil {
 			results.Interrupted = true
 			r := rec.Result()
