@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -70,7 +69,7 @@ type Conn struct {
 
 	bg        sync.WaitGroup // cancel notifications in flight
 	bgClosed  bool           // under mu: close is waiting for bg; no more Add
-	probing   atomic.Bool    // a stream probe is under way (sseprobe.go)
+	probe     chan struct{}  // under mu: closed when the stream probe under way ends (sseprobe.go)
 	closeOnce sync.Once
 	closed    chan struct{}
 }

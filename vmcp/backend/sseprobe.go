@@ -16,32 +16,52 @@ const streamProbeOp = "stream-probe"
 // probeAfterTimeout checks, in the background, that a legacy SSE
 // connection whose call just timed out still has a live stream: responses
 // arrive only on the stream, and a stream whose peer vanished (a backend
-// container reconnected on a new address, a network path gone) never
+// container back on a new address, a network path gone for good) never
 // ends by itself, so every later call on it would time out too. A ping
-// that also gets no answer within timeout kills the connection; the next
-// call opens a new one. A ping that is answered (a slow or stalled tool on
-// a live stream) changes nothing. One probe at a time; Close waits for it.
+// that gets no answer within a third of the call timeout kills the
+// connection; the next call (which waits for the probe: AliveAfterProbe)
+// opens a new one. A ping that is answered (a slow or stalled tool on a
+// live stream) changes nothing. One probe at a time; Close waits for it.
 func (c *Conn) probeAfterTimeout(op string, timeout time.Duration) {
 	if c.backend.Transport != config.TransportSSE || op == "initialize" || op == streamProbeOp || c.client == nil {
 		return
 	}
-	if !c.probing.CompareAndSwap(false, true) {
-		return
-	}
 	c.mu.Lock()
-	if c.bgClosed {
+	if c.bgClosed || c.probe != nil {
 		c.mu.Unlock()
-		c.probing.Store(false)
 		return
 	}
+	done := make(chan struct{})
+	c.probe = done
 	c.bg.Add(1)
 	c.mu.Unlock()
 	go func() {
 		defer c.bg.Done()
-		defer c.probing.Store(false)
-		be := c.Invoke(c.life, streamProbeOp, timeout, func(ctx context.Context) error { return c.client.Ping(ctx) })
+		defer func() {
+			c.mu.Lock()
+			c.probe = nil
+			c.mu.Unlock()
+			close(done)
+		}()
+		d := timeout / 3
+		be := c.Invoke(c.life, streamProbeOp, d, func(ctx context.Context) error { return c.client.Ping(ctx) })
 		if be != nil && be.Kind == KindTimeout {
-			c.die(fmt.Errorf("%w: SSE stream silent (a ping after a timed-out call got no answer within %s)", io.ErrUnexpectedEOF, fmtDuration(timeout)))
+			c.die(fmt.Errorf("%w: SSE stream silent (a ping after a timed-out call got no answer within %s)", io.ErrUnexpectedEOF, fmtDuration(d)))
 		}
 	}()
+}
+
+// AliveAfterProbe is Alive, once a stream probe under way (after a
+// timed-out call) has ended or ctx has.
+func (c *Conn) AliveAfterProbe(ctx context.Context) bool {
+	c.mu.Lock()
+	done := c.probe
+	c.mu.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}
+	return c.Alive()
 }
