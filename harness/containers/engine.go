@@ -120,7 +120,7 @@ func setDefaultEnv() {
 
 // probe connects and pings within d, whatever the client does with its
 // own contexts: a socket that accepts and never answers is given up on.
-func probe(ctx context.Context, d time.Duration) (*testcontainers.DockerClient, error) {
+func probe(ctx context.Context, d time.Duration, opts ...client.Opt) (*testcontainers.DockerClient, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
 	defer cancel()
 	type res struct {
@@ -129,7 +129,7 @@ func probe(ctx context.Context, d time.Duration) (*testcontainers.DockerClient, 
 	}
 	ch := make(chan res, 1)
 	go func() {
-		cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+		cli, err := testcontainers.NewDockerClientWithOpts(ctx, opts...)
 		if err == nil {
 			_, err = cli.Ping(ctx, client.PingOptions{})
 		}
