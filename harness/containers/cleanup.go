@@ -185,3 +185,13 @@ func installSignalCleanup(e *Engine) {
 		}
 	}()
 }
+
+// DanglingImages counts the engine's dangling images (untagged and not a
+// parent of a tagged one), for tests: a run must not add any.
+func (e *Engine) DanglingImages(ctx context.Context) (int, error) {
+	is, err := e.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: client.Filters{}.Add("dangling", "true")})
+	if err != nil {
+		return 0, err
+	}
+	return len(is.Items), nil
+}

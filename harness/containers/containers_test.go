@@ -25,13 +25,29 @@ func TestMain(m *testing.M) {
 	case "start":
 		os.Exit(helperStart())
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dangling := -1
+	if e, err := Get(ctx); err == nil {
+		dangling, _ = e.DanglingImages(ctx)
+	}
 	code := m.Run()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	if err := ShutdownDefault(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "shutdown:", err)
 		code = 1
 	}
-	cancel()
+	// Nothing of this run is left: no container, network or image
+	// labelled with it, and no new dangling image.
+	if e, err := Get(ctx); err == nil {
+		if left, err := e.Leftovers(ctx, e.RunID()); err != nil || len(left) > 0 {
+			fmt.Fprintf(os.Stderr, "left behind by run %s: %v %v\n", e.RunID(), left, err)
+			code = 1
+		}
+		if n, err := e.DanglingImages(ctx); err != nil || (dangling >= 0 && n > dangling) {
+			fmt.Fprintf(os.Stderr, "dangling images: %d before the run, %d after (%v)\n", dangling, n, err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
