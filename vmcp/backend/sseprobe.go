@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
@@ -17,10 +19,10 @@ const streamProbeOp = "stream-probe"
 // connection whose call just timed out still has a live stream: responses
 // arrive only on the stream, and a stream whose peer vanished (a backend
 // container back on a new address, a network path gone for good) never
-// ends by itself, so every later call on it would time out too. A ping
-// that gets no answer within a third of the call timeout kills the
+// ends by itself, so every later call on it would time out too. A request
+// (tools/list) that gets no answer within a third of the call timeout kills the
 // connection; the next call (which waits for the probe: AliveAfterProbe)
-// opens a new one. A ping that is answered (a slow or stalled tool on a
+// opens a new one. A probe that is answered (a slow or stalled tool on a
 // live stream) changes nothing. One probe at a time; Close waits for it.
 func (c *Conn) probeAfterTimeout(op string, timeout time.Duration) {
 	if c.backend.Transport != config.TransportSSE || op == "initialize" || op == streamProbeOp || c.client == nil {
@@ -44,9 +46,14 @@ func (c *Conn) probeAfterTimeout(op string, timeout time.Duration) {
 			close(done)
 		}()
 		d := timeout / 3
-		be := c.Invoke(c.life, streamProbeOp, d, func(ctx context.Context) error { return c.client.Ping(ctx) })
+		// tools/list, not ping: on the stateless revision mcp-go's Ping
+		// sends nothing.
+		be := c.Invoke(c.life, streamProbeOp, d, func(ctx context.Context) error {
+			_, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
+			return err
+		})
 		if be != nil && be.Kind == KindTimeout {
-			c.die(fmt.Errorf("%w: SSE stream silent (a ping after a timed-out call got no answer within %s)", io.ErrUnexpectedEOF, fmtDuration(d)))
+			c.die(fmt.Errorf("%w: SSE stream silent (a tools/list after a timed-out call got no answer within %s)", io.ErrUnexpectedEOF, fmtDuration(d)))
 		}
 	}()
 }
