@@ -48,7 +48,7 @@ func containerScenarios() []Scenario {
 			out = append(out, Scenario{
 				Name: group + "/" + string(rev), Group: group, Description: desc,
 				Labels:   []string{LabelContainer, group, string(rev), string(fakebackends.TransportStreamableHTTP), string(fakebackends.TransportSSE)},
-				Timeout:  2 * time.Minute,
+				Timeout:  3 * time.Minute,
 				Topology: containerTopology,
 				Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) {
 					run(ctx, env, g, rev)
@@ -56,11 +56,9 @@ func containerScenarios() []Scenario {
 			})
 		}
 	}
-	add("container-kill", "SIGKILL of backend containers: the call in flight and the next call fail naming the backend within 1 s; after a start, at most one failed call", runContainerKill(false))
-	add("container-stop", "graceful stop of backend containers: the call in flight and the next call fail naming the backend within 1 s; after a start, at most one failed call", runContainerKill(true))
+	add("container-kill", "SIGKILL, then a graceful stop, of backend containers: each time the call in flight and the next call fail naming the backend within 1 s; after each start, at most one failed call, then full service", runContainerKillStop)
 	add("container-freeze", "paused (frozen) backend containers: calls end at the call timeout naming the backend; after unpause, at most one failed call", runContainerFreeze)
-	add("container-partition", "backend containers off the network: every call, one on an idle keep-alive connection too, ends at the call timeout naming the backend; after reconnect, at most one failed call", runContainerPartition(false))
-	add("container-readdress", "backend containers back on the network on a new address: at most one failed call, then full service", runContainerPartition(true))
+	add("container-partition", "backend containers off the network: every call, one on an idle keep-alive connection too, ends at the call timeout naming the backend; after reconnect, at most one failed call; then off again and back on a new address: at most one failed call, then full service", runContainerPartition)
 	add("container-gateway-restart", "restart of the gateway container: the old session gets a clean error at once, a new session works", runContainerGatewayRestart)
 	return out
 }
@@ -168,6 +166,13 @@ func recovered(ctx context.Context, g gomega.Gomega, env *harness.Env, c *harnes
 	}
 }
 
+// runContainerKillStop: SIGKILL and start, then a graceful stop and
+// start, in one topology.
+func runContainerKillStop(ctx context.Context, env *harness.Env, g gomega.Gomega, rev harness.Revision) {
+	runContainerKill(false)(ctx, env, g, rev)
+	runContainerKill(true)(ctx, env, g, rev)
+}
+
 func runContainerKill(graceful bool) func(ctx context.Context, env *harness.Env, g gomega.Gomega, rev harness.Revision) {
 	action, verb := "container-kill", func(ctx context.Context, f containers.Faulter) error { return f.Kill(ctx) }
 	if graceful {
@@ -231,10 +236,17 @@ func runContainerFreeze(ctx context.Context, env *harness.Env, g gomega.Gomega, 
 	recovered(ctx, g, env, c, "unpause")
 }
 
-func runContainerPartition(newIP bool) func(ctx context.Context, env *harness.Env, g gomega.Gomega, rev harness.Revision) {
-	return func(ctx context.Context, env *harness.Env, g gomega.Gomega, rev harness.Revision) {
-		active := client(ctx, env, g, rev)
-		idle := client(ctx, env, g, rev)
+// runContainerPartition: a partition undone on the same addresses, then
+// one undone on new addresses, in one topology (the same two clients).
+func runContainerPartition(ctx context.Context, env *harness.Env, g gomega.Gomega, rev harness.Revision) {
+	active := client(ctx, env, g, rev)
+	idle := client(ctx, env, g, rev)
+	partition(false)(ctx, env, g, active, idle)
+	partition(true)(ctx, env, g, active, idle)
+}
+
+func partition(newIP bool) func(ctx context.Context, env *harness.Env, g gomega.Gomega, active, idle *harness.Client) {
+	return func(ctx context.Context, env *harness.Env, g gomega.Gomega, active, idle *harness.Client) {
 		for _, b := range containerFaulty {
 			expectOK(g, active.CallTool(ctx, tool(b, "echo"), echoArgs("before")), b+" before the partition")
 			expectOK(g, idle.CallTool(ctx, tool(b, "echo"), echoArgs("before")), b+" before the partition (idle client)")
