@@ -38,22 +38,18 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
-func exitCode(err error) int {
-	if e, ok := err.(*exitError); ok {
-		return e.code
-	}
-	return 1
-}
-
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "chaos",
 		Short:         "Chaos and acceptance testing for vMCP gateways",
+		Long:          "Chaos and acceptance testing for vMCP gateways.\n\n" + exitHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newBackendCmd())
 	root.AddCommand(newVMCPCmd())
 	root.AddCommand(newRunCmd())
+	root.AddCommand(newReportCmd())
+	withUsageExits(root)
 	return root
 }

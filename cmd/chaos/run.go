@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -35,6 +33,10 @@ type runOptions struct {
 	verbose         bool
 	runtime         string
 	gatewayImage    string
+	// output: --html, --no-html, --quiet (see output.go)
+	html   string
+	noHTML bool
+	quiet  bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -43,7 +45,8 @@ func newRunCmd() *cobra.Command {
 		Use:   "run",
 		Short: "Run the acceptance scenarios against a vMCP gateway",
 		Long: `Run the scenario catalogue (see scenarios/README.md) against a gateway
-under test, print a verdict table and write the JSON results.
+under test, print progress and a verdict table, and write the JSON results and an HTML
+report (out/report.html beside out/results.json; see reports/README.md).
 
 With no arguments it starts the built-in topology: the reference vMCP
 in-process in front of in-process fake backends (and, for the process
@@ -66,14 +69,16 @@ gateway from --gateway-image.
 
 A scenario that needs a capability the target does not declare is reported
 skipped with that reason; a pass whose optional checks could not run (e.g.
-metrics counters) shows as PASSED*. The exit status is 1 when a scenario
-failed. On SIGINT/SIGTERM the table and the JSON cover what finished (the
-rest is listed as not run) and the exit status is 130.
+metrics counters) shows as PASSED*. With per-check results the verdict
+counts checks: FAILED 3/11, PASSED 11/11. On SIGINT/SIGTERM the table, the
+JSON and the report cover what finished (the rest is listed as not run).
 
 The Ginkgo suite (go test ./scenarios/...) takes the same target choice from
 VMCP_CHAOS_TARGET, VMCP_CHAOS_GATEWAY_CMD, VMCP_CHAOS_CONFIG_TEMPLATE,
 VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH, VMCP_CHAOS_CAPABILITIES,
-VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.`,
+VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
+
+` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.capabilitiesSet = cmd.Flags().Changed("capabilities")
@@ -84,7 +89,7 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.`,
 	f.StringVar(&o.target, "target", "reference", "gateway under test: reference (in-process) or exec (a gateway process)")
 	f.StringVar(&o.gatewayCmd, "gateway-cmd", "", "exec: the gateway's command line, split into words like a shell does ('single' and \"double\" quotes, "+
 		"backslash escapes, no expansion); each word is a template ({{.ConfigPath}}, {{.Listen}}, {{.Port}}, ...); needs --config-template; "+
-		"default: this binary's `vmcp --config {{.ConfigPath}} --listen {{.Listen}}`")
+		"default: this binary's 'vmcp --config {{.ConfigPath}} --listen {{.Listen}}'")
 	f.StringVar(&o.configTemplate, "config-template", "", "exec: the gateway's config file template (required with --gateway-cmd; default for chaos vmcp: the shipped template)")
 	f.StringVar(&o.readyURL, "ready-url", "", "exec: URL template polled until the gateway answers (default {{.BaseURL}}/status for chaos vmcp, else {{.BaseURL}}<mcp-path>)")
 	f.StringVar(&o.mcpPath, "mcp-path", "/mcp", "exec: the gateway's MCP endpoint path")
@@ -94,7 +99,8 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.`,
 	f.StringVar(&o.out, "out", filepath.Join("out", "results.json"), "write the JSON results here")
 	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label) and exit")
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
-	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each scenario as it ends, with the full failure reason")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "print with each scenario its full reason, failed checks and key figures")
+	addOutputFlags(f, &o)
 	f.StringVar(&o.runtime, "runtime", "", "backend runtime: container runs every scenario's HTTP backends as Docker containers (default: each scenario's own)")
 	f.StringVar(&o.gatewayImage, "gateway-image", "", "exec: a container image of the gateway, for the container scenarios (runs --gateway-cmd with the rendered config)")
 	return cmd
@@ -122,13 +128,16 @@ func runTarget(o runOptions) (harness.Target, error) {
 }
 
 func runScenarios(cmd *cobra.Command, o runOptions) error {
+	if err := o.checkOutput(); err != nil {
+		return usageError(err)
+	}
 	target, err := runTarget(o)
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	runtime, err := scenarios.ParseRuntime(o.runtime)
 	if err != nil {
-		return fmt.Errorf("run: --runtime: %w", err)
+		return usageError(fmt.Errorf("run: --runtime: %w", err))
 	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -145,7 +154,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	}
 	selected := scenarios.Filter(scenarios.Catalogue(), labels...)
 	if len(selected) == 0 {
-		return fmt.Errorf("run: no scenario has label %s (labels: %s)", strings.Join(labels, ", "), strings.Join(scenarios.Labels(), ", "))
+		return usageError(fmt.Errorf("run: no scenario has label %s (labels: %s)", strings.Join(labels, ", "), strings.Join(scenarios.Labels(), ", ")))
 	}
 	w := cmd.OutOrStdout()
 	if o.list {
@@ -161,14 +170,17 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 		harness.SetChaosBinary(self)
 	}
 
-	fmt.Fprintf(w, "chaos run: %d scenarios against %s (capabilities: %s)\n", len(selected), target.Name(), target.Capabilities())
+	if !o.quiet {
+		fmt.Fprintf(w, "chaos run: %d scenarios against %s\ncapabilities: %s\n", len(selected), target.Name(), target.Capabilities())
+	}
 	if msg, err := scenarios.PrepareContainers(cmd.Context(), selected, runtime); err != nil {
 		return fmt.Errorf("run: %w", err)
-	} else if msg != "" {
+	} else if msg != "" && !o.quiet {
 		fmt.Fprintln(w, msg)
 	}
 	results := harness.NewResults(target)
 	start := time.Now()
+	prog := newProgress(w, len(selected), o.quiet, o.verbose)
 	ctx := cmd.Context()
 	for i, sc := range selected {
 		if ctx.Err() != nil {
@@ -190,57 +202,9 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 			}
 		}
 		results.Add(rec)
-		if o.verbose {
-			r := rec.Result()
-			fmt.Fprintf(w, "%-7s %s (%s)\n", verdictText(r), r.Name, r.Duration.D().Round(time.Millisecond))
-			for _, why := range append([]string{r.Reason}, r.SkippedChecks...) {
-				if why != "" {
-					fmt.Fprintf(w, "        %s\n", strings.ReplaceAll(why, "\n", "\n        "))
-				}
-			}
-		}
+		prog.scenarioDone(rec.Result())
 	}
-	fmt.Fprintln(w)
-	printTable(w, results)
-	var writeErr error
-	if o.out != "" {
-		if dir := filepath.Dir(o.out); dir != "" {
-			writeErr = os.MkdirAll(dir, 0o755)
-		}
-		if writeErr == nil {
-			writeErr = results.WriteFile(o.out)
-		}
-		if writeErr != nil {
-			writeErr = fmt.Errorf("run: write results: %w", writeErr)
-		}
-	}
-	counts := map[harness.Verdict]int{}
-	partial := 0
-	for _, s := range results.Scenarios {
-		counts[s.Verdict]++
-		if s.Partial() {
-			partial++
-		}
-	}
-	fmt.Fprintf(w, "\n%d passed", counts[harness.VerdictPassed])
-	if partial > 0 {
-		fmt.Fprintf(w, " (%d with checks skipped)", partial)
-	}
-	fmt.Fprintf(w, ", %d failed, %d skipped in %s", counts[harness.VerdictFailed],
-		counts[harness.VerdictSkipped], time.Since(start).Round(time.Millisecond))
-	if o.out != "" && writeErr == nil {
-		fmt.Fprintf(w, "; results: %s", o.out)
-	}
-	fmt.Fprintln(w)
-	switch {
-	case writeErr != nil:
-		return writeErr
-	case results.Interrupted:
-		return &exitError{code: 130, err: fmt.Errorf("interrupted (%v); %d scenario(s) did not finish", context.Cause(ctx), countInterrupted(results))}
-	case results.Failed():
-		return &exitError{code: 1, err: fmt.Errorf("%d scenario(s) failed", counts[harness.VerdictFailed])}
-	}
-	return nil
+	return finishRun(w, o, results, start, context.Cause(ctx))
 }
 
 // countInterrupted counts the scenarios an interruption cut short or
@@ -253,97 +217,4 @@ func countInterrupted(results *harness.Results) int {
 		}
 	}
 	return n
-}
-
-// verdictText is the verdict as the table shows it: PASSED*, with an
-// asterisk, when some of the scenario's checks were skipped.
-func verdictText(s harness.ScenarioResult) string {
-	v := strings.ToUpper(string(s.Verdict))
-	if s.Partial() {
-		v += "*"
-	}
-	return v
-}
-
-// printTable prints one row per scenario: name, verdict, duration, key
-// figures, and the reason of a failure or skip (first line), or the checks
-// a passed scenario skipped (verdict PASSED*).
-func printTable(w io.Writer, results *harness.Results) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tVERDICT\tTIME\tKEY FIGURES\tREASON")
-	partial := false
-	for _, s := range results.Scenarios {
-		reason := s.Reason
-		if s.Partial() {
-			partial = true
-			reason = "checks skipped: " + strings.Join(s.SkippedChecks, "; ")
-		}
-		if i := strings.IndexByte(reason, '\n'); i >= 0 {
-			reason = reason[:i]
-		}
-		if len(reason) > 120 {
-			reason = reason[:117] + "..."
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, verdictText(s),
-			s.Duration.D().Round(time.Millisecond), keyFigures(s.Figures), reason)
-	}
-	_ = tw.Flush()
-	if partial {
-		fmt.Fprintln(w, "PASSED*: passed, but some checks did not run (the target lacks the capability they need)")
-	}
-}
-
-// keyFigures summarizes a scenario's figures: the largest time to error,
-// failed calls after restarts, load counts and latency, or else the first
-// few figures.
-func keyFigures(figs map[string]float64) string {
-	if len(figs) == 0 {
-		return "-"
-	}
-	var parts []string
-	isStall := func(k string) bool { return strings.Contains(k, "stall") || strings.Contains(k, "timeout") }
-	maxOf := func(prefix string, keep func(string) bool) (string, float64, bool) {
-		var key string
-		var best float64
-		found := false
-		for k, v := range figs {
-			if strings.HasPrefix(k, prefix) && keep(k) && (!found || v > best) {
-				key, best, found = k, v, true
-			}
-		}
-		return strings.TrimPrefix(key, prefix), best, found
-	}
-	if k, v, ok := maxOf("time_to_error_ms.", func(k string) bool { return !isStall(k) }); ok {
-		parts = append(parts, fmt.Sprintf("time to error max %.1fms (%s)", v, k))
-	}
-	if k, v, ok := maxOf("time_to_error_ms.", isStall); ok {
-		parts = append(parts, fmt.Sprintf("stall to error max %.0fms (%s)", v, k))
-	}
-	if _, v, ok := maxOf("failed_calls_after_", func(string) bool { return true }); ok {
-		parts = append(parts, fmt.Sprintf("max failed calls after restart/recovery %.0f", v))
-	}
-	for _, k := range []string{"calls", "calls_failed", "latency_p99_ms", "latency_max_ms", "cancel_return_ms", "backend_cancelled_ms",
-		"time_to_open_ms", "open_fail_fast_max_ms", "time_to_close_ms", "probe_interval_ms.min", "probe_interval_ms.max", "find_tool_ms"} {
-		if v, ok := figs[k]; ok {
-			parts = append(parts, fmt.Sprintf("%s %s", k, trimFloat(v)))
-		}
-	}
-	if len(parts) == 0 {
-		keys := make([]string, 0, len(figs))
-		for k := range figs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys[:min(3, len(keys))] {
-			parts = append(parts, fmt.Sprintf("%s %s", k, trimFloat(figs[k])))
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
-func trimFloat(v float64) string {
-	if v == float64(int64(v)) {
-		return fmt.Sprintf("%d", int64(v))
-	}
-	return fmt.Sprintf("%.1f", v)
 }

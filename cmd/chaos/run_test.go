@@ -32,11 +32,18 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 		t.Fatalf("chaos run: %v", err)
 	}
 	table := stdout.String()
-	for _, want := range []string{"SCENARIO", "VERDICT", "KEY FIGURES", "wrapping/legacy/streamable-http", "wrapping/modern/sse", "time to error max", "2 passed, 0 failed, 0 skipped"} {
+	for _, want := range []string{"[1/2 ", "[2/2 ", "SCENARIO", "VERDICT", "WHY", "wrapping/legacy/streamable-http", "wrapping/modern/sse",
+		"2 passed, 0 failed, 0 skipped", "report: " + filepath.Join(filepath.Dir(out), "report.html")} {
 		if !strings.Contains(table, want) {
-			t.Errorf("table lacks %q", want)
+			t.Errorf("output lacks %q", want)
 		}
 	}
+	for _, line := range strings.Split(table, "\n") {
+		if len([]rune(line)) > 120 {
+			t.Errorf("line wider than 120 columns: %q", line)
+		}
+	}
+	checkReportFile(t, filepath.Join(filepath.Dir(out), "report.html"), "wrapping/legacy/streamable-http", "wrapping/modern/sse")
 	if strings.Contains(table, "hang/") || strings.Contains(table, "FAILED") {
 		t.Errorf("table has other scenarios or failures")
 	}
@@ -79,12 +86,23 @@ func TestRunFlags(t *testing.T) {
 		{[]string{"run", "--label", "nolabel"}, "no scenario has label nolabel"},
 		{[]string{"run", "--capabilities", "telepathy"}, "telepathy"},
 		{[]string{"run", "--gateway-cmd", "x"}, "need --target exec"},
+		{[]string{"run", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"run", "--html", "x.html", "--no-html"}, "contradict"},
+		{[]string{"run", "-q", "-v"}, "contradict"},
+		{[]string{"run", "extra-arg"}, "unknown command"},
+		{[]string{"nosuchcommand"}, "unknown command"},
+		{[]string{"report"}, "requires at least 1 arg"},
+		{[]string{"report", "/nonexistent/results.json"}, "/nonexistent/results.json"},
 	} {
 		out, err := exec.CommandContext(ctx, chaosBin, tc.args...).CombinedOutput()
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || !strings.Contains(string(out), tc.want) {
-			t.Errorf("%v: err %v, output %s", tc.args, err, out)
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%v: err %v (want exit status 2), output %s", tc.args, err, out)
 		}
+	}
+	help, err := exec.CommandContext(ctx, chaosBin, "run", "--help").CombinedOutput()
+	if err != nil || !strings.Contains(string(help), "--gateway-cmd string") || !strings.Contains(string(help), "130 interrupted") {
+		t.Errorf("run --help: %v: the --gateway-cmd value name is garbled or the exit statuses are missing:\n%s", err, help)
 	}
 	out, err := exec.CommandContext(ctx, chaosBin, "run", "--list", "--label", "breaker,session").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "session/legacy/sse") || strings.Contains(string(out), "wrapping/") {
@@ -136,6 +154,22 @@ func TestRunFailingAndLackingTarget(t *testing.T) {
 	if breaker.Verdict != harness.VerdictSkipped || !strings.Contains(breaker.Reason, "breaker") {
 		t.Errorf("breaker against a target without it: %s %s", breaker.Verdict, breaker.Reason)
 	}
+	checkReportFile(t, filepath.Join(dir, "report.html"), "hang/legacy/streamable-http", "breaker/legacy/streamable-http")
+
+	// The scorecard of the reference (a real run, in reports/testdata)
+	// against this broken gateway marks where they differ.
+	scorecard := filepath.Join(dir, "scorecard.html")
+	ref := filepath.Join("..", "..", "reports", "testdata", "run-reference.json")
+	if b, err := exec.CommandContext(ctx, chaosBin, "report", ref, out, "-o", scorecard).CombinedOutput(); err != nil {
+		t.Fatalf("chaos report: %v\n%s", err, b)
+	}
+	page, _ := os.ReadFile(scorecard)
+	for _, want := range []string{`<span class="differs-mark" title="the runs differ">≠</span> breaker/legacy/streamable-http`,
+		`<span class="differs-mark" title="the runs differ">≠</span> hang/legacy/streamable-http`, "chaos-vmcp"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("scorecard lacks %q", want)
+		}
+	}
 }
 
 // TestRunInterrupted: SIGINT during a run still prints the table and
@@ -145,7 +179,7 @@ func TestRunInterrupted(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "results.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, chaosBin, "run", "--label", "wrapping", "--verbose", "--out", out)
+	cmd := exec.CommandContext(ctx, chaosBin, "run", "--label", "wrapping", "--out", out)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	pipe, err := cmd.StdoutPipe()
@@ -164,7 +198,7 @@ func TestRunInterrupted(t *testing.T) {
 		signalled := false
 		for sc.Scan() {
 			stdout.WriteString(sc.Text() + "\n")
-			if !signalled && strings.HasPrefix(sc.Text(), "PASSED ") {
+			if !signalled && strings.HasPrefix(sc.Text(), "[1/4 ") {
 				signalled = true
 				close(firstDone)
 			}
@@ -211,7 +245,9 @@ func readResults(t *testing.T, path string) *harness.Results {
 }
 
 // TestPrintTablePartial: a pass with skipped checks shows as PASSED* with
-// the skipped checks in the reason column, never as a plain pass.
+// the skipped checks in the why column, never as a plain pass; per-check
+// results show as counts (FAILED 1/3) with the failed checks named; no
+// line is wider than 120 columns.
 func TestPrintTablePartial(t *testing.T) {
 	full := harness.NewRecorder("breaker/legacy/sse")
 	full.Pass()
@@ -221,17 +257,31 @@ func TestPrintTablePartial(t *testing.T) {
 	res := harness.NewResults(nil)
 	res.Add(full)
 	res.Add(partial)
+	failed := harness.ScenarioResult{Name: "hang/modern/streamable-http-with-a-very-long-name-that-must-be-cut", Verdict: harness.VerdictFailed,
+		Reason: strings.Repeat("a long reason ", 30), Checks: []harness.Check{
+			{Name: "stall bounded by the call timeout", Verdict: harness.CheckFailed},
+			{Name: "403 names beta", Verdict: harness.CheckPassed},
+			{Name: "metrics", Verdict: harness.CheckNotApplicable, Reason: "no metrics"}}}
+	res.Scenarios = append(res.Scenarios, failed)
 	var buf bytes.Buffer
 	printTable(&buf, res)
 	lines := strings.Split(buf.String(), "\n")
 	t.Logf("\n%s", buf.String())
-	if len(lines) < 4 || !strings.Contains(lines[1], "PASSED ") || strings.Contains(lines[1], "PASSED*") {
+	if len(lines) < 5 || !strings.Contains(lines[1], "PASSED ") || strings.Contains(lines[1], "PASSED*") {
 		t.Errorf("full pass row: %q", lines[1])
 	}
-	if !strings.Contains(lines[2], "PASSED*") || !strings.Contains(lines[2], "checks skipped: keepalive metrics counters: target x lacks capability metrics") {
+	if !strings.Contains(lines[2], "PASSED*") || !strings.Contains(lines[2], "checks skipped: keepalive metrics counters: target x lacks") {
 		t.Errorf("partial pass row: %q", lines[2])
 	}
-	if !strings.Contains(buf.String(), "PASSED*: passed, but some checks did not run") {
+	if !strings.Contains(lines[3], "FAILED 1/3") || !strings.Contains(lines[3], "failed: stall bounded by the call timeout") {
+		t.Errorf("failed row with checks: %q", lines[3])
+	}
+	if !strings.Contains(buf.String(), "PASSED*: passed, but some checks did not apply") {
 		t.Error("no legend for PASSED*")
+	}
+	for _, l := range lines {
+		if len([]rune(l)) > 120 {
+			t.Errorf("line wider than 120 columns (%d): %q", len([]rune(l)), l)
+		}
 	}
 }

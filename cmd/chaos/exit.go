@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses of every chaos command (documented in `chaos --help` and
+// README.md).
+const (
+	exitOK          = 0   // all passed
+	exitFailed      = 1   // a scenario failed (or a command failed at run time)
+	exitUsage       = 2   // bad flag, argument, config or input file
+	exitInterrupted = 130 // SIGINT or SIGTERM
+)
+
+// exitHelp is the exit status paragraph of the help texts.
+const exitHelp = `Exit status: 0 all passed; 1 a scenario failed (or the command failed while
+running); 2 usage or configuration error (bad flag, argument, config or
+input file); 130 interrupted (SIGINT/SIGTERM).`
+
+// usageError marks err as a usage or configuration error (exit status 2).
+func usageError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: exitUsage, err: err}
+}
+
+// exitCode is the exit status for an error a command returned.
+func exitCode(err error) int {
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	// cobra's own usage errors (unknown command, bad arguments).
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "invalid argument"} {
+		if strings.HasPrefix(msg, p) {
+			return exitUsage
+		}
+	}
+	return exitFailed
+}
+
+// withUsageExits makes flag and argument errors of cmd and its
+// subcommands exit with status 2.
+func withUsageExits(cmd *cobra.Command) {
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	var wrap func(c *cobra.Command)
+	wrap = func(c *cobra.Command) {
+		if args := c.Args; args != nil {
+			c.Args = func(cmd *cobra.Command, a []string) error { return usageError(args(cmd, a)) }
+		}
+		for _, sub := range c.Commands() {
+			wrap(sub)
+		}
+	}
+	wrap(cmd)
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/reports"
+)
+
+// addOutputFlags adds the output flags of `chaos run`.
+func addOutputFlags(f *pflag.FlagSet, o *runOptions) {
+	f.StringVar(&o.html, "html", "", "write the HTML report here (default: report.html beside --out, i.e. out/report.html)")
+	f.BoolVar(&o.noHTML, "no-html", false, "do not write the HTML report")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress and no table, only the final summary line")
+}
+
+// checkOutput rejects contradictory output flags.
+func (o runOptions) checkOutput() error {
+	if o.noHTML && o.html != "" {
+		return fmt.Errorf("run: --html and --no-html contradict each other")
+	}
+	if o.quiet && o.verbose {
+		return fmt.Errorf("run: --quiet and --verbose contradict each other")
+	}
+	return nil
+}
+
+// htmlPath is where the report goes, "" for none.
+func (o runOptions) htmlPath() string {
+	switch {
+	case o.noHTML:
+		return ""
+	case o.html != "":
+		return o.html
+	case o.out != "":
+		return filepath.Join(filepath.Dir(o.out), "report.html")
+	}
+	return filepath.Join("out", "report.html")
+}
+
+// finishRun prints the table (unless quiet) and the summary line, writes
+// the JSON results and the HTML report, and returns the run's exit error:
+// 2 when an output could not be written, 130 when interrupted, 1 when a
+// scenario failed.
+func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.Time, cause error) error {
+	if !o.quiet {
+		fmt.Fprintln(w)
+		printTable(w, results)
+	}
+	var writeErr error
+	var wrote []string
+	if o.out != "" {
+		if err := writeResults(results, o.out); err != nil {
+			writeErr = fmt.Errorf("run: write results: %w", err)
+		} else {
+			wrote = append(wrote, "results: "+o.out)
+		}
+	}
+	if path := o.htmlPath(); path != "" && writeErr == nil {
+		in := []reports.Input{{Name: filepath.Base(o.out), Results: results}}
+		if err := reports.WriteFile(path, in, reports.Options{Generated: time.Now()}); err != nil {
+			writeErr = fmt.Errorf("run: write report: %w", err)
+		} else {
+			wrote = append(wrote, "report: "+path)
+		}
+	}
+	counts, partial := verdictCounts(results)
+	fmt.Fprintf(w, "\n%d passed", counts[harness.VerdictPassed])
+	if partial > 0 {
+		fmt.Fprintf(w, " (%d with checks skipped)", partial)
+	}
+	fmt.Fprintf(w, ", %d failed, %d skipped in %s", counts[harness.VerdictFailed],
+		counts[harness.VerdictSkipped], time.Since(start).Round(time.Millisecond))
+	fmt.Fprintln(w)
+	for _, s := range wrote {
+		fmt.Fprintln(w, s)
+	}
+	switch {
+	case writeErr != nil:
+		return usageError(writeErr)
+	case results.Interrupted:
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted (%v); %d scenario(s) did not finish", cause, countInterrupted(results))}
+	case results.Failed():
+		return &exitError{code: exitFailed, err: fmt.Errorf("%d scenario(s) failed", counts[harness.VerdictFailed])}
+	}
+	return nil
+}
+
+func writeResults(results *harness.Results, path string) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	return results.WriteFile(path)
+}

@@ -1,0 +1,323 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// runView is one results document as the report shows it.
+type runView struct {
+	ID, Label, Target, Capabilities string
+	Started, Took                   string
+	Interrupted                     bool
+	Passed, Failed, Skipped         int
+	Partial                         int
+	ChecksPassed, ChecksFailed      int
+	ChecksNA                        int
+	Grid                            gridView
+	Recoveries                      []recoveryRow // slowest and never-recovered faults across the run
+	Scenarios                       []*scenarioView
+}
+
+// scenarioView is one scenario: verdict, checks with evidence, figures,
+// timeline, fault windows and error samples.
+type scenarioView struct {
+	ID, Name, Group, Variant string
+	Labels                   string
+	Verdict, Badge           string
+	Partial                  bool
+	Reason                   string
+	Skipped                  []string
+	Started, Duration        string
+	Checks                   []checkView
+	Failed, NA               int
+	Figures                  []figureView
+	Timeline                 *timelineView
+	Faults                   []faultView
+	Story                    string // the faults in one line
+	Saw                      []countView
+	ErrorSamples             []errorSample
+	Notes                    []string
+}
+
+type checkView struct {
+	Name, Verdict, Expected, Observed, Reason, At, Took string
+	Evidence                                            []callView
+	Missing                                             []int
+}
+
+type callView struct {
+	Seq                                          int
+	Client, Call, Backend, Class, Outcome, Error string
+	At, Took                                     string
+}
+
+type figureView struct{ Name, Value string }
+
+type countView struct {
+	Class, Text string
+	N           int
+}
+
+type errorSample struct {
+	Text, Class, Backend string
+	N, FirstSeq          int
+}
+
+// newRunView builds the view of one results document.
+func newRunView(id, label string, r *harness.Results) *runView {
+	rv := &runView{ID: id, Label: label, Target: r.Target, Capabilities: r.Capabilities.String(), Interrupted: r.Interrupted}
+	if rv.Capabilities == "" {
+		rv.Capabilities = "none declared"
+	}
+	if !r.Started.IsZero() {
+		rv.Started = r.Started.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	var last time.Time
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		sv := newScenarioView(fmt.Sprintf("%s-s%d", id, i), s)
+		rv.Scenarios = append(rv.Scenarios, sv)
+		switch s.Verdict {
+		case harness.VerdictPassed:
+			rv.Passed++
+		case harness.VerdictFailed:
+			rv.Failed++
+		default:
+			rv.Skipped++
+		}
+		if sv.Partial {
+			rv.Partial++
+		}
+		for _, c := range s.Checks {
+			switch c.Verdict {
+			case harness.CheckPassed:
+				rv.ChecksPassed++
+			case harness.CheckFailed:
+				rv.ChecksFailed++
+			default:
+				rv.ChecksNA++
+			}
+		}
+		if e := s.Started.Add(s.Duration.D()); e.After(last) {
+			last = e
+		}
+	}
+	if !r.Started.IsZero() && last.After(r.Started) {
+		rv.Took = fmtDur(last.Sub(r.Started))
+	}
+	rv.Grid = buildGrid(rv.Scenarios)
+	rv.Recoveries = slowestRecoveries(rv.Scenarios, 8)
+	return rv
+}
+
+// splitName splits a scenario name into its group and variant:
+// "hang/legacy/sse" is group hang, variant legacy/sse.
+func splitName(name string) (group, variant string) {
+	if g, v, ok := strings.Cut(name, "/"); ok {
+		return g, v
+	}
+	return name, "-"
+}
+
+func newScenarioView(id string, s *harness.ScenarioResult) *scenarioView {
+	sv := &scenarioView{ID: id, Name: s.Name, Labels: strings.Join(s.Labels, ", "), Verdict: string(s.Verdict),
+		Reason: Redact(s.Reason), Duration: fmtDur(s.Duration.D())}
+	sv.Group, sv.Variant = splitName(s.Name)
+	if !s.Started.IsZero() {
+		sv.Started = s.Started.UTC().Format("15:04:05.000")
+	}
+	for _, k := range s.SkippedChecks {
+		sv.Skipped = append(sv.Skipped, Redact(k))
+	}
+	var calls []seqCall
+	var plain []*harness.CallRecord
+	bySeq := map[int]*harness.CallRecord{}
+	for _, e := range s.Events {
+		switch {
+		case e.Kind == harness.EventCall && e.Call != nil:
+			calls = append(calls, seqCall{e.Call, e.Seq})
+			bySeq[e.Seq] = e.Call
+		case e.Kind == harness.EventNote && e.Note != "":
+			sv.Notes = append(sv.Notes, fmt.Sprintf("%s  %s", fmtDur(e.At.D()), Redact(e.Note)))
+		}
+	}
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].Start < calls[j].Start })
+	for _, c := range calls {
+		plain = append(plain, c.CallRecord)
+	}
+	evidence := map[int]bool{}
+	for _, c := range s.Checks {
+		cv := checkView{Name: c.Name, Verdict: string(c.Verdict), Expected: Redact(c.Expected), Observed: Redact(c.Observed),
+			Reason: Redact(c.Reason), At: fmtDur(c.At.D())}
+		if c.Took > 0 {
+			cv.Took = fmtDur(c.Took.D())
+		}
+		for _, seq := range c.Calls {
+			if call := bySeq[seq]; call != nil {
+				evidence[seq] = true
+				cv.Evidence = append(cv.Evidence, newCallView(seq, call))
+			} else {
+				cv.Missing = append(cv.Missing, seq)
+			}
+		}
+		switch c.Verdict {
+		case harness.CheckFailed:
+			sv.Failed++
+		case harness.CheckNotApplicable:
+			sv.NA++
+		}
+		sv.Checks = append(sv.Checks, cv)
+	}
+	sv.Partial = s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || sv.NA > 0)
+	sv.Badge = badge(s.Verdict, len(s.Checks), sv.Failed, sv.NA, sv.Partial)
+	for _, k := range sortedKeys(s.Figures) {
+		sv.Figures = append(sv.Figures, figureView{Name: k, Value: trimFloat(s.Figures[k])})
+	}
+	end := s.Duration.D()
+	ws := faultWindows(s.Events, end)
+	sv.Faults = analyseWindows(ws, plain, end)
+	sv.Story = storyOf(sv.Faults)
+	if len(s.Events) > 0 {
+		sv.Timeline = buildTimeline(s, calls, ws, evidence)
+	}
+	sv.Saw, sv.ErrorSamples = clientSaw(calls)
+	return sv
+}
+
+// badge is the short verdict a grid cell and a heading show: FAILED 3/11
+// (failed checks of all), PASSED 11/11, PASSED* when some checks did not
+// apply or were skipped.
+func badge(v harness.Verdict, checks, failed, na int, partial bool) string {
+	b := strings.ToUpper(string(v))
+	if partial {
+		b += "*"
+	}
+	switch {
+	case checks == 0:
+		return b
+	case v == harness.VerdictFailed:
+		return fmt.Sprintf("%s %d/%d", b, failed, checks)
+	case v == harness.VerdictPassed:
+		return fmt.Sprintf("%s %d/%d", b, checks-failed-na, checks)
+	}
+	return b
+}
+
+func newCallView(seq int, c *harness.CallRecord) callView {
+	cls := outcomeClass(c)
+	return callView{Seq: seq, Client: c.Client, Call: callName(c), Backend: c.Backend, Class: cls,
+		Outcome: outcomeText[cls] + " (" + string(c.Outcome) + ")", Error: clip(Redact(c.Error), 600),
+		At: fmtDur(c.Start.D()), Took: fmtDur(c.Duration.D())}
+}
+
+// clientSaw counts the calls by outcome class and groups the error texts
+// (redacted), most frequent first, at most 8.
+func clientSaw(calls []seqCall) ([]countView, []errorSample) {
+	counts := map[string]int{}
+	samples := map[string]*errorSample{}
+	var order []*errorSample
+	for _, c := range calls {
+		cls := outcomeClass(c.CallRecord)
+		counts[cls]++
+		if cls == "ok" {
+			continue
+		}
+		text := clip(Redact(c.Error), 400)
+		if text == "" {
+			text = "(no error text; outcome " + string(c.Outcome) + ")"
+		}
+		key := cls + "\x00" + c.Backend + "\x00" + text
+		if es := samples[key]; es != nil {
+			es.N++
+			continue
+		}
+		es := &errorSample{Text: text, Class: cls, Backend: c.Backend, N: 1, FirstSeq: c.seq}
+		samples[key] = es
+		order = append(order, es)
+	}
+	var saw []countView
+	for _, cls := range []string{"ok", "named", "unnamed", "timeout"} {
+		if counts[cls] > 0 {
+			saw = append(saw, countView{Class: cls, Text: outcomeText[cls], N: counts[cls]})
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].N > order[j].N })
+	var out []errorSample
+	for _, es := range order[:min(len(order), 8)] {
+		out = append(out, *es)
+	}
+	return saw, out
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func trimFloat(v float64) string {
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d", int64(v))
+	}
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// Badge is a scenario's short verdict, as the scorecard and `chaos run`'s
+// table show it: FAILED 3/11 (failed checks of all), PASSED 11/11, PASSED*
+// for a partial pass (some checks did not apply or were skipped), SKIPPED;
+// without per-check results just the verdict (with * when partial).
+func Badge(s *harness.ScenarioResult) string {
+	failed, na := 0, 0
+	for _, c := range s.Checks {
+		switch c.Verdict {
+		case harness.CheckFailed:
+			failed++
+		case harness.CheckNotApplicable:
+			na++
+		}
+	}
+	partial := s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || na > 0)
+	return badge(s.Verdict, len(s.Checks), failed, na, partial)
+}
+
+// recoveryRow is one fault of the run's recovery overview.
+type recoveryRow struct {
+	ScenarioID, Scenario, Fault, Recovery string
+	Never                                 bool
+	took                                  time.Duration
+}
+
+// slowestRecoveries lists the faults that never recovered, then the
+// slowest recoveries, at most n rows.
+func slowestRecoveries(scs []*scenarioView, n int) []recoveryRow {
+	var rows []recoveryRow
+	for _, s := range scs {
+		for _, f := range s.Faults {
+			if f.unrecovered || f.recoveryTook >= 0 {
+				rows = append(rows, recoveryRow{ScenarioID: s.ID, Scenario: s.Name, Fault: f.Label, Recovery: f.Recovery, Never: f.unrecovered, took: f.recoveryTook})
+			}
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Never != rows[j].Never {
+			return rows[i].Never
+		}
+		return rows[i].took > rows[j].took
+	})
+	return rows[:min(len(rows), n)]
+}

@@ -1,0 +1,375 @@
+package reports
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden HTML files in testdata/")
+
+func load(t *testing.T, names ...string) []Input {
+	t.Helper()
+	var paths []string
+	for _, n := range names {
+		paths = append(paths, filepath.Join("testdata", n))
+	}
+	in, err := Load(paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func render(t *testing.T, in []Input) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Render(&buf, in, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// parsedPage is a parsed report with lookups by id and class.
+type parsedPage struct {
+	root *html.Node
+	ids  map[string]*html.Node
+}
+
+func parse(t *testing.T, b []byte) *parsedPage {
+	t.Helper()
+	root, err := html.Parse(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &parsedPage{root: root, ids: map[string]*html.Node{}}
+	p.each(func(n *html.Node) {
+		if id := attr(n, "id"); id != "" {
+			if p.ids[id] != nil {
+				t.Errorf("duplicate id %q", id)
+			}
+			p.ids[id] = n
+		}
+	})
+	return p
+}
+
+func (p *parsedPage) each(fn func(*html.Node)) { walk(p.root, fn) }
+
+func walk(n *html.Node, fn func(*html.Node)) {
+	if n.Type == html.ElementNode {
+		fn(n)
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c, fn)
+	}
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func hasClass(n *html.Node, class string) bool {
+	for _, c := range strings.Fields(attr(n, "class")) {
+		if c == class {
+			return true
+		}
+	}
+	return false
+}
+
+// find lists the elements named tag (any, if "") having class (any, if "").
+func find(root *html.Node, tag, class string) []*html.Node {
+	var out []*html.Node
+	walk(root, func(n *html.Node) {
+		if (tag == "" || n.Data == tag) && (class == "" || hasClass(n, class)) {
+			out = append(out, n)
+		}
+	})
+	return out
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	var rec func(*html.Node)
+	rec = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			rec(c)
+		}
+	}
+	rec(n)
+	return b.String()
+}
+
+// checkStructure checks what every report must have: nothing external,
+// every in-page link resolving, a section per scenario with its heading
+// and badge, a scorecard cell linking to each, and a timeline for each
+// scenario that recorded events.
+func checkStructure(t *testing.T, b []byte, in []Input) *parsedPage {
+	t.Helper()
+	refs, err := ExternalRefs(bytes.NewReader(b))
+	if err != nil || len(refs) > 0 {
+		t.Fatalf("external references: %v %v", refs, err)
+	}
+	p := parse(t, b)
+	p.each(func(n *html.Node) {
+		if h := attr(n, "href"); strings.HasPrefix(h, "#") && p.ids[h[1:]] == nil {
+			t.Errorf("link to missing #%s", h[1:])
+		}
+	})
+	if len(find(p.root, "style", "")) != 1 || len(find(p.root, "title", "")) < 1 {
+		t.Error("no inline style sheet or no title")
+	}
+	for i, x := range in {
+		run := p.ids[runID(i)]
+		if run == nil {
+			t.Fatalf("no section for run %d", i)
+		}
+		grid := find(run, "table", "grid")
+		if len(grid) != 1 {
+			t.Fatalf("run %d: %d scorecard grids", i, len(grid))
+		}
+		linked := map[string]bool{}
+		for _, a := range find(grid[0], "a", "badge") {
+			linked[strings.TrimPrefix(attr(a, "href"), "#")] = true
+		}
+		secs := find(run, "section", "scenario")
+		if len(secs) != len(x.Results.Scenarios) {
+			t.Fatalf("run %d: %d scenario sections for %d scenarios", i, len(secs), len(x.Results.Scenarios))
+		}
+		for j, s := range x.Results.Scenarios {
+			sec := secs[j]
+			if !linked[attr(sec, "id")] {
+				t.Errorf("%s: no scorecard cell links to it", s.Name)
+			}
+			h := find(sec, "h3", "")
+			if len(h) == 0 || !strings.Contains(text(h[0]), s.Name) || !strings.Contains(text(h[0]), Badge(&s)) {
+				t.Errorf("%s: heading %q lacks the name or the badge %q", s.Name, text(h[0]), Badge(&s))
+			}
+			if !hasClass(sec, "v-"+string(s.Verdict)) {
+				t.Errorf("%s: section class %q lacks the verdict", s.Name, attr(sec, "class"))
+			}
+			svgs := find(sec, "svg", "")
+			if (len(s.Events) > 0) != (len(svgs) == 1) {
+				t.Errorf("%s: %d events, %d timelines", s.Name, len(s.Events), len(svgs))
+			}
+			if len(s.Checks) > 0 && len(find(sec, "tr", "cv-"+string(s.Checks[0].Verdict))) == 0 {
+				t.Errorf("%s: no row for check %q", s.Name, s.Checks[0].Name)
+			}
+		}
+	}
+	return p
+}
+
+func runID(i int) string { return "r" + string(rune('0'+i)) }
+
+// TestRenderRealRun renders a real `chaos run` (a subset of the catalogue
+// against the reference gateway) and checks its structure and content:
+// fault windows with recovery, health and breaker bands, session changes.
+func TestRenderRealRun(t *testing.T) {
+	in := load(t, "run-reference.json")
+	b := render(t, in)
+	p := checkStructure(t, b, in)
+	breaker := p.ids["r0-s5"]
+	if breaker == nil || !strings.Contains(text(breaker), "breaker/legacy/streamable-http") {
+		t.Fatal("no breaker section")
+	}
+	body := text(breaker)
+	for _, want := range []string{"beta: set http_status 500", "after clear", "backend \"beta\" unavailable: circuit open", "1 fault window(s) on beta; slowest recovery 1.0"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("breaker section lacks %q", want)
+		}
+	}
+	svg := find(breaker, "svg", "")[0]
+	if n := len(find(svg, "rect", "st-bad")); n < 2 {
+		t.Errorf("breaker timeline: %d bad-state bands (want beta unhealthy and open)", n)
+	}
+	if n := len(find(svg, "rect", "shade")); n != 1 {
+		t.Errorf("breaker timeline: %d shaded fault windows, want 1", n)
+	}
+	if n := len(find(svg, "rect", "call")); n != 16 {
+		t.Errorf("breaker timeline: %d calls, want 16", n)
+	}
+	session := p.ids["r0-s3"]
+	if n := len(find(session, "line", "change")); n < 8 {
+		t.Errorf("session timeline: %d session changes drawn", n)
+	}
+}
+
+// TestRenderEveryOutcome renders the hand-made fixture holding every
+// outcome (passed, failed, skipped, partial with a not_applicable check,
+// partial and failed without per-check results, interrupted, timeouts,
+// errors not naming the backend, secrets in error texts) and compares it
+// with the golden page.
+func TestRenderEveryOutcome(t *testing.T) {
+	in := load(t, "outcomes.json")
+	b := render(t, in)
+	p := checkStructure(t, b, in)
+	all := text(p.root)
+	for _, secret := range []string{"sk-live-abcdef123456", "hunter2", "tok-SECRET-1", "AKIA-SECRET-XYZ", "abcdefghijklmnop"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("secret %q in the report", secret)
+		}
+	}
+	for _, want := range []string{
+		"This run was interrupted", "[redacted]",
+		"PASSED 3/3", "FAILED 2/4", "PASSED* 1/2", "PASSED*", "SKIPPED",
+		"target fixture-gateway lacks capability metrics", // not_applicable reason and skipped check
+		"#99999 (not in the timeline)",                    // evidence missing from the timeline
+		"active at the end", "kill failed: alpha is not a process backend",
+		"not run: the run was interrupted", "interrupted while running",
+		"failed_calls_after_restart: 1 calls failed",
+		"5 passed (2 partial: some checks did not apply), 3 failed, 2 skipped", "5 passed, 2 failed, 2 not applicable",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	hang := p.ids["r0-s1"]
+	svg := find(hang, "svg", "")[0]
+	for _, cls := range []string{"timeout", "unnamed", "named", "ok", "evidence"} {
+		if len(find(svg, "rect", cls)) == 0 {
+			t.Errorf("hang timeline: no %s call", cls)
+		}
+	}
+	if len(find(hang, "div", "o-timeout")) != 1 {
+		t.Error("hang: the timeout call is not shown as evidence")
+	}
+	golden := filepath.Join("testdata", "outcomes.golden.html")
+	if *update {
+		if err := os.WriteFile(golden, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test ./reports -run TestRenderEveryOutcome -update writes it)", err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Errorf("the report differs from %s; if intended, rerun with -update and review the diff", golden)
+	}
+}
+
+// TestScorecardOfGateways puts two gateways side by side: the scenarios
+// where their verdicts or failed checks differ are marked, with a per-check
+// comparison; the same run twice differs nowhere.
+func TestScorecardOfGateways(t *testing.T) {
+	in := load(t, "run-reference.json", "outcomes.json")
+	b := render(t, in)
+	p := checkStructure(t, b, in)
+	cmp := p.ids["compare"]
+	if cmp == nil {
+		t.Fatal("no side-by-side section")
+	}
+	head := find(cmp, "thead", "")[0]
+	if !strings.Contains(text(head), "run-reference.json") || !strings.Contains(text(head), "outcomes.json") {
+		t.Errorf("columns: %q", text(head))
+	}
+	differs := map[string]bool{}
+	for _, tr := range find(cmp, "tr", "differs") {
+		if th := find(tr, "th", ""); len(th) > 0 {
+			differs[strings.TrimSpace(strings.TrimPrefix(text(th[0]), "≠"))] = true
+		}
+	}
+	for _, name := range []string{"hang/modern/streamable-http", "restart/legacy/sse", "session/legacy/sse", "wrapping/legacy/sse", "stall bounded by the call timeout"} {
+		if !differs[name] {
+			t.Errorf("%s not marked as differing (marked: %v)", name, differs)
+		}
+	}
+	for _, same := range []string{"hang-pause/modern/sse", "breaker/legacy/streamable-http"} {
+		if differs[same] {
+			t.Errorf("%s passed in both (once with per-check results) but is marked as differing", same)
+		}
+	}
+	copied := filepath.Join(t.TempDir(), "run-reference.json")
+	if b, err := os.ReadFile(filepath.Join("testdata", "run-reference.json")); err != nil || os.WriteFile(copied, b, 0o644) != nil {
+		t.Fatal("copy the fixture")
+	}
+	twice, err := Load(filepath.Join("testdata", "run-reference.json"), copied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if twice[0].Name == twice[1].Name {
+		t.Errorf("two files of the same name get the same column label %q", twice[0].Name)
+	}
+	same := render(t, twice)
+	if sp := parse(t, same); len(find(sp.ids["compare"], "tr", "differs")) != 0 {
+		t.Error("the same run twice is marked as differing")
+	}
+}
+
+// TestLoadBadInput: a file that is not a results document is an error
+// naming it; Render refuses no input.
+func TestLoadBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	old := filepath.Join(dir, "old.json")
+	os.WriteFile(bad, []byte(`{"schemaVersion": 1, "scenarios": [`), 0o644)
+	os.WriteFile(old, []byte(`{"schemaVersion": 0, "scenarios": []}`), 0o644)
+	for _, f := range []string{bad, old, filepath.Join(dir, "missing.json")} {
+		if _, err := Load(f); err == nil || !strings.Contains(err.Error(), f) {
+			t.Errorf("Load(%s): %v, want an error naming the file", f, err)
+		}
+	}
+	if err := Render(&bytes.Buffer{}, nil, Options{}); err == nil {
+		t.Error("Render with no input: no error")
+	}
+	if err := Render(&bytes.Buffer{}, []Input{{Name: "x"}}, Options{}); err == nil {
+		t.Error("Render with nil results: no error")
+	}
+	// An empty run renders.
+	checkStructure(t, render(t, []Input{{Results: harness.NewResults(nil)}}), []Input{{Results: harness.NewResults(nil)}})
+}
+
+// TestExternalRefs: the checker finds every way a page could fetch.
+func TestExternalRefs(t *testing.T) {
+	for _, doc := range []string{
+		`<img src="http://x/y.png">`, `<link rel="stylesheet" href="a.css">`, `<script src="https://cdn/x.js"></script>`,
+		`<style>@import "x.css";</style>`, `<style>body{background:url(http://x/y)}</style>`, `<p style="background:url('//x')">`,
+		`<a href="https://example.com">x</a>`, `<svg><use xlink:href="https://x/s.svg#a"/></svg>`, `<iframe></iframe>`,
+		`<script>fetch("x")</script>`, `<body onload="x()">`,
+	} {
+		refs, err := ExternalRefs(strings.NewReader(doc))
+		if err != nil || len(refs) == 0 {
+			t.Errorf("%s: not detected (%v)", doc, err)
+		}
+	}
+	refs, _ := ExternalRefs(strings.NewReader(`<a href="#x">x</a><p id="x" style="color:red"></p><svg><rect fill="url(#p)"/></svg>`))
+	if len(refs) != 0 {
+		t.Errorf("in-page references flagged: %v", refs)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"Authorization: Bearer abc.def-ghi":                 "Authorization: [redacted]",
+		`{"authorization":"Basic dXNlcjpwYXNz"}`:            `{"authorization":"[redacted]"}`,
+		"got bearer eyJhbGciOiJIUzI1NiJ9.x.y back":          "got bearer [redacted] back",
+		"GET https://user:pa55@host:8080/mcp failed":        "GET https://[redacted]@host:8080/mcp failed",
+		"http://token@host/x":                               "http://[redacted]@host/x",
+		"/mcp?access_token=abc123&x=1":                      "/mcp?access_token=[redacted]&x=1",
+		`{"api_key": "k-1", "client_secret":"s"}`:           `{"api_key": "[redacted]", "client_secret":"[redacted]"}`,
+		"password=hunter2 ok":                               "password=[redacted] ok",
+		`backend "beta" unavailable: HTTP 403 Forbidden`:    `backend "beta" unavailable: HTTP 403 Forbidden`,
+		"session vmcp-1591dea88725a083 at http://127.0.0.1": "session vmcp-1591dea88725a083 at http://127.0.0.1",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

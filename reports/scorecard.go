@@ -1,0 +1,173 @@
+package reports
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// gridView is a run's scorecard: a row per scenario group, a column per
+// variant (revision/transport), a cell per scenario.
+type gridView struct {
+	Variants []string
+	Rows     []gridRow
+}
+
+type gridRow struct {
+	Group string
+	Cells []*gridCell // nil: the group has no such variant
+}
+
+type gridCell struct {
+	ID, Verdict, Badge string
+	Reason             string // first line of the reason, in side-by-side rows that differ
+	Partial            bool
+	Failed             []string // names of failed checks
+}
+
+func buildGrid(scs []*scenarioView) gridView {
+	var g gridView
+	var groups []string
+	cells := map[[2]string]*gridCell{}
+	for _, s := range scs {
+		if !slices.Contains(groups, s.Group) {
+			groups = append(groups, s.Group)
+		}
+		if !slices.Contains(g.Variants, s.Variant) {
+			g.Variants = append(g.Variants, s.Variant)
+		}
+		cells[[2]string{s.Group, s.Variant}] = &gridCell{ID: s.ID, Verdict: s.Verdict, Badge: s.Badge, Partial: s.Partial, Failed: failedChecks(s)}
+	}
+	// Variants in a stable, readable order: legacy before modern,
+	// streamable-http before sse, as the catalogue lists them.
+	slices.SortStableFunc(g.Variants, func(a, b string) int { return strings.Compare(variantKey(a), variantKey(b)) })
+	for _, grp := range groups {
+		row := gridRow{Group: grp}
+		for _, v := range g.Variants {
+			row.Cells = append(row.Cells, cells[[2]string{grp, v}])
+		}
+		g.Rows = append(g.Rows, row)
+	}
+	return g
+}
+
+func variantKey(v string) string {
+	if v == "-" {
+		return "~" // scenarios without a variant last
+	}
+	r := strings.NewReplacer("legacy", "0", "modern", "1", "streamable-http", "0", "sse", "1")
+	return r.Replace(v)
+}
+
+func failedChecks(s *scenarioView) []string {
+	var out []string
+	for _, c := range s.Checks {
+		if c.Verdict == "failed" {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// compareView puts several runs side by side: a column per run (gateway,
+// or one gateway's runs over time), a row per scenario; rows where the
+// runs disagree are marked, with their checks compared.
+type compareView struct {
+	Columns []*runView
+	Rows    []compareRow
+	Differ  int
+}
+
+type compareRow struct {
+	Name    string
+	Differs bool
+	Cells   []*gridCell // nil: the run has no such scenario
+	Checks  []checkRow  // per-check verdicts, for rows that differ
+}
+
+type checkRow struct {
+	Name     string
+	Differs  bool
+	Verdicts []string // "" when the run has no such check
+}
+
+func buildCompare(runs []*runView) *compareView {
+	cv := &compareView{Columns: runs}
+	var names []string
+	byRun := make([]map[string]*scenarioView, len(runs))
+	for i, r := range runs {
+		byRun[i] = map[string]*scenarioView{}
+		for _, s := range r.Scenarios {
+			if _, ok := byRun[i][s.Name]; !ok && !slices.Contains(names, s.Name) {
+				names = append(names, s.Name)
+			}
+			byRun[i][s.Name] = s
+		}
+	}
+	for _, n := range names {
+		row := compareRow{Name: n}
+		var first string
+		for i := range runs {
+			s := byRun[i][n]
+			var c *gridCell
+			key := "absent"
+			if s != nil {
+				c = &gridCell{ID: s.ID, Verdict: s.Verdict, Badge: s.Badge, Partial: s.Partial, Failed: failedChecks(s)}
+				// Same verdict, partiality and failed checks: no
+				// difference, even when only one run has per-check results.
+				key = fmt.Sprintf("%s|%v|%s", s.Verdict, s.Partial, strings.Join(c.Failed, "|"))
+			}
+			if i == 0 {
+				first = key
+			} else if key != first {
+				row.Differs = true
+			}
+			row.Cells = append(row.Cells, c)
+		}
+		if row.Differs {
+			cv.Differ++
+			for i, c := range row.Cells {
+				if c != nil {
+					c.Reason, _, _ = strings.Cut(byRun[i][n].Reason, "\n")
+					c.Reason = clip(c.Reason, 160)
+				}
+			}
+			row.Checks = compareChecks(n, byRun)
+		}
+		cv.Rows = append(cv.Rows, row)
+	}
+	return cv
+}
+
+func compareChecks(name string, byRun []map[string]*scenarioView) []checkRow {
+	var names []string
+	for _, m := range byRun {
+		if s := m[name]; s != nil {
+			for _, c := range s.Checks {
+				if !slices.Contains(names, c.Name) {
+					names = append(names, c.Name)
+				}
+			}
+		}
+	}
+	var out []checkRow
+	for _, cn := range names {
+		row := checkRow{Name: cn}
+		for i, m := range byRun {
+			v := ""
+			if s := m[name]; s != nil {
+				for _, c := range s.Checks {
+					if c.Name == cn {
+						v = c.Verdict
+					}
+				}
+			}
+			row.Verdicts = append(row.Verdicts, v)
+			if i > 0 && v != row.Verdicts[0] {
+				row.Differs = true
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
