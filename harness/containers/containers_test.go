@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 		dangling, _ = e.DanglingImages(ctx)
 	}
 	code := m.Run()
+	ctx, cancel2 := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel2()
 	if err := ShutdownDefault(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "shutdown:", err)
 		code = 1
