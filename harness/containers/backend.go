@@ -31,7 +31,7 @@ func (t *Topology) Start(ctx context.Context, script *fakebackends.Script) (harn
 	if s.Transport == fakebackends.TransportStdio {
 		return nil, fmt.Errorf("containers: backend %q: stdio backends are spawned by the gateway: %w", s.Name, harness.ErrNotSupported)
 	}
-	ctx, cancel := context.WithTimeout(ctx, harness.DefaultStartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
 	e, err := t.engine(ctx)
 	if err != nil {

@@ -65,7 +65,7 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 		return nil, fmt.Errorf("containers: gateway %s: no Topology (use Topology.WrapTarget)", g.Name())
 	}
 	t := g.Topology
-	ctx, cancel := context.WithTimeout(ctx, harness.DefaultStartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
 	e, err := t.engine(ctx)
 	if err != nil {
