@@ -236,7 +236,7 @@ func (c *ctr) Stop(ctx context.Context) error {
 }
 
 func (c *ctr) StartAgain(ctx context.Context) error {
-	ctx, cancel := c.bounded(ctx, harness.DefaultStartTimeout)
+	ctx, cancel := c.bounded(ctx, StartTimeout)
 	defer cancel()
 	if _, err := c.t.e.cli.ContainerStart(ctx, c.id, client.ContainerStartOptions{}); err != nil {
 		return c.wrap("start", err)
@@ -246,7 +246,7 @@ func (c *ctr) StartAgain(ctx context.Context) error {
 
 // Restart stops the container gracefully and starts it again.
 func (c *ctr) Restart(ctx context.Context) error {
-	ctx, cancel := c.bounded(ctx, harness.DefaultStartTimeout)
+	ctx, cancel := c.bounded(ctx, StartTimeout)
 	defer cancel()
 	grace := stopGrace
 	if _, err := c.t.e.cli.ContainerRestart(ctx, c.id, client.ContainerRestartOptions{Timeout: &grace}); err != nil {
