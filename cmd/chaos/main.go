@@ -46,9 +46,12 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(newProfileCmd())
 	root.AddCommand(newBackendCmd())
 	root.AddCommand(newVMCPCmd())
 	root.AddCommand(newRunCmd())
+	root.AddCommand(newProxyCmd())
+	root.AddCommand(newExperimentCmd())
 	root.AddCommand(newReportCmd())
 	withUsageExits(root)
 	return root

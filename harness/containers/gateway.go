@@ -110,6 +110,12 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 		if err != nil {
 			return nil, fmt.Errorf("containers: gateway %s: %w", g.Name(), err)
 		}
+		if g.Image == "" {
+			// chaos vmcp refuses an anonymous gateway off loopback unless
+			// told: here it listens on the topology's private network, and
+			// its port is published on 127.0.0.1 only.
+			text = strings.Replace(text, "incomingAuth: {type: anonymous}", "incomingAuth: {type: anonymous, allowNetwork: true}", 1)
+		}
 		files = append(files, testcontainers.ContainerFile{Reader: strings.NewReader(text), ContainerFilePath: data.ConfigPath, FileMode: 0o644})
 	}
 	argv := make([]string, len(cmd))
