@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
 // maxRequestBody bounds what the backend reads of one request.
@@ -28,13 +29,13 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.enter(conn)
 	defer g.leave(conn)
 	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &control.StatusWriter{ResponseWriter: w}
 	rec := RequestRecord{Time: start, HTTPMethod: r.Method, SessionID: r.Header.Get("Mcp-Session-Id")}
 	if rec.SessionID == "" {
 		rec.SessionID = r.URL.Query().Get("sessionId")
 	}
 	defer func() {
-		rec.Status = sw.status
+		rec.Status = sw.Status
 		rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 		b.log.add(rec)
 	}()
@@ -117,7 +118,7 @@ func (b *Backend) refuseProtocol(w http.ResponseWriter, r *http.Request, msg rpc
 // applyFault carries out a terminal fault through its kind (package
 // faults). It returns true when the request should still be served
 // normally afterwards.
-func (b *Backend) applyFault(w *statusWriter, r *http.Request, g *generation, msg rpcMessage, d decision) bool {
+func (b *Backend) applyFault(w *control.StatusWriter, r *http.Request, g *generation, msg rpcMessage, d decision) bool {
 	x := &faults.Exchange{W: w, R: r, Msg: msg, Next: g.handler, Released: d.released, Done: g.done,
 		ExpireSessions: func() { b.ExpireSessions() },
 		Exit: func(code int) {
@@ -140,35 +141,3 @@ func (b *Backend) sseTarget(r *http.Request, g *generation) *sseStream {
 	}
 	return g.streams.get(r.URL.Query().Get("sessionId"))
 }
-
-// statusWriter records the status written and forwards Flush and Hijack.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-// WriteHeader implements http.ResponseWriter.
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-// Write implements http.ResponseWriter.
-func (s *statusWriter) Write(p []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(p)
-}
-
-// Flush implements http.Flusher.
-func (s *statusWriter) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

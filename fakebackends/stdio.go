@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 	"io"
 	"log/slog"
 	"net"
@@ -232,7 +233,7 @@ func (sb *stdioBackend) startAdmin(ctx context.Context) (string, func(), error) 
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	if !isLoopback(host) && sb.opts.adminToken == "" {
+	if !control.IsLoopback(host) && sb.opts.adminToken == "" {
 		return "", nil, fmt.Errorf("fakebackends: %s: control API on non-loopback address %q needs an admin token (--admin-token)", sb.script.Name, sb.script.Admin)
 	}
 	ln, err := listen(ctx, sb.script.Admin)

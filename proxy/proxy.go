@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
 // Options configure a Proxy.
@@ -188,10 +190,10 @@ const closeGrace = 500 * time.Millisecond
 // ?sessionId=) finds its stream with StreamFrom.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := newRecord(r)
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &control.StatusWriter{ResponseWriter: w}
 	w = sw
 	defer func() {
-		rec.Status = sw.status
+		rec.Status = sw.Status
 		rec.DurationMS = float64(time.Since(rec.Time).Microseconds()) / 1000
 		p.requests.add(*rec)
 		p.sessions.seen(sw.Header().Get("Mcp-Session-Id"))

@@ -47,35 +47,6 @@ func RecordFrom(ctx context.Context) *RequestRecord {
 	return r
 }
 
-// statusWriter records the status written; http.ResponseController reaches
-// the writer underneath through Unwrap (flushes, hijacks).
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-// WriteHeader implements http.ResponseWriter.
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-// Write implements http.ResponseWriter.
-func (s *statusWriter) Write(p []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(p)
-}
-
-// Flush implements http.Flusher.
-func (s *statusWriter) Flush() { _ = http.NewResponseController(s.ResponseWriter).Flush() }
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
 // Requests returns the request log (the last 10,000 requests).
 func (p *Proxy) Requests() []RequestRecord { return p.requests.snapshot() }
 
