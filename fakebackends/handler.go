@@ -28,16 +28,12 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	conn, _ := r.Context().Value(connKey{}).(net.Conn)
 	g.enter(conn)
 	defer g.leave(conn)
-	start := time.Now()
 	sw := &control.StatusWriter{ResponseWriter: w}
-	rec := RequestRecord{Time: start, HTTPMethod: r.Method, SessionID: r.Header.Get("Mcp-Session-Id")}
-	if rec.SessionID == "" {
-		rec.SessionID = r.URL.Query().Get("sessionId")
-	}
+	rec := NewRequestRecord(r)
 	defer func() {
 		rec.Status = sw.Status
-		rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-		b.log.add(rec)
+		rec.DurationMS = float64(time.Since(rec.Time).Microseconds()) / 1000
+		b.log.Add(rec)
 	}()
 
 	var body []byte
@@ -122,7 +118,7 @@ func (b *Backend) applyFault(w *control.StatusWriter, r *http.Request, g *genera
 	x := &faults.Exchange{W: w, R: r, Msg: msg, Next: g.handler, Released: d.released, Done: g.done,
 		ExpireSessions: func() { b.ExpireSessions() },
 		Exit: func(code int) {
-			b.log.add(RequestRecord{Time: time.Now(), Method: msg.Method, Tool: msg.Name, Fault: d.label + ":exit"})
+			b.log.Add(RequestRecord{Time: time.Now(), Method: msg.Method, Tool: msg.Name, Fault: d.label + ":exit"})
 			b.exit(code)
 		},
 		Hold: func() func() { b.stalls.Add(1); return func() { b.stalls.Add(-1) } },

@@ -144,7 +144,7 @@ type stdioBackend struct {
 	script  Script
 	opts    options
 	engine  *engine
-	log     requestLog
+	log     RequestLog
 	out     *lockedWriter
 	done    chan struct{}
 	pending sync.WaitGroup // delayed and stalled lines
@@ -181,7 +181,7 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 	forward := func() { _, _ = pw.Write(append(line, '\n')) }
 	logDone := func() {
 		rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-		sb.log.add(rec)
+		sb.log.Add(rec)
 	}
 	f := d.fault
 	if (f == nil || f.Kind == KindSessionExpire) && d.delay <= 0 {
@@ -259,7 +259,7 @@ func (sb *stdioBackend) startAdmin(ctx context.Context) (string, func(), error) 
 		},
 		clear:    func() { sb.engine.set(nil) },
 		expire:   func() int { return 0 },
-		requests: sb.log.snapshot,
+		requests: sb.log.Snapshot,
 		info: func() map[string]any {
 			return map[string]any{"name": sb.script.Name, "transport": TransportStdio}
 		},
