@@ -82,32 +82,19 @@ type waitGroup interface {
 func newAdminMux(token string, inflight waitGroup, ops adminOps) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { control.WriteJSON(w, http.StatusOK, ops.info()) })
-	mux.HandleFunc("GET /faults", func(w http.ResponseWriter, r *http.Request) {
-		control.WriteJSON(w, http.StatusOK, map[string]any{"faults": ops.faults()})
-	})
-	change := func(apply func(...Fault) error) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			data, err := control.ReadBody(r)
-			if err != nil {
-				control.WriteError(w, http.StatusBadRequest, err)
-				return
+	control.HandleFaults(mux, control.Faults{
+		List: func() map[string]any { return map[string]any{"faults": ops.faults()} },
+		Change: func(r *http.Request, body []byte, add bool) (map[string]any, error) {
+			faults, err := ParseFaults(body, r.Method+" /faults")
+			if err == nil && add {
+				err = ops.add(faults...)
+			} else if err == nil {
+				err = ops.set(faults...)
 			}
-			faults, err := ParseFaults(data, r.Method+" /faults")
-			if err == nil {
-				err = apply(faults...)
-			}
-			if err != nil {
-				control.WriteError(w, http.StatusBadRequest, err)
-				return
-			}
-			control.WriteJSON(w, http.StatusOK, map[string]any{"faults": ops.faults()})
-		}
-	}
-	mux.HandleFunc("PUT /faults", change(ops.set))
-	mux.HandleFunc("POST /faults", change(ops.add))
-	mux.HandleFunc("DELETE /faults", func(w http.ResponseWriter, r *http.Request) {
-		ops.clear()
-		control.WriteJSON(w, http.StatusOK, map[string]any{"faults": []Fault{}})
+			return map[string]any{"faults": ops.faults()}, err
+		},
+		Clear:    func() map[string]any { ops.clear(); return map[string]any{"faults": []Fault{}} },
+		Requests: func() any { return ops.requests() },
 	})
 	mux.HandleFunc("POST /restart", func(w http.ResponseWriter, r *http.Request) {
 		if ops.restart == nil {
@@ -132,9 +119,6 @@ func newAdminMux(token string, inflight waitGroup, ops adminOps) http.Handler {
 	})
 	mux.HandleFunc("POST /expire-sessions", func(w http.ResponseWriter, r *http.Request) {
 		control.WriteJSON(w, http.StatusOK, map[string]any{"expired": ops.expire()})
-	})
-	mux.HandleFunc("GET /requests", func(w http.ResponseWriter, r *http.Request) {
-		control.WriteJSON(w, http.StatusOK, map[string]any{"requests": ops.requests()})
 	})
 	gated := control.RequireToken(token, "fakebackend-admin", mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

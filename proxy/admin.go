@@ -39,37 +39,21 @@ func (p *Proxy) AdminHandler() http.Handler {
 		control.WriteJSON(w, http.StatusOK, map[string]any{"kind": "proxy", "upstream": p.upstream.String(), "url": p.mcpURL,
 			"faults": p.engine.Len(), "lease": p.lease.status()})
 	})
-	mux.HandleFunc("GET /faults", func(w http.ResponseWriter, r *http.Request) {
-		control.WriteJSON(w, http.StatusOK, map[string]any{"faults": p.engine.List(), "lease": p.lease.status()})
-	})
-	change := func(add bool) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
+	control.HandleFaults(mux, control.Faults{
+		List: func() map[string]any { return map[string]any{"faults": p.engine.List(), "lease": p.lease.status()} },
+		Change: func(r *http.Request, body []byte, add bool) (map[string]any, error) {
 			ttl, err := p.ttlParam(r)
 			if err != nil {
-				control.WriteError(w, http.StatusBadRequest, err)
-				return
+				return nil, err
 			}
-			data, err := control.ReadBody(r)
-			if err != nil {
-				control.WriteError(w, http.StatusBadRequest, err)
-				return
-			}
-			st, err := p.setFaults(data, r.Method+" /faults", add, ttl)
-			if err != nil {
-				control.WriteError(w, http.StatusBadRequest, err)
-				return
-			}
-			control.WriteJSON(w, http.StatusOK, map[string]any{"faults": p.engine.List(), "lease": st})
-		}
-	}
-	mux.HandleFunc("PUT /faults", change(false))
-	mux.HandleFunc("POST /faults", change(true))
-	mux.HandleFunc("DELETE /faults", func(w http.ResponseWriter, r *http.Request) {
-		p.ClearFaults()
-		control.WriteJSON(w, http.StatusOK, map[string]any{"faults": []any{}, "lease": p.lease.status()})
-	})
-	mux.HandleFunc("GET /requests", func(w http.ResponseWriter, r *http.Request) {
-		control.WriteJSON(w, http.StatusOK, map[string]any{"requests": p.Requests()})
+			st, err := p.setFaults(body, r.Method+" /faults", add, ttl)
+			return map[string]any{"faults": p.engine.List(), "lease": st}, err
+		},
+		Clear: func() map[string]any {
+			p.ClearFaults()
+			return map[string]any{"faults": []any{}, "lease": p.lease.status()}
+		},
+		Requests: func() any { return p.Requests() },
 	})
 	mux.HandleFunc("GET /lease", func(w http.ResponseWriter, r *http.Request) {
 		control.WriteJSON(w, http.StatusOK, p.lease.status())

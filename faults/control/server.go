@@ -97,3 +97,39 @@ func (s *StatusWriter) Flush() { _ = http.NewResponseController(s.ResponseWriter
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *StatusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// Faults is what the shared fault routes act on; each returns the JSON
+// answer (an object with at least "faults").
+type Faults struct {
+	List   func() map[string]any
+	Change func(r *http.Request, body []byte, add bool) (map[string]any, error) // PUT (add false) or POST
+	Clear  func() map[string]any
+	// Requests returns the request log for GET /requests.
+	Requests func() any
+}
+
+// HandleFaults registers GET|PUT|POST|DELETE /faults and GET /requests on
+// mux. A body over MaxBody or a rejected change answers 400 with its error.
+func HandleFaults(mux *http.ServeMux, f Faults) {
+	mux.HandleFunc("GET /faults", func(w http.ResponseWriter, r *http.Request) { WriteJSON(w, http.StatusOK, f.List()) })
+	change := func(add bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			body, err := ReadBody(r)
+			var answer map[string]any
+			if err == nil {
+				answer, err = f.Change(r, body, add)
+			}
+			if err != nil {
+				WriteError(w, http.StatusBadRequest, err)
+				return
+			}
+			WriteJSON(w, http.StatusOK, answer)
+		}
+	}
+	mux.HandleFunc("PUT /faults", change(false))
+	mux.HandleFunc("POST /faults", change(true))
+	mux.HandleFunc("DELETE /faults", func(w http.ResponseWriter, r *http.Request) { WriteJSON(w, http.StatusOK, f.Clear()) })
+	mux.HandleFunc("GET /requests", func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusOK, map[string]any{"requests": f.Requests()})
+	})
+}
