@@ -23,6 +23,10 @@ import (
 //   - "event-name": an event "ping" with non-JSON data, then one named
 //     "foo" carrying the answer, with the id forged (424242) when forge is
 //     set.
+//   - "method-case": one unnamed event carrying the answer with an extra
+//     key "Method" (found by FuzzSSEValidator).
+//   - "json-method": an application/json answer with an extra key
+//     "method" (found by FuzzJSONAnswer).
 //   - "resume": the POST's stream primes the client with an event id and
 //     ends; the answer (forged id when forge is set) comes on the resumed
 //     GET carrying Last-Event-ID, as SEP-1699 allows before 2026-07-28.
@@ -79,6 +83,15 @@ func forgingBackend(t *testing.T, mode string, forge bool) *httptest.Server {
 			// An event mcp-go skips (its data is no JSON-RPC message), then
 			// the answer under a name mcp-go ignores too, but dispatches.
 			fmt.Fprintf(w, "event: ping\ndata: hello\n\nevent: foo\ndata: %s\n\n", answer(msg.ID))
+		case "method-case":
+			// The answer with a key "Method": encoding/json would match it
+			// to a method field, mcp-go takes the message as the answer.
+			fmt.Fprintf(w, "data: %s\n\n", strings.Replace(answer(msg.ID), `"id":`, `"Method":"x","id":`, 1))
+		case "json-method":
+			// A plain JSON answer that also has a method: mcp-go takes any
+			// JSON body with an id as the answer.
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, strings.Replace(answer(msg.ID), `"id":`, `"method":"x","id":`, 1))
 		case "resume":
 			ev := fmt.Sprintf("ev-%s", msg.ID)
 			mu.Lock()
@@ -95,7 +108,7 @@ func forgingBackend(t *testing.T, mode string, forge bool) *httptest.Server {
 // reaches the client, whatever the SSE event name, and also when it comes on
 // a resumed stream; the same answers with the right id do (issue 12 item 1).
 func TestForgedAnswers(t *testing.T) {
-	for _, mode := range []string{"event-name", "resume"} {
+	for _, mode := range []string{"event-name", "resume", "method-case", "json-method"} {
 		for _, forge := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/forged=%v", mode, forge), func(t *testing.T) {
 				b := forgingBackend(t, mode, forge)
