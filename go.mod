@@ -21,7 +21,6 @@ require (
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/net v0.59.0
-	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -113,21 +114,12 @@ func toolHandler(t ToolSpec, done <-chan struct{}) server.ToolHandlerFunc {
 }
 
 // sleepCtx waits d, or returns early with an error when ctx ends or done is
-// closed.
+// closed (errStopped).
 func sleepCtx(ctx context.Context, done <-chan struct{}, d time.Duration) error {
-	if d <= 0 {
-		return nil
+	if err := faults.SleepCtx(ctx, done, d); err != faults.ErrStopped {
+		return err
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-done:
-		return errStopped
-	}
+	return errStopped
 }
 
 func nameOr(name, fallback string) string {

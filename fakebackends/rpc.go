@@ -1,111 +1,14 @@
 package fakebackends
 
-import (
-	"encoding/json"
-	"strconv"
-)
+import "github.com/vmcp-chaos/vmcp-chaos/faults"
 
 // rpcMessage is what the fault engine needs to know of a JSON-RPC message.
-type rpcMessage struct {
-	Method string
-	ID     json.RawMessage // nil for notifications and unparsable input
-	Name   string          // tool or prompt name, or resource URI
-	// ProgressToken is the request's _meta.progressToken, if any.
-	ProgressToken json.RawMessage
-	// Modern reports a request of the stateless 2026-07-28 revision.
-	Modern bool
-}
+type rpcMessage = faults.Message
 
-// parseRPC reads the method, id and addressed name of a JSON-RPC message. It
-// never fails: unparsable input yields an empty message.
-func parseRPC(body []byte) rpcMessage {
-	var raw struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
-		Params struct {
-			Name string `json:"name"`
-			URI  string `json:"uri"`
-			Meta struct {
-				ProgressToken json.RawMessage `json:"progressToken"`
-				Protocol      string          `json:"io.modelcontextprotocol/protocolVersion"`
-			} `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &raw) != nil {
-		return rpcMessage{}
-	}
-	m := rpcMessage{Method: raw.Method, ID: raw.ID, Name: raw.Params.Name, ProgressToken: raw.Params.Meta.ProgressToken}
-	if m.Name == "" {
-		m.Name = raw.Params.URI
-	}
-	if string(m.ID) == "null" {
-		m.ID = nil
-	}
-	return m
-}
+func parseRPC(body []byte) rpcMessage { return faults.ParseMessage(body) }
 
-// idOr returns the id as JSON, or null.
-func (m rpcMessage) idOr() json.RawMessage {
-	if len(m.ID) == 0 {
-		return json.RawMessage("null")
-	}
-	return m.ID
-}
+// oversized builds a valid result whose text makes the body about size bytes.
+func oversized(msg rpcMessage, size int64) []byte { return faults.Oversized(msg, size) }
 
-// wrongID returns an id that is certainly not the request's.
-func (m rpcMessage) wrongID() json.RawMessage {
-	if n, err := strconv.ParseInt(string(m.ID), 10, 64); err == nil {
-		return json.RawMessage(strconv.FormatInt(n+100000, 10))
-	}
-	b, _ := json.Marshal("wrong-" + string(m.ID))
-	return b
-}
-
-// progressNotification is a notifications/progress message for the request.
-func (m rpcMessage) progressNotification(i, total int) []byte {
-	token := m.ProgressToken
-	if len(token) == 0 || string(token) == "null" {
-		token = json.RawMessage(`"fake-progress"`)
-	}
-	b, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"method":  "notifications/progress",
-		"params":  map[string]any{"progressToken": token, "progress": i, "total": total},
-	})
-	return b
-}
-
-// errorResponse is a JSON-RPC error response to m.
-func (m rpcMessage) errorResponse(code int, message string) []byte {
-	b, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": m.idOr(),
-		"error": map[string]any{"code": code, "message": message},
-	})
-	return b
-}
-
-// toolErrorResponse is a tools/call result with isError: true.
-func (m rpcMessage) toolErrorResponse(text string) []byte {
-	b, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": m.idOr(),
-		"result": map[string]any{
-			"content": []any{map[string]any{"type": "text", "text": text}},
-			"isError": true,
-		},
-	})
-	return b
-}
-
-// wrongIDResponse is a well-formed result carrying another request's id.
-func (m rpcMessage) wrongIDResponse() []byte {
-	b, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": m.wrongID(),
-		"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "answer to another request"}}},
-	})
-	return b
-}
-
-// invalidJSON is a response cut off in the middle of its JSON.
-func (m rpcMessage) invalidJSON() []byte {
-	return []byte(`{"jsonrpc":"2.0","id":` + string(m.idOr()) + `,"result":{"content":[{"type":"text","text":"cut`)
-}
+// resetConn closes a connection so that the peer sees a TCP RST.
+var resetConn = faults.ResetConn

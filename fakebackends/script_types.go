@@ -1,15 +1,18 @@
 package fakebackends
 
-import "time"
+import (
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
+)
 
 // Transport names how a fake backend is reached.
-type Transport string
+type Transport = faults.Transport
 
 // Transports a fake backend can serve.
 const (
-	TransportStreamableHTTP Transport = "streamable-http"
-	TransportSSE            Transport = "sse"
-	TransportStdio          Transport = "stdio"
+	TransportStreamableHTTP = faults.TransportStreamableHTTP
+	TransportSSE            = faults.TransportSSE
+	TransportStdio          = faults.TransportStdio
 )
 
 // Protocol names the MCP protocol revision(s) a fake backend serves.
@@ -99,117 +102,43 @@ type PromptArg struct {
 	Required    bool   `yaml:"required,omitempty" json:"required,omitempty"`
 }
 
-// FaultKind names a kind of fault.
-type FaultKind string
+// Fault kinds, their parameters and the fault engine live in package
+// faults (one file per kind); these aliases keep scripts, the control API
+// and Go callers unchanged.
+type (
+	// FaultKind names a kind of fault.
+	FaultKind = faults.Kind
+	// Fault is one fault: a kind with its parameters, a match and a schedule.
+	Fault = faults.Fault
+	// FaultBody is the body of an http_status fault.
+	FaultBody = faults.Body
+	// Match selects the requests a fault applies to.
+	Match = faults.Match
+	// Duration is a time.Duration written as a Go duration string ("250ms").
+	Duration = strictyaml.Duration
+	// Size is a byte count written as an integer or with a unit (KB, KiB, MB, MiB).
+	Size = strictyaml.Size
+)
 
 // Fault kinds.
 const (
-	KindCrash         FaultKind = "crash"
-	KindHTTPStatus    FaultKind = "http_status"
-	KindStall         FaultKind = "stall"
-	KindLatency       FaultKind = "latency"
-	KindJSONRPCError  FaultKind = "jsonrpc_error"
-	KindToolError     FaultKind = "tool_error"
-	KindMalformed     FaultKind = "malformed"
-	KindSessionExpire FaultKind = "session_expire"
-	KindFlap          FaultKind = "flap"
+	KindCrash         = faults.KindCrash
+	KindHTTPStatus    = faults.KindHTTPStatus
+	KindStall         = faults.KindStall
+	KindLatency       = faults.KindLatency
+	KindJSONRPCError  = faults.KindJSONRPCError
+	KindToolError     = faults.KindToolError
+	KindMalformed     = faults.KindMalformed
+	KindSessionExpire = faults.KindSessionExpire
+	KindFlap          = faults.KindFlap
+	KindTruncate      = faults.KindTruncate
 )
 
-// Crash modes.
+// Crash modes, stages and malformed variants.
 const (
-	CrashEOF   = "eof"   // close the connection
-	CrashReset = "reset" // close with SO_LINGER 0: the peer sees a TCP RST
-	CrashDown  = "down"  // close the listener: connection refused until cleared
+	CrashEOF, CrashReset, CrashDown           = faults.CrashEOF, faults.CrashReset, faults.CrashDown
+	StageBeforeHeaders, StageAfterHeaders     = faults.StageBeforeHeaders, faults.StageAfterHeaders
+	StageAfterProgress, StageMidBody          = faults.StageAfterProgress, faults.StageMidBody
+	MalformedInvalidJSON, MalformedWrongID    = faults.MalformedInvalidJSON, faults.MalformedWrongID
+	MalformedTruncatedSSE, MalformedOversized = faults.MalformedTruncatedSSE, faults.MalformedOversized
 )
-
-// Stages at which a crash or stall happens.
-const (
-	StageBeforeHeaders = "before_headers"
-	StageAfterHeaders  = "after_headers"
-	StageAfterProgress = "after_progress" // stall only
-	StageMidBody       = "mid_body"       // stall only
-)
-
-// Malformed variants.
-const (
-	MalformedInvalidJSON  = "invalid_json"
-	MalformedWrongID      = "wrong_id"
-	MalformedTruncatedSSE = "truncated_sse"
-	MalformedOversized    = "oversized"
-)
-
-// Fault is one fault: a kind with its parameters, a match and a schedule.
-// Fields that do not belong to the kind are an error.
-type Fault struct {
-	Kind FaultKind `yaml:"kind" json:"kind"`
-
-	// crash
-	Mode     string `yaml:"mode,omitempty" json:"mode,omitempty"`         // eof (default) | reset | down
-	Exit     bool   `yaml:"exit,omitempty" json:"exit,omitempty"`         // process mode only: exit the process
-	ExitCode int    `yaml:"exitCode,omitempty" json:"exitCode,omitempty"` // default 1
-	// crash (before_headers default | after_headers) and stall (all four stages; default before_headers)
-	Stage string `yaml:"stage,omitempty" json:"stage,omitempty"`
-
-	// http_status
-	Status  int               `yaml:"status,omitempty" json:"status,omitempty"`
-	Body    *FaultBody        `yaml:"body,omitempty" json:"body,omitempty"`
-	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
-
-	// stall: how many progress notifications come before an after_progress stall (default 1)
-	Progress int `yaml:"progress,omitempty" json:"progress,omitempty"`
-
-	// latency
-	Delay  Duration `yaml:"delay,omitempty" json:"delay,omitempty"`
-	Jitter Duration `yaml:"jitter,omitempty" json:"jitter,omitempty"`
-
-	// jsonrpc_error
-	Code    int    `yaml:"code,omitempty" json:"code,omitempty"`
-	Message string `yaml:"message,omitempty" json:"message,omitempty"`
-
-	// tool_error
-	Text string `yaml:"text,omitempty" json:"text,omitempty"`
-
-	// malformed
-	Variant string `yaml:"variant,omitempty" json:"variant,omitempty"`
-	Size    Size   `yaml:"size,omitempty" json:"size,omitempty"` // oversized body size, e.g. 2MiB
-
-	// flap: Fault is on for On, then off for Off, repeating.
-	On    Duration `yaml:"on,omitempty" json:"on,omitempty"`
-	Off   Duration `yaml:"off,omitempty" json:"off,omitempty"`
-	Fault *Fault   `yaml:"fault,omitempty" json:"fault,omitempty"`
-
-	// match and schedule
-	Match       Match    `yaml:"match,omitempty" json:"match,omitempty"`
-	After       int      `yaml:"after,omitempty" json:"after,omitempty"`             // skip the first N matching requests
-	Count       int      `yaml:"count,omitempty" json:"count,omitempty"`             // apply to N requests; 0 = unlimited
-	Probability *float64 `yaml:"probability,omitempty" json:"probability,omitempty"` // 0..1; nil = always
-	Seed        int64    `yaml:"seed,omitempty" json:"seed,omitempty"`
-	At          Duration `yaml:"at,omitempty" json:"at,omitempty"`   // active from this long after the fault is set
-	For         Duration `yaml:"for,omitempty" json:"for,omitempty"` // active for this long (0 = until cleared)
-
-	// Line is the script line the fault starts on (0 when not from a file).
-	Line int `yaml:"-" json:"-"`
-}
-
-// FaultBody is the body of an http_status fault: exactly one of Text, JSON
-// (for example a JSON-RPC error object) or Raw (bytes sent as they are).
-type FaultBody struct {
-	Text string `yaml:"text,omitempty" json:"text,omitempty"`
-	JSON any    `yaml:"json,omitempty" json:"json,omitempty"`
-	Raw  string `yaml:"raw,omitempty" json:"raw,omitempty"`
-}
-
-// Match selects the requests a fault applies to. Empty fields match all.
-type Match struct {
-	Method string `yaml:"method,omitempty" json:"method,omitempty"`
-	Tool   string `yaml:"tool,omitempty" json:"tool,omitempty"` // glob (path.Match) on the tool, prompt or resource name
-}
-
-// Duration is a time.Duration written as a Go duration string ("250ms").
-type Duration time.Duration
-
-// D returns the value as a time.Duration.
-func (d Duration) D() time.Duration { return time.Duration(d) }
-
-// Size is a byte count written as an integer or with a unit (KB, KiB, MB, MiB).
-type Size int64

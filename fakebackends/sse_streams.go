@@ -65,9 +65,15 @@ func (s *sseStream) Flush() {
 	}
 }
 
-// inject writes raw bytes into the stream and flushes (nothing once the
-// stream ended).
-func (s *sseStream) inject(p []byte) {
+// Cancel ends the stream (faults.Stream).
+func (s *sseStream) Cancel() { s.cancel() }
+
+// Done is closed when the stream ends (faults.Stream).
+func (s *sseStream) Done() <-chan struct{} { return s.done }
+
+// Inject writes raw bytes into the stream and flushes (nothing once the
+// stream ended); faults.Stream.
+func (s *sseStream) Inject(p []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {

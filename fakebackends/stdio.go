@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"io"
 	"log/slog"
 	"net"
@@ -158,9 +159,6 @@ func (sb *stdioBackend) checkFaults(faults []Fault) error {
 		if f.Kind == KindFlap && f.Fault != nil {
 			eff = f.Fault
 		}
-		if eff.Kind == KindCrash && eff.Mode == CrashDown {
-			return fmt.Errorf("faults[%d]: crash mode down does not apply to stdio", i)
-		}
 		if eff.Kind == KindCrash && eff.Exit && sb.opts.exit == nil {
 			return fmt.Errorf("faults[%d]: crash with exit: true needs process mode (chaos backend)", i)
 		}
@@ -185,18 +183,20 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 		sb.log.add(rec)
 	}
 	f := d.fault
-	if f == nil || f.Kind == KindSessionExpire {
-		if d.delay <= 0 {
-			forward()
-			logDone()
-			return false
-		}
+	if (f == nil || f.Kind == KindSessionExpire) && d.delay <= 0 {
+		forward()
+		logDone()
+		return false
 	}
+	x := &faults.StdioExchange{Msg: msg, Forward: forward, Write: sb.out.writeLine, Released: d.released, Done: ctx.Done(),
+		Crash: func(exit bool, code int) {
+			if exit {
+				sb.opts.exit(code)
+			}
+		}}
 	if f != nil && f.Kind == KindCrash {
 		logDone()
-		if f.Exit {
-			sb.opts.exit(f.ExitCode)
-		}
+		faults.ApplyStdio(x, f)
 		return true
 	}
 	sb.pending.Add(1)
@@ -206,39 +206,21 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 		if sleepCtx(ctx, sb.done, d.delay) != nil {
 			return
 		}
-		if f == nil || f.Kind == KindSessionExpire {
+		if f == nil {
 			forward()
 			return
 		}
-		switch f.Kind {
-		case KindStall:
-			if f.Stage == StageAfterProgress {
-				for i := 1; i <= f.Progress; i++ {
-					sb.out.writeLine(msg.progressNotification(i, f.Progress+1))
-				}
-			}
+		lctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { // ends with this line (cancel) or the backend
 			select {
-			case <-d.released:
-				forward()
-			case <-ctx.Done():
 			case <-sb.done:
+				cancel()
+			case <-lctx.Done():
 			}
-		case KindJSONRPCError:
-			sb.out.writeLine(msg.errorResponse(f.Code, f.Message))
-		case KindToolError:
-			sb.out.writeLine(msg.toolErrorResponse(f.Text))
-		case KindMalformed:
-			switch f.Variant {
-			case MalformedWrongID:
-				sb.out.writeLine(msg.wrongIDResponse())
-			case MalformedOversized:
-				sb.out.writeLine(oversized(msg, int64(f.Size)))
-			default:
-				sb.out.writeLine(msg.invalidJSON())
-			}
-		default:
-			forward()
-		}
+		}()
+		x.Done = lctx.Done()
+		faults.ApplyStdio(x, f)
 	}()
 	return false
 }

@@ -3,10 +3,10 @@ package harness
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 // The fault helpers act on a backend and record a fault event (with the
@@ -96,36 +96,4 @@ func (e *Env) ExpireSessions(ctx context.Context, backend string) error {
 }
 
 // describeFaults renders faults briefly, e.g. "http_status 403 [tools/call echo]; stall after_headers".
-func describeFaults(faults []fakebackends.Fault) string {
-	parts := make([]string, 0, len(faults))
-	for _, f := range faults {
-		s := string(f.Kind)
-		switch f.Kind {
-		case fakebackends.KindHTTPStatus:
-			s += fmt.Sprintf(" %d", f.Status)
-		case fakebackends.KindCrash:
-			if f.Mode != "" {
-				s += " " + f.Mode
-			}
-		case fakebackends.KindStall:
-			if f.Stage != "" {
-				s += " " + f.Stage
-			}
-		case fakebackends.KindLatency:
-			s += " " + f.Delay.D().String()
-		case fakebackends.KindMalformed:
-			s += " " + f.Variant
-		case fakebackends.KindJSONRPCError:
-			s += fmt.Sprintf(" %d", f.Code)
-		case fakebackends.KindFlap:
-			if f.Fault != nil {
-				s += " " + string(f.Fault.Kind)
-			}
-		}
-		if f.Match.Method != "" || f.Match.Tool != "" {
-			s += " [" + strings.TrimSpace(f.Match.Method+" "+f.Match.Tool) + "]"
-		}
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, "; ")
-}
+func describeFaults(f []fakebackends.Fault) string { return faults.Describe(f) }

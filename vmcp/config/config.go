@@ -109,22 +109,28 @@ type Aggregation struct {
 	PrefixFormat string `json:"prefixFormat"`
 	// PriorityOrder ranks backends; unlisted backends follow, by name.
 	PriorityOrder []string `json:"priorityOrder,omitempty"`
+	// Nested is toolhive's spelling (conflictResolutionConfig: {prefixFormat,
+	// priorityOrder}); Parse moves it into the fields above and clears it.
+	Nested *struct {
+		PrefixFormat  string   `json:"prefixFormat"`
+		PriorityOrder []string `json:"priorityOrder"`
+	} `json:"conflictResolutionConfig,omitempty"`
 }
 
 // Timeouts bound every backend interaction.
 type Timeouts struct {
 	// Initialize bounds connecting to a backend and its handshake.
-	Initialize time.Duration `json:"initialize"`
+	Initialize time.Duration `json:"initialize" yaml:"initialize,positive"`
 	// Call bounds one tools/call, resources/read or prompts/get.
-	Call time.Duration `json:"call"`
+	Call time.Duration `json:"call" yaml:"call,positive"`
 	// List bounds each list request made while building a session's view.
-	List time.Duration `json:"list"`
+	List time.Duration `json:"list" yaml:"list,positive"`
 	// Close bounds closing one backend connection (its DELETE, or a stdio
 	// process's graceful exit) before it is cut off.
-	Close time.Duration `json:"close"`
+	Close time.Duration `json:"close" yaml:"close,positive"`
 	// SessionIdle closes a client session that sent no request for this
 	// long (its id then answers 404, so the client re-initializes).
-	SessionIdle time.Duration `json:"sessionIdle"`
+	SessionIdle time.Duration `json:"sessionIdle" yaml:"sessionIdle,positive"`
 }
 
 // IncomingAuth is how clients authenticate to the gateway.
@@ -139,14 +145,14 @@ type IncomingAuth struct {
 // Limits protect the gateway from misbehaving backends.
 type Limits struct {
 	// MaxResponseBytes caps one backend response message.
-	MaxResponseBytes int64 `json:"maxResponseBytes"`
+	MaxResponseBytes int64 `json:"maxResponseBytes" yaml:"maxResponseBytes,size,positive"`
 }
 
 // Pool sizes the shared backend client pool used for stateless
 // (2026-07-28) clients.
 type Pool struct {
 	// Size is the maximum number of backend clients per backend.
-	Size int `json:"size"`
+	Size int `json:"size" yaml:"size,positive"`
 }
 
 // Backend returns the backend named name.

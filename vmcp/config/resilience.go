@@ -2,11 +2,8 @@ package config
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
 )
 
 // Defaults of the resilience sections.
@@ -26,9 +23,9 @@ const (
 // `health` section is present (unless `enabled: false`).
 type Health struct {
 	Enabled            bool          `json:"enabled"`
-	Interval           time.Duration `json:"interval"`
-	Timeout            time.Duration `json:"timeout"`
-	UnhealthyThreshold int           `json:"unhealthyThreshold"`
+	Interval           time.Duration `json:"interval" yaml:"interval,positive"`
+	Timeout            time.Duration `json:"timeout" yaml:"timeout,positive"`
+	UnhealthyThreshold int           `json:"unhealthyThreshold" yaml:"unhealthyThreshold,positive"`
 	// DegradedThreshold marks slower successful probes degraded (0: never).
 	DegradedThreshold time.Duration `json:"degradedThreshold,omitempty"`
 }
@@ -37,19 +34,19 @@ type Health struct {
 // `breaker` section is present (unless `enabled: false`).
 type Breaker struct {
 	Enabled          bool          `json:"enabled"`
-	FailureThreshold int           `json:"failureThreshold"`
-	OpenTimeout      time.Duration `json:"openTimeout"`
+	FailureThreshold int           `json:"failureThreshold" yaml:"failureThreshold,positive"`
+	OpenTimeout      time.Duration `json:"openTimeout" yaml:"openTimeout,positive"`
 }
 
 // Keepalive configures per-session keepalive probes of one backend.
 type Keepalive struct {
 	// Method is "ping", "tool:<name>" or "none" (default).
 	Method      string        `json:"method"`
-	Interval    time.Duration `json:"interval,omitempty"`
+	Interval    time.Duration `json:"interval,omitempty" yaml:"interval,positive"`
 	Jitter      time.Duration `json:"jitter,omitempty"`
-	Timeout     time.Duration `json:"timeout,omitempty"`
-	MaxFailures int           `json:"maxFailures,omitempty"`
-	ProbeAfter  time.Duration `json:"probeAfter,omitempty"`
+	Timeout     time.Duration `json:"timeout,omitempty" yaml:"timeout,positive"`
+	MaxFailures int           `json:"maxFailures,omitempty" yaml:"maxFailures,positive"`
+	ProbeAfter  time.Duration `json:"probeAfter,omitempty" yaml:"probeAfter,positive"`
 }
 
 // Metrics configures metric export.
@@ -66,7 +63,7 @@ type Optimizer struct {
 	Enabled bool `json:"enabled"`
 	// MaxResults is the most tools one find_tool call returns (a positive
 	// integer; DefaultOptimizerResults, 8, when unset).
-	MaxResults int `json:"maxResults"`
+	MaxResults int `json:"maxResults" yaml:"maxResults,positive"`
 }
 
 // Notifications configures notifications to live client sessions.
@@ -75,86 +72,6 @@ type Notifications struct {
 	// when a backend leaves (unhealthy, circuit open) or rejoins, and
 	// changes their tool lists accordingly.
 	ListChanged bool `json:"listChanged"`
-}
-
-func (d *decoder) boolean(dst *bool) fieldFunc {
-	return func(n *yaml.Node, path string) error {
-		v, err := strconv.ParseBool(n.Value)
-		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" || err != nil {
-			return d.errf(n, path, "must be true or false, got %s", kindName(n))
-		}
-		*dst = v
-		return nil
-	}
-}
-
-// optionalDuration accepts 0 as "not set".
-func (d *decoder) optionalDuration(dst *time.Duration) fieldFunc {
-	return func(n *yaml.Node, path string) error {
-		if n.Kind == yaml.ScalarNode && n.Value == "0" {
-			*dst = 0
-			return nil
-		}
-		return d.duration(dst)(n, path)
-	}
-}
-
-func (d *decoder) health(h *Health) fieldFunc {
-	return func(n *yaml.Node, path string) error {
-		h.Enabled = true
-		return d.mapping(n, path, map[string]fieldFunc{
-			"enabled":            d.boolean(&h.Enabled),
-			"interval":           d.duration(&h.Interval),
-			"timeout":            d.duration(&h.Timeout),
-			"unhealthyThreshold": d.positiveInt(&h.UnhealthyThreshold),
-			"degradedThreshold":  d.optionalDuration(&h.DegradedThreshold),
-		})
-	}
-}
-
-func (d *decoder) breaker(b *Breaker) fieldFunc {
-	return func(n *yaml.Node, path string) error {
-		b.Enabled = true
-		return d.mapping(n, path, map[string]fieldFunc{
-			"enabled":          d.boolean(&b.Enabled),
-			"failureThreshold": d.positiveInt(&b.FailureThreshold),
-			"openTimeout":      d.duration(&b.OpenTimeout),
-		})
-	}
-}
-
-func (d *decoder) keepalive(k *Keepalive) fieldFunc {
-	return func(n *yaml.Node, path string) error {
-		return d.mapping(n, path, map[string]fieldFunc{
-			"method":      d.str(&k.Method),
-			"interval":    d.duration(&k.Interval),
-			"jitter":      d.optionalDuration(&k.Jitter),
-			"timeout":     d.duration(&k.Timeout),
-			"maxFailures": d.positiveInt(&k.MaxFailures),
-			"probeAfter":  d.duration(&k.ProbeAfter),
-		})
-	}
-}
-
-func (d *decoder) metrics(m *Metrics) fieldFunc {
-	return func(n *yaml.Node, path string) error {
-		return d.mapping(n, path, map[string]fieldFunc{"prometheus": d.boolean(&m.Prometheus)})
-	}
-}
-
-func (d *decoder) optimizer(o *Optimizer) fieldFunc {
-	return func(n *yaml.Node, path string) error {
-		return d.mapping(n, path, map[string]fieldFunc{
-			"enabled":    d.boolean(&o.Enabled),
-			"maxResults": d.positiveInt(&o.MaxResults),
-		})
-	}
-}
-
-func (d *decoder) notifications(o *Notifications) fieldFunc {
-	return func(n *yaml.Node, path string) error {
-		return d.mapping(n, path, map[string]fieldFunc{"listChanged": d.boolean(&o.ListChanged)})
-	}
 }
 
 func applyResilienceDefaults(cfg *Config) {
@@ -227,31 +144,29 @@ func ProbeMethod(s string, allowList, allowNone bool) (kind, tool string, err er
 	return "", "", fmt.Errorf("unknown method %q: use %s", s, want)
 }
 
-func validateResilience(d *decoder, root *yaml.Node, cfg *Config) error {
-	at := func(path ...string) *yaml.Node { return locate(root, path...) }
+func validateResilience(d decoder, cfg *Config) error {
 	h := cfg.Health
 	if h.Timeout >= h.Interval {
-		return d.errf(at("health", "timeout"), "health.timeout", "must be shorter than health.interval (%s), got %s", h.Interval, h.Timeout)
+		return d.errf("health.timeout", "must be shorter than health.interval (%s), got %s", h.Interval, h.Timeout)
 	}
 	if cfg.Breaker.OpenTimeout < MinOpenTimeout {
-		return d.errf(at("breaker", "openTimeout"), "breaker.openTimeout", "must be at least %s, got %s", MinOpenTimeout, cfg.Breaker.OpenTimeout)
+		return d.errf("breaker.openTimeout", "must be at least %s, got %s", MinOpenTimeout, cfg.Breaker.OpenTimeout)
 	}
 	for i, b := range cfg.Backends {
-		idx := fmt.Sprint(i)
 		p := fmt.Sprintf("backends[%d]", i)
 		if _, _, err := ProbeMethod(b.Probe, true, false); err != nil {
-			return d.errf(at("backends", idx, "probe"), p+".probe", "%v", err)
+			return d.errf(p+".probe", "%v", err)
 		}
 		k := b.Keepalive
 		if _, _, err := ProbeMethod(k.Method, false, true); err != nil {
-			return d.errf(at("backends", idx, "keepalive", "method"), p+".keepalive.method", "%v", err)
+			return d.errf(p+".keepalive.method", "%v", err)
 		}
 		if k.Method != "none" {
 			if k.Timeout > k.Interval {
-				return d.errf(at("backends", idx, "keepalive", "timeout"), p+".keepalive.timeout", "must not exceed keepalive.interval (%s), got %s", k.Interval, k.Timeout)
+				return d.errf(p+".keepalive.timeout", "must not exceed keepalive.interval (%s), got %s", k.Interval, k.Timeout)
 			}
 			if k.Jitter >= k.Interval {
-				return d.errf(at("backends", idx, "keepalive", "jitter"), p+".keepalive.jitter", "must be shorter than keepalive.interval (%s), got %s", k.Interval, k.Jitter)
+				return d.errf(p+".keepalive.jitter", "must be shorter than keepalive.interval (%s), got %s", k.Interval, k.Jitter)
 			}
 		}
 	}

@@ -56,7 +56,7 @@ func TestResilienceErrors(t *testing.T) {
 		{"bad keepalive method", head + "    keepalive: {method: list}\n", `f.yaml:4: backends[0].keepalive.method: unknown method "list"`},
 		{"keepalive timeout over interval", head + "    keepalive: {method: ping, interval: 1s, timeout: 2s}\n", `f.yaml:4: backends[0].keepalive.timeout: must not exceed keepalive.interval`},
 		{"unknown breaker key", head + "breaker: {threshold: 3}\n", `f.yaml:4: breaker.threshold: unknown field "threshold"`},
-		{"bool typo", head + "metrics: {prometheus: yes please}\n", `f.yaml:4: metrics.prometheus: must be true or false`},
+		{"bool typo", head + "metrics: {prometheus: yes please}\n", `f.yaml:4: metrics.prometheus: want true or false`},
 		{"optimizer results", head + "optimizer: {enabled: true, maxResults: 0}\n", `f.yaml:4: optimizer.maxResults: must be at least 1`},
 	}
 	for _, c := range cases {

@@ -1,0 +1,158 @@
+// Package faults is the fault engine of vmcp-chaos: fault kinds registered
+// by name (one file per kind, as toxiproxy's toxics), the matching engine
+// (method, tool, after, count, probability, at, for) and the applying of
+// faults in front of any http.Handler (Middleware) or stdio line. The fake
+// backends and the fault proxy share it.
+package faults
+
+import (
+	"fmt"
+	"path"
+	"reflect"
+	"strings"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
+)
+
+// Kind names a kind of fault; every kind registers a Spec (see Register).
+type Kind string
+
+// Transport names how the faulted traffic flows; validation refuses kinds
+// and parameters that do not apply to it.
+type Transport string
+
+// Transports.
+const (
+	TransportStreamableHTTP Transport = "streamable-http"
+	TransportSSE            Transport = "sse"
+	TransportStdio          Transport = "stdio"
+)
+
+// Duration and Size are the strict YAML duration and byte-size types.
+type (
+	Duration = strictyaml.Duration
+	Size     = strictyaml.Size
+)
+
+// Fault is one fault: a kind with its parameters, a match and a schedule.
+// It is the wire form (YAML, JSON, Go literals) shared by every kind: each
+// kind's Spec.Params names the parameter fields it uses, and a parameter set
+// on a kind that does not use it is an error.
+type Fault struct {
+	Kind Kind `yaml:"kind" json:"kind"`
+
+	// Kind parameters (see each kind's file for which kind uses which).
+	Mode     string            `yaml:"mode,omitempty" json:"mode,omitempty"`
+	Exit     bool              `yaml:"exit,omitempty" json:"exit,omitempty"`
+	ExitCode int               `yaml:"exitCode,omitempty" json:"exitCode,omitempty"`
+	Stage    string            `yaml:"stage,omitempty" json:"stage,omitempty"`
+	Status   int               `yaml:"status,omitempty" json:"status,omitempty"`
+	Body     *Body             `yaml:"body,omitempty" json:"body,omitempty"`
+	Headers  map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+	Progress int               `yaml:"progress,omitempty" json:"progress,omitempty"`
+	Delay    Duration          `yaml:"delay,omitempty" json:"delay,omitempty"`
+	Jitter   Duration          `yaml:"jitter,omitempty" json:"jitter,omitempty"`
+	Code     int               `yaml:"code,omitempty" json:"code,omitempty"`
+	Message  string            `yaml:"message,omitempty" json:"message,omitempty"`
+	Text     string            `yaml:"text,omitempty" json:"text,omitempty"`
+	Variant  string            `yaml:"variant,omitempty" json:"variant,omitempty"`
+	Size     Size              `yaml:"size,omitempty" json:"size,omitempty"`
+	On       Duration          `yaml:"on,omitempty" json:"on,omitempty"`
+	Off      Duration          `yaml:"off,omitempty" json:"off,omitempty"`
+	Fault    *Fault            `yaml:"fault,omitempty" json:"fault,omitempty"`
+
+	// Match and schedule (every kind).
+	Match       Match    `yaml:"match,omitempty" json:"match,omitempty"`
+	After       int      `yaml:"after,omitempty" json:"after,omitempty"`             // skip the first N matching requests
+	Count       int      `yaml:"count,omitempty" json:"count,omitempty"`             // apply to N requests; 0 = unlimited
+	Probability *float64 `yaml:"probability,omitempty" json:"probability,omitempty"` // 0..1; nil = always
+	Seed        int64    `yaml:"seed,omitempty" json:"seed,omitempty"`
+	At          Duration `yaml:"at,omitempty" json:"at,omitempty"`   // active from this long after the fault is set
+	For         Duration `yaml:"for,omitempty" json:"for,omitempty"` // active for this long (0 = until cleared)
+
+	// Line is the line the fault starts on (0 when not from a file).
+	Line int `yaml:"-" json:"-"`
+}
+
+// scheduleFields are the Fault fields every kind takes.
+var scheduleFields = []string{"kind", "match", "after", "count", "probability", "seed", "at", "for"}
+
+// SetLine records the line the fault starts on (strictyaml.LineSetter).
+func (f *Fault) SetLine(line int) { f.Line = line }
+
+// ApplyDefaults fills in the kind's defaults (see each kind's Spec.Defaults);
+// a flap's nested fault gets its defaults too. It is idempotent.
+func (f *Fault) ApplyDefaults() {
+	if s, ok := Lookup(f.Kind); ok && s.Defaults != nil {
+		s.Defaults(f)
+	}
+	if f.Fault != nil {
+		f.Fault.ApplyDefaults()
+	}
+}
+
+// Body is the body of an http_status fault: exactly one of Text, JSON
+// (for example a JSON-RPC error object) or Raw (bytes sent as they are).
+type Body struct {
+	Text string `yaml:"text,omitempty" json:"text,omitempty"`
+	JSON any    `yaml:"json,omitempty" json:"json,omitempty"`
+	Raw  string `yaml:"raw,omitempty" json:"raw,omitempty"`
+}
+
+// Match selects the requests a fault applies to. Empty fields match all.
+type Match struct {
+	Method string `yaml:"method,omitempty" json:"method,omitempty"`
+	Tool   string `yaml:"tool,omitempty" json:"tool,omitempty"` // glob (path.Match) on the tool, prompt or resource name
+}
+
+// Matches reports whether a request (method, and the tool, prompt or
+// resource name it addresses) is selected by m.
+func (m Match) Matches(method, name string) bool {
+	if m.Method != "" && m.Method != method {
+		return false
+	}
+	if m.Tool != "" {
+		if name == "" {
+			return false
+		}
+		ok, err := path.Match(m.Tool, name)
+		if err != nil || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// KnownMethods are the JSON-RPC methods a fault's match.method may name.
+var KnownMethods = []string{
+	"initialize", "notifications/initialized", "ping", "tools/list", "tools/call",
+	"resources/list", "resources/read", "resources/templates/list", "prompts/list",
+	"prompts/get", "server/discover", "notifications/cancelled", "completion/complete",
+	"logging/setLevel",
+}
+
+// Describe renders faults briefly, e.g. "http_status 403 [tools/call echo];
+// stall after_headers", for timelines and reports.
+func Describe(faults []Fault) string {
+	parts := make([]string, 0, len(faults))
+	for i := range faults {
+		f := &faults[i]
+		s := string(f.Kind)
+		if spec, ok := Lookup(f.Kind); ok && spec.Describe != nil {
+			s = spec.Describe(f)
+		} else if ok {
+			rv := reflect.ValueOf(f).Elem()
+			for _, p := range spec.Params {
+				if v := rv.Field(fieldIndex(p)); !v.IsZero() {
+					s += fmt.Sprintf(" %v", v.Interface())
+					break
+				}
+			}
+		}
+		if f.Match.Method != "" || f.Match.Tool != "" {
+			s += " [" + strings.TrimSpace(f.Match.Method+" "+f.Match.Tool) + "]"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}

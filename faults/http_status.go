@@ -1,0 +1,91 @@
+package faults
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
+)
+
+// KindHTTPStatus answers with an HTTP status, optional headers and body.
+const KindHTTPStatus Kind = "http_status"
+
+func init() {
+	Register(Spec{
+		Kind:     KindHTTPStatus,
+		Order:    20,
+		Params:   []string{"status", "body", "headers"},
+		Validate: validateHTTPStatus,
+		HTTP: func(x *Exchange, f *Fault) bool {
+			w := x.W
+			for k, v := range f.Headers {
+				w.Header().Set(k, v)
+			}
+			var body []byte
+			ctype := ""
+			if b := f.Body; b != nil {
+				switch {
+				case b.JSON != nil:
+					body, _ = json.Marshal(b.JSON)
+					ctype = "application/json"
+				case b.Raw != "":
+					body = []byte(b.Raw)
+				default:
+					body, ctype = []byte(b.Text), "text/plain; charset=utf-8"
+				}
+			}
+			if ctype != "" && w.Header().Get("Content-Type") == "" {
+				w.Header().Set("Content-Type", ctype)
+			}
+			w.WriteHeader(f.Status)
+			_, _ = w.Write(body)
+			return false
+		},
+	})
+}
+
+func validateHTTPStatus(f *Fault, c *Check) error {
+	if f.Status == 0 {
+		return c.Errf("status", "required (an HTTP status such as 403)")
+	}
+	if f.Status < 100 || f.Status > 599 {
+		return c.Errf("status", "HTTP status %d out of range (want 100..599)", f.Status)
+	}
+	if b := f.Body; b != nil && btoi(b.Text != "")+btoi(b.JSON != nil)+btoi(b.Raw != "") != 1 {
+		return c.Errf("body", "exactly one of text, json, raw")
+	}
+	for name, val := range f.Headers {
+		hf := strictyaml.MapField("headers", name)
+		if !validHeaderName(name) {
+			return c.Errf(hf, "invalid header name %q", name)
+		}
+		if strings.ContainsAny(val, "\r\n\x00") {
+			return c.Errf(hf, "header value must not contain CR, LF or NUL")
+		}
+	}
+	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// validHeaderName reports whether name is an RFC 9110 token.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

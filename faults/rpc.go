@@ -1,0 +1,111 @@
+package faults
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// Message is what the fault engine needs to know of a JSON-RPC message.
+type Message struct {
+	Method string
+	ID     json.RawMessage // nil for notifications and unparsable input
+	Name   string          // tool or prompt name, or resource URI
+	// ProgressToken is the request's _meta.progressToken, if any.
+	ProgressToken json.RawMessage
+	// Modern reports a request of the stateless 2026-07-28 revision.
+	Modern bool
+}
+
+// ParseMessage reads the method, id and addressed name of a JSON-RPC message. It
+// never fails: unparsable input yields an empty message.
+func ParseMessage(body []byte) Message {
+	var raw struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+			Meta struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+				Protocol      string          `json:"io.modelcontextprotocol/protocolVersion"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &raw) != nil {
+		return Message{}
+	}
+	m := Message{Method: raw.Method, ID: raw.ID, Name: raw.Params.Name, ProgressToken: raw.Params.Meta.ProgressToken}
+	if m.Name == "" {
+		m.Name = raw.Params.URI
+	}
+	if string(m.ID) == "null" {
+		m.ID = nil
+	}
+	return m
+}
+
+// IDOr returns the id as JSON, or null.
+func (m Message) IDOr() json.RawMessage {
+	if len(m.ID) == 0 {
+		return json.RawMessage("null")
+	}
+	return m.ID
+}
+
+// wrongID returns an id that is certainly not the request's.
+func (m Message) wrongID() json.RawMessage {
+	if n, err := strconv.ParseInt(string(m.ID), 10, 64); err == nil {
+		return json.RawMessage(strconv.FormatInt(n+100000, 10))
+	}
+	b, _ := json.Marshal("wrong-" + string(m.ID))
+	return b
+}
+
+// ProgressNotification is a notifications/progress message for the request.
+func (m Message) ProgressNotification(i, total int) []byte {
+	token := m.ProgressToken
+	if len(token) == 0 || string(token) == "null" {
+		token = json.RawMessage(`"fake-progress"`)
+	}
+	b, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"method":  "notifications/progress",
+		"params":  map[string]any{"progressToken": token, "progress": i, "total": total},
+	})
+	return b
+}
+
+// ErrorResponse is a JSON-RPC error response to m.
+func (m Message) ErrorResponse(code int, message string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": m.IDOr(),
+		"error": map[string]any{"code": code, "message": message},
+	})
+	return b
+}
+
+// ToolErrorResponse is a tools/call result with isError: true.
+func (m Message) ToolErrorResponse(text string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": m.IDOr(),
+		"result": map[string]any{
+			"content": []any{map[string]any{"type": "text", "text": text}},
+			"isError": true,
+		},
+	})
+	return b
+}
+
+// WrongIDResponse is a well-formed result carrying another request's id.
+func (m Message) WrongIDResponse() []byte {
+	b, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": m.wrongID(),
+		"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "answer to another request"}}},
+	})
+	return b
+}
+
+// InvalidJSON is a response cut off in the middle of its JSON.
+func (m Message) InvalidJSON() []byte {
+	return []byte(`{"jsonrpc":"2.0","id":` + string(m.IDOr()) + `,"result":{"content":[{"type":"text","text":"cut`)
+}

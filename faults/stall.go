@@ -1,0 +1,106 @@
+package faults
+
+import "net/http"
+
+// KindStall holds the request without answering, at its stage, until the
+// fault is removed (replaced or cleared), the server ends or the client
+// goes away.
+const KindStall Kind = "stall"
+
+var stallStages = []string{StageBeforeHeaders, StageAfterHeaders, StageAfterProgress, StageMidBody}
+
+func init() {
+	Register(Spec{
+		Kind:   KindStall,
+		Order:  30,
+		Params: []string{"stage", "progress"},
+		Defaults: func(f *Fault) {
+			if f.Stage == "" {
+				f.Stage = StageBeforeHeaders
+			}
+			if f.Stage == StageAfterProgress && f.Progress == 0 {
+				f.Progress = 1
+			}
+		},
+		Validate: func(f *Fault, c *Check) error {
+			if f.Stage != "" && !oneOf(f.Stage, stallStages) {
+				return c.Errf("stage", "unknown stall stage %q (want %s)", f.Stage, join(stallStages))
+			}
+			if f.Progress < 0 {
+				return c.Errf("progress", "must be at least 1")
+			}
+			if f.Progress > 1000 {
+				return c.Errf("progress", "%d out of range (want 1..1000)", f.Progress)
+			}
+			if f.Progress != 0 && f.Stage != StageAfterProgress {
+				return c.Errf("progress", "progress applies only to stage after_progress")
+			}
+			return nil
+		},
+		HTTP: stallHTTP,
+		Stdio: func(x *StdioExchange, f *Fault) {
+			if f.Stage == StageAfterProgress {
+				for i := 1; i <= f.Progress; i++ {
+					x.Write(x.Msg.ProgressNotification(i, f.Progress+1))
+				}
+			}
+			select {
+			case <-x.Released:
+				x.Forward()
+			case <-x.Done:
+			}
+		},
+	})
+}
+
+// stallHTTP: released, a before_headers stall is served normally; on
+// streamable HTTP a stall at a later stage ends its response unfinished. On
+// an SSE stream a later stage answers the POST 202 at once (and closes its
+// connection), holds the answer back from the stream and, released,
+// delivers the real answer there (after ending a cut mid_body event).
+func stallHTTP(x *Exchange, f *Fault) bool {
+	if f.Stage == StageBeforeHeaders {
+		return x.Wait()
+	}
+	var early []byte
+	switch f.Stage {
+	case StageAfterProgress:
+		for i := 1; i <= f.Progress; i++ {
+			early = append(early, SSEEvent(x.Msg.ProgressNotification(i, f.Progress+1))...)
+		}
+	case StageMidBody:
+		early = []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":" + string(x.Msg.IDOr()) + ",\"res")
+	}
+	if x.Stream == nil {
+		x.W.Header().Set("Content-Type", "text/event-stream")
+		x.W.Header().Set("Cache-Control", "no-cache")
+		x.W.WriteHeader(http.StatusOK)
+		_, _ = x.W.Write(early)
+		x.Flush()
+		x.Wait()
+		return false
+	}
+	x.W.Header().Set("Content-Length", "0")
+	x.W.Header().Set("Connection", "close")
+	x.W.WriteHeader(http.StatusAccepted)
+	x.Flush()
+	if len(early) > 0 {
+		x.Stream.Inject(early)
+	}
+	if !x.waitOn(nil, x.Stream.Done()) { // the POST is answered: only the stream counts
+		return false
+	}
+	if f.Stage == StageMidBody {
+		x.Stream.Inject([]byte("\n\n")) // end the cut event; the answer comes as its own
+	}
+	// The POST was answered already: the real answer goes to the stream.
+	x.Next.ServeHTTP(&sinkWriter{header: http.Header{}}, x.R)
+	return false
+}
+
+// sinkWriter is a ResponseWriter that discards everything.
+type sinkWriter struct{ header http.Header }
+
+func (s *sinkWriter) Header() http.Header         { return s.header }
+func (s *sinkWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (s *sinkWriter) WriteHeader(int)             {}

@@ -1,0 +1,173 @@
+package faults
+
+import (
+	"fmt"
+	"path"
+	"reflect"
+	"strings"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
+)
+
+// Check is what a kind's Validate gets: the transport and where errors go.
+type Check struct {
+	Transport Transport
+	field     string
+	lineOf    func(field string) int
+	file      string
+}
+
+// Errf returns a located error on the fault's parameter param.
+func (c *Check) Errf(param, format string, args ...any) error {
+	f := strictyaml.JoinField(c.field, param)
+	return &strictyaml.Error{File: c.file, Line: c.lineOf(f), Field: f, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Nested validates a fault held in parameter param (a flap's fault).
+func (c *Check) Nested(f *Fault, param string) error {
+	sub := *c
+	sub.field = strictyaml.JoinField(c.field, param)
+	return sub.fault(f)
+}
+
+// Validator checks faults, locating errors in a file.
+type Validator struct {
+	File   string                 // file or source named in errors
+	LineOf func(field string) int // line of a field path; nil: the faults' Line
+}
+
+// Validate checks one fault (kind, parameters, match and schedule) for a
+// transport ("" skips the transport rules). field prefixes field names
+// (e.g. "faults[2]"). Errors are *strictyaml.Error.
+func (v Validator) Validate(f *Fault, field string, transport Transport) error {
+	if f == nil {
+		return &strictyaml.Error{File: v.File, Field: field, Msg: "missing fault"}
+	}
+	lineOf := v.LineOf
+	if lineOf == nil {
+		lineOf = func(sub string) int {
+			if f.Fault != nil && f.Fault.Line > 0 && strings.HasPrefix(sub, strictyaml.JoinField(field, "fault")) {
+				return f.Fault.Line
+			}
+			return f.Line
+		}
+	}
+	c := &Check{Transport: transport, field: field, lineOf: lineOf, file: v.File}
+	return c.fault(f)
+}
+
+func kindList() string {
+	ks := Kinds()
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (c *Check) fault(f *Fault) error {
+	spec, ok := Lookup(f.Kind)
+	if f.Kind == "" {
+		return c.Errf("kind", "required (want %s)", kindList())
+	}
+	if !ok {
+		return c.Errf("kind", "unknown fault kind %q (want %s)", f.Kind, kindList())
+	}
+	rv := reflect.ValueOf(f).Elem()
+	for _, p := range ParamNames() {
+		if !rv.Field(fieldIndex(p)).IsZero() && !oneOf(p, spec.Params) {
+			return c.Errf(p, "%s does not apply to kind %s (%s)", p, f.Kind, paramsOf(spec))
+		}
+	}
+	if why, refused := spec.NotOn[c.Transport]; refused {
+		return c.Errf("kind", "%s does not apply to %s (%s)", f.Kind, c.Transport, why)
+	}
+	if c.Transport == TransportStdio && spec.Stdio == nil {
+		return c.Errf("kind", "%s does not apply to stdio", f.Kind)
+	}
+	if err := spec.Validate(f, c); err != nil {
+		return err
+	}
+	if len(spec.Methods) > 0 && f.Match.Method != "" && !oneOf(f.Match.Method, spec.Methods) {
+		return c.Errf("match.method", "%s applies only to %s, not %q", f.Kind, strings.Join(spec.Methods, ", "), f.Match.Method)
+	}
+	if m := f.Match.Method; m != "" && !oneOf(m, KnownMethods) {
+		return c.Errf("match.method", "unknown method %q (want %s)", m, strings.Join(KnownMethods, ", "))
+	}
+	if f.Match.Tool != "" {
+		if _, err := path.Match(f.Match.Tool, ""); err != nil {
+			return c.Errf("match.tool", "bad glob %q: %v", f.Match.Tool, err)
+		}
+	}
+	if p := f.Probability; p != nil && !(*p >= 0 && *p <= 1) {
+		return c.Errf("probability", "must be between 0 and 1, got %v", *p)
+	}
+	for _, x := range []struct {
+		name string
+		bad  bool
+		msg  string
+	}{
+		{"after", f.After < 0, "must not be negative"},
+		{"count", f.Count < 0, "must not be negative (0 = unlimited)"},
+		{"at", f.At < 0, "must not be negative"},
+		{"for", f.For < 0, "must not be negative (0 = until cleared)"},
+	} {
+		if x.bad {
+			return c.Errf(x.name, "%s", x.msg)
+		}
+	}
+	return nil
+}
+
+// ParamNames lists the YAML names of every kind parameter of Fault (the
+// fields that are not kind, match or schedule).
+func ParamNames() []string {
+	var out []string
+	t := reflect.TypeFor[Fault]()
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name != "-" && !oneOf(name, scheduleFields) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func fieldIndex(param string) int {
+	t := reflect.TypeFor[Fault]()
+	for i := 0; i < t.NumField(); i++ {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name == param {
+			return i
+		}
+	}
+	return -1
+}
+
+func paramsOf(s *Spec) string {
+	if len(s.Params) == 0 {
+		return string(s.Kind) + " takes no parameters"
+	}
+	return string(s.Kind) + " takes " + strings.Join(s.Params, ", ")
+}
+
+func oneOf(x string, xs []string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+func join(xs []string) string { return strings.Join(xs, ", ") }
+
+// setField returns the first of the named Fault fields that is set, or "".
+func setField(f *Fault, names []string) string {
+	rv := reflect.ValueOf(f).Elem()
+	for _, n := range names {
+		if i := fieldIndex(n); i >= 0 && !rv.Field(i).IsZero() {
+			return n
+		}
+	}
+	return ""
+}
