@@ -14,6 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 // forgingBackend is a streamable-HTTP backend, hand-written around an
@@ -131,5 +133,47 @@ func TestForgedAnswers(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestForgedAnswersFromFakeBackend: the same attacks from the fake
+// backends' malformed variants wrong_id_event and wrong_id_resumed (what a
+// scenario holds any gateway to): for clients of both revisions, the call
+// fails as beta being unavailable (invalid response), the forged text
+// never reaches the client, and beta's other tools still work.
+func TestForgedAnswersFromFakeBackend(t *testing.T) {
+	for _, variant := range []string{fakebackends.MalformedWrongIDEvent, fakebackends.MalformedWrongIDResumed} {
+		t.Run(variant, func(t *testing.T) {
+			b := startFake(t, "name: beta\nprotocol: legacy\ntools:\n  - {name: echo}\n  - {name: other, result: {text: fine}}\n")
+			if err := b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: variant,
+				Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}}); err != nil {
+				t.Fatal(err)
+			}
+			g := startGateway(t, gwConfig("timeouts: {call: 10s}\n", b))
+			for _, rev := range revisions {
+				c := connect(t, g.URL(), rev.modern)
+				res, d := callTool(t, c, "beta_echo", map[string]any{"msg": "x"})
+				backend, kind := metaOf(res)
+				if !res.IsError || backend != "beta" || kind != "invalid_response" || strings.Contains(resultText(res), faults.ForgedText) {
+					t.Errorf("%s: %s: isError=%v _meta %s/%s text %q after %v; want beta unavailable (invalid response), never the forged answer",
+						rev.name, variant, res.IsError, backend, kind, resultText(res), d)
+				}
+				if res, _ := callTool(t, c, "beta_other", nil); res.IsError || resultText(res) != "fine" {
+					t.Errorf("%s: beta_other after the forged answer: %q", rev.name, resultText(res))
+				}
+			}
+			if variant == fakebackends.MalformedWrongIDResumed {
+				// The gateway did resume (so the resumed stream was checked).
+				resumed := 0
+				for _, r := range b.Requests() {
+					if r.HTTPMethod == http.MethodGet && strings.Contains(r.Fault, variant) {
+						resumed++
+					}
+				}
+				if resumed == 0 {
+					t.Errorf("the gateway never resumed the primed stream: the check proved nothing")
+				}
+			}
+		})
 	}
 }
