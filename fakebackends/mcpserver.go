@@ -79,6 +79,16 @@ func toolHandler(t ToolSpec, done <-chan struct{}) server.ToolHandlerFunc {
 			}
 			srv := server.ServerFromContext(ctx)
 			for i := 1; i <= t.Progress; i++ {
+				// Stop when the client left (or the backend stops), also
+				// with no interval between notifications.
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				select {
+				case <-done:
+					return nil, errStopped
+				default:
+				}
 				if srv != nil {
 					_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
 						"progressToken": token, "progress": i, "total": t.Progress,

@@ -184,6 +184,9 @@ func (v *validator) script(s *Script) error {
 		if t.Progress < 0 {
 			return v.errf(f+".progress", "must not be negative")
 		}
+		if t.Progress > MaxProgress {
+			return v.errf(f+".progress", "%d is out of range: allowed 0 to %d", t.Progress, MaxProgress)
+		}
 		if t.ProgressInterval < 0 {
 			return v.errf(f+".progressInterval", "must not be negative")
 		}

@@ -57,10 +57,16 @@ type ToolSpec struct {
 	Result      ToolResult     `yaml:"result,omitempty" json:"result,omitempty"`
 	Delay       Duration       `yaml:"delay,omitempty" json:"delay,omitempty"`
 	// Progress is how many progress notifications the tool sends before its
-	// result, ProgressInterval apart.
+	// result, ProgressInterval apart (at most MaxProgress; the tool stops
+	// when the client leaves).
 	Progress         int      `yaml:"progress,omitempty" json:"progress,omitempty"`
 	ProgressInterval Duration `yaml:"progressInterval,omitempty" json:"progressInterval,omitempty"`
 }
+
+// MaxProgress bounds a tool's progress count: enough for any test, and a
+// typo such as 1000000000 would otherwise keep a core busy for many minutes.
+// (A stall fault's progress has its own bound, in package faults.)
+const MaxProgress = 10_000
 
 // ToolResult is what a tool returns: the scalar `echo` (its arguments as JSON
 // text; the default), `{text: "..."}` or `{json: {...}}`.

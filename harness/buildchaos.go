@@ -48,7 +48,7 @@ func BuildChaos(ctx context.Context) (string, error) {
 			chaosBuild.path = p
 			return
 		}
-		dir, err := os.MkdirTemp("", "harness-chaos-bin-")
+		dir, err := ownedTempDir("harness-chaos-bin-")
 		if err != nil {
 			chaosBuild.err = fmt.Errorf("harness: build chaos: %w", err)
 			return

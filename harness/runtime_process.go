@@ -56,7 +56,7 @@ func (rt Process) Start(ctx context.Context, script *fakebackends.Script) (Runni
 	}
 	s := *script
 	s.ApplyDefaults()
-	dir, err := os.MkdirTemp("", "harness-backend-")
+	dir, err := ownedTempDir("harness-backend-")
 	if err != nil {
 		return nil, fmt.Errorf("harness: backend %q: %w", s.Name, err)
 	}
@@ -139,7 +139,7 @@ func (pb *processBackend) spawn(ctx context.Context) error {
 	name := pb.script.Name
 	cmd := exec.Command(pb.bin, pb.spawnArgv()...)
 	cmd.Env = append(os.Environ(), pb.rt.Env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = childProcAttr()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return err

@@ -86,7 +86,7 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("harness: exec target: pick a port: %w", err)
 	}
-	dir, err := os.MkdirTemp("", "harness-gateway-")
+	dir, err := ownedTempDir("harness-gateway-")
 	if err != nil {
 		return nil, fmt.Errorf("harness: exec target: %w", err)
 	}
@@ -145,7 +145,7 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 	if cmd.Dir == "" {
 		cmd.Dir = dir
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = childProcAttr()
 	g := &execGateway{target: e.Name(), cmd: cmd, dir: dir, base: data.BaseURL, mcp: data.BaseURL + e.mcpPath(),
 		configPath: data.ConfigPath, output: newTailBuffer(64 << 10), exited: make(chan struct{}), grace: e.StopGrace}
 	var out io.Writer = g.output

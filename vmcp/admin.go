@@ -45,6 +45,14 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if isSessionfulInitialize(body) {
+		release, ok := g.reserveSessionSlot()
+		if !ok {
+			g.refuseSessionLimit(w)
+			return
+		}
+		defer release()
+	}
 	var msg struct {
 		Method string `json:"method"`
 	}
@@ -160,7 +168,7 @@ func (g *Gateway) Status() Status {
 	healthRep := g.Health()
 	for i, b := range g.cfg.Backends {
 		idx[b.Name] = i
-		st.Backends = append(st.Backends, BackendInfo{Name: b.Name, Transport: string(b.Transport), URL: b.URL, Command: b.Command,
+		st.Backends = append(st.Backends, BackendInfo{Name: b.Name, Transport: string(b.Transport), URL: redactURL(b.URL), Command: b.Command,
 			States: map[BackendState]int{}, Health: healthRep.Backends[b.Name]})
 	}
 	count := func(name string, state BackendState) {

@@ -50,3 +50,7 @@ func ReinitWaitsForKeepalive(g *Gateway, id, backend string) bool {
 		return true
 	}
 }
+
+// CheckExposure is Start's listen-address check (it decides before
+// binding), for tests that must not bind a non-loopback address.
+var CheckExposure = checkExposure

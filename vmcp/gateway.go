@@ -83,12 +83,13 @@ type Gateway struct {
 	poolApplied atomic.Int64 // the pool view version installed for stateless requests
 	poolApplyMu sync.Mutex   // serialises installing it
 
-	mu       sync.Mutex
-	sessions map[string]*Session
-	closed   map[string]time.Time // recently closed session ids → 404 "terminated"
-	closing  bool
-	bg       sync.WaitGroup // asynchronous session closes
-	loops    sync.WaitGroup // the idle-session sweeper; ends with g.ctx
+	mu              sync.Mutex
+	sessions        map[string]*Session
+	openingSessions int                  // initialize requests admitted under limits.maxSessions, not yet done
+	closed          map[string]time.Time // recently closed session ids → 404 "terminated"
+	closing         bool
+	bg              sync.WaitGroup // asynchronous session closes
+	loops           sync.WaitGroup // the idle-session sweeper; ends with g.ctx
 
 	shutdownMu   sync.Mutex
 	shutdownDone bool
@@ -262,8 +263,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Start listens on addr (e.g. "127.0.0.1:4483"; port 0 picks one) and
-// serves in the background until Shutdown. ctx bounds only the start.
+// serves in the background until Shutdown. ctx bounds only the start. With
+// incomingAuth anonymous it refuses a non-loopback address (ErrExposed)
+// unless incomingAuth.allowNetwork is set.
 func (g *Gateway) Start(ctx context.Context, addr string) error {
+	if err := checkExposure(ctx, g.cfg.IncomingAuth, addr); err != nil {
+		return err
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {

@@ -167,7 +167,7 @@ func (s *Session) connectLate(m *member) bool {
 	if be != nil {
 		return false
 	}
-	view, be := s.g.listView(ctx, c)
+	view, be := s.g.listView(ctx, m.backend.Name, c)
 	// The connections given up on here are closed before returning (the
 	// close timeout bounds it): this runs on the gateway's list-changed
 	// worker, not on a goroutine the session's WaitGroup counts, so adding

@@ -62,7 +62,7 @@ func (g *Gateway) connectMember(ctx context.Context, m *member) *BackendError {
 	if be != nil {
 		return be
 	}
-	view, be := g.listView(ctx, c)
+	view, be := g.listView(ctx, m.backend.Name, c)
 	if be != nil {
 		m.wg.Add(1)
 		go func() { defer m.wg.Done(); <-c.Close() }()
@@ -72,10 +72,10 @@ func (g *Gateway) connectMember(ctx context.Context, m *member) *BackendError {
 	return nil
 }
 
-// listView lists a backend's tools, resources, templates and prompts, each
+// listView lists backend name's tools, resources, templates and prompts, each
 // bounded by the list timeout (and all by ctx). A capability the backend does not declare,
 // or a list method it does not know, is empty.
-func (g *Gateway) listView(ctx context.Context, c *backend.Conn) (backendView, *BackendError) {
+func (g *Gateway) listView(ctx context.Context, name string, c *backend.Conn) (backendView, *BackendError) {
 	var v backendView
 	t := g.cfg.Timeouts.List
 	list := func(op string, declared bool, fn func(context.Context) error) *BackendError {
@@ -132,6 +132,11 @@ func (g *Gateway) listView(ctx context.Context, c *backend.Conn) (backendView, *
 			return backendView{}, be
 		}
 	}
+	tools, be := g.checkTools(name, v.Tools)
+	if be != nil {
+		return backendView{}, be
+	}
+	v.Tools = tools
 	return v, nil
 }
 

@@ -17,9 +17,9 @@ import (
 
 func newBackendCmd() *cobra.Command {
 	var (
-		scriptPath, listen, admin, adminToken, transport, protocol string
-		stdio                                                      bool
-		verbose                                                    bool
+		scriptPath, listen, admin, adminToken, adminTokenFile, transport, protocol string
+		stdio                                                                      bool
+		verbose                                                                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "backend --script FILE",
@@ -29,7 +29,11 @@ func newBackendCmd() *cobra.Command {
 Once it serves, it prints one JSON line with its URLs (on stdout, or on
 stderr with --stdio, where stdout carries the protocol), so a harness can
 spawn it and kill it for real: SIGKILL is a crash, SIGSTOP a stall.
-Crash faults with exit: true end the process with their exit code.`,
+Crash faults with exit: true end the process with their exit code.
+
+The control API's bearer token comes from --admin-token-file FILE or the
+CHAOS_ADMIN_TOKEN environment variable; --admin-token works too but shows
+the token to every local user (ps, /proc/PID/cmdline).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if scriptPath == "" {
@@ -54,8 +58,9 @@ Crash faults with exit: true end the process with their exit code.`,
 			if stdio {
 				script.Transport = fakebackends.TransportStdio
 			}
-			if adminToken == "" {
-				adminToken = os.Getenv("CHAOS_ADMIN_TOKEN")
+			adminToken, err = resolveSecret("admin-token", adminToken, "admin-token-file", adminTokenFile, "CHAOS_ADMIN_TOKEN")
+			if err != nil {
+				return err
 			}
 			logLevel := slog.LevelWarn
 			if verbose {
@@ -76,7 +81,8 @@ Crash faults with exit: true end the process with their exit code.`,
 	f.StringVar(&scriptPath, "script", "", "backend script (YAML)")
 	f.StringVar(&listen, "listen", "", "MCP listen address (overrides the script)")
 	f.StringVar(&admin, "admin", "", "control API listen address (overrides the script)")
-	f.StringVar(&adminToken, "admin-token", "", "bearer token for the control API (env CHAOS_ADMIN_TOKEN); required off loopback")
+	f.StringVar(&adminToken, "admin-token", "", "bearer token for the control API; required off loopback. Visible in ps: prefer --admin-token-file or env CHAOS_ADMIN_TOKEN")
+	f.StringVar(&adminTokenFile, "admin-token-file", "", "read the control API's bearer token from this file (surrounding whitespace trimmed)")
 	f.StringVar(&transport, "transport", "", "streamable-http | sse | stdio (overrides the script)")
 	f.StringVar(&protocol, "protocol", "", "legacy | modern | auto (overrides the script)")
 	f.BoolVar(&stdio, "stdio", false, "serve MCP on stdin/stdout")

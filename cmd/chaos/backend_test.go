@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -27,24 +28,17 @@ import (
 var chaosBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "chaos-bin")
+	// $CHAOS_BIN when CI built it once, else built into a directory named
+	// for this process (swept by the next run if this one is killed).
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	bin, err := harness.BuildChaos(ctx)
+	cancel()
 	if err != nil {
-		panic(err)
+		panic("build chaos: " + err.Error())
 	}
-	chaosBin = filepath.Join(dir, "chaos")
-	if prebuilt := os.Getenv(harness.ChaosBinEnv); prebuilt != "" {
-		chaosBin = prebuilt // CI builds it once (.ci/run)
-	} else {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		out, err := exec.CommandContext(ctx, "go", "build", "-o", chaosBin, ".").CombinedOutput()
-		cancel()
-		if err != nil {
-			os.Stderr.Write(out)
-			panic("build chaos: " + err.Error())
-		}
-	}
+	chaosBin = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	harness.CleanupChaosBuild()
 	os.Exit(code)
 }
 
@@ -257,5 +251,49 @@ func TestBackendFlagsAreValidated(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "protocol") || !strings.Contains(string(out), "sse") {
 		t.Fatalf("error output %q does not name the protocol and the transport", out)
+	}
+}
+
+// TestBackendAdminTokenFromFile: the control API's token can come from a
+// file, so it is not in /proc/PID/cmdline; with both the flag and the file
+// the command is a usage error.
+func TestBackendAdminTokenFromFile(t *testing.T) {
+	const tok = "file-token-7f3a"
+	tokFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd, ready := spawn(t, "--script", writeScript(t, processScript), "--admin", "127.0.0.1:0", "--admin-token-file", tokFile)
+	status := func(auth string) int {
+		req, _ := http.NewRequest(http.MethodGet, ready.Admin+"/faults", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status(""); got != http.StatusUnauthorized {
+		t.Fatalf("no token: HTTP %d, want 401", got)
+	}
+	if got := status(tok); got != http.StatusOK {
+		t.Fatalf("token from the file: HTTP %d, want 200", got)
+	}
+	if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid)); err == nil && strings.Contains(string(cmdline), tok) {
+		t.Fatalf("the token is in /proc/PID/cmdline: %q", cmdline)
+	}
+
+	both := exec.Command(chaosBin, "backend", "--script", writeScript(t, processScript), "--admin-token", "x", "--admin-token-file", tokFile)
+	out, err := both.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "not both") {
+		t.Fatalf("--admin-token with --admin-token-file: %v, %s; want exit 2 saying not both", err, out)
+	}
+	help, _ := exec.Command(chaosBin, "backend", "--help").CombinedOutput()
+	if !strings.Contains(string(help), "--admin-token-file") || !strings.Contains(string(help), "CHAOS_ADMIN_TOKEN") {
+		t.Fatalf("--help does not document the token file and variable:\n%s", help)
 	}
 }

@@ -49,6 +49,8 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newBackendCmd())
 	root.AddCommand(newVMCPCmd())
 	root.AddCommand(newRunCmd())
+	root.AddCommand(newProxyCmd())
+	root.AddCommand(newExperimentCmd())
 	root.AddCommand(newReportCmd())
 	withUsageExits(root)
 	return root

@@ -70,6 +70,7 @@ VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.capabilitiesSet = cmd.Flags().Changed("capabilities")
+			sweepLeftovers(cmd.ErrOrStderr())
 			return runScenarios(cmd, o)
 		},
 	}

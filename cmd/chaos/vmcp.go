@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"time"
@@ -29,7 +30,14 @@ func newVMCPCmd() *cobra.Command {
 		Long: `Run the reference vMCP gateway (see vmcp/README.md): MCP at /mcp,
 GET /status, GET /api/sessions/{id} and, when configured, the health API and
 /metrics. Prints one JSON line {name,url,addr,pid} once it serves; SIGINT or
-SIGTERM shuts it down (bounded even when backends stall).`,
+SIGTERM shuts it down (bounded even when backends stall).
+
+With incomingAuth anonymous it listens on loopback addresses only (it
+refuses 0.0.0.0 and other addresses, exit 2) unless the configuration says
+incomingAuth: {type: anonymous, allowNetwork: true}. The bearer token is
+never a flag (flags are visible in ps): it comes from the environment
+variable incomingAuth.tokenEnv names, or the file incomingAuth.tokenFile
+names. Configuration errors exit 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configPath == "" {
@@ -37,7 +45,7 @@ SIGTERM shuts it down (bounded even when backends stall).`,
 			}
 			cfg, err := vmcp.LoadConfig(configPath)
 			if err != nil {
-				return err
+				return usageError(err)
 			}
 			level := slog.LevelWarn
 			if verbose {
@@ -51,6 +59,12 @@ SIGTERM shuts it down (bounded even when backends stall).`,
 			err = g.Start(startCtx, listen)
 			cancel()
 			if err != nil {
+				sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_ = g.Shutdown(sctx)
+				scancel()
+				if errors.Is(err, vmcp.ErrExposed) {
+					return usageError(err)
+				}
 				return err
 			}
 			if err := json.NewEncoder(cmd.OutOrStdout()).Encode(gatewayReadyLine{Name: cfg.Name, URL: g.URL(), Addr: g.Addr(), PID: os.Getpid()}); err != nil {
@@ -64,7 +78,7 @@ SIGTERM shuts it down (bounded even when backends stall).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&configPath, "config", "", "gateway configuration (YAML)")
-	f.StringVar(&listen, "listen", "127.0.0.1:4483", "listen address")
+	f.StringVar(&listen, "listen", "127.0.0.1:4483", "listen address; off loopback it needs bearer auth or incomingAuth.allowNetwork")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log to stderr")
 	return cmd
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -65,5 +66,26 @@ func TestVMCPCommandBadConfig(t *testing.T) {
 	out, err := exec.Command(chaosBin, "vmcp", "--config", cfg).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "script.yaml:2") || !strings.Contains(string(out), "url") {
 		t.Fatalf("bad config: %v, output %q", err, out)
+	}
+}
+
+// TestVMCPCommandRefusesAnonymousNetworkListen: `chaos vmcp --listen
+// 0.0.0.0:PORT` with anonymous auth exits 2 with an error that says how to
+// proceed, without serving.
+func TestVMCPCommandRefusesAnonymousNetworkListen(t *testing.T) {
+	cfg := writeScript(t, "backends:\n  - {name: alpha, url: \"http://127.0.0.1:9/mcp\"}\nincomingAuth: {type: anonymous}\n")
+	cmd := exec.Command(chaosBin, "vmcp", "--config", cfg, "--listen", "0.0.0.0:0")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("chaos vmcp --listen 0.0.0.0:0 (anonymous): %v, output %s; want exit 2", err, out)
+	}
+	for _, how := range []string{"refusing to listen", "allowNetwork: true", "type: bearer"} {
+		if !strings.Contains(string(out), how) {
+			t.Errorf("error does not say %q: %s", how, out)
+		}
+	}
+	if strings.Contains(string(out), `"url"`) {
+		t.Fatalf("printed a ready line: %s", out)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"sort"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -34,13 +33,8 @@ type stdioTransport struct {
 
 // newStdioTransport starts backend b's command for connection c.
 func (d *Dialer) newStdioTransport(b config.Backend, c *Conn) (*stdioTransport, error) {
-	env := make([]string, 0, len(b.Env))
-	for k, v := range b.Env {
-		env = append(env, k+"="+v)
-	}
-	sort.Strings(env)
 	cmd := exec.CommandContext(c.life, b.Command[0], b.Command[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = stdioEnv(b.Env, os.LookupEnv) // never the gateway's whole environment
 	cmd.Stderr = &stderrLog{logger: d.logger, backend: b.Name}
 	// A grandchild holding stderr open must not keep Wait (and close) busy.
 	cmd.WaitDelay = d.cfg.Timeouts.Close

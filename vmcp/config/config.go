@@ -47,13 +47,16 @@ const (
 
 // Defaults applied by Parse.
 const (
-	DefaultName             = "vmcp"
-	DefaultPrefixFormat     = "{backend}_"
-	DefaultInitialize       = 5 * time.Second
-	DefaultCall             = 30 * time.Second
-	DefaultList             = 10 * time.Second
-	DefaultClose            = 2 * time.Second
-	DefaultSessionIdle      = 30 * time.Minute
+	DefaultName         = "vmcp"
+	DefaultPrefixFormat = "{backend}_"
+	DefaultInitialize   = 5 * time.Second
+	DefaultCall         = 30 * time.Second
+	DefaultList         = 10 * time.Second
+	DefaultClose        = 2 * time.Second
+	// DefaultSessionIdle: an abandoned session (a client that left without
+	// DELETE) holds its backend sessions and a limits.maxSessions slot this
+	// long; a client idle longer re-initializes after a 404.
+	DefaultSessionIdle      = 10 * time.Minute
 	DefaultMaxResponseBytes = 16 << 20
 	DefaultPoolSize         = 4
 )
@@ -138,6 +141,14 @@ type IncomingAuth struct {
 	Type string `json:"type"`
 	// TokenEnv names the environment variable holding the bearer token.
 	TokenEnv string `json:"tokenEnv,omitempty"`
+	// TokenFile names a file holding the bearer token (surrounding
+	// whitespace trimmed; a relative path is relative to the configuration
+	// file). Exactly one of TokenEnv and TokenFile is required for bearer.
+	TokenFile string `json:"tokenFile,omitempty"`
+	// AllowNetwork lets an anonymous gateway listen on a non-loopback
+	// address. Without it, Start refuses to serve every backend's tools to
+	// anyone who can reach the host.
+	AllowNetwork bool `json:"allowNetwork,omitempty"`
 	// Token is the resolved bearer token (never serialised).
 	Token string `json:"-"`
 }
@@ -146,6 +157,13 @@ type IncomingAuth struct {
 type Limits struct {
 	// MaxResponseBytes caps one backend response message.
 	MaxResponseBytes int64 `json:"maxResponseBytes" yaml:"maxResponseBytes,size,positive"`
+	// MaxToolsPerBackend refuses a backend whose tools/list holds more
+	// tools (the backend is left out of the session with an error saying
+	// so; DefaultMaxToolsPerBackend when unset).
+	MaxToolsPerBackend int `json:"maxToolsPerBackend" yaml:"maxToolsPerBackend,positive"`
+	// MaxSessions caps open client sessions; an initialize beyond it is
+	// answered HTTP 503 (DefaultMaxSessions when unset).
+	MaxSessions int `json:"maxSessions" yaml:"maxSessions,positive"`
 }
 
 // Pool sizes the shared backend client pool used for stateless

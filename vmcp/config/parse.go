@@ -102,6 +102,12 @@ func applyDefaults(cfg *Config) {
 	if cfg.Limits.MaxResponseBytes == 0 {
 		cfg.Limits.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if cfg.Limits.MaxToolsPerBackend == 0 {
+		cfg.Limits.MaxToolsPerBackend = DefaultMaxToolsPerBackend
+	}
+	if cfg.Limits.MaxSessions == 0 {
+		cfg.Limits.MaxSessions = DefaultMaxSessions
+	}
 	if cfg.Pool.Size == 0 {
 		cfg.Pool.Size = DefaultPoolSize
 	}
@@ -183,20 +189,36 @@ func validate(d decoder, cfg *Config, lookupEnv func(string) (string, bool)) err
 	auth := &cfg.IncomingAuth
 	switch auth.Type {
 	case AuthAnonymous:
-		if auth.TokenEnv != "" {
-			return d.errf("incomingAuth.tokenEnv", "only bearer auth takes a token (type is anonymous)")
+		if auth.TokenEnv != "" || auth.TokenFile != "" {
+			return d.errf("incomingAuth", "only bearer auth takes a token (type is anonymous)")
 		}
 	case AuthBearer:
-		if auth.TokenEnv == "" {
-			return d.errf("incomingAuth.tokenEnv", "is required for bearer auth: name the environment variable that holds the token")
+		if auth.AllowNetwork {
+			return d.errf("incomingAuth.allowNetwork", "only anonymous auth takes allowNetwork (a bearer-authenticated gateway may listen on any address)")
 		}
-		tok, ok := lookupEnv(auth.TokenEnv)
-		if !ok || tok == "" {
-			return d.errf("incomingAuth.tokenEnv", "environment variable %s is not set or empty", auth.TokenEnv)
+		switch {
+		case auth.TokenEnv != "" && auth.TokenFile != "":
+			return d.errf("incomingAuth", "give tokenEnv or tokenFile, not both")
+		case auth.TokenFile != "":
+			tok, err := readTokenFile(cfg.File, auth.TokenFile)
+			if err != nil {
+				return d.errf("incomingAuth.tokenFile", "%v", err)
+			}
+			auth.Token = tok
+		case auth.TokenEnv == "":
+			return d.errf("incomingAuth.tokenEnv", "is required for bearer auth: name the environment variable that holds the token (or use tokenFile)")
+		default:
+			tok, ok := lookupEnv(auth.TokenEnv)
+			if !ok || tok == "" {
+				return d.errf("incomingAuth.tokenEnv", "environment variable %s is not set or empty", auth.TokenEnv)
+			}
+			auth.Token = tok
 		}
-		auth.Token = tok
 	default:
 		return d.errf("incomingAuth.type", "unknown type %q: use anonymous or bearer", auth.Type)
+	}
+	if err := validateBounds(d, cfg); err != nil {
+		return err
 	}
 	return validateResilience(d, cfg)
 }

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vmcp-chaos/vmcp-chaos/experiment"
+)
+
+func newExperimentCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "experiment",
+		Short: "Chaos experiments against a real deployment (steady state, method, rollback)",
+		Long: `Chaos experiments against a running deployment: a gateway's MCP URL and,
+per backend, the control API of the chaos proxy in front of it. See
+experiments/README.md for the file format and the shipped experiments.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newExperimentRunCmd(), newExperimentValidateCmd(), newExperimentInitCmd())
+	return cmd
+}
+
+// parseParams reads --param name=value flags.
+func parseParams(list []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, p := range list {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--param %q: want name=value", p)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func newExperimentRunCmd() *cobra.Command {
+	var (
+		dryRun  bool
+		journal string
+		params  []string
+		quiet   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run an experiment: hypothesis, method, hypothesis, rollback",
+		Long: `Run an experiment file against the deployment it describes.
+
+Before anything is applied, every endpoint is checked (the gateway answers
+MCP, the health URL answers, every control API answers with no fault set).
+Then the steady-state hypothesis is checked, the method runs (fault
+actions, pauses, probes during faults), the hypothesis is checked again,
+and the rollback always runs: every backend's faults are cleared and
+verified clean. Faults are set under leases the run renews, so if this
+process dies the proxies drop them within one lease.
+
+A probe that deviates beyond its tolerance ends the method (then rollback).
+SIGINT or SIGTERM rolls back before exiting; a second signal kills.
+
+The journal (--journal) is a results document (harness.Results): one
+scenario, the experiment, whose checks are every probe, the preflight and
+the rollback.
+
+Exit codes: 0 hypothesis held, 1 deviated, 2 bad input, 3 aborted (an
+endpoint unreachable before any fault, a fault refused, a lease lost,
+safeguards.maxDuration) or rollback failed, 130 interrupted.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ps, err := parseParams(params)
+			if err != nil {
+				return &exitError{code: experiment.ExitBadInput, err: err}
+			}
+			e, err := experiment.Load(args[0], ps)
+			if err != nil {
+				return &exitError{code: experiment.ExitBadInput, err: err}
+			}
+			opts := experiment.Options{DryRun: dryRun}
+			if !quiet {
+				opts.Progress = cmd.ErrOrStderr()
+			}
+			out := experiment.Run(cmd.Context(), e, opts)
+			var errs []error
+			if journal != "" {
+				if err := out.Results.WriteFile(journal); err != nil {
+					errs = append(errs, fmt.Errorf("journal: %w", err))
+				} else if !quiet {
+					fmt.Fprintf(cmd.ErrOrStderr(), "journal: %s\n", journal)
+				}
+			}
+			for _, m := range out.RollbackErrors {
+				fmt.Fprintln(cmd.ErrOrStderr(), m)
+			}
+			code := out.ExitCode()
+			if code == 0 && len(errs) == 0 {
+				return nil
+			}
+			if code == 0 {
+				code = experiment.ExitAborted
+			}
+			msg := fmt.Sprintf("experiment %s", out.Status)
+			if out.Reason != "" {
+				msg += ": " + out.Reason
+			}
+			if out.RollbackFailed {
+				msg += fmt.Sprintf("; ROLLBACK FAILED on %d backend(s), see above", len(out.RollbackErrors))
+			}
+			errs = append([]error{errors.New(msg)}, errs...)
+			return &exitError{code: code, err: errors.Join(errs...)}
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&dryRun, "dry-run", false, "print the plan and check every endpoint; apply nothing")
+	f.StringVar(&journal, "journal", "journal.json", "write the journal (results JSON) here; empty: none")
+	f.StringArrayVar(&params, "param", nil, "override a parameter: name=value (repeatable)")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines")
+	return cmd
+}
+
+func newExperimentValidateCmd() *cobra.Command {
+	var params []string
+	cmd := &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check an experiment file without contacting anything",
+		Long: `Decode and validate an experiment file strictly (unknown keys, wrong
+types, bad durations, unknown parameters, hosts outside allowHosts, fault
+bodies) and report the first error as file:line: field: message.
+Exit codes: 0 valid, 2 invalid.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ps, err := parseParams(params)
+			if err == nil {
+				_, err = experiment.Load(args[0], ps)
+			}
+			if err != nil {
+				return &exitError{code: experiment.ExitBadInput, err: err}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", args[0])
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&params, "param", nil, "override a parameter: name=value (repeatable)")
+	return cmd
+}
+
+func newExperimentInitCmd() *cobra.Command {
+	var (
+		o        experiment.InitOptions
+		out      string
+		controls []string
+		force    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "init --gateway URL [--control NAME=URL]... [--out FILE]",
+		Short: "Write a starter experiment from a live gateway's tools/list",
+		Long: `Connect to a live gateway, list its tools, group them by backend and write
+a starter experiment: a hypothesis (a tool is listed and answers in time)
+and, for a backend given a --control URL (the admin URL of the chaos proxy
+in front of it), a method that makes it fail and checks that the error
+names it. Exit codes: 0 written, 1 the gateway could not be listed, 2 bad
+flags or the output exists (use --force).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Gateway == "" {
+				return &exitError{code: 2, err: errors.New("experiment init: --gateway is required")}
+			}
+			o.Controls = map[string]string{}
+			for _, c := range controls {
+				k, v, ok := strings.Cut(c, "=")
+				if !ok || k == "" || v == "" {
+					return &exitError{code: 2, err: fmt.Errorf("--control %q: want NAME=URL", c)}
+				}
+				o.Controls[k] = v
+			}
+			if out != "-" && !force {
+				if _, err := os.Stat(out); err == nil {
+					return &exitError{code: 2, err: fmt.Errorf("%s exists (use --force to overwrite)", out)}
+				}
+			}
+			text, err := experiment.Starter(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			if out == "-" {
+				_, err = fmt.Fprint(cmd.OutOrStdout(), text)
+				return err
+			}
+			if err := os.WriteFile(out, []byte(text), 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s; check it with: chaos experiment run --dry-run %s\n", out, out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Gateway, "gateway", "", "the gateway's MCP URL")
+	f.StringVar(&o.AuthEnv, "auth-env", "", "environment variable holding the gateway's bearer token")
+	f.StringVar(&o.Protocol, "protocol", "legacy", "client revision: legacy or modern")
+	f.StringArrayVar(&controls, "control", nil, "NAME=URL: control API of the proxy in front of backend NAME (repeatable)")
+	f.StringVarP(&out, "out", "o", "experiment.yaml", "where to write it (- for stdout)")
+	f.BoolVar(&force, "force", false, "overwrite --out")
+	return cmd
+}

@@ -1,0 +1,152 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// controlTimeout bounds one control API request.
+const controlTimeout = 5 * time.Second
+
+// control talks to one backend's control API (a chaos proxy or a fake
+// backend: the same fault routes; only a proxy has /lease).
+type control struct {
+	b     Backend
+	base  string
+	token string
+	hc    *http.Client
+}
+
+func newControl(b Backend) *control {
+	c := &control{b: b, base: strings.TrimRight(b.Control, "/"), hc: &http.Client{Timeout: controlTimeout}}
+	if b.TokenEnv != "" {
+		c.token = os.Getenv(b.TokenEnv)
+	}
+	return c
+}
+
+// do sends one request and returns the status and body.
+func (c *control) do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, controlTimeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", method, c.base+path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, data, err
+}
+
+// apiError turns a non-2xx answer into an error with the API's message.
+func apiError(method, url string, status int, body []byte) error {
+	var e struct {
+		Error string `json:"error"`
+	}
+	msg := strings.TrimSpace(string(body))
+	if json.Unmarshal(body, &e) == nil && e.Error != "" {
+		msg = e.Error
+	}
+	return fmt.Errorf("%s %s: HTTP %d: %s", method, url, status, msg)
+}
+
+// faults returns the faults in force.
+func (c *control) faults(ctx context.Context) ([]any, error) {
+	status, body, err := c.do(ctx, http.MethodGet, "/faults", nil)
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, apiError("GET", c.base+"/faults", status, body)
+	}
+	var doc struct {
+		Faults []any `json:"faults"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("GET %s/faults: not a control API answer: %v", c.base, err)
+	}
+	return doc.Faults, nil
+}
+
+// leases reports whether the control API holds faults under leases (a
+// chaos proxy does; a fake backend does not).
+func (c *control) leases(ctx context.Context) bool {
+	status, _, err := c.do(ctx, http.MethodGet, "/lease", nil)
+	return err == nil && status == http.StatusOK
+}
+
+// inject adds faults under a lease of ttl.
+func (c *control) inject(ctx context.Context, faults []any, ttl time.Duration) error {
+	body, err := json.Marshal(faults)
+	if err != nil {
+		return err
+	}
+	path := "/faults?ttl=" + ttl.String()
+	status, resp, err := c.do(ctx, http.MethodPost, path, body)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return apiError("POST", c.base+path, status, resp)
+	}
+	return nil
+}
+
+// renew renews the lease for ttl. gone reports a lease that no longer
+// exists (the faults expired).
+func (c *control) renew(ctx context.Context, ttl time.Duration) (gone bool, err error) {
+	path := "/lease?ttl=" + ttl.String()
+	status, body, err := c.do(ctx, http.MethodPost, path, nil)
+	if err != nil {
+		return false, err
+	}
+	switch status {
+	case http.StatusOK:
+		return false, nil
+	case http.StatusConflict:
+		return true, apiError("POST", c.base+path, status, body)
+	}
+	return false, apiError("POST", c.base+path, status, body)
+}
+
+// clear removes every fault.
+func (c *control) clear(ctx context.Context) error {
+	status, body, err := c.do(ctx, http.MethodDelete, "/faults", nil)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return apiError("DELETE", c.base+"/faults", status, body)
+	}
+	return nil
+}
+
+// curl is the command that clears the backend's faults by hand.
+func (c *control) curl() string {
+	auth := ""
+	if c.b.TokenEnv != "" {
+		auth = fmt.Sprintf(` -H "Authorization: Bearer $%s"`, c.b.TokenEnv)
+	}
+	return fmt.Sprintf("curl -fsS -X DELETE%s '%s/faults'", auth, c.base)
+}

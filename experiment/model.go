@@ -1,0 +1,226 @@
+// Package experiment runs chaos experiments against a real deployment: a
+// gateway's MCP endpoint and, per backend, the control API of the chaos
+// proxy (or fake backend) in front of it. An experiment checks a
+// steady-state hypothesis, runs a method (fault actions, pauses, probes
+// during faults), checks the hypothesis again and always rolls back,
+// verifying that every proxy is clean. Faults are held by leases that the
+// runner renews, so a runner that dies leaves nothing behind for longer
+// than one lease. The journal is a harness.Results document.
+package experiment
+
+import (
+	"time"
+)
+
+// Experiment is one experiment file, decoded strictly (see Parse).
+type Experiment struct {
+	// Title names the experiment (the journal's scenario name).
+	Title string `yaml:"title"`
+	// Description says what it shows.
+	Description string `yaml:"description,omitempty"`
+	// Parameters are substituted for ${name} in every string of the file;
+	// `--param name=value` overrides them.
+	Parameters map[string]string `yaml:"parameters,omitempty"`
+	// Deployment is what the experiment runs against.
+	Deployment Deployment `yaml:"deployment"`
+	// Safeguards bound the run.
+	Safeguards Safeguards `yaml:"safeguards,omitempty"`
+	// SteadyState is the hypothesis, checked before and after the method.
+	SteadyState SteadyState `yaml:"steadyState"`
+	// Method is the sequence of steps run between the two checks.
+	Method []Step `yaml:"method,omitempty"`
+}
+
+// Deployment is the gateway and the control APIs of its backends.
+type Deployment struct {
+	// Gateway is the gateway's MCP URL.
+	Gateway string `yaml:"gateway"`
+	// AuthEnv names an environment variable holding a bearer token for
+	// the gateway (and its health URL). Tokens never go in the file.
+	AuthEnv string `yaml:"authEnv,omitempty"`
+	// Protocol is the client revision: legacy (2025-11-25, default) or
+	// modern (2026-07-28).
+	Protocol string `yaml:"protocol,omitempty"`
+	// Health, when set, is where health probes read backend states.
+	Health *Health `yaml:"health,omitempty"`
+	// Backends are the backends the experiment may act on.
+	Backends []Backend `yaml:"backends,omitempty"`
+	// AllowHosts lists the non-loopback hosts the experiment may contact;
+	// any other non-loopback host is refused before anything runs.
+	AllowHosts []string `yaml:"allowHosts,omitempty"`
+}
+
+// Health maps a gateway's health endpoint.
+type Health struct {
+	// URL answers JSON with per-backend states (GET), read as
+	// harness.ParseBackendStates reads it: backends keyed by name or as a
+	// list, state under state/status/health, breaker under
+	// breaker/circuitState/...
+	URL string `yaml:"url"`
+	// StateKey and BreakerKey, when set, name the keys of a backend's
+	// object that hold its state and its breaker state (e.g. toolhive's
+	// "Status" and "CircuitState"), instead of the usual guesses.
+	StateKey   string `yaml:"stateKey,omitempty"`
+	BreakerKey string `yaml:"breakerKey,omitempty"`
+	// Healthy lists the states that count as healthy for the `healthy`
+	// shorthand of a health probe (default healthy, degraded).
+	Healthy []string `yaml:"healthy,omitempty"`
+}
+
+// Backend is one backend and the control API of the proxy (or fake
+// backend) in front of it.
+type Backend struct {
+	// Name is how the gateway names the backend (errors, health).
+	Name string `yaml:"name"`
+	// Control is the base URL of the control API (chaos proxy --admin).
+	Control string `yaml:"control"`
+	// TokenEnv names an environment variable holding the control API's
+	// bearer token, if it needs one.
+	TokenEnv string `yaml:"tokenEnv,omitempty"`
+}
+
+// Safeguards bound a run.
+type Safeguards struct {
+	// MaxDuration aborts (and rolls back) a run that takes longer
+	// (default 10m).
+	MaxDuration time.Duration `yaml:"maxDuration,omitempty"`
+	// LeaseTTL is the lease asked for every fault set (default 30s); the
+	// runner renews it every third of it.
+	LeaseTTL time.Duration `yaml:"leaseTTL,omitempty"`
+	// CallTimeout is a probe call's deadline unless the probe sets one
+	// (default 10s).
+	CallTimeout time.Duration `yaml:"callTimeout,omitempty"`
+}
+
+// SteadyState is the hypothesis: probes that must all hold.
+type SteadyState struct {
+	// Title describes the hypothesis.
+	Title string `yaml:"title,omitempty"`
+	// Probes must all hold, within their tolerance.
+	Probes []Probe `yaml:"probes"`
+}
+
+// Step is one method step: exactly one of Action, Pause or Probe.
+type Step struct {
+	Action *Action       `yaml:"action,omitempty"`
+	Pause  time.Duration `yaml:"pause,omitempty"`
+	Probe  *Probe        `yaml:"probe,omitempty"`
+	Line   int           `yaml:"-"`
+}
+
+// Action types.
+const (
+	// ActionInject adds faults on a backend's proxy (POST /faults).
+	ActionInject = "inject"
+	// ActionClear clears a backend's faults (DELETE /faults); backend "*"
+	// clears every backend.
+	ActionClear = "clear"
+)
+
+// Action acts on a backend's proxy.
+type Action struct {
+	// Type is inject or clear.
+	Type string `yaml:"type"`
+	// Backend names a deployment backend ("*" with clear: all).
+	Backend string `yaml:"backend"`
+	// Faults are the faults to inject, in the control API's schema (the
+	// fake backends' fault schema: kind, parameters, match, schedule).
+	Faults []any `yaml:"faults,omitempty"`
+	// Duration, when set, clears the backend's faults this long after
+	// the injection (the method goes on meanwhile).
+	Duration time.Duration `yaml:"duration,omitempty"`
+}
+
+// Probe types.
+const (
+	// ProbeToolsListed lists the gateway's tools (tools/list).
+	ProbeToolsListed = "tools_listed"
+	// ProbeCallTool calls a tool through the gateway (tools/call).
+	ProbeCallTool = "call_tool"
+	// ProbeHealth reads a backend's state from the health URL.
+	ProbeHealth = "health"
+)
+
+// Probe observes the deployment through the gateway. A probe holds when
+// its expectation is met, within its tolerance.
+type Probe struct {
+	// Name names the probe in progress lines and the journal.
+	Name string `yaml:"name"`
+	// Type is tools_listed, call_tool or health.
+	Type string `yaml:"type"`
+
+	// Tools (tools_listed) are glob patterns (path.Match) that must each
+	// match a listed tool; Absent are patterns no listed tool may match.
+	Tools  []string `yaml:"tools,omitempty"`
+	Absent []string `yaml:"absent,omitempty"`
+
+	// Tool and Arguments (call_tool) are the call.
+	Tool      string         `yaml:"tool,omitempty"`
+	Arguments map[string]any `yaml:"arguments,omitempty"`
+	// Expect (call_tool) is what the answer must look like.
+	Expect *Expect `yaml:"expect,omitempty"`
+	// Timeout is the call's deadline (default safeguards.callTimeout).
+	Timeout time.Duration `yaml:"timeout,omitempty"`
+	// Session (tools_listed, call_tool) is fresh (default: a new client
+	// session per sample, as a new client would see the gateway) or
+	// shared (one session kept for the whole run, opened at its first use:
+	// a client that was connected before the fault).
+	Session string `yaml:"session,omitempty"`
+
+	// Backend and States (health): the backend's state must be one of
+	// States ("healthy" also accepts the deployment's healthy states);
+	// Breaker, when set, lists the accepted breaker states.
+	Backend string   `yaml:"backend,omitempty"`
+	States  []string `yaml:"states,omitempty"`
+	Breaker []string `yaml:"breaker,omitempty"`
+
+	// Tolerance says how strictly the probe is judged.
+	Tolerance Tolerance `yaml:"tolerance,omitempty"`
+}
+
+// Probe sessions.
+const (
+	SessionFresh  = "fresh"
+	SessionShared = "shared"
+)
+
+// Outcomes a call_tool probe may expect.
+const (
+	OutcomeOK    = "ok"    // a result without isError
+	OutcomeError = "error" // an error, or a result with isError
+	OutcomeAny   = "any"   // either: only time and text are judged
+)
+
+// Expect is what a call_tool answer must look like.
+type Expect struct {
+	// Outcome is ok (default; error when Names is set), error or any.
+	Outcome string `yaml:"outcome,omitempty"`
+	// Within bounds the answer's time, whatever it is: the gateway must
+	// answer (a result or an error) within it.
+	Within time.Duration `yaml:"within,omitempty"`
+	// Names is a backend the error must name (as a whole word, in the
+	// text or the result's _meta).
+	Names string `yaml:"names,omitempty"`
+	// Contains and Lacks are texts the answer's text must contain / must
+	// not contain.
+	Contains string `yaml:"contains,omitempty"`
+	Lacks    string `yaml:"lacks,omitempty"`
+}
+
+// Tolerance says how a probe is judged: it runs Samples times and holds
+// when at most MaxFailures of them deviate; with Eventually it is retried
+// (every RetryEvery) until it holds or Eventually has passed.
+type Tolerance struct {
+	Samples     int           `yaml:"samples,omitempty"`
+	MaxFailures int           `yaml:"maxFailures,omitempty"`
+	Eventually  time.Duration `yaml:"eventually,omitempty"`
+	RetryEvery  time.Duration `yaml:"retryEvery,omitempty"`
+}
+
+// Defaults.
+const (
+	DefaultMaxDuration = 10 * time.Minute
+	DefaultLeaseTTL    = 30 * time.Second
+	DefaultCallTimeout = 10 * time.Second
+	DefaultRetryEvery  = 250 * time.Millisecond
+)

@@ -1,0 +1,175 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// preflight checks every endpoint before anything is applied: the gateway
+// answers MCP (a session and tools/list), the health URL answers, and
+// every control API answers with no fault set. It returns why the run
+// must stop, or "".
+func (r *runner) preflight(ctx context.Context) string {
+	var problems []string
+	pass := func(name, expected, observed string, err error, took time.Duration) {
+		c := harness.Check{Name: "preflight: " + name, Expected: expected, Observed: observed,
+			At: harness.Millis(r.rec.Since()), Took: harness.Millis(took), Verdict: harness.CheckPassed}
+		if err != nil {
+			c.Verdict, c.Observed = harness.CheckFailed, err.Error()
+			problems = append(problems, name+": "+err.Error())
+		}
+		r.check(c)
+	}
+	start := time.Now()
+	c, err := r.probes.dial(ctx, r.e.Safeguards.CallTimeout)
+	if err == nil {
+		names, lerr := c.ToolNames(ctx)
+		err = lerr
+		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = c.Close(cctx)
+		cancel()
+		pass("gateway", "the gateway answers MCP at "+r.e.Deployment.Gateway,
+			fmt.Sprintf("%d tools listed", len(names)), err, time.Since(start))
+	} else {
+		pass("gateway", "the gateway answers MCP at "+r.e.Deployment.Gateway, "", err, time.Since(start))
+	}
+	if h := r.e.Deployment.Health; h != nil {
+		start = time.Now()
+		states, err := r.probes.readHealth(ctx)
+		pass("health", "the health URL answers backend states", "backends: "+strings.Join(states.Names(), ", "), err, time.Since(start))
+	}
+	for _, b := range r.e.Deployment.Backends {
+		start = time.Now()
+		ctl := r.controls[b.Name]
+		faults, err := ctl.faults(ctx)
+		obs := "no fault set"
+		if err == nil && len(faults) > 0 {
+			err = fmt.Errorf("%d fault(s) already set on %s (another experiment, or one not rolled back?): clear them first (%s)", len(faults), b.Name, ctl.curl())
+		}
+		if err == nil {
+			if ctl.leases(ctx) {
+				obs += "; holds faults under leases"
+			} else {
+				obs += "; no leases (faults stay until cleared)"
+			}
+		}
+		pass("control "+b.Name, "the control API at "+b.Control+" answers, with no fault set", obs, err, time.Since(start))
+	}
+	if len(problems) > 0 {
+		return "before any fault: " + strings.Join(problems, "; ")
+	}
+	return ""
+}
+
+// rollback always runs: it stops the lease renewals and clears every
+// backend of the deployment, then verifies each is clean. It returns one
+// loud message per backend that could not be verified clean, with the
+// command that clears it by hand.
+func (r *runner) rollback() []string {
+	r.stopTimers()
+	var failures []string
+	names := make([]string, 0, len(r.controls))
+	for n := range r.controls {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		ctl := r.controls[name]
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*controlTimeout)
+		err := ctl.clear(ctx)
+		var left []any
+		if err == nil {
+			left, err = ctl.faults(ctx)
+			if err == nil && len(left) > 0 {
+				err = fmt.Errorf("%d fault(s) still set after DELETE /faults", len(left))
+			}
+		}
+		cancel()
+		r.mu.Lock()
+		dirty := r.dirty[name]
+		r.mu.Unlock()
+		if dirty || err != nil {
+			r.recordFault(name, "clear", nil, err, start)
+		}
+		c := harness.Check{Name: "rollback: " + name + " clean", Expected: "no fault set on " + name + " (GET /faults lists none)",
+			Observed: "clean", At: harness.Millis(r.rec.Since()), Took: harness.Millis(time.Since(start)), Verdict: harness.CheckPassed}
+		if err != nil {
+			c.Verdict, c.Observed = harness.CheckFailed, err.Error()
+			msg := fmt.Sprintf("ROLLBACK FAILED on %s: %v\n  clear it by hand: %s", name, err, ctl.curl())
+			if dirty {
+				msg += fmt.Sprintf("\n  (a chaos proxy also drops its faults when their lease of %s is not renewed)", r.e.Safeguards.LeaseTTL)
+			}
+			failures = append(failures, msg)
+			r.progress("%s", msg)
+		}
+		r.check(c)
+	}
+	return failures
+}
+
+// journal builds the results document: one scenario (the experiment) whose
+// checks are the preflight, every probe and the rollback.
+func (r *runner) journal(out *Outcome) *harness.Results {
+	res := harness.NewResults(nil)
+	res.Target = r.e.Deployment.Gateway
+	res.Interrupted = out.Status == StatusInterrupted
+	switch {
+	case out.Status == StatusHeld && !out.RollbackFailed:
+		r.rec.Pass()
+	default:
+		reason := string(out.Status) + prefixed(": ", out.Reason)
+		if out.RollbackFailed {
+			reason += "; rollback failed: " + strings.Join(out.RollbackErrors, "; ")
+		}
+		r.rec.Fail(reason)
+	}
+	if out.Status == StatusHeld && out.Reason != "" {
+		r.rec.Note("%s", out.Reason)
+	}
+	sr := r.rec.Result()
+	sr.Checks = r.checks
+	if sr.Figures == nil {
+		sr.Figures = map[string]float64{}
+	}
+	sr.Figures["duration_ms"] = float64(time.Since(r.started).Microseconds()) / 1000
+	sr.Figures["exit_code"] = float64(out.ExitCode())
+	res.Scenarios = append(res.Scenarios, sr)
+	return res
+}
+
+// printPlan prints what the run would do.
+func (r *runner) printPlan() {
+	e := r.e
+	r.progress("plan (dry run):")
+	for _, b := range e.Deployment.Backends {
+		r.progress("  backend %s: control %s", b.Name, b.Control)
+	}
+	for _, p := range e.SteadyState.Probes {
+		r.progress("  steady state: %s: %s", p.Name, r.probes.expected(&p))
+	}
+	for i, s := range e.Method {
+		switch {
+		case s.Pause > 0:
+			r.progress("  method[%d]: pause %s", i, s.Pause)
+		case s.Probe != nil:
+			r.progress("  method[%d]: probe %s: %s", i, s.Probe.Name, r.probes.expected(s.Probe))
+		case s.Action.Type == ActionInject:
+			d := ""
+			if s.Action.Duration > 0 {
+				d = " for " + s.Action.Duration.String()
+			}
+			r.progress("  method[%d]: inject %s on %s%s (lease %s, renewed every %s)", i, clip(fmt.Sprint(s.Action.Faults), 200),
+				s.Action.Backend, d, e.Safeguards.LeaseTTL, e.Safeguards.LeaseTTL/3)
+		default:
+			r.progress("  method[%d]: clear %s", i, s.Action.Backend)
+		}
+	}
+	r.progress("  steady state again, then rollback: clear and verify %d backend(s)", len(e.Deployment.Backends))
+	r.progress("  safeguards: maxDuration %s, leaseTTL %s, callTimeout %s", e.Safeguards.MaxDuration, e.Safeguards.LeaseTTL, e.Safeguards.CallTimeout)
+}

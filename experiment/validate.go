@@ -1,0 +1,284 @@
+package experiment
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+)
+
+type validator struct {
+	file   string
+	lineOf func(field string) int
+}
+
+func (v *validator) errf(field, format string, args ...any) *Error {
+	line := 0
+	if v.lineOf != nil {
+		line = v.lineOf(field)
+	}
+	return &Error{File: v.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (v *validator) experiment(e *Experiment) error {
+	if strings.TrimSpace(e.Title) == "" {
+		return v.errf("title", "required: name the experiment")
+	}
+	if err := v.deployment(&e.Deployment); err != nil {
+		return err
+	}
+	s := e.Safeguards
+	if s.LeaseTTL < time.Second || s.LeaseTTL > 10*time.Minute {
+		return v.errf("safeguards.leaseTTL", "%s: want 1s to 10m", s.LeaseTTL)
+	}
+	if s.MaxDuration < time.Second {
+		return v.errf("safeguards.maxDuration", "%s: want at least 1s", s.MaxDuration)
+	}
+	if len(e.SteadyState.Probes) == 0 {
+		return v.errf("steadyState.probes", "required: at least one probe (the hypothesis)")
+	}
+	for i := range e.SteadyState.Probes {
+		if err := v.probe(&e.SteadyState.Probes[i], fmt.Sprintf("steadyState.probes[%d]", i), e); err != nil {
+			return err
+		}
+	}
+	for i := range e.Method {
+		if err := v.step(&e.Method[i], fmt.Sprintf("method[%d]", i), e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (v *validator) deployment(d *Deployment) error {
+	allowed := func(field, raw string) error {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return v.errf(field, "invalid URL %q: want http(s)://host[:port]/path", raw)
+		}
+		if !isLoopbackHost(u.Hostname()) && !slices.Contains(d.AllowHosts, u.Hostname()) {
+			return v.errf(field, "host %q is not loopback and not in deployment.allowHosts: refused (add it there to allow it)", u.Hostname())
+		}
+		return nil
+	}
+	for i, h := range d.AllowHosts {
+		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, "/: ") {
+			return v.errf(fmt.Sprintf("deployment.allowHosts[%d]", i), "want a host name or IP address, got %q", h)
+		}
+	}
+	if d.Gateway == "" {
+		return v.errf("deployment.gateway", "required: the gateway's MCP URL")
+	}
+	if err := allowed("deployment.gateway", d.Gateway); err != nil {
+		return err
+	}
+	if err := v.env("deployment.authEnv", d.AuthEnv); err != nil {
+		return err
+	}
+	if d.Protocol != "legacy" && d.Protocol != "modern" {
+		return v.errf("deployment.protocol", "unknown protocol %q (want legacy or modern)", d.Protocol)
+	}
+	if d.Health != nil {
+		if d.Health.URL == "" {
+			return v.errf("deployment.health.url", "required with health")
+		}
+		if err := allowed("deployment.health.url", d.Health.URL); err != nil {
+			return err
+		}
+	}
+	seen := map[string]bool{}
+	for i, b := range d.Backends {
+		f := fmt.Sprintf("deployment.backends[%d]", i)
+		if !nameRE.MatchString(b.Name) {
+			return v.errf(f+".name", "want a name of letters, digits, _ . - (got %q)", b.Name)
+		}
+		if seen[b.Name] {
+			return v.errf(f+".name", "duplicate backend %q", b.Name)
+		}
+		seen[b.Name] = true
+		if b.Control == "" {
+			return v.errf(f+".control", "required: the control API URL of the proxy in front of %s", b.Name)
+		}
+		if err := allowed(f+".control", b.Control); err != nil {
+			return err
+		}
+		if err := v.env(f+".tokenEnv", b.TokenEnv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// env checks that a named environment variable is set (secrets come from
+// the environment only).
+func (v *validator) env(field, name string) error {
+	if name == "" {
+		return nil
+	}
+	if os.Getenv(name) == "" {
+		return v.errf(field, "environment variable %s is not set (secrets come from the environment, never from the file)", name)
+	}
+	return nil
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (v *validator) step(s *Step, f string, e *Experiment) error {
+	n := 0
+	if s.Action != nil {
+		n++
+	}
+	if s.Pause != 0 {
+		n++
+	}
+	if s.Probe != nil {
+		n++
+	}
+	if n != 1 {
+		return v.errf(f, "a step is exactly one of action, pause (> 0) or probe")
+	}
+	switch {
+	case s.Probe != nil:
+		return v.probe(s.Probe, f+".probe", e)
+	case s.Action != nil:
+		return v.action(s.Action, f+".action", e)
+	}
+	return nil
+}
+
+func (v *validator) action(a *Action, f string, e *Experiment) error {
+	names := make([]string, len(e.Deployment.Backends))
+	for i, b := range e.Deployment.Backends {
+		names[i] = b.Name
+	}
+	switch a.Type {
+	case ActionInject:
+		if !slices.Contains(names, a.Backend) {
+			return v.errf(f+".backend", "unknown backend %q (deployment.backends: %s)", a.Backend, listOr(names, "none"))
+		}
+		if len(a.Faults) == 0 {
+			return v.errf(f+".faults", "required: the faults to inject")
+		}
+		body, err := json.Marshal(a.Faults)
+		if err != nil {
+			return v.errf(f+".faults", "%v", err)
+		}
+		fs, err := fakebackends.ParseFaults(body, "faults")
+		if err == nil {
+			for i := range fs {
+				if err = fakebackends.ValidateFault(&fs[i], fmt.Sprintf("faults[%d]", i), fakebackends.TransportStreamableHTTP); err != nil {
+					break
+				}
+			}
+		}
+		if se, ok := err.(*fakebackends.ScriptError); ok && se.Field != "" {
+			return v.errf(f+"."+se.Field, "%s", se.Msg)
+		}
+		if err != nil {
+			return v.errf(f+".faults", "%v", err)
+		}
+	case ActionClear:
+		if a.Backend != "*" && !slices.Contains(names, a.Backend) {
+			return v.errf(f+".backend", "unknown backend %q (deployment.backends: %s, or * for all)", a.Backend, listOr(names, "none"))
+		}
+		if len(a.Faults) > 0 || a.Duration != 0 {
+			return v.errf(f, "clear takes only backend")
+		}
+	default:
+		return v.errf(f+".type", "unknown action %q (want inject or clear)", a.Type)
+	}
+	return nil
+}
+
+func (v *validator) probe(p *Probe, f string, e *Experiment) error {
+	if p.Name == "" {
+		p.Name = p.Type + " " + p.Tool + p.Backend
+		p.Name = strings.TrimSpace(p.Name)
+	}
+	only := func(allowed ...string) error {
+		set := map[string]bool{
+			"tools": len(p.Tools) > 0, "absent": len(p.Absent) > 0, "tool": p.Tool != "", "arguments": p.Arguments != nil,
+			"expect": p.Expect != nil, "backend": p.Backend != "", "states": len(p.States) > 0, "breaker": len(p.Breaker) > 0,
+			"session": p.Session != "",
+		}
+		for _, k := range []string{"tools", "absent", "tool", "arguments", "expect", "backend", "states", "breaker", "session"} {
+			if set[k] && !slices.Contains(allowed, k) {
+				return v.errf(f+"."+k, "%s does not apply to a %s probe (it takes %s)", k, p.Type, strings.Join(allowed, ", "))
+			}
+		}
+		return nil
+	}
+	switch p.Type {
+	case ProbeToolsListed:
+		if err := only("tools", "absent", "session"); err != nil {
+			return err
+		}
+		if len(p.Tools)+len(p.Absent) == 0 {
+			return v.errf(f, "a tools_listed probe needs tools (patterns that must be listed) or absent (patterns that must not)")
+		}
+		for i, g := range append(slices.Clone(p.Tools), p.Absent...) {
+			if _, err := path.Match(g, ""); err != nil || g == "" {
+				return v.errf(fmt.Sprintf("%s.tools[%d]", f, i), "bad pattern %q", g)
+			}
+		}
+	case ProbeCallTool:
+		if err := only("tool", "arguments", "expect", "session"); err != nil {
+			return err
+		}
+		if p.Tool == "" {
+			return v.errf(f+".tool", "required: the tool to call")
+		}
+		x := p.Expect
+		if !slices.Contains([]string{OutcomeOK, OutcomeError, OutcomeAny}, x.Outcome) {
+			return v.errf(f+".expect.outcome", "unknown outcome %q (want ok, error or any)", x.Outcome)
+		}
+		if x.Names != "" && x.Outcome == OutcomeOK {
+			return v.errf(f+".expect.names", "an error that names a backend needs outcome error (or any)")
+		}
+		if x.Within != 0 && x.Within >= p.Timeout {
+			return v.errf(f+".expect.within", "%s must be shorter than the call's timeout %s (set timeout)", x.Within, p.Timeout)
+		}
+	case ProbeHealth:
+		if err := only("backend", "states", "breaker"); err != nil {
+			return err
+		}
+		if e.Deployment.Health == nil {
+			return v.errf(f+".type", "a health probe needs deployment.health.url")
+		}
+		if p.Backend == "" {
+			return v.errf(f+".backend", "required: the backend whose health to read")
+		}
+		if len(p.States)+len(p.Breaker) == 0 {
+			return v.errf(f, "a health probe needs states or breaker (the accepted values)")
+		}
+	default:
+		return v.errf(f+".type", "unknown probe type %q (want tools_listed, call_tool or health)", p.Type)
+	}
+	if p.Type != ProbeHealth && p.Session != SessionFresh && p.Session != SessionShared {
+		return v.errf(f+".session", "unknown session %q (want fresh or shared)", p.Session)
+	}
+	t := p.Tolerance
+	if t.Samples < 1 || t.Samples > 1000 {
+		return v.errf(f+".tolerance.samples", "%d: want 1 to 1000", t.Samples)
+	}
+	if t.MaxFailures < 0 || t.MaxFailures >= t.Samples {
+		return v.errf(f+".tolerance.maxFailures", "%d: want 0 to samples-1 (%d)", t.MaxFailures, t.Samples-1)
+	}
+	if t.Eventually > e.Safeguards.MaxDuration {
+		return v.errf(f+".tolerance.eventually", "%s is longer than safeguards.maxDuration %s", t.Eventually, e.Safeguards.MaxDuration)
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package proxy
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// maxAdminBody bounds a control API request body.
+const maxAdminBody = 1 << 20
+
+// checkAdminAddr refuses a non-loopback control address without a token
+// (the fake backends' rule).
+func checkAdminAddr(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("proxy: --admin %q: %w", addr, err)
+	}
+	if !isLoopback(host) && token == "" {
+		return fmt.Errorf("proxy: control API on non-loopback address %q needs an admin token (--admin-token or $CHAOS_ADMIN_TOKEN)", addr)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// AdminHandler is the control API. Its fault routes are the fake
+// backends' (same bodies, same answers), plus the lease:
+//
+//	GET /faults         the faults in force and the lease
+//	PUT /faults?ttl=D   replace them; the lease runs D (default the proxy's)
+//	POST /faults?ttl=D  add to them; the lease is renewed for D
+//	DELETE /faults      clear them; the lease ends
+//	GET /requests       the request log (the last 10,000 proxied requests)
+//	GET /lease          the lease
+//	POST /lease?ttl=D   renew the lease (409 when no faults are held)
+//	GET /healthz        {upstream, url, faults, lease}
+func (p *Proxy) AdminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"kind": "proxy", "upstream": p.upstream.String(), "url": p.mcpURL,
+			"faults": p.engine.Len(), "lease": p.lease.status()})
+	})
+	mux.HandleFunc("GET /faults", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"faults": p.engine.List(), "lease": p.lease.status()})
+	})
+	change := func(add bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			ttl, err := p.ttlParam(r)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, err)
+				return
+			}
+			data, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody+1))
+			if err == nil && len(data) > maxAdminBody {
+				err = fmt.Errorf("body larger than %d bytes", maxAdminBody)
+			}
+			if err != nil {
+				writeError(w, http.StatusBadRequest, err)
+				return
+			}
+			st, err := p.setFaults(data, r.Method+" /faults", add, ttl)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"faults": p.engine.List(), "lease": st})
+		}
+	}
+	mux.HandleFunc("PUT /faults", change(false))
+	mux.HandleFunc("POST /faults", change(true))
+	mux.HandleFunc("DELETE /faults", func(w http.ResponseWriter, r *http.Request) {
+		p.ClearFaults()
+		writeJSON(w, http.StatusOK, map[string]any{"faults": []any{}, "lease": p.lease.status()})
+	})
+	mux.HandleFunc("GET /requests", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"requests": p.Requests()})
+	})
+	mux.HandleFunc("GET /lease", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, p.lease.status())
+	})
+	mux.HandleFunc("POST /lease", func(w http.ResponseWriter, r *http.Request) {
+		ttl, err := p.ttlParam(r)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
+		if !r.URL.Query().Has("ttl") {
+			ttl = 0 // renew for the lease's own TTL
+		}
+		st, err := p.lease.renew(ttl)
+		if err != nil {
+			writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "lease": st})
+			return
+		}
+		writeJSON(w, http.StatusOK, st)
+	})
+	for _, route := range []string{"POST /restart", "POST /stop", "POST /expire-sessions"} {
+		mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusNotImplemented, fmt.Errorf("%s is not supported by a proxy: it does not own the backend", route))
+		})
+	}
+	token := p.opts.AdminToken
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token != "" {
+			got := r.Header.Get("Authorization")
+			if subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="chaos-proxy-admin"`)
+				writeError(w, http.StatusUnauthorized, fmt.Errorf("missing or wrong bearer token"))
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// ttlParam reads the ttl query parameter (default the proxy's lease TTL).
+func (p *Proxy) ttlParam(r *http.Request) (time.Duration, error) {
+	v := r.URL.Query().Get("ttl")
+	if v == "" {
+		return p.opts.LeaseTTL, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 || d > p.opts.MaxLeaseTTL {
+		return 0, fmt.Errorf("ttl %q: want a duration > 0 and <= %s, such as \"30s\"", v, p.opts.MaxLeaseTTL)
+	}
+	return d, nil
+}
+
+// SetFaults replaces (add false) or extends (add true) the faults from a
+// control API body, and holds the lease for ttl. An empty result clears
+// the lease.
+func (p *Proxy) setFaults(body []byte, source string, add bool, ttl time.Duration) (LeaseStatus, error) {
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	var err error
+	if add {
+		err = p.engine.Add(body, source)
+	} else {
+		err = p.engine.Set(body, source)
+	}
+	if err != nil {
+		return p.lease.status(), err
+	}
+	if p.engine.Len() == 0 {
+		p.lease.stop()
+		return p.lease.status(), nil
+	}
+	return p.lease.hold(ttl), nil
+}
+
+// SetFaults replaces the faults with those of a control API body (YAML or
+// JSON, as PUT /faults) under a lease of ttl (0: the default).
+func (p *Proxy) SetFaults(body []byte, ttl time.Duration) error {
+	if ttl == 0 {
+		ttl = p.opts.LeaseTTL
+	}
+	_, err := p.setFaults(body, "SetFaults", false, ttl)
+	return err
+}
+
+// ClearFaults clears the faults and ends the lease.
+func (p *Proxy) ClearFaults() {
+	p.ctl.Lock()
+	defer p.ctl.Unlock()
+	p.engine.Clear()
+	p.lease.stop()
+}
+
+// Lease returns the lease's status.
+func (p *Proxy) Lease() LeaseStatus { return p.lease.status() }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, map[string]string{"error": err.Error()})
+}

@@ -1,0 +1,171 @@
+package proxy
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
+)
+
+// Engine is the fault-application seam: what the proxy needs of a fault
+// engine. Bodies are control API bodies (YAML or JSON, a list of faults or
+// {faults: [...]}) as the fake backends take them; source names the body
+// in errors (e.g. "PUT /faults").
+type Engine interface {
+	// Handler returns next with the active faults applied in front of it;
+	// host offers what acts beyond one exchange.
+	Handler(next http.Handler, host Host) http.Handler
+	// Scheduled reports the time-driven faults: whether a `down` crash
+	// is active now, and whether a one-shot session expiry is due (each
+	// reported once).
+	Scheduled() (down, expire bool)
+	// Set replaces the faults (ending the stalls the old ones hold).
+	Set(body []byte, source string) error
+	// Add appends faults.
+	Add(body []byte, source string) error
+	// Clear removes every fault (ending their stalls).
+	Clear()
+	// List returns the faults in force as a JSON-encodable value that
+	// Set reads back.
+	List() any
+	// Len is how many faults are in force.
+	Len() int
+}
+
+// Host is what the proxy offers faults beyond one exchange.
+type Host struct {
+	// ExpireSessions makes the sessions seen so far answer 404.
+	ExpireSessions func()
+}
+
+// NewEngine returns the shared fault engine (package faults: the fake
+// backends' kinds, matching and schedules) behind the seam.
+func NewEngine() Engine { return &sharedEngine{e: faults.NewEngine(1)} }
+
+type sharedEngine struct{ e *faults.Engine }
+
+// notOnProxy refuses what a proxy cannot do: it does not own the backend's
+// process. (crash down closes the proxy's own listener; session_expire
+// makes the proxy answer 404 for the sessions it has seen.)
+func notOnProxy(f *faults.Fault) string {
+	switch {
+	case f.Kind == "crash" && f.Exit:
+		return "crash exit: a proxy has no backend process to end (leave exit out: the connection dies)"
+	}
+	return ""
+}
+
+// parse decodes and checks a control API body: the fake backends' schema
+// and rules for streamable HTTP, and what a proxy can do.
+func (s *sharedEngine) parse(body []byte, source string) ([]faults.Fault, error) {
+	fs, err := fakebackends.ParseFaults(body, source)
+	if err != nil {
+		return nil, err
+	}
+	v := faults.Validator{File: source}
+	for i := range fs {
+		field := fmt.Sprintf("faults[%d]", i)
+		if err := v.Validate(&fs[i], field, faults.TransportStreamableHTTP); err != nil {
+			return nil, err
+		}
+		for f, fld := &fs[i], field; f != nil; f, fld = f.Fault, fld+".fault" {
+			if why := notOnProxy(f); why != "" {
+				return nil, &strictyaml.Error{File: source, Field: fld + ".kind", Msg: "not supported by a proxy: " + why}
+			}
+		}
+	}
+	return fs, nil
+}
+
+// Set implements Engine.
+func (s *sharedEngine) Set(body []byte, source string) error {
+	fs, err := s.parse(body, source)
+	if err != nil {
+		return err
+	}
+	s.e.Set(fs...)
+	return nil
+}
+
+// Add implements Engine.
+func (s *sharedEngine) Add(body []byte, source string) error {
+	fs, err := s.parse(body, source)
+	if err != nil {
+		return err
+	}
+	s.e.Add(fs...)
+	return nil
+}
+
+// Clear implements Engine.
+func (s *sharedEngine) Clear() { s.e.Set() }
+
+// List implements Engine.
+func (s *sharedEngine) List() any { return s.e.List() }
+
+// Len implements Engine.
+func (s *sharedEngine) Len() int { return len(s.e.List()) }
+
+// Scheduled implements Engine.
+func (s *sharedEngine) Scheduled() (down, expire bool) {
+	s.e.Scheduled(func(f *faults.Fault, fired bool) bool {
+		switch {
+		case f.Kind == "crash" && f.Mode == faults.CrashDown:
+			down = true
+		case f.Kind == "session_expire" && !fired:
+			expire = true
+			return true
+		}
+		return false
+	})
+	return down, expire
+}
+
+// maxRequestBody bounds what the engine reads of a POST to match it.
+const maxRequestBody = 16 << 20
+
+// Handler implements Engine: faults.Middleware's steps, plus the legacy SSE
+// session stream (StreamFrom) for answers written by faults, and the
+// request log (RecordFrom).
+func (s *sharedEngine) Handler(next http.Handler, host Host) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if r.Method == http.MethodPost && r.Body != nil {
+			var err error
+			if body, err = io.ReadAll(io.LimitReader(r.Body, maxRequestBody)); err != nil {
+				return // the client went away
+			}
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		}
+		msg := faults.ParseMessage(body)
+		d := s.e.Decide(msg.Method, msg.Name)
+		if rec := RecordFrom(r.Context()); rec != nil {
+			rec.Method, rec.Tool, rec.Fault = msg.Method, msg.Name, d.Label
+			if len(msg.ID) > 0 {
+				rec.ID = string(msg.ID)
+			}
+		}
+		if d.Delay > 0 {
+			if faults.SleepCtx(r.Context(), nil, d.Delay) != nil {
+				return
+			}
+		}
+		if d.Fault != nil {
+			x := &faults.Exchange{W: w, R: r, Msg: msg, Next: next, Released: d.Released, ExpireSessions: host.ExpireSessions}
+			if st := StreamFrom(r.Context()); st != nil {
+				x.Stream = st
+			}
+			if !faults.Apply(x, d.Fault) {
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,81 @@
+package vmcp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
+)
+
+// ErrExposed is wrapped by Start's error when it refuses to serve an
+// anonymous gateway on a non-loopback address.
+var ErrExposed = fmt.Errorf("anonymous gateway on a non-loopback address")
+
+// checkExposure refuses to listen on a non-loopback address with
+// incomingAuth anonymous, unless incomingAuth.allowNetwork says so: such a
+// gateway serves every backend's tools to anyone who can reach the host.
+// It decides before binding. A host name counts as loopback only when every
+// address it resolves to is loopback.
+func checkExposure(ctx context.Context, auth config.IncomingAuth, addr string) error {
+	if auth.Type != config.AuthAnonymous || auth.AllowNetwork {
+		return nil
+	}
+	loopback, err := isLoopbackAddr(ctx, addr)
+	if err != nil {
+		return fmt.Errorf("vmcp: listen %q: %w", addr, err)
+	}
+	if loopback {
+		return nil
+	}
+	return fmt.Errorf("vmcp: refusing to listen on %q: %w (incomingAuth.type anonymous): anyone who can reach this host "+
+		"could call every backend's tools. Listen on 127.0.0.1, or require a token with "+
+		"`incomingAuth: {type: bearer, tokenEnv: VMCP_TOKEN}`, or, to expose it without authentication on purpose, "+
+		"set `incomingAuth: {type: anonymous, allowNetwork: true}`", addr, ErrExposed)
+}
+
+// isLoopbackAddr reports whether a listen address (host:port) binds only
+// loopback interfaces. An empty host or an unspecified address (0.0.0.0,
+// ::) binds all of them.
+func isLoopbackAddr(ctx context.Context, addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "" {
+		return false, nil
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback(), nil
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true, nil
+	}
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return false, err
+	}
+	for _, ip := range ips {
+		if !ip.IP.IsLoopback() {
+			return false, nil
+		}
+	}
+	return len(ips) > 0, nil
+}
+
+// redactURL hides the user information (user:password@) of a backend URL
+// shown by the admin endpoints.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if u.User == nil {
+		return raw
+	}
+	u.User = url.User("REDACTED")
+	return u.String()
+}
