@@ -63,7 +63,9 @@ func FuzzParse(f *testing.F) {
 			if e.File != "fuzz.yaml" || strings.Contains(e.Msg, "internal error") {
 				t.Fatalf("bad error: %v", err)
 			}
-			if lines := bytes.Count(data, []byte("\n")) + 1; e.Line > lines {
+			// YAML breaks lines at \n, \r\n and a lone \r.
+			lines := bytes.Count(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), []byte("\n")) + bytes.Count(data, []byte("\r")) - bytes.Count(data, []byte("\r\n")) + 1
+			if e.Line > lines {
 				t.Fatalf("error on line %d of a %d-line input: %v", e.Line, lines, err)
 			}
 			return
