@@ -997,7 +997,9 @@ func TestOptimizerExcludesBackendFailingProbesOnly(t *testing.T) {
 // returns exactly 8 tools for a query that many more tools match.
 func TestOptimizerDefaultMaxResults(t *testing.T) {
 	fbs := startCatalogue(t)
-	g := startGateway(t, gwConfig("optimizer: {enabled: true}\ntimeouts: {initialize: 2s, call: 2s, list: 2s}\n", sortedBackends(fbs)...))
+	// Generous backend timeouts (see optimizerCfg): with 2s, under load a
+	// backend left the session and find_tool found nothing.
+	g := startGateway(t, gwConfig("optimizer: {enabled: true}\ntimeouts: {initialize: 10s, call: 10s, list: 10s}\n", sortedBackends(fbs)...))
 	matching := 0
 	for _, tools := range loadCatalogue(t) {
 		for _, tl := range tools {
