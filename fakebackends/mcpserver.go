@@ -25,7 +25,8 @@ func newMCPServer(s *Script, done <-chan struct{}) *server.MCPServer {
 	}
 	for _, r := range s.Resources {
 		r := r
-		res := mcp.NewResource(r.URI, nameOr(r.Name, r.URI), mcp.WithMIMEType(mimeOr(r.MimeType)))
+		res := mcp.NewResource(r.URI, nameOr(r.Name, r.URI), mcp.WithMIMEType(mimeOr(r.MimeType)), mcp.WithResourceDescription(r.Description))
+		res.Meta = metaOf(r.Meta)
 		srv.AddResource(res, func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: mimeOr(r.MimeType), Text: r.Text}}, nil
 		})
@@ -47,7 +48,9 @@ func newMCPServer(s *Script, done <-chan struct{}) *server.MCPServer {
 			}
 			opts = append(opts, mcp.WithArgument(a.Name, argOpts...))
 		}
-		srv.AddPrompt(mcp.NewPrompt(p.Name, opts...), func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		prompt := mcp.NewPrompt(p.Name, opts...)
+		prompt.Meta = metaOf(p.Meta)
+		srv.AddPrompt(prompt, func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return mcp.NewGetPromptResult(p.Description, []mcp.PromptMessage{
 				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(p.Text)),
 			}), nil
@@ -65,7 +68,17 @@ func toolDefinition(t ToolSpec) mcp.Tool {
 	if err != nil {
 		schema = []byte(`{"type":"object"}`)
 	}
-	return mcp.NewToolWithRawSchema(t.Name, t.Description, schema)
+	tool := mcp.NewToolWithRawSchema(t.Name, t.Description, schema)
+	tool.Meta = metaOf(t.Meta)
+	return tool
+}
+
+// metaOf is a _meta object holding m (nil when m is empty).
+func metaOf(m map[string]any) *mcp.Meta {
+	if len(m) == 0 {
+		return nil
+	}
+	return &mcp.Meta{AdditionalFields: m}
 }
 
 // toolHandler returns the handler that produces a tool's scripted result,

@@ -61,6 +61,9 @@ type ToolSpec struct {
 	// when the client leaves).
 	Progress         int      `yaml:"progress,omitempty" json:"progress,omitempty"`
 	ProgressInterval Duration `yaml:"progressInterval,omitempty" json:"progressInterval,omitempty"`
+	// Meta is the tool's _meta in tools/list (e.g. the harness's origin
+	// marker).
+	Meta map[string]any `yaml:"meta,omitempty" json:"meta,omitempty"`
 }
 
 // MaxProgress bounds a tool's progress count: enough for any test, and a
@@ -82,6 +85,10 @@ type ResourceSpec struct {
 	Name     string `yaml:"name,omitempty" json:"name,omitempty"`
 	MimeType string `yaml:"mimeType,omitempty" json:"mimeType,omitempty"`
 	Text     string `yaml:"text,omitempty" json:"text,omitempty"`
+	// Description and Meta are the resource's description and _meta in
+	// resources/list.
+	Description string         `yaml:"description,omitempty" json:"description,omitempty"`
+	Meta        map[string]any `yaml:"meta,omitempty" json:"meta,omitempty"`
 }
 
 // ResourceTemplate declares a resource template; reads of matching URIs
@@ -99,6 +106,8 @@ type PromptSpec struct {
 	Description string      `yaml:"description,omitempty" json:"description,omitempty"`
 	Arguments   []PromptArg `yaml:"arguments,omitempty" json:"arguments,omitempty"`
 	Text        string      `yaml:"text,omitempty" json:"text,omitempty"`
+	// Meta is the prompt's _meta in prompts/list.
+	Meta map[string]any `yaml:"meta,omitempty" json:"meta,omitempty"`
 }
 
 // PromptArg declares a prompt argument.

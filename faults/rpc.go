@@ -88,10 +88,10 @@ func (m Message) ErrorResponse(code int, message string) []byte {
 func (m Message) ToolErrorResponse(text string) []byte {
 	b, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0", "id": m.IDOr(),
-		"result": map[string]any{
+		"result": m.result(map[string]any{
 			"content": []any{map[string]any{"type": "text", "text": text}},
 			"isError": true,
-		},
+		}),
 	})
 	return b
 }
@@ -100,9 +100,18 @@ func (m Message) ToolErrorResponse(text string) []byte {
 func (m Message) WrongIDResponse() []byte {
 	b, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0", "id": m.wrongID(),
-		"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "answer to another request"}}},
+		"result": m.result(map[string]any{"content": []any{map[string]any{"type": "text", "text": "answer to another request"}}}),
 	})
 	return b
+}
+
+// result completes a scripted result like a backend's normal answers: a
+// 2026-07-28 request's result carries "resultType": "complete".
+func (m Message) result(r map[string]any) map[string]any {
+	if m.Modern {
+		r["resultType"] = "complete"
+	}
+	return r
 }
 
 // InvalidJSON is a response cut off in the middle of its JSON.

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -42,6 +43,16 @@ type clientOptions struct {
 	closeGrace      time.Duration
 	headers         map[string]string
 	backends        []string
+	cancelNotify    *bool
+}
+
+// WithCancelNotifications says whether a call whose ctx ends before its
+// answer is followed by a notifications/cancelled naming its request id
+// (the 2025-11-25 way to cancel a request; mcp-go sends none over HTTP).
+// Default: on for RevisionLegacy, off for RevisionModern, where ending the
+// request's stream is the cancellation.
+func WithCancelNotifications(on bool) ClientOption {
+	return func(o *clientOptions) { o.cancelNotify = &on }
 }
 
 // WithCallTimeout sets the deadline applied to every call (default
@@ -90,6 +101,7 @@ type Client struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	bg        sync.WaitGroup // notifications/cancelled being sent
 }
 
 // Call is the outcome of one client call: the recorded CallRecord plus the
@@ -104,8 +116,15 @@ type Call struct {
 	Prompt *mcp.GetPromptResult `json:"-"`
 	// Tools is set by ListTools.
 	Tools *mcp.ListToolsResult `json:"-"`
+	// Resources is set by ListResources.
+	Resources *mcp.ListResourcesResult `json:"-"`
+	// Prompts is set by ListPrompts.
+	Prompts *mcp.ListPromptsResult `json:"-"`
 	// Err is the error the call returned.
 	Err error `json:"-"`
+	// Seq is the Seq of the call's event on the recorder (a check's
+	// evidence).
+	Seq int `json:"-"`
 
 	rec *Recorder
 }
@@ -147,12 +166,16 @@ func Dial(ctx context.Context, mcpURL string, rev Revision, rec *Recorder, opts 
 		rec = NewRecorder("")
 	}
 	conns := &connTracker{conns: map[net.Conn]struct{}{}}
-	httpClient := &http.Client{Transport: &http.Transport{
+	httpClient := &http.Client{Transport: idCapture{&http.Transport{
 		DialContext:         conns.dial,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     30 * time.Second,
-	}}
-	topts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(httpClient)}
+	}}}
+	// mcp-go's own log lines (e.g. "failed to send close request") go to
+	// the scenario's timeline, never to stdout/stderr where they would
+	// interleave with a verdict table.
+	topts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(httpClient),
+		transport.WithLogger(slog.New(&noteHandler{rec: rec, client: o.name}))}
 	if len(o.headers) > 0 {
 		topts = append(topts, transport.WithHTTPHeaders(o.headers))
 	}
@@ -215,16 +238,47 @@ func (c *Client) do(ctx context.Context, method, target string, fn func(ctx cont
 	if dl, ok := ctx.Deadline(); ok {
 		call.Timeout = Millis(time.Until(dl))
 	}
+	slot := &idSlot{}
+	ctx = context.WithValue(ctx, idSlotKey{}, slot)
 	start := time.Now()
 	isError, text, meta, err := fn(ctx, call)
 	end := time.Now()
+	if ctx.Err() != nil && method != "initialize" && c.sendsCancel() {
+		c.notifyCancelled(ctx, slot, method, target)
+	}
 	call.Err = err
 	call.Session = c.mcp.GetSessionId()
 	call.Start, call.End = Millis(c.rec.Offset(start)), Millis(c.rec.Offset(end))
 	call.Duration = Millis(end.Sub(start))
 	classify(&call.CallRecord, isError, text, meta, err, ctx.Err(), c.opts.backends)
-	c.rec.RecordCall(call.CallRecord)
+	call.Seq = c.rec.RecordCall(call.CallRecord).Seq
 	return call
+}
+
+// ListResources lists the resources (resources/list, every page) and
+// records the call.
+func (c *Client) ListResources(ctx context.Context) *Call {
+	return c.do(ctx, "resources/list", "", func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
+		res, err := c.mcp.ListResources(ctx, mcp.ListResourcesRequest{})
+		call.Resources = res
+		if res == nil {
+			return false, "", nil, err
+		}
+		return false, "", metaFields(res.Meta), err
+	})
+}
+
+// ListPrompts lists the prompts (prompts/list, every page) and records
+// the call.
+func (c *Client) ListPrompts(ctx context.Context) *Call {
+	return c.do(ctx, "prompts/list", "", func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
+		res, err := c.mcp.ListPrompts(ctx, mcp.ListPromptsRequest{})
+		call.Prompts = res
+		if res == nil {
+			return false, "", nil, err
+		}
+		return false, "", metaFields(res.Meta), err
+	})
 }
 
 // CallTool calls a tool (tools/call) and records the call.
@@ -295,6 +349,7 @@ func (c *Client) Close(ctx context.Context) error {
 	c.closeOnce.Do(func() {
 		ctx, cancel := withDefaultTimeout(ctx, 5*time.Second)
 		defer cancel()
+		waitGroup(ctx, &c.bg) // a notifications/cancelled under way (bounded: 2 s each)
 		done := make(chan error, 1)
 		go func() { done <- c.mcp.Close() }()
 		grace := time.NewTimer(c.opts.closeGrace)

@@ -108,6 +108,7 @@ func Start(ctx context.Context, topo Topology) (*Env, error) {
 		if ka, ok := topo.Features.Keepalive[b.Name()]; ok {
 			bi.Keepalive = &ka
 		}
+		bi.Tools = scriptToolNames(topo.Backends, b.Name())
 		info.Backends = append(info.Backends, bi)
 	}
 	g, err := e.target.Start(ctx, info)

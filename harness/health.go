@@ -4,15 +4,19 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
 
-// HealthPoller polls a gateway's health API (GET /api/backends/health) and
+// HealthPoller polls a gateway's health API (GET /api/backends/health on
+// the reference; the target's AdminAPIs say where and how to read it) and
 // records every change of a backend's health or breaker state as a
 // transition event.
 type HealthPoller struct {
 	url      string
+	api      StateAPI
+	source   string
 	rec      *Recorder
 	interval time.Duration
 	hc       *http.Client
@@ -39,7 +43,7 @@ func NewHealthPoller(baseURL string, rec *Recorder, interval time.Duration) *Hea
 	if interval <= 0 {
 		interval = pollInterval
 	}
-	return &HealthPoller{url: baseURL + HealthPath, rec: rec, interval: interval,
+	return &HealthPoller{url: baseURL + HealthPath, source: "GET " + HealthPath, rec: rec, interval: interval,
 		hc: &http.Client{Timeout: DefaultControlTimeout}, changed: make(chan struct{}),
 		stop: make(chan struct{}), done: make(chan struct{})}
 }
@@ -51,6 +55,12 @@ func (e *Env) StartHealthPoller(interval time.Duration) (*HealthPoller, error) {
 		return nil, err
 	}
 	p := NewHealthPoller(e.gateway.BaseURL(), e.rec, interval)
+	api := TargetAdminAPIs(e.target).Health
+	u, err := api.URL(e.gateway.BaseURL(), HealthPath, "")
+	if err != nil {
+		return nil, fmt.Errorf("harness: health API: %w", err)
+	}
+	p.url, p.api, p.source = u, api, "GET "+strings.TrimPrefix(u, e.gateway.BaseURL())
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -105,7 +115,7 @@ func (p *HealthPoller) Poll(ctx context.Context) (BackendStates, error) {
 	data, err := getJSON(ctx, p.hc, p.url)
 	var states BackendStates
 	if err == nil {
-		states, err = ParseBackendStates(data)
+		states, err = p.api.Parse(data)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -119,11 +129,11 @@ func (p *HealthPoller) Poll(ctx context.Context) (BackendStates, error) {
 	for _, name := range states.Names() {
 		now, before := states[name], p.last[name]
 		if now.State != before.State {
-			p.rec.RecordTransition(TransitionRecord{Backend: name, Aspect: "health", From: before.State, To: now.State, Source: "GET " + HealthPath})
+			p.rec.RecordTransition(TransitionRecord{Backend: name, Aspect: "health", From: before.State, To: now.State, Source: p.source})
 			changed = true
 		}
 		if now.Breaker != before.Breaker {
-			p.rec.RecordTransition(TransitionRecord{Backend: name, Aspect: "breaker", From: before.Breaker, To: now.Breaker, Source: "GET " + HealthPath})
+			p.rec.RecordTransition(TransitionRecord{Backend: name, Aspect: "breaker", From: before.Breaker, To: now.Breaker, Source: p.source})
 			changed = true
 		}
 	}

@@ -23,6 +23,7 @@ type Recorder struct {
 	figures map[string]float64
 	events  []Event
 	skipped []string
+	checks  []Check
 }
 
 // NewRecorder starts a recorder for the named scenario.
@@ -92,6 +93,89 @@ func (r *Recorder) SkipCheck(format string, args ...any) {
 	r.skipped = append(r.skipped, msg)
 	r.mu.Unlock()
 	r.Note("check skipped: %s", msg)
+}
+
+// Seq returns the Seq of the last event recorded so far (0 when none):
+// events recorded later have a larger Seq.
+func (r *Recorder) Seq() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.events)
+}
+
+// CallsBetween returns the call events whose Seq is in (after, upTo], in
+// Seq order: the calls recorded between two Seq readings.
+func (r *Recorder) CallsBetween(after, upTo int) []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Event
+	for _, e := range r.events[min(after, len(r.events)):min(upTo, len(r.events))] {
+		if e.Kind == EventCall {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// AddCheck records a judged check (its At is set to now when zero) and
+// a note on the timeline. A check named like an earlier one gets a " #2"
+// (#3, ...) suffix, so names stay unique within the scenario.
+func (r *Recorder) AddCheck(c Check) Check {
+	if c.At == 0 {
+		c.At = Millis(r.Since())
+	}
+	r.mu.Lock()
+	base, n := c.Name, 1
+	for r.hasCheckLocked(c.Name) {
+		n++
+		c.Name = fmt.Sprintf("%s #%d", base, n)
+	}
+	r.checks = append(r.checks, c)
+	if c.Verdict == CheckNotApplicable {
+		r.skipped = append(r.skipped, c.Name+": "+c.Reason)
+	}
+	r.mu.Unlock()
+	switch c.Verdict {
+	case CheckNotApplicable:
+		r.Note("check %q not applicable: %s", c.Name, c.Reason)
+	case CheckFailed:
+		r.Note("check %q FAILED: %s", c.Name, c.Observed)
+	}
+	return c
+}
+
+func (r *Recorder) hasCheckLocked(name string) bool {
+	for _, c := range r.checks {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// NotApplicable records a check that was not judged because the target
+// lacks what it needs (reason names it). It also lists it in the result's
+// SkippedChecks: a pass with checks not applicable is a partial pass.
+func (r *Recorder) NotApplicable(name, reason string) Check {
+	return r.AddCheck(Check{Name: name, Verdict: CheckNotApplicable, Reason: reason})
+}
+
+// Checks returns a copy of the checks judged so far, in order.
+func (r *Recorder) Checks() []Check {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.checks)
+}
+
+// FailedChecks returns the checks that failed, in order.
+func (r *Recorder) FailedChecks() []Check {
+	var out []Check
+	for _, c := range r.Checks() {
+		if c.Verdict == CheckFailed {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // SetFigure sets a key figure, e.g. SetFigure("time_to_error_ms", 0.8).
@@ -191,7 +275,7 @@ func (r *Recorder) Result() ScenarioResult {
 		ev = []Event{}
 	}
 	return ScenarioResult{Name: r.name, Labels: slices.Clone(r.labels), Verdict: v, Reason: r.reason,
-		SkippedChecks: slices.Clone(r.skipped), Started: r.start.Round(0), Duration: Millis(d), Figures: maps.Clone(r.figures), Events: ev}
+		SkippedChecks: slices.Clone(r.skipped), Checks: slices.Clone(r.checks), Started: r.start.Round(0), Duration: Millis(d), Figures: maps.Clone(r.figures), Events: ev}
 }
 
 // JSON returns a versioned results document holding this one scenario.

@@ -267,3 +267,37 @@ func TestHealthPollerConcurrentPollsKeepOrder(t *testing.T) {
 		t.Fatalf("breaker transitions %v, want %v", got, want)
 	}
 }
+
+// TestRecorderChecks: checks keep their order and unique names, a not
+// applicable one is listed in SkippedChecks too (a partial pass), and
+// CallsBetween returns the calls recorded between two Seq readings.
+func TestRecorderChecks(t *testing.T) {
+	rec := NewRecorder("s")
+	before := rec.Seq()
+	rec.RecordCall(CallRecord{Method: "tools/call", Target: "beta_echo"})
+	rec.Note("between")
+	rec.RecordCall(CallRecord{Method: "tools/call", Target: "alpha_echo"})
+	calls := rec.CallsBetween(before, rec.Seq())
+	if len(calls) != 2 || calls[0].Call.Target != "beta_echo" || calls[1].Seq != 3 {
+		t.Fatalf("calls between: %+v", calls)
+	}
+	rec.AddCheck(Check{Name: "a", Verdict: CheckPassed})
+	rec.AddCheck(Check{Name: "a", Verdict: CheckFailed, Observed: "boom"})
+	rec.NotApplicable("m", "target x lacks capability metrics")
+	res := rec.Result()
+	if len(res.Checks) != 3 || res.Checks[1].Name != "a #2" || res.Checks[0].At == 0 {
+		t.Fatalf("checks: %+v", res.Checks)
+	}
+	if f, j := res.CheckCounts(); f != 1 || j != 2 {
+		t.Fatalf("counts %d/%d", f, j)
+	}
+	if len(rec.FailedChecks()) != 1 || len(res.SkippedChecks) != 1 || !strings.Contains(res.SkippedChecks[0], "m: target x lacks") {
+		t.Fatalf("failed %v, skipped %v", rec.FailedChecks(), res.SkippedChecks)
+	}
+	var buf strings.Builder
+	r := NewResults(nil)
+	r.Add(rec)
+	if err := r.WriteJSON(&buf); err != nil || !strings.Contains(buf.String(), `"capabilities": []`) || !strings.Contains(buf.String(), `"verdict": "not_applicable"`) {
+		t.Fatalf("JSON (%v): %s", err, buf.String())
+	}
+}

@@ -34,7 +34,7 @@ type Results struct {
 	// Target names the gateway under test.
 	Target string `json:"target,omitempty"`
 	// Capabilities are the target's declared capabilities.
-	Capabilities Capabilities `json:"capabilities,omitempty"`
+	Capabilities Capabilities `json:"capabilities"`
 	// Interrupted is set when the run was cut short (SIGINT, SIGTERM):
 	// the scenarios that had not run are listed skipped, with that reason.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -101,6 +101,22 @@ type Check struct {
 	Calls []int `json:"calls,omitempty"`
 }
 
+// CheckCounts returns how many of the scenario's checks failed and how
+// many were judged (passed or failed; not_applicable ones are not
+// counted): a table shows "FAILED 3/11".
+func (s ScenarioResult) CheckCounts() (failed, judged int) {
+	for _, c := range s.Checks {
+		switch c.Verdict {
+		case CheckFailed:
+			failed++
+			judged++
+		case CheckPassed:
+			judged++
+		}
+	}
+	return failed, judged
+}
+
 // Partial reports whether the scenario passed with some checks skipped.
 func (s ScenarioResult) Partial() bool { return s.Verdict == VerdictPassed && len(s.SkippedChecks) > 0 }
 
@@ -110,6 +126,9 @@ func NewResults(target Target) *Results {
 	r := &Results{SchemaVersion: SchemaVersion, Started: time.Now().Round(0), Scenarios: []ScenarioResult{}}
 	if target != nil {
 		r.Target, r.Capabilities = target.Name(), target.Capabilities()
+	}
+	if r.Capabilities == nil {
+		r.Capabilities = Capabilities{}
 	}
 	return r
 }
@@ -130,6 +149,9 @@ func (r *Results) Failed() bool {
 // WriteJSON writes the results as indented JSON, setting SchemaVersion.
 func (r *Results) WriteJSON(w io.Writer) error {
 	r.SchemaVersion = SchemaVersion
+	if r.Capabilities == nil {
+		r.Capabilities = Capabilities{} // written as [], never null
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)

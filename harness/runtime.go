@@ -95,4 +95,7 @@ type BackendInfo struct {
 	// Keepalive is the keepalive the topology asks the gateway to run
 	// for this backend (Topology.Features.Keepalive), or nil.
 	Keepalive *KeepaliveFeature `json:"keepalive,omitempty"`
+	// Tools are the backend's own tool names (from its script), so a
+	// target can wait until the gateway lists them.
+	Tools []string `json:"tools,omitempty"`
 }

@@ -2,11 +2,9 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -48,60 +46,15 @@ var (
 )
 
 // ParseBackendStates reads per-backend states from a gateway's health JSON
-// (GET /api/backends/health) or session JSON (GET /api/sessions/{id}). It
-// accepts the backends as an object keyed by name or as a list of objects
-// with "name", either at the top level or under "backends". A backend's
-// state is the first string among state, status, health, healthState; its
-// breaker state is a string or an object's "state" under breaker, circuit,
-// circuitState and similar keys.
+// (GET /api/backends/health) or session JSON (GET /api/sessions/{id}) in
+// the reference's terms (StateAPI{}.Parse; a target profile's StateAPI
+// reads other shapes). It accepts the backends as an object keyed by name
+// or as a list of objects with "name", either at the top level or under
+// "backends". A backend's state is the first string among state, status,
+// health, healthState; its breaker state is a string or an object's
+// "state" under breaker, circuit, circuitState and similar keys.
 func ParseBackendStates(data []byte) (BackendStates, error) {
-	var doc any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("harness: backend states: %w", err)
-	}
-	if m, ok := doc.(map[string]any); ok {
-		if b, ok := m["backends"]; ok {
-			doc = b
-		}
-	}
-	out := BackendStates{}
-	add := func(name string, v any) {
-		obj, ok := v.(map[string]any)
-		if !ok || name == "" {
-			return
-		}
-		bs := BackendState{Name: name, Raw: obj}
-		bs.State = firstString(obj, stateKeys)
-		for _, k := range breakerKeys {
-			switch bv := obj[k].(type) {
-			case string:
-				bs.Breaker = bv
-			case map[string]any:
-				bs.Breaker = firstString(bv, []string{"state", "status"})
-			}
-			if bs.Breaker != "" {
-				break
-			}
-		}
-		bs.LastError, _ = obj["lastError"].(string)
-		out[name] = bs
-	}
-	switch d := doc.(type) {
-	case map[string]any:
-		for name, v := range d {
-			add(name, v)
-		}
-	case []any:
-		for _, v := range d {
-			if obj, ok := v.(map[string]any); ok {
-				name, _ := obj["name"].(string)
-				add(name, obj)
-			}
-		}
-	default:
-		return nil, fmt.Errorf("harness: backend states: want an object or a list of backends, got %T", doc)
-	}
-	return out, nil
+	return StateAPI{}.Parse(data)
 }
 
 func firstString(obj map[string]any, keys []string) string {
@@ -168,28 +121,40 @@ const (
 	SessionPath = "/api/sessions/"
 )
 
-// HealthStates reads GET /api/backends/health (needs CapHealthAPI).
+// HealthStates reads the health API (GET /api/backends/health on the
+// reference; the target's AdminAPIs say otherwise) (needs CapHealthAPI).
 func (e *Env) HealthStates(ctx context.Context) (BackendStates, error) {
 	if err := e.Require(CapHealthAPI); err != nil {
 		return nil, err
 	}
-	data, err := getJSON(ctx, adminHTTP, e.gateway.BaseURL()+HealthPath)
+	api := TargetAdminAPIs(e.target).Health
+	u, err := api.URL(e.gateway.BaseURL(), HealthPath, "")
 	if err != nil {
 		return nil, fmt.Errorf("harness: health API: %w", err)
 	}
-	return ParseBackendStates(data)
+	data, err := getJSON(ctx, adminHTTP, u)
+	if err != nil {
+		return nil, fmt.Errorf("harness: health API: %w", err)
+	}
+	return api.Parse(data)
 }
 
-// SessionStates reads GET /api/sessions/{id} (needs CapSessionAPI).
+// SessionStates reads the session API (GET /api/sessions/{id} on the
+// reference; the target's AdminAPIs say otherwise) (needs CapSessionAPI).
 func (e *Env) SessionStates(ctx context.Context, sessionID string) (BackendStates, error) {
 	if err := e.Require(CapSessionAPI); err != nil {
 		return nil, err
 	}
-	data, err := getJSON(ctx, adminHTTP, e.gateway.BaseURL()+SessionPath+url.PathEscape(sessionID))
+	api := TargetAdminAPIs(e.target).Session
+	u, err := api.URL(e.gateway.BaseURL(), defaultSessionPath, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("harness: session API: %w", err)
 	}
-	return ParseBackendStates(data)
+	data, err := getJSON(ctx, adminHTTP, u)
+	if err != nil {
+		return nil, fmt.Errorf("harness: session API: %w", err)
+	}
+	return api.Parse(data)
 }
 
 // pollInterval is the default HealthPoller interval.

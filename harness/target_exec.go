@@ -37,6 +37,17 @@ type Exec struct {
 	ConfigTemplate string
 	// ConfigName is the rendered file's name (default "config.yaml").
 	ConfigName string
+	// Health and Session say where the health and session APIs are and
+	// how to read them (zero: the reference's).
+	Health, Session StateAPI
+	// Metrics maps our metric names to the gateway's.
+	Metrics map[string]string
+	// ReadyTools: once ReadyURL answers, wait (within ReadyTimeout) until
+	// tools/list through the gateway shows every backend's tools, found
+	// by origin marker or else by ToolNames (a gateway whose ready URL
+	// answers before its tools are indexed). With the optimizer on, until
+	// tools/list lists any tool (the backends' hide behind find_tool).
+	ReadyTools bool
 	// MCPPath is the MCP endpoint's path (default "/mcp").
 	MCPPath string
 	// ReadyURL is a template of the URL polled for readiness (default
@@ -48,6 +59,9 @@ type Exec struct {
 	ReadyTimeout time.Duration
 	// Caps are the capabilities the gateway offers.
 	Caps Capabilities
+	// ToolNames is how the gateway names a backend's tools and prompts
+	// (a pattern of {backend} and {tool}; default DefaultToolNamePattern).
+	ToolNames string
 	// Env is extra environment (KEY=value; each value a template).
 	Env []string
 	// Dir is the working directory ("" = the temporary directory).
@@ -69,6 +83,11 @@ func (e Exec) Name() string {
 
 // Capabilities returns Caps.
 func (e Exec) Capabilities() Capabilities { return e.Caps }
+
+// AdminAPIs returns Health, Session and Metrics (AdminAPITarget).
+func (e Exec) AdminAPIs() AdminAPIs {
+	return AdminAPIs{Health: e.Health, Session: e.Session, Metrics: e.Metrics}
+}
 
 func (e Exec) mcpPath() string {
 	if e.MCPPath == "" {
@@ -165,9 +184,24 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 	if timeout <= 0 {
 		timeout = DefaultStartTimeout
 	}
-	if err := g.waitReady(ctx, readyURL, timeout); err != nil {
+	readyCtx, cancel := withDefaultTimeout(ctx, timeout)
+	defer cancel()
+	if err := g.waitReady(readyCtx, readyURL, timeout); err != nil {
 		_ = g.Close(context.Background())
 		return nil, err
+	}
+	if e.ReadyTools {
+		go func() { // a gateway that exits ends the wait
+			select {
+			case <-g.exited:
+				cancel()
+			case <-readyCtx.Done():
+			}
+		}()
+		if err := waitTools(readyCtx, g.mcp, topo.Backends, e.ToolNames, topo.Features.Optimizer); err != nil {
+			_ = g.Close(context.Background())
+			return nil, fmt.Errorf("harness: exec target %s: not ready within %v: %w%s", e.Name(), timeout, err, quoteTail(g.output.String()))
+		}
 	}
 	ok = true
 	return g, nil

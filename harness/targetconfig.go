@@ -33,6 +33,10 @@ const (
 // flags and the VMCP_CHAOS_* environment variables; Target builds it. Both
 // the CLI and the Ginkgo suite go through it, so they agree.
 type TargetConfig struct {
+	// Profile is the path of a target profile (LoadProfile). With it the
+	// target is the exec gateway it describes (Kind "" or "exec"); the
+	// exec fields below, when set, override the profile's.
+	Profile string
 	// Kind is "reference" (default) or "exec".
 	Kind string
 	// GatewayCmd is the exec gateway's command line, split like a shell
@@ -54,6 +58,11 @@ type TargetConfig struct {
 	// for another exec gateway.
 	Capabilities    string
 	CapabilitiesSet bool
+	// ToolNamePattern is how the gateway names a backend's tools and
+	// prompts, a pattern of {backend} and {tool} (default
+	// DefaultToolNamePattern, "{backend}_{tool}"); the fallback for tools
+	// not found by their origin marker.
+	ToolNamePattern string
 }
 
 // TargetConfigFromEnv reads the VMCP_CHAOS_* variables (TargetEnv,
@@ -61,11 +70,14 @@ type TargetConfig struct {
 // CapabilitiesEnv).
 func TargetConfigFromEnv() TargetConfig {
 	c := TargetConfig{
+		Profile:        os.Getenv(ProfileEnv),
 		Kind:           os.Getenv(TargetEnv),
 		GatewayCmd:     os.Getenv(GatewayCmdEnv),
 		ConfigTemplate: os.Getenv(ConfigTemplateEnv),
 		ReadyURL:       os.Getenv(ReadyURLEnv),
 		MCPPath:        os.Getenv(MCPPathEnv),
+
+		ToolNamePattern: toolNamesFromEnv(),
 	}
 	c.Capabilities, c.CapabilitiesSet = os.LookupEnv(CapabilitiesEnv)
 	return c
@@ -74,6 +86,13 @@ func TargetConfigFromEnv() TargetConfig {
 // NeedsChaosBinary reports whether Target will call its chaosBinary
 // argument: an exec target with the default command (chaos vmcp).
 func (c TargetConfig) NeedsChaosBinary() bool {
+	if c.Profile != "" {
+		if strings.TrimSpace(c.GatewayCmd) != "" {
+			return false
+		}
+		p, err := LoadProfile(c.Profile)
+		return err == nil && p.UsesChaosBinary()
+	}
 	return c.Kind == "exec" && strings.TrimSpace(c.GatewayCmd) == ""
 }
 
@@ -81,6 +100,9 @@ func (c TargetConfig) NeedsChaosBinary() bool {
 // default exec command (`chaos vmcp`); it is called only then. Errors name
 // the flag (and its environment variable) at fault.
 func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error) {
+	if c.Profile != "" {
+		return c.profileTarget(chaosBinary)
+	}
 	var caps Capabilities
 	if c.CapabilitiesSet {
 		parsed, err := ParseCapabilities(c.Capabilities)
@@ -92,8 +114,16 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 			caps = Capabilities{}
 		}
 	}
+	if c.ToolNamePattern != "" {
+		if err := ValidateToolNamePattern(c.ToolNamePattern); err != nil {
+			return nil, fmt.Errorf("--tool-names ($%s): %w", ToolNamesEnv, err)
+		}
+	}
 	switch c.Kind {
 	case "", "reference":
+		if c.ToolNamePattern != "" && c.ToolNamePattern != DefaultToolNamePattern {
+			return nil, fmt.Errorf("--tool-names ($%s) %q: the reference gateway names tools %s", ToolNamesEnv, c.ToolNamePattern, DefaultToolNamePattern)
+		}
 		if c.GatewayCmd != "" || c.ConfigTemplate != "" || c.ReadyURL != "" {
 			return nil, errors.New("--gateway-cmd, --config-template and --ready-url " +
 				"($" + GatewayCmdEnv + ", $" + ConfigTemplateEnv + ", $" + ReadyURLEnv + ") need --target exec ($" + TargetEnv + "=exec)")
@@ -103,7 +133,7 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 	default:
 		return nil, fmt.Errorf("unknown --target %q (want reference or exec; $%s)", c.Kind, TargetEnv)
 	}
-	e := Exec{MCPPath: c.MCPPath, ReadyURL: c.ReadyURL, Caps: caps}
+	e := Exec{MCPPath: c.MCPPath, ReadyURL: c.ReadyURL, Caps: caps, ToolNames: c.ToolNamePattern}
 	if c.ConfigTemplate != "" {
 		data, err := os.ReadFile(c.ConfigTemplate)
 		if err != nil {

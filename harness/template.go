@@ -4,8 +4,10 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"text/template"
 )
@@ -48,6 +50,7 @@ type TemplateData struct {
 //	quote  a string as a double-quoted JSON/YAML string
 //	join   strings.Join
 //	lower, upper
+//	env    an environment variable, e.g. {{env "MY_GATEWAY_BIN"}} (unset is an error)
 var templateFuncs = template.FuncMap{
 	"json": func(v any) (string, error) {
 		b, err := json.Marshal(v)
@@ -58,6 +61,7 @@ var templateFuncs = template.FuncMap{
 		return string(b)
 	},
 	"join":  strings.Join,
+	"env":   lookupEnv,
 	"lower": strings.ToLower,
 	"upper": strings.ToUpper,
 }
@@ -84,4 +88,24 @@ func FreePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// envUnsetError is the error of {{env "X"}} for an unset X.
+type envUnsetError struct{ name string }
+
+func (e *envUnsetError) Error() string { return "environment variable " + e.name + " is not set" }
+
+func lookupEnv(name string) (string, error) {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return "", &envUnsetError{name}
+	}
+	return v, nil
+}
+
+// isEnvUnset reports whether err comes from {{env "X"}} with X unset (a
+// profile is checked before its variables need to be set).
+func isEnvUnset(err error) bool {
+	var e *envUnsetError
+	return errors.As(err, &e)
 }

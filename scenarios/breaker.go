@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -9,6 +11,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // Breaker scenario settings.
@@ -27,9 +30,10 @@ func breakerScenarios() []Scenario {
 		return Scenario{
 			Description: "consecutive failures open beta's circuit; while open, calls fail fast without reaching beta; once beta is back the circuit goes " +
 				"half-open then closed and beta's tools work; the metrics' transition counters match the transitions seen",
-			Labels:  []string{LabelBreaker},
-			Needs:   []harness.Capability{harness.CapBreaker, harness.CapHealthAPI},
-			Timeout: 30 * time.Second,
+			Labels:      []string{LabelBreaker},
+			Needs:       []harness.Capability{harness.CapBreaker},
+			Conditional: append(slices.Clone(breakerHealthChecks), breakerMetricsCheck),
+			Timeout:     30 * time.Second,
 			Topology: func() harness.Topology {
 				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: 2 * time.Second, PollHealth: 20 * time.Millisecond,
 					Features:      harness.Features{Breaker: &harness.BreakerFeature{FailureThreshold: breakerThreshold, OpenTimeout: breakerOpenTimeout}, Metrics: true},
@@ -49,51 +53,103 @@ func breakerState(ctx context.Context, env *harness.Env, backend string) string 
 	return states[backend].Breaker
 }
 
+// The breaker scenario's checks that need metrics, and those that read
+// the circuit's state from the health API. Without the health API the
+// breaker is judged by its behaviour alone: it opens (calls stop reaching
+// beta), fails fast naming beta, and lets beta back in after the open
+// timeout.
+var (
+	breakerMetricsCheck = ConditionalCheck{Name: "metrics: circuit transition counters match the transitions", Needs: []harness.Capability{harness.CapMetrics}}
+	breakerHealthChecks = []ConditionalCheck{
+		{Name: "health API: beta's circuit is closed at the start", Needs: []harness.Capability{harness.CapHealthAPI}},
+		{Name: "health API: the circuit goes half-open after the open timeout", Needs: []harness.Capability{harness.CapHealthAPI}},
+		{Name: "health API: the circuit closes after a successful trial", Needs: []harness.Capability{harness.CapHealthAPI}},
+		{Name: "health API: the poller saw closed, open, (half-open,) closed", Needs: []harness.Capability{harness.CapHealthAPI}},
+	}
+)
+
+// checkHealth judges the breaker health check i (breakerHealthChecks).
+func checkHealth(k *kit.Kit, i int, body func(ck *kit.C)) {
+	k.CheckIf(breakerHealthChecks[i].Needs, breakerHealthChecks[i].Name, body)
+}
+
 func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
+	k := kit.New(ctx, env, g)
 	rec := env.Recorder()
-	c := client(ctx, env, g, v.Revision)
-	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("before")), "beta before any fault")
-	g.Expect(breakerState(ctx, env, beta)).To(gomega.Equal("closed"), "beta's circuit at the start")
+	c := k.Client(v.Revision)
+	betaEcho := k.Tool(beta, "echo")
+	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
+	health := k.Has(harness.CapHealthAPI)
+	checkHealth(k, 0, func(ck *kit.C) {
+		ck.Expect(breakerState(ctx, env, beta)).To(gomega.Equal("closed"), "beta's circuit at the start")
+	})
 
 	// Consecutive failures open the circuit.
-	must(g, env.SetFaults(ctx, beta, onCall(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 500})), "500 on beta")
+	k.SetFaults(beta, onCall(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 500}))
 	failStart := time.Now()
 	for i := range breakerThreshold {
-		call := c.CallTool(ctx, tool(beta, "echo"), echoArgs("fail"))
-		g.Expect(call).To(matchers.BeBackendUnavailable(beta), "failing call %d", i+1)
+		k.CheckCall(fmt.Sprintf("failing call %d names beta", i+1), c.CallTool(ctx, betaEcho, echoArgs("fail")), matchers.BeBackendUnavailable(beta))
 	}
-	opened := waitUntil(ctx, 2*time.Second, func() bool { return breakerState(ctx, env, beta) == "open" })
+	// The circuit opens: the health API says so (when there is one), and
+	// calls stop reaching beta.
+	opened := !health || kit.Until(ctx, 2*time.Second, func() bool { return breakerState(ctx, env, beta) == "open" })
 	rec.SetFigure("time_to_open_ms", ms(time.Since(failStart)))
-	g.Expect(opened).To(gomega.BeTrue(), "beta's circuit opens after %d consecutive failures (state %q)", breakerThreshold, breakerState(ctx, env, beta))
+	state := "(no health API)"
+	if health {
+		state = breakerState(ctx, env, beta)
+	}
 
 	// While open: calls fail at once, naming beta, and never reach it.
-	before, err := countRequests(ctx, env, beta, "tools/call")
-	must(g, err, "read beta's request log")
-	for i := range breakerOpenCalls {
-		call := c.CallTool(ctx, tool(beta, "echo"), echoArgs("while open"))
-		g.Expect(call).To(matchers.BeBackendUnavailable(beta), "call %d while the circuit is open", i+1)
-		g.Expect(call).To(matchers.ReturnWithin(time.Second).As("open_fail_fast_max_ms"))
+	before, err := k.CountRequests(beta, "tools/call")
+	k.Must(err, "read beta's request log")
+	var open []*harness.Call
+	for range breakerOpenCalls {
+		open = append(open, c.CallTool(ctx, betaEcho, echoArgs("while open")))
 	}
-	after, err := countRequests(ctx, env, beta, "tools/call")
-	must(g, err, "read beta's request log")
-	g.Expect(after-before).To(gomega.BeZero(), "calls made while the circuit is open reached beta")
-	expectOK(g, c.CallTool(ctx, tool(alpha, "echo"), echoArgs("bystander")), "alpha while beta's circuit is open")
+	after, err := k.CountRequests(beta, "tools/call")
+	k.Must(err, "read beta's request log")
+	k.Check(fmt.Sprintf("the circuit opens after %d failed calls", breakerThreshold), func(ck *kit.C) {
+		ck.Observed("health API circuit state %q; %d of the %d calls that followed reached beta", state, after-before, breakerOpenCalls)
+		ck.Expect(opened).To(gomega.BeTrue(), "beta's circuit opens after %d consecutive failures (health API state %q)", breakerThreshold, state)
+		ck.Expect(after-before).To(gomega.BeZero(), "calls after %d consecutive failures still reach beta", breakerThreshold)
+	})
+	k.Check("while open, calls fail fast naming beta", func(ck *kit.C) {
+		for i, call := range open {
+			ck.Expect(call).To(matchers.BeBackendUnavailable(beta), "call %d while the circuit is open", i+1)
+			ck.Expect(call).To(matchers.ReturnWithin(time.Second).As("open_fail_fast_max_ms"))
+		}
+	})
+	k.Check("while open, calls do not reach beta", func(ck *kit.C) {
+		ck.Evidence(open...)
+		ck.Observed("beta's tools/call count %d before the calls, %d after", before, after)
+		ck.Expect(after-before).To(gomega.BeZero(), "calls made while the circuit is open reached beta")
+	})
+	k.CheckOK("alpha unaffected while beta's circuit is open", c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("bystander")))
 
 	// Beta comes back: after the open timeout the circuit is half-open, a
 	// trial call goes through and closes it.
-	must(g, env.ClearFaults(ctx, beta), "clear beta")
+	k.ClearFaults(beta)
 	recovered := time.Now()
-	halfOpen := waitUntil(ctx, breakerOpenTimeout+2*time.Second, func() bool { return breakerState(ctx, env, beta) == "half-open" })
-	g.Expect(halfOpen).To(gomega.BeTrue(), "beta's circuit goes half-open after the open timeout (state %q)", breakerState(ctx, env, beta))
-	rec.SetFigure("time_to_half_open_ms", ms(time.Since(recovered)))
-	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("trial")), "the trial call in half-open")
-	closed := waitUntil(ctx, 2*time.Second, func() bool { return breakerState(ctx, env, beta) == "closed" })
-	rec.SetFigure("time_to_close_ms", ms(time.Since(recovered)))
-	g.Expect(closed).To(gomega.BeTrue(), "beta's circuit closes after a successful trial (state %q)", breakerState(ctx, env, beta))
-	for range 3 {
-		expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("closed again")), "beta after its circuit closed")
+	if !health {
+		sleep(ctx, breakerOpenTimeout+200*time.Millisecond) // nothing to watch: wait the open timeout out
 	}
-	expectOK(g, c.ReadResource(ctx, readme(beta)), "beta's resource after its circuit closed")
+	checkHealth(k, 1, func(ck *kit.C) {
+		halfOpen := kit.Until(ctx, breakerOpenTimeout+2*time.Second, func() bool { return breakerState(ctx, env, beta) == "half-open" })
+		rec.SetFigure("time_to_half_open_ms", ms(time.Since(recovered)))
+		ck.Expect(halfOpen).To(gomega.BeTrue(), "beta's circuit goes half-open after the open timeout (state %q)", breakerState(ctx, env, beta))
+	})
+	k.CheckOK("the trial call in half-open succeeds", c.CallTool(ctx, betaEcho, echoArgs("trial")))
+	checkHealth(k, 2, func(ck *kit.C) {
+		closed := kit.Until(ctx, 2*time.Second, func() bool { return breakerState(ctx, env, beta) == "closed" })
+		rec.SetFigure("time_to_close_ms", ms(time.Since(recovered)))
+		ck.Expect(closed).To(gomega.BeTrue(), "beta's circuit closes after a successful trial (state %q)", breakerState(ctx, env, beta))
+	})
+	k.Check("beta's tools and resources work after its circuit closed", func(ck *kit.C) {
+		for range 3 {
+			ck.Expect(c.CallTool(ctx, betaEcho, echoArgs("closed again"))).To(matchers.HaveOutcome(harness.OutcomeOK))
+		}
+		ck.Expect(c.ReadResource(ctx, k.Resource(beta, readme(beta)))).To(matchers.HaveOutcome(harness.OutcomeOK))
+	})
 
 	// The waits above saw closed, open, half-open and closed in turn. The
 	// background poller samples, so it may miss the short half-open
@@ -107,27 +163,28 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 			path = append(path, tr.To)
 		}
 	}
-	g.Expect(isSubsequence(path, []string{"closed", "open", "half-open", "closed"})).To(gomega.BeTrue(),
-		"beta's circuit states seen by the health poller %v do not follow closed, open, half-open, closed", path)
-	g.Expect(path).To(gomega.ContainElement("open"), "the health poller saw beta's circuit open")
+	checkHealth(k, 3, func(ck *kit.C) {
+		ck.Observed("%v", path)
+		ck.Expect(isSubsequence(path, []string{"closed", "open", "half-open", "closed"})).To(gomega.BeTrue(),
+			"beta's circuit states seen by the health poller %v do not follow closed, open, half-open, closed", path)
+		ck.Expect(path).To(gomega.ContainElement("open"), "the health poller saw beta's circuit open")
+	})
 
 	// The metrics counters match them, exactly.
-	if !env.Capabilities().Has(harness.CapMetrics) {
-		rec.SkipCheck("circuit breaker metrics counters: target %s lacks capability %s", env.Target().Name(), harness.CapMetrics)
-	} else {
-		m, err := scrapeMetrics(ctx, env.Gateway().BaseURL())
-		must(g, err, "scrape /metrics")
+	k.CheckIf(breakerMetricsCheck.Needs, breakerMetricsCheck.Name, func(ck *kit.C) {
+		m, err := kit.ScrapeMetrics(ctx, env.Gateway().BaseURL())
+		ck.Expect(err).NotTo(gomega.HaveOccurred(), "scrape /metrics")
 		const name = "vmcp_circuit_breaker_transitions_total"
-		g.Expect(m.has(name)).To(gomega.BeTrue(), "%s is exported", name)
+		ck.Expect(m.Has(name)).To(gomega.BeTrue(), "%s is exported", name)
 		for _, tr := range [][2]string{{"closed", "open"}, {"open", "half-open"}, {"half-open", "closed"}} {
-			n := m.sum(name, map[string]string{"backend_id": beta, "from": tr[0], "to": tr[1]})
+			n := m.Sum(name, map[string]string{"backend_id": beta, "from": tr[0], "to": tr[1]})
 			rec.SetFigure("metric_transitions."+tr[0]+"_to_"+tr[1], n)
-			g.Expect(n).To(gomega.Equal(1.0), "%s{backend_id=beta,from=%s,to=%s}", name, tr[0], tr[1])
+			ck.Expect(n).To(gomega.Equal(1.0), "%s{backend_id=beta,from=%s,to=%s}", name, tr[0], tr[1])
 		}
-		g.Expect(m.sum(name, map[string]string{"backend_id": beta})).To(gomega.Equal(3.0), "beta's transitions in total")
-		g.Expect(m.sum(name, map[string]string{"backend_id": alpha})).To(gomega.BeZero(), "alpha's circuit never moved")
-		g.Expect(m.sum("vmcp_circuit_breaker_state", map[string]string{"backend_id": beta, "state": "closed"})).To(gomega.Equal(1.0), "beta's state gauge")
-	}
+		ck.Expect(m.Sum(name, map[string]string{"backend_id": beta})).To(gomega.Equal(3.0), "beta's transitions in total")
+		ck.Expect(m.Sum(name, map[string]string{"backend_id": alpha})).To(gomega.BeZero(), "alpha's circuit never moved")
+		ck.Expect(m.Sum("vmcp_circuit_breaker_state", map[string]string{"backend_id": beta, "state": "closed"})).To(gomega.Equal(1.0), "beta's state gauge")
+	})
 }
 
 // isSubsequence reports whether got appears in want in order (want may

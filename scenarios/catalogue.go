@@ -6,10 +6,15 @@ package scenarios
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
+	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
@@ -45,6 +50,10 @@ type Scenario struct {
 	// Needs are the capabilities the target must declare; a target that
 	// lacks one makes the scenario skipped with that reason.
 	Needs []harness.Capability
+	// Conditional are the scenario's checks that need capabilities beyond
+	// Needs: a target lacking them gets those checks recorded
+	// not_applicable (kit.Kit.CheckIf), and the rest judged.
+	Conditional []ConditionalCheck
 	// Timeout bounds the whole scenario: start, run and teardown.
 	Timeout time.Duration
 	// Topology returns the backends and settings (the runner sets Target,
@@ -53,6 +62,32 @@ type Scenario struct {
 	// Run is the scenario body. It asserts with g; a failed assertion ends
 	// it (the runner recovers) and fails the scenario.
 	Run func(ctx context.Context, env *harness.Env, g gomega.Gomega)
+}
+
+// ConditionalCheck is a check that needs capabilities (e.g. the metrics
+// counters of the breaker scenario need metrics).
+type ConditionalCheck struct {
+	// Name is the check's name, as recorded.
+	Name string
+	// Needs are the capabilities it needs.
+	Needs []harness.Capability
+}
+
+// NotApplicable lists what of the scenario a target with caps cannot be
+// judged on, and why: the whole scenario when it lacks a capability of
+// Needs ("the whole scenario: target t lacks capability x"), else each
+// conditional check it lacks a capability for ("name (lacks x)").
+func (s Scenario) NotApplicable(target string, caps harness.Capabilities) []string {
+	if missing := caps.Missing(s.Needs...); len(missing) > 0 {
+		return []string{"the whole scenario: " + (&harness.MissingCapabilityError{Target: target, Missing: missing}).Error()}
+	}
+	var out []string
+	for _, c := range s.Conditional {
+		if missing := caps.Missing(c.Needs...); len(missing) > 0 {
+			out = append(out, fmt.Sprintf("%s (lacks %s)", c.Name, missing))
+		}
+	}
+	return out
 }
 
 // HasLabel reports whether the scenario carries label.
@@ -94,22 +129,67 @@ func Catalogue() []Scenario {
 	return out
 }
 
-// Filter returns the scenarios that carry at least one of labels (all of
-// them when labels is empty), keeping the order.
-func Filter(all []Scenario, labels ...string) []Scenario {
-	if len(labels) == 0 {
-		return all
+// Select returns the scenarios matched by any of filters (all of them
+// when there is none), keeping the order. A filter is a full scenario
+// name ("hang/legacy/sse"; several separated by commas) or a Ginkgo label filter, the syntax of
+// `go test ./scenarios/... -ginkgo.label-filter=...`: labels (a scenario's
+// labels include its group), &&, ||, !, parentheses, a comma for ||, and
+// /regexp/ (e.g. "hang && !process", "wrapping || breaker"). A filter
+// that does not parse is an error naming it.
+func Select(all []Scenario, filters ...string) ([]Scenario, error) {
+	var names []string
+	var matchers []func([]string) bool
+	for _, f := range filters {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if parts := strings.Split(f, ","); allNames(all, parts) {
+			for _, p := range parts {
+				names = append(names, strings.TrimSpace(p))
+			}
+			continue
+		}
+		m, err := types.ParseLabelFilter(f)
+		if err != nil {
+			return nil, fmt.Errorf("label filter %q: %s", f, plainError(err))
+		}
+		matchers = append(matchers, m)
+	}
+	if len(names) == 0 && len(matchers) == 0 {
+		return all, nil
 	}
 	var out []Scenario
 	for _, s := range all {
-		for _, l := range labels {
-			if s.HasLabel(l) || s.Group == l || s.Name == l {
-				out = append(out, s)
-				break
-			}
+		if slices.Contains(names, s.Name) || slices.ContainsFunc(matchers, func(m func([]string) bool) bool { return m(s.Labels) }) {
+			out = append(out, s)
 		}
 	}
-	return out
+	return out, nil
+}
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;]*m|\{\{/?[a-z-]*\}\}`)
+
+// plainError is a Ginkgo error's heading and message on one line, without
+// terminal colours.
+func plainError(err error) string {
+	text := err.Error()
+	var ge types.GinkgoError
+	if errors.As(err, &ge) {
+		text = ge.Heading + ": " + ge.Message
+	}
+	return strings.Join(strings.Fields(ansiRE.ReplaceAllString(text, "")), " ")
+}
+
+// allNames reports whether every one of parts is a scenario's name.
+func allNames(all []Scenario, parts []string) bool {
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if !slices.ContainsFunc(all, func(s Scenario) bool { return s.Name == p }) {
+			return false
+		}
+	}
+	return true
 }
 
 // Labels returns every label in the catalogue, sorted.
@@ -136,6 +216,9 @@ func variants(group string, vs []Variant, mk func(v Variant) Scenario) []Scenari
 		s.Group = group
 		s.Name = group + "/" + v.Name()
 		s.Labels = append(append([]string(nil), s.Labels...), v.Labels()...)
+		if !slices.Contains(s.Labels, group) {
+			s.Labels = append([]string{group}, s.Labels...)
+		}
 		out = append(out, s)
 	}
 	return out

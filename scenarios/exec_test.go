@@ -8,6 +8,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
 // TestExecTargetRunsScenarios: the scenarios are target-agnostic. The same
@@ -90,9 +91,62 @@ func TestMissingMetricsIsAPartialPass(t *testing.T) {
 	if !res.Partial() || len(res.SkippedChecks) != 1 || !strings.Contains(res.SkippedChecks[0], "lacks capability metrics") {
 		t.Fatalf("want a pass with the metrics check skipped: %s %q %v", res.Verdict, res.Reason, res.SkippedChecks)
 	}
+	na := 0
+	for _, c := range res.Checks {
+		if c.Verdict == harness.CheckNotApplicable {
+			na++
+			if !strings.HasPrefix(c.Name, "metrics:") || !strings.Contains(c.Reason, "lacks capability metrics") {
+				t.Errorf("not applicable: %+v", c)
+			}
+		}
+	}
+	if na != 1 {
+		t.Errorf("%d checks not applicable, want 1 (metrics): %+v", na, res.Checks)
+	}
 	for k := range res.Figures {
 		if strings.HasPrefix(k, "metric_") {
 			t.Errorf("figure %s from a metrics check that should not have run", k)
 		}
+	}
+}
+
+// TestBreakerWithoutHealthAPI: a target with a breaker but no health API
+// is judged on the breaker's behaviour (it opens: calls stop reaching
+// beta and fail fast naming it; beta is let back in), and the checks that
+// read the circuit's state are not applicable, each with the reason.
+func TestBreakerWithoutHealthAPI(t *testing.T) {
+	sc := scenario(t, "breaker/legacy/streamable-http")
+	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+	defer cancel()
+	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: harness.Reference{TargetName: "breaker-only", Caps: harness.Capabilities{harness.CapBreaker}}}).Result()
+	failed, judged := res.CheckCounts()
+	t.Logf("%s: %s (%d/%d failed) %v", sc.Name, res.Verdict, failed, judged, res.SkippedChecks)
+	if res.Verdict != harness.VerdictPassed || len(res.SkippedChecks) != 5 {
+		t.Fatalf("want a pass with the 4 health API checks and the metrics check not applicable: %s %s %v", res.Verdict, res.Reason, res.SkippedChecks)
+	}
+	for _, c := range res.Checks {
+		if c.Name == "the circuit opens after 3 failed calls" && c.Verdict != harness.CheckPassed {
+			t.Errorf("judged by behaviour: %+v", c)
+		}
+	}
+	// And a breaker that ignores failures fails it, health API or not.
+	mutant := harness.Reference{TargetName: "no-breaker", Caps: harness.Capabilities{harness.CapBreaker}, Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
+	res = scenarios.Run(ctx, sc, scenarios.RunConfig{Target: mutant}).Result()
+	if res.Verdict != harness.VerdictFailed || !strings.Contains(res.Reason, "the circuit opens after 3 failed calls") {
+		t.Fatalf("a breaker that never opens, without a health API: %s %s", res.Verdict, res.Reason)
+	}
+}
+
+// TestKeepaliveWithoutHealthAPI: keepalive without a health API is judged
+// by the pings beta receives; the health API checks are not applicable.
+func TestKeepaliveWithoutHealthAPI(t *testing.T) {
+	sc := scenario(t, "keepalive/legacy/streamable-http")
+	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+	defer cancel()
+	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: harness.Reference{TargetName: "keepalive-only", Caps: harness.Capabilities{harness.CapKeepalive}}}).Result()
+	failed, judged := res.CheckCounts()
+	t.Logf("%s: %s (%d/%d failed) %s", sc.Name, res.Verdict, failed, judged, res.Reason)
+	if res.Verdict != harness.VerdictPassed || len(res.SkippedChecks) != 4 || judged < 7 {
+		t.Fatalf("want a pass with the 3 health API checks and the metrics check not applicable: %s %s %v", res.Verdict, res.Reason, res.SkippedChecks)
 	}
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -9,6 +10,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // Bounds of the hang scenarios. They are generous on purpose: "does not
@@ -25,13 +27,11 @@ type hangCase struct {
 	name  string
 	fault fakebackends.Fault
 	stall bool // a stall: bounded by the call timeout, not by transportBound
+	// names: the error must also name the backend (a cut answer is the
+	// backend failing, not a slow one).
+	names bool
 	// transports limits the case to these backend transports (nil: all).
 	transports []fakebackends.Transport
-}
-
-func onCall(f fakebackends.Fault) fakebackends.Fault {
-	f.Match = fakebackends.Match{Method: "tools/call"}
-	return f
 }
 
 func hangCases() []hangCase {
@@ -59,6 +59,11 @@ func hangCases() []hangCase {
 		{name: "malformed_invalid_json", fault: malformed(fakebackends.MalformedInvalidJSON)},
 		{name: "malformed_wrong_id", fault: malformed(fakebackends.MalformedWrongID)},
 		{name: "malformed_truncated_sse", fault: malformed(fakebackends.MalformedTruncatedSSE)},
+		// The first 16 bytes of the answer, then the connection closes
+		// (on an SSE backend the answer goes to the session stream:
+		// malformed_truncated_sse is that case).
+		{name: "truncate", fault: onCall(fakebackends.Fault{Kind: fakebackends.KindTruncate, Size: 16}), names: true,
+			transports: []fakebackends.Transport{fakebackends.TransportStreamableHTTP}},
 		{name: "stall_before_headers", fault: stall(fakebackends.StageBeforeHeaders), stall: true},
 		{name: "stall_after_headers", fault: stall(fakebackends.StageAfterHeaders), stall: true},
 		{name: "stall_after_progress", fault: stall(fakebackends.StageAfterProgress), stall: true},
@@ -89,7 +94,7 @@ func hangTopology(v Variant) func() harness.Topology {
 func hangScenarios() []Scenario {
 	out := variants("hang", AllVariants, func(v Variant) Scenario {
 		return Scenario{
-			Description: "403/401/500, crash (EOF, reset), down, SSE cut, malformed and stalls at each stage: the call returns an error, " +
+			Description: "403/401/500, crash (EOF, reset), down, SSE cut, malformed, a truncated answer (naming the backend) and stalls at each stage: the call returns an error, " +
 				"transport failures within 1 s, stalls within the call timeout + 1 s",
 			Labels:   []string{LabelHang},
 			Timeout:  90 * time.Second,
@@ -162,25 +167,29 @@ func hangScenarios() []Scenario {
 }
 
 func runHang(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
-	c := client(ctx, env, g, v.Revision)
-	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("before")), "beta before any fault")
+	k := kit.New(ctx, env, g)
+	c := k.Client(v.Revision)
+	betaEcho := k.Tool(beta, "echo")
+	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
 	for _, hc := range hangCases() {
 		if !hc.appliesTo(v.Transport) {
 			continue
 		}
-		must(g, env.SetFaults(ctx, beta, hc.fault), "set %s on beta", hc.name)
-		call := c.CallTool(ctx, tool(beta, "echo"), echoArgs(hc.name))
-		bound := transportBound
+		k.SetFaults(beta, hc.fault)
+		call := c.CallTool(ctx, betaEcho, echoArgs(hc.name))
+		bound, what := transportBound, "1 s"
 		if hc.stall {
-			bound = hangCallTimeout + stallSlack
+			bound, what = hangCallTimeout+stallSlack, "call timeout + 1 s"
 		}
-		env.Recorder().SetFigure("time_to_error_ms."+hc.name, ms(call.Took()))
-		expectFailed(g, call, hc.name)
-		g.Expect(call).To(matchers.ReturnWithin(bound), "%s: the error must come within %s", hc.name, bound)
+		k.Figure("time_to_error_ms."+hc.name, ms(call.Took()))
+		k.CheckFailed(hc.name+": fails within "+what, call, matchers.ReturnWithin(bound))
+		if hc.names {
+			k.CheckCall(hc.name+": the error names beta", call, matchers.BeBackendUnavailable(beta))
+		}
 
 		// The bystander still answers, and beta recovers once cleared.
-		expectOK(g, c.CallTool(ctx, tool(alpha, "echo"), echoArgs(hc.name)), "alpha while beta fails with "+hc.name)
-		must(g, env.ClearFaults(ctx, beta), "clear beta")
+		k.CheckOK(hc.name+": alpha unaffected", c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs(hc.name)))
+		k.ClearFaults(beta)
 		// Cleared, beta answers the next call. Except one case: on the
 		// SSE transport a mid_body stall leaves half an event on the
 		// shared event stream (the fake never finishes it), so the next
@@ -195,78 +204,105 @@ func runHang(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		if hc.fault.Mode == fakebackends.CrashDown && v.Transport == fakebackends.TransportSSE {
 			allowed = 1
 		}
-		failed := callsUntilOK(ctx, g, c, tool(beta, "echo"), allowed+1)
-		env.Recorder().SetFigure("failed_calls_after_clear."+hc.name, float64(failed))
+		checkRecovers(k, c, fmt.Sprintf("%s: beta answers once cleared (at most %d failed calls)", hc.name, allowed), betaEcho, allowed, "failed_calls_after_clear."+hc.name)
 	}
 }
 
+// checkRecovers judges that name answers again after at most allowed
+// failed calls, recording the failed calls as figure.
+func checkRecovers(k *kit.Kit, c *harness.Client, check, name string, allowed int, figure string) {
+	k.Check(check, func(ck *kit.C) {
+		failed, last := callsUntilOK(k.Ctx, c, name, allowed+1)
+		k.Figure(figure, float64(failed))
+		ck.Expect(last.Outcome).To(gomega.Equal(harness.OutcomeOK), "%s never succeeded in %d calls: %s", name, allowed+1, last.Text())
+		ck.Expect(failed).To(gomega.BeNumerically("<=", allowed), "failed calls before %s answered", name)
+	})
+}
+
 func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
-	c := client(ctx, env, g, v.Revision)
-	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("before")), "beta before any fault")
-	must(g, env.SetFaults(ctx, beta, fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders,
-		Match: fakebackends.Match{Method: "tools/call", Tool: "slow"}}), "stall beta's slow")
-	before, err := countRequests(ctx, env, beta, "notifications/cancelled")
-	must(g, err, "read beta's request log")
+	k := kit.New(ctx, env, g)
+	c := k.Client(v.Revision)
+	k.CheckOK("beta answers before any fault", c.CallTool(ctx, k.Tool(beta, "echo"), echoArgs("before")))
+	k.SetFaults(beta, k.OnTool(beta, "slow", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders}))
+	before, err := k.CountRequests(beta, "notifications/cancelled")
+	k.Must(err, "read beta's request log")
 
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan *harness.Call, 1)
-	go func() { done <- c.CallTool(callCtx, tool(beta, "slow"), nil) }()
+	go func() { done <- c.CallTool(callCtx, k.Tool(beta, "slow"), nil) }()
 	// Wait until the call has reached beta, then give up on it.
-	reached := waitUntil(ctx, 5*time.Second, func() bool {
-		n, _ := countRequests(ctx, env, beta, "tools/call")
-		if n > 1 {
-			return true
-		}
-		if fb, ok := harness.FakeBackend(env.Backend(beta)); ok {
-			return fb.InFlight() > 0
-		}
-		return false
+	k.Check("the slow call reaches beta", func(ck *kit.C) {
+		reached := kit.Until(ctx, 5*time.Second, func() bool {
+			n, _ := k.CountRequests(beta, "tools/call")
+			if n > 1 {
+				return true
+			}
+			if fb, ok := harness.FakeBackend(env.Backend(beta)); ok {
+				return fb.InFlight() > 0
+			}
+			return false
+		})
+		ck.Observed("in flight: %v", reached)
+		ck.Expect(reached).To(gomega.BeTrue(), "beta's slow tools/call in flight within 5 s")
 	})
-	g.Expect(reached).To(gomega.BeTrue(), "the slow call reached beta")
 	cancelled := time.Now()
 	cancel()
-	var call *harness.Call
-	select {
-	case call = <-done:
-	case <-time.After(transportBound + 5*time.Second):
-	}
+	call, _ := kit.Await(ctx, done, transportBound+5*time.Second)
 	returned := time.Since(cancelled)
-	g.Expect(call).NotTo(gomega.BeNil(), "the cancelled call returned")
-	env.Recorder().SetFigure("cancel_return_ms", ms(returned))
-	g.Expect(returned).To(gomega.BeNumerically("<=", transportBound), "the cancelled call returned %s after the cancel", returned)
-	g.Expect(call.Outcome).NotTo(gomega.Equal(harness.OutcomeOK), "a cancelled call does not succeed")
+	k.Figure("cancel_return_ms", ms(returned))
+	k.Check("a cancelled call returns within 1 s of the cancel", func(ck *kit.C) {
+		ck.Expect(call).NotTo(gomega.BeNil(), "the cancelled call returned")
+		ck.Evidence(call)
+		ck.Observed("returned %s after the cancel", returned)
+		ck.Expect(returned).To(gomega.BeNumerically("<=", transportBound), "the cancelled call returned %s after the cancel", returned)
+		ck.Expect(call.Outcome).NotTo(gomega.Equal(harness.OutcomeOK), "a cancelled call does not succeed")
+	})
 
 	// The backend call is cancelled: beta's stalled tools/call ends (it
 	// would stall until the fault is cleared otherwise), and on a legacy
 	// (2025-11-25) backend session beta is also sent
-	// notifications/cancelled. On the stateless revision closing the
-	// request is the cancellation.
+	// notifications/cancelled: the gateway forwards the one the client
+	// sends (harness.WithCancelNotifications, on for legacy clients), or
+	// sends its own. On the stateless revision closing the request is the
+	// cancellation.
 	var slow *fakebackends.RequestRecord
 	var cancels int
-	seen := waitUntil(ctx, 3*time.Second, func() bool {
+	read := func() {
 		reqs, err := env.Backend(beta).Requests(ctx)
 		if err != nil {
-			return false
+			return
 		}
 		cancels = 0
 		for _, r := range reqs {
 			switch {
-			case r.Method == "tools/call" && r.Tool == "slow":
+			case r.Method == "tools/call" && r.Tool == k.FixtureName(beta, "slow"):
 				slow = &r
 			case r.Method == "notifications/cancelled":
 				cancels++
 			}
 		}
+	}
+	ended := kit.Until(ctx, 3*time.Second, func() bool {
+		read()
 		return slow != nil && (slow.Protocol != string(fakebackends.ProtocolLegacy) || cancels > before)
 	})
-	env.Recorder().SetFigure("backend_cancelled_ms", ms(time.Since(cancelled)))
-	g.Expect(slow).NotTo(gomega.BeNil(), "beta's stalled tools/call ended within 3 s of the client cancelling")
-	g.Expect(seen).To(gomega.BeTrue(), "beta (%s session) received notifications/cancelled within 3 s of the client cancelling (had %d, now %d)", slow.Protocol, before, cancels)
-	env.Note("beta's slow call ended after %.1f ms on a %s backend session; notifications/cancelled: %d", slow.DurationMS, slow.Protocol, cancels-before)
+	k.Figure("backend_cancelled_ms", ms(time.Since(cancelled)))
+	k.Check("beta's stalled call ends within 3 s of the cancel", func(ck *kit.C) {
+		ck.Expect(slow).NotTo(gomega.BeNil(), "beta's stalled tools/call ended within 3 s of the client cancelling")
+		ck.Observed("beta's slow call ended after %.1f ms on a %s backend session", slow.DurationMS, slow.Protocol)
+	})
+	if slow == nil || slow.Protocol == string(fakebackends.ProtocolLegacy) {
+		k.Check("beta (a legacy backend session) receives notifications/cancelled", func(ck *kit.C) {
+			ck.Observed("notifications/cancelled: %d before, %d after", before, cancels)
+			ck.Expect(ended).To(gomega.BeTrue(), "beta received notifications/cancelled within 3 s of the client cancelling (had %d, now %d)", before, cancels)
+		})
+	}
+	// (A backend session on the stateless revision has no notification
+	// to receive: ending the request is the cancellation, judged above.)
 
-	must(g, env.ClearFaults(ctx, beta), "clear beta")
-	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("after cancel")), "beta after the cancel")
+	k.ClearFaults(beta)
+	k.CheckOK("beta answers after the cancel", c.CallTool(ctx, k.Tool(beta, "echo"), echoArgs("after cancel")))
 }
 
 // The hang-pause scenario: beta's slow tool would answer after
@@ -281,20 +317,23 @@ const (
 // result arrives on (buffered: the call's own deadline ends it). A process
 // backend logs a request only when it ends, so there is nothing to poll:
 // the call is given 300 ms, well within the slow tool's delay.
-func slowCallInFlight(ctx context.Context, g gomega.Gomega, c *harness.Client, before string) <-chan *harness.Call {
+func slowCallInFlight(k *kit.Kit, c *harness.Client, before string) <-chan *harness.Call {
 	done := make(chan *harness.Call, 1)
-	go func() { done <- c.CallTool(ctx, tool(beta, "slow"), nil) }()
-	sleep(ctx, 300*time.Millisecond)
-	g.ExpectWithOffset(1, done).To(gomega.BeEmpty(), "the slow call was still in flight at %s", before)
+	slow := k.Tool(beta, "slow")
+	go func() { done <- c.CallTool(k.Ctx, slow, nil) }()
+	sleep(k.Ctx, 300*time.Millisecond)
+	k.G.ExpectWithOffset(1, done).To(gomega.BeEmpty(), "the slow call was still in flight at %s", before)
 	return done
 }
 
 func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
-	c := client(ctx, env, g, v.Revision)
-	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("before")), "beta before the pause")
+	k := kit.New(ctx, env, g)
+	c := k.Client(v.Revision)
+	betaEcho := k.Tool(beta, "echo")
+	k.CheckOK("beta answers before the pause", c.CallTool(ctx, betaEcho, echoArgs("before")))
 
-	done := slowCallInFlight(ctx, g, c, "the SIGSTOP")
-	must(g, env.PauseBackend(ctx, beta), "SIGSTOP beta")
+	done := slowCallInFlight(k, c, "the SIGSTOP")
+	k.Must(env.PauseBackend(ctx, beta), "SIGSTOP beta")
 	resumed := false
 	defer func() {
 		if !resumed {
@@ -302,59 +341,62 @@ func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		}
 	}()
 	bound := pauseCallTimeout + stallSlack
-	var inflight *harness.Call
-	select {
-	case inflight = <-done:
-	case <-time.After(bound + 5*time.Second):
-	}
-	g.Expect(inflight).NotTo(gomega.BeNil(), "the call in flight at the SIGSTOP returned")
-	env.Recorder().SetFigure("time_to_error_ms.sigstop_in_flight", ms(inflight.Took()))
-	expectFailed(g, inflight, "call in flight during SIGSTOP")
-	g.Expect(inflight).To(matchers.ReturnWithin(bound), "the call in flight at the SIGSTOP")
+	inflight, _ := kit.Await(ctx, done, bound+5*time.Second)
+	k.Check("the call in flight at the SIGSTOP fails within call timeout + 1 s", func(ck *kit.C) {
+		ck.Expect(inflight).NotTo(gomega.BeNil(), "the call in flight at the SIGSTOP returned")
+		ck.Evidence(inflight)
+		k.Figure("time_to_error_ms.sigstop_in_flight", ms(inflight.Took()))
+		expectFailed(ck, inflight)
+		ck.Expect(inflight).To(matchers.ReturnWithin(bound))
+	})
 
-	next := c.CallTool(ctx, tool(beta, "echo"), echoArgs("stopped"))
-	env.Recorder().SetFigure("time_to_error_ms.sigstop_next_call", ms(next.Took()))
-	expectFailed(g, next, "call to a stopped backend")
-	g.Expect(next).To(matchers.ReturnWithin(bound), "a call to the stopped backend")
-	bystander := c.CallTool(ctx, tool(alpha, "echo"), echoArgs("bystander"))
-	expectOK(g, bystander, "alpha while beta is stopped")
-	g.Expect(bystander).To(matchers.ReturnWithin(transportBound).As("latency_ms.bystander_while_stopped"), "alpha while beta is stopped")
+	next := c.CallTool(ctx, betaEcho, echoArgs("stopped"))
+	k.Figure("time_to_error_ms.sigstop_next_call", ms(next.Took()))
+	k.CheckFailed("the next call to the stopped backend fails within call timeout + 1 s", next, matchers.ReturnWithin(bound))
+	bystander := c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("bystander"))
+	k.CheckCall("alpha answers within 1 s while beta is stopped", bystander,
+		matchers.HaveOutcome(harness.OutcomeOK), matchers.ReturnWithin(transportBound).As("latency_ms.bystander_while_stopped"))
 
-	must(g, env.ResumeBackend(ctx, beta), "SIGCONT beta")
+	k.Must(env.ResumeBackend(ctx, beta), "SIGCONT beta")
 	resumed = true
-	failed := callsUntilOK(ctx, g, c, tool(beta, "echo"), 2)
-	env.Recorder().SetFigure("failed_calls_after_sigcont", float64(failed))
-	g.Expect(failed).To(gomega.BeNumerically("<=", 1), "failed calls after SIGCONT")
+	checkRecovers(k, c, "beta answers after SIGCONT (at most 1 failed call)", betaEcho, 1, "failed_calls_after_sigcont")
 }
 
 func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
-	c := client(ctx, env, g, v.Revision)
-	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("before")), "beta before the kill")
+	k := kit.New(ctx, env, g)
+	c := k.Client(v.Revision)
+	betaEcho := k.Tool(beta, "echo")
+	k.CheckOK("beta answers before the kill", c.CallTool(ctx, betaEcho, echoArgs("before")))
 
-	done := slowCallInFlight(ctx, g, c, "the kill")
+	done := slowCallInFlight(k, c, "the kill")
 	killed := time.Now()
-	must(g, env.KillBackend(ctx, beta), "SIGKILL beta")
-	var inflight *harness.Call
-	select {
-	case inflight = <-done:
-	case <-time.After(transportBound + 5*time.Second):
-	}
-	g.Expect(inflight).NotTo(gomega.BeNil(), "the call in flight returned after the kill")
+	k.Must(env.KillBackend(ctx, beta), "SIGKILL beta")
+	inflight, _ := kit.Await(ctx, done, transportBound+5*time.Second)
 	sinceKill := time.Since(killed)
-	env.Recorder().SetFigure("time_to_error_ms.sigkill_in_flight", ms(sinceKill))
-	expectFailed(g, inflight, "call in flight during SIGKILL")
-	g.Expect(sinceKill).To(gomega.BeNumerically("<=", transportBound), "the call in flight failed %s after the SIGKILL", sinceKill)
+	k.Check("the call in flight at the SIGKILL fails within 1 s", func(ck *kit.C) {
+		ck.Expect(inflight).NotTo(gomega.BeNil(), "the call in flight returned after the kill")
+		ck.Evidence(inflight)
+		k.Figure("time_to_error_ms.sigkill_in_flight", ms(sinceKill))
+		expectFailed(ck, inflight)
+		ck.Expect(sinceKill).To(gomega.BeNumerically("<=", transportBound), "the call in flight failed %s after the SIGKILL", sinceKill)
+	})
 
-	next := c.CallTool(ctx, tool(beta, "echo"), echoArgs("dead"))
-	env.Recorder().SetFigure("time_to_error_ms.sigkill_next_call", ms(next.Took()))
-	expectFailed(g, next, "call to a killed backend")
-	g.Expect(next).To(matchers.ReturnWithin(transportBound))
-	expectOK(g, c.CallTool(ctx, tool(alpha, "echo"), echoArgs("bystander")), "alpha while beta is dead")
+	next := c.CallTool(ctx, betaEcho, echoArgs("dead"))
+	k.Figure("time_to_error_ms.sigkill_next_call", ms(next.Took()))
+	k.CheckFailed("the next call to the killed backend fails within 1 s", next, matchers.ReturnWithin(transportBound))
+	k.CheckOK("alpha answers while beta is dead", c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("bystander")))
 
-	must(g, env.RespawnBackend(ctx, beta), "respawn beta")
-	failed := callsUntilOK(ctx, g, c, tool(beta, "echo"), 3)
-	env.Recorder().SetFigure("failed_calls_after_respawn", float64(failed))
-	g.Expect(failed).To(gomega.BeNumerically("<=", allowedFailures(env, v.Transport)), "failed calls after the respawn")
+	k.Must(env.RespawnBackend(ctx, beta), "respawn beta")
+	allowed := allowedFailures(env, v.Transport)
+	checkRecovers(k, c, fmt.Sprintf("beta answers after the respawn (at most %d failed calls)", allowed), betaEcho, allowed, "failed_calls_after_respawn")
+}
+
+// expectFailed asserts a call ended with an error or an isError result
+// (not a success, and not the client's own deadline: the gateway
+// answered).
+func expectFailed(g gomega.Gomega, call *harness.Call) {
+	g.ExpectWithOffset(1, call.Outcome).To(gomega.BeElementOf(harness.OutcomeBackendUnavailable, harness.OutcomeError, harness.OutcomeToolError),
+		"%s %s ended %s after %s: %s", call.Method, call.Target, call.Outcome, call.Took(), call.Text())
 }
 
 // allowedFailures is how many failed calls a backend restart may cost:
@@ -372,16 +414,14 @@ func allowedFailures(env *harness.Env, transport fakebackends.Transport) int {
 }
 
 // callsUntilOK calls name until it succeeds (at most max calls) and
-// returns how many calls failed first; it fails the scenario when none
-// succeeded.
-func callsUntilOK(ctx context.Context, g gomega.Gomega, c *harness.Client, name string, max int) int {
+// returns how many calls failed first, and the last call.
+func callsUntilOK(ctx context.Context, c *harness.Client, name string, max int) (int, *harness.Call) {
 	var last *harness.Call
 	for i := 0; i < max; i++ {
 		last = c.CallTool(ctx, name, echoArgs("probe"))
 		if last.Outcome == harness.OutcomeOK {
-			return i
+			return i, last
 		}
 	}
-	g.ExpectWithOffset(1, last.Outcome).To(gomega.Equal(harness.OutcomeOK), "%s never succeeded in %d calls: %s", name, max, last.Text())
-	return max
+	return max, last
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // Keepalive scenario settings.
@@ -34,9 +36,10 @@ func keepaliveScenarios() []Scenario {
 		return Scenario{
 			Description: "keepalive pings beta's session every interval ± jitter; after maxFailures failed probes it disables itself; " +
 				"it probes again after probeAfter and re-enables; the metrics counters match the probes beta received, exactly",
-			Labels:  []string{LabelKeepalive},
-			Needs:   []harness.Capability{harness.CapKeepalive, harness.CapHealthAPI},
-			Timeout: 30 * time.Second,
+			Labels:      []string{LabelKeepalive},
+			Needs:       []harness.Capability{harness.CapKeepalive},
+			Conditional: append(slices.Clone(keepaliveHealthChecks), keepaliveMetricsCheck),
+			Timeout:     30 * time.Second,
 			Topology: func() harness.Topology {
 				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: 2 * time.Second,
 					Features: harness.Features{Metrics: true, Keepalive: map[string]harness.KeepaliveFeature{
@@ -84,45 +87,56 @@ func keepaliveHealth(ctx context.Context, env *harness.Env, backend string) (ena
 	return enabled, int(f), int(s), true
 }
 
+// The keepalive scenario's checks that need metrics, and those that read
+// keepalive's state from the health API. Without the health API keepalive
+// is judged by the pings beta receives alone.
+var (
+	keepaliveMetricsCheck = ConditionalCheck{Name: "metrics: keepalive counters match the pings beta received", Needs: []harness.Capability{harness.CapMetrics}}
+	keepaliveHealthChecks = []ConditionalCheck{
+		{Name: "health API: beta's keepalive enabled, one session", Needs: []harness.Capability{harness.CapHealthAPI}},
+		{Name: "health API: keepalive disabled after the failed probes, consecutiveFailures = 2", Needs: []harness.Capability{harness.CapHealthAPI}},
+		{Name: "health API: keepalive enabled again after the re-probe", Needs: []harness.Capability{harness.CapHealthAPI}},
+	}
+)
+
 func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
+	k := kit.New(ctx, env, g)
 	rec := env.Recorder()
-	c := client(ctx, env, g, v.Revision)
-	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("hello")), "beta at the start")
+	c := k.Client(v.Revision)
+	k.CheckOK("beta answers at the start", c.CallTool(ctx, k.Tool(beta, "echo"), echoArgs("hello")))
 
 	// Probes every interval ± jitter.
 	const want = 6
-	got := waitUntil(ctx, want*(kaInterval+kaJitter)+2*time.Second, func() bool { return len(pings(ctx, env, beta)) >= want })
-	ps := pings(ctx, env, beta)
-	g.Expect(got).To(gomega.BeTrue(), "beta received %d keepalive pings, want %d", len(ps), want)
-	var gaps []time.Duration
-	for i := 1; i < len(ps); i++ {
-		gaps = append(gaps, ps[i].Time.Sub(ps[i-1].Time))
-	}
-	slices.Sort(gaps)
-	rec.SetFigure("probe_interval_ms.min", ms(gaps[0]))
-	rec.SetFigure("probe_interval_ms.median", ms(gaps[len(gaps)/2]))
-	rec.SetFigure("probe_interval_ms.max", ms(gaps[len(gaps)-1]))
-	g.Expect(gaps[0]).To(gomega.BeNumerically(">=", kaInterval-kaJitter-5*time.Millisecond), "no probe comes before interval − jitter (gaps %v)", gaps)
-	g.Expect(gaps[len(gaps)/2]).To(gomega.BeNumerically("<=", kaInterval+kaJitter+50*time.Millisecond), "probes come every interval ± jitter (gaps %v)", gaps)
-	g.Expect(gaps[len(gaps)-1]).To(gomega.BeNumerically("<=", kaInterval+kaJitter+kaSlack), "no probe comes much after interval + jitter (gaps %v)", gaps)
-	for _, p := range ps {
-		g.Expect(pingFailed(p)).To(gomega.BeFalse(), "a ping failed before any fault: %+v", p)
-	}
-	enabled, _, sessions, ok := keepaliveHealth(ctx, env, beta)
-	g.Expect(ok).To(gomega.BeTrue(), "the health API reports beta's keepalive")
-	g.Expect(enabled).To(gomega.BeTrue(), "beta's keepalive is enabled")
-	g.Expect(sessions).To(gomega.Equal(1), "one session runs beta's keepalive")
+	k.Check("beta's session is pinged every interval ± jitter", func(ck *kit.C) {
+		got := kit.Until(ctx, want*(kaInterval+kaJitter)+2*time.Second, func() bool { return len(pings(ctx, env, beta)) >= want })
+		ps := pings(ctx, env, beta)
+		ck.Expect(got).To(gomega.BeTrue(), "beta received %d keepalive pings, want %d", len(ps), want)
+		var gaps []time.Duration
+		for i := 1; i < len(ps); i++ {
+			gaps = append(gaps, ps[i].Time.Sub(ps[i-1].Time))
+		}
+		slices.Sort(gaps)
+		ck.Observed("gaps %v", gaps)
+		rec.SetFigure("probe_interval_ms.min", ms(gaps[0]))
+		rec.SetFigure("probe_interval_ms.median", ms(gaps[len(gaps)/2]))
+		rec.SetFigure("probe_interval_ms.max", ms(gaps[len(gaps)-1]))
+		ck.Expect(gaps[0]).To(gomega.BeNumerically(">=", kaInterval-kaJitter-5*time.Millisecond), "no probe comes before interval − jitter (gaps %v)", gaps)
+		ck.Expect(gaps[len(gaps)/2]).To(gomega.BeNumerically("<=", kaInterval+kaJitter+50*time.Millisecond), "probes come every interval ± jitter (gaps %v)", gaps)
+		ck.Expect(gaps[len(gaps)-1]).To(gomega.BeNumerically("<=", kaInterval+kaJitter+kaSlack), "no probe comes much after interval + jitter (gaps %v)", gaps)
+		for _, p := range ps {
+			ck.Expect(pingFailed(p)).To(gomega.BeFalse(), "a ping failed before any fault: %+v", p)
+		}
+	})
+	k.CheckIf(keepaliveHealthChecks[0].Needs, keepaliveHealthChecks[0].Name, func(ck *kit.C) {
+		enabled, _, sessions, ok := keepaliveHealth(ctx, env, beta)
+		ck.Expect(ok).To(gomega.BeTrue(), "the health API reports beta's keepalive")
+		ck.Expect(enabled).To(gomega.BeTrue(), "beta's keepalive is enabled")
+		ck.Expect(sessions).To(gomega.Equal(1), "one session runs beta's keepalive")
+	})
 
 	// Failing probes: after maxFailures it disables itself, and stops
 	// probing.
-	must(g, env.SetFaults(ctx, beta, fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 500, Match: fakebackends.Match{Method: "ping"}}), "fail beta's pings")
-	disabled := waitUntil(ctx, kaMaxFailures*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool {
-		en, _, _, ok := keepaliveHealth(ctx, env, beta)
-		return ok && !en
-	})
-	g.Expect(disabled).To(gomega.BeTrue(), "beta's keepalive disables itself after %d failed probes", kaMaxFailures)
-	_, failures, _, _ := keepaliveHealth(ctx, env, beta)
-	g.Expect(failures).To(gomega.Equal(kaMaxFailures), "consecutive failures when it disabled itself")
+	k.SetFaults(beta, fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 500, Match: fakebackends.Match{Method: "ping"}})
 	failedPings := func() []fakebackends.RequestRecord {
 		var out []fakebackends.RequestRecord
 		for _, p := range pings(ctx, env, beta) {
@@ -132,84 +146,120 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		}
 		return out
 	}
-	g.Expect(failedPings()).To(gomega.HaveLen(kaMaxFailures), "beta received exactly %d failed probes before keepalive disabled itself", kaMaxFailures)
+	health := k.Has(harness.CapHealthAPI)
+	k.CheckIf(keepaliveHealthChecks[1].Needs, keepaliveHealthChecks[1].Name, func(ck *kit.C) {
+		disabled := kit.Until(ctx, kaMaxFailures*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool {
+			en, _, _, ok := keepaliveHealth(ctx, env, beta)
+			return ok && !en
+		})
+		ck.Expect(disabled).To(gomega.BeTrue(), "beta's keepalive disables itself after %d failed probes", kaMaxFailures)
+		_, failures, _, _ := keepaliveHealth(ctx, env, beta)
+		ck.Expect(failures).To(gomega.Equal(kaMaxFailures), "consecutive failures when it disabled itself")
+	})
+	k.Check(fmt.Sprintf("keepalive stops after exactly %d failed probes", kaMaxFailures), func(ck *kit.C) {
+		if !health { // nothing to watch but the pings (no third one comes: the next check)
+			kit.Until(ctx, kaMaxFailures*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool { return len(failedPings()) >= kaMaxFailures })
+		}
+		ck.Expect(failedPings()).To(gomega.HaveLen(kaMaxFailures), "beta received exactly %d failed probes before keepalive disabled itself", kaMaxFailures)
+	})
 	sleep(ctx, kaProbeAfter/2)
-	g.Expect(failedPings()).To(gomega.HaveLen(kaMaxFailures), "no probe while keepalive is disabled (before probeAfter)")
+	k.Check("no probe while keepalive is disabled", func(ck *kit.C) {
+		ck.Expect(failedPings()).To(gomega.HaveLen(kaMaxFailures), "no probe while keepalive is disabled (before probeAfter)")
+	})
 	// Calls still work: keepalive failing is not the session failing.
-	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("while disabled")), "beta's tools while its keepalive is disabled")
+	k.CheckOK("beta's tools work while its keepalive is disabled", c.CallTool(ctx, k.Tool(beta, "echo"), echoArgs("while disabled")))
 
 	// Beta answers pings again: the re-probe after probeAfter re-enables.
-	must(g, env.ClearFaults(ctx, beta), "clear beta")
-	reenabled := waitUntil(ctx, kaProbeAfter+kaSlack+time.Second, func() bool {
-		en, _, _, ok := keepaliveHealth(ctx, env, beta)
-		return ok && en
+	k.ClearFaults(beta)
+	k.CheckIf(keepaliveHealthChecks[2].Needs, keepaliveHealthChecks[2].Name, func(ck *kit.C) {
+		reenabled := kit.Until(ctx, kaProbeAfter+kaSlack+time.Second, func() bool {
+			en, _, _, ok := keepaliveHealth(ctx, env, beta)
+			return ok && en
+		})
+		ck.Expect(reenabled).To(gomega.BeTrue(), "beta's keepalive re-enables after a successful re-probe")
 	})
-	g.Expect(reenabled).To(gomega.BeTrue(), "beta's keepalive re-enables after a successful re-probe")
-	lastFailed := failedPings()[kaMaxFailures-1]
-	var reprobe *fakebackends.RequestRecord
-	for _, p := range pings(ctx, env, beta) {
-		if p.Time.After(lastFailed.Time) {
-			reprobe = &p
-			break
+	k.Check("the re-probe comes probeAfter after the last failed probe", func(ck *kit.C) {
+		lastFailedAt := func() (time.Time, bool) {
+			f := failedPings()
+			if len(f) < kaMaxFailures {
+				return time.Time{}, false
+			}
+			return f[kaMaxFailures-1].Time, true
 		}
-	}
-	g.Expect(reprobe).NotTo(gomega.BeNil(), "the re-probe reached beta")
-	gap := reprobe.Time.Sub(lastFailed.Time)
-	rec.SetFigure("reprobe_after_ms", ms(gap))
-	g.Expect(gap).To(gomega.BeNumerically(">=", kaProbeAfter-5*time.Millisecond), "the re-probe waits probeAfter after the last failure")
-	g.Expect(gap).To(gomega.BeNumerically("<=", kaProbeAfter+kaSlack), "the re-probe comes about probeAfter after the last failure")
-	n := len(pings(ctx, env, beta))
-	resumed := waitUntil(ctx, 2*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool { return len(pings(ctx, env, beta)) >= n+2 })
-	g.Expect(resumed).To(gomega.BeTrue(), "probes resume at the interval after re-enabling")
+		kit.Until(ctx, kaProbeAfter+kaSlack+time.Second, func() bool {
+			last, ok := lastFailedAt()
+			return ok && slices.ContainsFunc(pings(ctx, env, beta), func(p fakebackends.RequestRecord) bool { return p.Time.After(last) })
+		})
+		failed := failedPings()
+		ck.Expect(len(failed)).To(gomega.BeNumerically(">=", kaMaxFailures), "failed probes")
+		lastFailed := failed[kaMaxFailures-1]
+		var reprobe *fakebackends.RequestRecord
+		for _, p := range pings(ctx, env, beta) {
+			if p.Time.After(lastFailed.Time) {
+				reprobe = &p
+				break
+			}
+		}
+		ck.Expect(reprobe).NotTo(gomega.BeNil(), "the re-probe reached beta")
+		gap := reprobe.Time.Sub(lastFailed.Time)
+		rec.SetFigure("reprobe_after_ms", ms(gap))
+		ck.Observed("re-probe %s after the last failed probe", gap)
+		ck.Expect(gap).To(gomega.BeNumerically(">=", kaProbeAfter-5*time.Millisecond), "the re-probe waits probeAfter after the last failure")
+		ck.Expect(gap).To(gomega.BeNumerically("<=", kaProbeAfter+kaSlack), "the re-probe comes about probeAfter after the last failure")
+	})
+	k.Check("probes resume at the interval after re-enabling", func(ck *kit.C) {
+		n := len(pings(ctx, env, beta))
+		resumed := kit.Until(ctx, 2*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool { return len(pings(ctx, env, beta)) >= n+2 })
+		ck.Expect(resumed).To(gomega.BeTrue(), "probes resume at the interval after re-enabling")
+	})
 
-	if !env.Capabilities().Has(harness.CapMetrics) {
-		rec.SkipCheck("keepalive metrics counters: target %s lacks capability %s", env.Target().Name(), harness.CapMetrics)
-		return
-	}
 	// The counters match the probes beta received, exactly. Read them at a
 	// moment no probe is in flight: attempts = successes + failures, and
 	// the same before and after reading beta's log.
-	type counts struct{ attempts, successes, failures, pingFailed, disabled, alpha float64 }
-	read := func() (counts, bool) {
-		m, err := scrapeMetrics(ctx, env.Gateway().BaseURL())
-		if err != nil {
-			return counts{}, false
+	k.CheckIf(keepaliveMetricsCheck.Needs, keepaliveMetricsCheck.Name, func(ck *kit.C) {
+		type counts struct{ attempts, successes, failures, pingFailed, disabled, alpha float64 }
+		read := func() (counts, bool) {
+			m, err := kit.ScrapeMetrics(ctx, env.Gateway().BaseURL())
+			if err != nil {
+				return counts{}, false
+			}
+			b := map[string]string{"backend_id": beta}
+			return counts{
+				attempts:   m.Sum("vmcp_keepalive_attempt_total", b),
+				successes:  m.Sum("vmcp_keepalive_success_total", b),
+				failures:   m.Sum("vmcp_keepalive_failure_total", b),
+				pingFailed: m.Sum("vmcp_keepalive_failure_total", map[string]string{"backend_id": beta, "reason": "ping_failed"}),
+				disabled:   m.Sum("vmcp_keepalive_auto_disabled_total", b),
+				alpha:      m.Sum("vmcp_keepalive_attempt_total", map[string]string{"backend_id": alpha}),
+			}, true
 		}
-		b := map[string]string{"backend_id": beta}
-		return counts{
-			attempts:   m.sum("vmcp_keepalive_attempt_total", b),
-			successes:  m.sum("vmcp_keepalive_success_total", b),
-			failures:   m.sum("vmcp_keepalive_failure_total", b),
-			pingFailed: m.sum("vmcp_keepalive_failure_total", map[string]string{"backend_id": beta, "reason": "ping_failed"}),
-			disabled:   m.sum("vmcp_keepalive_auto_disabled_total", b),
-			alpha:      m.sum("vmcp_keepalive_attempt_total", map[string]string{"backend_id": alpha}),
-		}, true
-	}
-	var before, after counts
-	var logged []fakebackends.RequestRecord
-	stable := waitUntil(ctx, 5*time.Second, func() bool {
-		var ok1, ok2 bool
-		before, ok1 = read()
-		logged = pings(ctx, env, beta)
-		after, ok2 = read()
-		return ok1 && ok2 && before == after && before.attempts == before.successes+before.failures
+		var before, after counts
+		var logged []fakebackends.RequestRecord
+		stable := kit.Until(ctx, 5*time.Second, func() bool {
+			var ok1, ok2 bool
+			before, ok1 = read()
+			logged = pings(ctx, env, beta)
+			after, ok2 = read()
+			return ok1 && ok2 && before == after && before.attempts == before.successes+before.failures
+		})
+		ck.Expect(stable).To(gomega.BeTrue(), "a quiet moment to compare counters (%+v, then %+v)", before, after)
+		var okPings, badPings float64
+		for _, p := range logged {
+			if pingFailed(p) {
+				badPings++
+			} else {
+				okPings++
+			}
+		}
+		rec.SetFigure("keepalive_attempts", after.attempts)
+		rec.SetFigure("keepalive_failures", after.failures)
+		rec.SetFigure("keepalive_auto_disabled", after.disabled)
+		ck.Observed("counters %+v; beta logged %d pings (%v ok, %v failed)", after, len(logged), okPings, badPings)
+		ck.Expect(after.attempts).To(gomega.Equal(float64(len(logged))), "vmcp_keepalive_attempt_total = pings beta received")
+		ck.Expect(after.successes).To(gomega.Equal(okPings), "vmcp_keepalive_success_total = pings beta answered")
+		ck.Expect(after.failures).To(gomega.Equal(badPings), "vmcp_keepalive_failure_total = pings beta failed")
+		ck.Expect(after.pingFailed).To(gomega.Equal(float64(kaMaxFailures)), "vmcp_keepalive_failure_total{reason=ping_failed}")
+		ck.Expect(after.disabled).To(gomega.Equal(1.0), "vmcp_keepalive_auto_disabled_total")
+		ck.Expect(after.alpha).To(gomega.BeZero(), "alpha has no keepalive")
 	})
-	g.Expect(stable).To(gomega.BeTrue(), "a quiet moment to compare counters (%+v, then %+v)", before, after)
-	var okPings, badPings float64
-	for _, p := range logged {
-		if pingFailed(p) {
-			badPings++
-		} else {
-			okPings++
-		}
-	}
-	rec.SetFigure("keepalive_attempts", after.attempts)
-	rec.SetFigure("keepalive_failures", after.failures)
-	rec.SetFigure("keepalive_auto_disabled", after.disabled)
-	g.Expect(after.attempts).To(gomega.Equal(float64(len(logged))), "vmcp_keepalive_attempt_total = pings beta received")
-	g.Expect(after.successes).To(gomega.Equal(okPings), "vmcp_keepalive_success_total = pings beta answered")
-	g.Expect(after.failures).To(gomega.Equal(badPings), "vmcp_keepalive_failure_total = pings beta failed")
-	g.Expect(after.pingFailed).To(gomega.Equal(float64(kaMaxFailures)), "vmcp_keepalive_failure_total{reason=ping_failed}")
-	g.Expect(after.disabled).To(gomega.Equal(1.0), "vmcp_keepalive_auto_disabled_total")
-	g.Expect(after.alpha).To(gomega.BeZero(), "alpha has no keepalive")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // Load scenario sizes.
@@ -47,6 +48,8 @@ func loadScenarios() []Scenario {
 }
 
 func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
+	k := kit.New(ctx, env, g)
+	alphaEcho, betaEcho := k.Tool(alpha, "echo"), k.Tool(beta, "echo")
 	// Half the sessions on the variant's revision, half on the other.
 	other := harness.RevisionModern
 	if v.Revision == harness.RevisionModern {
@@ -115,7 +118,11 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 				if n%2 == 0 {
 					b = beta
 				}
-				calls[i] = append(calls[i], c.CallTool(ctx, tool(b, "echo"), echoArgs(fmt.Sprintf("%d/%d", i, n))))
+				name := betaEcho
+				if b == alpha {
+					name = alphaEcho
+				}
+				calls[i] = append(calls[i], c.CallTool(ctx, name, echoArgs(fmt.Sprintf("%d/%d", i, n))))
 			}
 		}()
 	}
@@ -130,10 +137,12 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	case <-time.After(5 * time.Second):
 		chaosErr = fmt.Errorf("fault injector did not stop")
 	}
-	must(g, chaosErr, "crash and recover beta")
+	k.Must(chaosErr, "crash and recover beta")
 	env.Recorder().SetFigure("crash_cycles", float64(cycles.Load()))
 	env.Recorder().SetFigure("recoveries", float64(recovered.Load()))
-	g.Expect(recovered.Load()).To(gomega.BeNumerically(">=", 2), "beta crashed and recovered at least twice under load")
+	k.Check("beta crashed and recovered at least twice under load", func(ck *kit.C) {
+		ck.Expect(recovered.Load()).To(gomega.BeNumerically(">=", 2), "recoveries")
+	})
 
 	var durations []time.Duration
 	counts := map[harness.Outcome]int{}
@@ -142,10 +151,10 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		for _, call := range cs {
 			counts[call.Outcome]++
 			durations = append(durations, call.Took())
-			if call.Target == tool(alpha, "echo") && call.Outcome != harness.OutcomeOK {
+			if call.Target == alphaEcho && call.Outcome != harness.OutcomeOK {
 				alphaFailures = append(alphaFailures, fmt.Sprintf("%s: %s %s", call.Client, call.Outcome, call.Text()))
 			}
-			if call.Target == tool(beta, "echo") && call.Outcome == harness.OutcomeBackendUnavailable && call.Backend != beta {
+			if call.Target == betaEcho && call.Outcome == harness.OutcomeBackendUnavailable && call.Backend != beta {
 				unnamed = append(unnamed, call.Text())
 			}
 		}
@@ -165,13 +174,27 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 
 	// Every call ended: each caller goroutine returned (wg.Wait above), and
 	// each of its calls carries an outcome.
-	g.Expect(durations).NotTo(gomega.BeEmpty())
-	g.Expect(counts[""]).To(gomega.BeZero(), "calls without an outcome")
-	g.Expect(counts[harness.OutcomeTimeout]).To(gomega.BeZero(), "no call hung until the client's deadline (%v)", counts)
-	g.Expect(durations[len(durations)-1]).To(gomega.BeNumerically("<=", loadCallTimeout+time.Second),
-		"the slowest call took longer than the call timeout + 1 s")
-	g.Expect(alphaFailures).To(gomega.BeEmpty(), "alpha never failed while beta crashed")
-	g.Expect(unnamed).To(gomega.BeEmpty(), "beta's failures name beta")
+	k.Check("every call ends with a result or an error", func(ck *kit.C) {
+		ck.Observed("%d calls: %v", len(durations), counts)
+		ck.Expect(durations).NotTo(gomega.BeEmpty())
+		ck.Expect(counts[""]).To(gomega.BeZero(), "calls without an outcome")
+	})
+	k.Check("no call hangs until the client's deadline", func(ck *kit.C) {
+		ck.Observed("%v", counts)
+		ck.Expect(counts[harness.OutcomeTimeout]).To(gomega.BeZero(), "no call hung until the client's deadline (%v)", counts)
+	})
+	k.Check("no call takes longer than call timeout + 1 s", func(ck *kit.C) {
+		ck.Expect(durations).NotTo(gomega.BeEmpty())
+		ck.Observed("slowest call %s", durations[len(durations)-1])
+		ck.Expect(durations[len(durations)-1]).To(gomega.BeNumerically("<=", loadCallTimeout+time.Second),
+			"the slowest call took longer than the call timeout + 1 s")
+	})
+	k.Check("alpha never fails while beta crashes", func(ck *kit.C) {
+		ck.Expect(alphaFailures).To(gomega.BeEmpty(), "alpha never failed while beta crashed")
+	})
+	k.Check("beta's failures name beta", func(ck *kit.C) {
+		ck.Expect(unnamed).To(gomega.BeEmpty(), "beta's failures name beta")
+	})
 
 	// After the last recovery every session reaches beta: a crash fault
 	// costs no more than its own failed calls.
@@ -180,7 +203,7 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			after[i] = c.CallTool(ctx, tool(beta, "echo"), echoArgs("after"))
+			after[i] = c.CallTool(ctx, betaEcho, echoArgs("after"))
 		}()
 	}
 	wg.Wait()
@@ -190,7 +213,10 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 			notOK = append(notOK, fmt.Sprintf("%s: %s %s", call.Client, call.Outcome, call.Text()))
 		}
 	}
-	g.Expect(notOK).To(gomega.BeEmpty(), "every session reaches beta after it recovered")
+	k.Check("every session reaches beta after the last recovery", func(ck *kit.C) {
+		ck.Evidence(after...)
+		ck.Expect(notOK).To(gomega.BeEmpty(), "every session reaches beta after it recovered")
+	})
 
 	// Close the sessions now, under load, and bounded: the leak check after
 	// the scenario covers what they leave behind.

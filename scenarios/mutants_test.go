@@ -7,17 +7,9 @@ package scenarios_test
 // reason the mutant introduces.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,24 +32,44 @@ func scenario(t *testing.T, name string) scenarios.Scenario {
 }
 
 // expectFails runs the scenario against target and fails the test unless
-// the scenario failed with a reason containing every one of want.
-func expectFails(t *testing.T, name string, target harness.Target, want ...string) *harness.Recorder {
+// the scenario failed, every check named in failed failed (and is named
+// in the reason), and every check named in passed passed: the scenario
+// went on after the failure, judging the rest.
+func expectFails(t *testing.T, name string, target harness.Target, failed, passed []string) *harness.Recorder {
 	t.Helper()
 	sc := scenario(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
 	defer cancel()
 	rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target})
 	res := rec.Result()
-	t.Logf("%s against %s: %s in %s: %s", name, target.Name(), res.Verdict, res.Duration.D(), res.Reason)
+	nFailed, judged := res.CheckCounts()
+	t.Logf("%s against %s: %s (%d/%d checks failed) in %s: %s", name, target.Name(), res.Verdict, nFailed, judged, res.Duration.D(), firstLine(res.Reason))
 	if res.Verdict != harness.VerdictFailed {
 		t.Fatalf("%s against the mutant %s: verdict %s, want failed", name, target.Name(), res.Verdict)
 	}
-	for _, w := range want {
-		if !strings.Contains(res.Reason, w) {
-			t.Errorf("%s against %s failed, but the reason lacks %q: %s", name, target.Name(), w, res.Reason)
+	verdicts := map[string]harness.CheckVerdict{}
+	for _, c := range res.Checks {
+		verdicts[c.Name] = c.Verdict
+	}
+	for _, w := range failed {
+		if verdicts[w] != harness.CheckFailed {
+			t.Errorf("%s against %s: check %q is %q, want failed", name, target.Name(), w, verdicts[w])
+		}
+		if !strings.Contains(firstLine(res.Reason), w) {
+			t.Errorf("%s against %s: the reason does not name the failed check %q: %s", name, target.Name(), w, firstLine(res.Reason))
+		}
+	}
+	for _, w := range passed {
+		if verdicts[w] != harness.CheckPassed {
+			t.Errorf("%s against %s: check %q is %q, want passed (the scenario goes on after a failed check)", name, target.Name(), w, verdicts[w])
 		}
 	}
 	return rec
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
 }
 
 // TestMutantNoErrorWrapping: a gateway whose errors do not name the
@@ -65,7 +77,8 @@ func expectFails(t *testing.T, name string, target harness.Target, want ...strin
 // JSON-RPC error data) fails the wrapping scenario.
 func TestMutantNoErrorWrapping(t *testing.T) {
 	expectFails(t, "wrapping/legacy/streamable-http", &stripNamesTarget{inner: harness.Reference{TargetName: "mutant-no-wrapping"}},
-		"tools/call under crash", "beta")
+		[]string{"crash: tools/call names beta", "403: resources/read names beta", "timeout: prompts/get names beta", "all down: beta's error names beta within 1 s"},
+		[]string{"crash: alpha unaffected (tools, resources, prompts)", "crash: beta answers once cleared", "beta's own isError passes through unchanged"})
 }
 
 // TestMutantNoCallDeadline: a gateway that ignores its configured call
@@ -73,7 +86,9 @@ func TestMutantNoErrorWrapping(t *testing.T) {
 // first stall is still pending when the bound passes.
 func TestMutantNoCallDeadline(t *testing.T) {
 	target := harness.Reference{TargetName: "mutant-no-deadline", Configure: func(cfg *vmcp.Config) { cfg.Timeouts.Call = time.Hour }}
-	expectFails(t, "hang/legacy/streamable-http", target, "stall_before_headers")
+	expectFails(t, "hang/legacy/streamable-http", target,
+		[]string{"stall_before_headers: fails within call timeout + 1 s", "stall_mid_body: fails within call timeout + 1 s"},
+		[]string{"403_after_initialize: fails within 1 s", "stall_before_headers: alpha unaffected", "stall_mid_body: beta answers once cleared (at most 0 failed calls)"})
 }
 
 // TestMutantNoBreaker: a gateway that declares a circuit breaker but never
@@ -82,7 +97,9 @@ func TestMutantNoCallDeadline(t *testing.T) {
 // reference chains the configured Gate before its own breaker.)
 func TestMutantNoBreaker(t *testing.T) {
 	target := harness.Reference{TargetName: "mutant-no-breaker", Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
-	expectFails(t, "breaker/legacy/streamable-http", target, "circuit opens after")
+	expectFails(t, "breaker/legacy/streamable-http", target,
+		[]string{"the circuit opens after 3 failed calls", "while open, calls do not reach beta"},
+		[]string{"failing call 1 names beta", "alpha unaffected while beta's circuit is open"})
 }
 
 // TestOtherWordingPasses is the converse of the no-wrapping mutant: a
@@ -135,50 +152,11 @@ func (m *stripNamesTarget) Start(ctx context.Context, topo harness.TopologyInfo)
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(gw.BaseURL())
-	if err != nil {
-		_ = gw.Close(ctx)
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		_ = gw.Close(ctx)
-		return nil, err
-	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.FlushInterval = -1
 	rewrite := m.rewrite
 	if rewrite == nil {
 		rewrite = stripNames
 	}
-	rp.ModifyResponse = func(resp *http.Response) error {
-		if resp.Request.Method != http.MethodPost {
-			return nil
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			lines := strings.Split(string(body), "\n")
-			for i, l := range lines {
-				if data, ok := strings.CutPrefix(l, "data: "); ok {
-					lines[i] = "data: " + string(rewrite([]byte(data)))
-				}
-			}
-			body = []byte(strings.Join(lines, "\n"))
-		} else {
-			body = rewrite(body)
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		resp.ContentLength = int64(len(body))
-		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
-		return nil
-	}
-	srv := &http.Server{Handler: rp, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return &proxyGateway{inner: gw, srv: srv, base: "http://" + ln.Addr().String()}, nil
+	return startProxy(ctx, gw, proxyRewrites{response: rewrite})
 }
 
 var backendNameRE = regexp.MustCompile(`backend "[^"]+" (unavailable|error)`)
@@ -228,22 +206,4 @@ func rewriteMessage(msg []byte, reword func(string) string) []byte {
 		return msg
 	}
 	return out
-}
-
-type proxyGateway struct {
-	inner harness.Gateway
-	srv   *http.Server
-	base  string
-}
-
-func (p *proxyGateway) MCPURL() string  { return p.base + "/mcp" }
-func (p *proxyGateway) BaseURL() string { return p.base }
-func (p *proxyGateway) Close(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	err := p.srv.Shutdown(ctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = p.srv.Close()
-	}
-	return errors.Join(err, p.inner.Close(ctx))
 }

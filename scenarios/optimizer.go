@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // Optimizer scenario settings.
@@ -72,8 +74,8 @@ func (f findResult) names() []string {
 	return out
 }
 
-// findTool calls find_tool, asserting it answered (not an error) within
-// 1 s, and decodes the result.
+// findTool calls find_tool, asserting with g that it answered (not an
+// error) within 1 s, and decodes the result.
 func findTool(ctx context.Context, g gomega.Gomega, c *harness.Client, description string, keywords ...string) findResult {
 	args := map[string]any{"tool_description": description}
 	if len(keywords) > 0 {
@@ -92,31 +94,40 @@ func callTool(ctx context.Context, c *harness.Client, name string, params map[st
 }
 
 // betaQueries would all find beta's tools if beta were in the view.
-var betaQueries = []struct {
+func betaQueries(k *kit.Kit) []struct {
 	description string
 	keywords    []string
-}{
-	{"echo the arguments of beta", []string{"beta"}},
-	{"a slow tool of beta", []string{"beta", "slow"}},
-	{"echo", nil},
-	{"slow", nil},
-	{"beta", []string{"beta_echo", "beta_slow"}},
+} {
+	return []struct {
+		description string
+		keywords    []string
+	}{
+		{"echo the arguments of beta", []string{"beta"}},
+		{"a slow tool of beta", []string{"beta", "slow"}},
+		{"echo", nil},
+		{"slow", nil},
+		{"beta", []string{k.Tool(beta, "echo"), k.Tool(beta, "slow")}},
+	}
 }
 
-// expectNoBeta asserts that none of betaQueries finds a tool of beta in
-// c's session, and, so that an empty or failing find_tool cannot pass for
-// an exclusion, that the same queries do find alpha's tools (alpha is
+// checkNoBeta judges that none of betaQueries finds a tool of beta in c's
+// session, and, so that an empty or failing find_tool cannot pass for an
+// exclusion, that the same queries do find alpha's tools (alpha is
 // healthy wherever this is called).
-func expectNoBeta(ctx context.Context, g gomega.Gomega, c *harness.Client, why string) {
-	sawAlpha := false
-	for _, q := range betaQueries {
-		res := findTool(ctx, g, c, q.description, q.keywords...)
-		for _, n := range res.names() {
-			g.ExpectWithOffset(1, strings.HasPrefix(n, beta+"_")).To(gomega.BeFalse(), "%s: find_tool %q returned beta's %s (%v)", why, q.description, n, res.names())
-			sawAlpha = sawAlpha || strings.HasPrefix(n, alpha+"_")
+func checkNoBeta(k *kit.Kit, c *harness.Client, why string) {
+	betaTools := []string{k.Tool(beta, "echo"), k.Tool(beta, "slow")}
+	alphaTools := []string{k.Tool(alpha, "echo"), k.Tool(alpha, "slow")}
+	k.Check(why+": find_tool never returns beta's tools", func(ck *kit.C) {
+		sawAlpha := false
+		for _, q := range betaQueries(k) {
+			res := findTool(k.Ctx, ck, c, q.description, q.keywords...)
+			for _, n := range res.names() {
+				ck.Expect(betaTools).NotTo(gomega.ContainElement(n), "%s: find_tool %q returned beta's %s (%v)", why, q.description, n, res.names())
+				sawAlpha = sawAlpha || slices.Contains(alphaTools, n)
+			}
 		}
-	}
-	g.ExpectWithOffset(1, sawAlpha).To(gomega.BeTrue(), "%s: the same queries find alpha's tools (alpha is healthy)", why)
+		ck.Expect(sawAlpha).To(gomega.BeTrue(), "%s: the same queries find alpha's tools (alpha is healthy)", why)
+	})
 }
 
 func healthStatus(ctx context.Context, env *harness.Env, backend string) (status, circuit string) {
@@ -128,16 +139,18 @@ func healthStatus(ctx context.Context, env *harness.Env, backend string) (status
 }
 
 func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
+	k := kit.New(ctx, env, g)
 	rec := env.Recorder()
 	// Beta fails its tools/call (it still answers initialize and lists)
 	// until its circuit opens: a backend no session should be given.
-	warm := client(ctx, env, g, v.Revision, harness.WithClientName("warm"))
-	must(g, env.SetFaults(ctx, beta, onCall(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 500})), "500 on beta's tools/call")
-	opened := waitUntil(ctx, 5*time.Second, func() bool {
+	warm := k.Client(v.Revision, harness.WithClientName("warm"))
+	betaEcho, alphaEcho := k.Tool(beta, "echo"), k.Tool(alpha, "echo")
+	k.SetFaults(beta, onCall(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 500}))
+	opened := kit.Until(ctx, 5*time.Second, func() bool {
 		if _, circuit := healthStatus(ctx, env, beta); circuit == "open" {
 			return true
 		}
-		callTool(ctx, warm, tool(beta, "echo"), echoArgs("fail"))
+		callTool(ctx, warm, betaEcho, echoArgs("fail"))
 		_, circuit := healthStatus(ctx, env, beta)
 		return circuit == "open"
 	})
@@ -145,61 +158,71 @@ func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 
 	// Case 1: a session created now never finds beta's tools, for any
 	// query, and cannot call them.
-	c1 := client(ctx, env, g, v.Revision, harness.WithClientName("during"))
+	c1 := k.Client(v.Revision, harness.WithClientName("during"))
 	_, circuit := healthStatus(ctx, env, beta)
 	g.Expect(circuit).To(gomega.Equal("open"), "beta's circuit was still open when the session was created")
-	names, err := c1.ToolNames(ctx)
-	must(g, err, "tools/list with the optimizer")
-	g.Expect(names).To(gomega.ConsistOf("find_tool", "call_tool"), "the optimizer's tools/list")
-	expectNoBeta(ctx, g, c1, "session created while beta's circuit was open")
-	notFound := callTool(ctx, c1, tool(beta, "echo"), echoArgs("x"))
-	g.Expect(notFound.Outcome).NotTo(gomega.Equal(harness.OutcomeOK), "call_tool of beta's tool in a session without beta")
-	g.Expect(notFound.Text()).To(gomega.ContainSubstring(tool(beta, "echo")), "call_tool's error names the tool it could not find")
-	g.Expect(notFound).To(matchers.ReturnWithin(time.Second))
+	k.Check("case 1: tools/list shows only the optimizer's tools", func(ck *kit.C) {
+		names, err := c1.ToolNames(ctx)
+		ck.Expect(err).NotTo(gomega.HaveOccurred(), "tools/list with the optimizer")
+		ck.Expect(names).To(gomega.ConsistOf("find_tool", "call_tool"), "the optimizer's tools/list")
+	})
+	checkNoBeta(k, c1, "case 1: session created while beta's circuit was open")
+	notFound := callTool(ctx, c1, betaEcho, echoArgs("x"))
+	k.Check("case 1: call_tool of beta's tool fails within 1 s naming the tool", func(ck *kit.C) {
+		ck.Evidence(notFound)
+		ck.Expect(notFound.Outcome).NotTo(gomega.Equal(harness.OutcomeOK), "call_tool of beta's tool in a session without beta")
+		ck.Expect(notFound.Text()).To(gomega.ContainSubstring(betaEcho), "call_tool's error names the tool it could not find")
+		ck.Expect(notFound).To(matchers.ReturnWithin(time.Second))
+	})
 
 	// Case 2: healthy backends are unaffected: found first, called.
-	res := findTool(ctx, g, c1, "echo the arguments of alpha", "alpha")
-	g.Expect(res.names()).NotTo(gomega.BeEmpty(), "find_tool for alpha's echo")
-	g.Expect(res.names()[0]).To(gomega.Equal(tool(alpha, "echo")), "alpha's echo ranks first (%v)", res.names())
-	g.Expect(res.TokenMetrics.BaselineTokens).To(gomega.BeNumerically(">", 0), "token_metrics.baseline_tokens")
-	rec.SetFigure("savings_percent", res.TokenMetrics.SavingsPercent)
-	expectOK(g, callTool(ctx, c1, tool(alpha, "echo"), echoArgs("via call_tool")), "call_tool alpha_echo")
+	k.Check("case 2: alpha's echo is found first, with token metrics", func(ck *kit.C) {
+		res := findTool(ctx, ck, c1, "echo the arguments of alpha", "alpha")
+		ck.Expect(res.names()).NotTo(gomega.BeEmpty(), "find_tool for alpha's echo")
+		ck.Expect(res.names()[0]).To(gomega.Equal(alphaEcho), "alpha's echo ranks first (%v)", res.names())
+		ck.Expect(res.TokenMetrics.BaselineTokens).To(gomega.BeNumerically(">", 0), "token_metrics.baseline_tokens")
+		rec.SetFigure("savings_percent", res.TokenMetrics.SavingsPercent)
+	})
+	k.CheckOK("case 2: call_tool calls alpha's echo", callTool(ctx, c1, alphaEcho, echoArgs("via call_tool")))
 
 	// Case 3: beta recovers (the circuit closes); a new session finds and
 	// calls its tools; the old session still does not (its view is fixed).
-	must(g, env.ClearFaults(ctx, beta), "clear beta")
+	k.ClearFaults(beta)
 	recovered := time.Now()
-	back := waitUntil(ctx, optOpenTimeout+5*time.Second, func() bool {
+	back := kit.Until(ctx, optOpenTimeout+5*time.Second, func() bool {
 		status, circuit := healthStatus(ctx, env, beta)
 		return circuit == "closed" && status == "healthy"
 	})
 	status, circuit := healthStatus(ctx, env, beta)
 	g.Expect(back).To(gomega.BeTrue(), "beta healthy with its circuit closed again (status %q, circuit %q)", status, circuit)
 	rec.SetFigure("recovery_ms", ms(time.Since(recovered)))
-	c2 := client(ctx, env, g, v.Revision, harness.WithClientName("after"))
-	res = findTool(ctx, g, c2, "echo the arguments of beta", "beta")
-	g.Expect(res.names()).NotTo(gomega.BeEmpty(), "find_tool for beta's echo after recovery")
-	g.Expect(res.names()[0]).To(gomega.Equal(tool(beta, "echo")), "beta's echo ranks first after recovery (%v)", res.names())
-	expectOK(g, callTool(ctx, c2, tool(beta, "echo"), echoArgs("recovered")), "call_tool beta_echo after recovery")
+	c2 := k.Client(v.Revision, harness.WithClientName("after"))
+	k.Check("case 3: a new session finds beta's echo first after recovery", func(ck *kit.C) {
+		res := findTool(ctx, ck, c2, "echo the arguments of beta", "beta")
+		ck.Expect(res.names()).NotTo(gomega.BeEmpty(), "find_tool for beta's echo after recovery")
+		ck.Expect(res.names()[0]).To(gomega.Equal(betaEcho), "beta's echo ranks first after recovery (%v)", res.names())
+	})
+	k.CheckOK("case 3: call_tool calls beta's echo after recovery", callTool(ctx, c2, betaEcho, echoArgs("recovered")))
 	if v.Revision == harness.RevisionLegacy {
-		expectNoBeta(ctx, g, c1, "the session created while beta was out, after beta recovered")
+		checkNoBeta(k, c1, "case 3: the session created while beta was out, after beta recovered")
 	} else {
 		// No session to hold a view: the same stateless client's next
 		// request is judged now, and finds beta again.
-		res = findTool(ctx, g, c1, "echo the arguments of beta", "beta")
-		g.Expect(res.names()).To(gomega.ContainElement(tool(beta, "echo")), "a stateless client's request after recovery finds beta (%v)", res.names())
+		k.Check("case 3: a stateless client's request after recovery finds beta", func(ck *kit.C) {
+			res := findTool(ctx, ck, c1, "echo the arguments of beta", "beta")
+			ck.Expect(res.names()).To(gomega.ContainElement(betaEcho), "a stateless client's request after recovery finds beta (%v)", res.names())
+		})
 	}
 
 	// Case 4: no crash or hang. A backend dying during call_tool...
-	must(g, env.SetFaults(ctx, beta, onCall(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset})), "reset on beta's tools/call")
-	dying := callTool(ctx, c2, tool(beta, "echo"), echoArgs("dying"))
-	g.Expect(dying).To(matchers.BeBackendUnavailable(beta), "call_tool while beta dies")
-	g.Expect(dying).To(matchers.ReturnWithin(time.Second).As("time_to_error_ms.call_tool_dying"))
+	k.SetFaults(beta, onCall(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset}))
+	k.CheckCall("case 4: call_tool while beta dies fails naming beta within 1 s", callTool(ctx, c2, betaEcho, echoArgs("dying")),
+		matchers.BeBackendUnavailable(beta), matchers.ReturnWithin(time.Second).As("time_to_error_ms.call_tool_dying"))
 	// ... and every backend unhealthy.
 	all500 := fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 500}
-	must(g, env.SetFaults(ctx, alpha, all500), "500 on everything of alpha")
-	must(g, env.SetFaults(ctx, beta, all500), "500 on everything of beta")
-	down := waitUntil(ctx, 5*time.Second, func() bool {
+	k.SetFaults(alpha, all500)
+	k.SetFaults(beta, all500)
+	down := kit.Until(ctx, 5*time.Second, func() bool {
 		a, _ := healthStatus(ctx, env, alpha)
 		b, _ := healthStatus(ctx, env, beta)
 		return a == "unhealthy" && b == "unhealthy"
@@ -209,29 +232,36 @@ func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	g.Expect(down).To(gomega.BeTrue(), "both backends unhealthy (alpha %q, beta %q)", a, b)
 	start := time.Now()
 	c3, err := env.Client(ctx, v.Revision, harness.WithClientName("all-down"))
-	rec.SetFigure("connect_all_down_ms", ms(time.Since(start)))
-	g.Expect(err).NotTo(gomega.HaveOccurred(), "a session opens with every backend unhealthy")
-	g.Expect(time.Since(start)).To(gomega.BeNumerically("<=", 2*time.Second), "connecting with every backend unhealthy")
-	names, err = c3.ToolNames(ctx)
-	must(g, err, "tools/list with every backend unhealthy")
-	g.Expect(names).To(gomega.ConsistOf("find_tool", "call_tool"))
-	empty := findTool(ctx, g, c3, "echo the arguments of alpha", "alpha")
-	g.Expect(empty.Tools).To(gomega.BeEmpty(), "find_tool with every backend unhealthy")
-	g.Expect(strings.ToLower(empty.Message)).To(gomega.ContainSubstring("no backend"), "find_tool says no backend is available")
-	nothing := callTool(ctx, c3, tool(alpha, "echo"), echoArgs("x"))
-	g.Expect(nothing.Outcome).NotTo(gomega.Equal(harness.OutcomeOK), "call_tool with every backend unhealthy")
-	g.Expect(nothing).To(matchers.ReturnWithin(time.Second).As("time_to_error_ms.call_tool_all_down"))
+	took := time.Since(start)
+	rec.SetFigure("connect_all_down_ms", ms(took))
+	k.Check("case 4: a session opens within 2 s with every backend unhealthy", func(ck *kit.C) {
+		ck.Expect(err).NotTo(gomega.HaveOccurred(), "a session opens with every backend unhealthy")
+		ck.Expect(took).To(gomega.BeNumerically("<=", 2*time.Second), "connecting with every backend unhealthy")
+	})
+	if err == nil {
+		k.Check("case 4: with every backend unhealthy find_tool finds nothing and says no backend", func(ck *kit.C) {
+			names, err := c3.ToolNames(ctx)
+			ck.Expect(err).NotTo(gomega.HaveOccurred(), "tools/list with every backend unhealthy")
+			ck.Expect(names).To(gomega.ConsistOf("find_tool", "call_tool"))
+			empty := findTool(ctx, ck, c3, "echo the arguments of alpha", "alpha")
+			ck.Expect(empty.Tools).To(gomega.BeEmpty(), "find_tool with every backend unhealthy")
+			ck.Expect(strings.ToLower(empty.Message)).To(gomega.ContainSubstring("no backend"), "find_tool says no backend is available")
+		})
+		k.CheckCall("case 4: call_tool with every backend unhealthy fails within 1 s", callTool(ctx, c3, alphaEcho, echoArgs("x")),
+			gomega.Not(matchers.HaveOutcome(harness.OutcomeOK)), matchers.ReturnWithin(time.Second).As("time_to_error_ms.call_tool_all_down"))
+	}
 	// The earlier session still answers, with errors naming the backend
 	// (a stateless client's request is judged now: alpha is out of it).
-	old := callTool(ctx, c2, tool(alpha, "echo"), echoArgs("x"))
+	old := callTool(ctx, c2, alphaEcho, echoArgs("x"))
 	if v.Revision == harness.RevisionLegacy {
-		g.Expect(old).To(matchers.BeBackendUnavailable(alpha), "call_tool alpha_echo in an older session with alpha down")
+		k.CheckCall("case 4: call_tool in an older session with alpha down names alpha within 1 s", old,
+			matchers.BeBackendUnavailable(alpha), matchers.ReturnWithin(time.Second))
 	} else {
-		g.Expect(old.Outcome).NotTo(gomega.Equal(harness.OutcomeOK), "call_tool alpha_echo from a stateless client with alpha down")
+		k.CheckCall("case 4: call_tool from a stateless client with alpha down fails within 1 s", old,
+			gomega.Not(matchers.HaveOutcome(harness.OutcomeOK)), matchers.ReturnWithin(time.Second))
 	}
-	g.Expect(old).To(matchers.ReturnWithin(time.Second))
-	findTool(ctx, g, c2, "echo")
+	k.Check("case 4: find_tool still answers in the older session", func(ck *kit.C) { findTool(ctx, ck, c2, "echo") })
 
-	must(g, env.ClearFaults(ctx, alpha), "clear alpha")
-	must(g, env.ClearFaults(ctx, beta), "clear beta")
+	k.ClearFaults(alpha)
+	k.ClearFaults(beta)
 }

@@ -2,11 +2,13 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // restartScenarios: scenario 7, backend restart and forced session expiry.
@@ -27,11 +29,13 @@ func restartScenarios() []Scenario {
 }
 
 func runRestart(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
-	c := client(ctx, env, g, v.Revision)
-	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("before")), "beta before the restart")
+	k := kit.New(ctx, env, g)
+	c := k.Client(v.Revision)
+	betaEcho := k.Tool(beta, "echo")
+	k.CheckOK("beta answers before the restart", c.CallTool(ctx, betaEcho, echoArgs("before")))
 	allowed := allowedFailures(env, v.Transport)
 
-	for round, action := range []struct {
+	for _, action := range []struct {
 		name string
 		do   func() error
 	}{
@@ -39,15 +43,13 @@ func runRestart(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 		{"expire", func() error { return env.ExpireSessions(ctx, beta) }},
 		{"restart_again", func() error { return env.RestartBackend(ctx, beta) }},
 	} {
-		must(g, action.do(), "%s beta", action.name)
+		k.Must(action.do(), "%s beta", action.name)
 		start := time.Now()
-		failed := callsUntilOK(ctx, g, c, tool(beta, "echo"), 3)
-		env.Recorder().SetFigure("failed_calls_after_"+action.name, float64(failed))
-		env.Recorder().SetFigure("recovery_ms."+action.name, ms(time.Since(start)))
-		g.Expect(failed).To(gomega.BeNumerically("<=", allowed), "round %d: failed calls after %s of beta", round, action.name)
-		expectOK(g, c.CallTool(ctx, tool(alpha, "echo"), echoArgs(action.name)), "alpha after beta's "+action.name)
+		checkRecovers(k, c, fmt.Sprintf("%s: beta answers again (at most %d failed calls)", action.name, allowed), betaEcho, allowed, "failed_calls_after_"+action.name)
+		k.Figure("recovery_ms."+action.name, ms(time.Since(start)))
+		k.CheckOK(action.name+": alpha unaffected", c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs(action.name)))
 		// Resources and prompts recover too.
-		expectOK(g, c.ReadResource(ctx, readme(beta)), "beta's resource after "+action.name)
-		expectOK(g, c.GetPrompt(ctx, tool(beta, "greet"), nil), "beta's prompt after "+action.name)
+		k.CheckOK(action.name+": beta's resource answers", c.ReadResource(ctx, k.Resource(beta, readme(beta))))
+		k.CheckOK(action.name+": beta's prompt answers", c.GetPrompt(ctx, k.Prompt(beta, "greet"), nil))
 	}
 }

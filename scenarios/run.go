@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // RunConfig says how to run scenarios.
@@ -61,10 +62,12 @@ func Require(env *harness.Env, need ...harness.Capability) {
 
 // Run runs one scenario against cfg.Target and returns its recorder, with
 // the verdict set: skipped (the target lacks a capability the scenario
-// needs), failed (an assertion failed, the topology did not start or tear
-// down, the scenario overran its timeout, or goroutines leaked) or passed.
-// It never panics and returns within the scenario's timeout plus the
-// teardown timeout.
+// needs), failed (a check failed, the body was aborted by a failed
+// assertion, the topology did not start or tear down, the scenario overran
+// its timeout, or goroutines leaked) or passed. Every failure is a failed
+// check on the recorder; the reason lists the failed checks by name first
+// ("2/11 checks failed: a; b"), then what each observed. It never panics
+// and returns within the scenario's timeout plus the teardown timeout.
 func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 	target := cfg.Target
 	if target == nil {
@@ -87,14 +90,19 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 	defer cancel()
 
 	topo := sc.Topology()
+	kit.AdaptTopology(&topo, target)
 	topo.Name, topo.Labels, topo.Target, topo.Recorder = sc.Name, sc.Labels, target, rec
 	env, err := harness.Start(runCtx, topo)
 	if err != nil {
+		rec.AddCheck(harness.Check{Name: "topology starts", Verdict: harness.CheckFailed, Observed: err.Error()})
 		rec.Fail("start topology: " + err.Error())
 		return rec
 	}
 
 	verdict := runBody(runCtx, sc, env)
+	if verdict.kind == harness.VerdictFailed {
+		rec.AddCheck(harness.Check{Name: abortName(verdict.reason), Verdict: harness.CheckFailed, Observed: verdict.reason})
+	}
 
 	teardown := cfg.TeardownTimeout
 	if teardown <= 0 {
@@ -103,18 +111,54 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 	closeCtx, closeCancel := context.WithTimeout(context.WithoutCancel(ctx), teardown)
 	closeErr := env.Close(closeCtx)
 	closeCancel()
-	if closeErr != nil && verdict.kind == harness.VerdictPassed {
-		verdict = outcome{harness.VerdictFailed, "teardown: " + closeErr.Error()}
+	if closeErr != nil && verdict.kind != harness.VerdictSkipped {
+		rec.AddCheck(harness.Check{Name: "teardown within its deadline", Verdict: harness.CheckFailed, Observed: closeErr.Error()})
+		if verdict.kind == harness.VerdictPassed {
+			verdict = outcome{harness.VerdictFailed, "teardown: " + closeErr.Error()}
+		}
 	}
 	if leakCheck != nil && verdict.kind != harness.VerdictSkipped {
 		tb := &leakTB{}
 		leakCheck(tb)
-		if tb.msg != "" && verdict.kind == harness.VerdictPassed {
-			verdict = outcome{harness.VerdictFailed, tb.msg}
+		if tb.msg != "" {
+			rec.AddCheck(harness.Check{Name: "no goroutine leaked", Verdict: harness.CheckFailed, Observed: tb.msg})
+			if verdict.kind == harness.VerdictPassed {
+				verdict = outcome{harness.VerdictFailed, tb.msg}
+			}
 		}
+	}
+	if failed := rec.FailedChecks(); len(failed) > 0 && verdict.kind != harness.VerdictSkipped {
+		verdict = outcome{harness.VerdictFailed, checksReason(rec.Result())}
 	}
 	rec.SetVerdict(verdict.kind, verdict.reason)
 	return rec
+}
+
+// abortName names the check an aborted body failed: "aborted at
+// file.go:12: connect a legacy client".
+func abortName(reason string) string {
+	first, _, _ := strings.Cut(reason, "\n")
+	first = strings.TrimSpace(first)
+	if len(first) > 120 {
+		first = first[:117] + "..."
+	}
+	return "scenario ran to the end (aborted at " + first + ")"
+}
+
+// checksReason is a failed scenario's reason: the failed checks by name,
+// counted against those judged, then what each observed.
+func checksReason(res harness.ScenarioResult) string {
+	failed, judged := res.CheckCounts()
+	var names []string
+	var details strings.Builder
+	for _, c := range res.Checks {
+		if c.Verdict != harness.CheckFailed {
+			continue
+		}
+		names = append(names, c.Name)
+		fmt.Fprintf(&details, "\n- %s: %s", c.Name, strings.ReplaceAll(c.Observed, "\n", "\n    "))
+	}
+	return fmt.Sprintf("%d/%d checks failed: %s%s", failed, judged, strings.Join(names, "; "), details.String())
 }
 
 type outcome struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 const sessionCallTimeout = 500 * time.Millisecond
@@ -63,16 +64,28 @@ func (w *sessionWatcher) read(ctx context.Context) (harness.BackendStates, error
 }
 
 func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
-	c := client(ctx, env, g, v.Revision)
+	k := kit.New(ctx, env, g)
+	c := k.Client(v.Revision)
 	g.Expect(c.SessionID()).NotTo(gomega.BeEmpty(), "a legacy client has a session")
 	w := &sessionWatcher{env: env, id: c.SessionID(), last: map[string]string{}}
 	settled := []string{"connected", "error"} // anything else (busy, ...) is wrong once calls have returned
+	betaEcho := k.Tool(beta, "echo")
 
-	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("before")), "beta before any fault")
-	states, err := w.read(ctx)
-	must(g, err, "read the session")
-	g.Expect(states).To(matchers.HaveBackendState(beta, "connected"))
-	g.Expect(states).To(matchers.HaveBackendState(alpha, "connected"))
+	// checkStates reads the session and judges it with body.
+	checkStates := func(name string, body func(ck *kit.C, states harness.BackendStates)) {
+		k.Check(name, func(ck *kit.C) {
+			states, err := w.read(ctx)
+			ck.Expect(err).NotTo(gomega.HaveOccurred(), "read the session")
+			ck.Observed("%v", states)
+			body(ck, states)
+		})
+	}
+
+	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
+	checkStates("both backends connected at the start", func(ck *kit.C, states harness.BackendStates) {
+		ck.Expect(states).To(matchers.HaveBackendState(beta, "connected"))
+		ck.Expect(states).To(matchers.HaveBackendState(alpha, "connected"))
+	})
 
 	faults := []struct {
 		name      string
@@ -84,52 +97,47 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 		{"timeout", onCall(fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders}), ""},
 	}
 	for _, f := range faults {
-		must(g, env.SetFaults(ctx, beta, f.fault), "set %s on beta", f.name)
-		call := c.CallTool(ctx, tool(beta, "echo"), echoArgs(f.name))
-		expectFailed(g, call, f.name)
-
-		states, err := w.read(ctx)
-		must(g, err, "read the session after %s", f.name)
-		g.Expect(states).To(matchers.HaveBackendState(beta, "error"), "beta after a failed call (%s)", f.name)
-		g.Expect(states[beta].LastError).NotTo(gomega.BeEmpty(), "beta's lastError after %s", f.name)
-		if f.errorText != "" {
-			g.Expect(states[beta].LastError).To(gomega.ContainSubstring(f.errorText), "beta's lastError after %s", f.name)
-		}
-		g.Expect(states).To(matchers.HaveBackendState(alpha, "connected"), "alpha is untouched by beta's %s", f.name)
-
-		must(g, env.ClearFaults(ctx, beta), "clear beta")
-		expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("after "+f.name)), "beta after "+f.name+" cleared")
-		states, err = w.read(ctx)
-		must(g, err, "read the session after recovery from %s", f.name)
-		g.Expect(states).To(matchers.HaveBackendState(beta, "connected"), "the next success clears beta's error (%s)", f.name)
+		k.SetFaults(beta, f.fault)
+		k.CheckFailed(f.name+": the call fails", c.CallTool(ctx, betaEcho, echoArgs(f.name)))
+		checkStates(f.name+": the session reports beta error with its lastError", func(ck *kit.C, states harness.BackendStates) {
+			ck.Expect(states).To(matchers.HaveBackendState(beta, "error"), "beta after a failed call (%s)", f.name)
+			ck.Expect(states[beta].LastError).NotTo(gomega.BeEmpty(), "beta's lastError after %s", f.name)
+			if f.errorText != "" {
+				ck.Expect(states[beta].LastError).To(gomega.ContainSubstring(f.errorText), "beta's lastError after %s", f.name)
+			}
+			ck.Expect(states).To(matchers.HaveBackendState(alpha, "connected"), "alpha is untouched by beta's %s", f.name)
+		})
+		k.ClearFaults(beta)
+		k.CheckOK(f.name+": beta answers once cleared", c.CallTool(ctx, betaEcho, echoArgs("after "+f.name)))
+		checkStates(f.name+": the next success clears beta's error", func(ck *kit.C, states harness.BackendStates) {
+			ck.Expect(states).To(matchers.HaveBackendState(beta, "connected"), "the next success clears beta's error (%s)", f.name)
+		})
 	}
 
 	// A stalled call in flight: the session is not busy. Other calls in
 	// the same session go through, and the state is never stuck.
-	must(g, env.SetFaults(ctx, beta, fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders,
-		Match: fakebackends.Match{Method: "tools/call", Tool: "slow"}}), "stall beta's slow")
+	k.SetFaults(beta, k.OnTool(beta, "slow", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders}))
 	done := make(chan *harness.Call, 1)
-	go func() { done <- c.CallTool(ctx, tool(beta, "slow"), nil) }()
+	slow := k.Tool(beta, "slow")
+	go func() { done <- c.CallTool(ctx, slow, nil) }()
 	sleep(ctx, 100*time.Millisecond)
-	during := c.CallTool(ctx, tool(beta, "echo"), echoArgs("during stall"))
-	expectOK(g, during, "beta's echo while its slow call stalls in the same session")
-	g.Expect(during).To(matchers.ReturnWithin(time.Second).As("latency_ms.echo_during_stall"))
-	expectOK(g, c.CallTool(ctx, tool(alpha, "echo"), echoArgs("during stall")), "alpha while beta's slow call stalls")
-	var stalled *harness.Call
-	select {
-	case stalled = <-done:
-	case <-time.After(sessionCallTimeout + 5*time.Second):
-	}
-	g.Expect(stalled).NotTo(gomega.BeNil(), "the stalled call returned")
-	expectFailed(g, stalled, "stalled call")
-	states, err = w.read(ctx)
-	must(g, err, "read the session after the stall")
-	for _, name := range []string{alpha, beta} {
-		g.Expect(states[name].State).To(gomega.BeElementOf(settled), "%s is settled after the stall, not stuck", name)
-	}
-	must(g, env.ClearFaults(ctx, beta), "clear beta")
-	expectOK(g, c.CallTool(ctx, tool(beta, "slow"), nil), "beta's slow after the stall cleared")
-	states, err = w.read(ctx)
-	must(g, err, "read the session at the end")
-	g.Expect(states).To(matchers.HaveBackendState(beta, "connected"), "beta at the end")
+	k.CheckCall("a stalled call does not block beta's other calls in the session", c.CallTool(ctx, betaEcho, echoArgs("during stall")),
+		matchers.HaveOutcome(harness.OutcomeOK), matchers.ReturnWithin(time.Second).As("latency_ms.echo_during_stall"))
+	k.CheckOK("alpha answers while beta's slow call stalls", c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("during stall")))
+	stalled, _ := kit.Await(ctx, done, sessionCallTimeout+5*time.Second)
+	k.Check("the stalled call fails", func(ck *kit.C) {
+		ck.Expect(stalled).NotTo(gomega.BeNil(), "the stalled call returned")
+		ck.Evidence(stalled)
+		expectFailed(ck, stalled)
+	})
+	checkStates("no backend state is stuck after the stall", func(ck *kit.C, states harness.BackendStates) {
+		for _, name := range []string{alpha, beta} {
+			ck.Expect(states[name].State).To(gomega.BeElementOf(settled), "%s is settled after the stall, not stuck", name)
+		}
+	})
+	k.ClearFaults(beta)
+	k.CheckOK("beta's slow answers after the stall cleared", c.CallTool(ctx, slow, nil))
+	checkStates("beta connected at the end", func(ck *kit.C, states harness.BackendStates) {
+		ck.Expect(states).To(matchers.HaveBackendState(beta, "connected"), "beta at the end")
+	})
 }

@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -86,10 +87,13 @@ var _ = Describe("vMCP", func() {
 					if len(res.Figures) > 0 {
 						AddReportEntry("figures", res.Figures, ReportEntryVisibilityFailureOrVerbose)
 					}
+					if failed, judged := res.CheckCounts(); judged > 0 {
+						AddReportEntry("checks", fmt.Sprintf("%d/%d failed", failed, judged), ReportEntryVisibilityFailureOrVerbose)
+					}
 					if len(res.SkippedChecks) > 0 {
 						// A partial pass: say so where a passed spec is seen.
-						AddReportEntry("checks skipped", res.SkippedChecks)
-						GinkgoWriter.Printf("checks skipped: %s\n", strings.Join(res.SkippedChecks, "; "))
+						AddReportEntry("checks not applicable", res.SkippedChecks)
+						GinkgoWriter.Printf("checks not applicable: %s\n", strings.Join(res.SkippedChecks, "; "))
 					}
 					switch res.Verdict {
 					case harness.VerdictSkipped:

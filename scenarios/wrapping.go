@@ -9,6 +9,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // wrappingCallTimeout is the gateway's backend call timeout in the
@@ -19,15 +20,20 @@ const wrappingCallTimeout = 750 * time.Millisecond
 type wrappingFault struct {
 	name  string
 	fault fakebackends.Fault
+	// httpOnly: the fault applies on a streamable-HTTP backend only
+	// (truncate: on SSE the answer goes to the session stream).
+	httpOnly bool
 }
 
 func wrappingFaults() []wrappingFault {
 	return []wrappingFault{
-		{"crash", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashEOF}},
-		{"403", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Body: &fakebackends.FaultBody{Text: "Forbidden"}}},
-		{"reset", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset}},
-		{"malformed", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedInvalidJSON}},
-		{"timeout", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders}},
+		{"crash", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashEOF}, false},
+		{"403", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Body: &fakebackends.FaultBody{Text: "Forbidden"}}, false},
+		{"reset", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset}, false},
+		{"malformed", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedInvalidJSON}, false},
+		{"timeout", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders}, false},
+		// The first 16 bytes of each answer, then the connection closes.
+		{"truncate", fakebackends.Fault{Kind: fakebackends.KindTruncate, Size: 16}, true},
 	}
 }
 
@@ -35,7 +41,7 @@ func wrappingFaults() []wrappingFault {
 func wrappingScenarios() []Scenario {
 	return variants("wrapping", AllVariants, func(v Variant) Scenario {
 		return Scenario{
-			Description: "a failing backend (crash, 403, reset, malformed, timeout) is named in tools/call, resources/read and prompts/get errors; " +
+			Description: "a failing backend (crash, 403, reset, malformed, timeout, truncate) is named in tools/call, resources/read and prompts/get errors; " +
 				"the other backend keeps working in the same session; the session survives every backend failing; a backend's own isError passes through",
 			Labels:  []string{LabelWrapping},
 			Timeout: 60 * time.Second,
@@ -49,72 +55,99 @@ func wrappingScenarios() []Scenario {
 }
 
 func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
-	c := client(ctx, env, g, v.Revision)
+	k := kit.New(ctx, env, g)
+	c := k.Client(v.Revision)
 	session := c.SessionID()
-	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("before")), "beta before any fault")
+	betaEcho, alphaEcho := k.Tool(beta, "echo"), k.Tool(alpha, "echo")
+	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
+	bound := wrappingCallTimeout + time.Second
+	within := func(figure string) *matchers.ReturnWithinMatcher { return matchers.ReturnWithin(bound).As(figure) }
 
 	for _, f := range wrappingFaults() {
-		must(g, env.SetFaults(ctx, beta, f.fault), "set %s on beta", f.name)
+		if f.httpOnly && v.Transport != fakebackends.TransportStreamableHTTP {
+			continue
+		}
+		k.SetFaults(beta, f.fault)
 
-		call := c.CallTool(ctx, tool(beta, "echo"), echoArgs(f.name))
-		g.Expect(call).To(matchers.BeBackendUnavailable(beta), "tools/call under %s", f.name)
-		g.Expect(call).To(matchers.ReturnWithin(wrappingCallTimeout+time.Second).As("time_to_error_ms.tools_call."+f.name), "tools/call under %s", f.name)
+		call := c.CallTool(ctx, betaEcho, echoArgs(f.name))
+		k.CheckCall(f.name+": tools/call names beta", call, matchers.BeBackendUnavailable(beta))
+		k.CheckCall(f.name+": tools/call fails within call timeout + 1 s", call, within("time_to_error_ms.tools_call."+f.name))
 
-		read := c.ReadResource(ctx, readme(beta))
-		g.Expect(read).To(matchers.BeBackendUnavailable(beta), "resources/read under %s", f.name)
-		g.Expect(read).To(matchers.ReturnWithin(wrappingCallTimeout+time.Second).As("time_to_error_ms.resources_read."+f.name), "resources/read under %s", f.name)
+		read := c.ReadResource(ctx, k.Resource(beta, readme(beta)))
+		k.CheckCall(f.name+": resources/read names beta", read, matchers.BeBackendUnavailable(beta))
+		k.CheckCall(f.name+": resources/read fails within call timeout + 1 s", read, within("time_to_error_ms.resources_read."+f.name))
 
-		prompt := c.GetPrompt(ctx, tool(beta, "greet"), nil)
-		g.Expect(prompt).To(matchers.BeBackendUnavailable(beta), "prompts/get under %s", f.name)
-		g.Expect(prompt).To(matchers.ReturnWithin(wrappingCallTimeout+time.Second).As("time_to_error_ms.prompts_get."+f.name), "prompts/get under %s", f.name)
+		prompt := c.GetPrompt(ctx, k.Prompt(beta, "greet"), nil)
+		k.CheckCall(f.name+": prompts/get names beta", prompt, matchers.BeBackendUnavailable(beta))
+		k.CheckCall(f.name+": prompts/get fails within call timeout + 1 s", prompt, within("time_to_error_ms.prompts_get."+f.name))
 
 		// The other backend works in the same session, on every method.
-		expectOK(g, c.CallTool(ctx, tool(alpha, "echo"), echoArgs(f.name)), "alpha while beta fails with "+f.name)
-		expectOK(g, c.ReadResource(ctx, readme(alpha)), "alpha's resource while beta fails with "+f.name)
-		expectOK(g, c.GetPrompt(ctx, tool(alpha, "greet"), nil), "alpha's prompt while beta fails with "+f.name)
+		k.Check(f.name+": alpha unaffected (tools, resources, prompts)", func(ck *kit.C) {
+			calls := []*harness.Call{
+				c.CallTool(ctx, alphaEcho, echoArgs(f.name)),
+				c.ReadResource(ctx, k.Resource(alpha, readme(alpha))),
+				c.GetPrompt(ctx, k.Prompt(alpha, "greet"), nil),
+			}
+			for _, call := range calls {
+				ck.Expect(call).To(matchers.HaveOutcome(harness.OutcomeOK), "alpha while beta fails with %s", f.name)
+			}
+		})
 
-		must(g, env.ClearFaults(ctx, beta), "clear beta")
-		expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("after "+f.name)), "beta after "+f.name+" cleared")
+		k.ClearFaults(beta)
+		k.CheckOK(f.name+": beta answers once cleared", c.CallTool(ctx, betaEcho, echoArgs("after "+f.name)))
 	}
 
 	// Every backend failing at once: each error names its own backend, and
 	// the session lives on.
 	reset := fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset}
-	must(g, env.SetFaults(ctx, alpha, reset), "reset on alpha")
-	must(g, env.SetFaults(ctx, beta, reset), "reset on beta")
+	k.SetFaults(alpha, reset)
+	k.SetFaults(beta, reset)
 	for _, b := range []string{alpha, beta} {
-		call := c.CallTool(ctx, tool(b, "echo"), echoArgs("all down"))
-		g.Expect(call).To(matchers.BeBackendUnavailable(b), "%s with every backend down", b)
-		g.Expect(call).To(matchers.ReturnWithin(time.Second).As("time_to_error_ms.all_down." + b))
+		call := c.CallTool(ctx, k.Tool(b, "echo"), echoArgs("all down"))
+		k.CheckCall("all down: "+b+"'s error names "+b+" within 1 s", call,
+			matchers.BeBackendUnavailable(b), matchers.ReturnWithin(time.Second).As("time_to_error_ms.all_down."+b))
 	}
-	must(g, env.ClearFaults(ctx, alpha), "clear alpha")
-	must(g, env.ClearFaults(ctx, beta), "clear beta")
-	for _, b := range []string{alpha, beta} {
-		expectOK(g, c.CallTool(ctx, tool(b, "echo"), echoArgs("all back")), b+" after every backend failed")
-	}
+	k.ClearFaults(alpha)
+	k.ClearFaults(beta)
+	k.Check("all back: both backends answer after every backend failed", func(ck *kit.C) {
+		a, b := c.CallTool(ctx, alphaEcho, echoArgs("all back")), c.CallTool(ctx, betaEcho, echoArgs("all back"))
+		ck.Expect(a).To(matchers.HaveOutcome(harness.OutcomeOK))
+		ck.Expect(b).To(matchers.HaveOutcome(harness.OutcomeOK))
+	})
 	if v.Revision == harness.RevisionLegacy {
 		// A legacy session has an id, and it is the same one: the gateway
 		// did not end the session. (The modern revision is stateless: no
 		// id; the same client calling on is what survives.)
-		g.Expect(session).NotTo(gomega.BeEmpty(), "the legacy client has a session id")
-		g.Expect(c.SessionID()).To(gomega.Equal(session), "the client session survived")
+		k.Check("the session survives every backend failing", func(ck *kit.C) {
+			ck.Expected("the same legacy session id %q", session)
+			ck.Expect(session).NotTo(gomega.BeEmpty(), "the legacy client has a session id")
+			ck.Expect(c.SessionID()).To(gomega.Equal(session), "the client session survived")
+		})
 	}
-	names, err := c.ToolNames(ctx)
-	must(g, err, "tools/list after every backend failed")
-	g.Expect(names).To(gomega.ContainElements(tool(alpha, "echo"), tool(beta, "echo")))
+	k.Check("tools/list lists both backends after every backend failed", func(ck *kit.C) {
+		call := c.ListTools(ctx)
+		ck.Expect(call.Err).NotTo(gomega.HaveOccurred(), "tools/list")
+		var names []string
+		for _, t := range call.Tools.Tools {
+			names = append(names, t.Name)
+		}
+		ck.Expect(names).To(gomega.ContainElements(alphaEcho, betaEcho))
+	})
 
 	// A backend's own isError result passes through untouched: not
 	// reported as the backend being unavailable, text unchanged. (The text
 	// does not name beta: an isError naming the backend is exactly what a
 	// gateway's wrapped error looks like, see BeBackendUnavailable.)
 	const own = "the tool's own error: quota exceeded"
-	must(g, env.SetFaults(ctx, beta, fakebackends.Fault{Kind: fakebackends.KindToolError, Text: own}), "tool_error on beta")
-	call := c.CallTool(ctx, tool(beta, "echo"), echoArgs("own error"))
-	g.Expect(call.Outcome).To(gomega.Equal(harness.OutcomeToolError), "a backend's own isError: %s", call.Text())
-	g.Expect(call.IsError).To(gomega.BeTrue(), "isError kept")
-	g.Expect(call.Text()).To(gomega.Equal(own), "the backend's text passes through unchanged")
-	g.Expect(call.Meta).NotTo(gomega.HaveKey(harness.MetaErrorKind), "no gateway error _meta on the backend's own result")
-	g.Expect(call).NotTo(matchers.BeBackendUnavailable(beta))
-	must(g, env.ClearFaults(ctx, beta), "clear beta")
-	expectOK(g, c.CallTool(ctx, tool(beta, "echo"), echoArgs("end")), "beta at the end")
+	k.SetFaults(beta, fakebackends.Fault{Kind: fakebackends.KindToolError, Text: own})
+	k.Check("beta's own isError passes through unchanged", func(ck *kit.C) {
+		call := c.CallTool(ctx, betaEcho, echoArgs("own error"))
+		ck.Expect(call.Outcome).To(gomega.Equal(harness.OutcomeToolError), "a backend's own isError: %s", call.Text())
+		ck.Expect(call.IsError).To(gomega.BeTrue(), "isError kept")
+		ck.Expect(call.Text()).To(gomega.Equal(own), "the backend's text passes through unchanged")
+		ck.Expect(call.Meta).NotTo(gomega.HaveKey(harness.MetaErrorKind), "no gateway error _meta on the backend's own result")
+		ck.Expect(call).NotTo(matchers.BeBackendUnavailable(beta))
+	})
+	k.ClearFaults(beta)
+	k.CheckOK("beta answers at the end", c.CallTool(ctx, betaEcho, echoArgs("end")))
 }

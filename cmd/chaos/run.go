@@ -17,6 +17,9 @@ import (
 
 // runOptions are the flags of `chaos run`.
 type runOptions struct {
+	// profile is a target profile (--profile).
+	profile string
+
 	target         string
 	gatewayCmd     string
 	configTemplate string
@@ -25,6 +28,7 @@ type runOptions struct {
 	capabilities   string
 	// capabilitiesSet: --capabilities was given (even empty: none).
 	capabilitiesSet bool
+	toolNames       string
 	labels          []string
 	out             string
 	list            bool
@@ -50,8 +54,10 @@ in-process in front of in-process fake backends (and, for the process
 scenarios, fake backends as real processes of this binary).
 
   chaos run                                   # everything, reference gateway
-  chaos run --label wrapping --label hang     # only these labels
+  chaos run --label wrapping --label hang     # only these labels (either)
+  chaos run --label 'hang && !process'        # a Ginkgo label filter, as -ginkgo.label-filter
   chaos run --target exec                     # our gateway as a process (chaos vmcp)
+  chaos run --profile profiles/chaos-vmcp.yaml # the gateway a target profile describes
   chaos run --target exec --gateway-cmd 'vmcp serve --config {{.ConfigPath}}' \
       --config-template toolhive.yaml.tmpl --ready-url '{{.BaseURL}}/status' \
       --capabilities health-api,breaker
@@ -71,6 +77,9 @@ VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.capabilitiesSet = cmd.Flags().Changed("capabilities")
 			sweepLeftovers(cmd.ErrOrStderr())
+			if o.profile != "" && !cmd.Flags().Changed("target") {
+				o.target = "" // a profile is an exec target
+			}
 			return runScenarios(cmd, o)
 		},
 	}
@@ -81,10 +90,15 @@ VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.
 		"default: this binary's 'vmcp --config {{.ConfigPath}} --listen {{.Listen}}'")
 	f.StringVar(&o.configTemplate, "config-template", "", "exec: the gateway's config file template (required with --gateway-cmd; default for chaos vmcp: the shipped template)")
 	f.StringVar(&o.readyURL, "ready-url", "", "exec: URL template polled until the gateway answers (default {{.BaseURL}}/status for chaos vmcp, else {{.BaseURL}}<mcp-path>)")
-	f.StringVar(&o.mcpPath, "mcp-path", "/mcp", "exec: the gateway's MCP endpoint path")
+	f.StringVar(&o.mcpPath, "mcp-path", "", "exec: the gateway's MCP endpoint path (default /mcp, or the profile's)")
+	f.StringVar(&o.profile, "profile", "", "a target profile (YAML) describing the gateway under test: an exec target; "+
+		"--gateway-cmd, --config-template, --ready-url, --mcp-path and --capabilities override its fields (see chaos profile check; $"+harness.ProfileEnv+")")
 	f.StringVar(&o.capabilities, "capabilities", "", "capabilities the target declares, comma-separated ("+
 		capList()+", or all); default: the reference gateway's for reference and chaos vmcp, none for another exec gateway")
-	f.StringSliceVar(&o.labels, "label", nil, "run only scenarios with this label (repeatable or comma-separated): "+strings.Join(scenarios.Labels(), ", "))
+	f.StringVar(&o.toolNames, "tool-names", "", "how the gateway names a backend's tools and prompts, a pattern of {backend} and {tool} "+
+		"(default {backend}_{tool}; $"+harness.ToolNamesEnv+"); tools are found by their origin marker first, the pattern is the fallback")
+	f.StringArrayVar(&o.labels, "label", nil, "run only the scenarios matching this Ginkgo label filter (the syntax of -ginkgo.label-filter: "+
+		"&&, ||, !, parentheses, a comma for ||) or named so; repeatable (either matches). Labels: "+strings.Join(scenarios.Labels(), ", "))
 	f.StringVar(&o.out, "out", filepath.Join("out", "results.json"), "write the JSON results here")
 	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label) and exit")
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
@@ -104,8 +118,11 @@ func capList() string {
 // runTarget builds the target from the flags (the same rules as the
 // Ginkgo suite's VMCP_CHAOS_* variables: harness.TargetConfig).
 func runTarget(o runOptions) (harness.Target, error) {
+	if o.profile != "" {
+		return runProfileTarget(o)
+	}
 	cfg := harness.TargetConfig{Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
-		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet}
+		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet, ToolNamePattern: o.toolNames}
 	t, err := cfg.Target(os.Executable)
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
@@ -121,22 +138,23 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	var labels []string
-	for _, l := range o.labels {
-		if l = strings.TrimSpace(l); l != "" {
-			labels = append(labels, l)
-		}
+	selected, err := scenarios.Select(scenarios.Catalogue(), o.labels...)
+	if err != nil {
+		return usageError(fmt.Errorf("run: --label: %w", err))
 	}
-	selected := scenarios.Filter(scenarios.Catalogue(), labels...)
 	if len(selected) == 0 {
-		return usageError(fmt.Errorf("run: no scenario has label %s (labels: %s)", strings.Join(labels, ", "), strings.Join(scenarios.Labels(), ", ")))
+		return usageError(fmt.Errorf("run: no scenario has label %s (labels: %s)", strings.Join(o.labels, " or "), strings.Join(scenarios.Labels(), ", ")))
 	}
 	w := cmd.OutOrStdout()
 	if o.list {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SCENARIO\tLABELS\tNEEDS")
+		fmt.Fprintln(tw, "SCENARIO\tLABELS\tNEEDS\tNOT APPLICABLE TO "+target.Name())
 		for _, s := range selected {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, strings.Join(s.Labels, ","), harness.Capabilities(s.Needs))
+			na := s.NotApplicable(target.Name(), target.Capabilities())
+			if len(na) == 0 {
+				na = []string{"-"}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, strings.Join(s.Labels, ","), harness.Capabilities(s.Needs), strings.Join(na, "; "))
 		}
 		return tw.Flush()
 	}

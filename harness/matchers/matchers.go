@@ -147,7 +147,9 @@ func (o observed) describe() string {
 // `backend "beta" unavailable: ...` qualifies), with _meta "vmcp/backend"
 // equal to backend when _meta carries one. It never matches a success, a
 // client-side timeout (the gateway did not answer), or a text that names
-// no backend or another one. (mcp-go's client drops a JSON-RPC error's
+// no backend or another one; the name of what was called (a recorded
+// call's target: `not found: tool "beta_echo"`) does not count as naming
+// the backend. (mcp-go's client drops a JSON-RPC error's
 // data, so data cannot be checked here; the reference's data is covered by
 // vmcp's own tests.)
 func BeBackendUnavailable(backend string) types.GomegaMatcher {
@@ -169,6 +171,12 @@ func (m *unavailableMatcher) Match(actual any) (bool, error) {
 	text := o.err
 	if o.isError && o.text != "" {
 		text = o.text
+	}
+	// The name of what was called (e.g. "beta_echo", "echo@beta",
+	// "mem://beta/readme") is not the backend named: `not found: tool
+	// "echo@beta"` does not name beta.
+	if o.target != "" && !strings.EqualFold(o.target, m.backend) {
+		text = replaceFold(text, o.target, "<called>")
 	}
 	switch {
 	case o.outcome == harness.OutcomeOK:
@@ -197,6 +205,28 @@ func (m *unavailableMatcher) Match(actual any) (bool, error) {
 	}
 	m.why = ""
 	return true, nil
+}
+
+// replaceFold replaces every case-insensitive occurrence of old in s.
+func replaceFold(s, old, repl string) string {
+	if old == "" {
+		return s
+	}
+	ls, lo := strings.ToLower(s), strings.ToLower(old)
+	if len(ls) != len(s) {
+		return strings.ReplaceAll(s, old, repl) // non-ASCII case folding changed lengths
+	}
+	var b strings.Builder
+	for i := 0; ; {
+		j := strings.Index(ls[i:], lo)
+		if j < 0 {
+			b.WriteString(s[i:])
+			return b.String()
+		}
+		b.WriteString(s[i : i+j])
+		b.WriteString(repl)
+		i += j + len(lo)
+	}
 }
 
 func (m *unavailableMatcher) FailureMessage(any) string {

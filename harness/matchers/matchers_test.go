@@ -56,11 +56,22 @@ func TestBeBackendUnavailable(t *testing.T) {
 	// ...but not a longer name or identifier that contains it, another
 	// backend, no backend at all, or the backend's own error.
 	for _, text := range []string{`tool beta_echo failed`, `backend "beta-2" unavailable: reset`, `backend "alphabeta" unavailable`,
-		`backend "alpha" unavailable: connection reset`, `upstream unavailable: connection reset`, `backend "beta" error: -32000 boom`} {
+		`backend "alpha" unavailable: connection reset`, `upstream unavailable: connection reset`, `backend "beta" error: -32000 boom`,
+		`not found: tool "beta_echo"`, `tool "beta__echo" not found`} {
 		g.Expect(toolResult(true, text, nil)).NotTo(BeBackendUnavailable("beta"), text)
 		g.Expect(errors.New(text)).NotTo(BeBackendUnavailable("beta"), text)
 	}
 	g.Expect(toolResult(true, `beta failed`, map[string]any{harness.MetaBackend: "beta", harness.MetaErrorKind: "jsonrpc_error"})).NotTo(BeBackendUnavailable("beta"))
+	// The name of what was called is not the backend named, whatever the
+	// gateway's naming scheme (a gateway answering a call to an unhealthy
+	// backend with "tool not found" does not name the backend).
+	for _, tc := range [][2]string{{"echo@beta", `unknown tool: echo@beta`}, {"beta.echo", `Tool 'BETA.ECHO' not found`},
+		{"mem://beta/readme", `resource mem://beta/readme not found`}} {
+		rec := harness.CallRecord{Method: "tools/call", Target: tc[0], Outcome: harness.OutcomeError, Error: tc[1]}
+		g.Expect(rec).NotTo(BeBackendUnavailable("beta"), tc[1])
+		rec.Error = tc[1] + `: backend beta unavailable`
+		g.Expect(rec).To(BeBackendUnavailable("beta"), rec.Error)
+	}
 
 	// Raw mcp-go outcomes.
 	meta := map[string]any{harness.MetaBackend: "beta", harness.MetaErrorKind: "http_status"}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+func newProfileCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "profile",
+		Short: "Work with target profiles (YAML files describing a gateway under test)",
+		Long: `A target profile describes a gateway under test: how to start it, where
+its MCP endpoint and admin APIs are, how it names tools and what it offers.
+See README.md, "Judge your own gateway: writing a profile", and profiles/.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newProfileCheckCmd())
+	return cmd
+}
+
+func newProfileCheckCmd() *cobra.Command {
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "check FILE",
+		Short: "Start the profile's gateway once and report what works",
+		Long: `Check a target profile before a long run: load it strictly (an error names
+file:line: field), start the gateway once in front of two fake backends
+(alpha on streamable HTTP, beta on SSE; health monitor, breaker, keepalive
+and metrics on as far as the profile declares them) and report:
+
+  start          the gateway started and was ready (ready.url, ready.tools)
+  tools found    every backend's tools in tools/list (by origin marker, or
+                 by the toolNames pattern), and a call to each
+  health-api     the health API read, a status for every backend
+  breaker state  a circuit state for every backend
+  session-api    the session API read for the check's session
+  metrics        GET /metrics serves Prometheus text
+  keepalive      the backend sees the keepalive pings asked for
+  optimizer      (a second start) tools/list shows find_tool and call_tool
+
+Exit status: 0 everything declared works, 1 something declared does not,
+2 the profile is bad (or the arguments are), 130 interrupted.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return profileCheck(cmd, args[0], timeout)
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "bound on the whole check")
+	return cmd
+}
+
+func profileCheck(cmd *cobra.Command, file string, timeout time.Duration) error {
+	w := cmd.OutOrStdout()
+	p, err := harness.LoadProfile(file)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	target, err := harness.TargetConfig{Profile: file}.Target(os.Executable)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	caps, _ := p.Caps()
+	fmt.Fprintf(w, "profile %s: gateway %s, capabilities [%s], tool names %q, ready.tools %v\n",
+		file, p.Name, caps, orDefaultStr(p.ToolNames, harness.DefaultToolNamePattern), p.ReadyTools())
+	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+	defer cancel()
+	checks := harness.CheckTarget(ctx, target, func(s string) { fmt.Fprintln(w, "  ...", s) })
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tRESULT\tDETAIL")
+	failed := 0
+	for _, c := range checks {
+		if c.Status == harness.CheckFailed {
+			failed++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, strings.ToUpper(strings.ReplaceAll(string(c.Status), "_", " ")), strings.ReplaceAll(c.Detail, "\n", " "))
+	}
+	_ = tw.Flush()
+	switch {
+	case cmd.Context().Err() != nil:
+		return &exitError{code: 130, err: fmt.Errorf("profile check interrupted (%v)", context.Cause(cmd.Context()))}
+	case failed > 0:
+		return &exitError{code: 1, err: fmt.Errorf("profile %s: %d check(s) failed", file, failed)}
+	}
+	fmt.Fprintf(w, "profile %s: everything declared works\n", file)
+	return nil
+}
+
+func orDefaultStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// runProfileTarget is runTarget for `chaos run --profile`: the profile's
+// gateway, with the exec flags as overrides. A bad profile is a config
+// error (exit 2).
+func runProfileTarget(o runOptions) (harness.Target, error) {
+	cfg := harness.TargetConfig{Profile: o.profile, Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
+		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet}
+	t, err := cfg.Target(os.Executable)
+	var pe *harness.ProfileError
+	if errors.As(err, &pe) {
+		return nil, &exitError{code: 2, err: fmt.Errorf("run: --profile: %w", err)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	return t, nil
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runChaos runs the chaos binary and returns its stdout, stderr and exit
+// status.
+func runChaosProfile(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chaosBin, args...)
+	cmd.WaitDelay = 2 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("chaos %v: %v", args, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+// TestProfileCheck: `chaos profile check` passes the shipped chaos vmcp
+// profile with every declared capability confirmed (exit 0), fails a
+// profile whose declared health API path and session field do not match
+// the gateway (exit 1, naming the checks), and rejects a bad profile with
+// file:line: field (exit 2).
+func TestProfileCheck(t *testing.T) {
+	good := filepath.Join("..", "..", "profiles", "chaos-vmcp.yaml")
+	out, errOut, code := runChaosProfile(t, "profile", "check", good)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"tools found", "alpha/echo as alpha_echo (by origin marker)", "call beta_echo", "health-api", "session-api",
+		"breaker state", "metrics", "keepalive", "optimizer", "find_tool", "everything declared works"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "FAILED") {
+		t.Error("a check failed against the reference")
+	}
+
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, _ := filepath.Abs(filepath.Join("..", "..", "harness", "templates", "chaos-vmcp.yaml.tmpl"))
+	wrong := strings.NewReplacer("configTemplate: ../harness/templates/chaos-vmcp.yaml.tmpl", "configTemplate: "+tmpl,
+		"path: /api/backends/health", "path: /api/health", "status: state", "status: phase",
+		"capabilities: [session-api, health-api, breaker, keepalive, metrics, optimizer, reinit-on-404]", "capabilities: [session-api, health-api]").Replace(string(data))
+	bad := filepath.Join(t.TempDir(), "wrong.yaml")
+	if err := os.WriteFile(bad, []byte(wrong), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = runChaosProfile(t, "profile", "check", bad)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if code != 1 || !strings.Contains(errOut, "2 check(s) failed") {
+		t.Fatalf("exit %d, want 1 with 2 failed checks", code)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && (f[0] == "health-api" || f[0] == "session-api") && f[1] != "FAILED" {
+			t.Errorf("want FAILED: %s", line)
+		}
+		if len(f) >= 2 && f[0] == "tools" && f[2] != "PASSED" {
+			t.Errorf("want PASSED: %s", line)
+		}
+	}
+	if !strings.Contains(out, "/api/health: ") || !strings.Contains(out, "HTTP 404") {
+		t.Error("the failed health check does not show the URL and the 404")
+	}
+
+	broken := filepath.Join(t.TempDir(), "broken.yaml")
+	if err := os.WriteFile(broken, []byte("name: gw\ncommand: [gw]\nhealthAPI:\n  backends: servers\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = runChaosProfile(t, "profile", "check", broken)
+	if code != 2 || !strings.Contains(errOut, broken+":4: healthAPI.backends: JSON pointer") || strings.Contains(out, "starting") {
+		t.Fatalf("bad profile: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	if _, _, code = runChaosProfile(t, "profile", "check"); code == 0 {
+		t.Error("no file: exit 0")
+	}
+}
+
+// TestRunProfileFlag: `chaos run --profile` runs the gateway the profile
+// describes (named by it), and refuses a missing profile and --target
+// reference with a profile.
+func TestRunProfileFlag(t *testing.T) {
+	out, errOut, code := runChaosProfile(t, "run", "--profile", filepath.Join("..", "..", "profiles", "chaos-vmcp.yaml"), "--label", "wrapping/legacy/streamable-http", "--out", filepath.Join(t.TempDir(), "r.json"))
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if code != 0 || !strings.Contains(out, "against chaos-vmcp") || !strings.Contains(out, "1 passed, 0 failed") {
+		t.Fatalf("exit %d", code)
+	}
+	_, errOut, code = runChaosProfile(t, "run", "--profile", filepath.Join(t.TempDir(), "none.yaml"))
+	if code != 2 || !strings.Contains(errOut, "none.yaml") {
+		t.Fatalf("missing profile: exit %d %s", code, errOut)
+	}
+	_, errOut, code = runChaosProfile(t, "run", "--target", "reference", "--profile", filepath.Join("..", "..", "profiles", "chaos-vmcp.yaml"), "--list")
+	if code == 0 || !strings.Contains(errOut, "--profile") {
+		t.Fatalf("--target reference with --profile: exit %d %s", code, errOut)
+	}
+}

@@ -1,0 +1,190 @@
+// Command fixturegw is a test fixture: a vMCP gateway that behaves
+// correctly but looks different from our reference, so the scenario
+// catalogue can prove it judges any gateway through its target profile
+// (scenarios/testdata/profiles). It runs the reference gateway (vmcp)
+// in-process behind a front that changes only presentation:
+//
+//	--look a  toolhive-like: tools "<backend>__<tool>" (--prefix-format),
+//	          health API at GET /admin/backends/health with capitalised Go
+//	          field names ({"backends":{"beta":{"Status":"healthy",
+//	          "CircuitState":"closed"}}}), errors worded "tool call failed
+//	          on backend beta: ...", no _meta on tools or results, no
+//	          error data, no session API; ready at GET /healthz.
+//	--look b  mcpproxy-like: no tool prefixes (--priority), health API as
+//	          a list at GET /v1/backends ([{"name":"beta","health":"up",
+//	          "breaker":"CLOSED"}]), session API at GET /v1/sessions/{id}
+//	          as a list (entries keep the reference's keepalive object),
+//	          errors worded "server 'beta' failed: ...", and
+//	          GET /ready answering before the tools are listed (MCP
+//	          answers 503 for --index-delay).
+//
+// Broken variants: --anonymous-errors (look a: errors name no backend);
+// --call-timeout 1h (look b: in effect no call deadline).
+//
+// Usage: fixturegw --config FILE --listen ADDR --look a|b [flags]; FILE is
+// the reference gateway's config (harness/templates/chaos-vmcp.yaml.tmpl).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "fixturegw:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		cfgPath, listen, look, prefixFormat string
+		priority, anonymous                 bool
+		callTimeout, indexDelay             time.Duration
+	)
+	flag.StringVar(&cfgPath, "config", "", "the reference gateway's config file")
+	flag.StringVar(&listen, "listen", "127.0.0.1:0", "listen address")
+	flag.StringVar(&look, "look", "a", "a (toolhive-like) or b (mcpproxy-like)")
+	flag.StringVar(&prefixFormat, "prefix-format", "", "aggregation.prefixFormat, e.g. {backend}__")
+	flag.BoolVar(&priority, "priority", false, "aggregation.conflictResolution priority (no tool prefixes)")
+	flag.BoolVar(&anonymous, "anonymous-errors", false, "broken: error texts name no backend")
+	flag.DurationVar(&callTimeout, "call-timeout", 0, "timeouts.call (broken: 1h)")
+	flag.DurationVar(&indexDelay, "index-delay", time.Second, "look b: MCP answers 503 this long after start while GET /ready already answers")
+	flag.Parse()
+	if look != "a" && look != "b" {
+		return fmt.Errorf("--look %q: want a or b", look)
+	}
+	cfg, err := vmcp.LoadConfig(cfgPath)
+	if err != nil {
+		return err
+	}
+	if prefixFormat != "" {
+		cfg.Aggregation.ConflictResolution, cfg.Aggregation.PrefixFormat = config.ConflictPrefix, prefixFormat
+	}
+	if priority {
+		cfg.Aggregation.ConflictResolution = config.ConflictPriority
+	}
+	if callTimeout > 0 {
+		cfg.Timeouts.Call = callTimeout
+	}
+	g, err := vmcp.New(cfg, vmcp.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	if err != nil {
+		return err
+	}
+	f := &front{g: g, look: look, anonymous: anonymous}
+	if look == "b" {
+		time.AfterFunc(indexDelay, func() { f.indexed.Store(true) })
+	} else {
+		f.indexed.Store(true)
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: f.routes(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.New(slog.NewTextHandler(io.Discard, nil)).Handler(), slog.LevelDebug)}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Printf("{\"look\":%q,\"addr\":%q}\n", look, ln.Addr().String())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = g.Shutdown(sctx)
+	return srv.Shutdown(sctx)
+}
+
+// front serves the gateway's MCP endpoint through a rewriter and its admin
+// APIs in the look's shape.
+type front struct {
+	g         *vmcp.Gateway
+	look      string
+	anonymous bool
+	indexed   atomic.Bool
+}
+
+func (f *front) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /metrics", f.g.ServeHTTP)
+	if f.look == "a" {
+		mux.HandleFunc("/mcp", f.serveMCP)
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, map[string]string{"status": "ok"}) })
+		mux.HandleFunc("GET /admin/backends/health", f.healthA)
+		return mux
+	}
+	mux.HandleFunc("/mcp", f.serveMCP)
+	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, map[string]bool{"ready": true}) })
+	mux.HandleFunc("GET /v1/backends", f.healthB)
+	mux.HandleFunc("GET /v1/sessions/{id}", f.sessionB)
+	return mux
+}
+
+func (f *front) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if !f.indexed.Load() {
+		http.Error(w, "indexing upstream servers", http.StatusServiceUnavailable)
+		return
+	}
+	rw := newRewriter(w, f.rewriteMessage)
+	f.g.ServeHTTP(rw, r)
+	rw.finish()
+}
+
+// healthA is the toolhive-like health API: capitalised Go field names.
+func (f *front) healthA(w http.ResponseWriter, _ *http.Request) {
+	rep := f.g.Health()
+	out := map[string]any{}
+	for name, b := range rep.Backends {
+		out[name] = map[string]any{"Status": string(b.Status), "ConsecutiveFailures": b.ConsecutiveFailures,
+			"CircuitState": string(b.CircuitState), "LastError": b.LastError}
+	}
+	writeJSON(w, map[string]any{"monitoring_enabled": rep.Summary.HealthMonitoring, "backends": out})
+}
+
+// bHealth and bCircuit are look b's words for our states.
+var (
+	bHealth  = map[string]string{"healthy": "up", "unhealthy": "down", "degraded": "slow", "unknown": "pending", "unauthenticated": "denied"}
+	bCircuit = map[string]string{"closed": "CLOSED", "open": "OPEN", "half-open": "HALF_OPEN"}
+)
+
+// healthB is the mcpproxy-like health API: a list, its own words.
+func (f *front) healthB(w http.ResponseWriter, _ *http.Request) {
+	rep := f.g.Health()
+	list := []map[string]any{}
+	for _, b := range f.g.Config().Backends {
+		h := rep.Backends[b.Name]
+		list = append(list, map[string]any{"name": b.Name, "health": bHealth[string(h.Status)], "breaker": bCircuit[string(h.CircuitState)], "error": h.LastError,
+			"keepalive": h.Keepalive}) // the reference's keepalive object, which the keepalive scenario reads
+	}
+	writeJSON(w, map[string]any{"servers": list})
+}
+
+// sessionB is look b's session API: the session's backends as a list.
+func (f *front) sessionB(w http.ResponseWriter, r *http.Request) {
+	s, ok := f.g.Session(r.PathValue("id"))
+	if !ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"error":"unknown session"}`))
+		return
+	}
+	st := s.Status()
+	list := []map[string]any{}
+	for _, name := range st.BackendOrder {
+		m := st.Backends[name]
+		list = append(list, map[string]any{"server": name, "status": string(m.State), "error": m.LastError})
+	}
+	writeJSON(w, map[string]any{"session": map[string]any{"id": st.ID, "upstreams": list}})
+}

@@ -1,0 +1,250 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+)
+
+// ProfileCheck is one finding of CheckTarget.
+type ProfileCheck struct {
+	// Name is what was checked, e.g. "tools found" or "health-api".
+	Name string
+	// Status is passed, failed or not_applicable (not checkable here).
+	Status CheckVerdict
+	// Detail is the evidence: what was seen, or why it was not checked.
+	Detail string
+}
+
+// checkBackends is the topology CheckTarget starts: two in-process fake
+// backends on both HTTP transports, each with an echo tool carrying its
+// origin marker. When the target's tool names carry no backend, the tool
+// names differ per backend (as the scenarios' do).
+func checkBackends(pattern string) []BackendSpec {
+	var out []BackendSpec
+	for _, b := range []struct {
+		name string
+		tr   fakebackends.Transport
+	}{{"alpha", fakebackends.TransportStreamableHTTP}, {"beta", fakebackends.TransportSSE}} {
+		tool := "echo"
+		if !strings.Contains(orDefault(pattern, DefaultToolNamePattern), "{backend}") {
+			tool = b.name + "_echo"
+		}
+		out = append(out, BackendSpec{Script: &fakebackends.Script{Name: b.name, Transport: b.tr, Protocol: fakebackends.ProtocolAuto,
+			Tools: []fakebackends.ToolSpec{{Name: tool, Description: "Echo of " + b.name + " " + OriginMarker(b.name, tool)}}}})
+	}
+	return out
+}
+
+// CheckTarget starts the target once in front of two fake backends (with
+// the health monitor, breaker, keepalive and metrics on as far as it
+// declares them) and reports what works: start and readiness, every
+// backend's tools found and callable, and each declared capability that
+// can be confirmed without faults (health and session APIs read, breaker
+// state reported, metrics served, keepalive probes seen; the optimizer in
+// a second start). progress, when set, gets a line per step.
+func CheckTarget(ctx context.Context, target Target, progress func(string)) []ProfileCheck {
+	say := func(format string, args ...any) {
+		if progress != nil {
+			progress(fmt.Sprintf(format, args...))
+		}
+	}
+	caps := target.Capabilities()
+	pattern := ""
+	if e, ok := target.(Exec); ok {
+		pattern = e.ToolNames
+	}
+	var out []ProfileCheck
+	add := func(name string, status CheckVerdict, format string, args ...any) {
+		out = append(out, ProfileCheck{Name: name, Status: status, Detail: fmt.Sprintf(format, args...)})
+	}
+	feats := Features{Metrics: caps.Has(CapMetrics)}
+	if caps.Has(CapHealthAPI) || caps.Has(CapBreaker) {
+		feats.Health = &HealthFeature{Interval: 200 * time.Millisecond}
+	}
+	if caps.Has(CapBreaker) {
+		feats.Breaker = &BreakerFeature{FailureThreshold: 3, OpenTimeout: 2 * time.Second}
+	}
+	if caps.Has(CapKeepalive) {
+		feats.Keepalive = map[string]KeepaliveFeature{"beta": {Method: "ping", Interval: 200 * time.Millisecond}}
+	}
+	say("starting %s in front of fake backends alpha (streamable-http) and beta (sse)", target.Name())
+	start := time.Now()
+	env, err := Start(ctx, Topology{Name: "profile-check", Target: target, Backends: checkBackends(pattern), Features: feats})
+	if err != nil {
+		add("start", CheckFailed, "%v", err)
+		return out
+	}
+	defer env.Close(context.Background())
+	add("start", CheckPassed, "ready in %s at %s", time.Since(start).Round(time.Millisecond), env.Gateway().MCPURL())
+
+	c, err := env.Client(ctx, RevisionLegacy)
+	if err != nil {
+		add("tools found", CheckFailed, "connect: %v", err)
+		return out
+	}
+	call := c.ListTools(ctx)
+	if call.Err != nil {
+		add("tools found", CheckFailed, "tools/list: %v", call.Err)
+		return out
+	}
+	var infos []BackendInfo
+	for _, b := range env.Backends() {
+		infos = append(infos, BackendInfo{Name: b.Name(), Tools: scriptToolNames(env.topo.Backends, b.Name())})
+	}
+	matches := MatchTools(call.Tools.Tools, infos, pattern)
+	var found []string
+	for _, m := range matches {
+		if m.Exposed != "" {
+			found = append(found, fmt.Sprintf("%s/%s as %s (by %s)", m.Backend, m.Tool, m.Exposed, m.By))
+		}
+	}
+	if missing := missingTools(matches); len(missing) > 0 {
+		add("tools found", CheckFailed, "not found: %s (pattern %q; listed %d tools); found: %s",
+			strings.Join(missing, ", "), orDefault(pattern, DefaultToolNamePattern), len(call.Tools.Tools), strings.Join(found, "; "))
+	} else {
+		add("tools found", CheckPassed, "%s", strings.Join(found, "; "))
+	}
+	for _, m := range matches {
+		if m.Exposed == "" {
+			continue
+		}
+		r := c.CallTool(ctx, m.Exposed, map[string]any{"msg": "profile check"})
+		if r.Outcome != OutcomeOK {
+			add("call "+m.Exposed, CheckFailed, "%s after %s: %s", r.Outcome, r.Took(), r.Text())
+		} else {
+			add("call "+m.Exposed, CheckPassed, "answered in %s", r.Took().Round(time.Millisecond))
+		}
+	}
+
+	apis := TargetAdminAPIs(target)
+	if caps.Has(CapHealthAPI) || caps.Has(CapBreaker) {
+		u, _ := apis.Health.URL(env.Gateway().BaseURL(), HealthPath, "")
+		st, err := env.healthStatesAny(ctx)
+		switch {
+		case err != nil:
+			add("health-api", CheckFailed, "GET %s: %v", u, err)
+		default:
+			add(string(CapHealthAPI), statesStatus(st, env, false), "GET %s: %s", u, summarize(st))
+			if caps.Has(CapBreaker) {
+				add(string(CapBreaker)+" state", statesStatus(st, env, true), "circuit per backend: %s (opening on failed calls is judged by the breaker scenarios)", summarize(st))
+			}
+		}
+	}
+	if caps.Has(CapSessionAPI) {
+		u, _ := apis.Session.URL(env.Gateway().BaseURL(), defaultSessionPath, c.SessionID())
+		st, err := env.SessionStates(ctx, c.SessionID())
+		if err != nil {
+			add(string(CapSessionAPI), CheckFailed, "GET %s: %v", u, err)
+		} else {
+			add(string(CapSessionAPI), statesStatus(st, env, false), "GET %s: %s", u, summarize(st))
+		}
+	}
+	if caps.Has(CapMetrics) {
+		data, err := getJSON(ctx, adminHTTP, env.Gateway().BaseURL()+"/metrics")
+		switch {
+		case err != nil:
+			add(string(CapMetrics), CheckFailed, "%v", err)
+		case !strings.Contains(string(data), "# TYPE"):
+			add(string(CapMetrics), CheckFailed, "GET /metrics: no Prometheus text (%d bytes)", len(data))
+		default:
+			add(string(CapMetrics), CheckPassed, "GET /metrics: %d lines of Prometheus text", strings.Count(string(data), "\n"))
+		}
+	}
+	if caps.Has(CapKeepalive) {
+		var n int
+		ok := pollUntil(ctx, 5*time.Second, func() bool {
+			reqs, err := env.Backend("beta").Requests(ctx)
+			n = 0
+			for _, r := range reqs {
+				if r.Method == "ping" {
+					n++
+				}
+			}
+			return err == nil && n >= 2
+		})
+		if ok {
+			add(string(CapKeepalive), CheckPassed, "beta got %d pings (keepalive ping every 200ms asked)", n)
+		} else {
+			add(string(CapKeepalive), CheckFailed, "beta got %d pings within 5s (keepalive ping every 200ms asked)", n)
+		}
+	}
+	if caps.Has(CapReinitOn404) {
+		add(string(CapReinitOn404), CheckNotApplicable, "needs a backend restart: judged by the restart scenarios")
+	}
+	_ = env.Close(ctx)
+	if caps.Has(CapOptimizer) {
+		say("starting %s again with the optimizer on", target.Name())
+		out = append(out, checkOptimizer(ctx, target, pattern))
+	}
+	return out
+}
+
+// healthStatesAny reads the health API even when only the breaker is
+// declared (the breaker's state is read from it).
+func (e *Env) healthStatesAny(ctx context.Context) (BackendStates, error) {
+	api := TargetAdminAPIs(e.target).Health
+	u, err := api.URL(e.gateway.BaseURL(), HealthPath, "")
+	if err != nil {
+		return nil, err
+	}
+	data, err := getJSON(ctx, adminHTTP, u)
+	if err != nil {
+		return nil, err
+	}
+	return api.Parse(data)
+}
+
+// statesStatus is ok when every backend of env has a state (a breaker
+// state when breaker).
+func statesStatus(st BackendStates, env *Env, breaker bool) CheckVerdict {
+	for _, b := range env.Backends() {
+		s, ok := st[b.Name()]
+		if !ok || (!breaker && s.State == "") || (breaker && s.Breaker == "") {
+			return CheckFailed
+		}
+	}
+	return CheckPassed
+}
+
+func checkOptimizer(ctx context.Context, target Target, pattern string) ProfileCheck {
+	name := string(CapOptimizer)
+	env, err := Start(ctx, Topology{Name: "profile-check-optimizer", Target: target, Backends: checkBackends(pattern), Features: Features{Optimizer: true}})
+	if err != nil {
+		return ProfileCheck{name, CheckFailed, fmt.Sprintf("start with the optimizer: %v", err)}
+	}
+	defer env.Close(context.Background())
+	c, err := env.Client(ctx, RevisionLegacy)
+	if err != nil {
+		return ProfileCheck{name, CheckFailed, err.Error()}
+	}
+	names, err := c.ToolNames(ctx)
+	if err != nil {
+		return ProfileCheck{name, CheckFailed, err.Error()}
+	}
+	has := map[string]bool{}
+	for _, n := range names {
+		has[n] = true
+	}
+	if !has["find_tool"] || !has["call_tool"] {
+		return ProfileCheck{name, CheckFailed, fmt.Sprintf("tools/list with the optimizer on shows %v, want find_tool and call_tool", names)}
+	}
+	return ProfileCheck{name, CheckPassed, fmt.Sprintf("tools/list with the optimizer on: %v", names)}
+}
+
+// pollUntil polls cond every 50 ms for up to d.
+func pollUntil(ctx context.Context, d time.Duration, cond func() bool) bool {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return cond()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return true
+}

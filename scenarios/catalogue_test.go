@@ -1,0 +1,78 @@
+package scenarios
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// TestSelectTakesGinkgoLabelFilters: chaos run --label takes the
+// suite's label-filter expressions, and full scenario names.
+func TestSelectTakesGinkgoLabelFilters(t *testing.T) {
+	all := Catalogue()
+	names := func(filters ...string) []string {
+		t.Helper()
+		sel, err := Select(all, filters...)
+		if err != nil {
+			t.Fatalf("Select(%q): %v", filters, err)
+		}
+		var out []string
+		for _, s := range sel {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	if got := names(); len(got) != len(all) {
+		t.Errorf("no filter: %d of %d", len(got), len(all))
+	}
+	hangNotProcess := names("hang && !process")
+	for _, n := range hangNotProcess {
+		if strings.HasPrefix(n, "hang-kill/") || strings.HasPrefix(n, "hang-pause/") || strings.HasPrefix(n, "wrapping/") {
+			t.Errorf("hang && !process selected %s", n)
+		}
+	}
+	if !slices.Contains(hangNotProcess, "hang-cancel/modern/sse") || !slices.Contains(hangNotProcess, "hang/legacy/streamable-http") {
+		t.Errorf("hang && !process: %v", hangNotProcess)
+	}
+	if got := names("hang-kill"); len(got) != 3 {
+		t.Errorf("the group as a label: %v", got)
+	}
+	if got := names("breaker, session"); len(got) != 4 {
+		t.Errorf("a comma is ||: %v", got)
+	}
+	if got := names("wrapping/legacy/sse,hang/modern/sse"); !slices.Equal(got, []string{"wrapping/legacy/sse", "hang/modern/sse"}) {
+		t.Errorf("scenario names: %v", got)
+	}
+	if got := names("breaker", "restart && legacy"); len(got) != 4 {
+		t.Errorf("two filters are ORed: %v", got)
+	}
+	if _, err := Select(all, "hang && (process"); err == nil || !strings.Contains(err.Error(), "hang && (process") ||
+		!strings.Contains(err.Error(), "Mismatched '('") || strings.ContainsAny(err.Error(), "\x1b{}") {
+		t.Errorf("a bad filter: %v", err)
+	}
+}
+
+// TestNotApplicableListsChecksByCapability: what --list says a target
+// cannot be judged on.
+func TestNotApplicableListsChecksByCapability(t *testing.T) {
+	var breaker Scenario
+	for _, s := range Catalogue() {
+		if s.Group == "breaker" {
+			breaker = s
+			break
+		}
+	}
+	if got := breaker.NotApplicable("gw", harness.Capabilities{harness.CapBreaker, harness.CapHealthAPI, harness.CapMetrics}); len(got) != 0 {
+		t.Errorf("everything declared: %v", got)
+	}
+	got := breaker.NotApplicable("gw", harness.Capabilities{harness.CapBreaker, harness.CapHealthAPI})
+	if len(got) != 1 || got[0] != breakerMetricsCheck.Name+" (lacks metrics)" {
+		t.Errorf("no metrics: %v", got)
+	}
+	got = breaker.NotApplicable("gw", nil)
+	if len(got) != 1 || !strings.Contains(got[0], "the whole scenario") || !strings.Contains(got[0], "breaker") {
+		t.Errorf("no breaker: %v", got)
+	}
+}

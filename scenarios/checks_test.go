@@ -1,0 +1,90 @@
+package scenarios_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+)
+
+// TestEveryCheckJudged: a failed check does not end the scenario; each
+// check has its own verdict and evidence; the scenario fails, its reason
+// naming the failed checks first; a check needing a missing capability is
+// not applicable; an abort is a failed check of its own.
+func TestEveryCheckJudged(t *testing.T) {
+	sc := scenarios.Scenario{
+		Name: "checks/legacy/streamable-http", Group: "checks", Timeout: 30 * time.Second,
+		Topology: func() harness.Topology {
+			return harness.Topology{Backends: kit.TwoBackends(fakebackends.TransportStreamableHTTP)}
+		},
+		Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) {
+			k := kit.New(ctx, env, g)
+			c := k.Client(harness.RevisionLegacy)
+			echo := c.CallTool(ctx, k.Tool(kit.Beta, "echo"), kit.EchoArgs("x"))
+			k.CheckCall("a healthy beta is unavailable (wrong on purpose)", echo, matchers.BeBackendUnavailable(kit.Beta))
+			k.CheckOK("alpha answers", c.CallTool(ctx, k.Tool(kit.Alpha, "echo"), kit.EchoArgs("y")))
+			k.Check("one equals two (wrong on purpose)", func(ck *kit.C) {
+				ck.Expected("1 == 2")
+				ck.Expect(1).To(gomega.Equal(2))
+			})
+			k.CheckIf([]harness.Capability{harness.CapMetrics}, "metrics: something", func(ck *kit.C) { ck.Expect(true).To(gomega.BeFalse()) })
+			k.Must(errors.New("the harness broke"), "set a fault")
+			k.CheckOK("never judged", echo)
+		},
+	}
+	target := harness.Reference{TargetName: "no-metrics", Caps: harness.Capabilities{harness.CapHealthAPI}}
+	res := scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: target}).Result()
+	t.Logf("%s: %s", res.Verdict, res.Reason)
+	if res.Verdict != harness.VerdictFailed {
+		t.Fatalf("verdict %s", res.Verdict)
+	}
+	byName := map[string]harness.Check{}
+	for _, c := range res.Checks {
+		byName[c.Name] = c
+	}
+	want := map[string]harness.CheckVerdict{
+		"a healthy beta is unavailable (wrong on purpose)": harness.CheckFailed,
+		"alpha answers":                     harness.CheckPassed,
+		"one equals two (wrong on purpose)": harness.CheckFailed,
+		"metrics: something":                harness.CheckNotApplicable,
+	}
+	for name, v := range want {
+		if byName[name].Verdict != v {
+			t.Errorf("check %q: %q, want %q", name, byName[name].Verdict, v)
+		}
+	}
+	if _, judged := byName["never judged"]; judged {
+		t.Error("a check after the abort was judged")
+	}
+	failed, judged := res.CheckCounts()
+	if failed != 3 || judged != 4 || len(res.Checks) != 5 {
+		t.Errorf("%d/%d failed of %d checks: %+v", failed, judged, len(res.Checks), res.Checks)
+	}
+	if !strings.HasPrefix(res.Reason, "3/4 checks failed: a healthy beta is unavailable (wrong on purpose); one equals two (wrong on purpose); scenario ran to the end (aborted at ") ||
+		!strings.Contains(res.Reason, "set a fault") {
+		t.Errorf("reason: %s", res.Reason)
+	}
+	wrong := byName["a healthy beta is unavailable (wrong on purpose)"]
+	if len(wrong.Calls) != 1 || wrong.Took <= 0 || !strings.Contains(wrong.Observed, "but it succeeded") || !strings.HasPrefix(wrong.Observed, "checks_test.go:") || wrong.Expected == "" {
+		t.Errorf("evidence: %+v", wrong)
+	}
+	ok := byName["alpha answers"]
+	if len(ok.Calls) != 1 || !strings.Contains(ok.Observed, "tools/call alpha_echo: ok") {
+		t.Errorf("evidence of a pass: %+v", ok)
+	}
+	if e := byName["one equals two (wrong on purpose)"]; e.Expected != "1 == 2" || !strings.Contains(e.Observed, "checks_test.go:") {
+		t.Errorf("a failed assertion's message, with its line: %+v", e)
+	}
+	if na := byName["metrics: something"]; !strings.Contains(na.Reason, "lacks capability metrics") {
+		t.Errorf("not applicable: %+v", na)
+	}
+}

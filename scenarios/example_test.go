@@ -1,0 +1,58 @@
+package scenarios_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+)
+
+// Writing a scenario (the snippet of scenarios/README.md): a topology of
+// the fixture backends, a body that makes a Kit, sets a fault and judges
+// named checks. Run it with scenarios.Run (as the suite and `chaos run`
+// do; here against the reference gateway) and read its checks.
+func Example_writingAScenario() {
+	sc := scenarios.Scenario{
+		Name: "mine/legacy/streamable-http", Group: "mine", Labels: []string{"mine", scenarios.LabelWrapping},
+		Timeout: 30 * time.Second,
+		Topology: func() harness.Topology {
+			return harness.Topology{Backends: kit.TwoBackends(fakebackends.TransportStreamableHTTP), GatewayCallTimeout: 500 * time.Millisecond}
+		},
+		Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) {
+			k := kit.New(ctx, env, g)
+			c := k.Client(harness.RevisionLegacy) // ends the scenario if it cannot connect
+			k.SetFaults(kit.Beta, kit.OnCall(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403}))
+
+			// k.Tool finds beta's echo under whatever name the gateway gives it.
+			call := c.CallTool(ctx, k.Tool(kit.Beta, "echo"), kit.EchoArgs("hi"))
+			k.CheckCall("403 names beta", call, matchers.BeBackendUnavailable(kit.Beta))
+			k.CheckCall("403 fails within 1 s", call, matchers.ReturnWithin(time.Second).As("time_to_error_ms.403"))
+			k.CheckOK("alpha unaffected", c.CallTool(ctx, k.Tool(kit.Alpha, "echo"), kit.EchoArgs("hi")))
+			// A check needing a capability the target lacks is recorded
+			// not_applicable, with the reason.
+			k.CheckIf([]harness.Capability{harness.CapHealthAPI}, "the health API lists beta", func(ck *kit.C) {
+				states, err := env.HealthStates(ctx)
+				ck.Expect(err).NotTo(gomega.HaveOccurred())
+				ck.Expect(states).To(gomega.HaveKey(kit.Beta))
+			})
+		},
+	}
+	res := scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: harness.Reference{}}).Result()
+	fmt.Println(res.Verdict)
+	for _, c := range res.Checks {
+		fmt.Println(c.Verdict, c.Name)
+	}
+	// Output:
+	// passed
+	// passed 403 names beta
+	// passed 403 fails within 1 s
+	// passed alpha unaffected
+	// passed the health API lists beta
+}

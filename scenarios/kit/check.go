@@ -1,0 +1,209 @@
+package kit
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/onsi/gomega"
+	"github.com/onsi/gomega/types"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// C is what a check's body asserts with: a Gomega whose failed assertion
+// ends the body (not the scenario) and fails the check, plus the check's
+// evidence.
+type C struct {
+	gomega.Gomega
+	k        *Kit
+	calls    []*harness.Call
+	expected string
+	observed string
+}
+
+// Evidence adds calls (made before the check, or concurrently) to the
+// check's evidence. Calls recorded while the body runs are evidence
+// anyway.
+func (c *C) Evidence(calls ...*harness.Call) {
+	for _, call := range calls {
+		if call != nil {
+			c.calls = append(c.calls, call)
+		}
+	}
+}
+
+// Expected says what the check expects, in words (default: its name).
+func (c *C) Expected(format string, args ...any) { c.expected = fmt.Sprintf(format, args...) }
+
+// Observed says what the check saw (default: its evidence calls, or the
+// failed assertion's message).
+func (c *C) Observed(format string, args ...any) { c.observed = fmt.Sprintf(format, args...) }
+
+// checkFailure is what a check's fail handler panics with.
+type checkFailure struct{ msg string }
+
+// Check judges one named check: body asserts with c; the first failed
+// assertion ends the body and records the check failed, with the message
+// as what was observed, and the scenario goes on. The check's evidence is
+// every call recorded while body ran plus c.Evidence; Took is the one
+// evidence call's duration, or else how long body ran. It reports whether
+// the check passed.
+func (k *Kit) Check(name string, body func(c *C)) bool {
+	c := &C{k: k}
+	c.Gomega = gomega.NewGomega(func(message string, _ ...int) {
+		if where := scenarioLine(); where != "" {
+			message = where + ": " + message
+		}
+		panic(checkFailure{msg: message})
+	})
+	rec := k.Recorder()
+	seq0 := rec.Seq()
+	start := time.Now()
+	failMsg, failed := runCheck(c, body)
+	took := time.Since(start)
+
+	evidence := map[int]harness.CallRecord{}
+	var order []int
+	for _, e := range rec.CallsBetween(seq0, rec.Seq()) {
+		evidence[e.Seq] = *e.Call
+		order = append(order, e.Seq)
+	}
+	for _, call := range c.calls {
+		if _, ok := evidence[call.Seq]; !ok {
+			evidence[call.Seq] = call.CallRecord
+			order = append(order, call.Seq)
+		}
+	}
+	ch := harness.Check{Name: name, Verdict: harness.CheckPassed, Expected: c.expected, Observed: c.observed, Took: harness.Millis(took), Calls: order}
+	if ch.Expected == "" {
+		ch.Expected = name
+	}
+	if len(order) == 1 {
+		ch.Took = evidence[order[0]].Duration
+	}
+	if failed {
+		ch.Verdict = harness.CheckFailed
+		ch.Observed = excerpt(strings.TrimSpace(failMsg), 1500)
+		if c.observed != "" {
+			ch.Observed = c.observed + ": " + ch.Observed
+		}
+	} else if ch.Observed == "" {
+		var parts []string
+		for _, seq := range order {
+			parts = append(parts, describe(evidence[seq]))
+		}
+		ch.Observed = excerpt(strings.Join(parts, "; "), 600)
+	}
+	rec.AddCheck(ch)
+	return !failed
+}
+
+// scenarioLine is "file.go:12" of the innermost caller outside Gomega
+// and this kit: the scenario's line that judged the check.
+func scenarioLine() string {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	for {
+		f, more := frames.Next()
+		if !strings.Contains(f.File, "/onsi/gomega") && !strings.Contains(f.File, "/scenarios/kit/") && !strings.HasPrefix(f.Function, "runtime.") {
+			return fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line)
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+// runCheck runs body, recovering a failed assertion of the check (any
+// other panic, e.g. the scenario's own Gomega failing, goes on up).
+func runCheck(c *C, body func(c *C)) (msg string, failed bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(checkFailure)
+			if !ok {
+				panic(r)
+			}
+			msg, failed = f.msg, true
+		}
+	}()
+	body(c)
+	return "", false
+}
+
+// CheckCall judges a check on one call: it must satisfy every matcher
+// (e.g. matchers.BeBackendUnavailable(beta), matchers.ReturnWithin(d)).
+func (k *Kit) CheckCall(name string, call *harness.Call, ms ...types.GomegaMatcher) bool {
+	return k.Check(name, func(c *C) {
+		c.Evidence(call)
+		for _, m := range ms {
+			c.Expect(call).To(m)
+		}
+	})
+}
+
+// CheckOK judges a check that call succeeded.
+func (k *Kit) CheckOK(name string, call *harness.Call) bool {
+	return k.Check(name, func(c *C) {
+		c.Evidence(call)
+		c.Expect(call.Outcome).To(gomega.Equal(harness.OutcomeOK), "%s %s ended %s after %s: %s", call.Method, call.Target, call.Outcome, call.Took(), call.Text())
+	})
+}
+
+// CheckFailed judges a check that call failed: an error or an isError
+// result, not a success and not the client's own deadline (the gateway
+// answered).
+func (k *Kit) CheckFailed(name string, call *harness.Call, ms ...types.GomegaMatcher) bool {
+	return k.Check(name, func(c *C) {
+		c.Evidence(call)
+		c.Expect(call.Outcome).To(gomega.BeElementOf(harness.OutcomeBackendUnavailable, harness.OutcomeError, harness.OutcomeToolError),
+			"%s %s ended %s after %s: %s", call.Method, call.Target, call.Outcome, call.Took(), call.Text())
+		for _, m := range ms {
+			c.Expect(call).To(m)
+		}
+	})
+}
+
+// Lacks returns why the target cannot be judged on a check needing caps
+// ("target X lacks capability metrics"), or "" when it has them all.
+func (k *Kit) Lacks(caps ...harness.Capability) string {
+	missing := k.Env.Capabilities().Missing(caps...)
+	if len(missing) == 0 {
+		return ""
+	}
+	return (&harness.MissingCapabilityError{Target: k.Env.Target().Name(), Missing: missing}).Error()
+}
+
+// CheckIf judges the check when the target has every capability of needs,
+// and records it not_applicable, with the missing capability as the
+// reason, when it does not. It reports whether the check was judged and
+// passed.
+func (k *Kit) CheckIf(needs []harness.Capability, name string, body func(c *C)) bool {
+	if reason := k.Lacks(needs...); reason != "" {
+		k.NotApplicable(name, reason)
+		return false
+	}
+	return k.Check(name, body)
+}
+
+// NotApplicable records a check not judged, and why.
+func (k *Kit) NotApplicable(name, reason string) { k.Recorder().NotApplicable(name, reason) }
+
+// describe is one call as evidence: method, target, outcome, duration
+// and an excerpt of its text.
+func describe(c harness.CallRecord) string {
+	s := fmt.Sprintf("%s %s: %s in %s", c.Method, c.Target, c.Outcome, c.Duration.D().Round(10*time.Microsecond))
+	if text := c.Error; text != "" {
+		s += ": " + excerpt(text, 160)
+	}
+	return s
+}
+
+func excerpt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,24 @@
+// Package kit is what a scenario author needs to write an acceptance
+// scenario against any vMCP gateway: clients per protocol revision
+// (Kit.Client), a backend's tools, resources and prompts found under
+// whatever names the gateway exposes them (Kit.Tool, Kit.Resource,
+// Kit.Prompt: discovered by origin marker, with the target's tool name
+// pattern as fallback), the fixture backends (Script, TwoBackends), fault
+// helpers (Kit.SetFaults, OnCall, OnTool), named checks judged one by one
+// (Kit.Check, Kit.CheckCall, Kit.CheckIf: a failed check is recorded with
+// its evidence and the scenario goes on), one polling helper (Until),
+// figures (Kit.Figure, Ms) and Prometheus scrapes (ScrapeMetrics).
+//
+// A scenario body gets a started *harness.Env and a gomega.Gomega from the
+// runner (scenarios.Run) and makes a Kit of them:
+//
+//	k := kit.New(ctx, env, g)
+//	c := k.Client(harness.RevisionLegacy)
+//	k.SetFaults(kit.Beta, kit.OnCall(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403}))
+//	k.CheckCall("403 names beta", c.CallTool(ctx, k.Tool(kit.Beta, "echo"), nil), matchers.BeBackendUnavailable(kit.Beta))
+//
+// Assert with the scenario's Gomega (k.G, or Must) only for what the rest of
+// the scenario cannot do without (a client that does not connect, a fault
+// the harness cannot set): such a failure ends the scenario. Everything
+// the gateway is held to is a named check.
+package kit

@@ -1,0 +1,100 @@
+package kit
+
+import (
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// The fixture backends: Alpha is the healthy bystander, Beta the backend
+// faults go into, Gamma a third where a scenario needs one.
+const (
+	Alpha = "alpha"
+	Beta  = "beta"
+	Gamma = "gamma"
+)
+
+// Script is a fixture backend named name: tools echo (echoes its
+// arguments) and slow (answers "done"), a resource Readme(name) and a
+// prompt greet. Each carries the origin marker (harness.OriginMarker) in
+// its description and _meta, by which Names finds it in any gateway's
+// lists.
+func Script(name string, transport fakebackends.Transport) *fakebackends.Script {
+	return &fakebackends.Script{
+		Name: name, Transport: transport, Protocol: fakebackends.ProtocolAuto,
+		Tools: []fakebackends.ToolSpec{
+			{Name: "echo", Description: "Echo the arguments of " + name + " " + harness.OriginMarker(name, "echo"), Meta: origin(name, "echo"),
+				Input: map[string]any{"type": "object", "properties": map[string]any{"msg": map[string]any{"type": "string"}}}},
+			{Name: "slow", Description: "A slow tool of " + name + " " + harness.OriginMarker(name, "slow"), Meta: origin(name, "slow"),
+				Result: fakebackends.ToolResult{Text: "done"}},
+		},
+		Resources: []fakebackends.ResourceSpec{{URI: Readme(name), Name: "readme", Text: "hello from " + name,
+			Description: "The readme of " + name + " " + harness.OriginMarker(name, Readme(name)), Meta: origin(name, Readme(name))}},
+		Prompts: []fakebackends.PromptSpec{{Name: "greet", Text: "Hello from " + name,
+			Description: "A greeting from " + name + " " + harness.OriginMarker(name, "greet"), Meta: origin(name, "greet")}},
+	}
+}
+
+func origin(backend, name string) map[string]any {
+	return map[string]any{harness.OriginMetaKey: backend + "/" + name}
+}
+
+// Readme is the URI of a fixture backend's resource.
+func Readme(backend string) string { return "mem://" + backend + "/readme" }
+
+// TwoBackends is Alpha (streamable HTTP) and Beta on transport, both
+// in-process.
+func TwoBackends(transport fakebackends.Transport) []harness.BackendSpec {
+	return []harness.BackendSpec{
+		{Script: Script(Alpha, fakebackends.TransportStreamableHTTP)},
+		{Script: Script(Beta, transport)},
+	}
+}
+
+// EchoArgs are the arguments of an echo call.
+func EchoArgs(msg string) map[string]any { return map[string]any{"msg": msg} }
+
+// FixtureName is the name a fixture backend gives its tool or prompt
+// name for a gateway whose tool name pattern is pattern: name itself, or,
+// when the pattern does not name the backend (a gateway that does not
+// prefix), name + "_" + backend, so the backends' tools stay distinct.
+func FixtureName(pattern, backend, name string) string {
+	if pattern == "" || harness.PatternPrefixesBackend(pattern) {
+		return name
+	}
+	return name + "_" + backend
+}
+
+// AdaptTopology renames the fixture tools and prompts (those carrying an
+// origin marker) of topo's backends to FixtureName for target's tool name
+// pattern, and the tool matches of their scripted faults with them. The
+// markers keep the logical names, so Kit.Tool(Beta, "echo") still finds
+// beta's echo. scenarios.Run calls it before starting a topology.
+func AdaptTopology(topo *harness.Topology, target harness.Target) {
+	pattern := harness.ToolNamePatternOf(target)
+	if harness.PatternPrefixesBackend(pattern) {
+		return
+	}
+	for _, b := range topo.Backends {
+		s := b.Script
+		if s == nil {
+			continue
+		}
+		renamed := map[string]string{}
+		for i, t := range s.Tools {
+			if _, name, ok := harness.ParseOrigin(t.Description, t.Meta); ok {
+				s.Tools[i].Name = FixtureName(pattern, s.Name, name)
+				renamed[t.Name] = s.Tools[i].Name
+			}
+		}
+		for i, p := range s.Prompts {
+			if _, name, ok := harness.ParseOrigin(p.Description, p.Meta); ok {
+				s.Prompts[i].Name = FixtureName(pattern, s.Name, name)
+			}
+		}
+		for i, f := range s.Faults {
+			if to, ok := renamed[f.Match.Tool]; ok {
+				s.Faults[i].Match.Tool = to
+			}
+		}
+	}
+}

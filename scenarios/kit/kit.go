@@ -1,0 +1,166 @@
+package kit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// Kit binds a scenario's context, started topology and Gomega. Use it
+// from the goroutine running the scenario body only.
+type Kit struct {
+	// Ctx is the scenario's context (its timeout).
+	Ctx context.Context
+	// Env is the started topology.
+	Env *harness.Env
+	// G is the scenario's Gomega: a failed assertion ends the scenario.
+	G gomega.Gomega
+
+	names *Names
+}
+
+// New makes the kit of a scenario body.
+func New(ctx context.Context, env *harness.Env, g gomega.Gomega) *Kit {
+	return &Kit{Ctx: ctx, Env: env, G: g}
+}
+
+// Recorder is the scenario's recorder.
+func (k *Kit) Recorder() *harness.Recorder { return k.Env.Recorder() }
+
+// Client connects a client on rev, ending the scenario when it cannot.
+// The first client also discovers the gateway's names for the backends'
+// tools, resources and prompts (see Names).
+func (k *Kit) Client(rev harness.Revision, opts ...harness.ClientOption) *harness.Client {
+	c, err := k.Env.Client(k.Ctx, rev, opts...)
+	k.G.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred(), "connect a %s client", rev)
+	if k.names == nil {
+		k.names = Discover(k.Ctx, c, k.Env)
+	}
+	return c
+}
+
+// Names returns the discovered names, discovering them with a client of
+// its own when no client has been made yet.
+func (k *Kit) Names() *Names {
+	if k.names == nil {
+		c, err := k.Env.Client(k.Ctx, harness.RevisionModern, harness.WithClientName("discover"))
+		k.G.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred(), "connect a client to discover the gateway's tool names")
+		k.names = Discover(k.Ctx, c, k.Env)
+		_ = c.Close(k.Ctx)
+	}
+	return k.names
+}
+
+// Tool is the name under which the gateway exposes backend's tool.
+func (k *Kit) Tool(backend, tool string) string { return k.Names().Tool(backend, tool) }
+
+// Prompt is the name under which the gateway exposes backend's prompt.
+func (k *Kit) Prompt(backend, prompt string) string { return k.Names().Prompt(backend, prompt) }
+
+// Resource is the URI under which the gateway exposes backend's resource
+// (named by its fixture URI, e.g. Readme(Beta)).
+func (k *Kit) Resource(backend, uri string) string { return k.Names().Resource(backend, uri) }
+
+// Must ends the scenario when err is not nil (for setup the rest of the
+// scenario cannot do without: setting a fault, reading a request log).
+func (k *Kit) Must(err error, what string, args ...any) {
+	k.G.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred(), fmt.Sprintf(what, args...))
+}
+
+// SetFaults replaces backend's faults, ending the scenario when the
+// harness cannot.
+func (k *Kit) SetFaults(backend string, faults ...fakebackends.Fault) {
+	k.G.ExpectWithOffset(1, k.Env.SetFaults(k.Ctx, backend, faults...)).To(gomega.Succeed(), "set faults on %s", backend)
+}
+
+// ClearFaults removes backend's faults, ending the scenario when the
+// harness cannot.
+func (k *Kit) ClearFaults(backend string) {
+	k.G.ExpectWithOffset(1, k.Env.ClearFaults(k.Ctx, backend)).To(gomega.Succeed(), "clear the faults of %s", backend)
+}
+
+// OnCall limits a fault to tools/call requests.
+func OnCall(f fakebackends.Fault) fakebackends.Fault {
+	f.Match = fakebackends.Match{Method: "tools/call"}
+	return f
+}
+
+// OnTool limits a fault to tools/call requests of backend's tool (named
+// as the fixture names it: FixtureName).
+func (k *Kit) OnTool(backend, tool string, f fakebackends.Fault) fakebackends.Fault {
+	f.Match = fakebackends.Match{Method: "tools/call", Tool: k.FixtureName(backend, tool)}
+	return f
+}
+
+// FixtureName is the name backend's fixture gives its tool or prompt for
+// this target (see FixtureName): what its request log and fault matches
+// call it.
+func (k *Kit) FixtureName(backend, name string) string {
+	return FixtureName(harness.ToolNamePatternOf(k.Env.Target()), backend, name)
+}
+
+// Figure sets a key figure of the scenario's results.
+func (k *Kit) Figure(name string, v float64) { k.Recorder().SetFigure(name, v) }
+
+// Note records free text on the timeline.
+func (k *Kit) Note(format string, args ...any) { k.Env.Note(format, args...) }
+
+// Has reports whether the target declares capability c.
+func (k *Kit) Has(c harness.Capability) bool { return k.Env.Capabilities().Has(c) }
+
+// Ms converts a duration to float milliseconds for figures.
+func Ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Sleep waits d or until ctx ends.
+func Sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// Until polls cond every 10 ms until it holds, d passes or ctx ends, and
+// reports whether it held (it is checked once more at the end). It is
+// Gomega's Eventually, as a plain bool: the caller judges the outcome.
+func Until(ctx context.Context, d time.Duration, cond func() bool) bool {
+	ok := true
+	g := gomega.NewGomega(func(string, ...int) { ok = false })
+	g.Eventually(ctx, cond).WithTimeout(d).WithPolling(10 * time.Millisecond).Should(gomega.BeTrue())
+	return ok || cond()
+}
+
+// Await waits for a value from ch for at most d; ok is false when none
+// came.
+func Await[T any](ctx context.Context, ch <-chan T, d time.Duration) (v T, ok bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case v = <-ch:
+		return v, true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return v, false
+}
+
+// CountRequests counts the backend's logged requests of a JSON-RPC method.
+func (k *Kit) CountRequests(backend, method string) (int, error) {
+	reqs, err := k.Env.Backend(backend).Requests(k.Ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range reqs {
+		if r.Method == method {
+			n++
+		}
+	}
+	return n, nil
+}
