@@ -64,7 +64,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("bad error: %v", err)
 			}
 			// YAML breaks lines at \n, \r\n and a lone \r.
-			lines := bytes.Count(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), []byte("\n")) + bytes.Count(data, []byte("\r")) - bytes.Count(data, []byte("\r\n")) + 1
+			lines := bytes.Count(data, []byte("\n")) + bytes.Count(data, []byte("\r")) - bytes.Count(data, []byte("\r\n")) + 1
 			if e.Line > lines {
 				t.Fatalf("error on line %d of a %d-line input: %v", e.Line, lines, err)
 			}
