@@ -80,6 +80,12 @@ func (c *Conn) Client() *client.Client { return c.client }
 // Protocol is the MCP revision the backend agreed to in initialize.
 func (c *Conn) Protocol() string { return c.protocol }
 
+// Name is the backend's configured name.
+func (c *Conn) Name() string { return c.backend.Name }
+
+// Transport is the backend's configured transport.
+func (c *Conn) Transport() config.Transport { return c.backend.Transport }
+
 // SessionID is the backend's session id ("" on a stateless connection or
 // stdio).
 func (c *Conn) SessionID() string { return c.sessionID }
@@ -327,8 +333,14 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 	}
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	tctx, tcancel := context.WithTimeoutCause(actx, timeout, ErrCallTimeout)
-	defer tcancel()
+	// A caller that already bounds the request as tightly (a session's
+	// attempt, with the same timeout) needs no second timer.
+	tctx := actx
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > timeout {
+		var tcancel context.CancelFunc
+		tctx, tcancel = context.WithTimeoutCause(actx, timeout, ErrCallTimeout)
+		defer tcancel()
+	}
 	stop := context.AfterFunc(c.dead, func() { cancel(errConnDead) })
 	defer stop()
 
