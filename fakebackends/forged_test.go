@@ -35,14 +35,19 @@ func TestMalformedForgedVariants(t *testing.T) {
 					t.Fatalf("%s through mcp-go: %q, %v after %v; want the forged answer", variant, resultText(res), err, took)
 				}
 				if variant == MalformedWrongIDResumed {
-					var gets int
-					for _, r := range b.Requests() {
-						if r.HTTPMethod == http.MethodGet && strings.Contains(r.Fault, MalformedWrongIDResumed) {
-							gets++
+					// A request is logged when its handler returns, which
+					// can be after the client read the answer: wait for it.
+					gets := func() (n int) {
+						for _, r := range b.Requests() {
+							if r.HTTPMethod == http.MethodGet && strings.Contains(r.Fault, MalformedWrongIDResumed) {
+								n++
+							}
 						}
+						return n
 					}
-					if gets != 1 {
-						t.Errorf("%d resuming GETs answered with the forged answer, want 1", gets)
+					waitFor(t, 10*time.Second, "the resuming GET in the request log", func() bool { return gets() >= 1 })
+					if n := gets(); n != 1 {
+						t.Errorf("%d resuming GETs answered with the forged answer, want 1", n)
 					}
 				}
 			})

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -163,16 +164,17 @@ func TestForgedAnswersFromFakeBackend(t *testing.T) {
 				}
 			}
 			if variant == fakebackends.MalformedWrongIDResumed {
-				// The gateway did resume (so the resumed stream was checked).
-				resumed := 0
-				for _, r := range b.Requests() {
-					if r.HTTPMethod == http.MethodGet && strings.Contains(r.Fault, variant) {
-						resumed++
+				// The gateway did resume (so the resumed stream was
+				// checked). The fake logs a request when its handler
+				// returns: wait for it, bounded.
+				eventually(t, 10*time.Second, "the gateway's resuming GET in beta's request log", func() bool {
+					for _, r := range b.Requests() {
+						if r.HTTPMethod == http.MethodGet && strings.Contains(r.Fault, variant) {
+							return true
+						}
 					}
-				}
-				if resumed == 0 {
-					t.Errorf("the gateway never resumed the primed stream: the check proved nothing")
-				}
+					return false
+				})
 			}
 		})
 	}
