@@ -69,6 +69,7 @@ type Conn struct {
 
 	bg        sync.WaitGroup // cancel notifications in flight
 	bgClosed  bool           // under mu: close is waiting for bg; no more Add
+	probe     chan struct{}  // under mu: closed when the stream probe under way ends (sseprobe.go)
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -385,6 +386,9 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 	}
 	if c.isStdio() && be.Kind == KindConnectionClosed {
 		c.die(err)
+	}
+	if f.timedOut {
+		c.probeAfterTimeout(op, timeout)
 	}
 	return c.finish(op, be)
 }
