@@ -128,6 +128,9 @@ func Middleware(e *Engine, next http.Handler) http.Handler {
 		if !ok {
 			return // the client went away
 		}
+		if ServeResumed(w, r) {
+			return
+		}
 		d := e.Decide(msg.Method, msg.Name)
 		if d.Delay > 0 {
 			if SleepCtx(r.Context(), nil, d.Delay) != nil {
