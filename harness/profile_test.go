@@ -115,13 +115,17 @@ func TestProfileTargetOverrides(t *testing.T) {
 		e.ToolNames != "{tool}@{backend}" || e.ReadyTools {
 		t.Fatalf("from the profile: %+v", e)
 	}
-	tg, err = TargetConfig{Kind: "exec", Profile: prof, GatewayCmd: "other --x", MCPPath: "/m", Capabilities: "", CapabilitiesSet: true}.Target(nil)
+	tg, err = TargetConfig{Kind: "exec", Profile: prof, GatewayCmd: "other --x", MCPPath: "/m", Capabilities: "", CapabilitiesSet: true,
+		ToolNamePattern: "{backend}.{tool}"}.Target(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e = tg.(Exec)
-	if e.Command[0] != "other" || e.MCPPath != "/m" || len(e.Caps) != 0 || e.Name() != "gw" {
+	if e.Command[0] != "other" || e.MCPPath != "/m" || len(e.Caps) != 0 || e.Name() != "gw" || e.ToolNames != "{backend}.{tool}" {
 		t.Fatalf("overridden: %+v", e)
+	}
+	if _, err := (TargetConfig{Profile: prof, ToolNamePattern: "{nope}"}).Target(nil); err == nil || !strings.Contains(err.Error(), "--tool-names") {
+		t.Fatalf("a bad --tool-names with a profile: %v", err)
 	}
 	if _, err := (TargetConfig{Kind: "reference", Profile: prof}).Target(nil); err == nil || !strings.Contains(err.Error(), ProfileEnv) {
 		t.Fatalf("reference with a profile: %v", err)
