@@ -80,6 +80,9 @@ func TestBadProfiles(t *testing.T) {
 		{"not yaml", "name: [\n", "p.yaml:"},
 		{"empty", "", "p.yaml: empty document: want a target profile"},
 		{"mcp path", ok + "mcpPath: mcp\n", "p.yaml:3: mcpPath: \"mcp\" must start with /"},
+		{"keepalive without enabled", ok + "healthAPI:\n  keepalive:\n    failures: /ka/failures\n", "p.yaml:4: healthAPI.keepalive.enabled: required"},
+		{"keepalive bad pointer", ok + "healthAPI:\n  keepalive:\n    enabled: ka/on\n", "p.yaml:5: healthAPI.keepalive.enabled: JSON pointer"},
+		{"keepalive in the session API", ok + "sessionAPI:\n  path: /s/{{.SessionID}}\n  keepalive: {enabled: /on}\n", "p.yaml:5: sessionAPI.keepalive: keepalive state is read from the health API"},
 	} {
 		_, err := ParseProfile([]byte(tc.yaml), "p.yaml")
 		var pe *ProfileError
