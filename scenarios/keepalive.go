@@ -247,7 +247,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	k.CheckIf(keepaliveMetricsCheck.Needs, keepaliveMetricsCheck.Name, func(ck *kit.C) {
 		type counts struct{ attempts, successes, failures, pingFailed, disabled, alpha float64 }
 		read := func() (counts, bool) {
-			m, err := kit.ScrapeMetrics(ctx, env.Gateway().BaseURL())
+			m, err := kit.ScrapeTargetMetrics(ctx, env)
 			if err != nil {
 				return counts{}, false
 			}
