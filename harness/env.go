@@ -42,6 +42,10 @@ type Topology struct {
 	ClientOptions []ClientOption
 	// Recorder records the timeline (default: a new one).
 	Recorder *Recorder
+	// WrapTarget, when set, replaces Target before anything starts (the
+	// container scenarios run the run's target as a container on the
+	// topology's network). An error wrapping *SkipError skips the scenario.
+	WrapTarget func(Target) (Target, error)
 }
 
 // Env is a started topology: the backends, the gateway, the clients made
@@ -66,6 +70,13 @@ type Env struct {
 func Start(ctx context.Context, topo Topology) (*Env, error) {
 	if topo.Target == nil {
 		topo.Target = Reference{}
+	}
+	if topo.WrapTarget != nil {
+		t, err := topo.WrapTarget(topo.Target)
+		if err != nil {
+			return nil, err
+		}
+		topo.Target = t
 	}
 	rec := topo.Recorder
 	if rec == nil {

@@ -74,6 +74,11 @@ type Exec struct {
 	// StopGrace is how long Close waits after SIGTERM before SIGKILL
 	// (default 2 s).
 	StopGrace time.Duration
+	// Image, when set, is a container image of this gateway: the container
+	// runtime (harness/containers) runs Command in it with the config
+	// rendered into the container. Starting the Exec as a process ignores
+	// it.
+	Image string
 }
 
 // Name returns TargetName or "exec".

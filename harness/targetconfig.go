@@ -27,6 +27,9 @@ const (
 	// CapabilitiesEnv, when set (even empty), is the capabilities the
 	// target declares (--capabilities).
 	CapabilitiesEnv = "VMCP_CHAOS_CAPABILITIES"
+	// GatewayImageEnv is the exec gateway's container image, for the
+	// container scenarios (--gateway-image).
+	GatewayImageEnv = "VMCP_CHAOS_GATEWAY_IMAGE"
 )
 
 // TargetConfig says which gateway to test, in the terms of the `chaos run`
@@ -58,6 +61,9 @@ type TargetConfig struct {
 	// for another exec gateway.
 	Capabilities    string
 	CapabilitiesSet bool
+	// Image is the exec gateway's container image (Exec.Image), used by
+	// the container scenarios.
+	Image string
 	// ToolNamePattern is how the gateway names a backend's tools and
 	// prompts, a pattern of {backend} and {tool} (default
 	// DefaultToolNamePattern, "{backend}_{tool}"); the fallback for tools
@@ -76,6 +82,7 @@ func TargetConfigFromEnv() TargetConfig {
 		ConfigTemplate: os.Getenv(ConfigTemplateEnv),
 		ReadyURL:       os.Getenv(ReadyURLEnv),
 		MCPPath:        os.Getenv(MCPPathEnv),
+		Image:          os.Getenv(GatewayImageEnv),
 
 		ToolNamePattern: toolNamesFromEnv(),
 	}
@@ -133,7 +140,7 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 	default:
 		return nil, fmt.Errorf("unknown --target %q (want reference or exec; $%s)", c.Kind, TargetEnv)
 	}
-	e := Exec{MCPPath: c.MCPPath, ReadyURL: c.ReadyURL, Caps: caps, ToolNames: c.ToolNamePattern}
+	e := Exec{MCPPath: c.MCPPath, ReadyURL: c.ReadyURL, Caps: caps, ToolNames: c.ToolNamePattern, Image: c.Image}
 	if c.ConfigTemplate != "" {
 		data, err := os.ReadFile(c.ConfigTemplate)
 		if err != nil {

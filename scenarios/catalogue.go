@@ -149,6 +149,7 @@ func Catalogue() []Scenario {
 	out = append(out, breakerScenarios()...)
 	out = append(out, keepaliveScenarios()...)
 	out = append(out, optimizerScenarios()...)
+	out = append(out, containerScenarios()...)
 	return out
 }
 

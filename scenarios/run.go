@@ -26,6 +26,9 @@ type RunConfig struct {
 	CheckLeaks bool
 	// TeardownTimeout bounds Env.Close (default 20 s).
 	TeardownTimeout time.Duration
+	// Runtime is RuntimeDefault or RuntimeContainer (the HTTP backends of
+	// every scenario run as containers).
+	Runtime string
 }
 
 // failure is what the fail handler panics with; the runner recovers it.
@@ -92,7 +95,15 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 	topo := sc.Topology()
 	kit.AdaptTopology(&topo, target)
 	topo.Name, topo.Labels, topo.Target, topo.Recorder = sc.Name, sc.Labels, target, rec
+	if cfg.Runtime == RuntimeContainer {
+		containerize(&topo)
+	}
 	env, err := harness.Start(runCtx, topo)
+	var skipErr *harness.SkipError
+	if errors.As(err, &skipErr) {
+		rec.Skip(skipErr.Reason)
+		return rec
+	}
 	if err != nil {
 		rec.AddCheck(harness.Check{Name: "topology starts", Verdict: harness.CheckFailed, Observed: err.Error()})
 		rec.Fail("start topology: " + err.Error())

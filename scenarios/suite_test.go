@@ -48,6 +48,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred(), "the target from the VMCP_CHAOS_* environment")
 	GinkgoWriter.Printf("target %s (capabilities: %s)\n", target.Name(), target.Capabilities())
 	results = harness.NewResults(target)
+	prepareContainers(ctx)
 }, NodeTimeout(4*time.Minute))
 
 var _ = AfterSuite(func() {
@@ -56,6 +57,7 @@ var _ = AfterSuite(func() {
 		path = os.Getenv(ResultsEnv)
 	}
 	harness.CleanupChaosBuild()
+	shutdownContainers()
 	if path == "" {
 		return
 	}
@@ -79,7 +81,7 @@ var _ = Describe("vMCP", func() {
 			for _, sc := range groups[group] {
 				name := strings.TrimPrefix(sc.Name, group+"/")
 				It(name, Label(sc.Labels...), SpecTimeout(sc.Timeout+harness.DefaultEnvCloseTimeout+30*time.Second), func(ctx SpecContext) {
-					rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: true})
+					rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: true, Runtime: runtime})
 					resultsMu.Lock()
 					results.Add(rec)
 					resultsMu.Unlock()

@@ -3,8 +3,10 @@ package vmcp
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
@@ -37,6 +39,9 @@ type aggregate struct {
 	PromptRoutes   map[string]route
 	ResourceRoutes map[string]route // URI → backend, URI
 	TemplateRoutes map[string]route // URI template → backend, URI template
+
+	sessOnce  sync.Once
+	sessTools map[string]server.ServerTool // see Gateway.sessionTools
 }
 
 // ranker orders backends: by position in priorityOrder, then unlisted ones

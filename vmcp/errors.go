@@ -21,6 +21,7 @@ var ErrBackendUnavailable = backend.ErrUnavailable
 // Error kinds; see the constants of package backend for their meaning.
 const (
 	KindConnectionRefused = backend.KindConnectionRefused
+	KindUnreachable       = backend.KindUnreachable
 	KindConnectionReset   = backend.KindConnectionReset
 	KindConnectionClosed  = backend.KindConnectionClosed
 	KindHTTPStatus        = backend.KindHTTPStatus

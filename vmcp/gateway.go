@@ -77,6 +77,8 @@ type Gateway struct {
 	pool       *pool
 	res        *resilience     // health, breaker, keepalive, metrics
 	opt        *optimizerState // find_tool's shared index
+	cats       *catalogues     // list answers shared between sessions (catalogue.go)
+	aggs       aggregates
 
 	promptMu    sync.Mutex
 	promptNames map[string]bool
@@ -90,6 +92,9 @@ type Gateway struct {
 	closing         bool
 	bg              sync.WaitGroup // asynchronous session closes
 	loops           sync.WaitGroup // the idle-session sweeper; ends with g.ctx
+	// live mirrors sessions (written under mu with it) so the request
+	// path looks sessions up without a global lock.
+	live sync.Map // id → *Session
 
 	shutdownMu   sync.Mutex
 	shutdownDone bool
@@ -113,6 +118,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		closed:      map[string]time.Time{},
 		promptNames: map[string]bool{},
 		started:     time.Now(),
+		cats:        newCatalogues(),
 	}
 	for _, o := range opts {
 		o(&g.opts)
@@ -154,9 +160,10 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 func (g *Gateway) Config() *Config { return g.cfg }
 
 func (g *Gateway) session(id string) *Session {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.sessions[id]
+	if s, ok := g.live.Load(id); ok {
+		return s.(*Session)
+	}
+	return nil
 }
 
 func (g *Gateway) wasClosed(id string) bool {
@@ -174,6 +181,7 @@ func (g *Gateway) addSession(s *Session) bool {
 		return false
 	}
 	g.sessions[s.id] = s
+	g.live.Store(s.id, s)
 	g.mu.Unlock()
 	if o := g.opts.sessionObserver; o != nil {
 		o.SessionOpened(s)
@@ -196,6 +204,7 @@ func (g *Gateway) closeSessionAsync(id string) {
 	g.mu.Lock()
 	s := g.sessions[id]
 	delete(g.sessions, id)
+	g.live.Delete(id)
 	if s != nil {
 		if len(g.closed) >= maxClosedIDs {
 			for k := range g.closed {
@@ -329,6 +338,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		g.closed[id] = time.Now()
 	}
 	g.sessions = map[string]*Session{}
+	g.live.Clear()
 	srv := g.srv
 	g.mu.Unlock()
 

@@ -125,6 +125,8 @@ func (g *Gateway) applyView(sess server.ClientSession, target caller, agg *aggre
 	if st, ok := sess.(server.SessionWithTools); ok && g.cfg.Optimizer.Enabled {
 		g.attachOptimizer(target, agg) // optimizer_tools.go: find_tool and call_tool only
 		st.SetSessionTools(g.optimizerTools())
+	} else if _, legacy := target.(*Session); ok && legacy {
+		st.SetSessionTools(g.sessionTools(agg)) // shared by sessions with this aggregate
 	} else if ok {
 		tools := make(map[string]server.ServerTool, len(agg.Tools))
 		for _, t := range agg.Tools {

@@ -43,6 +43,20 @@ func (g *Gateway) newMCPServer() *server.MCPServer {
 // initialize opens the gateway session (its error fails the initialize);
 // a stateless request gets the pool's view.
 func (g *Gateway) onRequest(ctx context.Context, _ any, message any) error {
+	sess := server.ClientSessionFromContext(ctx)
+	if sess == nil {
+		return nil
+	}
+	id := sess.SessionID()
+	if id != "" {
+		// A request of an open session: mcp-go gives an initialize a
+		// newly generated id, which no session has yet, so there is
+		// nothing more to do (and nothing to decode).
+		if s := g.session(id); s != nil {
+			s.touch()
+			return nil
+		}
+	}
 	raw, ok := message.(json.RawMessage)
 	if !ok {
 		if b, isBytes := message.([]byte); isBytes {
@@ -57,14 +71,6 @@ func (g *Gateway) onRequest(ctx context.Context, _ any, message any) error {
 		} `json:"params"`
 	}
 	_ = json.Unmarshal(raw, &msg)
-	sess := server.ClientSessionFromContext(ctx)
-	if sess == nil {
-		return nil
-	}
-	id := sess.SessionID()
-	if s := g.session(id); id != "" && s != nil {
-		s.touch()
-	}
 	modern := msg.Params.Meta.ProtocolVersion() != "" && mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
 
 	switch {
@@ -97,6 +103,10 @@ func (g *Gateway) onRequest(ctx context.Context, _ any, message any) error {
 		// The pool's latest view and its version, read together and
 		// applied under one lock: a concurrent rebuild cannot have an
 		// older view marked current.
+		// The common case, the view already installed, takes no lock.
+		if !retry && g.pool.version.Load() == g.poolApplied.Load() {
+			return nil
+		}
 		g.poolApplyMu.Lock()
 		defer g.poolApplyMu.Unlock()
 		if agg, v := g.pool.snapshot(); agg != nil && (g.poolApplied.Load() != v || retry) {

@@ -199,7 +199,7 @@ func (m *member) current(ctx context.Context, op string, timeout time.Duration) 
 	if closed {
 		return nil, &BackendError{Backend: m.backend.Name, Op: op, Kind: KindClosed, Cause: "session closed", Err: backend.ErrSessionClosing}
 	}
-	if c != nil && c.Alive() {
+	if c != nil && c.AliveAfterProbe(ctx) {
 		return c, nil
 	}
 	return m.reconnect(ctx, c, op, timeout)

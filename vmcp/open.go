@@ -92,6 +92,12 @@ func (g *Gateway) listView(ctx context.Context, name string, c *backend.Conn) (b
 	steps := []func() *BackendError{
 		func() *BackendError {
 			return list("tools/list", caps.Tools != nil, func(ctx context.Context) error {
+				if r, ok, err := listShared[mcp.ListToolsResult](ctx, g.cats, c, c.Name(), "tools/list"); ok && (err != nil || r.NextCursor == "") {
+					if err == nil {
+						v.Tools = r.Tools
+					}
+					return err
+				}
 				r, err := c.Client().ListTools(ctx, mcp.ListToolsRequest{})
 				if err == nil {
 					v.Tools = r.Tools
@@ -101,6 +107,12 @@ func (g *Gateway) listView(ctx context.Context, name string, c *backend.Conn) (b
 		},
 		func() *BackendError {
 			return list("resources/list", caps.Resources != nil, func(ctx context.Context) error {
+				if r, ok, err := listShared[mcp.ListResourcesResult](ctx, g.cats, c, c.Name(), "resources/list"); ok && (err != nil || r.NextCursor == "") {
+					if err == nil {
+						v.Resources = r.Resources
+					}
+					return err
+				}
 				r, err := c.Client().ListResources(ctx, mcp.ListResourcesRequest{})
 				if err == nil {
 					v.Resources = r.Resources
@@ -110,6 +122,12 @@ func (g *Gateway) listView(ctx context.Context, name string, c *backend.Conn) (b
 		},
 		func() *BackendError {
 			return list("resources/templates/list", caps.Resources != nil, func(ctx context.Context) error {
+				if r, ok, err := listShared[mcp.ListResourceTemplatesResult](ctx, g.cats, c, c.Name(), "resources/templates/list"); ok && (err != nil || r.NextCursor == "") {
+					if err == nil {
+						v.Templates = r.ResourceTemplates
+					}
+					return err
+				}
 				r, err := c.Client().ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
 				if err == nil {
 					v.Templates = r.ResourceTemplates
@@ -119,6 +137,12 @@ func (g *Gateway) listView(ctx context.Context, name string, c *backend.Conn) (b
 		},
 		func() *BackendError {
 			return list("prompts/list", caps.Prompts != nil, func(ctx context.Context) error {
+				if r, ok, err := listShared[mcp.ListPromptsResult](ctx, g.cats, c, c.Name(), "prompts/list"); ok && (err != nil || r.NextCursor == "") {
+					if err == nil {
+						v.Prompts = r.Prompts
+					}
+					return err
+				}
 				r, err := c.Client().ListPrompts(ctx, mcp.ListPromptsRequest{})
 				if err == nil {
 					v.Prompts = r.Prompts
@@ -127,8 +151,18 @@ func (g *Gateway) listView(ctx context.Context, name string, c *backend.Conn) (b
 			})
 		},
 	}
-	for _, step := range steps {
-		if be := step(); be != nil {
+	// The lists go out together (one round trip instead of four); the
+	// first failure in list order is the one reported.
+	errs := make([]*BackendError, len(steps))
+	var wg sync.WaitGroup
+	for i, step := range steps[1:] {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i+1] = step() }()
+	}
+	errs[0] = steps[0]()
+	wg.Wait()
+	for _, be := range errs {
+		if be != nil {
 			return backendView{}, be
 		}
 	}

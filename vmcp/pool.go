@@ -30,6 +30,25 @@ type pool struct {
 	opening   *poolFlight
 	lastRetry time.Time
 	closed    bool
+
+	// Published under mu for the request path, which reads them without
+	// it: ready is opened && !closed && no opening under way; view is
+	// agg; snap is a copy of slots (replaced, never changed in place).
+	ready atomic.Bool
+	view  atomic.Pointer[aggregate]
+	snap  atomic.Pointer[map[string][]*poolSlot]
+}
+
+// publishLocked makes the request path see the pool's state. Called with
+// p.mu held after any change of slots, agg, opened, opening or closed.
+func (p *pool) publishLocked() {
+	p.ready.Store(p.opened && !p.closed && p.opening == nil)
+	p.view.Store(p.agg)
+	snap := make(map[string][]*poolSlot, len(p.slots))
+	for name, slots := range p.slots {
+		snap[name] = slots
+	}
+	p.snap.Store(&snap)
 }
 
 type poolSlot struct {
@@ -58,6 +77,11 @@ func newPool(g *Gateway) *pool {
 // counted from the end of the last opening).
 // It returns the current aggregate.
 func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
+	if !retry && p.ready.Load() {
+		if agg := p.view.Load(); agg != nil {
+			return agg, nil // the common case: no lock
+		}
+	}
 	for {
 		p.mu.Lock()
 		if p.closed {
@@ -95,6 +119,7 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 		p.opening = fl
 		p.lastRetry = time.Now()
 		p.opens.Add(1)
+		p.publishLocked()
 		p.mu.Unlock()
 
 		members := p.g.openAll(p.ctx, p.ctx, "", &p.wg, todo, false)
@@ -104,6 +129,7 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 			// close ran while these were opening: they are not the pool's
 			// to close, so they are closed here, before close returns.
 			p.opening = nil
+			p.publishLocked()
 			p.mu.Unlock()
 			closeMembers(members)
 			close(fl.done)
@@ -127,6 +153,7 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 		p.lastRetry = time.Now()
 		p.rebuildLocked()
 		p.opening = nil
+		p.publishLocked()
 		p.mu.Unlock()
 		close(fl.done)
 		p.opens.Done()
@@ -174,6 +201,12 @@ func (p *pool) rebuildLocked() {
 	p.version.Add(1)
 }
 
+func (p *pool) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
 func (p *pool) noBackend() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -193,11 +226,7 @@ func (p *pool) snapshot() (*aggregate, int64) {
 	return p.agg, p.version.Load()
 }
 
-func (p *pool) aggregate() *aggregate {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.agg
-}
+func (p *pool) aggregate() *aggregate { return p.view.Load() }
 
 // call routes a request to the least busy member of the backend, growing
 // the pool when all are busy.
@@ -212,11 +241,17 @@ func (p *pool) call(ctx context.Context, backend, op string, fn func(context.Con
 }
 
 func (p *pool) pick(ctx context.Context, name, op string) (*poolSlot, *BackendError) {
-	p.mu.Lock()
-	live := p.liveLocked(name)
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
+	// No pool-wide lock: the published copy of the slots, each member's
+	// connection read under its own lock.
+	var live []*poolSlot
+	if snap := p.snap.Load(); snap != nil {
+		for _, s := range (*snap)[name] {
+			if s.m.hasView() {
+				live = append(live, s)
+			}
+		}
+	}
+	if !p.ready.Load() && p.isClosed() {
 		return nil, &BackendError{Backend: name, Op: op, Kind: KindClosed, Cause: "gateway closing", Err: backend.ErrSessionClosing}
 	}
 	if len(live) == 0 {
@@ -252,6 +287,7 @@ func (p *pool) pick(ctx context.Context, name, op string) (*poolSlot, *BackendEr
 		return best, nil
 	}
 	p.slots[name] = append(p.slots[name], slot)
+	p.publishLocked()
 	p.mu.Unlock()
 	return slot, nil
 }
@@ -264,6 +300,7 @@ func (p *pool) close() {
 	p.cancel(backend.ErrSessionClosing)
 	p.mu.Lock()
 	p.closed = true
+	p.publishLocked()
 	p.mu.Unlock()
 	p.opens.Wait()
 	p.mu.Lock()

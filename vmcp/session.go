@@ -75,7 +75,7 @@ func (g *Gateway) openSession(reqCtx context.Context, id, clientProtocol string)
 		s.Close()
 		return nil, err
 	}
-	s.agg.Store(buildAggregate(g.cfg.Aggregation, views))
+	s.agg.Store(g.aggs.build(g.cfg.Aggregation, views))
 	s.touch()
 	return s, nil
 }

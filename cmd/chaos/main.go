@@ -53,6 +53,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newProxyCmd())
 	root.AddCommand(newExperimentCmd())
 	root.AddCommand(newReportCmd())
+	root.AddCommand(newBenchCmd())
 	withUsageExits(root)
 	return root
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -34,6 +35,8 @@ type runOptions struct {
 	list            bool
 	noLeakCheck     bool
 	verbose         bool
+	runtime         string
+	gatewayImage    string
 	// output: --html, --no-html, --quiet (see output.go)
 	html   string
 	noHTML bool
@@ -61,6 +64,14 @@ scenarios, fake backends as real processes of this binary).
   chaos run --target exec --gateway-cmd 'vmcp serve --config {{.ConfigPath}}' \
       --config-template toolhive.yaml.tmpl --ready-url '{{.BaseURL}}/status' \
       --capabilities health-api,breaker
+  chaos run --label container                 # backends and gateway as Docker containers
+  chaos run --runtime container               # every scenario's HTTP backends in containers
+
+The container scenarios (label container) need a Docker engine (probed for
+at most 5 s; without one they are skipped, or fail with
+VMCP_CHAOS_REQUIRE_DOCKER=1); they run the target as a container: the
+reference and chaos vmcp from an image built locally FROM scratch, another
+gateway from --gateway-image.
 
 A scenario that needs a capability the target does not declare is reported
 skipped with that reason; a pass whose optional checks could not run (e.g.
@@ -70,7 +81,8 @@ JSON and the report cover what finished (the rest is listed as not run).
 
 The Ginkgo suite (go test ./scenarios/...) takes the same target choice from
 VMCP_CHAOS_TARGET, VMCP_CHAOS_GATEWAY_CMD, VMCP_CHAOS_CONFIG_TEMPLATE,
-VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.
+VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH, VMCP_CHAOS_CAPABILITIES,
+VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 
 ` + exitHelp,
 		Args: cobra.NoArgs,
@@ -104,6 +116,8 @@ VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH and VMCP_CHAOS_CAPABILITIES.
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print with each scenario its full reason, failed checks and key figures")
 	addOutputFlags(f, &o)
+	f.StringVar(&o.runtime, "runtime", "", "backend runtime: container runs every scenario's HTTP backends as Docker containers (default: each scenario's own)")
+	f.StringVar(&o.gatewayImage, "gateway-image", "", "exec: a container image of the gateway, for the container scenarios (runs --gateway-cmd with the rendered config)")
 	return cmd
 }
 
@@ -122,7 +136,8 @@ func runTarget(o runOptions) (harness.Target, error) {
 		return runProfileTarget(o)
 	}
 	cfg := harness.TargetConfig{Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
-		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet, ToolNamePattern: o.toolNames}
+		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet, ToolNamePattern: o.toolNames,
+		Image: o.gatewayImage}
 	t, err := cfg.Target(os.Executable)
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
@@ -138,6 +153,17 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
+	runtime, err := scenarios.ParseRuntime(o.runtime)
+	if err != nil {
+		return usageError(fmt.Errorf("run: --runtime: %w", err))
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := containers.ShutdownDefault(ctx); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "chaos run: remove the run's containers: %v\n", err)
+		}
+	}()
 	selected, err := scenarios.Select(scenarios.Catalogue(), o.labels...)
 	if err != nil {
 		return usageError(fmt.Errorf("run: --label: %w", err))
@@ -166,6 +192,11 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	if !o.quiet {
 		fmt.Fprintf(w, "chaos run: %d scenarios against %s\ncapabilities: %s\n", len(selected), target.Name(), target.Capabilities())
 	}
+	if msg, err := scenarios.PrepareContainers(cmd.Context(), selected, runtime); err != nil {
+		return fmt.Errorf("run: %w", err)
+	} else if msg != "" && !o.quiet {
+		fmt.Fprintln(w, msg)
+	}
 	results := harness.NewResults(target)
 	start := time.Now()
 	prog := newProgress(w, len(selected), o.quiet, o.verbose)
@@ -181,7 +212,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 			}
 			break
 		}
-		rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck})
+		rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck, Runtime: runtime})
 		if ctx.Err() != nil {
 			results.Interrupted = true
 			r := rec.Result()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"syscall"
@@ -124,6 +125,10 @@ func classify(f failure) *Error {
 		return set(KindSessionExpired, "session expired")
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return set(KindConnectionRefused, "connection refused")
+	case isNotFoundDNS(err):
+		return set(KindUnreachable, "unreachable: no such host")
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return set(KindUnreachable, "unreachable: no route to host")
 	case errors.Is(err, syscall.ECONNRESET) || errors.Is(f.trace.bodyErr, syscall.ECONNRESET):
 		return set(KindConnectionReset, "connection reset")
 	case errors.Is(err, syscall.EPIPE):
@@ -168,6 +173,12 @@ func classify(f failure) *Error {
 		return set(KindInvalidResponse, "invalid response: "+oneLine(msg, 120))
 	}
 	return set(KindTransport, oneLine(msg, 160))
+}
+
+// isNotFoundDNS reports a name that does not resolve.
+func isNotFoundDNS(err error) bool {
+	var dns *net.DNSError
+	return errors.As(err, &dns) && dns.IsNotFound
 }
 
 // jsonRPCError recognises the errors mcp-go builds from JSON-RPC error

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"syscall"
 	"testing"
@@ -27,6 +28,12 @@ func TestClassifyConnectionFailures(t *testing.T) {
 		{"EOF", post(io.EOF), KindConnectionClosed, "connection closed"},
 		{"reset", post(syscall.ECONNRESET), KindConnectionReset, "connection reset"},
 		{"refused", post(syscall.ECONNREFUSED), KindConnectionRefused, "connection refused"},
+		// A killed container leaves its network's DNS (measured: the
+		// reference reported it as a raw transport_error before).
+		{"no such host", post(&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "beta", IsNotFound: true}}), KindUnreachable, "unreachable: no such host"},
+		{"DNS timeout is not unreachable", post(&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "i/o timeout", Name: "beta", IsTimeout: true}}), KindTransport,
+			"transport error: failed to send request: Post \"http://127.0.0.1:1/mcp\": dial tcp: lookup beta: i/o timeout"},
+		{"host unreachable", post(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.EHOSTUNREACH}), KindUnreachable, "unreachable: no route to host"},
 		{"unknown", post(errors.New("something else")), KindTransport, "transport error: failed to send request: Post \"http://127.0.0.1:1/mcp\": something else"},
 	} {
 		be := classify(failure{err: tc.err})

@@ -69,6 +69,7 @@ type Conn struct {
 
 	bg        sync.WaitGroup // cancel notifications in flight
 	bgClosed  bool           // under mu: close is waiting for bg; no more Add
+	probe     chan struct{}  // under mu: closed when the stream probe under way ends (sseprobe.go)
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -79,6 +80,12 @@ func (c *Conn) Client() *client.Client { return c.client }
 
 // Protocol is the MCP revision the backend agreed to in initialize.
 func (c *Conn) Protocol() string { return c.protocol }
+
+// Name is the backend's configured name.
+func (c *Conn) Name() string { return c.backend.Name }
+
+// Transport is the backend's configured transport.
+func (c *Conn) Transport() config.Transport { return c.backend.Transport }
 
 // SessionID is the backend's session id ("" on a stateless connection or
 // stdio).
@@ -327,8 +334,14 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 	}
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	tctx, tcancel := context.WithTimeoutCause(actx, timeout, ErrCallTimeout)
-	defer tcancel()
+	// A caller that already bounds the request as tightly (a session's
+	// attempt, with the same timeout) needs no second timer.
+	tctx := actx
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > timeout {
+		var tcancel context.CancelFunc
+		tctx, tcancel = context.WithTimeoutCause(actx, timeout, ErrCallTimeout)
+		defer tcancel()
+	}
 	stop := context.AfterFunc(c.dead, func() { cancel(errConnDead) })
 	defer stop()
 
@@ -373,6 +386,9 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 	}
 	if c.isStdio() && be.Kind == KindConnectionClosed {
 		c.die(err)
+	}
+	if f.timedOut {
+		c.probeAfterTimeout(op, timeout)
 	}
 	return c.finish(op, be)
 }

@@ -15,6 +15,10 @@ type ErrorKind string
 const (
 	// KindConnectionRefused: nothing listens at the backend's address.
 	KindConnectionRefused ErrorKind = "connection_refused"
+	// KindUnreachable: the backend's address does not resolve (a killed
+	// container leaves its network's DNS: "no such host") or no route
+	// leads to it (host or network unreachable).
+	KindUnreachable ErrorKind = "unreachable"
 	// KindConnectionReset: the backend reset the connection (TCP RST).
 	KindConnectionReset ErrorKind = "connection_reset"
 	// KindConnectionClosed: the connection or stream ended before the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -173,11 +174,18 @@ type rpcEnvelope struct {
 	} `json:"error"`
 }
 
-// idKey normalises a raw JSON-RPC id for comparison ("" for none/null).
+// idKey normalises a raw JSON-RPC id for comparison ("" for none/null):
+// the JSON of the value decoded and encoded again, so 7, 7.0 and 7e0 are
+// one id. Ids that are already in that form (small integers, plain ASCII
+// strings: what every client sends) are returned as they are, without
+// decoding.
 func idKey(raw json.RawMessage) string {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" {
 		return ""
+	}
+	if canonicalID(s) {
+		return s
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
@@ -187,22 +195,83 @@ func idKey(raw json.RawMessage) string {
 	return string(b)
 }
 
+// canonicalID reports whether s is a JSON id that json.Marshal would
+// write back unchanged: an integer of at most 15 digits without a leading
+// zero, or a string of printable ASCII without escapes or the characters
+// json.Marshal escapes (<, >, &).
+func canonicalID(s string) bool {
+	switch {
+	case s[0] == '"':
+		if len(s) < 2 || s[len(s)-1] != '"' {
+			return false
+		}
+		for i := 1; i < len(s)-1; i++ {
+			c := s[i]
+			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
+		return true
+	default:
+		d := s
+		if d[0] == '-' {
+			d = d[1:]
+		}
+		if len(d) == 0 || len(d) > 15 || (d[0] == '0' && (len(d) > 1 || s[0] == '-')) {
+			return false
+		}
+		for i := 0; i < len(d); i++ {
+			if d[i] < '0' || d[i] > '9' {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// requestPrefix is how mcp-go's client starts every request body it
+// writes (json.Marshal of its JSONRPCRequest: jsonrpc, id, method,
+// params, in that order).
+const requestPrefix = `{"jsonrpc":"2.0","id":`
+
+// peekRequest returns the id (as idKey would) and method of a request
+// body the gateway's own client wrote. The usual layout is read without
+// decoding; anything else is decoded.
+func peekRequest(body []byte) (id, method string) {
+	if rest, ok := bytes.CutPrefix(body, []byte(requestPrefix)); ok {
+		if i := bytes.IndexByte(rest, ','); i > 0 {
+			rawID, after := string(rest[:i]), rest[i+1:]
+			if m, ok := bytes.CutPrefix(after, []byte(`"method":"`)); ok && canonicalID(rawID) {
+				if j := bytes.IndexByte(m, '"'); j > 0 && bytes.IndexByte(m[:j], '\\') < 0 {
+					return rawID, string(m[:j])
+				}
+			}
+		}
+	}
+	var env rpcEnvelope
+	if json.Unmarshal(body, &env) == nil && env.Method != "" {
+		return idKey(env.ID), env.Method
+	}
+	return "", ""
+}
+
 func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tr := traceFrom(req.Context())
 	var reqID, method string
 	if req.Body != nil && req.Method == http.MethodPost {
-		body, err := io.ReadAll(req.Body)
+		body, err := readBody(req.Body, req.ContentLength, -1)
 		req.Body.Close()
 		if err != nil {
 			return nil, err
 		}
-		req = req.Clone(req.Context())
+		// A shallow copy is enough: only Body and GetBody change (and
+		// the context below).
+		r2 := new(http.Request)
+		*r2 = *req
+		req = r2
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		var env rpcEnvelope
-		if json.Unmarshal(body, &env) == nil && env.Method != "" {
-			reqID, method = idKey(env.ID), env.Method
-		}
+		reqID, method = peekRequest(body)
 	}
 	if reqID != "" {
 		tr.setRequest(reqID, method)
@@ -245,7 +314,7 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && mediaType == "application/json" && reqID != "":
-		body, err := io.ReadAll(io.LimitReader(resp.Body, t.maxBytes+1))
+		body, err := readBody(resp.Body, resp.ContentLength, t.maxBytes+1)
 		resp.Body.Close()
 		cancel()
 		if err != nil {
@@ -283,14 +352,40 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 // parseMessage decodes one JSON-RPC message from a backend.
 func parseMessage(data []byte) (rpcEnvelope, error) {
+	// One Unmarshal: it checks the whole input is valid JSON before it
+	// decodes (a *json.SyntaxError), then decodes only the envelope.
 	var env rpcEnvelope
-	if !json.Valid(data) {
-		return env, &invalidResponseError{Reason: "malformed JSON: " + oneLine(string(data), 60)}
-	}
 	if err := json.Unmarshal(data, &env); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return env, &invalidResponseError{Reason: "malformed JSON: " + oneLine(string(data), 60)}
+		}
 		return env, &invalidResponseError{Reason: "not a JSON-RPC message: " + oneLine(string(data), 60)}
 	}
 	return env, nil
+}
+
+// readBody reads r whole, at most limit bytes (limit < 0: no limit), in
+// one allocation when the length is known.
+func readBody(r io.Reader, length, limit int64) ([]byte, error) {
+	if limit >= 0 {
+		r = io.LimitReader(r, limit)
+	}
+	if length <= 0 || (limit >= 0 && length > limit) {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, length, length+1)
+	n, err := io.ReadFull(r, buf)
+	if err != nil {
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			err = io.ErrUnexpectedEOF // shorter than its Content-Length
+		}
+		return buf[:n], err
+	}
+	// A body longer than its Content-Length: read the rest too, so the
+	// limit check sees it.
+	rest, err := io.ReadAll(r)
+	return append(buf, rest...), err
 }
 
 // arrivedOn checks a message read from a stream shared by every request

@@ -1,0 +1,157 @@
+// Package bench measures a gateway's performance against calling its
+// backends directly, in the same run: call throughput and latency on both
+// protocol revisions, the gateway's CPU per call against the backend's own,
+// its peak RSS, and how fast sessions open. Its figures go into the
+// harness results document (scenarios named bench/...), beside the
+// resilience verdicts. `chaos bench` is its command line.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// Config is one bench run.
+type Config struct {
+	// Target is the gateway under test; it must run as a process
+	// (harness.Exec) so its CPU time and RSS can be read from /proc.
+	Target harness.Target
+	// Runtime starts the fake backends (harness.Process: their CPU is
+	// measured too).
+	Runtime harness.BackendRuntime
+	// Clients, Duration and Calls bound each load run (per revision and
+	// per endpoint); CallTimeout is every call's deadline.
+	Clients     int
+	Duration    time.Duration
+	Calls       int
+	CallTimeout time.Duration
+	// Opens is how many sessions are opened one after another for the
+	// session-open medians; Sessions how many are opened (16 at a time)
+	// for the many-sessions figure (0 skips it).
+	Opens    int
+	Sessions int
+	// Revisions to run the call figures on (default both).
+	Revisions []harness.Revision
+	// Progress receives one line per step (nil: none).
+	Progress io.Writer
+}
+
+func (c *Config) defaults() {
+	if c.Clients <= 0 {
+		c.Clients = 64
+	}
+	if c.Duration <= 0 {
+		c.Duration = 3 * time.Second
+	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = 5 * time.Second
+	}
+	if c.Opens <= 0 {
+		c.Opens = 30
+	}
+	if len(c.Revisions) == 0 {
+		c.Revisions = harness.Revisions
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+}
+
+// echoScript is a healthy backend with an echo tool (and tools-1 more, to
+// make its catalogue as large as wanted).
+func echoScript(name string, tools int) *fakebackends.Script {
+	s := &fakebackends.Script{Name: name, Transport: fakebackends.TransportStreamableHTTP, Protocol: fakebackends.ProtocolAuto}
+	s.Tools = append(s.Tools, fakebackends.ToolSpec{Name: "echo", Description: "Echo " + harness.OriginMarker(name, "echo"),
+		Input:  map[string]any{"type": "object", "properties": map[string]any{"msg": map[string]any{"type": "string"}}},
+		Result: fakebackends.ToolResult{Echo: true}})
+	for i := 1; i < tools; i++ {
+		n := fmt.Sprintf("tool_%03d", i)
+		s.Tools = append(s.Tools, fakebackends.ToolSpec{Name: n,
+			Description: "A filler tool with a description of ordinary length " + harness.OriginMarker(name, n),
+			Input:       map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string", "description": "query"}}},
+			Result:      fakebackends.ToolResult{Text: "ok"}})
+	}
+	return s
+}
+
+// topology is started backends with a gateway in front of them.
+type topology struct {
+	backends []harness.RunningBackend
+	gateway  harness.Gateway
+}
+
+func (t *topology) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if t.gateway != nil {
+		_ = t.gateway.Close(ctx)
+	}
+	for _, b := range t.backends {
+		_ = b.Close(ctx)
+	}
+}
+
+func pidOf(x any) int {
+	if p, ok := x.(interface{ PID() int }); ok {
+		return p.PID()
+	}
+	return -1
+}
+
+func (c *Config) start(ctx context.Context, scripts ...*fakebackends.Script) (*topology, error) {
+	t := &topology{}
+	info := harness.TopologyInfo{CallTimeout: c.CallTimeout}
+	for _, s := range scripts {
+		b, err := c.Runtime.Start(ctx, s)
+		if err != nil {
+			t.close()
+			return nil, fmt.Errorf("start backend %s: %w", s.Name, err)
+		}
+		t.backends = append(t.backends, b)
+		info.Backends = append(info.Backends, b.Info())
+	}
+	g, err := c.Target.Start(ctx, info)
+	if err != nil {
+		t.close()
+		return nil, fmt.Errorf("start gateway %s: %w", c.Target.Name(), err)
+	}
+	t.gateway = g
+	return t, nil
+}
+
+// Run runs every bench scenario and returns the results (also when ctx
+// ends early: Interrupted is then set and the rest is missing). An error
+// means the bench could not run (a topology did not start).
+func Run(ctx context.Context, cfg Config) (*harness.Results, error) {
+	cfg.defaults()
+	if cfg.Target == nil || cfg.Runtime == nil {
+		return nil, errors.New("bench: config needs a target and a backend runtime")
+	}
+	results := harness.NewResults(cfg.Target)
+	steps := []func(context.Context, *Config, *harness.Results) error{runCalls2, runOpen500}
+	for _, step := range steps {
+		if err := step(ctx, &cfg, results); err != nil {
+			if ctx.Err() != nil {
+				results.Interrupted = true
+				return results, nil
+			}
+			return results, err
+		}
+	}
+	if ctx.Err() != nil {
+		results.Interrupted = true
+	}
+	return results, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func (c *Config) progress(format string, args ...any) {
+	fmt.Fprintf(c.Progress, "chaos bench: "+format+"\n", args...)
+}

@@ -1,0 +1,190 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// runCalls2 starts two healthy backends behind the gateway and measures,
+// per revision, calls (direct vs gateway), then session opens with two
+// backends and many sessions.
+func runCalls2(ctx context.Context, c *Config, results *harness.Results) error {
+	c.progress("starting 2 backends and %s", c.Target.Name())
+	t, err := c.start(ctx, echoScript("alpha", 1), echoScript("beta", 1))
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	for _, rev := range c.Revisions {
+		rec := harness.NewRecorder("bench/calls/"+string(rev), "bench", "calls")
+		err := callFigures(ctx, c, t, rev, rec)
+		finish(rec, err)
+		results.Add(rec)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	rec := harness.NewRecorder("bench/open/2-backends", "bench", "open")
+	finish(rec, openFigures(ctx, c, t, rec, false))
+	results.Add(rec)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if c.Sessions > 0 {
+		rec := harness.NewRecorder(fmt.Sprintf("bench/open/%d-sessions", c.Sessions), "bench", "open")
+		finish(rec, manySessions(ctx, c, t, rec))
+		results.Add(rec)
+	}
+	return ctx.Err()
+}
+
+// finish sets the verdict: a bench scenario fails when it could not
+// measure or a healthy call failed.
+func finish(rec *harness.Recorder, err error) {
+	if err != nil {
+		rec.Fail(err.Error())
+		return
+	}
+	rec.Pass()
+}
+
+// findTool returns the name under which url exposes backend's tool,
+// found by its origin marker (any gateway's naming), or by a name that
+// ends in the tool's own name and mentions the backend.
+func findTool(ctx context.Context, url string, rev harness.Revision, backend, tool string, timeout time.Duration) (string, error) {
+	cl, err := harness.Dial(ctx, url, rev, nil, harness.WithCallTimeout(timeout))
+	if err != nil {
+		return "", err
+	}
+	defer closeClients([]*harness.Client{cl})
+	call := cl.ListTools(ctx)
+	if call.Err != nil || call.Tools == nil {
+		return "", fmt.Errorf("tools/list at %s: %v", url, call.Err)
+	}
+	var guess string
+	for _, tl := range call.Tools.Tools {
+		var meta map[string]any
+		if tl.Meta != nil {
+			meta = tl.Meta.AdditionalFields
+		}
+		if b, n, ok := harness.ParseOrigin(tl.Description, meta); ok && b == backend && n == tool {
+			return tl.Name, nil
+		}
+		if strings.HasSuffix(tl.Name, tool) && strings.Contains(tl.Name, backend) {
+			guess = tl.Name
+		}
+	}
+	if guess == "" {
+		return "", fmt.Errorf("tools/list at %s: no tool of backend %s named %s (by origin marker or name)", url, backend, tool)
+	}
+	return guess, nil
+}
+
+// round is one measurement of one endpoint.
+type round struct {
+	load    LoadResult
+	c1      LoadResult
+	cpu     []time.Duration // per measured pid, over the load run
+	samples []ProcSample
+}
+
+// measure opens clients at url, then runs the load while reading the CPU
+// of pids, then a one-client run for the unloaded latency.
+func measure(ctx context.Context, c *Config, url, tool string, rev harness.Revision, pids ...int) (round, error) {
+	l := Load{URL: url, Revision: rev, Tool: tool, Args: map[string]any{"msg": "hello"},
+		Clients: c.Clients, Duration: c.Duration, Calls: c.Calls, CallTimeout: c.CallTimeout}
+	clients, err := dialClients(ctx, url, rev, l.Clients, l.CallTimeout)
+	if err != nil {
+		return round{}, fmt.Errorf("open %d %s clients at %s: %w", l.Clients, rev, url, err)
+	}
+	m := startCPU(pids...)
+	var r round
+	r.load = runCalls(ctx, clients, l)
+	r.cpu, r.samples = m.stop()
+	// One client: the latency a lone caller sees.
+	l1 := l
+	l1.Clients, l1.Calls, l1.Duration = 1, 300, min(c.Duration/2, time.Second)
+	r.c1 = runCalls(ctx, clients[:1], l1)
+	closeClients(clients)
+	return r, ctx.Err()
+}
+
+func callFigures(ctx context.Context, c *Config, t *topology, rev harness.Revision, rec *harness.Recorder) error {
+	alpha := t.backends[0]
+	bpid, gpid := pidOf(alpha), pidOf(t.gateway)
+	tool, err := findTool(ctx, t.gateway.MCPURL(), rev, alpha.Name(), "echo", c.CallTimeout)
+	if err != nil {
+		return err
+	}
+	direct, err := measure(ctx, c, alpha.URL(), "echo", rev, bpid)
+	if err != nil {
+		return err
+	}
+	gw, err := measure(ctx, c, t.gateway.MCPURL(), tool, rev, gpid, bpid)
+	if err != nil {
+		return err
+	}
+	set := rec.SetFigure
+	for _, e := range []struct {
+		name string
+		r    round
+	}{{"direct", direct}, {"gateway", gw}} {
+		set(e.name+".calls", float64(e.r.load.Calls))
+		set(e.name+".errors", float64(e.r.load.Errors))
+		set(e.name+".throughput_per_s", e.r.load.Throughput)
+		set(e.name+".p50_ms", ms(e.r.load.P50))
+		set(e.name+".p99_ms", ms(e.r.load.P99))
+		set(e.name+".max_ms", ms(e.r.load.Max))
+		set(e.name+".c1_p50_ms", ms(e.r.c1.P50))
+	}
+	set("clients", float64(c.Clients))
+	if direct.load.Throughput > 0 {
+		set("ratio.throughput", gw.load.Throughput/direct.load.Throughput)
+	}
+	if direct.load.P50 > 0 {
+		set("ratio.p50", float64(gw.load.P50)/float64(direct.load.P50))
+	}
+	set("c1_p50_overhead_ms", ms(gw.c1.P50-direct.c1.P50))
+	perCall := func(d time.Duration, calls int) float64 { return ms(d) / float64(max(calls, 1)) }
+	if direct.cpu[0] >= 0 {
+		set("direct.backend_cpu_ms_per_call", perCall(direct.cpu[0], direct.load.Calls))
+	}
+	if gw.cpu[0] >= 0 {
+		set("gateway.cpu_s", gw.cpu[0].Seconds())
+		set("gateway.cpu_ms_per_call", perCall(gw.cpu[0], gw.load.Calls))
+		set("gateway.rss_peak_mb", float64(gw.samples[0].PeakRSS)/(1<<20))
+	}
+	if gw.cpu[0] >= 0 && gw.cpu[1] > 0 {
+		set("gateway.backend_cpu_ms_per_call", perCall(gw.cpu[1], gw.load.Calls))
+		set("ratio.cpu_per_call", float64(gw.cpu[0])/float64(gw.cpu[1]))
+	}
+	c.progress("calls %s: direct %.0f/s p50 %.2fms | gateway %.0f/s (%.2f×) p50 %.2fms p99 %.2fms | gateway CPU/call %.3fms = %.2f× backend's | 1 client p50 +%.2fms | errors %d/%d",
+		rev, direct.load.Throughput, ms(direct.load.P50), gw.load.Throughput, gw.load.Throughput/max(direct.load.Throughput, 1e-9),
+		ms(gw.load.P50), ms(gw.load.P99), perCall(max(gw.cpu[0], 0), gw.load.Calls), float64(gw.cpu[0])/float64(max(gw.cpu[1], 1)),
+		ms(gw.c1.P50-direct.c1.P50), direct.load.Errors, gw.load.Errors)
+	if n := direct.load.Errors + gw.load.Errors; n > 0 {
+		first := gw.load.FirstError
+		if first == "" {
+			first = direct.load.FirstError
+		}
+		return fmt.Errorf("%d healthy calls failed (direct %d, gateway %d); first: %s", n, direct.load.Errors, gw.load.Errors, first)
+	}
+	if gw.load.Calls == 0 || direct.load.Calls == 0 {
+		return fmt.Errorf("no call finished (direct %d, gateway %d)", direct.load.Calls, gw.load.Calls)
+	}
+	return nil
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

@@ -1,0 +1,184 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// Load describes one bounded load run: Clients clients each call Tool in a
+// loop until Duration has passed or Calls calls have been made in all,
+// every call with its own CallTimeout deadline.
+type Load struct {
+	// URL is the MCP endpoint (a gateway's or a backend's).
+	URL string
+	// Revision is the clients' protocol revision.
+	Revision harness.Revision
+	// Tool is the tool's name at URL; Args its arguments.
+	Tool string
+	Args map[string]any
+	// Clients is the number of concurrent clients (each its own session
+	// and connections).
+	Clients int
+	// Duration bounds the run; Calls bounds the number of calls (0: no
+	// count bound).
+	Duration time.Duration
+	Calls    int
+	// CallTimeout is every call's deadline.
+	CallTimeout time.Duration
+}
+
+// LoadResult is what a load run measured. Latencies are of finished calls
+// (failed ones included).
+type LoadResult struct {
+	Calls      int
+	Errors     int
+	FirstError string
+	Elapsed    time.Duration
+	Throughput float64 // calls per second
+	P50, P99   time.Duration
+	Max        time.Duration
+}
+
+// dialClients opens n clients on rev, each initialize bounded by timeout.
+func dialClients(ctx context.Context, url string, rev harness.Revision, n int, timeout time.Duration) ([]*harness.Client, error) {
+	clients := make([]*harness.Client, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := range clients {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			cctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			clients[i], errs[i] = harness.Dial(cctx, url, rev, nil, harness.WithCallTimeout(timeout),
+				harness.WithClientName(fmt.Sprintf("bench%d", i)), harness.WithCloseGrace(time.Second))
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		closeClients(clients)
+		return nil, err
+	}
+	return clients, nil
+}
+
+// closeClients closes every client concurrently (each bounded by its close
+// grace).
+func closeClients(clients []*harness.Client) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for _, c := range clients {
+		if c == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = c.Close(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+// RunLoad opens the clients (not measured), then runs the calls. The
+// run ends at Duration, at Calls, or when ctx ends.
+func RunLoad(ctx context.Context, l Load) (LoadResult, error) {
+	if l.Clients < 1 || l.Duration <= 0 || l.CallTimeout <= 0 {
+		return LoadResult{}, fmt.Errorf("bench: load needs clients ≥ 1, duration > 0 and call timeout > 0 (got %d, %v, %v)", l.Clients, l.Duration, l.CallTimeout)
+	}
+	clients, err := dialClients(ctx, l.URL, l.Revision, l.Clients, l.CallTimeout)
+	if err != nil {
+		return LoadResult{}, fmt.Errorf("bench: open %d %s clients at %s: %w", l.Clients, l.Revision, l.URL, err)
+	}
+	defer closeClients(clients)
+	return runCalls(ctx, clients, l), nil
+}
+
+func runCalls(ctx context.Context, clients []*harness.Client, l Load) LoadResult {
+	runCtx, cancel := context.WithTimeout(ctx, l.Duration)
+	defer cancel()
+	var issued atomic.Int64
+	lat := make([][]time.Duration, len(clients))
+	errs := make([]int, len(clients))
+	first := make([]string, len(clients))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mc := c.MCP()
+			for runCtx.Err() == nil {
+				if l.Calls > 0 && issued.Add(1) > int64(l.Calls) {
+					return
+				}
+				// The call's deadline is its own, not the run's: a call
+				// in flight when the run ends is allowed to finish.
+				cctx, ccancel := context.WithTimeout(ctx, l.CallTimeout)
+				t0 := time.Now()
+				res, err := mc.CallTool(cctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: l.Tool, Arguments: l.Args}})
+				d := time.Since(t0)
+				ccancel()
+				if ctx.Err() != nil {
+					return
+				}
+				lat[i] = append(lat[i], d)
+				if err == nil && res != nil && res.IsError {
+					err = fmt.Errorf("isError result: %s", harness.ResultText(res))
+				}
+				if err != nil {
+					errs[i]++
+					if first[i] == "" {
+						first[i] = err.Error()
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	r := LoadResult{Elapsed: time.Since(start)}
+	var all []time.Duration
+	for i := range clients {
+		all = append(all, lat[i]...)
+		r.Errors += errs[i]
+		if r.FirstError == "" {
+			r.FirstError = first[i]
+		}
+	}
+	r.Calls = len(all)
+	if r.Elapsed > 0 {
+		r.Throughput = float64(r.Calls) / r.Elapsed.Seconds()
+	}
+	r.P50, r.P99, r.Max = quantiles(all)
+	return r
+}
+
+// quantiles returns the median, 99th percentile and maximum (nearest rank).
+func quantiles(d []time.Duration) (p50, p99, mx time.Duration) {
+	if len(d) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	rank := func(q float64) time.Duration {
+		i := int(q*float64(len(s))+0.999999) - 1
+		return s[min(max(i, 0), len(s)-1)]
+	}
+	return rank(0.50), rank(0.99), s[len(s)-1]
+}

@@ -1,0 +1,170 @@
+package containers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// Ports inside a backend container.
+const (
+	BackendMCPPort   = 8080
+	BackendAdminPort = 8081
+)
+
+// Start runs script as `chaos backend` in a container on the topology's
+// network, aliased by the script's name, and returns once its control API
+// answers. Stdio scripts are not supported (the gateway spawns those).
+func (t *Topology) Start(ctx context.Context, script *fakebackends.Script) (harness.RunningBackend, error) {
+	if script == nil {
+		return nil, fmt.Errorf("containers: nil script")
+	}
+	s := *script
+	if s.Transport == fakebackends.TransportStdio {
+		return nil, fmt.Errorf("containers: backend %q: stdio backends are spawned by the gateway: %w", s.Name, harness.ErrNotSupported)
+	}
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	e, err := t.engine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	img, err := e.Image(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.ApplyDefaults()
+	s.Listen, s.Admin = "", ""
+	data, err := yaml.Marshal(&s)
+	if err != nil {
+		return nil, fmt.Errorf("containers: backend %q: encode script: %w", s.Name, err)
+	}
+	auth := http.Header{"Authorization": {"Bearer " + e.token}}
+	c, err := t.runContainer(ctx, spec{
+		alias: s.Name,
+		image: img,
+		cmd: []string{"backend", "--script", "/etc/chaos/script.yaml",
+			"--listen", fmt.Sprintf("0.0.0.0:%d", BackendMCPPort), "--admin", fmt.Sprintf("0.0.0.0:%d", BackendAdminPort)},
+		env:   map[string]string{"CHAOS_ADMIN_TOKEN": e.token},
+		files: []testcontainers.ContainerFile{{Reader: strings.NewReader(string(data)), ContainerFilePath: "/etc/chaos/script.yaml", FileMode: 0o644}},
+		ports: []int{BackendMCPPort, BackendAdminPort},
+		ready: func(hp map[int]int) func(context.Context) error {
+			return httpReady(fmt.Sprintf("http://127.0.0.1:%d/healthz", hp[BackendAdminPort]), auth)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	admin := fmt.Sprintf("http://127.0.0.1:%d", c.ports[BackendAdminPort])
+	return &Backend{ctr: c, script: s, admin: harness.NewAdminAPI(admin, e.token), adminURL: admin}, nil
+}
+
+// Backend is a fake backend in a container: a harness.RunningBackend, a
+// harness.Respawner (kill and start the same container) and a Faulter.
+type Backend struct {
+	*ctr
+	script   fakebackends.Script
+	admin    *harness.AdminAPI
+	adminURL string
+}
+
+var (
+	_ harness.RunningBackend = (*Backend)(nil)
+	_ harness.Respawner      = (*Backend)(nil)
+	_ Faulter                = (*Backend)(nil)
+)
+
+func (b *Backend) path() string {
+	if b.script.Transport == fakebackends.TransportSSE {
+		return "/sse"
+	}
+	return "/mcp"
+}
+
+// Name is the script's name (and the container's alias).
+func (b *Backend) Name() string { return b.script.Name }
+
+// URL is the MCP endpoint as the gateway reaches it: by alias on the
+// topology's network when the gateway runs there, else the published
+// 127.0.0.1 port.
+func (b *Backend) URL() string {
+	if b.t.gatewayInNetwork() {
+		return b.NetworkURL()
+	}
+	return b.HostURL()
+}
+
+// NetworkURL is http://<alias>:8080/<path>.
+func (b *Backend) NetworkURL() string {
+	return fmt.Sprintf("http://%s:%d%s", b.alias, BackendMCPPort, b.path())
+}
+
+// HostURL is the MCP endpoint on its published 127.0.0.1 port.
+func (b *Backend) HostURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", b.ports[BackendMCPPort], b.path())
+}
+
+// AdminURL is the control API on its published 127.0.0.1 port.
+func (b *Backend) AdminURL() string { return b.adminURL }
+
+// Transport is the script's transport.
+func (b *Backend) Transport() fakebackends.Transport { return b.script.Transport }
+
+// Info describes the backend to the gateway's config template.
+func (b *Backend) Info() harness.BackendInfo {
+	return harness.BackendInfo{Name: b.script.Name, URL: b.URL(), AdminURL: b.adminURL,
+		Transport: string(b.script.Transport), Protocol: string(b.script.Protocol)}
+}
+
+func (b *Backend) SetFaults(ctx context.Context, faults ...fakebackends.Fault) error {
+	return b.wrap("set faults on", b.admin.SetFaults(ctx, faults...))
+}
+
+func (b *Backend) AddFaults(ctx context.Context, faults ...fakebackends.Fault) error {
+	return b.wrap("add faults to", b.admin.AddFaults(ctx, faults...))
+}
+
+func (b *Backend) ClearFaults(ctx context.Context) error {
+	return b.wrap("clear faults of", b.admin.ClearFaults(ctx))
+}
+
+func (b *Backend) ExpireSessions(ctx context.Context) (int, error) {
+	n, err := b.admin.ExpireSessions(ctx)
+	return n, b.wrap("expire sessions of", err)
+}
+
+// Restart restarts the MCP server behind the same listener (control API).
+func (b *Backend) Restart(ctx context.Context) error {
+	return b.wrap("restart", b.admin.Restart(ctx))
+}
+
+func (b *Backend) Requests(ctx context.Context) ([]fakebackends.RequestRecord, error) {
+	r, err := b.admin.Requests(ctx)
+	return r, b.wrap("read requests of", err)
+}
+
+// Respawn kills the container if it runs and starts it again: a fresh
+// process from the script, same alias and ports (faults set over the
+// control API are gone).
+func (b *Backend) Respawn(ctx context.Context) error {
+	if st, err := b.state(ctx); err == nil && st.Running {
+		if st.Paused {
+			_ = b.ctr.Resume(ctx)
+		}
+		if err := b.ctr.Kill(ctx); err != nil {
+			return err
+		}
+	}
+	return b.StartAgain(ctx)
+}
+
+// Close removes the container (and the network after its last one).
+func (b *Backend) Close(ctx context.Context) error { return b.remove(ctx) }

@@ -1,0 +1,197 @@
+package containers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/moby/moby/client"
+)
+
+// Labels on every container, network and image a run makes.
+const (
+	// LabelRun is the run's id.
+	LabelRun = "vmcp-chaos.run"
+	// LabelOwnerPID is the owning process's pid.
+	LabelOwnerPID = "vmcp-chaos.owner-pid"
+	// LabelOwnerStart is the owner's start time (clock ticks since boot,
+	// /proc/PID/stat field 22), so a reused pid is not taken for the owner.
+	LabelOwnerStart = "vmcp-chaos.owner-start"
+	// LabelOwnerHost is the owner's hostname: pids mean something only on
+	// the host (pid namespace) that made them, so other hosts sharing the
+	// engine are never swept.
+	LabelOwnerHost = "vmcp-chaos.owner-host"
+)
+
+// labels returns the labels of a resource of this run.
+func (e *Engine) labels() map[string]string {
+	host, _ := os.Hostname()
+	pid := os.Getpid()
+	return map[string]string{
+		LabelRun:        e.runID,
+		LabelOwnerPID:   strconv.Itoa(pid),
+		LabelOwnerStart: processStart(pid),
+		LabelOwnerHost:  host,
+	}
+}
+
+// processStart reads a process's start time from /proc ("" if unknown).
+func processStart(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	// Fields after the command: state is field 3, starttime field 22.
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
+}
+
+// ownerAlive reports whether the owner named by a resource's labels still
+// runs. Resources of another host are treated as alive (never swept).
+func ownerAlive(l map[string]string) bool {
+	host, _ := os.Hostname()
+	if l[LabelOwnerHost] != host {
+		return true
+	}
+	pid, err := strconv.Atoi(l[LabelOwnerPID])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	if start := l[LabelOwnerStart]; start != "" {
+		if now := processStart(pid); now != "" && now != start {
+			return false // the pid was reused
+		}
+	}
+	return true
+}
+
+// SweepDead removes every container, network and image labelled by an
+// owner on this host that no longer runs.
+func (e *Engine) SweepDead(ctx context.Context) error {
+	return e.remove(ctx, client.Filters{}.Add("label", LabelRun), func(l map[string]string) bool { return !ownerAlive(l) })
+}
+
+// RemoveRun removes every container, network and image of run id.
+func (e *Engine) RemoveRun(ctx context.Context, id string) error {
+	return e.remove(ctx, client.Filters{}.Add("label", LabelRun+"="+id), func(map[string]string) bool { return true })
+}
+
+// Leftovers lists the containers, networks and images of run id (for
+// tests: after a run, it must be empty).
+func (e *Engine) Leftovers(ctx context.Context, id string) ([]string, error) {
+	f := client.Filters{}.Add("label", LabelRun+"="+id)
+	var out []string
+	cs, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cs.Items {
+		out = append(out, "container "+strings.Join(c.Names, ","))
+	}
+	ns, err := e.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range ns.Items {
+		out = append(out, "network "+n.Name)
+	}
+	is, err := e.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range is.Items {
+		out = append(out, "image "+strings.Join(i.RepoTags, ",")+" "+i.ID)
+	}
+	return out, nil
+}
+
+// remove removes containers (forced), then networks, then images matching
+// filter whose labels satisfy pick.
+func (e *Engine) remove(ctx context.Context, f client.Filters, pick func(map[string]string) bool) error {
+	var errs []error
+	cs, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return fmt.Errorf("list containers: %w", err)
+	}
+	for _, c := range cs.Items {
+		if pick(c.Labels) {
+			if _, err := e.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !isNotFound(err) {
+				errs = append(errs, fmt.Errorf("remove container %s: %w", c.ID[:12], err))
+			}
+		}
+	}
+	ns, err := e.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("list networks: %w", err))...)
+	}
+	for _, n := range ns.Items {
+		if pick(n.Labels) {
+			if _, err := e.cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !isNotFound(err) {
+				errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
+			}
+		}
+	}
+	is, err := e.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: f})
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("list images: %w", err))...)
+	}
+	for _, i := range is.Items {
+		if pick(i.Labels) {
+			if _, err := e.cli.ImageRemove(ctx, i.ID, client.ImageRemoveOptions{Force: true, PruneChildren: true}); err != nil && !isNotFound(err) {
+				errs = append(errs, fmt.Errorf("remove image %s: %w", i.ID, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func isNotFound(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "No such") || strings.Contains(err.Error(), "not found"))
+}
+
+// installSignalCleanup removes the run's resources on SIGINT or SIGTERM,
+// then delivers the signal again with the handler gone, so the process
+// ends (or its own handler runs) as it would have.
+func installSignalCleanup(e *Engine) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-ch
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		if err := e.RemoveRun(ctx, e.runID); err != nil {
+			fmt.Fprintf(os.Stderr, "containers: cleanup on %s: %v\n", sig, err)
+		}
+		cancel()
+		signal.Stop(ch)
+		if s, ok := sig.(syscall.Signal); ok {
+			_ = syscall.Kill(os.Getpid(), s)
+		}
+	}()
+}
+
+// DanglingImages counts the engine's dangling images (untagged and not a
+// parent of a tagged one), for tests: a run must not add any.
+func (e *Engine) DanglingImages(ctx context.Context) (int, error) {
+	is, err := e.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: client.Filters{}.Add("dangling", "true")})
+	if err != nil {
+		return 0, err
+	}
+	return len(is.Items), nil
+}

@@ -1,0 +1,212 @@
+// Package containers is the container runtime of the harness: fake
+// backends and the gateway under test run as Docker containers on a
+// private network per topology, reached by alias, so faults only containers
+// give can be injected (SIGKILL, a freeze with the TCP state kept, a
+// graceful stop and start, a network partition, a new address, a restart
+// of the gateway itself). Images are built locally once per run FROM
+// scratch from a static chaos binary, never pulled. Every container,
+// network and image is labelled with the run's id and owner; resources of
+// dead owners are swept at start, and SIGINT/SIGTERM remove the run's own
+// (Ryuk is not used). See README.md.
+package containers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// Environment variables.
+const (
+	// RequireDockerEnv set to 1 turns "no Docker engine" from a skip into a
+	// failure (CI sets it).
+	RequireDockerEnv = "VMCP_CHAOS_REQUIRE_DOCKER"
+	// RuntimeEnv is the suite's equivalent of `chaos run --runtime`:
+	// "container" runs the backends of every scenario in containers.
+	RuntimeEnv = "VMCP_CHAOS_RUNTIME"
+	// VerboseEnv, when set, keeps testcontainers' own log lines.
+	VerboseEnv = "VMCP_CHAOS_CONTAINERS_VERBOSE"
+)
+
+// ProbeTimeout bounds the engine probe made before anything else.
+const ProbeTimeout = 5 * time.Second
+
+// StartTimeout bounds starting one container until it serves (a caller's
+// earlier deadline wins): measured 1–2 s idle, over 30 s on a 2-core
+// machine at load 25.
+const StartTimeout = 90 * time.Second
+
+// Engine is one run's connection to the Docker engine: its id, the image
+// built for it and the resources it owns. Get returns the process's one
+// Engine.
+type Engine struct {
+	cli   *testcontainers.DockerClient
+	runID string
+	token string // the backends' control API token
+
+	imgMu  sync.Mutex
+	image  string
+	imgErr error
+	binDir string // temp dir of a static binary we built
+
+	netSeq  int
+	netSeqM sync.Mutex
+}
+
+var engine struct {
+	sync.Mutex
+	e   *Engine
+	err error
+	did bool
+}
+
+// Get returns the process's Engine, connecting on first use: it sets the
+// testcontainers defaults this machine needs (Ryuk off, host 127.0.0.1),
+// probes the engine with its own deadline (ProbeTimeout, also when the
+// socket accepts and never answers), sweeps what dead owners left and
+// installs the SIGINT/SIGTERM cleanup. Without an engine the error wraps
+// *harness.SkipError unless VMCP_CHAOS_REQUIRE_DOCKER=1. The first result
+// is kept.
+func Get(ctx context.Context) (*Engine, error) {
+	engine.Lock()
+	defer engine.Unlock()
+	if !engine.did {
+		engine.did = true
+		engine.e, engine.err = connect(ctx)
+	}
+	return engine.e, engine.err
+}
+
+func connect(ctx context.Context) (*Engine, error) {
+	setDefaultEnv()
+	if os.Getenv(VerboseEnv) == "" {
+		tclog.SetDefault(tclog.NewNoopLogger()) // one line per container step otherwise
+	}
+	cli, err := probe(ctx, ProbeTimeout)
+	if err != nil {
+		reason := fmt.Sprintf("no usable Docker engine: %v", err)
+		if os.Getenv(RequireDockerEnv) == "1" {
+			return nil, fmt.Errorf("containers: %s (and %s=1)", reason, RequireDockerEnv)
+		}
+		return nil, fmt.Errorf("containers: %w", &harness.SkipError{Reason: reason})
+	}
+	e := &Engine{cli: cli, runID: randomHex(6), token: randomHex(16)}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := e.SweepDead(sctx); err != nil {
+		fmt.Fprintf(os.Stderr, "containers: sweep of dead owners' resources: %v\n", err)
+	}
+	installSignalCleanup(e)
+	return e, nil
+}
+
+// setDefaultEnv sets what testcontainers needs on these machines, unless
+// the user set it: no Ryuk (no registry to pull it from; exactly "true"),
+// and the host is 127.0.0.1 (/.dockerenv makes it guess the gateway).
+func setDefaultEnv() {
+	if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
+		_ = os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+	if _, ok := os.LookupEnv("TESTCONTAINERS_HOST_OVERRIDE"); !ok {
+		_ = os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+	}
+}
+
+// probe connects and pings within d, whatever the client does with its
+// own contexts: a socket that accepts and never answers is given up on.
+func probe(ctx context.Context, d time.Duration, opts ...client.Opt) (*testcontainers.DockerClient, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	defer cancel()
+	type res struct {
+		cli *testcontainers.DockerClient
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		cli, err := testcontainers.NewDockerClientWithOpts(ctx, opts...)
+		if err == nil {
+			_, err = cli.Ping(ctx, client.PingOptions{})
+		}
+		ch <- res{cli, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil && r.cli != nil {
+			_ = r.cli.Close()
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.cli, nil
+	case <-time.After(d + 100*time.Millisecond):
+		return nil, fmt.Errorf("the engine did not answer a ping within %s", d)
+	}
+}
+
+// Probe reports whether a Docker engine answers within ProbeTimeout,
+// without the rest of Get.
+func Probe(ctx context.Context) error {
+	setDefaultEnv()
+	cli, err := probe(ctx, ProbeTimeout)
+	if err == nil {
+		_ = cli.Close()
+	}
+	return err
+}
+
+// RunID is this run's id (the value of the LabelRun label).
+func (e *Engine) RunID() string { return e.runID }
+
+// Client is the Docker client.
+func (e *Engine) Client() *testcontainers.DockerClient { return e.cli }
+
+// Shutdown removes every resource of this run (containers, networks, the
+// image) and the static binary it built. Bounded by ctx (default 30 s).
+func (e *Engine) Shutdown(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	err := e.RemoveRun(ctx, e.runID)
+	e.imgMu.Lock()
+	if e.binDir != "" {
+		_ = os.RemoveAll(e.binDir)
+		e.binDir = ""
+	}
+	e.image, e.imgErr = "", nil
+	e.imgMu.Unlock()
+	return err
+}
+
+// ShutdownDefault shuts the process's Engine down if Get made one (for
+// TestMain and chaos run).
+func ShutdownDefault(ctx context.Context) error {
+	engine.Lock()
+	e := engine.e
+	engine.Unlock()
+	if e == nil {
+		return nil
+	}
+	return e.Shutdown(ctx)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// IsSkip reports whether err says the environment lacks Docker (skip).
+func IsSkip(err error) bool {
+	var s *harness.SkipError
+	return errors.As(err, &s)
+}

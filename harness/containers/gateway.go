@@ -1,0 +1,179 @@
+package containers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// GatewayPort is the port a gateway container listens on.
+const GatewayPort = 8080
+
+// Gateway is a harness.Target that runs a gateway as a container on a
+// Topology's network, in front of the topology's backends (given to it by
+// alias). The default is our `chaos vmcp` in the run's image; set Image,
+// Command and ConfigTemplate for any other gateway image.
+type Gateway struct {
+	// Topology is the network the gateway joins (WrapTarget sets it).
+	Topology *Topology
+	// TargetName names the target (default "container").
+	TargetName string
+	// Caps are the capabilities the gateway offers.
+	Caps harness.Capabilities
+	// Image is the gateway's image; "" is the run's chaos image.
+	Image string
+	// Command is the container's command (each element a template, data
+	// harness.TemplateData with Host 0.0.0.0, Port GatewayPort and
+	// ConfigPath the rendered file in the container). Default, for the
+	// chaos image: vmcp --config {{.ConfigPath}} --listen {{.Listen}}.
+	Command []string
+	// ConfigTemplate is rendered into /etc/vmcp/<ConfigName> in the
+	// container ("" writes no file).
+	ConfigTemplate string
+	// ConfigName is the file's name (default config.yaml).
+	ConfigName string
+	// MCPPath is the MCP endpoint's path (default /mcp).
+	MCPPath string
+	// ReadyPath is polled on the published port until it answers below
+	// 500 (default /status for the chaos image, else MCPPath).
+	ReadyPath string
+	// Env is extra environment (KEY=value, each value a template).
+	Env []string
+}
+
+// Name returns TargetName or "container".
+func (g *Gateway) Name() string {
+	if g.TargetName != "" {
+		return g.TargetName
+	}
+	return "container"
+}
+
+// Capabilities returns Caps.
+func (g *Gateway) Capabilities() harness.Capabilities { return g.Caps }
+
+// Start renders the config, runs the gateway container with the alias
+// "gateway" and waits until ReadyPath answers.
+func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness.Gateway, error) {
+	if g.Topology == nil {
+		return nil, fmt.Errorf("containers: gateway %s: no Topology (use Topology.WrapTarget)", g.Name())
+	}
+	t := g.Topology
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	e, err := t.engine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	img, cmd, ready := g.Image, g.Command, g.ReadyPath
+	mcpPath := g.MCPPath
+	if mcpPath == "" {
+		mcpPath = "/mcp"
+	}
+	if img == "" {
+		if img, err = e.Image(ctx); err != nil {
+			return nil, err
+		}
+		if len(cmd) == 0 {
+			cmd = []string{"vmcp", "--config", "{{.ConfigPath}}", "--listen", "{{.Listen}}"}
+		}
+		if ready == "" {
+			ready = "/status"
+		}
+	}
+	if ready == "" {
+		ready = mcpPath
+	}
+	name := g.ConfigName
+	if name == "" {
+		name = "config.yaml"
+	}
+	callTimeout := topo.CallTimeout
+	if callTimeout <= 0 {
+		callTimeout = harness.DefaultGatewayCallTimeout
+	}
+	listen := fmt.Sprintf("0.0.0.0:%d", GatewayPort)
+	data := harness.TemplateData{
+		Backends: topo.Backends, Host: "0.0.0.0", Port: GatewayPort, Listen: listen,
+		BaseURL: "http://" + listen, ConfigPath: path.Join("/etc/vmcp", name), Dir: "/etc/vmcp",
+		CallTimeout: callTimeout.String(), Features: topo.Features,
+	}
+	var files []testcontainers.ContainerFile
+	if g.ConfigTemplate != "" {
+		text, err := harness.RenderTemplate(name, g.ConfigTemplate, data)
+		if err != nil {
+			return nil, fmt.Errorf("containers: gateway %s: %w", g.Name(), err)
+		}
+		if g.Image == "" {
+			// chaos vmcp refuses an anonymous gateway off loopback unless
+			// told: here it listens on the topology's private network, and
+			// its port is published on 127.0.0.1 only.
+			text = strings.Replace(text, "incomingAuth: {type: anonymous}", "incomingAuth: {type: anonymous, allowNetwork: true}", 1)
+		}
+		files = append(files, testcontainers.ContainerFile{Reader: strings.NewReader(text), ContainerFilePath: data.ConfigPath, FileMode: 0o644})
+	}
+	argv := make([]string, len(cmd))
+	for i, a := range cmd {
+		if argv[i], err = harness.RenderTemplate(fmt.Sprintf("command[%d]", i), a, data); err != nil {
+			return nil, fmt.Errorf("containers: gateway %s: %w", g.Name(), err)
+		}
+	}
+	env := map[string]string{}
+	for i, kv := range g.Env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("containers: gateway %s: env[%d] %q is not KEY=value", g.Name(), i, kv)
+		}
+		if env[k], err = harness.RenderTemplate(fmt.Sprintf("env[%d]", i), v, data); err != nil {
+			return nil, fmt.Errorf("containers: gateway %s: %w", g.Name(), err)
+		}
+	}
+	c, err := t.runContainer(ctx, spec{
+		alias: "gateway", image: img, cmd: argv, env: env, files: files, ports: []int{GatewayPort},
+		ready: func(hp map[int]int) func(context.Context) error {
+			return httpReady(fmt.Sprintf("http://127.0.0.1:%d%s", hp[GatewayPort], ready), http.Header{})
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("containers: gateway %s: %w", g.Name(), err)
+	}
+	return &RunningGateway{ctr: c, mcpPath: mcpPath}, nil
+}
+
+// RunningGateway is a gateway container: a harness.Gateway and a Faulter,
+// plus Restart. Its published port is fixed, so its URLs survive a
+// restart.
+type RunningGateway struct {
+	*ctr
+	mcpPath string
+}
+
+var (
+	_ harness.Gateway = (*RunningGateway)(nil)
+	_ Faulter         = (*RunningGateway)(nil)
+)
+
+// BaseURL is http://127.0.0.1:<published port>.
+func (rg *RunningGateway) BaseURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d", rg.ports[GatewayPort])
+}
+
+// MCPURL is BaseURL plus the MCP path.
+func (rg *RunningGateway) MCPURL() string { return rg.BaseURL() + rg.mcpPath }
+
+// Restart stops the gateway gracefully and starts it again, returning once
+// it is ready (bounded by ctx, default 30 s).
+func (rg *RunningGateway) Restart(ctx context.Context) error { return rg.ctr.Restart(ctx) }
+
+// Close removes the container.
+func (rg *RunningGateway) Close(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, harness.DefaultCloseTimeout)
+	defer cancel()
+	return rg.remove(ctx)
+}

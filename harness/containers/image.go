@@ -1,0 +1,160 @@
+package containers
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// ImageRepo is the repository of the images a run builds; the tag is the
+// chaos binary's content hash and the run id.
+const ImageRepo = "vmcp-chaos/chaos"
+
+// dockerfile needs no pull: FROM scratch, one COPY, no syntax line.
+const dockerfile = "FROM scratch\nCOPY chaos /chaos\nENTRYPOINT [\"/chaos\"]\n"
+
+// Image returns the run's chaos image, building it on first use: a static
+// (CGO_ENABLED=0) chaos binary — $CHAOS_BIN or this executable when they
+// are static, else built with `go build` — copied into an image FROM
+// scratch, tagged vmcp-chaos/chaos:<sha256 of the binary>-<run id> and
+// labelled with the run. Later calls return the first result. ctx bounds
+// the build (default 3 minutes).
+func (e *Engine) Image(ctx context.Context) (string, error) {
+	e.imgMu.Lock()
+	defer e.imgMu.Unlock()
+	if e.image != "" || e.imgErr != nil {
+		return e.image, e.imgErr
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	e.image, e.imgErr = e.build(ctx)
+	return e.image, e.imgErr
+}
+
+func (e *Engine) build(ctx context.Context) (string, error) {
+	bin, err := e.staticChaos(ctx)
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return "", fmt.Errorf("containers: read %s: %w", bin, err)
+	}
+	sum := sha256.Sum256(data)
+	tag := fmt.Sprintf("%s:%s-%s", ImageRepo, hex.EncodeToString(sum[:])[:12], e.runID)
+
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range []struct {
+		name string
+		mode int64
+		data []byte
+	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"chaos", 0o755, data}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
+			return "", err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return "", err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return "", err
+	}
+	res, err := e.cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{
+		Tags: []string{tag}, Labels: e.labels(), Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
+	})
+	if err != nil {
+		return "", fmt.Errorf("containers: build %s: %w", tag, err)
+	}
+	defer res.Body.Close()
+	// The answer is a stream of JSON messages; an error is one of them.
+	dec := json.NewDecoder(res.Body)
+	var log strings.Builder
+	for {
+		var m struct {
+			Stream string `json:"stream"`
+			Error  string `json:"error"`
+		}
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return "", fmt.Errorf("containers: build %s: %w", tag, err)
+		}
+		if m.Error != "" {
+			return "", fmt.Errorf("containers: build %s: %s\n%s", tag, m.Error, log.String())
+		}
+		log.WriteString(m.Stream)
+	}
+	if _, err := e.cli.ImageInspect(ctx, tag); err != nil {
+		return "", fmt.Errorf("containers: build %s: no image after the build: %w\n%s", tag, err, log.String())
+	}
+	return tag, nil
+}
+
+// staticChaos returns a statically linked chaos binary: $CHAOS_BIN or this
+// executable when static, else one built with CGO_ENABLED=0 into a
+// temporary directory that Shutdown removes.
+func (e *Engine) staticChaos(ctx context.Context) (string, error) {
+	for _, p := range []string{os.Getenv(harness.ChaosBinEnv), chaosExecutable()} {
+		if p != "" && isStatic(p) {
+			return p, nil
+		}
+	}
+	dir, err := os.MkdirTemp("", "vmcp-chaos-static-")
+	if err != nil {
+		return "", fmt.Errorf("containers: %w", err)
+	}
+	bin := filepath.Join(dir, "chaos")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, harness.ChaosPackage)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("containers: CGO_ENABLED=0 go build %s: %w\n%s", harness.ChaosPackage, err, out)
+	}
+	e.binDir = dir
+	return bin, nil
+}
+
+// chaosExecutable is this process's executable when it is the chaos
+// command (chaos run), else "".
+func chaosExecutable() string {
+	p, err := os.Executable()
+	if err != nil || filepath.Base(p) != "chaos" {
+		return ""
+	}
+	return p
+}
+
+// isStatic reports whether the ELF file at path has no interpreter (it
+// runs FROM scratch).
+func isStatic(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return true
+}

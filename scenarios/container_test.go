@@ -1,0 +1,86 @@
+package scenarios_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+)
+
+// runtime is the suite's backend runtime ($VMCP_CHAOS_RUNTIME).
+var runtime string
+
+// prepareContainers, in BeforeSuite: when container scenarios are selected
+// (or $VMCP_CHAOS_RUNTIME=container), probe the engine (bounded) and build
+// the run's image once, so no spec pays for it and the engine's own
+// goroutines predate every spec's leak snapshot. Without Docker the
+// container scenarios skip with the probe's reason (fail with
+// VMCP_CHAOS_REQUIRE_DOCKER=1, where this fails the suite).
+func prepareContainers(ctx context.Context) {
+	var err error
+	runtime, err = scenarios.ParseRuntime(os.Getenv(containers.RuntimeEnv))
+	Expect(err).NotTo(HaveOccurred(), "$%s", containers.RuntimeEnv)
+	var selected []scenarios.Scenario
+	for _, sc := range scenarios.Catalogue() {
+		if Label(sc.Labels...).MatchesLabelFilter(GinkgoLabelFilter()) {
+			selected = append(selected, sc)
+		}
+	}
+	msg, err := scenarios.PrepareContainers(ctx, selected, runtime)
+	Expect(err).NotTo(HaveOccurred(), "the Docker engine and the chaos image")
+	if msg != "" {
+		GinkgoWriter.Println(msg)
+	}
+}
+
+// shutdownContainers, in AfterSuite: remove the run's image and anything
+// left, then check nothing labelled with the run remains.
+func shutdownContainers() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e, err := containers.Get(ctx)
+	if err != nil {
+		return
+	}
+	Expect(containers.ShutdownDefault(ctx)).To(Succeed(), "remove the run's containers, networks and image")
+	left, err := e.Leftovers(ctx, e.RunID())
+	Expect(err).NotTo(HaveOccurred())
+	Expect(left).To(BeEmpty(), "resources of run %s left behind", e.RunID())
+}
+
+// TestMutantNoDeadlineContainers: the no-deadline mutant (the reference
+// gateway configured with an hour-long call timeout) run as a container
+// fails the freeze and partition scenarios.
+func TestMutantNoDeadlineContainers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := containers.Get(ctx); containers.IsSkip(err) {
+		t.Skip(err.Error())
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = containers.ShutdownDefault(context.Background()) }()
+	mutant := &containers.Gateway{TargetName: "mutant-no-deadline", Caps: harness.DefaultReferenceCapabilities,
+		ConfigTemplate: strings.Replace(harness.ChaosVMCPTemplate, "call: {{.CallTimeout}}", "call: 1h", 1)}
+	if mutant.ConfigTemplate == harness.ChaosVMCPTemplate {
+		t.Fatal("the template has no call timeout to replace")
+	}
+	for _, name := range []string{"container-freeze/legacy", "container-partition/modern"} {
+		sc := scenario(t, name)
+		sctx, scancel := context.WithTimeout(ctx, sc.Timeout+30*time.Second)
+		res := scenarios.Run(sctx, sc, scenarios.RunConfig{Target: mutant}).Result()
+		scancel()
+		t.Logf("%s against %s: %s in %s: %s", name, mutant.Name(), res.Verdict, res.Duration.D(), firstLine(res.Reason))
+		if res.Verdict != harness.VerdictFailed || !strings.Contains(res.Reason, "at the call timeout") {
+			t.Errorf("%s against the no-deadline mutant: %s, want failed for a call not ended at the call timeout: %s", name, res.Verdict, res.Reason)
+		}
+	}
+}
