@@ -7,6 +7,7 @@ package scenarios_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,10 @@ import (
 // FixtureGWEnv is the variable the fixture profiles' command reads the
 // fixture gateway binary from.
 const FixtureGWEnv = "VMCP_CHAOS_FIXTUREGW"
+
+// FixturesFullEnv set to 1 makes TestFixtureGateways run every variant of
+// every scenario through the fixtures, not one per group.
+const FixturesFullEnv = "VMCP_CHAOS_FIXTURES_FULL"
 
 // buildFixtureGW builds harness/internal/fixturegw into a temporary
 // directory the test removes, and points FixtureGWEnv at it.
@@ -96,17 +101,20 @@ func TestFixtureGateways(t *testing.T) {
 	// Every scenario of the catalogue through the profiles: those the
 	// fixture's capabilities allow pass against the correct fixtures; the
 	// broken ones fail exactly the pinned checks (brokenChecks), by name,
-	// and pass every other check. Under -short or the race detector, one
-	// variant of each scenario group (the catalogue's first). Not the
+	// and pass every other check. By default one variant of each scenario
+	// group (the catalogue's first): every variant of all four takes ~8
+	// minutes on a loaded machine, past go test's default timeout with the
+	// rest of the package; VMCP_CHAOS_FIXTURES_FULL=1 runs every variant. Not the
 	// container scenarios: they run the gateway inside the run's image
 	// (our chaos binary, containers.Topology.WrapTarget), where a fixture
 	// gateway (a host binary) cannot run, and still call tools by the
 	// reference's "<backend>_<tool>" names.
+	full := os.Getenv(FixturesFullEnv) == "1"
 	for _, name := range []string{"fixture-a", "fixture-b", "fixture-a-broken", "fixture-b-broken"} {
 		e := fixtureTarget(t, name)
 		seen := map[string]bool{}
 		for _, sc := range scenarios.Catalogue() {
-			if sc.HasLabel(scenarios.LabelContainer) || ((testing.Short() || raceEnabled) && seen[sc.Group]) {
+			if sc.HasLabel(scenarios.LabelContainer) || (!full && seen[sc.Group]) {
 				continue
 			}
 			seen[sc.Group] = true

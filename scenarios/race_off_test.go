@@ -1,5 +1,0 @@
-//go:build !race
-
-package scenarios_test
-
-const raceEnabled = false
