@@ -117,7 +117,9 @@ func TestRunFlags(t *testing.T) {
 // rest runs; nothing for a scenario it can be judged on whole.
 func testListNotApplicable(ctx context.Context, t *testing.T) {
 	prof := filepath.Join("..", "..", "scenarios", "testdata", "profiles", "fixture-a.yaml")
-	out, err := exec.CommandContext(ctx, chaosBin, "run", "--profile", prof, "--list", "--label", "session,keepalive,wrapping").CombinedOutput()
+	// keepalive declared on top (--capabilities overrides the profile's).
+	out, err := exec.CommandContext(ctx, chaosBin, "run", "--profile", prof, "--capabilities", "health-api,breaker,keepalive,metrics,optimizer,reinit-on-404",
+		"--list", "--label", "session,keepalive,wrapping").CombinedOutput()
 	if err != nil {
 		t.Fatalf("--profile fixture-a --list: %v\n%s", err, out)
 	}
