@@ -61,6 +61,10 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Protocol = "legacy"
 	}
 
+	if faults.ServeResumed(sw, r) {
+		rec.Fault = string(faults.KindMalformed) + ":" + faults.MalformedWrongIDResumed
+		return
+	}
 	if b.refuseProtocol(sw, r, msg) {
 		rec.Fault = "protocol"
 		return

@@ -118,6 +118,9 @@ func Middleware(e *Engine, next http.Handler) http.Handler {
 				io.Closer
 			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 		}
+		if ServeResumed(w, r) {
+			return
+		}
 		msg := ParseMessage(body)
 		d := e.Decide(msg.Method, msg.Name)
 		if d.Delay > 0 {
