@@ -99,6 +99,11 @@ type ProfileStateAPI struct {
 	// (healthy, unhealthy, degraded, unknown; closed, open, half-open).
 	StatusValues  map[string]string `yaml:"statusValues"`
 	CircuitValues map[string]string `yaml:"circuitValues"`
+	// Keepalive points (JSON pointers into a backend's entry) at its
+	// keepalive state: enabled, failures, sessions. Health API only;
+	// absent: the API reports no keepalive state, and the keepalive
+	// scenario judges keepalive by the probes the backend receives.
+	Keepalive *KeepaliveFields `yaml:"keepalive"`
 }
 
 // StateAPI converts the section (nil: the reference's).
@@ -107,7 +112,7 @@ func (a *ProfileStateAPI) StateAPI() StateAPI {
 		return StateAPI{}
 	}
 	return StateAPI{Path: a.Path, Backends: a.Backends, Name: a.Name, Status: a.Status, Circuit: a.Circuit,
-		LastError: a.LastError, StatusValues: a.StatusValues, CircuitValues: a.CircuitValues}
+		LastError: a.LastError, StatusValues: a.StatusValues, CircuitValues: a.CircuitValues, Keepalive: a.Keepalive}
 }
 
 // ProfileError is a target profile error located in its file:
@@ -275,6 +280,19 @@ func (p *Profile) validateAPI(field string, a *ProfileStateAPI, session bool) er
 			return p.errf(field+".backends", "%v", err)
 		}
 	}
+	if ka := a.Keepalive; ka != nil {
+		if session {
+			return p.errf(field+".keepalive", "keepalive state is read from the health API (healthAPI.keepalive), not the session API")
+		}
+		if ka.Enabled == "" {
+			return p.errf(field+".keepalive.enabled", "required: a JSON pointer into a backend's entry to a boolean (e.g. /keepalive/enabled)")
+		}
+		for _, f := range []struct{ name, ptr string }{{"enabled", ka.Enabled}, {"failures", ka.Failures}, {"sessions", ka.Sessions}} {
+			if err := ValidateJSONPointer(f.ptr); err != nil {
+				return p.errf(field+".keepalive."+f.name, "%v", err)
+			}
+		}
+	}
 	for _, m := range []struct {
 		name string
 		vals map[string]string
@@ -323,7 +341,7 @@ func (p *Profile) Exec(chaosBinary func() (string, error)) (Exec, error) {
 	if err != nil {
 		return Exec{}, err
 	}
-	e := Exec{TargetName: p.Name, Command: append([]string(nil), p.Command...), ConfigTemplate: p.ConfigText,
+	e := Exec{TargetName: p.Name, Profile: p.File, Command: append([]string(nil), p.Command...), ConfigTemplate: p.ConfigText,
 		ConfigName: p.ConfigName, MCPPath: p.MCPPath, ReadyURL: p.Ready.URL, ReadyTimeout: p.Ready.Timeout,
 		ReadyTools: p.ReadyTools(), ToolNames: p.ToolNames, Caps: caps, Env: append([]string(nil), p.Env...),
 		Health: p.HealthAPI.StateAPI(), Session: p.SessionAPI.StateAPI(), Metrics: p.Metrics}

@@ -45,6 +45,12 @@ func (c TargetConfig) profileTarget(chaosBinary func() (string, error)) (Target,
 	if c.MCPPath != "" {
 		e.MCPPath = c.MCPPath
 	}
+	if c.ToolNamePattern != "" {
+		if err := ValidateToolNamePattern(c.ToolNamePattern); err != nil {
+			return nil, fmt.Errorf("--tool-names ($%s): %w", ToolNamesEnv, err)
+		}
+		e.ToolNames = c.ToolNamePattern
+	}
 	if c.CapabilitiesSet {
 		caps, err := ParseCapabilities(c.Capabilities)
 		if err != nil {

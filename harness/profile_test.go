@@ -80,6 +80,9 @@ func TestBadProfiles(t *testing.T) {
 		{"not yaml", "name: [\n", "p.yaml:"},
 		{"empty", "", "p.yaml: empty document: want a target profile"},
 		{"mcp path", ok + "mcpPath: mcp\n", "p.yaml:3: mcpPath: \"mcp\" must start with /"},
+		{"keepalive without enabled", ok + "healthAPI:\n  keepalive:\n    failures: /ka/failures\n", "p.yaml:4: healthAPI.keepalive.enabled: required"},
+		{"keepalive bad pointer", ok + "healthAPI:\n  keepalive:\n    enabled: ka/on\n", "p.yaml:5: healthAPI.keepalive.enabled: JSON pointer"},
+		{"keepalive in the session API", ok + "sessionAPI:\n  path: /s/{{.SessionID}}\n  keepalive: {enabled: /on}\n", "p.yaml:5: sessionAPI.keepalive: keepalive state is read from the health API"},
 	} {
 		_, err := ParseProfile([]byte(tc.yaml), "p.yaml")
 		var pe *ProfileError
@@ -115,13 +118,17 @@ func TestProfileTargetOverrides(t *testing.T) {
 		e.ToolNames != "{tool}@{backend}" || e.ReadyTools {
 		t.Fatalf("from the profile: %+v", e)
 	}
-	tg, err = TargetConfig{Kind: "exec", Profile: prof, GatewayCmd: "other --x", MCPPath: "/m", Capabilities: "", CapabilitiesSet: true}.Target(nil)
+	tg, err = TargetConfig{Kind: "exec", Profile: prof, GatewayCmd: "other --x", MCPPath: "/m", Capabilities: "", CapabilitiesSet: true,
+		ToolNamePattern: "{backend}.{tool}"}.Target(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e = tg.(Exec)
-	if e.Command[0] != "other" || e.MCPPath != "/m" || len(e.Caps) != 0 || e.Name() != "gw" {
+	if e.Command[0] != "other" || e.MCPPath != "/m" || len(e.Caps) != 0 || e.Name() != "gw" || e.ToolNames != "{backend}.{tool}" {
 		t.Fatalf("overridden: %+v", e)
+	}
+	if _, err := (TargetConfig{Profile: prof, ToolNamePattern: "{nope}"}).Target(nil); err == nil || !strings.Contains(err.Error(), "--tool-names") {
+		t.Fatalf("a bad --tool-names with a profile: %v", err)
 	}
 	if _, err := (TargetConfig{Kind: "reference", Profile: prof}).Target(nil); err == nil || !strings.Contains(err.Error(), ProfileEnv) {
 		t.Fatalf("reference with a profile: %v", err)

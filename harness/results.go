@@ -33,6 +33,9 @@ type Results struct {
 	Started time.Time `json:"started"`
 	// Target names the gateway under test.
 	Target string `json:"target,omitempty"`
+	// Profile is the target profile file the target was described by
+	// (`chaos run --profile`, VMCP_CHAOS_PROFILE); empty without one.
+	Profile string `json:"profile,omitempty"`
 	// Capabilities are the target's declared capabilities.
 	Capabilities Capabilities `json:"capabilities"`
 	// Interrupted is set when the run was cut short (SIGINT, SIGTERM):
@@ -126,6 +129,9 @@ func NewResults(target Target) *Results {
 	r := &Results{SchemaVersion: SchemaVersion, Started: time.Now().Round(0), Scenarios: []ScenarioResult{}}
 	if target != nil {
 		r.Target, r.Capabilities = target.Name(), target.Capabilities()
+		if e, ok := target.(Exec); ok {
+			r.Profile = e.Profile
+		}
 	}
 	if r.Capabilities == nil {
 		r.Capabilities = Capabilities{}

@@ -38,6 +38,84 @@ type StateAPI struct {
 	// (healthy, unhealthy, degraded, ...; closed, open, half-open). Keys
 	// match case-insensitively; unmapped values pass through unchanged.
 	StatusValues, CircuitValues map[string]string
+	// Keepalive says where a backend's keepalive state is in its entry
+	// (health API only). Nil: the reference's keepalive object
+	// (DefaultKeepaliveFields) when the whole StateAPI is the reference's
+	// (zero), else not reported.
+	Keepalive *KeepaliveFields
+}
+
+// KeepaliveFields are JSON pointers (RFC 6901) into one backend's entry of
+// the health API to its keepalive state; an empty one is not reported.
+type KeepaliveFields struct {
+	// Enabled points at a boolean: the backend's keepalive runs.
+	Enabled string `yaml:"enabled"`
+	// Failures points at the number of consecutive failed probes.
+	Failures string `yaml:"failures"`
+	// Sessions points at the number of sessions probing the backend.
+	Sessions string `yaml:"sessions"`
+}
+
+// DefaultKeepaliveFields are the reference gateway's.
+var DefaultKeepaliveFields = KeepaliveFields{Enabled: "/keepalive/enabled", Failures: "/keepalive/consecutiveFailures", Sessions: "/keepalive/sessions"}
+
+// KeepaliveFieldsOf returns where the API reports keepalive state, and
+// whether it does.
+func (a StateAPI) KeepaliveFieldsOf() (KeepaliveFields, bool) {
+	if a.Keepalive != nil {
+		return *a.Keepalive, a.Keepalive.Enabled != ""
+	}
+	if a.Path == "" && a.Backends == nil && a.Name == "" && a.Status == "" && a.Circuit == "" && a.LastError == "" &&
+		len(a.StatusValues) == 0 && len(a.CircuitValues) == 0 {
+		return DefaultKeepaliveFields, true
+	}
+	return KeepaliveFields{}, false
+}
+
+// KeepaliveState is a backend's keepalive state as a health API reports it.
+type KeepaliveState struct {
+	// Enabled: the backend's keepalive runs.
+	Enabled bool `json:"enabled"`
+	// Failures is the number of consecutive failed probes (-1: not
+	// reported).
+	Failures int `json:"failures"`
+	// Sessions is the number of sessions probing (-1: not reported).
+	Sessions int `json:"sessions"`
+}
+
+// keepalive reads obj's keepalive state (nil when not reported).
+func (a StateAPI) keepalive(obj map[string]any) *KeepaliveState {
+	f, ok := a.KeepaliveFieldsOf()
+	if !ok {
+		return nil
+	}
+	en, err := ResolveJSONPointer(obj, f.Enabled)
+	if err != nil {
+		return nil
+	}
+	enabled, ok := en.(bool)
+	if !ok {
+		return nil
+	}
+	// A declared number that is missing or not a number: the state is not
+	// as declared, so none is reported (the checks reading it fail).
+	num := func(p string) (int, bool) {
+		if p == "" {
+			return -1, true
+		}
+		v, err := ResolveJSONPointer(obj, p)
+		if err != nil {
+			return 0, false
+		}
+		n, ok := v.(float64)
+		return int(n), ok
+	}
+	failures, ok1 := num(f.Failures)
+	sessions, ok2 := num(f.Sessions)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	return &KeepaliveState{Enabled: enabled, Failures: failures, Sessions: sessions}
 }
 
 // stateAPIData is what StateAPI.Path is executed with.
@@ -92,7 +170,7 @@ func (a StateAPI) Parse(data []byte) (BackendStates, error) {
 		if !ok || name == "" {
 			return
 		}
-		bs := BackendState{Name: name, Raw: obj}
+		bs := BackendState{Name: name, Raw: obj, Keepalive: a.keepalive(obj)}
 		if a.Status != "" {
 			bs.State, _ = lookupFold(obj, a.Status).(string)
 		} else {

@@ -82,3 +82,38 @@ func TestJSONPointer(t *testing.T) {
 		}
 	}
 }
+
+// TestStateAPIKeepalive: the reference's keepalive object is read by
+// default; a profile's mapping reads another shape; a mapped API without
+// it, or without a mapping, reports none.
+func TestStateAPIKeepalive(t *testing.T) {
+	ref := []byte(`{"backends":{"beta":{"state":"healthy","keepalive":{"enabled":true,"consecutiveFailures":2,"sessions":1}},"alpha":{"state":"healthy"}}}`)
+	st, err := StateAPI{}.Parse(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ka := st["beta"].Keepalive; ka == nil || !ka.Enabled || ka.Failures != 2 || ka.Sessions != 1 {
+		t.Fatalf("reference keepalive: %+v", ka)
+	}
+	if st["alpha"].Keepalive != nil {
+		t.Fatalf("alpha reports no keepalive: %+v", st["alpha"].Keepalive)
+	}
+	root := "/servers"
+	mapped := StateAPI{Backends: &root, Name: "name", Status: "health",
+		Keepalive: &KeepaliveFields{Enabled: "/probe/on", Failures: "/probe/misses"}}
+	st, err = mapped.Parse([]byte(`{"servers":[{"name":"beta","health":"up","probe":{"on":false,"misses":3}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ka := st["beta"].Keepalive; ka == nil || ka.Enabled || ka.Failures != 3 || ka.Sessions != -1 {
+		t.Fatalf("mapped keepalive: %+v", ka)
+	}
+	mapped.Keepalive = nil
+	if _, ok := mapped.KeepaliveFieldsOf(); ok {
+		t.Fatal("a profile's health API without a keepalive mapping reports keepalive")
+	}
+	st, _ = mapped.Parse([]byte(`{"servers":[{"name":"beta","health":"up","keepalive":{"enabled":true}}]}`))
+	if st["beta"].Keepalive != nil {
+		t.Fatalf("no mapping, no keepalive state (not the reference's shape): %+v", st["beta"].Keepalive)
+	}
+}

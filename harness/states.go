@@ -22,6 +22,9 @@ type BackendState struct {
 	Breaker string `json:"breaker,omitempty"`
 	// LastError is the last error when reported.
 	LastError string `json:"lastError,omitempty"`
+	// Keepalive is the backend's keepalive state, when the API reports it
+	// (StateAPI.Keepalive).
+	Keepalive *KeepaliveState `json:"keepalive,omitempty"`
 	// Raw is the backend's JSON object as decoded.
 	Raw map[string]any `json:"raw,omitempty"`
 }

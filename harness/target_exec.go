@@ -31,6 +31,9 @@ import (
 type Exec struct {
 	// TargetName names the target in results (default "exec").
 	TargetName string
+	// Profile is the target profile file the target was built from ("":
+	// none), recorded in results (Results.Profile).
+	Profile string
 	// Command is the argv; each element is a template.
 	Command []string
 	// ConfigTemplate is the config file template ("" writes no file).

@@ -12,16 +12,16 @@ import (
 
 // runView is one results document as the report shows it.
 type runView struct {
-	ID, Label, Target, Capabilities string
-	Started, Took                   string
-	Interrupted                     bool
-	Passed, Failed, Skipped         int
-	Partial                         int
-	ChecksPassed, ChecksFailed      int
-	ChecksNA                        int
-	Grid                            gridView
-	Recoveries                      []recoveryRow // slowest and never-recovered faults across the run
-	Scenarios                       []*scenarioView
+	ID, Label, Target, Profile, Capabilities string
+	Started, Took                            string
+	Interrupted                              bool
+	Passed, Failed, Skipped                  int
+	Partial                                  int
+	ChecksPassed, ChecksFailed               int
+	ChecksNA                                 int
+	Grid                                     gridView
+	Recoveries                               []recoveryRow // slowest and never-recovered faults across the run
+	Scenarios                                []*scenarioView
 }
 
 // scenarioView is one scenario: verdict, checks with evidence, figures,
@@ -71,7 +71,7 @@ type errorSample struct {
 
 // newRunView builds the view of one results document.
 func newRunView(id, label string, r *harness.Results) *runView {
-	rv := &runView{ID: id, Label: label, Target: r.Target, Capabilities: r.Capabilities.String(), Interrupted: r.Interrupted}
+	rv := &runView{ID: id, Label: label, Target: r.Target, Profile: r.Profile, Capabilities: r.Capabilities.String(), Interrupted: r.Interrupted}
 	if rv.Capabilities == "" {
 		rv.Capabilities = "none declared"
 	}

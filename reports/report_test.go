@@ -373,3 +373,48 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// TestScorecardReferenceAndFixtures: the scorecard of the reference
+// against the two fixture gateways of the target-profile issue (real
+// results, cut to five scenarios each) marks where they differ: fixture a
+// has no session API (session skipped) and no keepalive declared in that
+// run (skipped), and its load scenario failed under load; all three pass
+// wrapping and breaker alike. Each run's summary names its profile.
+func TestScorecardReferenceAndFixtures(t *testing.T) {
+	in := load(t, "scorecard-ref.json", "scorecard-fixture-a.json", "scorecard-fixture-b.json")
+	b := render(t, in)
+	p := checkStructure(t, b, in)
+	cmp := p.ids["compare"]
+	if cmp == nil {
+		t.Fatal("no side-by-side section")
+	}
+	head := text(find(cmp, "thead", "")[0])
+	for _, col := range []string{"scorecard-ref.json", "scorecard-fixture-a.json", "scorecard-fixture-b.json"} {
+		if !strings.Contains(head, col) {
+			t.Errorf("no column %s: %q", col, head)
+		}
+	}
+	differs := map[string]bool{}
+	for _, tr := range find(cmp, "tr", "differs") {
+		if th := find(tr, "th", ""); len(th) > 0 {
+			differs[strings.TrimSpace(strings.TrimPrefix(text(th[0]), "≠"))] = true
+		}
+	}
+	for _, name := range []string{"session/legacy/streamable-http", "keepalive/legacy/sse", "load/legacy/streamable-http",
+		"alpha never fails while beta crashes"} {
+		if !differs[name] {
+			t.Errorf("%s not marked as differing (marked: %v)", name, differs)
+		}
+	}
+	for _, same := range []string{"wrapping/legacy/sse", "breaker/modern/sse"} {
+		if differs[same] {
+			t.Errorf("%s passed alike everywhere but is marked as differing", same)
+		}
+	}
+	page := text(p.root)
+	for _, w := range []string{"fixture-a", "fixture-b", "scenarios/testdata/profiles/fixture-a.yaml", "none (built-in target)"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("the report does not show %q", w)
+		}
+	}
+}

@@ -192,7 +192,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 
 	// The metrics counters match them, exactly.
 	k.CheckIf(breakerMetricsCheck.Needs, breakerMetricsCheck.Name, func(ck *kit.C) {
-		m, err := kit.ScrapeMetrics(ctx, env.Gateway().BaseURL())
+		m, err := kit.ScrapeTargetMetrics(ctx, env)
 		ck.Expect(err).NotTo(gomega.HaveOccurred(), "scrape /metrics")
 		const name = "vmcp_circuit_breaker_transitions_total"
 		ck.Expect(m.Has(name)).To(gomega.BeTrue(), "%s is exported", name)

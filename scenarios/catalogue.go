@@ -71,6 +71,10 @@ type ConditionalCheck struct {
 	Name string
 	// Needs are the capabilities it needs.
 	Needs []harness.Capability
+	// Unless, when set, says why a target that has Needs still cannot be
+	// judged on the check ("" when it can): e.g. a health API that reports
+	// no keepalive state. The scenario records it not_applicable then.
+	Unless func(t harness.Target) string
 }
 
 // NotApplicable lists what of the scenario a target with caps cannot be
@@ -85,6 +89,25 @@ func (s Scenario) NotApplicable(target string, caps harness.Capabilities) []stri
 	for _, c := range s.Conditional {
 		if missing := caps.Missing(c.Needs...); len(missing) > 0 {
 			out = append(out, fmt.Sprintf("%s (lacks %s)", c.Name, missing))
+		}
+	}
+	return out
+}
+
+// NotApplicableTo is NotApplicable for target t, adding the checks t has
+// the capabilities for but cannot be judged on (ConditionalCheck.Unless):
+// "name (why)".
+func (s Scenario) NotApplicableTo(t harness.Target) []string {
+	out := s.NotApplicable(t.Name(), t.Capabilities())
+	if len(out) > 0 && strings.HasPrefix(out[0], "the whole scenario") {
+		return out
+	}
+	for _, c := range s.Conditional {
+		if c.Unless == nil || len(t.Capabilities().Missing(c.Needs...)) > 0 {
+			continue
+		}
+		if why := c.Unless(t); why != "" {
+			out = append(out, fmt.Sprintf("%s (%s)", c.Name, why))
 		}
 	}
 	return out

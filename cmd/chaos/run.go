@@ -176,7 +176,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SCENARIO\tLABELS\tNEEDS\tNOT APPLICABLE TO "+target.Name())
 		for _, s := range selected {
-			na := s.NotApplicable(target.Name(), target.Capabilities())
+			na := s.NotApplicableTo(target)
 			if len(na) == 0 {
 				na = []string{"-"}
 			}

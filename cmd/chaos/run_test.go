@@ -108,6 +108,45 @@ func TestRunFlags(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "session/legacy/sse") || strings.Contains(string(out), "wrapping/") {
 		t.Errorf("--list: %v\n%s", err, out)
 	}
+	testListNotApplicable(ctx, t)
+}
+
+// testListNotApplicable: `chaos run --profile X --list` shows per scenario
+// what fixture gateway a's profile cannot be judged on, and why: single
+// checks (no session API, no keepalive state in its health API) where the
+// rest runs; nothing for a scenario it can be judged on whole.
+func testListNotApplicable(ctx context.Context, t *testing.T) {
+	prof := filepath.Join("..", "..", "scenarios", "testdata", "profiles", "fixture-a.yaml")
+	// keepalive declared on top (--capabilities overrides the profile's).
+	out, err := exec.CommandContext(ctx, chaosBin, "run", "--profile", prof, "--capabilities", "health-api,breaker,keepalive,metrics,optimizer,reinit-on-404",
+		"--list", "--label", "session,keepalive,wrapping").CombinedOutput()
+	if err != nil {
+		t.Fatalf("--profile fixture-a --list: %v\n%s", err, out)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			rows[f[0]] = line
+		}
+	}
+	for scenario, want := range map[string][]string{
+		"session/legacy/sse": {"both backends connected at the start (lacks session-api)",
+			"timeout: the session reports beta error with its lastError (lacks session-api)", "beta connected at the end (lacks session-api)"},
+		"keepalive/legacy/streamable-http": {"health API: beta's keepalive enabled, one session (its health API reports no keepalive state",
+			"health API: keepalive enabled again after the re-probe ("},
+	} {
+		for _, w := range want {
+			if !strings.Contains(rows[scenario], w) {
+				t.Errorf("--list %s: no %q in %q", scenario, w, rows[scenario])
+			}
+		}
+		if strings.Contains(rows[scenario], "the whole scenario") {
+			t.Errorf("--list %s: the whole scenario is not applicable, want single checks: %q", scenario, rows[scenario])
+		}
+	}
+	if row := rows["wrapping/legacy/sse"]; !strings.HasSuffix(strings.TrimSpace(row), " -") {
+		t.Errorf("--list wrapping/legacy/sse: want nothing not applicable: %q", row)
+	}
 }
 
 // TestRunFailingAndLackingTarget: `chaos run` against a broken gateway (our

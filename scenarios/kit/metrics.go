@@ -11,6 +11,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
 // Metrics is a scrape of a gateway's Prometheus metrics, by family name.
@@ -37,6 +39,37 @@ func ScrapeMetrics(ctx context.Context, baseURL string) (Metrics, error) {
 		return nil, fmt.Errorf("GET /metrics: HTTP %d: %s", resp.StatusCode, body)
 	}
 	return ParseMetrics(io.LimitReader(resp.Body, 16<<20))
+}
+
+// ScrapeTargetMetrics scrapes the gateway of env (ScrapeMetrics) and names
+// its families in our terms through the target's metric mapping
+// (harness.AdminAPIs.Metrics, a profile's metrics: ours → theirs), so
+// scenarios look up the reference's names whatever the gateway calls them.
+func ScrapeTargetMetrics(ctx context.Context, env *harness.Env) (Metrics, error) {
+	m, err := ScrapeMetrics(ctx, env.Gateway().BaseURL())
+	if err != nil {
+		return nil, err
+	}
+	return m.Renamed(harness.TargetAdminAPIs(env.Target()).Metrics), nil
+}
+
+// Renamed returns m with each family named theirs in mapping (ours →
+// theirs) also found under ours. A family the gateway does not export
+// stays absent; an unmapped family keeps its name.
+func (m Metrics) Renamed(mapping map[string]string) Metrics {
+	if len(mapping) == 0 {
+		return m
+	}
+	out := make(Metrics, len(m)+len(mapping))
+	for k, v := range m {
+		out[k] = v
+	}
+	for ours, theirs := range mapping {
+		if f, ok := m[theirs]; ok && theirs != "" {
+			out[ours] = f
+		}
+	}
+	return out
 }
 
 // ParseMetrics parses the Prometheus text format (expfmt).

@@ -53,3 +53,28 @@ func TestParseMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestRenamed: a gateway's family names are found under ours through the
+// profile's metrics mapping (histogram parts too); unmapped names stay.
+func TestRenamed(t *testing.T) {
+	theirs := strings.NewReplacer("vmcp_circuit_breaker_transitions_total", "gw_breaker_changes_total",
+		"vmcp_call_seconds", "gw_upstream_seconds").Replace(scrape)
+	m, err := ParseMetrics(strings.NewReader(theirs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Has("vmcp_circuit_breaker_transitions_total") {
+		t.Fatal("renamed family found under our name without a mapping")
+	}
+	r := m.Renamed(map[string]string{"vmcp_circuit_breaker_transitions_total": "gw_breaker_changes_total",
+		"vmcp_call_seconds": "gw_upstream_seconds", "vmcp_keepalive_attempt_total": "gw_not_exported_total"})
+	if got := r.Sum("vmcp_circuit_breaker_transitions_total", map[string]string{"backend_id": "beta"}); got != 2 {
+		t.Errorf("transitions through the mapping: %v", got)
+	}
+	if got := r.Sum("vmcp_call_seconds_count", nil); got != 4 {
+		t.Errorf("histogram count through the mapping: %v", got)
+	}
+	if r.Has("vmcp_keepalive_attempt_total") || !r.Has("vmcp_circuit_breaker_state") {
+		t.Error("a mapped family the gateway lacks must stay absent; an unmapped one keeps its name")
+	}
+}
