@@ -18,6 +18,12 @@ import (
 // runtime is the suite's backend runtime ($VMCP_CHAOS_RUNTIME).
 var runtime string
 
+// teardownBound is sc's teardown bound on the runtime $VMCP_CHAOS_RUNTIME
+// names (read here: specs are built before BeforeSuite parses it).
+func teardownBound(sc scenarios.Scenario) time.Duration {
+	return scenarios.TeardownBound(sc, os.Getenv(containers.RuntimeEnv))
+}
+
 // prepareContainers, in BeforeSuite: when container scenarios are selected
 // (or $VMCP_CHAOS_RUNTIME=container), probe the engine (bounded) and build
 // the run's image once, so no spec pays for it and the engine's own
