@@ -88,4 +88,3 @@ func TestMutantNoDeadlineContainers(t *testing.T) {
 		[]string{"partition: a call to beta ends at the call timeout naming beta", "partition: idle keep-alive call to gamma bounded by call timeout"},
 		[]string{"before the partition: gamma answers", "partition: alpha answers during the partition"})
 }
-
