@@ -95,6 +95,9 @@ func listShared[T any](ctx context.Context, cs *catalogues, c *backend.Conn, bac
 	if err != nil {
 		return nil, true, transport.NewError(err) // as mcp-go's client wraps it
 	}
+	if resp == nil {
+		return nil, true, fmt.Errorf("%s: no answer and no error from the transport", method)
+	}
 	if resp.Error != nil {
 		return nil, true, resp.Error.AsError()
 	}

@@ -281,7 +281,7 @@ func (d *Dialer) DialPinned(ctx context.Context, b config.Backend, pin string) (
 // calling abort and waiting for fn, which abort must make return).
 func runBounded(ctx context.Context, abort func(), fn func() error) error {
 	done := make(chan error, 1)
-	go func() { done <- fn() }()
+	go func() { done <- guarded(fn) }()
 	select {
 	case err := <-done:
 		return err
@@ -346,7 +346,7 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 	defer stop()
 
 	tr := &callTrace{}
-	err := fn(withTrace(tctx, tr))
+	err := guarded(func() error { return fn(withTrace(tctx, tr)) })
 	snap := tr.snapshot()
 	if c.backend.Transport == config.TransportSSE {
 		c.forget(snap.requestID)
@@ -390,6 +390,14 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 	if f.timedOut {
 		c.dropIdleConns()
 		c.probeAfterTimeout(op, timeout)
+	}
+	if pe := (*clientPanicError)(nil); errors.As(err, &pe) {
+		// The client's state can no longer be trusted: the next call
+		// re-initializes instead of panicking again.
+		if c.d.logger != nil {
+			c.d.logger.Error("backend request panicked in the MCP client", "backend", c.backend.Name, "op", op, "panic", pe.value, "stack", string(pe.stack))
+		}
+		c.die(err)
 	}
 	return c.finish(op, be)
 }
@@ -467,7 +475,7 @@ func (c *Conn) notifyCancelled(id, reason string) {
 				}},
 			},
 		}
-		if err := c.client.GetTransport().SendNotification(ctx, n); err != nil {
+		if err := guarded(func() error { return c.client.GetTransport().SendNotification(ctx, n) }); err != nil {
 			c.d.logger.Debug("notifications/cancelled not delivered", "backend", c.backend.Name, "err", err)
 		}
 	}()
@@ -492,7 +500,7 @@ func (c *Conn) Close() <-chan struct{} {
 			go func() {
 				defer close(done)
 				if c.client != nil {
-					_ = c.client.Close()
+					_ = guarded(c.client.Close)
 				}
 			}()
 			timer := time.NewTimer(c.d.cfg.Timeouts.Close)
