@@ -1,15 +1,14 @@
 package experiment
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"strings"
 	"time"
+
+	ctlapi "github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
 // controlTimeout bounds one control API request.
@@ -18,57 +17,32 @@ const controlTimeout = 5 * time.Second
 // control talks to one backend's control API (a chaos proxy or a fake
 // backend: the same fault routes; only a proxy has /lease).
 type control struct {
-	b     Backend
-	base  string
-	token string
-	hc    *http.Client
+	b    Backend
+	api  *ctlapi.Client
+	base string
 }
 
 func newControl(b Backend) *control {
-	c := &control{b: b, base: strings.TrimRight(b.Control, "/"), hc: &http.Client{Timeout: controlTimeout}}
+	token := ""
 	if b.TokenEnv != "" {
-		c.token = os.Getenv(b.TokenEnv)
+		token = os.Getenv(b.TokenEnv)
 	}
-	return c
+	api := ctlapi.NewClient(b.Control, token, controlTimeout)
+	return &control{b: b, api: api, base: api.Base()}
 }
 
 // do sends one request and returns the status and body.
 func (c *control) do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, controlTimeout)
-	defer cancel()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	status, data, err := c.api.Do(ctx, method, path, body)
 	if err != nil {
-		return 0, nil, err
+		return status, data, fmt.Errorf("%s %s: %w", method, c.base+path, err)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return 0, nil, fmt.Errorf("%s %s: %w", method, c.base+path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode, data, err
+	return status, data, nil
 }
 
 // apiError turns a non-2xx answer into an error with the API's message.
 func apiError(method, url string, status int, body []byte) error {
-	var e struct {
-		Error string `json:"error"`
-	}
-	msg := strings.TrimSpace(string(body))
-	if json.Unmarshal(body, &e) == nil && e.Error != "" {
-		msg = e.Error
-	}
-	return fmt.Errorf("%s %s: HTTP %d: %s", method, url, status, msg)
+	return ctlapi.APIError(method+" "+url, status, body)
 }
 
 // faults returns the faults in force.

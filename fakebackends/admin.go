@@ -2,17 +2,13 @@ package fakebackends
 
 import (
 	"context"
-	"crypto/subtle"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"time"
-)
 
-// maxAdminBody bounds a control API request body.
-const maxAdminBody = 1 << 20
+	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
+)
 
 // startAdmin starts the control API on the script's admin address.
 func (b *Backend) startAdmin(ctx context.Context) error {
@@ -20,7 +16,7 @@ func (b *Backend) startAdmin(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("fakebackends: %s: admin address %q: %w", b.script.Name, b.script.Admin, err)
 	}
-	if !isLoopback(host) && b.opts.adminToken == "" {
+	if !control.IsLoopback(host) && b.opts.adminToken == "" {
 		return fmt.Errorf("fakebackends: %s: control API on non-loopback address %q needs an admin token (--admin-token)", b.script.Name, b.script.Admin)
 	}
 	ln, err := listen(ctx, b.script.Admin)
@@ -35,14 +31,6 @@ func (b *Backend) startAdmin(ctx context.Context) error {
 		_ = b.admin.Serve(ln)
 	}()
 	return nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // adminHandler is the control API:
@@ -93,84 +81,49 @@ type waitGroup interface {
 
 func newAdminMux(token string, inflight waitGroup, ops adminOps) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, ops.info()) })
-	mux.HandleFunc("GET /faults", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"faults": ops.faults()})
-	})
-	change := func(apply func(...Fault) error) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			data, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody))
-			if err != nil {
-				writeError(w, http.StatusBadRequest, err)
-				return
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { control.WriteJSON(w, http.StatusOK, ops.info()) })
+	control.HandleFaults(mux, control.Faults{
+		List: func() map[string]any { return map[string]any{"faults": ops.faults()} },
+		Change: func(r *http.Request, body []byte, add bool) (map[string]any, error) {
+			faults, err := ParseFaults(body, r.Method+" /faults")
+			if err == nil && add {
+				err = ops.add(faults...)
+			} else if err == nil {
+				err = ops.set(faults...)
 			}
-			faults, err := ParseFaults(data, r.Method+" /faults")
-			if err == nil {
-				err = apply(faults...)
-			}
-			if err != nil {
-				writeError(w, http.StatusBadRequest, err)
-				return
-			}
-			writeJSON(w, http.StatusOK, map[string]any{"faults": ops.faults()})
-		}
-	}
-	mux.HandleFunc("PUT /faults", change(ops.set))
-	mux.HandleFunc("POST /faults", change(ops.add))
-	mux.HandleFunc("DELETE /faults", func(w http.ResponseWriter, r *http.Request) {
-		ops.clear()
-		writeJSON(w, http.StatusOK, map[string]any{"faults": []Fault{}})
+			return map[string]any{"faults": ops.faults()}, err
+		},
+		Clear:    func() map[string]any { ops.clear(); return map[string]any{"faults": []Fault{}} },
+		Requests: func() any { return ops.requests() },
 	})
 	mux.HandleFunc("POST /restart", func(w http.ResponseWriter, r *http.Request) {
 		if ops.restart == nil {
-			writeError(w, http.StatusNotImplemented, fmt.Errorf("restart is not supported on this transport"))
+			control.WriteError(w, http.StatusNotImplemented, fmt.Errorf("restart is not supported on this transport"))
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
 		if err := ops.restart(ctx); err != nil {
-			writeError(w, http.StatusInternalServerError, err)
+			control.WriteError(w, http.StatusInternalServerError, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"restarted": true})
+		control.WriteJSON(w, http.StatusOK, map[string]any{"restarted": true})
 	})
 	mux.HandleFunc("POST /stop", func(w http.ResponseWriter, r *http.Request) {
 		if ops.stop == nil {
-			writeError(w, http.StatusNotImplemented, fmt.Errorf("stop is not supported on this transport"))
+			control.WriteError(w, http.StatusNotImplemented, fmt.Errorf("stop is not supported on this transport"))
 			return
 		}
 		ops.stop()
-		writeJSON(w, http.StatusOK, map[string]any{"stopped": true})
+		control.WriteJSON(w, http.StatusOK, map[string]any{"stopped": true})
 	})
 	mux.HandleFunc("POST /expire-sessions", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"expired": ops.expire()})
+		control.WriteJSON(w, http.StatusOK, map[string]any{"expired": ops.expire()})
 	})
-	mux.HandleFunc("GET /requests", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"requests": ops.requests()})
-	})
+	gated := control.RequireToken(token, "fakebackend-admin", mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		inflight.Add(1)
 		defer inflight.Done()
-		if token != "" {
-			got := r.Header.Get("Authorization")
-			if subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+token)) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="fakebackend-admin"`)
-				writeError(w, http.StatusUnauthorized, fmt.Errorf("missing or wrong bearer token"))
-				return
-			}
-		}
-		mux.ServeHTTP(w, r)
+		gated.ServeHTTP(w, r)
 	})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
-}
-
-func writeError(w http.ResponseWriter, status int, err error) {
-	writeJSON(w, status, map[string]string{"error": err.Error()})
 }

@@ -47,7 +47,7 @@ type Backend struct {
 	script Script
 	opts   options
 	engine *engine
-	log    requestLog
+	log    RequestLog
 
 	srv      *http.Server
 	addr     string // host:port of the MCP listener, kept across down/restart
@@ -269,7 +269,7 @@ func (b *Backend) Name() string { return b.script.Name }
 func (b *Backend) Script() Script { return b.script }
 
 // Requests returns a copy of the request log.
-func (b *Backend) Requests() []RequestRecord { return b.log.snapshot() }
+func (b *Backend) Requests() []RequestRecord { return b.log.Snapshot() }
 
 // InFlight is the number of POST requests being handled now (a stalled
 // request stays in flight until released).

@@ -119,9 +119,7 @@ func wantErr(substrs ...string) func(*testing.T, *mcp.CallToolResult, error, tim
 				t.Fatalf("error %q does not contain %q", err, s)
 			}
 		}
-		if took > time.Second {
-			t.Fatalf("error took %s; want it at once", took)
-		}
+		atOnce(t, "the faulted call", err, took)
 		t.Logf("error after %s: %v", took, err)
 	}
 }
@@ -250,14 +248,12 @@ func TestCrashDownRefusesConnectionsUntilCleared(t *testing.T) {
 			}
 			// The pooled connection was cut (its first use may see EOF);
 			// new connections are refused, at once.
-			waitFor(t, 2*time.Second, "connection refused while down", func() bool {
+			waitFor(t, 15*time.Second, "connection refused while down", func() bool {
 				_, err, took := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
 				if err == nil {
 					t.Fatal("call while down succeeded")
 				}
-				if took > time.Second {
-					t.Fatalf("call while down took %s", took)
-				}
+				atOnce(t, "call while down", err, took)
 				return errors.Is(err, syscall.ECONNREFUSED)
 			})
 			b.ClearFaults()
@@ -582,9 +578,10 @@ func TestSSEFaultsOnTheStream(t *testing.T) {
 			b := startBackend(t, testScript(t, TransportSSE, ProtocolLegacy, f))
 			c := connect(t, b, revLegacy)
 			_, err, took := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
-			if err == nil || took > time.Second {
-				t.Fatalf("SSE %s: err %v after %s", f.Kind, err, took)
+			if err == nil {
+				t.Fatalf("SSE %s: no error after %s", f.Kind, took)
 			}
+			atOnce(t, "SSE "+string(f.Kind), err, took)
 			t.Logf("SSE %s: %v after %s", f.Kind, err, took)
 		})
 	}
@@ -635,7 +632,8 @@ func TestStopWithStalledRequestsIsBounded(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > 2*time.Second {
+	// Close must not wait for the held request's 10s deadline.
+	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("Close took %s with a stalled request", took)
 	}
 }
@@ -672,11 +670,9 @@ func TestStopThenRestartOnTheSamePort(t *testing.T) {
 	b.Stop()
 	// Pooled connections were dropped (their first use sees EOF); new
 	// connections are refused, at once.
-	waitFor(t, 2*time.Second, "connection refused after Stop", func() bool {
-		_, err, took := call(c, "greet", nil, 2*time.Second)
-		if took > time.Second {
-			t.Fatalf("call to a stopped backend took %s", took)
-		}
+	waitFor(t, 15*time.Second, "connection refused after Stop", func() bool {
+		_, err, took := call(c, "greet", nil, 5*time.Second)
+		atOnce(t, "call to a stopped backend", err, took)
 		return errors.Is(err, syscall.ECONNREFUSED)
 	})
 	code, _ := adminDo(t, b, http.MethodGet, "/healthz", "", "")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
 // maxRequestBody bounds what the backend reads of one request.
@@ -27,16 +28,12 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	conn, _ := r.Context().Value(connKey{}).(net.Conn)
 	g.enter(conn)
 	defer g.leave(conn)
-	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w}
-	rec := RequestRecord{Time: start, HTTPMethod: r.Method, SessionID: r.Header.Get("Mcp-Session-Id")}
-	if rec.SessionID == "" {
-		rec.SessionID = r.URL.Query().Get("sessionId")
-	}
+	sw := &control.StatusWriter{ResponseWriter: w}
+	rec := NewRequestRecord(r)
 	defer func() {
-		rec.Status = sw.status
-		rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-		b.log.add(rec)
+		rec.Status = sw.Status
+		rec.DurationMS = float64(time.Since(rec.Time).Microseconds()) / 1000
+		b.log.Add(rec)
 	}()
 
 	var body []byte
@@ -61,6 +58,10 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Protocol = "legacy"
 	}
 
+	if faults.ServeResumed(sw, r) {
+		rec.Fault = string(faults.KindMalformed) + ":" + faults.MalformedWrongIDResumed
+		return
+	}
 	if b.refuseProtocol(sw, r, msg) {
 		rec.Fault = "protocol"
 		return
@@ -117,11 +118,11 @@ func (b *Backend) refuseProtocol(w http.ResponseWriter, r *http.Request, msg rpc
 // applyFault carries out a terminal fault through its kind (package
 // faults). It returns true when the request should still be served
 // normally afterwards.
-func (b *Backend) applyFault(w *statusWriter, r *http.Request, g *generation, msg rpcMessage, d decision) bool {
+func (b *Backend) applyFault(w *control.StatusWriter, r *http.Request, g *generation, msg rpcMessage, d decision) bool {
 	x := &faults.Exchange{W: w, R: r, Msg: msg, Next: g.handler, Released: d.released, Done: g.done,
 		ExpireSessions: func() { b.ExpireSessions() },
 		Exit: func(code int) {
-			b.log.add(RequestRecord{Time: time.Now(), Method: msg.Method, Tool: msg.Name, Fault: d.label + ":exit"})
+			b.log.Add(RequestRecord{Time: time.Now(), Method: msg.Method, Tool: msg.Name, Fault: d.label + ":exit"})
 			b.exit(code)
 		},
 		Hold: func() func() { b.stalls.Add(1); return func() { b.stalls.Add(-1) } },
@@ -140,35 +141,3 @@ func (b *Backend) sseTarget(r *http.Request, g *generation) *sseStream {
 	}
 	return g.streams.get(r.URL.Query().Get("sessionId"))
 }
-
-// statusWriter records the status written and forwards Flush and Hijack.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-// WriteHeader implements http.ResponseWriter.
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-// Write implements http.ResponseWriter.
-func (s *statusWriter) Write(p []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(p)
-}
-
-// Flush implements http.Flusher.
-func (s *statusWriter) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

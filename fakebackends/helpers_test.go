@@ -2,6 +2,7 @@ package fakebackends
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -119,10 +120,13 @@ func closeClient(c *client.Client) {
 
 // call calls a tool with a deadline and returns the result, the error and
 // how long it took.
+// The clock starts before the deadline is set, so a call that ends at its
+// deadline always took at least timeout (started after, a loaded machine
+// made it look shorter).
 func call(c *client.Client, tool string, args map[string]any, timeout time.Duration) (*mcp.CallToolResult, error, time.Duration) {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	start := time.Now()
 	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
 	return res, err, time.Since(start)
 }
@@ -137,6 +141,18 @@ func resultText(r *mcp.CallToolResult) string {
 		}
 	}
 	return ""
+}
+
+// atOnce fails a call that should fail at once (refused, reset, an error
+// status) but waited for its deadline instead. How long it took is logged,
+// not bounded: on a loaded machine "at once" can take a second or more,
+// while waiting for the deadline is what a hang looks like.
+func atOnce(t *testing.T, what string, err error, took time.Duration) {
+	t.Helper()
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%s: waited for its deadline (%s): %v; want it to fail at once", what, took, err)
+	}
+	t.Logf("%s: failed after %s", what, took)
 }
 
 // waitFor polls cond until it holds or the timeout ends.

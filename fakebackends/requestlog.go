@@ -1,6 +1,7 @@
 package fakebackends
 
 import (
+	"net/http"
 	"sync"
 	"time"
 )
@@ -22,27 +23,38 @@ type RequestRecord struct {
 // maxLogRecords bounds the request log; older records are dropped.
 const maxLogRecords = 10000
 
-// requestLog is a bounded, concurrency-safe log of requests.
-type requestLog struct {
+// RequestLog is a bounded, concurrency-safe log of requests (the last
+// 10,000); the zero value is ready. The chaos proxy keeps one too.
+type RequestLog struct {
 	mu      sync.Mutex
 	records []RequestRecord
-	dropped int
 }
 
-func (l *requestLog) add(r RequestRecord) {
+// Add appends r, dropping the oldest record when the log is full.
+func (l *RequestLog) Add(r RequestRecord) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.records) >= maxLogRecords {
 		l.records = l.records[1:]
-		l.dropped++
 	}
 	l.records = append(l.records, r)
 }
 
-func (l *requestLog) snapshot() []RequestRecord {
+// Snapshot returns a copy of the records, oldest first.
+func (l *RequestLog) Snapshot() []RequestRecord {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]RequestRecord(nil), l.records...)
+}
+
+// NewRequestRecord starts the record of an HTTP request: its time, method
+// and session (header Mcp-Session-Id, or the legacy SSE ?sessionId=).
+func NewRequestRecord(r *http.Request) RequestRecord {
+	rec := RequestRecord{Time: time.Now(), HTTPMethod: r.Method, SessionID: r.Header.Get("Mcp-Session-Id")}
+	if rec.SessionID == "" {
+		rec.SessionID = r.URL.Query().Get("sessionId")
+	}
+	return rec
 }
 
 // ReadyLine is the JSON line `chaos backend` prints once the backend

@@ -393,7 +393,7 @@ var scErrCases = []scErrCase{
 	{"jsonrpc no message", scHead + "  - kind: jsonrpc_error\n    code: -1\n", 4, "faults[0].message", "required"},
 	{"tool_error no text", scHead + "  - kind: tool_error\n", 4, "faults[0].text", "required"},
 	{"tool_error method", scHead + "  - kind: tool_error\n    text: t\n    match: {method: tools/list}\n", 6, "faults[0].match.method", "applies only to tools/call"},
-	{"malformed no variant", scHead + "  - kind: malformed\n", 4, "faults[0].variant", "required (want invalid_json, wrong_id, truncated_sse, oversized)"},
+	{"malformed no variant", scHead + "  - kind: malformed\n", 4, "faults[0].variant", "required (want invalid_json, wrong_id, truncated_sse, oversized, wrong_id_event, wrong_id_resumed)"},
 	{"malformed bad variant", scHead + "  - kind: malformed\n    variant: weird\n", 5, "faults[0].variant", `unknown malformed variant "weird"`},
 	{"oversized no size", scHead + "  - kind: malformed\n    variant: oversized\n", 4, "faults[0].size", "required for variant oversized"},
 	{"size on other variant", scHead + "  - kind: malformed\n    variant: wrong_id\n    size: 10KB\n", 6, "faults[0].size", "only to variant oversized"},

@@ -156,4 +156,6 @@ const (
 	StageAfterProgress, StageMidBody          = faults.StageAfterProgress, faults.StageMidBody
 	MalformedInvalidJSON, MalformedWrongID    = faults.MalformedInvalidJSON, faults.MalformedWrongID
 	MalformedTruncatedSSE, MalformedOversized = faults.MalformedTruncatedSSE, faults.MalformedOversized
+	MalformedWrongIDEvent                     = faults.MalformedWrongIDEvent
+	MalformedWrongIDResumed                   = faults.MalformedWrongIDResumed
 )

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 	"io"
 	"log/slog"
 	"net"
@@ -143,7 +144,7 @@ type stdioBackend struct {
 	script  Script
 	opts    options
 	engine  *engine
-	log     requestLog
+	log     RequestLog
 	out     *lockedWriter
 	done    chan struct{}
 	pending sync.WaitGroup // delayed and stalled lines
@@ -180,7 +181,7 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 	forward := func() { _, _ = pw.Write(append(line, '\n')) }
 	logDone := func() {
 		rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-		sb.log.add(rec)
+		sb.log.Add(rec)
 	}
 	f := d.fault
 	if (f == nil || f.Kind == KindSessionExpire) && d.delay <= 0 {
@@ -232,7 +233,7 @@ func (sb *stdioBackend) startAdmin(ctx context.Context) (string, func(), error) 
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	if !isLoopback(host) && sb.opts.adminToken == "" {
+	if !control.IsLoopback(host) && sb.opts.adminToken == "" {
 		return "", nil, fmt.Errorf("fakebackends: %s: control API on non-loopback address %q needs an admin token (--admin-token)", sb.script.Name, sb.script.Admin)
 	}
 	ln, err := listen(ctx, sb.script.Admin)
@@ -258,7 +259,7 @@ func (sb *stdioBackend) startAdmin(ctx context.Context) (string, func(), error) 
 		},
 		clear:    func() { sb.engine.set(nil) },
 		expire:   func() int { return 0 },
-		requests: sb.log.snapshot,
+		requests: sb.log.Snapshot,
 		info: func() map[string]any {
 			return map[string]any{"name": sb.script.Name, "transport": TransportStdio}
 		},

@@ -96,8 +96,26 @@ func SSEEvent(payload []byte) []byte {
 	return []byte("event: message\ndata: " + string(payload) + "\n\n")
 }
 
-// maxRequestBody bounds what Middleware reads of one request.
+// maxRequestBody bounds what ReadMessage reads of one request.
 const maxRequestBody = 16 << 20
+
+// ReadMessage parses the JSON-RPC message of a POST from the first 16 MiB
+// of its body, and puts the body back whole for the next handler (what was
+// read, then the rest). ok is false when the client went away.
+func ReadMessage(r *http.Request) (msg Message, ok bool) {
+	var body []byte
+	if r.Method == http.MethodPost && r.Body != nil {
+		var err error
+		if body, err = io.ReadAll(io.LimitReader(r.Body, maxRequestBody)); err != nil {
+			return Message{}, false
+		}
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	}
+	return ParseMessage(body), true
+}
 
 // Middleware applies the engine's faults in front of next, any
 // http.Handler: a reverse proxy to a real backend, or an MCP server. POST
@@ -106,19 +124,13 @@ const maxRequestBody = 16 << 20
 // skipped; SSE GET streams pass through.
 func Middleware(e *Engine, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body []byte
-		if r.Method == http.MethodPost && r.Body != nil {
-			var err error
-			if body, err = io.ReadAll(io.LimitReader(r.Body, maxRequestBody)); err != nil {
-				return // the client went away
-			}
-			// next reads what was read, then the rest (a body over the bound).
-			r.Body = struct {
-				io.Reader
-				io.Closer
-			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		msg, ok := ReadMessage(r)
+		if !ok {
+			return // the client went away
 		}
-		msg := ParseMessage(body)
+		if ServeResumed(w, r) {
+			return
+		}
 		d := e.Decide(msg.Method, msg.Name)
 		if d.Delay > 0 {
 			if SleepCtx(r.Context(), nil, d.Delay) != nil {

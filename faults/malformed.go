@@ -17,7 +17,8 @@ const (
 	MalformedOversized    = "oversized"
 )
 
-var malformedVariants = []string{MalformedInvalidJSON, MalformedWrongID, MalformedTruncatedSSE, MalformedOversized}
+var malformedVariants = []string{MalformedInvalidJSON, MalformedWrongID, MalformedTruncatedSSE, MalformedOversized,
+	MalformedWrongIDEvent, MalformedWrongIDResumed}
 
 func init() {
 	Register(Spec{
@@ -53,6 +54,8 @@ func init() {
 				x.W.WriteHeader(http.StatusOK)
 				_, _ = x.W.Write(part)
 				x.Flush() // returning ends the body cleanly mid-event
+			case MalformedWrongIDEvent, MalformedWrongIDResumed:
+				forgedHTTP(x, f)
 			default:
 				x.Respond(malformedAnswer(x.Msg, f))
 			}
@@ -66,6 +69,8 @@ func malformedAnswer(m Message, f *Fault) []byte {
 	switch f.Variant {
 	case MalformedWrongID:
 		return m.WrongIDResponse()
+	case MalformedWrongIDEvent, MalformedWrongIDResumed:
+		return ForgedAnswer() // stdio has neither event names nor resumption
 	case MalformedOversized:
 		return Oversized(m, int64(f.Size))
 	}

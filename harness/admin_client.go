@@ -1,72 +1,41 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
 // adminClient talks to a fake backend's control API over HTTP. Every
 // request has a deadline.
-type adminClient struct {
-	base   string
-	token  string
-	client *http.Client
-}
+type adminClient struct{ api *control.Client }
 
 func newAdminClient(base, token string) *adminClient {
-	return &adminClient{base: strings.TrimRight(base, "/"), token: token,
-		client: &http.Client{Timeout: DefaultControlTimeout, Transport: &http.Transport{DisableKeepAlives: true}}}
+	return &adminClient{api: control.NewClient(base, token, DefaultControlTimeout)}
 }
 
 // do sends one request; out, when non-nil, receives the JSON answer.
 func (a *adminClient) do(ctx context.Context, method, path string, body any, out any) error {
-	ctx, cancel := withDefaultTimeout(ctx, DefaultControlTimeout)
-	defer cancel()
-	var rd io.Reader
+	var data []byte
 	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if data, err = json.Marshal(body); err != nil {
 			return err
 		}
-		rd = bytes.NewReader(data)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if a.token != "" {
-		req.Header.Set("Authorization", "Bearer "+a.token)
-	}
-	resp, err := a.client.Do(req)
+	status, answer, err := a.api.Do(ctx, method, path, data)
 	if err != nil {
 		return fmt.Errorf("control API %s %s: %w", method, path, err)
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-	if err != nil {
-		return fmt.Errorf("control API %s %s: read answer: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			return fmt.Errorf("control API %s %s: HTTP %d: %s", method, path, resp.StatusCode, e.Error)
-		}
-		return fmt.Errorf("control API %s %s: HTTP %d: %s", method, path, resp.StatusCode, strings.TrimSpace(string(data)))
+	if status/100 != 2 {
+		return control.APIError("control API "+method+" "+path, status, answer)
 	}
 	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
+		if err := json.Unmarshal(answer, out); err != nil {
 			return fmt.Errorf("control API %s %s: decode answer: %w", method, path, err)
 		}
 	}

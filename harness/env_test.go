@@ -47,7 +47,7 @@ func TestEnvReferenceBothRevisions(t *testing.T) {
 				t.Fatal(err)
 			}
 			call := c.CallTool(ctx, "beta_echo", map[string]any{"msg": "hi"})
-			if call.Outcome != OutcomeBackendUnavailable || call.Backend != "beta" || !call.IsError || call.Took() > time.Second {
+			if call.Outcome != OutcomeBackendUnavailable || call.Backend != "beta" || !call.IsError || call.Took() > failFast {
 				t.Fatalf("beta_echo under 403: %+v %v", call.CallRecord, call.Err)
 			}
 			if call.ErrorKind == "" || call.Meta[MetaBackend] != "beta" {

@@ -21,6 +21,11 @@ type HealthPoller struct {
 	interval time.Duration
 	hc       *http.Client
 
+	// pollMu serializes polls, from fetch to record: a slow background
+	// poll must not record the states it fetched after a later poll
+	// recorded newer ones (a transition back to a stale state).
+	pollMu sync.Mutex
+
 	mu      sync.Mutex
 	last    BackendStates
 	polls   int
@@ -105,6 +110,8 @@ func (p *HealthPoller) Stop() {
 // Poll reads the health API once, records the transitions since the last
 // poll and returns the states.
 func (p *HealthPoller) Poll(ctx context.Context) (BackendStates, error) {
+	p.pollMu.Lock()
+	defer p.pollMu.Unlock()
 	data, err := getJSON(ctx, p.hc, p.url)
 	var states BackendStates
 	if err == nil {

@@ -94,3 +94,10 @@ func readFile(p string) ([]byte, error) { return os.ReadFile(p) }
 func ctxWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
 }
+
+// failFast bounds a call that must fail without waiting for a deadline
+// (refused, 403, a dead process): half the 10 s call timeout. It catches a
+// call that hung until its deadline; how long such calls take is logged,
+// since on a loaded machine (-race, load average 15 on 2 cores) "at once"
+// took over a second.
+const failFast = DefaultCallTimeout / 2

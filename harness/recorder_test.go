@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -208,6 +209,62 @@ func TestRecorderFaultSpanAndSkippedChecks(t *testing.T) {
 	}
 	if last := got.Events[len(got.Events)-1]; last.Kind != EventNote || !strings.Contains(last.Note, "check skipped: metrics") {
 		t.Fatalf("no note for the skipped check: %+v", last)
+	}
+}
+
+// TestHealthPollerConcurrentPollsKeepOrder: a poll that fetched the
+// states first records them first. Two polls at once (the background
+// poller and a check's own Poll), the first one slow: without
+// serialization the slow one recorded its stale "closed" after the fast
+// one's "open", a transition back that never happened (and a check of
+// the path could miss a state it saw).
+func TestHealthPollerConcurrentPollsKeepOrder(t *testing.T) {
+	var mu sync.Mutex
+	state, first := "closed", true
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		doc := `{"backends": {"beta": {"status": "healthy", "breaker": "` + state + `"}}}`
+		slow := first
+		first = false
+		mu.Unlock()
+		if slow {
+			<-release // the first poll's answer, fetched while closed, is late
+		}
+		_, _ = w.Write([]byte(doc))
+	}))
+	defer srv.Close()
+	rec := NewRecorder("order")
+	p := NewHealthPoller(srv.URL, rec, time.Hour)
+	ctx := ctxT(t, 10*time.Second)
+	slowDone := make(chan struct{})
+	go func() { defer close(slowDone); _, _ = p.Poll(ctx) }()
+	for { // the slow poll has fetched
+		mu.Lock()
+		f := first
+		mu.Unlock()
+		if !f {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	mu.Lock()
+	state = "open"
+	mu.Unlock()
+	fastDone := make(chan struct{})
+	go func() { defer close(fastDone); _, _ = p.Poll(ctx) }()
+	time.Sleep(50 * time.Millisecond) // let the second poll run as far as it can
+	close(release)
+	<-slowDone
+	<-fastDone
+	var got []string
+	for _, tr := range rec.Transitions() {
+		if tr.Aspect == "breaker" {
+			got = append(got, tr.From+"->"+tr.To)
+		}
+	}
+	if want := []string{"->closed", "closed->open"}; !slices.Equal(got, want) {
+		t.Fatalf("breaker transitions %v, want %v", got, want)
 	}
 }
 

@@ -36,7 +36,7 @@ func TestRuntimeFaultsThroughInterface(t *testing.T) {
 				t.Fatalf("SetFaults: %v", err)
 			}
 			call := c.CallTool(ctx, "echo", map[string]any{"msg": "hi"})
-			if call.Err == nil || call.Outcome != OutcomeError || call.Took() > time.Second {
+			if call.Err == nil || call.Outcome != OutcomeError || call.Took() > failFast {
 				t.Fatalf("403 call: %+v %v", call.CallRecord, call.Err)
 			}
 			if err := b.AddFaults(ctx, fakebackends.Fault{Kind: fakebackends.KindToolError, Text: "nope", Match: fakebackends.Match{Tool: "slow"}}); err != nil {
@@ -92,7 +92,7 @@ func TestProcessKillPauseResume(t *testing.T) {
 		t.Fatalf("Pause: %v", err)
 	}
 	call := c.CallTool(ctx, "echo", map[string]any{"msg": "held"})
-	if call.Outcome != OutcomeTimeout || call.Took() < 600*time.Millisecond || call.Took() > 3*time.Second {
+	if call.Outcome != OutcomeTimeout || call.Took() < 600*time.Millisecond || call.Took() > failFast {
 		t.Fatalf("paused call: %+v %v", call.CallRecord, call.Err)
 	}
 	if err := b.Resume(ctx); err != nil {
@@ -109,7 +109,7 @@ func TestProcessKillPauseResume(t *testing.T) {
 		t.Fatalf("Kill: %v", err)
 	}
 	call = c2.CallTool(ctx, "echo", map[string]any{"msg": "dead"})
-	if call.Err == nil || call.Outcome != OutcomeError || call.Took() > time.Second {
+	if call.Err == nil || call.Outcome != OutcomeError || call.Took() > failFast {
 		t.Fatalf("killed call: %+v %v", call.CallRecord, call.Err)
 	}
 	if err := b.Pause(ctx); err == nil {
@@ -143,7 +143,7 @@ func TestProcessCloseBoundedWhilePaused(t *testing.T) {
 	if err := b.Close(ctxT(t, 5*time.Second)); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > 4*time.Second { // within Close's 5 s, not at its end
 		t.Fatalf("Close took %v", d)
 	}
 	if err := b.Close(context.Background()); err != nil {

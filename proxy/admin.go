@@ -1,17 +1,13 @@
 package proxy
 
 import (
-	"crypto/subtle"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"time"
-)
 
-// maxAdminBody bounds a control API request body.
-const maxAdminBody = 1 << 20
+	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
+)
 
 // checkAdminAddr refuses a non-loopback control address without a token
 // (the fake backends' rule).
@@ -20,18 +16,10 @@ func checkAdminAddr(addr, token string) error {
 	if err != nil {
 		return fmt.Errorf("proxy: --admin %q: %w", addr, err)
 	}
-	if !isLoopback(host) && token == "" {
+	if !control.IsLoopback(host) && token == "" {
 		return fmt.Errorf("proxy: control API on non-loopback address %q needs an admin token (--admin-token or $CHAOS_ADMIN_TOKEN)", addr)
 	}
 	return nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // AdminHandler is the control API. Its fault routes are the fake
@@ -48,51 +36,32 @@ func isLoopback(host string) bool {
 func (p *Proxy) AdminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"kind": "proxy", "upstream": p.upstream.String(), "url": p.mcpURL,
+		control.WriteJSON(w, http.StatusOK, map[string]any{"kind": "proxy", "upstream": p.upstream.String(), "url": p.mcpURL,
 			"faults": p.engine.Len(), "lease": p.lease.status()})
 	})
-	mux.HandleFunc("GET /faults", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"faults": p.engine.List(), "lease": p.lease.status()})
-	})
-	change := func(add bool) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
+	control.HandleFaults(mux, control.Faults{
+		List: func() map[string]any { return map[string]any{"faults": p.engine.List(), "lease": p.lease.status()} },
+		Change: func(r *http.Request, body []byte, add bool) (map[string]any, error) {
 			ttl, err := p.ttlParam(r)
 			if err != nil {
-				writeError(w, http.StatusBadRequest, err)
-				return
+				return nil, err
 			}
-			data, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody+1))
-			if err == nil && len(data) > maxAdminBody {
-				err = fmt.Errorf("body larger than %d bytes", maxAdminBody)
-			}
-			if err != nil {
-				writeError(w, http.StatusBadRequest, err)
-				return
-			}
-			st, err := p.setFaults(data, r.Method+" /faults", add, ttl)
-			if err != nil {
-				writeError(w, http.StatusBadRequest, err)
-				return
-			}
-			writeJSON(w, http.StatusOK, map[string]any{"faults": p.engine.List(), "lease": st})
-		}
-	}
-	mux.HandleFunc("PUT /faults", change(false))
-	mux.HandleFunc("POST /faults", change(true))
-	mux.HandleFunc("DELETE /faults", func(w http.ResponseWriter, r *http.Request) {
-		p.ClearFaults()
-		writeJSON(w, http.StatusOK, map[string]any{"faults": []any{}, "lease": p.lease.status()})
-	})
-	mux.HandleFunc("GET /requests", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"requests": p.Requests()})
+			st, err := p.setFaults(body, r.Method+" /faults", add, ttl)
+			return map[string]any{"faults": p.engine.List(), "lease": st}, err
+		},
+		Clear: func() map[string]any {
+			p.ClearFaults()
+			return map[string]any{"faults": []any{}, "lease": p.lease.status()}
+		},
+		Requests: func() any { return p.Requests() },
 	})
 	mux.HandleFunc("GET /lease", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, p.lease.status())
+		control.WriteJSON(w, http.StatusOK, p.lease.status())
 	})
 	mux.HandleFunc("POST /lease", func(w http.ResponseWriter, r *http.Request) {
 		ttl, err := p.ttlParam(r)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err)
+			control.WriteError(w, http.StatusBadRequest, err)
 			return
 		}
 		if !r.URL.Query().Has("ttl") {
@@ -100,28 +69,17 @@ func (p *Proxy) AdminHandler() http.Handler {
 		}
 		st, err := p.lease.renew(ttl)
 		if err != nil {
-			writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "lease": st})
+			control.WriteJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "lease": st})
 			return
 		}
-		writeJSON(w, http.StatusOK, st)
+		control.WriteJSON(w, http.StatusOK, st)
 	})
 	for _, route := range []string{"POST /restart", "POST /stop", "POST /expire-sessions"} {
 		mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) {
-			writeError(w, http.StatusNotImplemented, fmt.Errorf("%s is not supported by a proxy: it does not own the backend", route))
+			control.WriteError(w, http.StatusNotImplemented, fmt.Errorf("%s is not supported by a proxy: it does not own the backend", route))
 		})
 	}
-	token := p.opts.AdminToken
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if token != "" {
-			got := r.Header.Get("Authorization")
-			if subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+token)) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="chaos-proxy-admin"`)
-				writeError(w, http.StatusUnauthorized, fmt.Errorf("missing or wrong bearer token"))
-				return
-			}
-		}
-		mux.ServeHTTP(w, r)
-	})
+	return control.RequireToken(p.opts.AdminToken, "chaos-proxy-admin", mux)
 }
 
 // ttlParam reads the ttl query parameter (default the proxy's lease TTL).
@@ -179,15 +137,3 @@ func (p *Proxy) ClearFaults() {
 
 // Lease returns the lease's status.
 func (p *Proxy) Lease() LeaseStatus { return p.lease.status() }
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
-}
-
-func writeError(w http.ResponseWriter, status int, err error) {
-	writeJSON(w, status, map[string]string{"error": err.Error()})
-}

@@ -1,9 +1,7 @@
 package proxy
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
@@ -125,26 +123,15 @@ func (s *sharedEngine) Scheduled() (down, expire bool) {
 	return down, expire
 }
 
-// maxRequestBody bounds what the engine reads of a POST to match it.
-const maxRequestBody = 16 << 20
-
 // Handler implements Engine: faults.Middleware's steps, plus the legacy SSE
 // session stream (StreamFrom) for answers written by faults, and the
 // request log (RecordFrom).
 func (s *sharedEngine) Handler(next http.Handler, host Host) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body []byte
-		if r.Method == http.MethodPost && r.Body != nil {
-			var err error
-			if body, err = io.ReadAll(io.LimitReader(r.Body, maxRequestBody)); err != nil {
-				return // the client went away
-			}
-			r.Body = struct {
-				io.Reader
-				io.Closer
-			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		msg, ok := faults.ReadMessage(r)
+		if !ok {
+			return // the client went away
 		}
-		msg := faults.ParseMessage(body)
 		d := s.e.Decide(msg.Method, msg.Name)
 		if rec := RecordFrom(r.Context()); rec != nil {
 			rec.Method, rec.Tool, rec.Fault = msg.Method, msg.Name, d.Label

@@ -20,6 +20,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
 // Options configure a Proxy.
@@ -57,7 +60,7 @@ type Proxy struct {
 	mcpLn    listener   // the MCP listener (a down fault closes it)
 	closed   chan struct{}
 	logger   *slog.Logger
-	requests requestLog
+	requests fakebackends.RequestLog
 	rp       *httputil.ReverseProxy
 	handler  http.Handler
 
@@ -187,13 +190,13 @@ const closeGrace = 500 * time.Millisecond
 // stream can carry answers written by faults; a legacy SSE POST (its
 // ?sessionId=) finds its stream with StreamFrom.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := newRecord(r)
-	sw := &statusWriter{ResponseWriter: w}
+	rec := fakebackends.NewRequestRecord(r)
+	sw := &control.StatusWriter{ResponseWriter: w}
 	w = sw
 	defer func() {
-		rec.Status = sw.status
+		rec.Status = sw.Status
 		rec.DurationMS = float64(time.Since(rec.Time).Microseconds()) / 1000
-		p.requests.add(*rec)
+		p.requests.Add(rec)
 		p.sessions.seen(sw.Header().Get("Mcp-Session-Id"))
 	}()
 	id := sessionOf(r)
@@ -203,7 +206,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.sessions.seen(id)
-	ctx := context.WithValue(context.WithValue(r.Context(), inboundKey{}, r), recordKey{}, rec)
+	ctx := context.WithValue(context.WithValue(r.Context(), inboundKey{}, r), recordKey{}, &rec)
 	switch r.Method {
 	case http.MethodGet:
 		var cancel context.CancelFunc

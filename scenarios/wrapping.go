@@ -2,11 +2,13 @@ package scenarios
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
@@ -34,14 +36,24 @@ func wrappingFaults() []wrappingFault {
 		{"timeout", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders}, false},
 		// The first 16 bytes of each answer, then the connection closes.
 		{"truncate", fakebackends.Fault{Kind: fakebackends.KindTruncate, Size: 16}, true},
+		// A forged answer (another request's id) under an SSE event name
+		// other than message, and on a resumed stream (issue 12 item 1):
+		// mcp-go's client takes both as its answer; a gateway must not.
+		{"forged-event", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedWrongIDEvent}, false},
+		{"forged-resumed", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedWrongIDResumed}, false},
 	}
+}
+
+// forged reports whether a call returned a fake backend's forged answer.
+func forged(call *harness.Call) bool {
+	return call.Outcome == harness.OutcomeOK || strings.TrimSpace(call.Text()) == faults.ForgedText
 }
 
 // wrappingScenarios: scenario 1, per-backend error wrapping.
 func wrappingScenarios() []Scenario {
 	return variants("wrapping", AllVariants, func(v Variant) Scenario {
 		return Scenario{
-			Description: "a failing backend (crash, 403, reset, malformed, timeout, truncate) is named in tools/call, resources/read and prompts/get errors; " +
+			Description: "a failing backend (crash, 403, reset, malformed, timeout, truncate, forged answers) is named in tools/call, resources/read and prompts/get errors; " +
 				"the other backend keeps working in the same session; the session survives every backend failing; a backend's own isError passes through",
 			Labels:  []string{LabelWrapping},
 			Timeout: 60 * time.Second,
@@ -80,6 +92,16 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 		prompt := c.GetPrompt(ctx, k.Prompt(beta, "greet"), nil)
 		k.CheckCall(f.name+": prompts/get names beta", prompt, matchers.BeBackendUnavailable(beta))
 		k.CheckCall(f.name+": prompts/get fails within call timeout + 1 s", prompt, within("time_to_error_ms.prompts_get."+f.name))
+
+		if strings.HasPrefix(f.name, "forged") {
+			k.Check(f.name+": the forged answer never reaches the client", func(ck *kit.C) {
+				ck.Evidence(call, read, prompt)
+				ck.Expected("no call returns the backend's forged answer (id %d, text %q)", faults.ForgedID, faults.ForgedText)
+				for _, c := range []*harness.Call{call, read, prompt} {
+					ck.Expect(forged(c)).To(gomega.BeFalse(), "%s %s returned the forged answer: %q", c.Method, c.Target, c.Text())
+				}
+			})
+		}
 
 		// The other backend works in the same session, on every method.
 		k.Check(f.name+": alpha unaffected (tools, resources, prompts)", func(ck *kit.C) {

@@ -55,19 +55,19 @@ func TestCloseBoundedWhenDeleteStalls(t *testing.T) {
 	}
 	d := time.Since(start)
 	t.Logf("shutdown with a backend stalling DELETE took %v (close timeout 300ms)", d)
-	if d < 250*time.Millisecond || d > 2*time.Second {
+	if d < 250*time.Millisecond || d > 300*time.Millisecond+atOnceBound {
 		t.Errorf("shutdown took %v", d)
 	}
 }
 
 // TestShutdownReturnsWhenCtxEnds: Shutdown's ctx ends (200ms) before the
 // backend connections are closed (the backend stalls DELETE; close timeout
-// 1s): Shutdown returns ctx's error at once, and the connections end in
+// 2s): Shutdown returns ctx's error at once, and the connections end in
 // the background, cut off within the close timeout (goleak checks that at
 // the end of the tests).
 func TestShutdownReturnsWhenCtxEnds(t *testing.T) {
 	srv, _ := stallingDeleteBackend(t)
-	cfg := "name: t\nbackends:\n  - {name: stubborn, url: \"" + srv.URL + "/mcp\", protocol: legacy}\ntimeouts: {close: 1s}\n"
+	cfg := "name: t\nbackends:\n  - {name: stubborn, url: \"" + srv.URL + "/mcp\", protocol: legacy}\ntimeouts: {close: 2s}\n"
 	g := startGatewayShutByTest(t, cfg)
 	c := connect(t, g.URL(), false)
 	if res, _ := callTool(t, c, "stubborn_echo", nil); res.IsError {
@@ -80,7 +80,7 @@ func TestShutdownReturnsWhenCtxEnds(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("shutdown error = %v, want context.DeadlineExceeded", err)
 	}
-	if d > 700*time.Millisecond {
+	if d > 1500*time.Millisecond { // returned when its ctx ended, not at the 2s close timeout
 		t.Errorf("shutdown took %v after its ctx ended at 200ms", d)
 	}
 }

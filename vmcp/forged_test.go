@@ -11,9 +11,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 // forgingBackend is a streamable-HTTP backend, hand-written around an
@@ -23,6 +26,10 @@ import (
 //   - "event-name": an event "ping" with non-JSON data, then one named
 //     "foo" carrying the answer, with the id forged (424242) when forge is
 //     set.
+//   - "method-case": one unnamed event carrying the answer with an extra
+//     key "Method" (found by FuzzSSEValidator).
+//   - "json-method": an application/json answer with an extra key
+//     "method" (found by FuzzJSONAnswer).
 //   - "resume": the POST's stream primes the client with an event id and
 //     ends; the answer (forged id when forge is set) comes on the resumed
 //     GET carrying Last-Event-ID, as SEP-1699 allows before 2026-07-28.
@@ -79,6 +86,15 @@ func forgingBackend(t *testing.T, mode string, forge bool) *httptest.Server {
 			// An event mcp-go skips (its data is no JSON-RPC message), then
 			// the answer under a name mcp-go ignores too, but dispatches.
 			fmt.Fprintf(w, "event: ping\ndata: hello\n\nevent: foo\ndata: %s\n\n", answer(msg.ID))
+		case "method-case":
+			// The answer with a key "Method": encoding/json would match it
+			// to a method field, mcp-go takes the message as the answer.
+			fmt.Fprintf(w, "data: %s\n\n", strings.Replace(answer(msg.ID), `"id":`, `"Method":"x","id":`, 1))
+		case "json-method":
+			// A plain JSON answer that also has a method: mcp-go takes any
+			// JSON body with an id as the answer.
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, strings.Replace(answer(msg.ID), `"id":`, `"method":"x","id":`, 1))
 		case "resume":
 			ev := fmt.Sprintf("ev-%s", msg.ID)
 			mu.Lock()
@@ -95,7 +111,7 @@ func forgingBackend(t *testing.T, mode string, forge bool) *httptest.Server {
 // reaches the client, whatever the SSE event name, and also when it comes on
 // a resumed stream; the same answers with the right id do (issue 12 item 1).
 func TestForgedAnswers(t *testing.T) {
-	for _, mode := range []string{"event-name", "resume"} {
+	for _, mode := range []string{"event-name", "resume", "method-case", "json-method"} {
 		for _, forge := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/forged=%v", mode, forge), func(t *testing.T) {
 				b := forgingBackend(t, mode, forge)
@@ -118,5 +134,48 @@ func TestForgedAnswers(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestForgedAnswersFromFakeBackend: the same attacks from the fake
+// backends' malformed variants wrong_id_event and wrong_id_resumed (what a
+// scenario holds any gateway to): for clients of both revisions, the call
+// fails as beta being unavailable (invalid response), the forged text
+// never reaches the client, and beta's other tools still work.
+func TestForgedAnswersFromFakeBackend(t *testing.T) {
+	for _, variant := range []string{fakebackends.MalformedWrongIDEvent, fakebackends.MalformedWrongIDResumed} {
+		t.Run(variant, func(t *testing.T) {
+			b := startFake(t, "name: beta\nprotocol: legacy\ntools:\n  - {name: echo}\n  - {name: other, result: {text: fine}}\n")
+			if err := b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: variant,
+				Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}}); err != nil {
+				t.Fatal(err)
+			}
+			g := startGateway(t, gwConfig("timeouts: {call: 10s}\n", b))
+			for _, rev := range revisions {
+				c := connect(t, g.URL(), rev.modern)
+				res, d := callTool(t, c, "beta_echo", map[string]any{"msg": "x"})
+				backend, kind := metaOf(res)
+				if !res.IsError || backend != "beta" || kind != "invalid_response" || strings.Contains(resultText(res), faults.ForgedText) {
+					t.Errorf("%s: %s: isError=%v _meta %s/%s text %q after %v; want beta unavailable (invalid response), never the forged answer",
+						rev.name, variant, res.IsError, backend, kind, resultText(res), d)
+				}
+				if res, _ := callTool(t, c, "beta_other", nil); res.IsError || resultText(res) != "fine" {
+					t.Errorf("%s: beta_other after the forged answer: %q", rev.name, resultText(res))
+				}
+			}
+			if variant == fakebackends.MalformedWrongIDResumed {
+				// The gateway did resume (so the resumed stream was
+				// checked). The fake logs a request when its handler
+				// returns: wait for it, bounded.
+				eventually(t, 10*time.Second, "the gateway's resuming GET in beta's request log", func() bool {
+					for _, r := range b.Requests() {
+						if r.HTTPMethod == http.MethodGet && strings.Contains(r.Fault, variant) {
+							return true
+						}
+					}
+					return false
+				})
+			}
+		})
 	}
 }

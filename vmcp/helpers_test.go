@@ -196,3 +196,11 @@ func countTool(recs []fakebackends.RequestRecord, method, tool string) int {
 	}
 	return n
 }
+
+// atOnceBound bounds a call that must fail without waiting for a timeout
+// (refused, reset, an error status, a bad answer, an open circuit). Each
+// such test also checks the error kind, which says the call did not time
+// out; the bound only catches a hang. On a loaded machine (-race, load
+// average 15 on 2 cores) these calls took over a second, so they are
+// logged, not held to tight figures.
+const atOnceBound = 5 * time.Second

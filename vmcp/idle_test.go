@@ -11,19 +11,31 @@ import (
 
 func TestIdleSessionsAreClosed(t *testing.T) {
 	beta := startFake(t, resBetaScript)
-	g := startGateway(t, backendsYAML(nil, beta)+"timeouts: {sessionIdle: 150ms}\n")
-	busy := connect(t, g.URL(), false)
+	// sessionIdle is far above the gap between two calls of the busy
+	// session even on a loaded machine (it was 150ms, and under load the
+	// busy session, idle while the other connected, was closed too).
+	const sessionIdle = time.Second
+	g := startGateway(t, backendsYAML(nil, beta)+"timeouts: {sessionIdle: 1s}\n")
 	idle := connect(t, g.URL(), false)
-	// The busy session keeps sending requests; the idle one sends none.
-	deadline := time.Now().Add(600 * time.Millisecond)
-	for time.Now().Before(deadline) {
+	idleSince := time.Now()
+	busy := connect(t, g.URL(), false)
+	// The busy session keeps sending requests; the idle one sends none,
+	// until the gateway closes it (bounded: a hang fails).
+	deadline := time.Now().Add(15 * time.Second)
+	for {
 		if res, _ := callTool(t, busy, "beta_ok", nil); res.IsError {
 			t.Fatal(resultText(res))
 		}
+		if _, ok := g.Session(idle.GetSessionId()); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("idle session still open after 15× sessionIdle")
+		}
 		time.Sleep(30 * time.Millisecond)
 	}
-	if _, ok := g.Session(idle.GetSessionId()); ok {
-		t.Fatal("idle session still open after 4× sessionIdle")
+	if d := time.Since(idleSince); d < sessionIdle {
+		t.Fatalf("idle session closed after %v, before sessionIdle (%v)", d, sessionIdle)
 	}
 	if _, ok := g.Session(busy.GetSessionId()); !ok {
 		t.Fatal("an active session was closed as idle")

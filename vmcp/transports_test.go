@@ -67,7 +67,7 @@ func TestStdioBackend(t *testing.T) {
 		res, d = callTool(t, c, "gamma_die", nil)
 		checkErr(t, res, "gamma", "connection_closed", `backend "gamma" unavailable: process exited`)
 		t.Logf("modern=%v process exit mid-call noticed in %v", modern, d)
-		if d > time.Second {
+		if d > atOnceBound {
 			t.Errorf("process exit took %v to notice", d)
 		}
 		// The next call starts the process again.
@@ -87,7 +87,7 @@ func TestStdioBackend(t *testing.T) {
 			res, d := callTool(t, c, tc.tool, nil)
 			t.Logf("modern=%v %s: %v %s", modern, tc.tool, d, resultText(res))
 			checkErr(t, res, "gamma", "invalid_response", tc.text)
-			if d > time.Second {
+			if d > atOnceBound {
 				t.Errorf("%s took %v", tc.tool, d)
 			}
 			if res, _ := callTool(t, c, "gamma_echo", nil); res.IsError {
@@ -155,13 +155,13 @@ func TestSSEBackend(t *testing.T) {
 			text  string
 			max   time.Duration
 		}{
-			{fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Match: m}, "http_status", `backend "delta" unavailable: HTTP 403 Forbidden`, time.Second},
-			{fakebackends.Fault{Kind: fakebackends.KindStall, Match: m}, "timeout", `backend "delta" unavailable: timed out after 1s`, 3 * time.Second},
-			{fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashEOF, Match: m}, "connection_closed", `backend "delta" unavailable: connection closed`, time.Second},
-			{fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset, Match: m}, "connection_reset", `backend "delta" unavailable: connection reset`, time.Second},
-			{fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Code: -32603, Message: "kaput", Match: m}, "jsonrpc_error", `backend "delta" error: kaput`, time.Second},
-			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedInvalidJSON, Match: m}, "invalid_response", `backend "delta" unavailable: invalid response: malformed JSON`, time.Second},
-			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedWrongID, Match: m}, "invalid_response", `backend "delta" unavailable: invalid response: response id`, time.Second},
+			{fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Match: m}, "http_status", `backend "delta" unavailable: HTTP 403 Forbidden`, atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindStall, Match: m}, "timeout", `backend "delta" unavailable: timed out after 1s`, time.Second + atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashEOF, Match: m}, "connection_closed", `backend "delta" unavailable: connection closed`, atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset, Match: m}, "connection_reset", `backend "delta" unavailable: connection reset`, atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Code: -32603, Message: "kaput", Match: m}, "jsonrpc_error", `backend "delta" error: kaput`, atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedInvalidJSON, Match: m}, "invalid_response", `backend "delta" unavailable: invalid response: malformed JSON`, atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedWrongID, Match: m}, "invalid_response", `backend "delta" unavailable: invalid response: response id`, atOnceBound},
 		} {
 			b.SetFaults(tc.fault)
 			res, d := callTool(t, c, "delta_echo", nil)

@@ -120,6 +120,13 @@ func yamlError(file string, err error) *Error {
 	return e
 }
 
+// clampLine bounds line to the lines of data (YAML breaks lines at \n,
+// \r\n and a lone \r).
+func clampLine(data []byte, line int) int {
+	n := bytes.Count(data, []byte("\n")) + bytes.Count(data, []byte("\r")) - bytes.Count(data, []byte("\r\n")) + 1
+	return min(line, n)
+}
+
 // ParseDocument parses exactly one YAML document and returns its root node.
 func ParseDocument(data []byte, file, want string) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -131,11 +138,13 @@ func ParseDocument(data []byte, file, want string) (*yaml.Node, error) {
 		return nil, yamlError(file, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, &Error{File: file, Line: doc.Line, Msg: "empty document: want " + want}
+		return nil, &Error{File: file, Line: clampLine(data, doc.Line), Msg: "empty document: want " + want}
 	}
 	root := doc.Content[0]
 	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
-		return nil, &Error{File: file, Line: root.Line, Msg: "empty document: want " + want}
+		// yaml.v3 places the empty node of "---" on the line after it,
+		// which may not exist (found by vmcp/config FuzzParse).
+		return nil, &Error{File: file, Line: clampLine(data, root.Line), Msg: "empty document: want " + want}
 	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {

@@ -172,6 +172,20 @@ type rpcEnvelope struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+	// methodKey: the object has a key spelled exactly "method" (the
+	// struct above also matches "Method", "METHOD"…, mcp-go's streamable
+	// client does not).
+	methodKey bool
+}
+
+// fromServer reports whether the message is a request or notification of
+// the server rather than a response. Only a message every reader takes
+// for one counts: a notification (no id) with a method, or a request with
+// an id and a key spelled exactly "method" (mcp-go's streamable HTTP
+// client takes {"id":…,"Method":"x"} as the response to its request,
+// whatever the id). Everything else is a response and is checked.
+func (e rpcEnvelope) fromServer() bool {
+	return e.Method != "" && (idKey(e.ID) == "" || e.methodKey)
 }
 
 // idKey normalises a raw JSON-RPC id for comparison ("" for none/null):
@@ -362,6 +376,12 @@ func parseMessage(data []byte) (rpcEnvelope, error) {
 		}
 		return env, &invalidResponseError{Reason: "not a JSON-RPC message: " + oneLine(string(data), 60)}
 	}
+	if env.Method != "" {
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(data, &keys) == nil {
+			_, env.methodKey = keys["method"]
+		}
+	}
 	return env, nil
 }
 
@@ -393,7 +413,7 @@ func readBody(r io.Reader, length, limit int64) ([]byte, error) {
 // must answer a request the connection is waiting for (or gave up on: late
 // is then true, and the message is dropped).
 func arrivedOn(hooks streamHooks, env rpcEnvelope) (late bool, err error) {
-	if env.Method != "" {
+	if env.fromServer() {
 		return false, nil // a request or notification from the server
 	}
 	id := idKey(env.ID)
@@ -404,9 +424,18 @@ func arrivedOn(hooks streamHooks, env rpcEnvelope) (late bool, err error) {
 	return late, nil
 }
 
-// checkMessage validates one JSON-RPC message answering reqID.
+// checkMessage validates an application/json body answering reqID.
+// mcp-go takes such a body as the answer whenever it has an id, even with
+// a method: then the id must be reqID too.
 func checkMessage(data []byte, reqID string, tr *callTrace) error {
-	_, err := checkAnswer(data, reqID, tr)
+	env, err := parseMessage(data)
+	if err != nil {
+		return err
+	}
+	if idKey(env.ID) != "" && env.Method != "" {
+		env.methodKey = false // a response, whatever else it says
+	}
+	_, err = checkEnvelope(env, reqID, tr)
 	return err
 }
 
@@ -417,7 +446,12 @@ func checkAnswer(data []byte, reqID string, tr *callTrace) (response bool, err e
 	if err != nil {
 		return false, err
 	}
-	if env.Method != "" {
+	return checkEnvelope(env, reqID, tr)
+}
+
+// checkEnvelope is checkAnswer on a parsed message.
+func checkEnvelope(env rpcEnvelope, reqID string, tr *callTrace) (response bool, err error) {
+	if env.fromServer() {
 		return false, nil // a request or notification from the server
 	}
 	got := idKey(env.ID)

@@ -209,7 +209,7 @@ func checkUnexpected(data []byte) error {
 	if err != nil {
 		return err
 	}
-	if env.Method == "" {
+	if !env.fromServer() {
 		return &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match any request", orNone(idKey(env.ID)))}
 	}
 	return nil
