@@ -40,3 +40,19 @@ func runBounded(ctx context.Context, d time.Duration, what string, fn func(ctx c
 		return fmt.Errorf("%s: gave up after %v: %w", what, d, ctx.Err())
 	}
 }
+
+// CloseTimeouter is implemented by a Gateway or RunningBackend whose Close
+// may need longer than DefaultCloseTimeout (a container's forced removal
+// on a loaded engine). Env.Close bounds its Close by CloseTimeout instead.
+type CloseTimeouter interface {
+	// CloseTimeout bounds one Close.
+	CloseTimeout() time.Duration
+}
+
+// closeTimeoutOf is x's CloseTimeout, or DefaultCloseTimeout.
+func closeTimeoutOf(x any) time.Duration {
+	if ct, ok := x.(CloseTimeouter); ok && ct.CloseTimeout() > 0 {
+		return ct.CloseTimeout()
+	}
+	return DefaultCloseTimeout
+}

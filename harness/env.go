@@ -195,11 +195,28 @@ func (e *Env) Client(ctx context.Context, rev Revision, opts ...ClientOption) (*
 	return c, nil
 }
 
-// DefaultEnvCloseTimeout bounds Env.Close when its ctx has no deadline.
+// DefaultEnvCloseTimeout bounds Env.Close when its ctx has no deadline,
+// unless the components need longer (CloseTimeout).
 const DefaultEnvCloseTimeout = 20 * time.Second
 
+// CloseTimeout is how long Close may take: DefaultEnvCloseTimeout, or
+// more when the gateway's Close plus the slowest backend's (closed in
+// parallel, after the gateway) may take longer (see CloseTimeouter).
+func (e *Env) CloseTimeout() time.Duration {
+	var gw, slowest time.Duration
+	if e.gateway != nil {
+		gw = closeTimeoutOf(e.gateway)
+	}
+	for _, b := range e.backends {
+		if b != nil {
+			slowest = max(slowest, closeTimeoutOf(b))
+		}
+	}
+	return max(DefaultEnvCloseTimeout, gw+slowest)
+}
+
 // Close tears the topology down, bounded by ctx (default
-// DefaultEnvCloseTimeout) even when backends or the gateway stall: health
+// Env.CloseTimeout) even when backends or the gateway stall: health
 // pollers stop, clients close (their connections are cut after a grace),
 // the gateway closes, then the backends close in parallel. Every error is
 // collected; nothing waits past the deadline. Safe to call twice.
@@ -212,7 +229,7 @@ func (e *Env) Close(ctx context.Context) error {
 	e.closed = true
 	clients, pollers := e.clients, e.pollers
 	e.mu.Unlock()
-	ctx, cancel := withDefaultTimeout(ctx, DefaultEnvCloseTimeout)
+	ctx, cancel := withDefaultTimeout(ctx, e.CloseTimeout())
 	defer cancel()
 
 	var errs []error
@@ -232,7 +249,7 @@ func (e *Env) Close(ctx context.Context) error {
 	wg.Wait()
 	errs = append(errs, cerrs...)
 	if e.gateway != nil {
-		if err := runBounded(ctx, DefaultCloseTimeout, "harness: close gateway "+e.target.Name(), e.gateway.Close); err != nil {
+		if err := runBounded(ctx, closeTimeoutOf(e.gateway), "harness: close gateway "+e.target.Name(), e.gateway.Close); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -251,7 +268,7 @@ func (e *Env) closeBackends(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = runBounded(ctx, DefaultCloseTimeout, "harness: close backend "+b.Name(), b.Close)
+			errs[i] = runBounded(ctx, closeTimeoutOf(b), "harness: close backend "+b.Name(), b.Close)
 		}()
 	}
 	wg.Wait()

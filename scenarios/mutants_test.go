@@ -38,7 +38,7 @@ func scenario(t *testing.T, name string) scenarios.Scenario {
 func expectFails(t *testing.T, name string, target harness.Target, failed, passed []string) *harness.Recorder {
 	t.Helper()
 	sc := scenario(t, name)
-	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+scenarios.TeardownBound(sc, "")+30*time.Second)
 	defer cancel()
 	rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target})
 	res := rec.Result()

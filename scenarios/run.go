@@ -24,7 +24,8 @@ type RunConfig struct {
 	// CheckLeaks fails a scenario that leaves goroutines running after its
 	// teardown (goleak, with harness.LeakOptions).
 	CheckLeaks bool
-	// TeardownTimeout bounds Env.Close (default 20 s).
+	// TeardownTimeout bounds Env.Close (default Env.CloseTimeout: 20 s,
+	// more for components that need it, e.g. containers).
 	TeardownTimeout time.Duration
 	// Runtime is RuntimeDefault or RuntimeContainer (the HTTP backends of
 	// every scenario run as containers).
@@ -117,7 +118,7 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 
 	teardown := cfg.TeardownTimeout
 	if teardown <= 0 {
-		teardown = harness.DefaultEnvCloseTimeout
+		teardown = env.CloseTimeout()
 	}
 	closeCtx, closeCancel := context.WithTimeout(context.WithoutCancel(ctx), teardown)
 	closeErr := env.Close(closeCtx)

@@ -80,7 +80,7 @@ var _ = Describe("vMCP", func() {
 		Describe(group, func() {
 			for _, sc := range groups[group] {
 				name := strings.TrimPrefix(sc.Name, group+"/")
-				It(name, Label(sc.Labels...), SpecTimeout(sc.Timeout+harness.DefaultEnvCloseTimeout+30*time.Second), func(ctx SpecContext) {
+				It(name, Label(sc.Labels...), SpecTimeout(sc.Timeout+teardownBound(sc)+30*time.Second), func(ctx SpecContext) {
 					rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: true, Runtime: runtime})
 					resultsMu.Lock()
 					results.Add(rec)

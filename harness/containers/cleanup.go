@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -130,13 +131,21 @@ func (e *Engine) remove(ctx context.Context, f client.Filters, pick func(map[str
 	if err != nil {
 		return fmt.Errorf("list containers: %w", err)
 	}
+	// Containers in parallel, each with one forced remove.
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for _, c := range cs.Items {
 		if pick(c.Labels) {
-			if _, err := e.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !isNotFound(err) {
-				errs = append(errs, fmt.Errorf("remove container %s: %w", c.ID[:12], err))
-			}
+			wg.Go(func() {
+				if _, err := e.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !isNotFound(err) {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("remove container %s: %w", c.ID[:12], err))
+					mu.Unlock()
+				}
+			})
 		}
 	}
+	wg.Wait()
 	ns, err := e.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
 	if err != nil {
 		return errors.Join(append(errs, fmt.Errorf("list networks: %w", err))...)

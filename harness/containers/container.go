@@ -128,14 +128,17 @@ func (t *Topology) runContainer(ctx context.Context, s spec) (*ctr, error) {
 		}
 		err = cc.waitReady(ctx)
 	}
+	if err == nil {
+		t.track(cc)
+	}
 	if err != nil {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), harness.DefaultCloseTimeout)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RemoveTimeout)
 		defer cancel()
 		logs := ""
 		if c != nil {
 			logs = tail(rctx, e, c.GetContainerID())
 			_, _ = e.cli.ContainerRemove(rctx, c.GetContainerID(), client.ContainerRemoveOptions{Force: true})
-			_ = c.Terminate(rctx, testcontainers.StopTimeout(0)) // closes its client's connections
+			_, _ = c.Inspect(rctx) // (not found) closes its client's idle connections
 		} else {
 			_, _ = e.cli.ContainerRemove(rctx, name, client.ContainerRemoveOptions{Force: true})
 		}
@@ -344,8 +347,17 @@ func (c *ctr) Logs(ctx context.Context) string {
 	return tail(ctx, c.t.e, c.id)
 }
 
-// remove removes the container (forced: a paused or frozen one too) and
-// releases the network. Safe to call twice.
+// RemoveTimeout bounds removing one container (and, after the last, its
+// network): a forced remove of a running container on a loaded 2-core
+// machine was seen to take over 10 s.
+const RemoveTimeout = 45 * time.Second
+
+// CloseTimeout is RemoveTimeout (harness.CloseTimeouter).
+func (c *ctr) CloseTimeout() time.Duration { return RemoveTimeout }
+
+// remove removes the container with one forced remove (SIGKILL and
+// remove in one engine call: a paused or frozen one too) and releases the
+// network. Safe to call twice, and concurrently.
 func (c *ctr) remove(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
@@ -354,16 +366,15 @@ func (c *ctr) remove(ctx context.Context) error {
 	}
 	c.closed = true
 	c.mu.Unlock()
-	ctx, cancel := c.bounded(ctx, harness.DefaultCloseTimeout)
+	ctx, cancel := c.bounded(ctx, RemoveTimeout)
 	defer cancel()
 	var errs []error
 	if _, err := c.t.e.cli.ContainerRemove(ctx, c.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !isNotFound(err) {
 		errs = append(errs, c.wrap("remove", err))
 	}
-	// testcontainers keeps a client per container: Terminate (a no-op on
-	// the removed container) closes its idle connections; so does Close
-	// on the engine's client. Their read loops would outlive the topology.
-	_ = c.tc.Terminate(ctx, testcontainers.StopTimeout(0))
+	// testcontainers' own client for the container closed its idle
+	// connections when Run returned (Start defers it); closing the
+	// engine's ends its idle read loops, which would outlive the topology.
 	errs = append(errs, c.t.net.release(ctx, c.t.e))
 	_ = c.t.e.cli.Close()
 	return errors.Join(errs...)

@@ -171,9 +171,13 @@ func (rg *RunningGateway) MCPURL() string { return rg.BaseURL() + rg.mcpPath }
 // it is ready (bounded by ctx, default 30 s).
 func (rg *RunningGateway) Restart(ctx context.Context) error { return rg.ctr.Restart(ctx) }
 
-// Close removes the container.
+// Close removes the gateway's container and, in parallel, the backend
+// containers of its topology (and then the network): it is the teardown
+// of the topology (harness.Env closes the gateway first, then the
+// backends, whose Close then has nothing left to do). Bounded by ctx and
+// RemoveTimeout.
 func (rg *RunningGateway) Close(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, harness.DefaultCloseTimeout)
+	ctx, cancel := context.WithTimeout(ctx, RemoveTimeout)
 	defer cancel()
-	return rg.remove(ctx)
+	return rg.t.removeAll(ctx)
 }

@@ -2,7 +2,9 @@ package containers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
@@ -29,6 +31,31 @@ type Topology struct {
 	// inNetwork: the gateway runs on the network, so backends are given
 	// to it by alias; otherwise by their published 127.0.0.1 ports.
 	inNetwork bool
+	// ctrs are the topology's started containers.
+	ctrs []*ctr
+}
+
+// track adds a started container to the topology.
+func (t *Topology) track(c *ctr) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ctrs = append(t.ctrs, c)
+}
+
+// removeAll removes every container of the topology in parallel, each
+// with one forced remove (then the network, after the last): a teardown
+// costs one removal's time, not one per container.
+func (t *Topology) removeAll(ctx context.Context) error {
+	t.mu.Lock()
+	cs := slices.Clone(t.ctrs)
+	t.mu.Unlock()
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Go(func() { errs[i] = c.remove(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // NewTopology returns a topology whose network is made on first use.

@@ -388,6 +388,7 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 		c.die(err)
 	}
 	if f.timedOut {
+		c.dropIdleConns()
 		c.probeAfterTimeout(op, timeout)
 	}
 	if pe := (*clientPanicError)(nil); errors.As(err, &pe) {
@@ -399,6 +400,21 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 		c.die(err)
 	}
 	return c.finish(op, be)
+}
+
+// dropIdleConns closes the idle pooled HTTP connections after a call
+// timed out: it may have gone out on a kept-alive connection to an
+// address the backend no longer has (a partition, a container back on a
+// new address), and each other such connection in the pool would cost
+// one more call the whole timeout. The others' backends pay one TCP
+// connect at most.
+func (c *Conn) dropIdleConns() {
+	if c.isStdio() {
+		return
+	}
+	if ci, ok := c.d.httpBase.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
 }
 
 // settleBound bounds settledCause's wait for a cancellation under way.
