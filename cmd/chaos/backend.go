@@ -37,11 +37,11 @@ the token to every local user (ps, /proc/PID/cmdline).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if scriptPath == "" {
-				return errors.New("backend: --script is required")
+				return usageError(errors.New("backend: --script is required"))
 			}
 			script, err := fakebackends.LoadScript(scriptPath)
 			if err != nil {
-				return err
+				return usageError(err) // a bad script is a config error: exit 2
 			}
 			if cmd.Flags().Changed("listen") {
 				script.Listen = listen
@@ -60,7 +60,7 @@ the token to every local user (ps, /proc/PID/cmdline).`,
 			}
 			adminToken, err = resolveSecret("admin-token", adminToken, "admin-token-file", adminTokenFile, "CHAOS_ADMIN_TOKEN")
 			if err != nil {
-				return err
+				return usageError(err)
 			}
 			logLevel := slog.LevelWarn
 			if verbose {

@@ -297,3 +297,17 @@ func TestBackendAdminTokenFromFile(t *testing.T) {
 		t.Fatalf("--help does not document the token file and variable:\n%s", help)
 	}
 }
+
+// TestBackendBadScriptExitsTwo: a script that does not decode is a
+// configuration error (exit 2) named by file:line: field, not a failure.
+func TestBackendBadScriptExitsTwo(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: x\nbogus: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runChaos(t, "backend", "--script", bad)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), bad+":2: bogus") {
+		t.Fatalf("bad script: %v, %s; want exit 2 naming %s:2: bogus", err, out, bad)
+	}
+}
