@@ -24,6 +24,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperHold())
 	case "start":
 		os.Exit(helperStart())
+	case "probe":
+		os.Exit(helperProbe())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

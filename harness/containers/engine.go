@@ -93,7 +93,11 @@ func connect(ctx context.Context) (*Engine, error) {
 	if os.Getenv(VerboseEnv) == "" {
 		tclog.SetDefault(tclog.NewNoopLogger()) // one line per container step otherwise
 	}
-	cli, err := probe(ctx, ProbeTimeout)
+	cli, err := probe(ctx, ProbeTimeout, os.Getenv(DockerHostEnv))
+	var conflict *hostConflictError
+	if errors.As(err, &conflict) {
+		return nil, fmt.Errorf("containers: %w", err)
+	}
 	if err != nil {
 		reason := fmt.Sprintf("no usable Docker engine: %v", err)
 		if os.Getenv(RequireDockerEnv) == "1" {
@@ -123,9 +127,19 @@ func setDefaultEnv() {
 	}
 }
 
+// DockerHostEnv names the engine to use. When set, the probe checks that
+// engine and no other: if it does not answer there is no engine (no
+// silent fallback to /var/run/docker.sock, which testcontainers makes),
+// and testcontainers must resolve the same one.
+const DockerHostEnv = "DOCKER_HOST"
+
 // probe connects and pings within d, whatever the client does with its
 // own contexts: a socket that accepts and never answers is given up on.
-func probe(ctx context.Context, d time.Duration, opts ...client.Opt) (*testcontainers.DockerClient, error) {
+// host is the engine the run must use ($DOCKER_HOST; "" lets
+// testcontainers discover one): it is pinged with a plain client first,
+// before testcontainers resolves (and caches) its own choice, which then
+// must be host.
+func probe(ctx context.Context, d time.Duration, host string) (*testcontainers.DockerClient, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
 	defer cancel()
 	type res struct {
@@ -134,31 +148,72 @@ func probe(ctx context.Context, d time.Duration, opts ...client.Opt) (*testconta
 	}
 	ch := make(chan res, 1)
 	go func() {
-		cli, err := testcontainers.NewDockerClientWithOpts(ctx, opts...)
-		if err == nil {
-			_, err = cli.Ping(ctx, client.PingOptions{})
-		}
+		cli, err := dial(ctx, host)
 		ch <- res{cli, err}
 	}()
+	where := "the engine"
+	if host != "" {
+		where = fmt.Sprintf("the engine at %s=%s", DockerHostEnv, host)
+	}
 	select {
 	case r := <-ch:
-		if r.err != nil && r.cli != nil {
-			_ = r.cli.Close()
+		if r.err != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("%s did not answer a ping within %s", where, d)
 		}
-		if r.err != nil {
-			return nil, r.err
-		}
-		return r.cli, nil
+		return r.cli, r.err
 	case <-time.After(d + 100*time.Millisecond):
-		return nil, fmt.Errorf("the engine did not answer a ping within %s", d)
+		go func() { // close what a late answer brings
+			if r := <-ch; r.cli != nil {
+				_ = r.cli.Close()
+			}
+		}()
+		return nil, fmt.Errorf("%s did not answer a ping within %s", where, d)
 	}
+}
+
+// dial is probe's body, bounded by ctx.
+func dial(ctx context.Context, host string) (*testcontainers.DockerClient, error) {
+	if host != "" {
+		plain, err := client.New(client.FromEnv, client.WithHost(host))
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", DockerHostEnv, host, err)
+		}
+		_, err = plain.Ping(ctx, client.PingOptions{})
+		_ = plain.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", DockerHostEnv, host, err)
+		}
+	}
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err == nil {
+		_, err = cli.Ping(ctx, client.PingOptions{})
+	}
+	if err == nil && host != "" && cli.DaemonHost() != host {
+		err = &hostConflictError{want: host, got: cli.DaemonHost()}
+	}
+	if err != nil {
+		if cli != nil {
+			_ = cli.Close()
+		}
+		return nil, err
+	}
+	return cli, nil
+}
+
+// hostConflictError: testcontainers resolved another engine than
+// $DOCKER_HOST (e.g. tc.host in ~/.testcontainers.properties). A
+// configuration error, never a skip.
+type hostConflictError struct{ want, got string }
+
+func (e *hostConflictError) Error() string {
+	return fmt.Sprintf("testcontainers resolved the engine %s, not %s=%s (tc.host in ~/.testcontainers.properties?)", e.got, DockerHostEnv, e.want)
 }
 
 // Probe reports whether a Docker engine answers within ProbeTimeout,
 // without the rest of Get.
 func Probe(ctx context.Context) error {
 	setDefaultEnv()
-	cli, err := probe(ctx, ProbeTimeout)
+	cli, err := probe(ctx, ProbeTimeout, os.Getenv(DockerHostEnv))
 	if err == nil {
 		_ = cli.Close()
 	}
