@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/testcontainers/testcontainers-go"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
@@ -54,7 +51,7 @@ func (t *Topology) Start(ctx context.Context, script *fakebackends.Script) (harn
 		cmd: []string{"backend", "--script", "/etc/chaos/script.yaml",
 			"--listen", fmt.Sprintf("0.0.0.0:%d", BackendMCPPort), "--admin", fmt.Sprintf("0.0.0.0:%d", BackendAdminPort)},
 		env:   map[string]string{"CHAOS_ADMIN_TOKEN": e.token},
-		files: []testcontainers.ContainerFile{{Reader: strings.NewReader(string(data)), ContainerFilePath: "/etc/chaos/script.yaml", FileMode: 0o644}},
+		files: []file{{path: "/etc/chaos/script.yaml", data: string(data)}},
 		ports: []int{BackendMCPPort, BackendAdminPort},
 		ready: func(hp map[int]int) func(context.Context) error {
 			return httpReady(fmt.Sprintf("http://127.0.0.1:%d/healthz", hp[BackendAdminPort]), auth)

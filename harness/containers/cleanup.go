@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,7 +96,9 @@ func (e *Engine) RemoveRun(ctx context.Context, id string) error {
 }
 
 // Leftovers lists the containers, networks and images of run id (for
-// tests: after a run, it must be empty).
+// tests: after a run, it must be empty). Images include the intermediate
+// ones of its builds (labelled too: see Image), so one a failed build
+// left dangling is listed.
 func (e *Engine) Leftovers(ctx context.Context, id string) ([]string, error) {
 	f := client.Filters{}.Add("label", LabelRun+"="+id)
 	var out []string
@@ -118,7 +121,11 @@ func (e *Engine) Leftovers(ctx context.Context, id string) ([]string, error) {
 		return nil, err
 	}
 	for _, i := range is.Items {
-		out = append(out, "image "+strings.Join(i.RepoTags, ",")+" "+i.ID)
+		if len(i.RepoTags) == 0 || slices.Equal(i.RepoTags, []string{"<none>:<none>"}) {
+			out = append(out, "untagged image "+i.ID)
+		} else {
+			out = append(out, "image "+strings.Join(i.RepoTags, ",")+" "+i.ID)
+		}
 	}
 	return out, nil
 }
@@ -157,15 +164,37 @@ func (e *Engine) remove(ctx context.Context, f client.Filters, pick func(map[str
 			}
 		}
 	}
-	is, err := e.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: f})
-	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("list images: %w", err))...)
-	}
-	for _, i := range is.Items {
-		if pick(i.Labels) {
+	return errors.Join(append(errs, e.removeImages(ctx, f, pick))...)
+}
+
+// removeImages removes the images matching filter whose labels satisfy
+// pick, children first (a build's intermediate images are labelled too, and
+// an image with a child cannot be removed), in rounds until none is left.
+func (e *Engine) removeImages(ctx context.Context, f client.Filters, pick func(map[string]string) bool) error {
+	var errs []error
+	for range 8 {
+		is, err := e.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: f})
+		if err != nil {
+			return fmt.Errorf("list images: %w", err)
+		}
+		parents := map[string]bool{}
+		for _, i := range is.Items {
+			parents[i.ParentID] = true
+		}
+		errs = errs[:0]
+		removed := 0
+		for _, i := range is.Items {
+			if !pick(i.Labels) || parents[i.ID] {
+				continue
+			}
 			if _, err := e.cli.ImageRemove(ctx, i.ID, client.ImageRemoveOptions{Force: true, PruneChildren: true}); err != nil && !isNotFound(err) {
 				errs = append(errs, fmt.Errorf("remove image %s: %w", i.ID, err))
+			} else {
+				removed++
 			}
+		}
+		if removed == 0 {
+			break
 		}
 	}
 	return errors.Join(errs...)
@@ -195,12 +224,16 @@ func installSignalCleanup(e *Engine) {
 	}()
 }
 
-// DanglingImages counts the engine's dangling images (untagged and not a
-// parent of a tagged one), for tests: a run must not add any.
-func (e *Engine) DanglingImages(ctx context.Context) (int, error) {
+// DanglingImages lists the ids of the engine's dangling images (untagged
+// and no image's parent), whoever made them.
+func (e *Engine) DanglingImages(ctx context.Context) ([]string, error) {
 	is, err := e.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: client.Filters{}.Add("dangling", "true")})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return len(is.Items), nil
+	ids := make([]string, len(is.Items))
+	for i, im := range is.Items {
+		ids[i] = im.ID
+	}
+	return ids, nil
 }

@@ -66,13 +66,19 @@ type ctr struct {
 	closed bool
 }
 
+// file is a file copied into a container before it starts.
+type file struct {
+	path string
+	data string
+}
+
 // spec is what runContainer needs.
 type spec struct {
 	alias string
 	image string
 	cmd   []string
 	env   map[string]string
-	files []testcontainers.ContainerFile
+	files []file
 	ports []int // container ports to publish on 127.0.0.1
 	// ready builds the readiness check from the published ports.
 	ready func(hostPorts map[int]int) func(ctx context.Context) error
@@ -80,8 +86,29 @@ type spec struct {
 
 // runContainer starts a container on the topology's network with the
 // alias, tini as PID 1 (a prompt SIGTERM), the run's labels and ports
-// published on fixed 127.0.0.1 ports (they survive stop/start).
+// published on fixed 127.0.0.1 ports (they survive stop/start). A port
+// taken between picking it and the engine binding it (another topology or
+// process started at once) is picked again, twice at most.
 func (t *Topology) runContainer(ctx context.Context, s spec) (*ctr, error) {
+	for try := 0; ; try++ {
+		c, err := t.runContainerOnce(ctx, s)
+		if err == nil || try == 2 || ctx.Err() != nil || !portTaken(err) {
+			return c, err
+		}
+	}
+}
+
+// freePort picks a free 127.0.0.1 port (a variable for tests).
+var freePort = harness.FreePort
+
+// portTaken reports whether a start failed because a published port was
+// taken.
+func portTaken(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "port is already allocated") || strings.Contains(msg, "address already in use")
+}
+
+func (t *Topology) runContainerOnce(ctx context.Context, s spec) (*ctr, error) {
 	e, err := t.engine(ctx)
 	if err != nil {
 		return nil, err
@@ -94,7 +121,7 @@ func (t *Topology) runContainer(ctx context.Context, s spec) (*ctr, error) {
 	bindings := network.PortMap{}
 	var exposed []string
 	for _, p := range s.ports {
-		hp, err := harness.FreePort()
+		hp, err := freePort()
 		if err != nil {
 			_ = t.net.release(context.WithoutCancel(ctx), e)
 			return nil, err
@@ -111,7 +138,7 @@ func (t *Topology) runContainer(ctx context.Context, s spec) (*ctr, error) {
 		testcontainers.WithEnv(s.env),
 		testcontainers.WithLabels(e.labels()),
 		testcontainers.WithExposedPorts(exposed...),
-		testcontainers.WithFiles(s.files...),
+		testcontainers.WithFiles(containerFiles(s.files)...),
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			init := true
 			hc.Init = &init
@@ -136,7 +163,9 @@ func (t *Topology) runContainer(ctx context.Context, s spec) (*ctr, error) {
 		defer cancel()
 		logs := ""
 		if c != nil {
-			logs = tail(rctx, e, c.GetContainerID())
+			if !strings.Contains(err.Error(), "--- container output ---") { // waitReady's has it
+				logs = tail(rctx, e, c.GetContainerID())
+			}
 			_, _ = e.cli.ContainerRemove(rctx, c.GetContainerID(), client.ContainerRemoveOptions{Force: true})
 			_, _ = c.Inspect(rctx) // (not found) closes its client's idle connections
 		} else {
@@ -147,6 +176,16 @@ func (t *Topology) runContainer(ctx context.Context, s spec) (*ctr, error) {
 		return nil, fmt.Errorf("containers: start %s (%s): %w%s", s.alias, s.image, err, logs)
 	}
 	return cc, nil
+}
+
+// containerFiles are files as testcontainers copies them: each start
+// needs its own readers (a retried start too).
+func containerFiles(fs []file) []testcontainers.ContainerFile {
+	out := make([]testcontainers.ContainerFile, len(fs))
+	for i, f := range fs {
+		out[i] = testcontainers.ContainerFile{Reader: strings.NewReader(f.data), ContainerFilePath: f.path, FileMode: 0o644}
+	}
+	return out
 }
 
 // tail returns the last lines of a container's output, quoted for an
@@ -264,9 +303,14 @@ func (c *ctr) waitReady(ctx context.Context) error {
 		return nil
 	}
 	var last error
-	for {
+	for i := 1; ; i++ {
 		if last = c.ready(ctx); last == nil {
 			return nil
+		}
+		if i%10 == 0 { // a process that exited will never be ready
+			if st, err := c.state(ctx); err == nil && !st.Running && !st.Restarting {
+				return fmt.Errorf("exited (code %d) before it was ready (last: %v)%s", st.ExitCode, last, tail(context.WithoutCancel(ctx), c.t.e, c.id))
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -242,6 +242,14 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// Current returns the process's Engine if Get made one, else nil (it
+// never connects).
+func Current() *Engine {
+	engine.Lock()
+	defer engine.Unlock()
+	return engine.e
+}
+
 // ShutdownDefault shuts the process's Engine down if Get made one (for
 // TestMain and chaos run).
 func ShutdownDefault(ctx context.Context) error {

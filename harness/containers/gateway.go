@@ -7,8 +7,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/testcontainers/testcontainers-go"
-
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
@@ -104,7 +102,7 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 		BaseURL: "http://" + listen, ConfigPath: path.Join("/etc/vmcp", name), Dir: "/etc/vmcp",
 		CallTimeout: callTimeout.String(), Features: topo.Features,
 	}
-	var files []testcontainers.ContainerFile
+	var files []file
 	if g.ConfigTemplate != "" {
 		text, err := harness.RenderTemplate(name, g.ConfigTemplate, data)
 		if err != nil {
@@ -116,7 +114,7 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 			// its port is published on 127.0.0.1 only.
 			text = strings.Replace(text, "incomingAuth: {type: anonymous}", "incomingAuth: {type: anonymous, allowNetwork: true}", 1)
 		}
-		files = append(files, testcontainers.ContainerFile{Reader: strings.NewReader(text), ContainerFilePath: data.ConfigPath, FileMode: 0o644})
+		files = append(files, file{path: data.ConfigPath, data: text})
 	}
 	argv := make([]string, len(cmd))
 	for i, a := range cmd {

@@ -11,9 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,14 +29,25 @@ import (
 // chaos binary's content hash and the run id.
 const ImageRepo = "vmcp-chaos/chaos"
 
-// dockerfile needs no pull: FROM scratch, one COPY, no syntax line.
-const dockerfile = "FROM scratch\nCOPY chaos /chaos\nENTRYPOINT [\"/chaos\"]\n"
+// dockerfile needs no pull: FROM scratch, one COPY, no syntax line. The
+// run's labels come first, so every image the build makes carries them,
+// the intermediate ones too: an image a failed (or killed) build leaves
+// dangling is the run's, found and removed by label like the rest.
+func dockerfile(labels map[string]string) string {
+	var b strings.Builder
+	b.WriteString("FROM scratch\nLABEL")
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		fmt.Fprintf(&b, " %s=%s", k, strconv.Quote(labels[k]))
+	}
+	b.WriteString("\nCOPY chaos /chaos\nENTRYPOINT [\"/chaos\"]\n")
+	return b.String()
+}
 
 // Image returns the run's chaos image, building it on first use: a static
 // (CGO_ENABLED=0) chaos binary — $CHAOS_BIN or this executable when they
 // are static, else built with `go build` — copied into an image FROM
 // scratch, tagged vmcp-chaos/chaos:<sha256 of the binary>-<run id> and
-// labelled with the run. Later calls return the first result. ctx bounds
+// labelled with the run (every layer's image: see dockerfile). Later calls return the first result. ctx bounds
 // the build (default 3 minutes).
 func (e *Engine) Image(ctx context.Context) (string, error) {
 	e.imgMu.Lock()
@@ -58,29 +72,33 @@ func (e *Engine) build(ctx context.Context) (string, error) {
 	}
 	sum := sha256.Sum256(data)
 	tag := fmt.Sprintf("%s:%s-%s", ImageRepo, hex.EncodeToString(sum[:])[:12], e.runID)
+	return tag, e.buildImage(ctx, tag, dockerfile(e.labels()), data)
+}
 
+// buildImage builds tag from the Dockerfile text and the chaos binary.
+func (e *Engine) buildImage(ctx context.Context, tag, dockerfile string, bin []byte) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, f := range []struct {
 		name string
 		mode int64
 		data []byte
-	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"chaos", 0o755, data}} {
+	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"chaos", 0o755, bin}} {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
-			return "", err
+			return err
 		}
 		if _, err := tw.Write(f.data); err != nil {
-			return "", err
+			return err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return "", err
+		return err
 	}
 	res, err := e.cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{
-		Tags: []string{tag}, Labels: e.labels(), Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
+		Tags: []string{tag}, Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
 	})
 	if err != nil {
-		return "", fmt.Errorf("containers: build %s: %w", tag, err)
+		return fmt.Errorf("containers: build %s: %w", tag, err)
 	}
 	defer res.Body.Close()
 	// The answer is a stream of JSON messages; an error is one of them.
@@ -95,17 +113,17 @@ func (e *Engine) build(ctx context.Context) (string, error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return "", fmt.Errorf("containers: build %s: %w", tag, err)
+			return fmt.Errorf("containers: build %s: %w", tag, err)
 		}
 		if m.Error != "" {
-			return "", fmt.Errorf("containers: build %s: %s\n%s", tag, m.Error, log.String())
+			return fmt.Errorf("containers: build %s: %s\n%s", tag, m.Error, log.String())
 		}
 		log.WriteString(m.Stream)
 	}
 	if _, err := e.cli.ImageInspect(ctx, tag); err != nil {
-		return "", fmt.Errorf("containers: build %s: no image after the build: %w\n%s", tag, err, log.String())
+		return fmt.Errorf("containers: build %s: no image after the build: %w\n%s", tag, err, log.String())
 	}
-	return tag, nil
+	return nil
 }
 
 // staticChaos returns a statically linked chaos binary: $CHAOS_BIN or this
