@@ -39,6 +39,11 @@ const (
 	containerRecoveryCalls = 2
 )
 
+// ContainerCallBound is the longest a call to a frozen or partitioned
+// backend container may take in the container scenarios: the gateway's
+// call timeout plus slack for a loaded machine.
+const ContainerCallBound = containerCallTimeout + containerTimeoutSlack
+
 // gamma is the second faulty backend of the container scenarios.
 const gamma = kit.Gamma
 

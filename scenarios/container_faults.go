@@ -112,7 +112,7 @@ func checkAnswers(k *kit.Kit, c *harness.Client, phase string, backends ...strin
 // call the backend never answers.
 func checkAtTimeout(k *kit.Kit, name string, call *harness.Call, backend, figure string) {
 	k.Recorder().MaxFigure(figure, ms(call.Took()))
-	k.CheckCall(name, call, matchers.BeBackendUnavailable(backend), matchers.ReturnWithin(containerCallTimeout+containerTimeoutSlack))
+	k.CheckCall(name, call, matchers.BeBackendUnavailable(backend), matchers.ReturnWithin(ContainerCallBound))
 }
 
 // checkRecovered judges, for alpha and each faulty backend, at most one

@@ -2,8 +2,11 @@ package scenarios_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,25 +50,75 @@ func prepareContainers(ctx context.Context) {
 	}
 }
 
-// shutdownContainers, in AfterSuite: remove the run's image and anything
-// left, then check nothing labelled with the run remains.
+// shutdownContainers, in AfterSuite: every topology is torn down, so no
+// container or network labelled with the run remains. (The run's image
+// stays for the package's other tests; TestMain removes it and checks
+// nothing at all is left.)
 func shutdownContainers() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	e, err := containers.Get(ctx)
-	if err != nil {
+	e := containers.Current()
+	if e == nil {
 		return
 	}
-	Expect(containers.ShutdownDefault(ctx)).To(Succeed(), "remove the run's containers, networks and image")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	left, err := e.Leftovers(ctx, e.RunID())
 	Expect(err).NotTo(HaveOccurred())
-	Expect(left).To(BeEmpty(), "resources of run %s left behind", e.RunID())
+	var topo []string
+	for _, l := range left {
+		if strings.HasPrefix(l, "container ") || strings.HasPrefix(l, "network ") {
+			topo = append(topo, l)
+		}
+	}
+	Expect(topo).To(BeEmpty(), "containers and networks of run %s left behind", e.RunID())
 }
+
+// TestMain removes the run's containers, networks and image (the engine
+// is the process's, shared by the suite and the container mutants, so the
+// image is built once) and fails the package if anything labelled with the
+// run is left, a dangling image of its build included.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if e := containers.Current(); e != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if err := containers.ShutdownDefault(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "remove the run's containers, networks and image: %v\n", err)
+			code = 1
+		}
+		if left, err := e.Leftovers(ctx, e.RunID()); err != nil || len(left) > 0 {
+			fmt.Fprintf(os.Stderr, "left behind by run %s: %v %v\n", e.RunID(), left, err)
+			code = 1
+		}
+		cancel()
+	}
+	os.Exit(code)
+}
+
+// mutantClientTimeout is how long the mutant test's clients wait for a
+// call: past the bound the checks judge (ContainerCallBound), so a call the
+// mutant leaves hanging still fails them as it would at the scenarios'
+// own client timeout (8 s), in less time: every frozen or partitioned call
+// to the mutant waits it out.
+const mutantClientTimeout = scenarios.ContainerCallBound + time.Second
+
+// mutantChildEnv=1 makes TestMutantNoDeadlineContainers run its scenarios
+// in this process: it is the child process the test starts.
+const mutantChildEnv = "VMCP_CHAOS_TEST_MUTANT_CHILD"
 
 // TestMutantNoDeadlineContainers: the no-deadline mutant (the reference
 // gateway configured with an hour-long call timeout) run as a container
 // fails the freeze and partition scenarios.
+//
+// Its scenarios spend about a minute waiting on calls the mutant leaves
+// hanging, so it runs in parallel with TestScenarios (the package's only
+// other parallel test), in a child process: the suite's goroutine-leak
+// checks see only their own process. The child removes its own containers
+// and image (TestMain), also on SIGINT/SIGTERM.
 func TestMutantNoDeadlineContainers(t *testing.T) {
+	if os.Getenv(mutantChildEnv) != "1" {
+		t.Parallel()
+		runChild(t, "^TestMutantNoDeadlineContainers$", mutantChildEnv+"=1")
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if _, err := containers.Get(ctx); containers.IsSkip(err) {
@@ -73,25 +126,56 @@ func TestMutantNoDeadlineContainers(t *testing.T) {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = containers.ShutdownDefault(context.Background()) }) // after the parallel subtests
 	mutant := &containers.Gateway{TargetName: "mutant-no-deadline", Caps: harness.DefaultReferenceCapabilities,
 		ConfigTemplate: strings.Replace(harness.ChaosVMCPTemplate, "call: {{.CallTimeout}}", "call: 1h", 1)}
 	if mutant.ConfigTemplate == harness.ChaosVMCPTemplate {
 		t.Fatal("the template has no call timeout to replace")
+	}
+	sc := func(name string) scenarios.Scenario {
+		s := scenario(t, name)
+		topo := s.Topology
+		s.Topology = func() harness.Topology {
+			tp := topo()
+			tp.ClientOptions = append(tp.ClientOptions, harness.WithCallTimeout(mutantClientTimeout))
+			return tp
+		}
+		return s
 	}
 	// The frozen and partitioned calls wait for the client's deadline; the
 	// bystander is judged on and passes (the scenario goes on). The two
 	// topologies are independent: run at once (CI time).
 	t.Run("freeze", func(t *testing.T) {
 		t.Parallel()
-		expectFails(t, "container-freeze/legacy", mutant,
+		expectFailsScenario(t, sc("container-freeze/legacy"), mutant,
 			[]string{"frozen backend's call ends at the call timeout naming beta", "frozen backend's call ends at the call timeout naming gamma"},
 			[]string{"before the freeze: beta answers", "alpha answers while beta and gamma are frozen"})
 	})
 	t.Run("partition", func(t *testing.T) {
 		t.Parallel()
-		expectFails(t, "container-partition/modern", mutant,
+		expectFailsScenario(t, sc("container-partition/modern"), mutant,
 			[]string{"partition: a call to beta ends at the call timeout naming beta", "partition: idle keep-alive call to gamma bounded by call timeout"},
 			[]string{"before the partition: gamma answers", "partition: alpha answers during the partition"})
 	})
+}
+
+// runChild runs the tests matching pattern in a child process of this test
+// binary with env added, logs its output and passes on its verdict: a
+// failure, a skip (with the child's reason) or a pass.
+func runChild(t *testing.T, pattern string, env ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run="+pattern, "-test.count=1", "-test.v", "-test.timeout=9m")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // the child removes its containers
+	cmd.WaitDelay = 30 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf("child process (%s):\n%s", pattern, out)
+	if err != nil {
+		t.Fatalf("child process: %v", err)
+	}
+	if before, _, ok := strings.Cut(string(out), "--- SKIP: "); ok && !strings.Contains(string(out), "--- PASS: ") {
+		lines := strings.Split(strings.TrimSpace(before), "\n")
+		t.Skipf("skipped in the child process: %s", strings.TrimSpace(lines[len(lines)-1]))
+	}
 }

@@ -37,7 +37,13 @@ func scenario(t *testing.T, name string) scenarios.Scenario {
 // went on after the failure, judging the rest.
 func expectFails(t *testing.T, name string, target harness.Target, failed, passed []string) *harness.Recorder {
 	t.Helper()
-	sc := scenario(t, name)
+	return expectFailsScenario(t, scenario(t, name), target, failed, passed)
+}
+
+// expectFailsScenario is expectFails with the scenario given.
+func expectFailsScenario(t *testing.T, sc scenarios.Scenario, target harness.Target, failed, passed []string) *harness.Recorder {
+	t.Helper()
+	name := sc.Name
 	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+scenarios.TeardownBound(sc, "")+30*time.Second)
 	defer cancel()
 	rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target})

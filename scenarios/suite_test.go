@@ -23,9 +23,16 @@ const ResultsEnv = "VMCP_CHAOS_RESULTS"
 var resultsPath = flag.String("vmcp-chaos.results", "", "write the JSON results to this path (default $"+ResultsEnv+")")
 
 func TestScenarios(t *testing.T) {
+	// In parallel with TestMutantNoDeadlineContainers only, which runs in a
+	// child process. No other top-level test may be parallel: the specs'
+	// goroutine-leak checks would take its goroutines for leaks.
+	t.Parallel()
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "vMCP acceptance scenarios")
+	previewTogether(PreviewSpecs(suiteName))
+	RunSpecs(t, suiteName)
 }
+
+const suiteName = "vMCP acceptance scenarios"
 
 var (
 	resultsMu sync.Mutex
@@ -81,7 +88,7 @@ var _ = Describe("vMCP", func() {
 			for _, sc := range groups[group] {
 				name := strings.TrimPrefix(sc.Name, group+"/")
 				It(name, Label(sc.Labels...), SpecTimeout(sc.Timeout+teardownBound(sc)+30*time.Second), func(ctx SpecContext) {
-					rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: true, Runtime: runtime})
+					rec := runSpec(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: true, Runtime: runtime})
 					resultsMu.Lock()
 					results.Add(rec)
 					resultsMu.Unlock()

@@ -1,0 +1,55 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// RunTogether runs scs at once, each as Run does (its own topology,
+// checks and verdict), and returns their recorders in scs's order. With
+// cfg.CheckLeaks the goroutine-leak check spans them all: a snapshot
+// before the first starts, a check after the last is torn down (a check
+// per scenario would take the others' goroutines for leaks); a leak fails
+// every scenario that was not skipped, naming them all, since which one
+// leaked cannot be told apart. For independent scenarios whose topologies
+// share nothing, such as a container scenario on both revisions (each has
+// its own network and containers).
+func RunTogether(ctx context.Context, scs []Scenario, cfg RunConfig) []*harness.Recorder {
+	var leakCheck func(harness.TB)
+	if cfg.CheckLeaks {
+		leakCheck = harness.LeakSnapshot()
+	}
+	each := cfg
+	each.CheckLeaks = false
+	recs := make([]*harness.Recorder, len(scs))
+	var wg sync.WaitGroup
+	for i, sc := range scs {
+		wg.Go(func() { recs[i] = Run(ctx, sc, each) })
+	}
+	wg.Wait()
+	if leakCheck == nil {
+		return recs
+	}
+	tb := &leakTB{}
+	leakCheck(tb)
+	if tb.msg == "" {
+		return recs
+	}
+	names := make([]string, len(scs))
+	for i, sc := range scs {
+		names[i] = sc.Name
+	}
+	for _, rec := range recs {
+		if rec.Result().Verdict == harness.VerdictSkipped {
+			continue
+		}
+		rec.AddCheck(harness.Check{Name: "no goroutine leaked", Verdict: harness.CheckFailed,
+			Observed: fmt.Sprintf("(run together with %s; the leak is one of theirs) %s", strings.Join(names, ", "), tb.msg)})
+		rec.SetVerdict(harness.VerdictFailed, checksReason(rec.Result()))
+	}
+	return recs
+}
