@@ -76,7 +76,7 @@ func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 	raw, _ := json.Marshal(req.ID)
 	id := idKey(raw)
 	if id != "" {
-		traceFrom(ctx).setRequest(id, req.Method)
+		traceFrom(ctx).setRequest(id)
 		t.c.expect(id)
 	}
 	resp, err := t.Stdio.SendRequest(ctx, req)
