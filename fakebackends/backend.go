@@ -53,8 +53,24 @@ type core struct {
 	changed func() // called after the faults change; may be nil
 }
 
-// newCore checks the script's faults for its transport and applies opts.
-func newCore(s Script, opts []Option) (*core, error) {
+// newCore validates a copy of script with its defaults (transport stdio
+// when stdio is set; Start refuses it otherwise), applies opts and checks
+// the script's faults for its transport.
+func newCore(script *Script, stdio bool, opts []Option) (*core, error) {
+	if script == nil {
+		return nil, errors.New("fakebackends: nil script")
+	}
+	s := *script
+	if stdio {
+		s.Transport = TransportStdio
+	}
+	s.ApplyDefaults()
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if !stdio && s.Transport == TransportStdio {
+		return nil, fmt.Errorf("fakebackends: script %q: transport stdio is served by ServeStdio, not Start", s.Name)
+	}
 	c := &core{script: s, engine: faults.NewEngine(s.Seed)}
 	for _, o := range opts {
 		o(&c.opts)
@@ -196,21 +212,11 @@ func (g *generation) cutInFlight() {
 // Start validates the script and starts the backend and its control API on
 // the script's addresses. The ctx bounds only the start itself.
 func Start(ctx context.Context, script *Script, opts ...Option) (*Backend, error) {
-	if script == nil {
-		return nil, errors.New("fakebackends: nil script")
-	}
-	s := *script
-	s.ApplyDefaults()
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	if s.Transport == TransportStdio {
-		return nil, fmt.Errorf("fakebackends: script %q: transport stdio is served by ServeStdio, not Start", s.Name)
-	}
-	c, err := newCore(s, opts)
+	c, err := newCore(script, false, opts)
 	if err != nil {
 		return nil, err
 	}
+	s := c.script
 	b := &Backend{core: c, conns: map[net.Conn]struct{}{}, closed: make(chan struct{})}
 	c.changed = b.reconcile
 	if err := ctx.Err(); err != nil {

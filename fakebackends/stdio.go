@@ -33,19 +33,11 @@ func WithOnReady(fn func(adminURL string)) Option { return func(o *options) { o.
 // script's admin address. ServeStdio returns nil when in ends or ctx is
 // cancelled, ErrCrashed after a crash.
 func ServeStdio(ctx context.Context, script *Script, in io.Reader, out io.Writer, opts ...Option) error {
-	if script == nil {
-		return errors.New("fakebackends: nil script")
-	}
-	s := *script
-	s.Transport = TransportStdio
-	s.ApplyDefaults()
-	if err := s.Validate(); err != nil {
-		return err
-	}
-	c, err := newCore(s, opts)
+	c, err := newCore(script, true, opts)
 	if err != nil {
 		return err
 	}
+	s := c.script
 	sb := &stdioBackend{core: c, out: &lockedWriter{w: out}, done: make(chan struct{})}
 	sb.engine.Set(s.Faults...)
 	ctx, cancel := context.WithCancel(ctx)
