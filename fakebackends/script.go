@@ -20,9 +20,6 @@ import (
 // It is the strict YAML package's one located error type.
 type ScriptError = strictyaml.Error
 
-// KnownMethods are the JSON-RPC methods a fault's match.method may name.
-var KnownMethods = faults.KnownMethods
-
 // LoadScript reads and parses the script file at path (see ParseScript).
 // Errors name path as the file.
 func LoadScript(path string) (*Script, error) {
