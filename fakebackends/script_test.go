@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -707,8 +708,8 @@ func TestScriptKnownMethods(t *testing.T) {
 			t.Errorf("method %s: %v", m, err)
 		}
 	}
-	if len(KnownMethods) != 14 {
-		t.Errorf("%d known methods", len(KnownMethods))
+	if len(faults.KnownMethods) != 14 {
+		t.Errorf("%d known methods", len(faults.KnownMethods))
 	}
 }
 

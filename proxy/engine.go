@@ -109,19 +109,7 @@ func (s *sharedEngine) List() any { return s.e.List() }
 func (s *sharedEngine) Len() int { return len(s.e.List()) }
 
 // Scheduled implements Engine.
-func (s *sharedEngine) Scheduled() (down, expire bool) {
-	s.e.Scheduled(func(f *faults.Fault, fired bool) bool {
-		switch {
-		case f.Kind == "crash" && f.Mode == faults.CrashDown:
-			down = true
-		case f.Kind == "session_expire" && !fired:
-			expire = true
-			return true
-		}
-		return false
-	})
-	return down, expire
-}
+func (s *sharedEngine) Scheduled() (down, expire bool) { return s.e.Due(true) }
 
 // Handler implements Engine: faults.Middleware's steps, plus the legacy SSE
 // session stream (StreamFrom) for answers written by faults, and the

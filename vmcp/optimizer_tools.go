@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -536,11 +538,7 @@ const maxFiltered = 16
 // backends. The segments stay held by v (v.ensure indexes them); results
 // are cached per set of gone backends.
 func (v *optView) without(gone map[string]string) (optimizer.ToolSet, int) {
-	names := make([]string, 0, len(gone))
-	for b := range gone {
-		names = append(names, b)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(gone))
 	key := strings.Join(names, "\x00")
 	v.mu.Lock()
 	f, ok := v.filtered[key]
@@ -570,11 +568,7 @@ func (v *optView) without(gone map[string]string) (optimizer.ToolSet, int) {
 
 // joinSorted joins the values of m in the order of its keys, with "; ".
 func joinSorted(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = m[k]

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,17 +38,22 @@ type invalidResponseError struct {
 func (e *invalidResponseError) Error() string { return "invalid response: " + e.Reason }
 
 // callTrace collects what the HTTP layer saw during one backend call. It
-// travels in the call's context to the RoundTripper.
+// travels in the call's context to the RoundTripper. A nil *callTrace (a
+// request outside a backend call) records nothing.
 type callTrace struct {
-	mu        sync.Mutex
+	mu sync.Mutex
+	traceSnapshot
+}
+
+// traceSnapshot is what a call's trace holds.
+type traceSnapshot struct {
 	requestID string // JSON-RPC id of the last request sent with an id
-	method    string
 	status    int
-	invalid   error
+	invalid   error // the first invalid response
 	rpcCode   int
 	rpcMsg    string
 	rpcSeen   bool
-	bodyErr   error
+	bodyErr   error // the first error reading a response body
 }
 
 type traceKey struct{}
@@ -61,83 +67,40 @@ func traceFrom(ctx context.Context) *callTrace {
 	return t
 }
 
-func (t *callTrace) setRequest(id, method string) {
+// update runs fn on the trace under its lock.
+func (t *callTrace) update(fn func(s *traceSnapshot)) {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
-	t.requestID, t.method = id, method
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	fn(&t.traceSnapshot)
 }
 
-func (t *callTrace) setStatus(s int) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	t.status = s
-	t.mu.Unlock()
-}
+func (t *callTrace) setRequest(id string) { t.update(func(s *traceSnapshot) { s.requestID = id }) }
 
-func (t *callTrace) setInvalid(err error) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	if t.invalid == nil {
-		t.invalid = err
-	}
-	t.mu.Unlock()
-}
+func (t *callTrace) setStatus(status int) { t.update(func(s *traceSnapshot) { s.status = status }) }
 
 func (t *callTrace) setRPCError(code int, msg string) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	t.rpcCode, t.rpcMsg, t.rpcSeen = code, msg, true
-	t.mu.Unlock()
+	t.update(func(s *traceSnapshot) { s.rpcCode, s.rpcMsg, s.rpcSeen = code, msg, true })
 }
 
+// setInvalid records err unless an invalid response was recorded before.
+func (t *callTrace) setInvalid(err error) {
+	t.update(func(s *traceSnapshot) { s.invalid = cmp.Or(s.invalid, err) })
+}
+
+// setBodyErr records err unless a body error was recorded before.
 func (t *callTrace) setBodyErr(err error) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	if t.bodyErr == nil {
-		t.bodyErr = err
-	}
-	t.mu.Unlock()
+	t.update(func(s *traceSnapshot) { s.bodyErr = cmp.Or(s.bodyErr, err) })
 }
 
-// pendingID is the id of the request the call is waiting for ("" if it
-// sent none).
-func (t *callTrace) pendingID() string {
-	if t == nil {
-		return ""
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.requestID
-}
-
-type traceSnapshot struct {
-	bodyErr   error
-	requestID string
-	status    int
-	invalid   error
-	rpcCode   int
-	rpcMsg    string
-	rpcSeen   bool
-}
-
-func (t *callTrace) snapshot() traceSnapshot {
-	if t == nil {
-		return traceSnapshot{}
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return traceSnapshot{t.bodyErr, t.requestID, t.status, t.invalid, t.rpcCode, t.rpcMsg, t.rpcSeen}
+// snapshot returns a copy of what the trace holds (zero for a nil trace);
+// its requestID is the id of the request the call is waiting for ("" if
+// it sent none).
+func (t *callTrace) snapshot() (snap traceSnapshot) {
+	t.update(func(s *traceSnapshot) { snap = *s })
+	return snap
 }
 
 // streamHooks lets a legacy HTTP+SSE connection check responses arriving on
@@ -271,7 +234,7 @@ func peekRequest(body []byte) (id, method string) {
 
 func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tr := traceFrom(req.Context())
-	var reqID, method string
+	var reqID string
 	if req.Body != nil && req.Method == http.MethodPost {
 		body, err := readBody(req.Body, req.ContentLength, -1)
 		req.Body.Close()
@@ -285,10 +248,10 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		req = r2
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		reqID, method = peekRequest(body)
+		reqID, _ = peekRequest(body)
 	}
 	if reqID != "" {
-		tr.setRequest(reqID, method)
+		tr.setRequest(reqID)
 		if t.hooks != nil {
 			t.hooks.expect(reqID)
 		}
@@ -300,7 +263,7 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	// it carries the answer to the call's request, still pending.
 	resumed := req.Method == http.MethodGet && !stream
 	if resumed {
-		reqID = tr.pendingID()
+		reqID = tr.snapshot().requestID
 	}
 	ctx, cancel := req.Context(), context.CancelFunc(func() {})
 	switch {
