@@ -120,6 +120,9 @@ func (s *sharedEngine) Handler(next http.Handler, host Host) http.Handler {
 		if !ok {
 			return // the client went away
 		}
+		if faults.ServeResumed(w, r) { // a GET resuming a wrong_id_resumed stream
+			return
+		}
 		d := s.e.Decide(msg.Method, msg.Name)
 		if rec := RecordFrom(r.Context()); rec != nil {
 			rec.Method, rec.Tool, rec.Fault = msg.Method, msg.Name, d.Label
