@@ -157,7 +157,14 @@ func pidOf(x any) int {
 // callTimeout as its backend call timeout.
 func (c *Config) start(ctx context.Context, callTimeout time.Duration, scripts ...*fakebackends.Script) (*topology, error) {
 	t := &topology{}
-	info := harness.TopologyInfo{CallTimeout: callTimeout}
+	// The gateway must hold every session a step opens at once (the
+	// many-sessions and scale figures, the call clients), with room for
+	// the readiness probe and the tool look-ups.
+	need := max(c.Sessions, c.Clients, c.StallCalls)
+	for _, n := range c.ScaleSessions {
+		need = max(need, n)
+	}
+	info := harness.TopologyInfo{CallTimeout: callTimeout, Features: harness.Features{MaxSessions: need + 100}}
 	for _, s := range scripts {
 		b, err := c.Runtime.Start(ctx, s)
 		if err != nil {
