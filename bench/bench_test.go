@@ -87,7 +87,7 @@ func TestRunSmall(t *testing.T) {
 		"bench/stall/1s-timeout": {"gateway.call_timeout_ms", "gateway.calls", "gateway.p50_ms", "gateway.max_ms", "gateway.max_over_timeout_ms",
 			"gateway.errors_naming_backend", "gateway.unanswered"},
 		"bench/scale/20-sessions": {"gateway.open_all_s", "gateway.open_errors", "gateway.calls", "gateway.errors", "gateway.unanswered",
-			"gateway.p50_ms", "gateway.p99_ms", "gateway.rss_peak_mb", "crashloop.restarts"},
+			"gateway.p50_ms", "gateway.p99_ms", "gateway.rss_peak_mb", "crashloop.restarts", "direct.calls", "direct.errors", "direct.p99_ms", "ratio.p99"},
 	}
 	seen := map[string]bool{}
 	for _, s := range res.Scenarios {
@@ -145,9 +145,11 @@ func checkFaultFigures(t *testing.T, name string, f map[string]float64) {
 		is("gateway.open_errors", 0)
 		is("gateway.errors", 0)
 		is("gateway.unanswered", 0)
+		is("direct.errors", 0)
 		is("crashloop.failures", 0)
-		if f["crashloop.restarts"] < 1 || f["gateway.calls"] < 1 {
-			t.Errorf("%s: %v restarts of the crash-looping backend and %v calls, want at least 1 each", name, f["crashloop.restarts"], f["gateway.calls"])
+		if f["crashloop.restarts"] < 1 || f["gateway.calls"] < 1 || f["direct.calls"] < 1 {
+			t.Errorf("%s: %v restarts of the crash-looping backend, %v gateway and %v direct calls, want at least 1 each",
+				name, f["crashloop.restarts"], f["gateway.calls"], f["direct.calls"])
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,8 +40,11 @@ func runScale(ctx context.Context, c *Config, results *harness.Results) error {
 }
 
 // scaleFigures crash-loops t's last backend, opens n legacy sessions at
-// the gateway, then calls the other backends' echo at c.ScaleRate calls
-// per second for c.ScaleDuration, spread over the sessions.
+// the gateway and n at the healthy backends directly (spread over them),
+// then calls the healthy backends' echo at c.ScaleRate calls per second
+// for c.ScaleDuration, spread over the sessions: directly first (the
+// machine's own tail latency under the same load and crash loop), then
+// through the gateway.
 func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harness.Recorder) error {
 	healthy, looping := t.backends[:len(t.backends)-1], t.backends[len(t.backends)-1]
 	tools := make([]string, len(healthy))
@@ -59,19 +63,23 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 	}
 	clients, errs, wall := openSessions(ctx, t.gateway.MCPURL(), n, c.CallTimeout)
 	defer closeClients(clients)
-	var live []*harness.Client
-	for _, cl := range clients {
-		if cl != nil {
-			live = append(live, cl)
-		}
-	}
-	c.progress("scale %d sessions: opened in %.2fs (%d failed) while %s crash-loops every %v; calls at %d/s for %v",
-		n, wall.Seconds(), n-len(live), looping.Name(), c.CrashEvery, c.ScaleRate, c.ScaleDuration)
 	openCPU, _ := m.stop()
+	gw := liveClients(clients)
+	c.progress("scale %d sessions: opened at the gateway in %.2fs (%d failed) while %s crash-loops every %v",
+		n, wall.Seconds(), n-len(gw), looping.Name(), c.CrashEvery)
+	direct, derrs, dwall := openDirect(ctx, c, healthy, n)
+	defer closeClients(direct)
+	c.progress("scale %d sessions: %d opened directly in %.2fs; calls at %d/s for %v, direct then through the gateway",
+		n, len(liveClients(direct)), dwall.Seconds(), c.ScaleRate, c.ScaleDuration)
+	var d, g scaleLoad
+	if len(direct) > 0 && !slices.Contains(direct, nil) {
+		d = pacedLoad(ctx, c, "direct", func(i int) (*harness.Client, string) { return direct[i%len(direct)], "echo" })
+	}
 	m = startCPU(gpid)
-	var l scaleLoad
-	if len(live) > 0 {
-		l = pacedLoad(ctx, c, live, tools)
+	if len(gw) > 0 {
+		g = pacedLoad(ctx, c, "gateway", func(i int) (*harness.Client, string) {
+			return gw[i%len(gw)], tools[(i+i/len(gw))%len(tools)]
+		})
 	}
 	cpu, now := m.stop()
 	restarts, failures, loopErr := loop.stop()
@@ -82,18 +90,13 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 	set("rate_per_s", float64(c.ScaleRate))
 	set("duration_s", c.ScaleDuration.Seconds())
 	set("gateway.open_all_s", wall.Seconds())
-	set("gateway.open_errors", float64(n-len(live)))
-	set("gateway.calls", float64(len(l.lat)))
-	set("gateway.errors", float64(l.errors))
-	set("gateway.unanswered", float64(l.unanswered))
-	p50, p99, mx := quantiles(l.lat)
-	set("gateway.p50_ms", ms(p50))
-	set("gateway.p99_ms", ms(p99))
-	set("gateway.max_ms", ms(mx))
-	if l.elapsed > 0 {
-		set("gateway.throughput_per_s", float64(len(l.lat))/l.elapsed.Seconds())
+	set("gateway.open_errors", float64(n-len(gw)))
+	set("direct.open_all_s", dwall.Seconds())
+	d.set(rec, "direct")
+	g.set(rec, "gateway")
+	if dp99 := quantile(d.lat, 0.99); dp99 > 0 {
+		set("ratio.p99", float64(quantile(g.lat, 0.99))/float64(dp99))
 	}
-	set("pacer_lag_max_ms", ms(l.lagMax))
 	set("crashloop.period_ms", ms(c.CrashEvery))
 	set("crashloop.restarts", float64(restarts))
 	set("crashloop.failures", float64(failures))
@@ -102,32 +105,71 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 	}
 	if cpu[0] >= 0 {
 		set("gateway.cpu_s", cpu[0].Seconds())
-		set("gateway.cpu_ms_per_call", ms(cpu[0])/float64(max(len(l.lat), 1)))
+		set("gateway.cpu_ms_per_call", ms(cpu[0])/float64(max(len(g.lat), 1)))
 		set("gateway.rss_mb", float64(now[0].RSS)/(1<<20))
 		set("gateway.rss_peak_mb", float64(now[0].PeakRSS)/(1<<20))
 	}
-	if l.first != "" {
-		rec.Note("first healthy-call error: %s", l.first)
-	}
-	c.progress("scale %d sessions: %d healthy calls, %d errors (%d unanswered), p50 %.2fms p99 %.2fms max %.1fms; %s restarted %d times; gateway RSS peak %.0f MB",
-		n, len(l.lat), l.errors, l.unanswered, ms(p50), ms(p99), ms(mx), looping.Name(), restarts, float64(now[0].PeakRSS)/(1<<20))
+	c.progress("scale %d sessions: healthy calls direct %d (%d errors) p50 %.2fms p99 %.2fms | gateway %d (%d errors, %d unanswered) p50 %.2fms p99 %.2fms max %.1fms; %s restarted %d times; gateway RSS peak %.0f MB",
+		n, len(d.lat), d.errors, ms(quantile(d.lat, 0.5)), ms(quantile(d.lat, 0.99)), len(g.lat), g.errors, g.unanswered,
+		ms(quantile(g.lat, 0.5)), ms(quantile(g.lat, 0.99)), ms(quantile(g.lat, 1)), looping.Name(), restarts, float64(now[0].PeakRSS)/(1<<20))
 	var problems []error
-	if n > len(live) {
-		problems = append(problems, fmt.Errorf("%d of %d sessions failed to open; first: %v", n-len(live), n, firstErr(errs)))
+	if n > len(gw) {
+		problems = append(problems, fmt.Errorf("%d of %d sessions failed to open at the gateway; first: %v", n-len(gw), n, firstErr(errs)))
 	}
-	if l.errors > 0 {
-		problems = append(problems, fmt.Errorf("%d of %d calls to healthy backends failed (%d unanswered); first: %s", l.errors, len(l.lat), l.unanswered, l.first))
+	if err := firstErr(derrs); err != nil {
+		problems = append(problems, fmt.Errorf("direct sessions: %w", err))
+	}
+	for _, l := range []struct {
+		name string
+		l    scaleLoad
+	}{{"gateway", g}, {"direct", d}} {
+		if l.l.errors > 0 {
+			problems = append(problems, fmt.Errorf("%s: %d of %d calls to healthy backends failed (%d unanswered); first: %s",
+				l.name, l.l.errors, len(l.l.lat), l.l.unanswered, l.l.first))
+		}
+		if len(l.l.lat) == 0 && ctx.Err() == nil {
+			problems = append(problems, fmt.Errorf("%s: no call finished", l.name))
+		}
 	}
 	if failures > 0 {
 		problems = append(problems, fmt.Errorf("crash loop of %s: %d restarts failed; first: %v", looping.Name(), failures, loopErr))
 	}
 	if restarts == 0 && ctx.Err() == nil {
-		problems = append(problems, fmt.Errorf("%s never restarted: the load (%v) ended before the crash loop's period (%v)", looping.Name(), c.ScaleDuration, c.CrashEvery))
-	}
-	if len(l.lat) == 0 && ctx.Err() == nil {
-		problems = append(problems, errors.New("no call finished"))
+		problems = append(problems, fmt.Errorf("%s never restarted: the run ended before the crash loop's period (%v)", looping.Name(), c.CrashEvery))
 	}
 	return errors.Join(problems...)
+}
+
+// openDirect opens n legacy sessions at the backends directly, session i
+// at backends[i mod len], all bound by c.CallTimeout each.
+func openDirect(ctx context.Context, c *Config, backends []harness.RunningBackend, n int) ([]*harness.Client, []error, time.Duration) {
+	t0 := time.Now()
+	var clients []*harness.Client
+	var errs []error
+	per := make([][]*harness.Client, len(backends))
+	for k, b := range backends {
+		cl, e, _ := openSessions(ctx, b.URL(), (n+len(backends)-1-k)/len(backends), c.CallTimeout)
+		per[k] = cl
+		errs = append(errs, e...)
+	}
+	// Interleave, so that session i is at backends[i mod len].
+	for i := 0; len(clients) < n; i++ {
+		k := i % len(backends)
+		if j := i / len(backends); j < len(per[k]) {
+			clients = append(clients, per[k][j])
+		}
+	}
+	return clients, errs, time.Since(t0)
+}
+
+func liveClients(clients []*harness.Client) []*harness.Client {
+	var live []*harness.Client
+	for _, cl := range clients {
+		if cl != nil {
+			live = append(live, cl)
+		}
+	}
+	return live
 }
 
 // scaleLoad is what a paced load measured.
@@ -140,11 +182,29 @@ type scaleLoad struct {
 	lagMax     time.Duration // how far behind schedule a call was issued, at most
 }
 
+// set writes the figures of one endpoint (prefix "direct" or "gateway").
+func (l scaleLoad) set(rec *harness.Recorder, prefix string) {
+	rec.SetFigure(prefix+".calls", float64(len(l.lat)))
+	rec.SetFigure(prefix+".errors", float64(l.errors))
+	rec.SetFigure(prefix+".unanswered", float64(l.unanswered))
+	p50, p99, mx := quantiles(l.lat)
+	rec.SetFigure(prefix+".p50_ms", ms(p50))
+	rec.SetFigure(prefix+".p99_ms", ms(p99))
+	rec.SetFigure(prefix+".max_ms", ms(mx))
+	if l.elapsed > 0 {
+		rec.SetFigure(prefix+".throughput_per_s", float64(len(l.lat))/l.elapsed.Seconds())
+	}
+	rec.SetFigure(prefix+".pacer_lag_max_ms", ms(l.lagMax))
+	if l.first != "" {
+		rec.Note("%s: first healthy-call error: %s", prefix, l.first)
+	}
+}
+
 // pacedLoad issues calls at c.ScaleRate per second for c.ScaleDuration
-// (at most scaleWorkers in flight, each with c.CallTimeout), call i on
-// session i mod S and on tools[(i + i/S) mod len(tools)], and prints
-// progress every 10 s.
-func pacedLoad(ctx context.Context, c *Config, clients []*harness.Client, tools []string) scaleLoad {
+// (at most scaleWorkers in flight, each with c.CallTimeout); call i goes
+// to pick(i), a client and the tool's name there. It prints progress
+// every 10 s.
+func pacedLoad(ctx context.Context, c *Config, label string, pick func(i int) (*harness.Client, string)) scaleLoad {
 	jobs := make(chan int)
 	lat := make([][]time.Duration, scaleWorkers)
 	var nCalls, nErrs, nUnanswered atomic.Int64
@@ -156,8 +216,7 @@ func pacedLoad(ctx context.Context, c *Config, clients []*harness.Client, tools 
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				cl := clients[i%len(clients)]
-				tool := tools[(i+i/len(clients))%len(tools)]
+				cl, tool := pick(i)
 				cctx, cancel := context.WithTimeout(ctx, c.CallTimeout)
 				t0 := time.Now()
 				res, err := cl.MCP().CallTool(cctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: map[string]any{"msg": "hello"}}})
@@ -207,7 +266,7 @@ func pacedLoad(ctx context.Context, c *Config, clients []*harness.Client, tools 
 		out.lagMax = max(out.lagMax, time.Since(due))
 		if time.Since(lastProgress) >= 10*time.Second {
 			lastProgress = time.Now()
-			c.progress("scale: %.0fs of %v, %d calls, %d errors", time.Since(start).Seconds(), c.ScaleDuration, nCalls.Load(), nErrs.Load())
+			c.progress("scale %s: %.0fs of %v, %d calls, %d errors", label, time.Since(start).Seconds(), c.ScaleDuration, nCalls.Load(), nErrs.Load())
 		}
 	}
 	close(jobs)
