@@ -85,7 +85,7 @@ func TestRunSmall(t *testing.T) {
 		"bench/error/http-403":   errFigures,
 		"bench/error/sigkill":    errFigures,
 		"bench/stall/1s-timeout": {"gateway.call_timeout_ms", "gateway.calls", "gateway.p50_ms", "gateway.max_ms", "gateway.max_over_timeout_ms",
-			"gateway.errors_naming_backend", "gateway.unanswered"},
+			"gateway.errors_naming_backend", "gateway.unanswered", "direct.max_ms", "direct.max_over_timeout_ms"},
 		"bench/scale/20-sessions": {"gateway.open_all_s", "gateway.open_errors", "gateway.calls", "gateway.errors", "gateway.unanswered",
 			"gateway.p50_ms", "gateway.p99_ms", "gateway.rss_peak_mb", "crashloop.restarts", "direct.calls", "direct.errors", "direct.p99_ms", "ratio.p99"},
 	}
@@ -132,6 +132,8 @@ func checkFaultFigures(t *testing.T, name string, f map[string]float64) {
 		is("gateway.errors_naming_backend", 20)
 	case strings.HasPrefix(name, "bench/stall/"):
 		is("gateway.calls", 2)
+		is("direct.calls", 2)
+		is("direct.errors", 2)
 		is("gateway.errors", 2)
 		is("gateway.unanswered", 0)
 		is("gateway.errors_naming_backend", 2)

@@ -144,40 +144,58 @@ func timeToError(ctx context.Context, c *Config, rec *harness.Recorder, pair []*
 // its own client and session) while backend stalls every tools/call: when
 // each call ends, against the gateway's configured call timeout, and
 // whether the error names the backend. A call ended by its own deadline
-// (c.StallDeadline) is unanswered: the gateway did not bound it.
+// (c.StallDeadline) is unanswered: the gateway did not bound it. At the
+// same time as many direct calls bound themselves (a client deadline of
+// the same timeout): how late this machine ends a timed-out call by
+// itself, the floor of the gateway's figure.
 func stallFigures(ctx context.Context, c *Config, t *topology, rec *harness.Recorder, tool, backend string) error {
-	clients, err := dialClients(ctx, t.gateway.MCPURL(), harness.RevisionLegacy, c.StallCalls, c.CallTimeout)
+	gw, err := dialClients(ctx, t.gateway.MCPURL(), harness.RevisionLegacy, c.StallCalls, c.CallTimeout)
 	if err != nil {
 		return fmt.Errorf("open %d gateway clients: %w", c.StallCalls, err)
 	}
-	defer closeClients(clients)
-	outs := make([]outcome, len(clients))
+	defer closeClients(gw)
+	direct, err := dialClients(ctx, t.backends[1].URL(), harness.RevisionLegacy, c.StallCalls, c.CallTimeout)
+	if err != nil {
+		return fmt.Errorf("open %d direct clients: %w", c.StallCalls, err)
+	}
+	defer closeClients(direct)
+	gOuts, dOuts := make([]outcome, len(gw)), make([]outcome, len(direct))
 	var wg sync.WaitGroup
-	for i, cl := range clients {
-		wg.Add(1)
+	for i := range gw {
+		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			outs[i] = callOnce(ctx, cl, tool, backend, c.StallDeadline)
+			gOuts[i] = callOnce(ctx, gw[i], tool, backend, c.StallDeadline)
+		}()
+		go func() {
+			defer wg.Done()
+			dOuts[i] = callOnce(ctx, direct[i], "echo", backend, c.StallTimeout)
 		}()
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	var g outcomes
-	for _, o := range outs {
-		g.add(o)
+	var g, d outcomes
+	for i := range gOuts {
+		g.add(gOuts[i])
+		d.add(dOuts[i])
 	}
 	g.set(rec, "gateway", true)
+	d.set(rec, "direct", false)
 	p50, _, mx := quantiles(g.lat)
+	dp50, _, dmx := quantiles(d.lat)
 	rec.SetFigure("gateway.call_timeout_ms", ms(c.StallTimeout))
 	rec.SetFigure("client_deadline_ms", ms(c.StallDeadline))
 	rec.SetFigure("gateway.p50_over_timeout_ms", ms(p50-c.StallTimeout))
 	rec.SetFigure("gateway.max_over_timeout_ms", ms(mx-c.StallTimeout))
-	c.progress("%s: %d stalled calls ended after p50 %.1fms max %.1fms (configured %v: max +%.1fms); %d/%d errors name %s; unanswered %d",
-		rec.Name(), len(outs), ms(p50), ms(mx), c.StallTimeout, ms(mx-c.StallTimeout), g.named, g.failed, backend, g.unanswered)
-	if ok := len(g.lat) - g.failed; ok > 0 {
-		return fmt.Errorf("%d of %d calls succeeded: the stall was not in force", ok, len(g.lat))
+	rec.SetFigure("direct.p50_over_timeout_ms", ms(dp50-c.StallTimeout))
+	rec.SetFigure("direct.max_over_timeout_ms", ms(dmx-c.StallTimeout))
+	c.progress("%s: %d stalled calls ended after p50 %.1fms max %.1fms (configured %v: max +%.1fms; a direct call bounded by its own %v deadline: max +%.1fms); %d/%d errors name %s; unanswered %d",
+		rec.Name(), len(gOuts), ms(p50), ms(mx), c.StallTimeout, ms(mx-c.StallTimeout), c.StallTimeout, ms(dmx-c.StallTimeout),
+		g.named, g.failed, backend, g.unanswered)
+	if ok := len(g.lat) - g.failed + len(d.lat) - d.failed; ok > 0 {
+		return fmt.Errorf("%d calls succeeded (gateway %d, direct %d): the stall was not in force", ok, len(g.lat)-g.failed, len(d.lat)-d.failed)
 	}
 	return nil
 }
