@@ -134,7 +134,9 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 	if failures > 0 {
 		problems = append(problems, fmt.Errorf("crash loop of %s: %d restarts failed; first: %v", looping.Name(), failures, loopErr))
 	}
-	if restarts == 0 && ctx.Err() == nil {
+	if ctx.Err() != nil {
+		problems = append(problems, fmt.Errorf("interrupted: %w", context.Cause(ctx)))
+	} else if restarts == 0 {
 		problems = append(problems, fmt.Errorf("%s never restarted: the run ended before the crash loop's period (%v)", looping.Name(), c.CrashEvery))
 	}
 	return errors.Join(problems...)
