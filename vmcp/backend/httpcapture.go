@@ -336,7 +336,8 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, err
 	}
 	tr.setStatus(resp.StatusCode)
-	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound {
+	if (resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound) ||
+		(resp.StatusCode >= 300 && resp.StatusCode < 400 && !followed(resp)) {
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
 		cancel()
@@ -396,6 +397,19 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 		return resp, nil
 	}
+}
+
+// followed reports whether the http.Client follows redirect resp (a 301,
+// 302, 303, 307 or 308 with a Location). Any other 3xx would reach mcp-go,
+// which takes a JSON body of a status other than 200 and 202 as the answer
+// to its request, unchecked and whatever its id: it is an HTTP status error.
+func followed(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return resp.Header.Get("Location") != ""
+	}
+	return false
 }
 
 // parseMessage decodes one JSON-RPC message from a backend.
