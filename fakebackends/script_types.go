@@ -156,4 +156,6 @@ const (
 	MalformedTruncatedSSE, MalformedOversized = faults.MalformedTruncatedSSE, faults.MalformedOversized
 	MalformedWrongIDEvent                     = faults.MalformedWrongIDEvent
 	MalformedWrongIDResumed                   = faults.MalformedWrongIDResumed
+	MalformedAccepted, MalformedEmptyBody     = faults.MalformedAccepted, faults.MalformedEmptyBody
+	MalformedUnansweredSSE, MalformedNoResult = faults.MalformedUnansweredSSE, faults.MalformedNoResult
 )

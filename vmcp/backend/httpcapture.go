@@ -131,6 +131,7 @@ type captureTransport struct {
 type rpcEnvelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Result present         `json:"result"`
 	Error  *struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
@@ -139,6 +140,22 @@ type rpcEnvelope struct {
 	// struct above also matches "Method", "METHOD"…, mcp-go's streamable
 	// client does not).
 	methodKey bool
+}
+
+// present records that a key is there (null included) without copying
+// its value.
+type present bool
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *present) UnmarshalJSON([]byte) error { *p = true; return nil }
+
+// checkAnswered fails a response with neither a result nor an error
+// (JSON-RPC requires one): mcp-go would hand its client an empty result.
+func checkAnswered(env rpcEnvelope, id string) error {
+	if !env.Result && env.Error == nil {
+		return &invalidResponseError{Reason: fmt.Sprintf("response to request %s has neither result nor error", orNone(id))}
+	}
+	return nil
 }
 
 // fromServer reports whether the message is a request or notification of
@@ -282,7 +299,8 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, err
 	}
 	tr.setStatus(resp.StatusCode)
-	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound {
+	if (resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound) ||
+		(resp.StatusCode >= 300 && resp.StatusCode < 400 && !followed(resp)) {
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
 		cancel()
@@ -302,6 +320,12 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			tr.setInvalid(e)
 			return nil, e
 		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			e := &invalidResponseError{Reason: fmt.Sprintf("HTTP %d %s with an empty body, no response to request %s",
+				resp.StatusCode, http.StatusText(resp.StatusCode), reqID)}
+			tr.setInvalid(e)
+			return nil, e
+		}
 		if e := checkMessage(body, reqID, tr); e != nil {
 			tr.setInvalid(e)
 			return nil, e
@@ -309,6 +333,17 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		resp.ContentLength = int64(len(body))
 		return resp, nil
+	case t.hooks == nil && reqID != "" && req.Method == http.MethodPost && resp.StatusCode >= 200 && resp.StatusCode < 300 &&
+		mediaType != "text/event-stream":
+		// Streamable HTTP answers a request with JSON or an SSE stream;
+		// anything else (202 Accepted, the answer to a notification, 204,
+		// an empty body) carries no response.
+		resp.Body.Close()
+		cancel()
+		e := &invalidResponseError{Reason: fmt.Sprintf("HTTP %d %s with no response to request %s (Content-Type %q)",
+			resp.StatusCode, http.StatusText(resp.StatusCode), reqID, resp.Header.Get("Content-Type"))}
+		tr.setInvalid(e)
+		return nil, e
 	case mediaType == "text/event-stream":
 		resp.Body = &sseValidator{
 			src:      resp.Body,
@@ -325,6 +360,19 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 		return resp, nil
 	}
+}
+
+// followed reports whether the http.Client follows redirect resp (a 301,
+// 302, 303, 307 or 308 with a Location). Any other 3xx would reach mcp-go,
+// which takes a JSON body of a status other than 200 and 202 as the answer
+// to its request, unchecked and whatever its id: it is an HTTP status error.
+func followed(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return resp.Header.Get("Location") != ""
+	}
+	return false
 }
 
 // parseMessage decodes one JSON-RPC message from a backend.
@@ -384,6 +432,11 @@ func arrivedOn(hooks streamHooks, env rpcEnvelope) (late bool, err error) {
 	if !known {
 		return false, &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match any request", orNone(id))}
 	}
+	if !late {
+		if err := checkAnswered(env, id); err != nil {
+			return false, err
+		}
+	}
 	return late, nil
 }
 
@@ -420,6 +473,9 @@ func checkEnvelope(env rpcEnvelope, reqID string, tr *callTrace) (response bool,
 	got := idKey(env.ID)
 	if got != reqID {
 		return false, &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match request id %s", orNone(got), reqID)}
+	}
+	if err := checkAnswered(env, got); err != nil {
+		return false, err
 	}
 	if env.Error != nil {
 		tr.setRPCError(env.Error.Code, env.Error.Message)

@@ -71,7 +71,7 @@ func (d *Dialer) newStdioTransport(b config.Backend, c *Conn) (*stdioTransport, 
 // SendRequest registers the request's id as awaiting a response (so the
 // validator can tell a wrong id from a right one), and, if the request
 // ends without one (timeout, cancel), as abandoned: its late answer is
-// dropped.
+// dropped. It never returns (nil, nil) (see answered).
 func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	raw, _ := json.Marshal(req.ID)
 	id := idKey(raw)
@@ -80,6 +80,7 @@ func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 		t.c.expect(id)
 	}
 	resp, err := t.Stdio.SendRequest(ctx, req)
+	resp, err = answered(req.Method, resp, err)
 	if err != nil && id != "" {
 		t.c.forget(id)
 	}
