@@ -71,9 +71,9 @@ func TestFixtureGateways(t *testing.T) {
 					t.Errorf("%s: %s", c.Name, c.Detail)
 				}
 			}
-			want := []string{"start", "tools found", "health-api", "breaker state", "metrics", "optimizer"}
+			want := []string{"start", "tools found", "health-api", "breaker state", "metrics", "keepalive", "optimizer"}
 			if strings.HasPrefix(name, "fixture-b") {
-				want = append(want, "session-api") // keepalive not declared: see fixture-b.yaml
+				want = append(want, "session-api")
 			}
 			for _, w := range want {
 				if !slices.Contains(names, w) {
