@@ -289,6 +289,12 @@ func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	}
 	r, ok := agg.ToolRoutes[name]
 	if !ok {
+		if s, isSession := target.(*Session); isSession {
+			if b, hidden := s.hiddenTool(name); hidden { // the backend's tool, out of the view while it is unavailable
+				be := &BackendError{Backend: b, Kind: KindUnhealthy, Cause: g.whyLeft(b)}
+				return mcp.NewToolResultError("tool not found: " + name + " (" + be.Error() + ")"), nil
+			}
+		}
 		return mcp.NewToolResultError("tool not found: " + name), nil
 	}
 	if _, stateless := target.(*pool); stateless {
