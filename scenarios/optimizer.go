@@ -17,7 +17,12 @@ import (
 // Optimizer scenario settings.
 const (
 	optOpenTimeout    = 2 * time.Second
-	optHealthInterval = 100 * time.Millisecond
+	// The health monitor probes every 250 ms with a 200 ms timeout: a
+	// 50 ms probe timeout failed healthy backends' probes twice in a row on
+	// a loaded machine (load average 13), and beta's circuit was open again
+	// right after its recovery had been seen.
+	optHealthInterval = 250 * time.Millisecond
+	optHealthTimeout  = 200 * time.Millisecond
 )
 
 // optimizerScenarios: scenario 4, optimizer exclusion (the four acceptance
@@ -44,7 +49,7 @@ func optimizerScenarios() []Scenario {
 					Features: harness.Features{
 						Optimizer: true,
 						Breaker:   &harness.BreakerFeature{FailureThreshold: 2, OpenTimeout: optOpenTimeout},
-						Health:    &harness.HealthFeature{Interval: optHealthInterval, Timeout: optHealthInterval / 2, UnhealthyThreshold: 2},
+						Health:    &harness.HealthFeature{Interval: optHealthInterval, Timeout: optHealthTimeout, UnhealthyThreshold: 2},
 					},
 					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(10 * time.Second)}}
 			},
