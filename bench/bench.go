@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
@@ -38,6 +40,29 @@ type Config struct {
 	Sessions int
 	// Revisions to run the call figures on (default both).
 	Revisions []harness.Revision
+	// Steps picks what runs (StepNames; default all): StepCalls (the call
+	// figures, the 2-backend open, the many-sessions open), StepOpen500,
+	// StepErrors (time to error), StepStall, StepScale.
+	Steps []string
+	// ErrorCalls is how many calls time-to-error makes per endpoint and
+	// per fault (default 100).
+	ErrorCalls int
+	// StallTimeout is the backend call timeout the gateway of the error
+	// and stall figures is configured with (default 1 s); StallCalls how
+	// many calls are stalled at once (default 5); StallDeadline is each
+	// stall call's own deadline, which bounds how long a gateway that
+	// ignores its timeout is watched (default 35 s).
+	StallTimeout  time.Duration
+	StallCalls    int
+	StallDeadline time.Duration
+	// ScaleSessions are the session counts of the scale figures, one
+	// scenario each (empty: none); ScaleDuration bounds each one's
+	// healthy load, ScaleRate is its calls per second; CrashEvery is the
+	// period of the crash-looping backend (killed, then restarted).
+	ScaleSessions []int
+	ScaleDuration time.Duration
+	ScaleRate     int
+	CrashEvery    time.Duration
 	// Progress receives one line per step (nil: none).
 	Progress io.Writer
 }
@@ -57,6 +82,30 @@ func (c *Config) defaults() {
 	}
 	if len(c.Revisions) == 0 {
 		c.Revisions = harness.Revisions
+	}
+	if len(c.Steps) == 0 {
+		c.Steps = StepNames
+	}
+	if c.ErrorCalls <= 0 {
+		c.ErrorCalls = 100
+	}
+	if c.StallTimeout <= 0 {
+		c.StallTimeout = time.Second
+	}
+	if c.StallCalls <= 0 {
+		c.StallCalls = 5
+	}
+	if c.StallDeadline <= 0 {
+		c.StallDeadline = 35 * time.Second
+	}
+	if c.ScaleDuration <= 0 {
+		c.ScaleDuration = 10 * time.Second
+	}
+	if c.ScaleRate <= 0 {
+		c.ScaleRate = 500
+	}
+	if c.CrashEvery <= 0 {
+		c.CrashEvery = time.Second
 	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
@@ -104,9 +153,18 @@ func pidOf(x any) int {
 	return -1
 }
 
-func (c *Config) start(ctx context.Context, scripts ...*fakebackends.Script) (*topology, error) {
+// start starts the backends, then the gateway configured with
+// callTimeout as its backend call timeout.
+func (c *Config) start(ctx context.Context, callTimeout time.Duration, scripts ...*fakebackends.Script) (*topology, error) {
 	t := &topology{}
-	info := harness.TopologyInfo{CallTimeout: c.CallTimeout}
+	// The gateway must hold every session a step opens at once (the
+	// many-sessions and scale figures, the call clients), with room for
+	// the readiness probe and the tool look-ups.
+	need := max(c.Sessions, c.Clients, c.StallCalls)
+	for _, n := range c.ScaleSessions {
+		need = max(need, n)
+	}
+	info := harness.TopologyInfo{CallTimeout: callTimeout, Features: harness.Features{MaxSessions: need + 100}}
 	for _, s := range scripts {
 		b, err := c.Runtime.Start(ctx, s)
 		if err != nil {
@@ -133,10 +191,26 @@ func Run(ctx context.Context, cfg Config) (*harness.Results, error) {
 	if cfg.Target == nil || cfg.Runtime == nil {
 		return nil, errors.New("bench: config needs a target and a backend runtime")
 	}
+	for _, s := range cfg.Steps {
+		if !slices.Contains(StepNames, s) {
+			return nil, fmt.Errorf("bench: unknown step %q (want one of %s)", s, strings.Join(StepNames, ", "))
+		}
+	}
 	results := harness.NewResults(cfg.Target)
-	steps := []func(context.Context, *Config, *harness.Results) error{runCalls2, runOpen500}
+	steps := []struct {
+		on  bool
+		run func(context.Context, *Config, *harness.Results) error
+	}{
+		{cfg.has(StepCalls), runCalls2},
+		{cfg.has(StepOpen500), runOpen500},
+		{cfg.has(StepErrors) || cfg.has(StepStall), runFaults},
+		{cfg.has(StepScale) && len(cfg.ScaleSessions) > 0, runScale},
+	}
 	for _, step := range steps {
-		if err := step(ctx, &cfg, results); err != nil {
+		if !step.on {
+			continue
+		}
+		if err := step.run(ctx, &cfg, results); err != nil {
 			if ctx.Err() != nil {
 				results.Interrupted = true
 				return results, nil
@@ -149,6 +223,20 @@ func Run(ctx context.Context, cfg Config) (*harness.Results, error) {
 	}
 	return results, nil
 }
+
+// Steps of a bench run (Config.Steps).
+const (
+	StepCalls   = "calls"
+	StepOpen500 = "open500"
+	StepErrors  = "errors"
+	StepStall   = "stall"
+	StepScale   = "scale"
+)
+
+// StepNames are every step, in the order they run.
+var StepNames = []string{StepCalls, StepOpen500, StepErrors, StepStall, StepScale}
+
+func (c *Config) has(step string) bool { return slices.Contains(c.Steps, step) }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,16 +68,26 @@ func TestRunSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := Run(ctx, Config{Target: target, Runtime: harness.Process{Binary: bin}, Clients: 4,
-		Duration: 300 * time.Millisecond, Calls: 400, CallTimeout: 10 * time.Second, Opens: 3, Sessions: 20})
+		Duration: 300 * time.Millisecond, Calls: 400, CallTimeout: 10 * time.Second, Opens: 3, Sessions: 20,
+		ErrorCalls: 20, StallTimeout: time.Second, StallCalls: 2, StallDeadline: 20 * time.Second,
+		ScaleSessions: []int{20}, ScaleDuration: 2 * time.Second, ScaleRate: 100, CrashEvery: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
+	errFigures := []string{"direct.calls", "direct.errors", "direct.p50_ms", "direct.p99_ms", "direct.max_ms", "gateway.calls", "gateway.errors",
+		"gateway.p50_ms", "gateway.p99_ms", "gateway.max_ms", "gateway.errors_naming_backend", "gateway.unanswered", "ratio.p50"}
 	want := map[string][]string{
 		"bench/calls/legacy":     {"direct.throughput_per_s", "gateway.throughput_per_s", "ratio.throughput", "gateway.cpu_ms_per_call", "ratio.cpu_per_call", "gateway.rss_peak_mb", "c1_p50_overhead_ms"},
 		"bench/calls/modern":     {"direct.p50_ms", "gateway.p99_ms", "gateway.max_ms", "gateway.errors"},
 		"bench/open/2-backends":  {"direct.open_ms", "gateway.open_ms", "ratio.open"},
 		"bench/open/20-sessions": {"gateway.open_all_s", "gateway.rss_mb", "errors"},
 		"bench/open/4x500-tools": {"direct.initialize_ms", "gateway.initialize_ms", "ratio.initialize"},
+		"bench/error/http-403":   errFigures,
+		"bench/error/sigkill":    errFigures,
+		"bench/stall/1s-timeout": {"gateway.call_timeout_ms", "gateway.calls", "gateway.p50_ms", "gateway.max_ms", "gateway.max_over_timeout_ms",
+			"gateway.errors_naming_backend", "gateway.unanswered", "direct.max_ms", "direct.max_over_timeout_ms"},
+		"bench/scale/20-sessions": {"gateway.open_all_s", "gateway.open_errors", "gateway.calls", "gateway.errors", "gateway.unanswered",
+			"gateway.p50_ms", "gateway.p99_ms", "gateway.rss_peak_mb", "crashloop.restarts", "direct.calls", "direct.errors", "direct.p99_ms", "ratio.p99"},
 	}
 	seen := map[string]bool{}
 	for _, s := range res.Scenarios {
@@ -89,13 +100,80 @@ func TestRunSmall(t *testing.T) {
 				t.Errorf("%s: no figure %s (have %v)", s.Name, f, s.Figures)
 			}
 		}
-		if calls, ok := s.Figures["gateway.calls"]; ok && (calls < 1 || calls > 400) {
+		if calls, ok := s.Figures["gateway.calls"]; ok && strings.HasPrefix(s.Name, "bench/calls/") && (calls < 1 || calls > 400) {
 			t.Errorf("%s: gateway.calls %v, want 1..400 (the --calls bound)", s.Name, calls)
 		}
+		checkFaultFigures(t, s.Name, s.Figures)
 	}
 	for name := range want {
 		if !seen[name] {
 			t.Errorf("no scenario %s in %v", name, res.Scenarios)
+		}
+	}
+}
+
+// checkFaultFigures holds our gateway's fault and scale figures to what it
+// does: every faulted call fails, in time, naming the backend; no healthy
+// call fails while a backend crash-loops.
+func checkFaultFigures(t *testing.T, name string, f map[string]float64) {
+	t.Helper()
+	is := func(fig string, want float64) {
+		if got, ok := f[fig]; ok && got != want {
+			t.Errorf("%s: %s = %v, want %v (figures %v)", name, fig, got, want, f)
+		}
+	}
+	switch {
+	case strings.HasPrefix(name, "bench/error/"):
+		for _, side := range []string{"direct", "gateway"} {
+			is(side+".calls", 20)
+			is(side+".errors", 20)
+			is(side+".unanswered", 0)
+		}
+		is("gateway.errors_naming_backend", 20)
+	case strings.HasPrefix(name, "bench/stall/"):
+		is("gateway.calls", 2)
+		is("direct.calls", 2)
+		is("direct.errors", 2)
+		is("gateway.errors", 2)
+		is("gateway.unanswered", 0)
+		is("gateway.errors_naming_backend", 2)
+		// Ended by the gateway's 1 s timeout: not before it, and not
+		// near the client's 20 s deadline (a generous bound: the machine
+		// is loaded; the figure itself is the measurement).
+		if mx := f["gateway.max_ms"]; mx < 950 || mx > 6000 {
+			t.Errorf("%s: gateway.max_ms = %v, want 950..6000 (gateway call timeout 1 s)", name, mx)
+		}
+	case strings.HasPrefix(name, "bench/scale/"):
+		is("gateway.open_errors", 0)
+		is("gateway.errors", 0)
+		is("gateway.unanswered", 0)
+		is("direct.errors", 0)
+		is("crashloop.failures", 0)
+		if f["crashloop.restarts"] < 1 || f["gateway.calls"] < 1 || f["direct.calls"] < 1 {
+			t.Errorf("%s: %v restarts of the crash-looping backend, %v gateway and %v direct calls, want at least 1 each",
+				name, f["crashloop.restarts"], f["gateway.calls"], f["direct.calls"])
+		}
+	}
+}
+
+func TestNamesBackend(t *testing.T) {
+	for _, c := range []struct {
+		text   string
+		meta   map[string]any
+		called string
+		want   bool
+	}{
+		{`backend "beta" unavailable: HTTP 403`, nil, "beta_echo", true},
+		{"tool call failed on backend beta: 403", nil, "beta_echo", true},
+		{"call to beta_echo failed: HTTP 403", nil, "beta_echo", false},
+		{"unknown tool echo@beta", nil, "echo@beta", false},
+		{"upstream error", map[string]any{"vmcp/backend": "beta"}, "beta_echo", true},
+		{"upstream error", map[string]any{"server": "Beta"}, "beta_echo", true},
+		{"alphabeta timed out", nil, "beta_echo", false},
+		{"timed out", nil, "beta_echo", false},
+	} {
+		if got := namesBackend(c.text, c.meta, c.called, "beta"); got != c.want {
+			t.Errorf("namesBackend(%q, %v, called %q, beta) = %v, want %v", c.text, c.meta, c.called, got, c.want)
 		}
 	}
 }

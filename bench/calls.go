@@ -15,7 +15,7 @@ import (
 // backends and many sessions.
 func runCalls2(ctx context.Context, c *Config, results *harness.Results) error {
 	c.progress("starting 2 backends and %s", c.Target.Name())
-	t, err := c.start(ctx, echoScript("alpha", 1), echoScript("beta", 1))
+	t, err := c.start(ctx, c.CallTimeout, echoScript("alpha", 1), echoScript("beta", 1))
 	if err != nil {
 		return err
 	}

@@ -169,6 +169,18 @@ func runCalls(ctx context.Context, clients []*harness.Client, l Load) LoadResult
 	return r
 }
 
+// quantile returns the q-quantile of d (nearest rank; 1 is the maximum,
+// 0 for no data).
+func quantile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.999999) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
 // quantiles returns the median, 99th percentile and maximum (nearest rank).
 func quantiles(d []time.Duration) (p50, p99, mx time.Duration) {
 	if len(d) == 0 {

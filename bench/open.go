@@ -84,25 +84,7 @@ func openFigures(ctx context.Context, c *Config, t *topology, rec *harness.Recor
 func manySessions(ctx context.Context, c *Config, t *topology, rec *harness.Recorder) error {
 	gpid := pidOf(t.gateway)
 	m := startCPU(gpid)
-	clients := make([]*harness.Client, c.Sessions)
-	errs := make([]error, c.Sessions)
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
-	t0 := time.Now()
-	for i := range clients {
-		if ctx.Err() != nil {
-			break
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			_, _, clients[i], errs[i] = openOnce(ctx, t.gateway.MCPURL(), c.CallTimeout)
-		}()
-	}
-	wg.Wait()
-	wall := time.Since(t0)
+	clients, errs, wall := openSessions(ctx, t.gateway.MCPURL(), c.Sessions, c.CallTimeout)
 	cpu, now := m.stop()
 	defer closeClients(clients)
 	failed := 0
@@ -127,6 +109,32 @@ func manySessions(ctx context.Context, c *Config, t *topology, rec *harness.Reco
 	return nil
 }
 
+// openSessions opens n legacy sessions at url, 16 at a time (each open
+// bounded by timeout), and returns them (nil where the open failed), the
+// errors, and the wall time.
+func openSessions(ctx context.Context, url string, n int, timeout time.Duration) ([]*harness.Client, []error, time.Duration) {
+	clients := make([]*harness.Client, n)
+	errs := make([]error, n)
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := range clients {
+		if ctx.Err() != nil {
+			errs[i] = ctx.Err()
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			_, _, clients[i], errs[i] = openOnce(ctx, url, timeout)
+		}()
+	}
+	wg.Wait()
+	return clients, errs, time.Since(t0)
+}
+
 func firstErr(errs []error) error {
 	for _, e := range errs {
 		if e != nil {
@@ -140,7 +148,7 @@ func firstErr(errs []error) error {
 // and measures session opens.
 func runOpen500(ctx context.Context, c *Config, results *harness.Results) error {
 	c.progress("starting 4 backends × 500 tools and %s", c.Target.Name())
-	t, err := c.start(ctx, echoScript("b1", 500), echoScript("b2", 500), echoScript("b3", 500), echoScript("b4", 500))
+	t, err := c.start(ctx, c.CallTimeout, echoScript("b1", 500), echoScript("b2", 500), echoScript("b3", 500), echoScript("b4", 500))
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package fakebackends
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"time"
 
@@ -12,16 +11,9 @@ import (
 
 // startAdmin starts the control API on the script's admin address.
 func (b *Backend) startAdmin(ctx context.Context) error {
-	host, _, err := net.SplitHostPort(b.script.Admin)
+	ln, err := b.listenAdmin(ctx)
 	if err != nil {
-		return fmt.Errorf("fakebackends: %s: admin address %q: %w", b.script.Name, b.script.Admin, err)
-	}
-	if !control.IsLoopback(host) && b.opts.adminToken == "" {
-		return fmt.Errorf("fakebackends: %s: control API on non-loopback address %q needs an admin token (--admin-token)", b.script.Name, b.script.Admin)
-	}
-	ln, err := listen(ctx, b.script.Admin)
-	if err != nil {
-		return fmt.Errorf("fakebackends: %s: admin listen %s: %w", b.script.Name, b.script.Admin, err)
+		return err
 	}
 	b.adminURL = "http://" + ln.Addr().String()
 	b.admin = &http.Server{Handler: b.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
@@ -45,33 +37,23 @@ func (b *Backend) startAdmin(ctx context.Context) error {
 //	GET /requests          the request log
 //	GET /healthz           200 while the control API runs
 func (b *Backend) adminHandler() http.Handler {
-	return newAdminMux(b.opts.adminToken, &b.inflight, adminOps{
-		faults:   b.Faults,
-		set:      b.SetFaults,
-		add:      b.AddFaults,
-		clear:    b.ClearFaults,
-		restart:  b.Restart,
-		stop:     b.Stop,
-		expire:   b.ExpireSessions,
-		requests: b.Requests,
+	return b.newAdminMux(&b.inflight, adminOps{
+		restart: b.Restart,
+		stop:    b.Stop,
+		expire:  b.ExpireSessions,
 		info: func() map[string]any {
 			return map[string]any{"name": b.script.Name, "url": b.URL(), "transport": b.script.Transport, "protocol": b.script.Protocol}
 		},
 	})
 }
 
-// adminOps are what the control API acts on; HTTP and stdio backends share
-// the API.
+// adminOps are what the control API does beyond the faults and the
+// request log; HTTP and stdio backends share the API.
 type adminOps struct {
-	faults   func() []Fault
-	set      func(...Fault) error
-	add      func(...Fault) error
-	clear    func()
-	restart  func(context.Context) error // nil: not supported
-	stop     func()                      // nil: not supported
-	expire   func() int
-	requests func() []RequestRecord
-	info     func() map[string]any
+	restart func(context.Context) error // nil: not supported
+	stop    func()                      // nil: not supported
+	expire  func() int
+	info    func() map[string]any
 }
 
 type waitGroup interface {
@@ -79,22 +61,20 @@ type waitGroup interface {
 	Done()
 }
 
-func newAdminMux(token string, inflight waitGroup, ops adminOps) http.Handler {
+func (c *core) newAdminMux(inflight waitGroup, ops adminOps) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { control.WriteJSON(w, http.StatusOK, ops.info()) })
 	control.HandleFaults(mux, control.Faults{
-		List: func() map[string]any { return map[string]any{"faults": ops.faults()} },
+		List: func() map[string]any { return map[string]any{"faults": c.engine.List()} },
 		Change: func(r *http.Request, body []byte, add bool) (map[string]any, error) {
 			faults, err := ParseFaults(body, r.Method+" /faults")
-			if err == nil && add {
-				err = ops.add(faults...)
-			} else if err == nil {
-				err = ops.set(faults...)
+			if err == nil {
+				err = c.changeFaults(add, faults...)
 			}
-			return map[string]any{"faults": ops.faults()}, err
+			return map[string]any{"faults": c.engine.List()}, err
 		},
-		Clear:    func() map[string]any { ops.clear(); return map[string]any{"faults": []Fault{}} },
-		Requests: func() any { return ops.requests() },
+		Clear:    func() map[string]any { _ = c.changeFaults(false); return map[string]any{"faults": []Fault{}} },
+		Requests: func() any { return c.log.Snapshot() },
 	})
 	mux.HandleFunc("POST /restart", func(w http.ResponseWriter, r *http.Request) {
 		if ops.restart == nil {
@@ -120,7 +100,7 @@ func newAdminMux(token string, inflight waitGroup, ops adminOps) http.Handler {
 	mux.HandleFunc("POST /expire-sessions", func(w http.ResponseWriter, r *http.Request) {
 		control.WriteJSON(w, http.StatusOK, map[string]any{"expired": ops.expire()})
 	})
-	gated := control.RequireToken(token, "fakebackend-admin", mux)
+	gated := control.RequireToken(c.opts.adminToken, "fakebackend-admin", mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		inflight.Add(1)
 		defer inflight.Done()

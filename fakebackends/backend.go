@@ -14,6 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
 // errStopped is returned by waits that end because the backend stopped or
@@ -41,13 +43,103 @@ func WithAdminToken(token string) Option { return func(o *options) { o.adminToke
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
+// core is what the HTTP and the stdio backends share: the script (with
+// defaults), the options, the fault engine and the request log.
+type core struct {
+	script  Script
+	opts    options
+	engine  *faults.Engine
+	log     RequestLog
+	changed func() // called after the faults change; may be nil
+}
+
+// newCore validates a copy of script with its defaults (transport stdio
+// when stdio is set; Start refuses it otherwise), applies opts and checks
+// the script's faults for its transport.
+func newCore(script *Script, stdio bool, opts []Option) (*core, error) {
+	if script == nil {
+		return nil, errors.New("fakebackends: nil script")
+	}
+	s := *script
+	if stdio {
+		s.Transport = TransportStdio
+	}
+	s.ApplyDefaults()
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if !stdio && s.Transport == TransportStdio {
+		return nil, fmt.Errorf("fakebackends: script %q: transport stdio is served by ServeStdio, not Start", s.Name)
+	}
+	c := &core{script: s, engine: faults.NewEngine(s.Seed)}
+	for _, o := range opts {
+		o(&c.opts)
+	}
+	if c.opts.logger == nil {
+		c.opts.logger = slog.New(slog.DiscardHandler)
+	}
+	if err := c.checkFaults(s.Faults); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkFaults validates faults for the script's transport.
+func (c *core) checkFaults(faults []Fault) error {
+	for i := range faults {
+		f := &faults[i]
+		if err := ValidateFault(f, fmt.Sprintf("faults[%d]", i), c.script.Transport); err != nil {
+			return err
+		}
+		eff := f
+		if f.Kind == KindFlap && f.Fault != nil {
+			eff = f.Fault
+		}
+		if eff.Kind == KindCrash && eff.Exit && c.opts.exit == nil {
+			return fmt.Errorf("faults[%d]: crash with exit: true needs process mode (chaos backend)", i)
+		}
+	}
+	return nil
+}
+
+// changeFaults replaces (add false) or extends the faults in force, after
+// checking them: invalid faults are refused and nothing changes.
+func (c *core) changeFaults(add bool, faults ...Fault) error {
+	if err := c.checkFaults(faults); err != nil {
+		return err
+	}
+	if add {
+		c.engine.Add(faults...)
+	} else {
+		c.engine.Set(faults...)
+	}
+	if c.changed != nil {
+		c.changed()
+	}
+	return nil
+}
+
+// listenAdmin opens the control API's listener on the script's admin
+// address; a non-loopback address needs an admin token.
+func (c *core) listenAdmin(ctx context.Context) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(c.script.Admin)
+	if err != nil {
+		return nil, fmt.Errorf("fakebackends: %s: admin address %q: %w", c.script.Name, c.script.Admin, err)
+	}
+	if !control.IsLoopback(host) && c.opts.adminToken == "" {
+		return nil, fmt.Errorf("fakebackends: %s: control API on non-loopback address %q needs an admin token (--admin-token)", c.script.Name, c.script.Admin)
+	}
+	ln, err := listen(ctx, c.script.Admin)
+	if err != nil {
+		return nil, fmt.Errorf("fakebackends: %s: admin listen %s: %w", c.script.Name, c.script.Admin, err)
+	}
+	return ln, nil
+}
+
 // Backend is a running fake MCP backend (streamable HTTP or SSE) with its
 // control API. Create it with Start; stop it with Close.
 type Backend struct {
-	script Script
-	opts   options
-	engine *engine
-	log    RequestLog
+	*core
 
 	srv      *http.Server
 	addr     string // host:port of the MCP listener, kept across down/restart
@@ -113,34 +205,20 @@ func (g *generation) cutInFlight() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for c := range g.inFlight {
-		resetConn(c)
+		faults.ResetConn(c)
 	}
 }
 
 // Start validates the script and starts the backend and its control API on
 // the script's addresses. The ctx bounds only the start itself.
 func Start(ctx context.Context, script *Script, opts ...Option) (*Backend, error) {
-	if script == nil {
-		return nil, errors.New("fakebackends: nil script")
-	}
-	s := *script
-	s.ApplyDefaults()
-	if err := s.Validate(); err != nil {
+	c, err := newCore(script, false, opts)
+	if err != nil {
 		return nil, err
 	}
-	if s.Transport == TransportStdio {
-		return nil, fmt.Errorf("fakebackends: script %q: transport stdio is served by ServeStdio, not Start", s.Name)
-	}
-	b := &Backend{script: s, engine: newEngine(s.Seed), conns: map[net.Conn]struct{}{}, closed: make(chan struct{})}
-	for _, o := range opts {
-		o(&b.opts)
-	}
-	if b.opts.logger == nil {
-		b.opts.logger = slog.New(slog.DiscardHandler)
-	}
-	if err := b.checkFaults(s.Faults); err != nil {
-		return nil, err
-	}
+	s := c.script
+	b := &Backend{core: c, conns: map[net.Conn]struct{}{}, closed: make(chan struct{})}
+	c.changed = b.reconcile
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -163,7 +241,7 @@ func Start(ctx context.Context, script *Script, opts ...Option) (*Backend, error
 		return nil, err
 	}
 	b.gen = b.newGeneration()
-	b.engine.set(s.Faults)
+	b.engine.Set(s.Faults...)
 	b.mu.Lock()
 	b.serveLocked(ln)
 	b.mu.Unlock()
@@ -225,7 +303,7 @@ func (b *Backend) trackConn(c net.Conn, st http.ConnState) {
 	case http.StateNew:
 		if b.isDown || b.stopped {
 			// Accepted just before the listener closed: refuse it.
-			resetConn(c)
+			faults.ResetConn(c)
 			return
 		}
 		b.conns[c] = struct{}{}
@@ -276,53 +354,19 @@ func (b *Backend) Requests() []RequestRecord { return b.log.Snapshot() }
 func (b *Backend) InFlight() int { return int(b.posts.Load()) }
 
 // Faults returns the faults in force.
-func (b *Backend) Faults() []Fault { return b.engine.list() }
+func (b *Backend) Faults() []Fault { return b.engine.List() }
 
 // SetFaults replaces every fault; schedules (at/for, flap) start now. Stalls
 // held by the replaced faults end. Invalid faults are refused and nothing
 // changes.
-func (b *Backend) SetFaults(faults ...Fault) error {
-	if err := b.checkFaults(faults); err != nil {
-		return err
-	}
-	b.engine.set(faults)
-	b.reconcile()
-	return nil
-}
+func (b *Backend) SetFaults(faults ...Fault) error { return b.changeFaults(false, faults...) }
 
 // AddFaults adds faults after the ones in force. Stalls in progress go on.
-func (b *Backend) AddFaults(faults ...Fault) error {
-	if err := b.checkFaults(faults); err != nil {
-		return err
-	}
-	b.engine.add(faults)
-	b.reconcile()
-	return nil
-}
+func (b *Backend) AddFaults(faults ...Fault) error { return b.changeFaults(true, faults...) }
 
 // ClearFaults removes every fault: a `down` backend listens again and stalls
 // end.
-func (b *Backend) ClearFaults() {
-	b.engine.set(nil)
-	b.reconcile()
-}
-
-func (b *Backend) checkFaults(faults []Fault) error {
-	for i := range faults {
-		f := &faults[i]
-		if err := ValidateFault(f, fmt.Sprintf("faults[%d]", i), b.script.Transport); err != nil {
-			return err
-		}
-		eff := f
-		if f.Kind == KindFlap && f.Fault != nil {
-			eff = f.Fault
-		}
-		if eff.Kind == KindCrash && eff.Exit && b.opts.exit == nil {
-			return fmt.Errorf("faults[%d]: crash with exit: true needs process mode (chaos backend)", i)
-		}
-	}
-	return nil
-}
+func (b *Backend) ClearFaults() { _ = b.changeFaults(false) }
 
 // ExpireSessions forgets every session now: old session ids answer 404
 // (legacy streamable HTTP) and SSE streams are closed.
@@ -364,7 +408,8 @@ func (b *Backend) Restart(ctx context.Context) error {
 	if wasHalted {
 		b.reconcile()
 		b.mu.Lock()
-		down := b.isDown && !b.engine.downNow()
+		downNow, _ := b.engine.Due(false)
+		down := b.isDown && !downNow
 		b.mu.Unlock()
 		if down {
 			return fmt.Errorf("fakebackends: %s: restart: cannot listen on %s again", b.script.Name, b.addr)
@@ -414,7 +459,7 @@ func (b *Backend) newLife() bool {
 
 // reconcile applies the time-driven faults: `down` and one-shot expiries.
 func (b *Backend) reconcile() {
-	down, expire := b.engine.scheduled()
+	down, expire := b.engine.Due(true)
 	if expire {
 		b.ExpireSessions()
 	}

@@ -1,9 +1,7 @@
 package fakebackends
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"time"
@@ -12,9 +10,6 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
-
-// maxRequestBody bounds what the backend reads of one request.
-const maxRequestBody = 16 << 20
 
 // ServeHTTP serves MCP through the fault engine.
 func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -36,16 +31,10 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.log.Add(rec)
 	}()
 
-	var body []byte
-	if r.Method == http.MethodPost && r.Body != nil {
-		var err error
-		body, err = io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
-		if err != nil {
-			return // the client went away
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	msg, ok := faults.ReadMessage(r)
+	if !ok {
+		return // the client went away
 	}
-	msg := parseRPC(body)
 	msg.Modern = mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
 	rec.Method, rec.Tool = msg.Method, msg.Name
 	if len(msg.ID) > 0 {
@@ -67,14 +56,14 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	d := b.engine.decide(msg.Method, msg.Name)
-	rec.Fault = d.label
-	if d.delay > 0 {
-		if err := sleepCtx(r.Context(), g.done, d.delay); err != nil {
+	d := b.engine.Decide(msg.Method, msg.Name)
+	rec.Fault = d.Label
+	if d.Delay > 0 {
+		if err := sleepCtx(r.Context(), g.done, d.Delay); err != nil {
 			return
 		}
 	}
-	if d.fault != nil && !b.applyFault(sw, r, g, msg, d) {
+	if d.Fault != nil && !b.applyFault(sw, r, g, msg, d) {
 		return
 	}
 	b.serveMCP(sw, r, g)
@@ -96,7 +85,7 @@ func (b *Backend) serveMCP(w http.ResponseWriter, r *http.Request, g *generation
 }
 
 // refuseProtocol answers requests of a revision the script does not serve.
-func (b *Backend) refuseProtocol(w http.ResponseWriter, r *http.Request, msg rpcMessage) bool {
+func (b *Backend) refuseProtocol(w http.ResponseWriter, r *http.Request, msg faults.Message) bool {
 	if b.script.Protocol != ProtocolModern || b.script.Transport == TransportSSE || msg.Modern {
 		return false
 	}
@@ -118,11 +107,11 @@ func (b *Backend) refuseProtocol(w http.ResponseWriter, r *http.Request, msg rpc
 // applyFault carries out a terminal fault through its kind (package
 // faults). It returns true when the request should still be served
 // normally afterwards.
-func (b *Backend) applyFault(w *control.StatusWriter, r *http.Request, g *generation, msg rpcMessage, d decision) bool {
-	x := &faults.Exchange{W: w, R: r, Msg: msg, Next: g.handler, Released: d.released, Done: g.done,
+func (b *Backend) applyFault(w *control.StatusWriter, r *http.Request, g *generation, msg faults.Message, d faults.Decision) bool {
+	x := &faults.Exchange{W: w, R: r, Msg: msg, Next: g.handler, Released: d.Released, Done: g.done,
 		ExpireSessions: func() { b.ExpireSessions() },
 		Exit: func(code int) {
-			b.log.Add(RequestRecord{Time: time.Now(), Method: msg.Method, Tool: msg.Name, Fault: d.label + ":exit"})
+			b.log.Add(RequestRecord{Time: time.Now(), Method: msg.Method, Tool: msg.Name, Fault: d.Label + ":exit"})
 			b.exit(code)
 		},
 		Hold: func() func() { b.stalls.Add(1); return func() { b.stalls.Add(-1) } },
@@ -130,7 +119,7 @@ func (b *Backend) applyFault(w *control.StatusWriter, r *http.Request, g *genera
 	if st := b.sseTarget(r, g); st != nil {
 		x.Stream = st
 	}
-	return faults.Apply(x, d.fault)
+	return faults.Apply(x, d.Fault)
 }
 
 // sseTarget returns the stream an SSE POST belongs to, or nil for

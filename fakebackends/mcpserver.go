@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 // newMCPServer builds the MCP server that serves what the script declares.

@@ -1,11 +1,11 @@
 package fakebackends
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
@@ -19,9 +19,6 @@ import (
 //
 // It is the strict YAML package's one located error type.
 type ScriptError = strictyaml.Error
-
-// KnownMethods are the JSON-RPC methods a fault's match.method may name.
-var KnownMethods = faults.KnownMethods
 
 // LoadScript reads and parses the script file at path (see ParseScript).
 // Errors name path as the file.
@@ -109,21 +106,11 @@ func ParseFaults(data []byte, source string) ([]Fault, error) {
 // result echo, tool input {type: object}, and the fault defaults (see
 // Fault.ApplyDefaults). It is idempotent.
 func (s *Script) ApplyDefaults() {
-	if s.Transport == "" {
-		s.Transport = TransportStreamableHTTP
-	}
-	if s.Protocol == "" {
-		s.Protocol = ProtocolAuto
-	}
-	if s.Listen == "" {
-		s.Listen = "127.0.0.1:0"
-	}
-	if s.Admin == "" {
-		s.Admin = "127.0.0.1:0"
-	}
-	if s.Seed == 0 {
-		s.Seed = 1
-	}
+	s.Transport = cmp.Or(s.Transport, TransportStreamableHTTP)
+	s.Protocol = cmp.Or(s.Protocol, ProtocolAuto)
+	s.Listen = cmp.Or(s.Listen, "127.0.0.1:0")
+	s.Admin = cmp.Or(s.Admin, "127.0.0.1:0")
+	s.Seed = cmp.Or(s.Seed, 1)
 	for i := range s.Tools {
 		t := &s.Tools[i]
 		if t.Result.isZero() {
@@ -142,10 +129,7 @@ func (s *Script) ApplyDefaults() {
 // that have defaults are accepted. Errors are *ScriptError; without the
 // source file they carry no file name, and a fault's errors carry the line
 // the fault started on (Fault.Line).
-func (s *Script) Validate() error {
-	v := &validator{Validator: faults.Validator{LineOf: func(field string) int { return scriptFaultLine(s, field) }}}
-	return v.script(s)
-}
+func (s *Script) Validate() error { return (&validator{}).script(s) }
 
 // ValidateFault checks one fault (kind parameters, match and schedule) as
 // the runtime receives it, for example from SetFaults. field prefixes the
@@ -155,18 +139,4 @@ func (s *Script) Validate() error {
 // f.Line.
 func ValidateFault(f *Fault, field string, transport Transport) error {
 	return faults.Validator{}.Validate(f, field, transport)
-}
-
-// scriptFaultLine gives the line for a field path from the faults' Line
-// fields, or 0.
-func scriptFaultLine(s *Script, field string) int {
-	var i int
-	if _, err := fmt.Sscanf(field, "faults[%d]", &i); err != nil || i < 0 || i >= len(s.Faults) {
-		return 0
-	}
-	f := &s.Faults[i]
-	if f.Fault != nil && f.Fault.Line > 0 && strings.HasPrefix(field, fmt.Sprintf("faults[%d].fault", i)) {
-		return f.Fault.Line
-	}
-	return f.Line
 }

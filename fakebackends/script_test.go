@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -393,7 +394,7 @@ var scErrCases = []scErrCase{
 	{"jsonrpc no message", scHead + "  - kind: jsonrpc_error\n    code: -1\n", 4, "faults[0].message", "required"},
 	{"tool_error no text", scHead + "  - kind: tool_error\n", 4, "faults[0].text", "required"},
 	{"tool_error method", scHead + "  - kind: tool_error\n    text: t\n    match: {method: tools/list}\n", 6, "faults[0].match.method", "applies only to tools/call"},
-	{"malformed no variant", scHead + "  - kind: malformed\n", 4, "faults[0].variant", "required (want invalid_json, wrong_id, truncated_sse, oversized, wrong_id_event, wrong_id_resumed)"},
+	{"malformed no variant", scHead + "  - kind: malformed\n", 4, "faults[0].variant", "required (want invalid_json, wrong_id, truncated_sse, oversized, wrong_id_event, wrong_id_resumed, accepted, empty_body, unanswered_sse, no_result)"},
 	{"malformed bad variant", scHead + "  - kind: malformed\n    variant: weird\n", 5, "faults[0].variant", `unknown malformed variant "weird"`},
 	{"oversized no size", scHead + "  - kind: malformed\n    variant: oversized\n", 4, "faults[0].size", "required for variant oversized"},
 	{"size on other variant", scHead + "  - kind: malformed\n    variant: wrong_id\n    size: 10KB\n", 6, "faults[0].size", "only to variant oversized"},
@@ -418,6 +419,8 @@ var scErrCases = []scErrCase{
 	{"after overflow", scHead + "  - kind: stall\n    after: 99999999999999999999\n", 5, "faults[0].after", "want an integer"},
 	// stdio
 	{"stdio http_status", "name: x\ntransport: stdio\nfaults:\n  - kind: http_status\n    status: 403\n", 4, "faults[0].kind", "http_status does not apply to stdio"},
+	{"sse accepted", "name: x\ntransport: sse\nfaults:\n  - kind: malformed\n    variant: accepted\n", 5, "faults[0].variant", "variant accepted applies to streamable-http only, not sse"},
+	{"stdio unanswered_sse", "name: x\ntransport: stdio\nfaults:\n  - kind: malformed\n    variant: unanswered_sse\n", 5, "faults[0].variant", "variant unanswered_sse applies to streamable-http only, not stdio"},
 	{"stdio crash after_headers", "name: x\ntransport: stdio\nfaults:\n  - kind: crash\n    stage: after_headers\n", 5, "faults[0].stage", "after_headers does not apply to stdio"},
 }
 
@@ -707,8 +710,8 @@ func TestScriptKnownMethods(t *testing.T) {
 			t.Errorf("method %s: %v", m, err)
 		}
 	}
-	if len(KnownMethods) != 14 {
-		t.Errorf("%d known methods", len(KnownMethods))
+	if len(faults.KnownMethods) != 14 {
+		t.Errorf("%d known methods", len(faults.KnownMethods))
 	}
 }
 

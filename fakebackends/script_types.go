@@ -121,8 +121,6 @@ type PromptArg struct {
 // faults (one file per kind); these aliases keep scripts, the control API
 // and Go callers unchanged.
 type (
-	// FaultKind names a kind of fault.
-	FaultKind = faults.Kind
 	// Fault is one fault: a kind with its parameters, a match and a schedule.
 	Fault = faults.Fault
 	// FaultBody is the body of an http_status fault.
@@ -158,4 +156,6 @@ const (
 	MalformedTruncatedSSE, MalformedOversized = faults.MalformedTruncatedSSE, faults.MalformedOversized
 	MalformedWrongIDEvent                     = faults.MalformedWrongIDEvent
 	MalformedWrongIDResumed                   = faults.MalformedWrongIDResumed
+	MalformedAccepted, MalformedEmptyBody     = faults.MalformedAccepted, faults.MalformedEmptyBody
+	MalformedUnansweredSSE, MalformedNoResult = faults.MalformedUnansweredSSE, faults.MalformedNoResult
 )

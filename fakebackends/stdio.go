@@ -5,16 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
-	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 // ErrCrashed is returned by ServeStdio when a crash fault ended the backend.
@@ -36,26 +33,13 @@ func WithOnReady(fn func(adminURL string)) Option { return func(o *options) { o.
 // script's admin address. ServeStdio returns nil when in ends or ctx is
 // cancelled, ErrCrashed after a crash.
 func ServeStdio(ctx context.Context, script *Script, in io.Reader, out io.Writer, opts ...Option) error {
-	if script == nil {
-		return errors.New("fakebackends: nil script")
-	}
-	s := *script
-	s.Transport = TransportStdio
-	s.ApplyDefaults()
-	if err := s.Validate(); err != nil {
+	c, err := newCore(script, true, opts)
+	if err != nil {
 		return err
 	}
-	sb := &stdioBackend{script: s, engine: newEngine(s.Seed), out: &lockedWriter{w: out}, done: make(chan struct{})}
-	for _, o := range opts {
-		o(&sb.opts)
-	}
-	if sb.opts.logger == nil {
-		sb.opts.logger = slog.New(slog.DiscardHandler)
-	}
-	if err := sb.checkFaults(s.Faults); err != nil {
-		return err
-	}
-	sb.engine.set(s.Faults)
+	s := c.script
+	sb := &stdioBackend{core: c, out: &lockedWriter{w: out}, done: make(chan struct{})}
+	sb.engine.Set(s.Faults...)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -141,55 +125,35 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 
 // stdioBackend is the state of one ServeStdio call.
 type stdioBackend struct {
-	script  Script
-	opts    options
-	engine  *engine
-	log     RequestLog
+	*core
 	out     *lockedWriter
 	done    chan struct{}
 	pending sync.WaitGroup // delayed and stalled lines
-}
-
-func (sb *stdioBackend) checkFaults(faults []Fault) error {
-	for i := range faults {
-		f := &faults[i]
-		if err := ValidateFault(f, fmt.Sprintf("faults[%d]", i), TransportStdio); err != nil {
-			return err
-		}
-		eff := f
-		if f.Kind == KindFlap && f.Fault != nil {
-			eff = f.Fault
-		}
-		if eff.Kind == KindCrash && eff.Exit && sb.opts.exit == nil {
-			return fmt.Errorf("faults[%d]: crash with exit: true needs process mode (chaos backend)", i)
-		}
-	}
-	return nil
 }
 
 // handle applies the faults to one line and forwards it to the MCP server
 // when it should be served. It reports whether the backend crashed.
 func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWriter) bool {
 	start := time.Now()
-	msg := parseRPC(line)
+	msg := faults.ParseMessage(line)
 	rec := RequestRecord{Time: start, Method: msg.Method, Tool: msg.Name, Protocol: "legacy"}
 	if len(msg.ID) > 0 {
 		rec.ID = string(msg.ID)
 	}
-	d := sb.engine.decide(msg.Method, msg.Name)
-	rec.Fault = d.label
+	d := sb.engine.Decide(msg.Method, msg.Name)
+	rec.Fault = d.Label
 	forward := func() { _, _ = pw.Write(append(line, '\n')) }
 	logDone := func() {
 		rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 		sb.log.Add(rec)
 	}
-	f := d.fault
-	if (f == nil || f.Kind == KindSessionExpire) && d.delay <= 0 {
+	f := d.Fault
+	if (f == nil || f.Kind == KindSessionExpire) && d.Delay <= 0 {
 		forward()
 		logDone()
 		return false
 	}
-	x := &faults.StdioExchange{Msg: msg, Forward: forward, Write: sb.out.writeLine, Released: d.released, Done: ctx.Done(),
+	x := &faults.StdioExchange{Msg: msg, Forward: forward, Write: sb.out.writeLine, Released: d.Released, Done: ctx.Done(),
 		Crash: func(exit bool, code int) {
 			if exit {
 				sb.opts.exit(code)
@@ -204,7 +168,7 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 	go func() { // owned by sb.pending; ends with ctx or sb.done
 		defer sb.pending.Done()
 		defer logDone()
-		if sleepCtx(ctx, sb.done, d.delay) != nil {
+		if sleepCtx(ctx, sb.done, d.Delay) != nil {
 			return
 		}
 		if f == nil {
@@ -229,37 +193,13 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 // startAdmin serves the control API on the script's admin address (after
 // ApplyDefaults never empty: the default is 127.0.0.1:0).
 func (sb *stdioBackend) startAdmin(ctx context.Context) (string, func(), error) {
-	host := sb.script.Admin
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	if !control.IsLoopback(host) && sb.opts.adminToken == "" {
-		return "", nil, fmt.Errorf("fakebackends: %s: control API on non-loopback address %q needs an admin token (--admin-token)", sb.script.Name, sb.script.Admin)
-	}
-	ln, err := listen(ctx, sb.script.Admin)
+	ln, err := sb.listenAdmin(ctx)
 	if err != nil {
-		return "", nil, fmt.Errorf("fakebackends: %s: admin listen %s: %w", sb.script.Name, sb.script.Admin, err)
+		return "", nil, err
 	}
 	var inflight sync.WaitGroup
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: newAdminMux(sb.opts.adminToken, &inflight, adminOps{
-		faults: sb.engine.list,
-		set: func(f ...Fault) error {
-			if err := sb.checkFaults(f); err != nil {
-				return err
-			}
-			sb.engine.set(f)
-			return nil
-		},
-		add: func(f ...Fault) error {
-			if err := sb.checkFaults(f); err != nil {
-				return err
-			}
-			sb.engine.add(f)
-			return nil
-		},
-		clear:    func() { sb.engine.set(nil) },
-		expire:   func() int { return 0 },
-		requests: sb.log.Snapshot,
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: sb.newAdminMux(&inflight, adminOps{
+		expire: func() int { return 0 },
 		info: func() map[string]any {
 			return map[string]any{"name": sb.script.Name, "transport": TransportStdio}
 		},

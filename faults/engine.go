@@ -171,10 +171,10 @@ func (e *Engine) Decide(method, name string) Decision {
 	return d
 }
 
-// Scheduled walks the schedule-only faults active now: each is passed to
-// fn with whether it has fired before; fn returns true when it fires it now
-// (one-shot faults act once).
-func (e *Engine) Scheduled(fn func(f *Fault, fired bool) (fire bool)) {
+// Due reports the schedule-only faults active now: whether a crash of mode
+// down is on and, when consume is set, whether a one-shot session expiry is
+// due (each expiry is reported once).
+func (e *Engine) Due(consume bool) (down, expire bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.Now()
@@ -182,10 +182,13 @@ func (e *Engine) Scheduled(fn func(f *Fault, fired bool) (fire bool)) {
 		if !f.active(now) {
 			continue
 		}
-		if eff, _ := f.effective(); ScheduleOnly(eff) {
-			if fn(eff, f.fired) {
-				f.fired = true
-			}
+		switch eff, _ := f.effective(); {
+		case !ScheduleOnly(eff):
+		case eff.Kind == KindCrash && eff.Mode == CrashDown:
+			down = true
+		case eff.Kind == KindSessionExpire && !f.fired && consume:
+			f.fired, expire = true, true
 		}
 	}
+	return down, expire
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
+	"golang.org/x/net/http/httpguts"
 )
 
 // KindHTTPStatus answers with an HTTP status, optional headers and body.
@@ -56,7 +57,7 @@ func validateHTTPStatus(f *Fault, c *Check) error {
 	}
 	for name, val := range f.Headers {
 		hf := strictyaml.MapField("headers", name)
-		if !validHeaderName(name) {
+		if !httpguts.ValidHeaderFieldName(name) { // an RFC 9110 token
 			return c.Errf(hf, "invalid header name %q", name)
 		}
 		if strings.ContainsAny(val, "\r\n\x00") {
@@ -71,21 +72,4 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// validHeaderName reports whether name is an RFC 9110 token.
-func validHeaderName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

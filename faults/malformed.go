@@ -18,7 +18,7 @@ const (
 )
 
 var malformedVariants = []string{MalformedInvalidJSON, MalformedWrongID, MalformedTruncatedSSE, MalformedOversized,
-	MalformedWrongIDEvent, MalformedWrongIDResumed}
+	MalformedWrongIDEvent, MalformedWrongIDResumed, MalformedAccepted, MalformedEmptyBody, MalformedUnansweredSSE, MalformedNoResult}
 
 func init() {
 	Register(Spec{
@@ -38,7 +38,7 @@ func init() {
 			if f.Variant != MalformedOversized && f.Size != 0 {
 				return c.Errf("size", "size applies only to variant oversized")
 			}
-			return nil
+			return checkEmptyVariant(f, c)
 		},
 		HTTP: func(x *Exchange, f *Fault) bool {
 			switch f.Variant {
@@ -56,6 +56,8 @@ func init() {
 				x.Flush() // returning ends the body cleanly mid-event
 			case MalformedWrongIDEvent, MalformedWrongIDResumed:
 				forgedHTTP(x, f)
+			case MalformedAccepted, MalformedEmptyBody, MalformedUnansweredSSE, MalformedNoResult:
+				emptyHTTP(x, f)
 			default:
 				x.Respond(malformedAnswer(x.Msg, f))
 			}
@@ -73,6 +75,8 @@ func malformedAnswer(m Message, f *Fault) []byte {
 		return ForgedAnswer() // stdio has neither event names nor resumption
 	case MalformedOversized:
 		return Oversized(m, int64(f.Size))
+	case MalformedNoResult:
+		return m.NoResultResponse()
 	}
 	return m.InvalidJSON()
 }

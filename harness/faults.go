@@ -21,12 +21,12 @@ func (e *Env) backendOrErr(name string) (RunningBackend, error) {
 	return b, nil
 }
 
-func (e *Env) act(backend, action string, faults []fakebackends.Fault, fn func(RunningBackend) error) error {
+func (e *Env) act(backend, action string, fs []fakebackends.Fault, fn func(RunningBackend) error) error {
 	rec := FaultRecord{Backend: backend, Action: action}
-	for _, f := range faults {
+	for _, f := range fs {
 		rec.Kinds = append(rec.Kinds, string(f.Kind))
 	}
-	rec.Detail = describeFaults(faults)
+	rec.Detail = faults.Describe(fs)
 	start := time.Now()
 	b, err := e.backendOrErr(backend)
 	if err == nil {
@@ -94,6 +94,3 @@ func (e *Env) ExpireSessions(ctx context.Context, backend string) error {
 		return err
 	})
 }
-
-// describeFaults renders faults briefly, e.g. "http_status 403 [tools/call echo]; stall after_headers".
-func describeFaults(f []fakebackends.Fault) string { return faults.Describe(f) }

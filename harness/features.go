@@ -8,7 +8,7 @@ import "time"
 // TemplateData.Features (and each backend's keepalive as
 // BackendInfo.Keepalive); ChaosVMCPTemplate renders them as the reference
 // gateway's `health`, `breaker`, `backends[].keepalive`, `metrics` and
-// `optimizer` sections. The zero value asks for none. A scenario that needs
+// `optimizer` sections and MaxSessions as `limits.maxSessions`. The zero value asks for none. A scenario that needs
 // a feature also declares the matching capability, so a target that cannot
 // honour it is skipped, never configured wrongly.
 type Features struct {
@@ -25,6 +25,10 @@ type Features struct {
 	// OptimizerMaxResults bounds find_tool's results (0: the gateway's
 	// default).
 	OptimizerMaxResults int
+	// MaxSessions is how many client sessions the gateway must let be
+	// open at once (0: the gateway's default), for benchmarks that hold
+	// thousands (the reference's limits.maxSessions).
+	MaxSessions int
 }
 
 // HealthFeature configures the health monitor. Zero fields are left to the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
 // standInTemplate makes `chaos backend` a stand-in "gateway": its script
@@ -126,6 +127,13 @@ func TestChaosVMCPTemplateParses(t *testing.T) {
 	}
 	if g, _ := cfg.Backend("gamma"); !slices.Equal(g.Command, topo.Backends[2].Command) {
 		t.Fatalf("gamma command %q", g.Command)
+	}
+	if cfg.Limits.MaxSessions != config.DefaultMaxSessions {
+		t.Fatalf("limits.maxSessions %d without the feature, want the default %d", cfg.Limits.MaxSessions, config.DefaultMaxSessions)
+	}
+	topo.Features.MaxSessions = 6100
+	if cfg, err = (Reference{}).Config(topo); err != nil || cfg.Limits.MaxSessions != 6100 {
+		t.Fatalf("Features.MaxSessions 6100: limits.maxSessions %d, err %v", cfg.Limits.MaxSessions, err)
 	}
 }
 

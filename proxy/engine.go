@@ -109,19 +109,7 @@ func (s *sharedEngine) List() any { return s.e.List() }
 func (s *sharedEngine) Len() int { return len(s.e.List()) }
 
 // Scheduled implements Engine.
-func (s *sharedEngine) Scheduled() (down, expire bool) {
-	s.e.Scheduled(func(f *faults.Fault, fired bool) bool {
-		switch {
-		case f.Kind == "crash" && f.Mode == faults.CrashDown:
-			down = true
-		case f.Kind == "session_expire" && !fired:
-			expire = true
-			return true
-		}
-		return false
-	})
-	return down, expire
-}
+func (s *sharedEngine) Scheduled() (down, expire bool) { return s.e.Due(true) }
 
 // Handler implements Engine: faults.Middleware's steps, plus the legacy SSE
 // session stream (StreamFrom) for answers written by faults, and the
@@ -131,6 +119,9 @@ func (s *sharedEngine) Handler(next http.Handler, host Host) http.Handler {
 		msg, ok := faults.ReadMessage(r)
 		if !ok {
 			return // the client went away
+		}
+		if faults.ServeResumed(w, r) { // a GET resuming a wrong_id_resumed stream
+			return
 		}
 		d := s.e.Decide(msg.Method, msg.Name)
 		if rec := RecordFrom(r.Context()); rec != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy/proxytest"
 )
 
@@ -173,5 +174,33 @@ func TestDownAndSessionExpire(t *testing.T) {
 	}
 	if post(t, p.URL(), sid2, list).StatusCode != http.StatusOK {
 		t.Fatal("the session does not work after down")
+	}
+}
+
+// TestForgedVariantsThroughProxy: the proxy serves malformed wrong_id_event
+// and wrong_id_resumed as the fake backends do. A plain mcp-go client takes
+// the forged answer as its own (that is the point: a gateway behind the
+// proxy must not); for wrong_id_resumed it gets it on the resuming GET.
+func TestForgedVariantsThroughProxy(t *testing.T) {
+	for _, variant := range []string{"wrong_id_event", "wrong_id_resumed"} {
+		t.Run(variant, func(t *testing.T) {
+			b := startBackend(t, "alpha", proxytest.StreamableHTTP)
+			p := startProxy(t, b.URL)
+			s := dialSession(t, p.URL(), proxytest.StreamableHTTP, true)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if _, err := s.c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.SetFaults([]byte(`[{kind: malformed, variant: `+variant+`, match: {tool: echo}}]`), 0); err != nil {
+				t.Fatal(err)
+			}
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "echo"
+			res, err := s.c.CallTool(ctx, req)
+			if err != nil || len(res.Content) == 0 || mcp.GetTextFromContent(res.Content[0]) != faults.ForgedText {
+				t.Fatalf("%s through the proxy: %+v, %v; want the forged answer %q", variant, res, err, faults.ForgedText)
+			}
+		})
 	}
 }

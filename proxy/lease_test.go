@@ -80,15 +80,18 @@ func TestLeaseExpiresWithoutRenewal(t *testing.T) {
 func TestLeaseRenewedHoldsFaults(t *testing.T) {
 	b := startBackend(t, "alpha", proxytest.StreamableHTTP)
 	p := startProxy(t, b.URL)
-	if code, body := admin(t, "PUT", p.AdminURL()+"/faults?ttl=300ms", fault503); code != 200 {
+	// A TTL a loaded machine cannot outwait between two renewals (a 300 ms
+	// TTL expired under load average 13), held for over two TTLs.
+	const ttl = 2 * time.Second
+	if code, body := admin(t, "PUT", p.AdminURL()+"/faults?ttl="+ttl.String(), fault503); code != 200 {
 		t.Fatalf("PUT: %d %v", code, body)
 	}
-	end := time.Now().Add(900 * time.Millisecond)
+	end := time.Now().Add(2*ttl + 500*time.Millisecond)
 	for time.Now().Before(end) {
 		if code, body := admin(t, "POST", p.AdminURL()+"/lease", ""); code != 200 {
 			t.Fatalf("renew: %d %v", code, body)
 		}
-		time.Sleep(80 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	if got := toolsListStatus(t, p.URL()); got != 503 {
 		t.Fatalf("renewed fault not in force: %d", got)

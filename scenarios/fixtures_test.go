@@ -71,9 +71,9 @@ func TestFixtureGateways(t *testing.T) {
 					t.Errorf("%s: %s", c.Name, c.Detail)
 				}
 			}
-			want := []string{"start", "tools found", "health-api", "breaker state", "metrics", "optimizer"}
+			want := []string{"start", "tools found", "health-api", "breaker state", "metrics", "keepalive", "optimizer"}
 			if strings.HasPrefix(name, "fixture-b") {
-				want = append(want, "session-api") // keepalive not declared: see fixture-b.yaml
+				want = append(want, "session-api")
 			}
 			for _, w := range want {
 				if !slices.Contains(names, w) {
@@ -82,6 +82,34 @@ func TestFixtureGateways(t *testing.T) {
 			}
 		})
 	}
+
+	// A profile without health-api (fixture a's, the capability taken
+	// away): the optimizer scenario judges fixture a by what its clients
+	// see, its health-API checks not applicable.
+	t.Run("optimizer without health API/fixture-a", func(t *testing.T) {
+		e := fixtureTarget(t, "fixture-a")
+		e.Caps = slices.DeleteFunc(slices.Clone(e.Caps), func(c harness.Capability) bool { return c == harness.CapHealthAPI })
+		sc := scenario(t, "optimizer/legacy/streamable-http")
+		ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+		defer cancel()
+		res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
+		t.Logf("%s: %s in %s: %s", sc.Name, res.Verdict, res.Duration.D(), res.Reason)
+		if res.Verdict != harness.VerdictPassed {
+			t.Fatalf("want passed: %s %s", res.Verdict, res.Reason)
+		}
+		na := 0
+		for _, c := range res.Checks {
+			if c.Verdict == harness.CheckNotApplicable {
+				na++
+				if !strings.HasPrefix(c.Name, "health API: ") || !strings.Contains(c.Reason, "lacks capability health-api") {
+					t.Errorf("not applicable: %+v", c)
+				}
+			}
+		}
+		if na != 3 {
+			t.Errorf("%d checks not applicable, want the 3 health-API checks: %+v", na, res.Checks)
+		}
+	})
 
 	// Fixture b's ready URL answers before its tools are listed: without
 	// ready.tools the first call fails.

@@ -21,7 +21,7 @@ const (
 	loadDuration      = 2 * time.Second // each session calls for this long at most...
 	loadMaxCalls      = 100             // ...and stops after this many calls once beta has recovered twice
 	loadHardMaxCalls  = 1000            // ...and never makes more than this many
-	loadCallTimeout   = time.Second     // the gateway's backend call timeout
+	loadCallTimeout   = 3 * time.Second // the gateway's backend call timeout: room for a healthy call on a loaded machine (1 s timed alpha out at load average 13)
 	loadClientTimeout = 10 * time.Second
 	loadCrashFor      = 300 * time.Millisecond
 	loadRecoverFor    = 300 * time.Millisecond

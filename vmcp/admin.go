@@ -5,8 +5,10 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -151,7 +153,7 @@ type StatusCounts struct {
 func (g *Gateway) Status() Status {
 	g.mu.Lock()
 	sessions := make([]*Session, 0, len(g.sessions))
-	for _, id := range sortedSessionIDs(g.sessions) {
+	for _, id := range slices.Sorted(maps.Keys(g.sessions)) {
 		sessions = append(sessions, g.sessions[id])
 	}
 	g.mu.Unlock()

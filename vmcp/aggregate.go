@@ -1,6 +1,8 @@
 package vmcp
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -113,11 +115,7 @@ func buildAggregate(a config.Aggregation, views map[string]backendView) *aggrega
 		}
 		return name
 	}
-	names := make([]string, 0, len(views))
-	for n := range views {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(views))
 
 	var tools []candidate[mcp.Tool]
 	var prompts []candidate[mcp.Prompt]

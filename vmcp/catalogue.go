@@ -6,7 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -132,11 +133,7 @@ func viewsKey(views map[string]backendView, names []string) string {
 // build returns buildAggregate(a, views), shared with the last caller
 // whose views were the same lists.
 func (as *aggregates) build(a config.Aggregation, views map[string]backendView) *aggregate {
-	names := make([]string, 0, len(views))
-	for n := range views {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(views))
 	key := viewsKey(views, names)
 	as.mu.Lock()
 	if as.last != nil && as.key == key {

@@ -50,6 +50,12 @@ func TestFaultMatrix(t *testing.T) {
 		{"truncated sse", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedTruncatedSSE}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
 		{"oversized", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedOversized, Size: 1 << 20}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
 		{"jsonrpc error", fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Code: -32603, Message: "kaput"}, "jsonrpc_error", `backend "beta" error: kaput`, atOnceBound, 0},
+		// No answer at all: never a success with an empty result, never a
+		// panic (issue 12: a transport left without a response).
+		{"202 accepted", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedAccepted}, "invalid_response", `backend "beta" unavailable: invalid response: HTTP 202 Accepted with no response`, atOnceBound, 0},
+		{"empty body", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedEmptyBody}, "invalid_response", `backend "beta" unavailable: invalid response: HTTP 200 OK with an empty body`, atOnceBound, 0},
+		{"unanswered sse", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedUnansweredSSE}, "invalid_response", `backend "beta" unavailable: invalid response: truncated stream: it ended before the response`, atOnceBound, 0},
+		{"no result", fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedNoResult}, "invalid_response", `backend "beta" unavailable: invalid response: response to request`, atOnceBound, 0},
 	}
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -257,7 +259,7 @@ func (g *Gateway) sweepIdle() {
 func (g *Gateway) Sessions() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return sortedSessionIDs(g.sessions)
+	return slices.Sorted(maps.Keys(g.sessions))
 }
 
 // Session returns an open session by id.

@@ -147,6 +147,29 @@ func (s *Session) setBackendAvailable(name string, avail bool) {
 	s.g.logger.Info("session view changed", "session", s.id, "backend", name, "available", avail, "tools", len(agg.Tools))
 }
 
+// hiddenTool reports the backend that the exposed tool name belongs to
+// when that backend is left out of the session's view while unavailable:
+// the tool is then not unknown, its backend is down, and the caller is
+// told which. (Only on a miss: it aggregates every member's view.)
+func (s *Session) hiddenTool(name string) (string, bool) {
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	if len(s.hidden) == 0 {
+		return "", false
+	}
+	views := map[string]backendView{}
+	for _, n := range s.order {
+		if m := s.members[n]; m.hasView() {
+			views[n] = m.viewOf()
+		}
+	}
+	r, ok := buildAggregate(s.g.cfg.Aggregation, views).ToolRoutes[name]
+	if !ok || !s.hidden[r.Backend] {
+		return "", false
+	}
+	return r.Backend, true
+}
+
 // inView reports whether the current view routes to the backend.
 func (s *Session) inView(name string) bool {
 	agg := s.agg.Load()

@@ -97,13 +97,6 @@ func (m *member) status() MemberStatus {
 	return st
 }
 
-// State returns the member's current state.
-func (m *member) currentState() BackendState {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.state
-}
-
 // record moves the state after a request.
 func (m *member) record(be *BackendError) {
 	m.mu.Lock()

@@ -890,8 +890,13 @@ func TestOptimizerLiveSessionLosesEveryBackend(t *testing.T) {
 			t.Errorf("beta left: find_tool(%q) = %v, message %q; want alpha's tools only", q, fr.names(), fr.Message)
 		}
 	}
-	if res, _ := callViaOptimizer(t, c, "beta_ok", nil); !res.IsError || resultText(res) != "tool not found: beta_ok" {
-		t.Errorf("beta left: call_tool beta_ok = %q (isError %v)", resultText(res), res.IsError)
+	// The tool is beta's, out of the view while beta is down: the error
+	// names beta (a bare "tool not found" would hide which backend broke).
+	if res, _ := callViaOptimizer(t, c, "beta_ok", nil); !res.IsError || resultText(res) != `tool not found: beta_ok (backend "beta" unavailable: unhealthy (health check))` {
+		t.Errorf("beta left: call_tool beta_ok = %q (isError %v); want it to name beta, unhealthy", resultText(res), res.IsError)
+	}
+	if res, _ := callViaOptimizer(t, c, "nosuch_tool", nil); !res.IsError || resultText(res) != "tool not found: nosuch_tool" {
+		t.Errorf("call_tool of an unknown tool = %q (isError %v)", resultText(res), res.IsError)
 	}
 
 	if err := alpha.SetFaults(down); err != nil {
@@ -905,7 +910,7 @@ func TestOptimizerLiveSessionLosesEveryBackend(t *testing.T) {
 		!strings.Contains(fr.Message, want[0]) || !strings.Contains(fr.Message, want[1]) {
 		t.Errorf("every backend left: find_tool = %v, message %q; want none and %q naming %v", fr.names(), fr.Message, vmcp.MsgNoBackend, want)
 	}
-	if res, _ := callViaOptimizer(t, c, "alpha_echo", nil); !res.IsError || !strings.HasPrefix(resultText(res), "tool not found: alpha_echo") {
+	if res, _ := callViaOptimizer(t, c, "alpha_echo", nil); !res.IsError || !strings.HasPrefix(resultText(res), "tool not found: alpha_echo") || !strings.Contains(resultText(res), `backend "alpha"`) {
 		t.Errorf("every backend left: call_tool alpha_echo = %q", resultText(res))
 	}
 

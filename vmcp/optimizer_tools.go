@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -287,6 +289,12 @@ func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	}
 	r, ok := agg.ToolRoutes[name]
 	if !ok {
+		if s, isSession := target.(*Session); isSession {
+			if b, hidden := s.hiddenTool(name); hidden { // the backend's tool, out of the view while it is unavailable
+				be := &BackendError{Backend: b, Kind: KindUnhealthy, Cause: g.whyLeft(b)}
+				return mcp.NewToolResultError("tool not found: " + name + " (" + be.Error() + ")"), nil
+			}
+		}
 		return mcp.NewToolResultError("tool not found: " + name), nil
 	}
 	if _, stateless := target.(*pool); stateless {
@@ -536,11 +544,7 @@ const maxFiltered = 16
 // backends. The segments stay held by v (v.ensure indexes them); results
 // are cached per set of gone backends.
 func (v *optView) without(gone map[string]string) (optimizer.ToolSet, int) {
-	names := make([]string, 0, len(gone))
-	for b := range gone {
-		names = append(names, b)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(gone))
 	key := strings.Join(names, "\x00")
 	v.mu.Lock()
 	f, ok := v.filtered[key]
@@ -570,11 +574,7 @@ func (v *optView) without(gone map[string]string) (optimizer.ToolSet, int) {
 
 // joinSorted joins the values of m in the order of its keys, with "; ".
 func joinSorted(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = m[k]

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -551,11 +552,7 @@ func (r *resilience) gaugeStates() []metrics.BackendState {
 		healthStates[i] = string(s)
 	}
 	circuitStates := []string{string(breaker.Closed), string(breaker.Open), string(breaker.HalfOpen)}
-	names := make([]string, 0, len(r.backends))
-	for n := range r.backends {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(r.backends))
 	out := make([]metrics.BackendState, 0, len(names))
 	for _, n := range names {
 		br := r.backends[n]

@@ -2,7 +2,6 @@ package vmcp
 
 import (
 	"context"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -156,13 +155,4 @@ func (s *Session) BackendState(name string) (MemberStatus, bool) {
 		return MemberStatus{}, false
 	}
 	return m.status(), true
-}
-
-func sortedSessionIDs(m map[string]*Session) []string {
-	ids := make([]string, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
 }

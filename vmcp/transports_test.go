@@ -29,6 +29,7 @@ tools:
   - {name: bad}
   - {name: wrongid}
   - {name: big}
+  - {name: noresult}
   - {name: slow, delay: 2500ms}
   - {name: wait, delay: 1s}
 faults:
@@ -39,6 +40,7 @@ faults:
   - {kind: malformed, variant: invalid_json, match: {tool: bad}}
   - {kind: malformed, variant: wrong_id, match: {tool: wrongid}}
   - {kind: malformed, variant: oversized, size: 1048576, match: {tool: big}}
+  - {kind: malformed, variant: no_result, match: {tool: noresult}}
 `
 
 func TestStdioBackend(t *testing.T) {
@@ -83,6 +85,7 @@ func TestStdioBackend(t *testing.T) {
 			{"gamma_bad", `backend "gamma" unavailable: invalid response: malformed JSON`},
 			{"gamma_wrongid", `backend "gamma" unavailable: invalid response: response id`},
 			{"gamma_big", `backend "gamma" unavailable: invalid response: message larger than 65536 bytes`},
+			{"gamma_noresult", `backend "gamma" unavailable: invalid response: response to request`},
 		} {
 			res, d := callTool(t, c, tc.tool, nil)
 			t.Logf("modern=%v %s: %v %s", modern, tc.tool, d, resultText(res))
@@ -162,6 +165,7 @@ func TestSSEBackend(t *testing.T) {
 			{fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Code: -32603, Message: "kaput", Match: m}, "jsonrpc_error", `backend "delta" error: kaput`, atOnceBound},
 			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedInvalidJSON, Match: m}, "invalid_response", `backend "delta" unavailable: invalid response: malformed JSON`, atOnceBound},
 			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedWrongID, Match: m}, "invalid_response", `backend "delta" unavailable: invalid response: response id`, atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedNoResult, Match: m}, "invalid_response", `backend "delta" unavailable: invalid response: response to request`, atOnceBound},
 		} {
 			b.SetFaults(tc.fault)
 			res, d := callTool(t, c, "delta_echo", nil)

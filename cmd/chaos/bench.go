@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -29,6 +30,15 @@ type benchOptions struct {
 	opens          int
 	sessions       int
 	revisions      []string
+	steps          []string
+	errorCalls     int
+	stallTimeout   time.Duration
+	stallCalls     int
+	stallDeadline  time.Duration
+	scaleSessions  []int
+	scaleDuration  time.Duration
+	scaleRate      int
+	crashEvery     time.Duration
 	out            string
 }
 
@@ -48,6 +58,18 @@ measure, in the same run, the gateway and the direct backend:
   bench/open/2-backends    legacy session open (initialize, then tools/list)
   bench/open/N-sessions    --sessions legacy sessions opened 16 at a time
   bench/open/4x500-tools   session open with 4 backends of 500 tools each
+  bench/error/http-403     time to error while a backend answers tools/call
+                           with HTTP 403 (--error-calls calls, one at a
+                           time), and how many gateway errors name it
+  bench/error/sigkill      the same after the backend process is SIGKILLed
+  bench/stall/1s-timeout   --stall-calls calls at once to a stalled backend,
+                           the gateway configured with --stall-timeout: when
+                           they end, and whether the errors name it
+  bench/scale/S-sessions   for each --scale-sessions S: 4 backends, the last
+                           crash-looping (SIGKILL, restart, every
+                           --crash-every); S sessions opened, then healthy
+                           calls at --scale-rate per second over them for
+                           --scale-duration: errors, p50/p99, gateway RSS
 
 Direct figures are those of a client talking to the (first) backend
 itself. The gateway runs as a process so its CPU seconds and RSS come
@@ -56,6 +78,7 @@ from /proc. Every call has a deadline (--call-timeout).
   chaos bench                                   # our gateway (chaos vmcp)
   chaos bench --profile profiles/chaos-vmcp.yaml # the gateway a target profile describes
   chaos bench --out bench.json --duration 5s
+  chaos bench --steps scale --scale-sessions 1000,5000 --scale-duration 60s
   chaos bench --gateway-cmd 'vmcp serve --config {{.ConfigPath}}' \
       --config-template toolhive.yaml.tmpl --ready-url '{{.BaseURL}}/status'
 
@@ -80,6 +103,15 @@ call or session open failed), 2 bad flags or the topology did not start,
 	f.IntVar(&o.opens, "opens", 30, "sessions opened one after another for the session-open medians")
 	f.IntVar(&o.sessions, "sessions", 1000, "sessions opened (16 at a time) and held for the many-sessions figure; 0 skips it")
 	f.StringSliceVar(&o.revisions, "revision", []string{"legacy", "modern"}, "protocol revisions of the call runs (legacy = 2025-11-25, modern = 2026-07-28)")
+	f.StringSliceVar(&o.steps, "steps", bench.StepNames, "what to run: "+strings.Join(bench.StepNames, ", "))
+	f.IntVar(&o.errorCalls, "error-calls", 100, "calls per endpoint and fault for the time-to-error figures")
+	f.DurationVar(&o.stallTimeout, "stall-timeout", time.Second, "the gateway's backend call timeout in the error and stall figures")
+	f.IntVar(&o.stallCalls, "stall-calls", 5, "calls made at once to the stalled backend")
+	f.DurationVar(&o.stallDeadline, "stall-deadline", 35*time.Second, "each stall call's own deadline (how long a gateway that ignores its timeout is watched)")
+	f.IntSliceVar(&o.scaleSessions, "scale-sessions", []int{100}, "sessions of the scale figures, one scenario per count (e.g. 1000,5000)")
+	f.DurationVar(&o.scaleDuration, "scale-duration", 5*time.Second, "length of each scale load")
+	f.IntVar(&o.scaleRate, "scale-rate", 500, "healthy calls per second in the scale load")
+	f.DurationVar(&o.crashEvery, "crash-every", time.Second, "period of the crash-looping backend in the scale figures")
 	f.StringVarP(&o.out, "out", "o", "", "write the results JSON here")
 	return cmd
 }
@@ -107,6 +139,9 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	if o.sessions < 0 || o.sessions > 20000 {
 		return usage("--sessions %d: want 0..20000", o.sessions)
 	}
+	if err := checkBenchFaultFlags(o); err != nil {
+		return err
+	}
 	var revs []harness.Revision
 	for _, r := range o.revisions {
 		switch rev := harness.Revision(strings.TrimSpace(r)); rev {
@@ -132,7 +167,9 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	start := time.Now()
 	results, err := bench.Run(ctx, bench.Config{Target: target, Runtime: harness.Process{Binary: self},
 		Clients: o.clients, Duration: o.duration, Calls: o.calls, CallTimeout: o.callTimeout,
-		Opens: o.opens, Sessions: o.sessions, Revisions: revs, Progress: w})
+		Opens: o.opens, Sessions: o.sessions, Revisions: revs, Progress: w,
+		Steps: o.steps, ErrorCalls: o.errorCalls, StallTimeout: o.stallTimeout, StallCalls: o.stallCalls, StallDeadline: o.stallDeadline,
+		ScaleSessions: o.scaleSessions, ScaleDuration: o.scaleDuration, ScaleRate: o.scaleRate, CrashEvery: o.crashEvery})
 	if results != nil {
 		printBench(w, results)
 		if o.out != "" {
@@ -154,6 +191,38 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 		return &exitError{code: 2, err: fmt.Errorf("bench: %w", err)}
 	case results.Failed():
 		return &exitError{code: 1, err: fmt.Errorf("bench: a scenario failed")}
+	}
+	return nil
+}
+
+// checkBenchFaultFlags checks the flags of the error, stall and scale
+// figures.
+func checkBenchFaultFlags(o benchOptions) error {
+	for _, s := range o.steps {
+		if !slices.Contains(bench.StepNames, s) {
+			return usage("--steps %q: want some of %s", s, strings.Join(bench.StepNames, ", "))
+		}
+	}
+	switch {
+	case o.errorCalls < 1 || o.errorCalls > 100000:
+		return usage("--error-calls %d: want 1..100000", o.errorCalls)
+	case o.stallTimeout <= 0 || o.stallTimeout > time.Minute:
+		return usage("--stall-timeout %v: want more than 0 and at most 1m", o.stallTimeout)
+	case o.stallCalls < 1 || o.stallCalls > 1000:
+		return usage("--stall-calls %d: want 1..1000", o.stallCalls)
+	case o.stallDeadline <= o.stallTimeout || o.stallDeadline > 10*time.Minute:
+		return usage("--stall-deadline %v: want more than --stall-timeout (%v) and at most 10m", o.stallDeadline, o.stallTimeout)
+	case o.scaleDuration <= 0 || o.scaleDuration > 10*time.Minute:
+		return usage("--scale-duration %v: want more than 0 and at most 10m", o.scaleDuration)
+	case o.scaleRate < 1 || o.scaleRate > 100000:
+		return usage("--scale-rate %d: want 1..100000", o.scaleRate)
+	case o.crashEvery < 50*time.Millisecond || o.crashEvery > 10*time.Minute:
+		return usage("--crash-every %v: want 50ms..10m", o.crashEvery)
+	}
+	for _, n := range o.scaleSessions {
+		if n < 1 || n > 20000 {
+			return usage("--scale-sessions %d: want 1..20000 each", n)
+		}
 	}
 	return nil
 }

@@ -113,27 +113,36 @@ func TestRunFlags(t *testing.T) {
 
 // testListNotApplicable: `chaos run --profile X --list` shows per scenario
 // what fixture gateway a's profile cannot be judged on, and why: single
-// checks (no session API, no keepalive state in its health API) where the
-// rest runs; nothing for a scenario it can be judged on whole.
+// checks (no session API, no keepalive state in its health API; with the
+// health API taken away, the optimizer's health-API checks) where the rest
+// runs; nothing for a scenario it can be judged on whole.
 func testListNotApplicable(ctx context.Context, t *testing.T) {
 	prof := filepath.Join("..", "..", "scenarios", "testdata", "profiles", "fixture-a.yaml")
-	// keepalive declared on top (--capabilities overrides the profile's).
-	out, err := exec.CommandContext(ctx, chaosBin, "run", "--profile", prof, "--capabilities", "health-api,breaker,keepalive,metrics,optimizer,reinit-on-404",
-		"--list", "--label", "session,keepalive,wrapping").CombinedOutput()
-	if err != nil {
-		t.Fatalf("--profile fixture-a --list: %v\n%s", err, out)
-	}
-	rows := map[string]string{}
-	for _, line := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(line); len(f) > 0 {
-			rows[f[0]] = line
+	list := func(args ...string) map[string]string {
+		out, err := exec.CommandContext(ctx, chaosBin, append([]string{"run", "--profile", prof, "--list"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("--profile fixture-a --list %v: %v\n%s", args, err, out)
 		}
+		rows := map[string]string{}
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) > 0 {
+				rows[f[0]] = line
+			}
+		}
+		return rows
+	}
+	rows := list("--label", "session,keepalive,wrapping")
+	// --capabilities overrides the profile's: no health API.
+	for name, row := range list("--label", "optimizer", "--capabilities", "breaker,keepalive,metrics,optimizer,reinit-on-404") {
+		rows[name] = row
 	}
 	for scenario, want := range map[string][]string{
 		"session/legacy/sse": {"both backends connected at the start (lacks session-api)",
 			"timeout: the session reports beta error with its lastError (lacks session-api)", "beta connected at the end (lacks session-api)"},
 		"keepalive/legacy/streamable-http": {"health API: beta's keepalive enabled, one session (its health API reports no keepalive state",
 			"health API: keepalive enabled again after the re-probe ("},
+		"optimizer/modern/streamable-http": {"health API: beta's circuit open after its failed calls (lacks health-api)",
+			"health API: both backends unhealthy when every request fails (lacks health-api)"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(rows[scenario], w) {

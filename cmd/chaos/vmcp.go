@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,7 +24,7 @@ type gatewayReadyLine struct {
 }
 
 func newVMCPCmd() *cobra.Command {
-	var configPath, listen string
+	var configPath, listen, cpuProfile string
 	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "vmcp --config FILE",
@@ -37,7 +39,13 @@ refuses 0.0.0.0 and other addresses, exit 2) unless the configuration says
 incomingAuth: {type: anonymous, allowNetwork: true}. The bearer token is
 never a flag (flags are visible in ps): it comes from the environment
 variable incomingAuth.tokenEnv names, or the file incomingAuth.tokenFile
-names. Configuration errors exit 2.`,
+names. Configuration errors exit 2.
+
+--cpuprofile FILE writes a CPU profile (go tool pprof) of the gateway from
+the time it serves until SIGINT/SIGTERM, e.g. under chaos bench:
+  chaos bench --steps calls --revision legacy --sessions 0 \
+    --config-template harness/templates/chaos-vmcp.yaml.tmpl \
+    --gateway-cmd 'chaos vmcp --config {{.ConfigPath}} --listen {{.Listen}} --cpuprofile /tmp/gw.prof'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configPath == "" {
@@ -67,10 +75,18 @@ names. Configuration errors exit 2.`,
 				}
 				return err
 			}
+			stopProfile, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_ = g.Shutdown(sctx)
+				scancel()
+				return usageError(err)
+			}
 			if err := json.NewEncoder(cmd.OutOrStdout()).Encode(gatewayReadyLine{Name: cfg.Name, URL: g.URL(), Addr: g.Addr(), PID: os.Getpid()}); err != nil {
 				return err
 			}
 			<-cmd.Context().Done()
+			stopProfile()
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
 			return g.Shutdown(ctx)
@@ -80,5 +96,26 @@ names. Configuration errors exit 2.`,
 	f.StringVar(&configPath, "config", "", "gateway configuration (YAML)")
 	f.StringVar(&listen, "listen", "127.0.0.1:4483", "listen address; off loopback it needs bearer auth or incomingAuth.allowNetwork")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log to stderr")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile here, from serving until shutdown")
 	return cmd
+}
+
+// startCPUProfile starts a CPU profile into path ("" : none) and returns
+// the function that stops it and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("vmcp: --cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("vmcp: --cpuprofile %s: %w", path, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }

@@ -18,7 +18,8 @@ import (
 func TestVMCPCommandServesAggregatedBackends(t *testing.T) {
 	_, backend := spawn(t, "--script", writeScript(t, processScript))
 	cfg := writeScript(t, fmt.Sprintf("name: demo\nbackends:\n  - {name: alpha, url: %q}\ntimeouts: {call: 2s}\n", backend.URL))
-	cmd := exec.Command(chaosBin, "vmcp", "--config", cfg, "--listen", "127.0.0.1:0")
+	prof := t.TempDir() + "/gw.prof"
+	cmd := exec.Command(chaosBin, "vmcp", "--config", cfg, "--listen", "127.0.0.1:0", "--cpuprofile", prof)
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -58,6 +59,10 @@ func TestVMCPCommandServesAggregatedBackends(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("chaos vmcp did not stop within 10s of SIGTERM")
+	}
+	// --cpuprofile wrote a profile (gzip-compressed protobuf) on shutdown.
+	if data, err := os.ReadFile(prof); err != nil || len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		t.Fatalf("--cpuprofile %s: %d bytes, err %v: want a gzip-compressed pprof profile", prof, len(data), err)
 	}
 }
 

@@ -190,9 +190,6 @@ func (d *Decoder) Errf(n *yaml.Node, field, format string, args ...any) *Error {
 	return &Error{File: d.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
-// File returns the file name errors carry.
-func (d *Decoder) File() string { return d.file }
-
 // Has reports whether field was present in the decoded input.
 func (d *Decoder) Has(field string) bool {
 	_, ok := d.lines[field]

@@ -7,7 +7,9 @@
 // helpers (Kit.SetFaults, OnCall, OnTool), named checks judged one by one
 // (Kit.Check, Kit.CheckCall, Kit.CheckIf: a failed check is recorded with
 // its evidence and the scenario goes on), one polling helper (Until),
-// figures (Kit.Figure, Ms) and Prometheus scrapes (ScrapeMetrics).
+// figures (Kit.Figure, Ms), Prometheus scrapes (ScrapeMetrics) and a
+// watch on the harness's own scheduling stalls (WatchStalls), for timing
+// bounds that must hold on a loaded machine.
 //
 // A scenario body gets a started *harness.Env and a gomega.Gomega from the
 // runner (scenarios.Run) and makes a Kit of them:

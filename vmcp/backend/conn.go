@@ -304,18 +304,26 @@ func (d *Dialer) newTransport(b config.Backend, c *Conn) (transport.Interface, e
 	hc := &http.Client{Transport: capture}
 	switch b.Transport {
 	case config.TransportStreamableHTTP:
-		return transport.NewStreamableHTTP(b.URL,
+		tr, err := transport.NewStreamableHTTP(b.URL,
 			transport.WithHTTPBasicClient(hc),
 			transport.WithHTTPHeaders(b.Headers),
 			transport.WithHTTPLogger(d.logger))
+		if err != nil {
+			return nil, err
+		}
+		return answeredHTTP{tr}, nil
 	case config.TransportSSE:
 		capture.hooks = c
-		return transport.NewSSE(b.URL,
+		tr, err := transport.NewSSE(b.URL,
 			transport.WithHTTPClient(hc),
 			transport.WithHeaders(b.Headers),
 			transport.WithSSELogger(d.logger),
 			transport.WithEndpointTimeout(t.Initialize),
 			transport.WithResponseTimeout(backstop))
+		if err != nil {
+			return nil, err
+		}
+		return answeredSSE{tr}, nil
 	case config.TransportStdio:
 		return d.newStdioTransport(b, c)
 	default:

@@ -12,9 +12,11 @@ import (
 )
 
 // nilResponseTransport answers every request with no response and no
-// error: mcp-go's client.sendRequest then dereferences the nil response,
-// the panic seen in a gateway under load (Initialize → negotiateModern →
-// Discover → sendRequest, and in a tool handler).
+// error: mcp-go's client.sendRequest then dereferences the nil response
+// (Initialize → negotiateModern → Discover → sendRequest). The gateway's
+// own transports are wrapped so that this is an invalid response
+// (answered.go, answered_test.go); given to the client unwrapped, it
+// exercises the recover guard kept as defense in depth.
 type nilResponseTransport struct{}
 
 func (nilResponseTransport) Start(context.Context) error { return nil }

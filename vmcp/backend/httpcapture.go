@@ -2,6 +2,7 @@ package backend
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,17 +38,22 @@ type invalidResponseError struct {
 func (e *invalidResponseError) Error() string { return "invalid response: " + e.Reason }
 
 // callTrace collects what the HTTP layer saw during one backend call. It
-// travels in the call's context to the RoundTripper.
+// travels in the call's context to the RoundTripper. A nil *callTrace (a
+// request outside a backend call) records nothing.
 type callTrace struct {
-	mu        sync.Mutex
+	mu sync.Mutex
+	traceSnapshot
+}
+
+// traceSnapshot is what a call's trace holds.
+type traceSnapshot struct {
 	requestID string // JSON-RPC id of the last request sent with an id
-	method    string
 	status    int
-	invalid   error
+	invalid   error // the first invalid response
 	rpcCode   int
 	rpcMsg    string
 	rpcSeen   bool
-	bodyErr   error
+	bodyErr   error // the first error reading a response body
 }
 
 type traceKey struct{}
@@ -61,83 +67,40 @@ func traceFrom(ctx context.Context) *callTrace {
 	return t
 }
 
-func (t *callTrace) setRequest(id, method string) {
+// update runs fn on the trace under its lock.
+func (t *callTrace) update(fn func(s *traceSnapshot)) {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
-	t.requestID, t.method = id, method
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	fn(&t.traceSnapshot)
 }
 
-func (t *callTrace) setStatus(s int) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	t.status = s
-	t.mu.Unlock()
-}
+func (t *callTrace) setRequest(id string) { t.update(func(s *traceSnapshot) { s.requestID = id }) }
 
-func (t *callTrace) setInvalid(err error) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	if t.invalid == nil {
-		t.invalid = err
-	}
-	t.mu.Unlock()
-}
+func (t *callTrace) setStatus(status int) { t.update(func(s *traceSnapshot) { s.status = status }) }
 
 func (t *callTrace) setRPCError(code int, msg string) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	t.rpcCode, t.rpcMsg, t.rpcSeen = code, msg, true
-	t.mu.Unlock()
+	t.update(func(s *traceSnapshot) { s.rpcCode, s.rpcMsg, s.rpcSeen = code, msg, true })
 }
 
+// setInvalid records err unless an invalid response was recorded before.
+func (t *callTrace) setInvalid(err error) {
+	t.update(func(s *traceSnapshot) { s.invalid = cmp.Or(s.invalid, err) })
+}
+
+// setBodyErr records err unless a body error was recorded before.
 func (t *callTrace) setBodyErr(err error) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	if t.bodyErr == nil {
-		t.bodyErr = err
-	}
-	t.mu.Unlock()
+	t.update(func(s *traceSnapshot) { s.bodyErr = cmp.Or(s.bodyErr, err) })
 }
 
-// pendingID is the id of the request the call is waiting for ("" if it
-// sent none).
-func (t *callTrace) pendingID() string {
-	if t == nil {
-		return ""
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.requestID
-}
-
-type traceSnapshot struct {
-	bodyErr   error
-	requestID string
-	status    int
-	invalid   error
-	rpcCode   int
-	rpcMsg    string
-	rpcSeen   bool
-}
-
-func (t *callTrace) snapshot() traceSnapshot {
-	if t == nil {
-		return traceSnapshot{}
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return traceSnapshot{t.bodyErr, t.requestID, t.status, t.invalid, t.rpcCode, t.rpcMsg, t.rpcSeen}
+// snapshot returns a copy of what the trace holds (zero for a nil trace);
+// its requestID is the id of the request the call is waiting for ("" if
+// it sent none).
+func (t *callTrace) snapshot() (snap traceSnapshot) {
+	t.update(func(s *traceSnapshot) { snap = *s })
+	return snap
 }
 
 // streamHooks lets a legacy HTTP+SSE connection check responses arriving on
@@ -168,6 +131,7 @@ type captureTransport struct {
 type rpcEnvelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Result present         `json:"result"`
 	Error  *struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
@@ -176,6 +140,22 @@ type rpcEnvelope struct {
 	// struct above also matches "Method", "METHOD"…, mcp-go's streamable
 	// client does not).
 	methodKey bool
+}
+
+// present records that a key is there (null included) without copying
+// its value.
+type present bool
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *present) UnmarshalJSON([]byte) error { *p = true; return nil }
+
+// checkAnswered fails a response with neither a result nor an error
+// (JSON-RPC requires one): mcp-go would hand its client an empty result.
+func checkAnswered(env rpcEnvelope, id string) error {
+	if !env.Result && env.Error == nil {
+		return &invalidResponseError{Reason: fmt.Sprintf("response to request %s has neither result nor error", orNone(id))}
+	}
+	return nil
 }
 
 // fromServer reports whether the message is a request or notification of
@@ -271,7 +251,7 @@ func peekRequest(body []byte) (id, method string) {
 
 func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tr := traceFrom(req.Context())
-	var reqID, method string
+	var reqID string
 	if req.Body != nil && req.Method == http.MethodPost {
 		body, err := readBody(req.Body, req.ContentLength, -1)
 		req.Body.Close()
@@ -285,10 +265,10 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		req = r2
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		reqID, method = peekRequest(body)
+		reqID, _ = peekRequest(body)
 	}
 	if reqID != "" {
-		tr.setRequest(reqID, method)
+		tr.setRequest(reqID)
 		if t.hooks != nil {
 			t.hooks.expect(reqID)
 		}
@@ -300,7 +280,7 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	// it carries the answer to the call's request, still pending.
 	resumed := req.Method == http.MethodGet && !stream
 	if resumed {
-		reqID = tr.pendingID()
+		reqID = tr.snapshot().requestID
 	}
 	ctx, cancel := req.Context(), context.CancelFunc(func() {})
 	switch {
@@ -319,7 +299,8 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, err
 	}
 	tr.setStatus(resp.StatusCode)
-	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound {
+	if (resp.StatusCode >= 400 && resp.StatusCode != http.StatusNotFound) ||
+		(resp.StatusCode >= 300 && resp.StatusCode < 400 && !followed(resp)) {
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
 		cancel()
@@ -339,6 +320,12 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			tr.setInvalid(e)
 			return nil, e
 		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			e := &invalidResponseError{Reason: fmt.Sprintf("HTTP %d %s with an empty body, no response to request %s",
+				resp.StatusCode, http.StatusText(resp.StatusCode), reqID)}
+			tr.setInvalid(e)
+			return nil, e
+		}
 		if e := checkMessage(body, reqID, tr); e != nil {
 			tr.setInvalid(e)
 			return nil, e
@@ -346,6 +333,17 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		resp.ContentLength = int64(len(body))
 		return resp, nil
+	case t.hooks == nil && reqID != "" && req.Method == http.MethodPost && resp.StatusCode >= 200 && resp.StatusCode < 300 &&
+		mediaType != "text/event-stream":
+		// Streamable HTTP answers a request with JSON or an SSE stream;
+		// anything else (202 Accepted, the answer to a notification, 204,
+		// an empty body) carries no response.
+		resp.Body.Close()
+		cancel()
+		e := &invalidResponseError{Reason: fmt.Sprintf("HTTP %d %s with no response to request %s (Content-Type %q)",
+			resp.StatusCode, http.StatusText(resp.StatusCode), reqID, resp.Header.Get("Content-Type"))}
+		tr.setInvalid(e)
+		return nil, e
 	case mediaType == "text/event-stream":
 		resp.Body = &sseValidator{
 			src:      resp.Body,
@@ -362,6 +360,19 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 		return resp, nil
 	}
+}
+
+// followed reports whether the http.Client follows redirect resp (a 301,
+// 302, 303, 307 or 308 with a Location). Any other 3xx would reach mcp-go,
+// which takes a JSON body of a status other than 200 and 202 as the answer
+// to its request, unchecked and whatever its id: it is an HTTP status error.
+func followed(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return resp.Header.Get("Location") != ""
+	}
+	return false
 }
 
 // parseMessage decodes one JSON-RPC message from a backend.
@@ -421,6 +432,11 @@ func arrivedOn(hooks streamHooks, env rpcEnvelope) (late bool, err error) {
 	if !known {
 		return false, &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match any request", orNone(id))}
 	}
+	if !late {
+		if err := checkAnswered(env, id); err != nil {
+			return false, err
+		}
+	}
 	return late, nil
 }
 
@@ -457,6 +473,9 @@ func checkEnvelope(env rpcEnvelope, reqID string, tr *callTrace) (response bool,
 	got := idKey(env.ID)
 	if got != reqID {
 		return false, &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match request id %s", orNone(got), reqID)}
+	}
+	if err := checkAnswered(env, got); err != nil {
+		return false, err
 	}
 	if env.Error != nil {
 		tr.setRPCError(env.Error.Code, env.Error.Message)

@@ -27,15 +27,14 @@ type sseValidator struct {
 	isStream bool // the legacy SSE transport's long-lived GET stream
 	resumed  bool // a resumed response stream (GET with Last-Event-ID)
 
+	validated
 	br           *bufio.Reader
-	out          bytes.Buffer
 	raw          bytes.Buffer // the current event's raw lines
 	event        string
 	data         strings.Builder
 	responseSeen bool
 	drop         bool // the current event is a late response: not passed on
 	sawEventID   bool
-	err          error
 	closeOnce    sync.Once
 }
 
@@ -43,13 +42,7 @@ func (v *sseValidator) Read(p []byte) (int, error) {
 	if v.br == nil {
 		v.br = bufio.NewReaderSize(v.src, 32<<10)
 	}
-	for v.out.Len() == 0 {
-		if v.err != nil {
-			return 0, v.err
-		}
-		v.err = v.step()
-	}
-	return v.out.Read(p)
+	return v.read(p, v.step)
 }
 
 func (v *sseValidator) Close() error {
@@ -61,25 +54,43 @@ func (v *sseValidator) Close() error {
 	return err
 }
 
-// readLine reads one line (with its newline), bounded by maxBytes.
-func (v *sseValidator) readLine() ([]byte, error) {
+// validated is the Read side of the validators: Read returns what step
+// has validated (out), calling step until there is some or it fails.
+type validated struct {
+	out bytes.Buffer
+	err error
+}
+
+func (v *validated) read(p []byte, step func() error) (int, error) {
+	for v.out.Len() == 0 {
+		if v.err != nil {
+			return 0, v.err
+		}
+		v.err = step()
+	}
+	return v.out.Read(p)
+}
+
+// readLine reads one line (with its newline) from br; when it makes the
+// message (had bytes already read, then the line) larger than maxBytes it
+// is an *invalidResponseError.
+func readLine(br *bufio.Reader, had int, maxBytes int64) ([]byte, error) {
 	var line []byte
 	for {
-		chunk, err := v.br.ReadSlice('\n')
+		chunk, err := br.ReadSlice('\n')
 		line = append(line, chunk...)
-		if int64(len(line)+v.raw.Len()) > v.maxBytes {
-			return nil, &invalidResponseError{Reason: fmt.Sprintf("message larger than %d bytes", v.maxBytes)}
+		if int64(had+len(line)) > maxBytes {
+			return nil, &invalidResponseError{Reason: fmt.Sprintf("message larger than %d bytes", maxBytes)}
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
 		}
-		return line, err
 	}
 }
 
 // step consumes one line; a completed, valid event is appended to out.
 func (v *sseValidator) step() error {
-	line, err := v.readLine()
+	line, err := readLine(v.br, v.raw.Len(), v.maxBytes)
 	if err != nil {
 		var inv *invalidResponseError
 		if errors.As(err, &inv) {

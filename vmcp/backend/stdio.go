@@ -71,15 +71,16 @@ func (d *Dialer) newStdioTransport(b config.Backend, c *Conn) (*stdioTransport, 
 // SendRequest registers the request's id as awaiting a response (so the
 // validator can tell a wrong id from a right one), and, if the request
 // ends without one (timeout, cancel), as abandoned: its late answer is
-// dropped.
+// dropped. It never returns (nil, nil) (see answered).
 func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	raw, _ := json.Marshal(req.ID)
 	id := idKey(raw)
 	if id != "" {
-		traceFrom(ctx).setRequest(id, req.Method)
+		traceFrom(ctx).setRequest(id)
 		t.c.expect(id)
 	}
 	resp, err := t.Stdio.SendRequest(ctx, req)
+	resp, err = answered(req.Method, resp, err)
 	if err != nil && id != "" {
 		t.c.forget(id)
 	}
@@ -105,37 +106,21 @@ type lineValidator struct {
 	src      *bufio.Reader
 	maxBytes int64
 	hooks    streamHooks
-	out      bytes.Buffer
-	err      error
+	validated
 }
 
-func (v *lineValidator) Read(p []byte) (int, error) {
-	for v.out.Len() == 0 {
-		if v.err != nil {
-			return 0, v.err
-		}
-		v.err = v.step()
-	}
-	return v.out.Read(p)
-}
+func (v *lineValidator) Read(p []byte) (int, error) { return v.read(p, v.step) }
 
 func (v *lineValidator) step() error {
-	var line []byte
-	for {
-		chunk, err := v.src.ReadSlice('\n')
-		line = append(line, chunk...)
-		if int64(len(line)) > v.maxBytes {
-			return v.reject(&invalidResponseError{Reason: fmt.Sprintf("message larger than %d bytes", v.maxBytes)})
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil {
-			// A last line without its newline is never dispatched by
-			// mcp-go: the stream ends there.
-			return err
-		}
-		break
+	line, err := readLine(v.src, 0, v.maxBytes)
+	var inv *invalidResponseError
+	switch {
+	case errors.As(err, &inv):
+		return v.reject(err)
+	case err != nil:
+		// A last line without its newline is never dispatched by mcp-go:
+		// the stream ends there.
+		return err
 	}
 	data := bytes.TrimSpace(line)
 	if len(data) == 0 {

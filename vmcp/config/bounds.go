@@ -2,8 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"time"
 
@@ -82,7 +83,7 @@ func validateBounds(d decoder, cfg *Config) error {
 				}
 			}
 		}
-		for _, name := range sortedStrKeys(b.Headers) {
+		for _, name := range slices.Sorted(maps.Keys(b.Headers)) {
 			if !httpguts.ValidHeaderFieldName(name) {
 				return d.errf(p+".headers", "%q is not a valid HTTP header name: use letters, digits and !#$%%&'*+-.^_`|~", name)
 			}
@@ -92,13 +93,4 @@ func validateBounds(d decoder, cfg *Config) error {
 		}
 	}
 	return nil
-}
-
-func sortedStrKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

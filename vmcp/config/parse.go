@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"os"
@@ -57,9 +58,7 @@ func ParseWithEnv(data []byte, file string, lookupEnv func(string) (string, bool
 }
 
 func applyDefaults(cfg *Config) {
-	if cfg.Name == "" {
-		cfg.Name = DefaultName
-	}
+	cfg.Name = cmp.Or(cfg.Name, DefaultName)
 	for i := range cfg.Backends {
 		b := &cfg.Backends[i]
 		if b.Transport == "" {
@@ -69,48 +68,22 @@ func applyDefaults(cfg *Config) {
 				b.Transport = TransportStreamableHTTP
 			}
 		}
-		if b.Protocol == "" {
-			b.Protocol = ProtocolAuto
-		}
+		b.Protocol = cmp.Or(b.Protocol, ProtocolAuto)
 	}
 	a := &cfg.Aggregation
-	if a.ConflictResolution == "" {
-		a.ConflictResolution = ConflictPrefix
-	}
-	if a.PrefixFormat == "" {
-		a.PrefixFormat = DefaultPrefixFormat
-	}
+	a.ConflictResolution = cmp.Or(a.ConflictResolution, ConflictPrefix)
+	a.PrefixFormat = cmp.Or(a.PrefixFormat, DefaultPrefixFormat)
 	t := &cfg.Timeouts
-	if t.Initialize == 0 {
-		t.Initialize = DefaultInitialize
-	}
-	if t.Call == 0 {
-		t.Call = DefaultCall
-	}
-	if t.List == 0 {
-		t.List = DefaultList
-	}
-	if t.Close == 0 {
-		t.Close = DefaultClose
-	}
-	if t.SessionIdle == 0 {
-		t.SessionIdle = DefaultSessionIdle
-	}
-	if cfg.IncomingAuth.Type == "" {
-		cfg.IncomingAuth.Type = AuthAnonymous
-	}
-	if cfg.Limits.MaxResponseBytes == 0 {
-		cfg.Limits.MaxResponseBytes = DefaultMaxResponseBytes
-	}
-	if cfg.Limits.MaxToolsPerBackend == 0 {
-		cfg.Limits.MaxToolsPerBackend = DefaultMaxToolsPerBackend
-	}
-	if cfg.Limits.MaxSessions == 0 {
-		cfg.Limits.MaxSessions = DefaultMaxSessions
-	}
-	if cfg.Pool.Size == 0 {
-		cfg.Pool.Size = DefaultPoolSize
-	}
+	t.Initialize = cmp.Or(t.Initialize, DefaultInitialize)
+	t.Call = cmp.Or(t.Call, DefaultCall)
+	t.List = cmp.Or(t.List, DefaultList)
+	t.Close = cmp.Or(t.Close, DefaultClose)
+	t.SessionIdle = cmp.Or(t.SessionIdle, DefaultSessionIdle)
+	cfg.IncomingAuth.Type = cmp.Or(cfg.IncomingAuth.Type, AuthAnonymous)
+	cfg.Limits.MaxResponseBytes = cmp.Or(cfg.Limits.MaxResponseBytes, DefaultMaxResponseBytes)
+	cfg.Limits.MaxToolsPerBackend = cmp.Or(cfg.Limits.MaxToolsPerBackend, DefaultMaxToolsPerBackend)
+	cfg.Limits.MaxSessions = cmp.Or(cfg.Limits.MaxSessions, DefaultMaxSessions)
+	cfg.Pool.Size = cmp.Or(cfg.Pool.Size, DefaultPoolSize)
 	applyResilienceDefaults(cfg)
 }
 

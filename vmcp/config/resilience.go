@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -76,47 +77,23 @@ type Notifications struct {
 
 func applyResilienceDefaults(cfg *Config) {
 	h := &cfg.Health
-	if h.Interval == 0 {
-		h.Interval = DefaultHealthInterval
-	}
-	if h.Timeout == 0 {
-		h.Timeout = min(DefaultHealthTimeout, h.Interval/2)
-	}
-	if h.UnhealthyThreshold == 0 {
-		h.UnhealthyThreshold = DefaultUnhealthyThreshold
-	}
+	h.Interval = cmp.Or(h.Interval, DefaultHealthInterval)
+	h.Timeout = cmp.Or(h.Timeout, min(DefaultHealthTimeout, h.Interval/2))
+	h.UnhealthyThreshold = cmp.Or(h.UnhealthyThreshold, DefaultUnhealthyThreshold)
 	b := &cfg.Breaker
-	if b.FailureThreshold == 0 {
-		b.FailureThreshold = DefaultFailureThreshold
-	}
-	if b.OpenTimeout == 0 {
-		b.OpenTimeout = DefaultOpenTimeout
-	}
-	if cfg.Optimizer.MaxResults == 0 {
-		cfg.Optimizer.MaxResults = DefaultOptimizerResults
-	}
+	b.FailureThreshold = cmp.Or(b.FailureThreshold, DefaultFailureThreshold)
+	b.OpenTimeout = cmp.Or(b.OpenTimeout, DefaultOpenTimeout)
+	cfg.Optimizer.MaxResults = cmp.Or(cfg.Optimizer.MaxResults, DefaultOptimizerResults)
 	for i := range cfg.Backends {
 		be := &cfg.Backends[i]
-		if be.Probe == "" {
-			be.Probe = DefaultProbe
-		}
+		be.Probe = cmp.Or(be.Probe, DefaultProbe)
 		k := &be.Keepalive
-		if k.Method == "" {
-			k.Method = "none"
-		}
+		k.Method = cmp.Or(k.Method, "none")
 		if k.Method != "none" {
-			if k.Interval == 0 {
-				k.Interval = 5 * time.Minute
-			}
-			if k.Timeout == 0 {
-				k.Timeout = min(10*time.Second, k.Interval)
-			}
-			if k.MaxFailures == 0 {
-				k.MaxFailures = DefaultKeepaliveMaxFail
-			}
-			if k.ProbeAfter == 0 {
-				k.ProbeAfter = 10 * k.Interval
-			}
+			k.Interval = cmp.Or(k.Interval, 5*time.Minute)
+			k.Timeout = cmp.Or(k.Timeout, min(10*time.Second, k.Interval))
+			k.MaxFailures = cmp.Or(k.MaxFailures, DefaultKeepaliveMaxFail)
+			k.ProbeAfter = cmp.Or(k.ProbeAfter, 10*k.Interval)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package fakebackends
+package faults
 
 import (
 	"testing"
@@ -11,20 +11,22 @@ type fakeClock struct{ t time.Time }
 func (c *fakeClock) now() time.Time          { return c.t }
 func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
-func newTestEngine(faults ...Fault) (*engine, *fakeClock) {
+func newTestEngine(faults ...Fault) (*Engine, *fakeClock) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
-	e := newEngine(1)
-	e.now = clk.now
-	e.set(faults)
+	e := NewEngine(1)
+	e.Now = clk.now
+	e.Set(faults...)
 	return e, clk
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestEngineFlapAlternates(t *testing.T) {
 	e, clk := newTestEngine(Fault{Kind: KindFlap, On: Duration(100 * time.Millisecond), Off: Duration(50 * time.Millisecond),
 		Fault: &Fault{Kind: KindHTTPStatus, Status: 503}})
 	var got []bool
 	for i := 0; i < 6; i++ { // t = 0, 50, 100, 150, 200, 250 ms
-		got = append(got, e.decide("tools/call", "echo").fault != nil)
+		got = append(got, e.Decide("tools/call", "echo").Fault != nil)
 		clk.advance(50 * time.Millisecond)
 	}
 	want := []bool{true, true, false, true, true, false}
@@ -37,15 +39,15 @@ func TestEngineFlapAlternates(t *testing.T) {
 
 func TestEngineAtForWindow(t *testing.T) {
 	e, clk := newTestEngine(Fault{Kind: KindHTTPStatus, Status: 500, At: Duration(time.Second), For: Duration(time.Second)})
-	if e.decide("ping", "").fault != nil {
+	if e.Decide("ping", "").Fault != nil {
 		t.Fatal("active before at")
 	}
 	clk.advance(time.Second)
-	if e.decide("ping", "").fault == nil {
+	if e.Decide("ping", "").Fault == nil {
 		t.Fatal("inactive at at")
 	}
 	clk.advance(time.Second)
-	if e.decide("ping", "").fault != nil {
+	if e.Decide("ping", "").Fault != nil {
 		t.Fatal("active after at+for")
 	}
 }
@@ -54,7 +56,7 @@ func TestEngineProbabilityIsSeededAndRoughlyRight(t *testing.T) {
 	run := func() (hits int, pattern string) {
 		e, _ := newTestEngine(Fault{Kind: KindHTTPStatus, Status: 500, Probability: ptr(0.3), Seed: 42})
 		for i := 0; i < 1000; i++ {
-			hit := e.decide("tools/call", "x").fault != nil
+			hit := e.Decide("tools/call", "x").Fault != nil
 			if hit {
 				hits++
 			}
@@ -84,26 +86,26 @@ func TestEngineMatchGlobAndLatencyStacks(t *testing.T) {
 		Fault{Kind: KindLatency, Delay: Duration(5 * time.Millisecond), Match: Match{Tool: "db_*"}},
 		Fault{Kind: KindJSONRPCError, Code: -1, Message: "m", Match: Match{Method: "tools/call", Tool: "db_*"}},
 	)
-	d := e.decide("tools/call", "db_query")
-	if d.delay != 15*time.Millisecond || d.fault == nil || d.fault.Kind != KindJSONRPCError || d.label != "latency#0,latency#1,jsonrpc_error#2" {
+	d := e.Decide("tools/call", "db_query")
+	if d.Delay != 15*time.Millisecond || d.Fault == nil || d.Fault.Kind != KindJSONRPCError || d.Label != "latency#0,latency#1,jsonrpc_error#2" {
 		t.Fatalf("db_query: %+v", d)
 	}
-	d = e.decide("tools/call", "echo")
-	if d.delay != 10*time.Millisecond || d.fault != nil {
+	d = e.Decide("tools/call", "echo")
+	if d.Delay != 10*time.Millisecond || d.Fault != nil {
 		t.Fatalf("echo: %+v", d)
 	}
-	d = e.decide("prompts/get", "db_prompt")
-	if d.fault != nil {
+	d = e.Decide("prompts/get", "db_prompt")
+	if d.Fault != nil {
 		t.Fatalf("method mismatch matched: %+v", d)
 	}
 }
 
 func TestEngineToolErrorOnlyOnToolsCall(t *testing.T) {
 	e, _ := newTestEngine(Fault{Kind: KindToolError, Text: "x"})
-	if e.decide("tools/list", "").fault != nil {
+	if e.Decide("tools/list", "").Fault != nil {
 		t.Fatal("tool_error applied to tools/list")
 	}
-	if e.decide("tools/call", "a").fault == nil {
+	if e.Decide("tools/call", "a").Fault == nil {
 		t.Fatal("tool_error did not apply to tools/call")
 	}
 }
@@ -113,18 +115,18 @@ func TestEngineScheduledDownAndExpire(t *testing.T) {
 		Fault{Kind: KindCrash, Mode: CrashDown, At: Duration(time.Second)},
 		Fault{Kind: KindSessionExpire},
 	)
-	down, expire := e.scheduled()
+	down, expire := e.Due(true)
 	if down || !expire {
 		t.Fatalf("t=0: down=%v expire=%v", down, expire)
 	}
-	if _, expire = e.scheduled(); expire {
+	if _, expire = e.Due(true); expire {
 		t.Fatal("one-shot expiry fired twice")
 	}
 	clk.advance(time.Second)
-	if down, _ = e.scheduled(); !down {
+	if down, _ = e.Due(true); !down {
 		t.Fatal("down not active at its at")
 	}
-	if d := e.decide("tools/call", "x"); d.fault != nil {
+	if d := e.Decide("tools/call", "x"); d.Fault != nil {
 		t.Fatalf("schedule-only faults applied per request: %+v", d)
 	}
 }
@@ -140,35 +142,35 @@ func closed(c <-chan struct{}) bool {
 
 func TestEngineReleaseOnlyWhenTheHoldingFaultIsRemoved(t *testing.T) {
 	e, _ := newTestEngine(Fault{Kind: KindStall, Stage: StageBeforeHeaders, Match: Match{Tool: "slow"}})
-	held := e.decide("tools/call", "slow")
-	if held.fault == nil || held.released == nil {
+	held := e.Decide("tools/call", "slow")
+	if held.Fault == nil || held.Released == nil {
 		t.Fatalf("stall not decided: %+v", held)
 	}
 	// Adding faults releases nothing, not even a stall on another tool.
-	e.add([]Fault{{Kind: KindStall, Match: Match{Tool: "other"}}, {Kind: KindHTTPStatus, Status: 500, Match: Match{Tool: "x"}}})
-	other := e.decide("tools/call", "other")
-	if closed(held.released) || closed(other.released) {
+	e.Add([]Fault{{Kind: KindStall, Match: Match{Tool: "other"}}, {Kind: KindHTTPStatus, Status: 500, Match: Match{Tool: "x"}}}...)
+	other := e.Decide("tools/call", "other")
+	if closed(held.Released) || closed(other.Released) {
 		t.Fatal("adding faults released a stall")
 	}
-	if other.released == held.released {
+	if other.Released == held.Released {
 		t.Fatal("two faults share one release channel")
 	}
 	// Replacing releases every stall held by a replaced fault; the new
 	// faults hold their own.
-	e.set([]Fault{{Kind: KindStall, Match: Match{Tool: "slow"}}})
-	if !closed(held.released) || !closed(other.released) {
+	e.Set([]Fault{{Kind: KindStall, Match: Match{Tool: "slow"}}}...)
+	if !closed(held.Released) || !closed(other.Released) {
 		t.Fatal("replacing the faults did not release their stalls")
 	}
-	again := e.decide("tools/call", "slow")
-	if closed(again.released) {
+	again := e.Decide("tools/call", "slow")
+	if closed(again.Released) {
 		t.Fatal("a new stall starts released")
 	}
 	// Clearing releases it.
-	e.set(nil)
-	if !closed(again.released) {
+	e.Set()
+	if !closed(again.Released) {
 		t.Fatal("clearing the faults did not release the stall")
 	}
-	if d := e.decide("tools/call", "slow"); d.fault != nil || d.released != nil {
+	if d := e.Decide("tools/call", "slow"); d.Fault != nil || d.Released != nil {
 		t.Fatalf("no fault, but decision %+v", d)
 	}
 }

@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// crashLoop kills a backend process with SIGKILL every period and starts
+// it again on the same addresses after a fifth of the period down, as a
+// supervisor restarting a crashing server would.
+type crashLoop struct {
+	b      harness.Respawner
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu       sync.Mutex
+	restarts int
+	failures int
+	firstErr error
+}
+
+// startCrashLoop starts crash-looping b (a process backend). It runs until
+// stop or ctx ends.
+func startCrashLoop(ctx context.Context, b harness.RunningBackend, period time.Duration) (*crashLoop, error) {
+	r, ok := b.(harness.Respawner)
+	if !ok {
+		return nil, fmt.Errorf("backend %s cannot be restarted as a process (runtime without Respawn)", b.Name())
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	l := &crashLoop{b: r, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		for {
+			if !sleepCtx(ctx, period-period/5) {
+				return
+			}
+			// A failed kill (the process had already gone) is still
+			// followed by a start: Respawn kills whatever runs first.
+			kctx, kcancel := context.WithTimeout(ctx, 5*time.Second)
+			_ = b.Kill(kctx)
+			kcancel()
+			if !sleepCtx(ctx, period/5) {
+				return
+			}
+			l.respawn(ctx)
+		}
+	}()
+	return l, nil
+}
+
+// respawn starts the backend again (bounded), counting restarts and
+// failures.
+func (l *crashLoop) respawn(ctx context.Context) {
+	err := l.respawnOnce(ctx)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.failures++
+		if l.firstErr == nil {
+			l.firstErr = err
+		}
+		return
+	}
+	l.restarts++
+}
+
+func (l *crashLoop) respawnOnce(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return l.b.Respawn(rctx)
+}
+
+// stop ends the loop and makes sure the backend runs again (it may have
+// been stopped between a kill and its restart). It returns the restarts
+// and failed restarts, and the first failure (also of that last start).
+func (l *crashLoop) stop() (restarts, failures int, first error) {
+	l.cancel()
+	<-l.done
+	var err error
+	if e, ok := l.b.(interface{ Exited() (bool, error) }); ok {
+		if gone, _ := e.Exited(); gone {
+			err = l.respawnOnce(context.Background())
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.failures++
+		if l.firstErr == nil {
+			l.firstErr = err
+		}
+	}
+	return l.restarts, l.failures, l.firstErr
+}
+
+// sleepCtx sleeps d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,106 @@
+package scenarios_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+)
+
+// TestKeepaliveAnotherSessionCutOff: a correct gateway whose keepalive
+// probed beta in another client's session, and counted a probe cut off by
+// that session's close as an attempt with no outcome (an exec target's
+// readiness probe can do that on a loaded machine), passes the keepalive
+// scenario: its counters are judged from a baseline taken before the
+// scenario's session opens, and still exactly.
+func TestKeepaliveAnotherSessionCutOff(t *testing.T) {
+	sc := scenario(t, "keepalive/legacy/streamable-http")
+	target := &cutOffNeighbour{inner: harness.Reference{TargetName: "reference-cut-off-neighbour"}}
+	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+	defer cancel()
+	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target}).Result()
+	t.Logf("%s: %s in %s: %s", sc.Name, res.Verdict, res.Duration.D(), res.Reason)
+	if target.cutOff.Load() == 0 {
+		t.Fatal("no neighbour session's probe was cut off: the test did not set up what it tests")
+	}
+	if res.Verdict != harness.VerdictPassed {
+		t.Fatalf("want passed: %s %s", res.Verdict, res.Reason)
+	}
+	for _, c := range res.Checks {
+		if strings.HasPrefix(c.Name, "metrics:") {
+			t.Logf("%s: %s", c.Name, c.Observed)
+			if c.Verdict != harness.CheckPassed || strings.Contains(c.Observed, "baseline {attempts:0 ") {
+				t.Errorf("the metrics check did not count from the neighbour's cut-off attempt: %+v", c)
+			}
+		}
+	}
+}
+
+// cutOffNeighbour is the reference gateway with a neighbour: before the
+// scenario runs, another client opens a legacy session and closes it while
+// its keepalive probe of beta is in flight (beta's pings slowed by 150 ms,
+// below the probe timeout), until the gateway's counters show an attempt
+// that is neither a success nor a failure (at most 10 sessions).
+type cutOffNeighbour struct {
+	inner  harness.Reference
+	cutOff atomic.Int32
+}
+
+func (n *cutOffNeighbour) Name() string                       { return n.inner.Name() }
+func (n *cutOffNeighbour) Capabilities() harness.Capabilities { return n.inner.Capabilities() }
+
+func (n *cutOffNeighbour) Start(ctx context.Context, topo harness.TopologyInfo) (harness.Gateway, error) {
+	gw, err := n.inner.Start(ctx, topo)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.cutOffOne(ctx, gw, topo); err != nil {
+		_ = gw.Close(context.Background())
+		return nil, err
+	}
+	return gw, nil
+}
+
+func (n *cutOffNeighbour) cutOffOne(ctx context.Context, gw harness.Gateway, topo harness.TopologyInfo) error {
+	var admin *harness.AdminAPI
+	for _, b := range topo.Backends {
+		if b.Name == kit.Beta {
+			admin = harness.NewAdminAPI(b.AdminURL, "")
+		}
+	}
+	if admin == nil {
+		return fmt.Errorf("no backend %s", kit.Beta)
+	}
+	slow := fakebackends.Fault{Kind: fakebackends.KindLatency, Delay: fakebackends.Duration(150 * time.Millisecond), Match: fakebackends.Match{Method: "ping"}}
+	if err := admin.SetFaults(ctx, slow); err != nil {
+		return err
+	}
+	defer func() { _ = admin.ClearFaults(context.Background()) }()
+	cutOff := func() bool {
+		m, err := kit.ScrapeMetrics(ctx, gw.BaseURL())
+		b := map[string]string{"backend_id": kit.Beta}
+		return err == nil && m.Sum("vmcp_keepalive_attempt_total", b) > m.Sum("vmcp_keepalive_success_total", b)+m.Sum("vmcp_keepalive_failure_total", b)
+	}
+	for range 10 {
+		c, err := harness.Dial(ctx, gw.MCPURL(), harness.RevisionLegacy, harness.NewRecorder("neighbour"), harness.WithCloseGrace(200*time.Millisecond))
+		if err != nil {
+			return err
+		}
+		// The first probe comes within interval/4 (75 ms) of the session's
+		// start and takes at least 150 ms.
+		kit.Sleep(ctx, 110*time.Millisecond)
+		_ = c.Close(ctx)
+		if kit.Until(ctx, time.Second, cutOff) {
+			n.cutOff.Add(1)
+			return nil
+		}
+	}
+	return nil
+}

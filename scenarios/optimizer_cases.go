@@ -1,0 +1,289 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+)
+
+// optRetry is how long the optimizer scenario waits between two new
+// sessions when it waits for a state by behaviour (no health API).
+const optRetry = 100 * time.Millisecond
+
+// optRun is one run of the optimizer scenario. With the health API
+// (health) it waits for beta's circuit to open, for beta's recovery and for
+// every backend to be unhealthy by reading it, and judges what it reads;
+// without, by what a client sees, and the health API's checks are not
+// applicable.
+type optRun struct {
+	k      *kit.Kit
+	ctx    context.Context
+	env    *harness.Env
+	g      gomega.Gomega
+	v      Variant
+	health bool
+
+	warm                *harness.Client
+	betaEcho, alphaEcho string
+}
+
+// healthNA records a health-API check not applicable (the target has no
+// health API).
+func (o *optRun) healthNA(name string) { o.k.NotApplicable(name, o.k.Lacks(harness.CapHealthAPI)) }
+
+// rejected makes one call of beta's echo through the warm session and
+// reports whether it failed without reaching beta (beta's request log),
+// with the call.
+func (o *optRun) rejected(why string) (bool, *harness.Call, string) {
+	before, err1 := o.k.CountRequests(beta, "tools/call")
+	call := callTool(o.ctx, o.warm, o.betaEcho, echoArgs(why))
+	after, err2 := o.k.CountRequests(beta, "tools/call")
+	if err1 != nil || err2 != nil {
+		return false, call, fmt.Sprintf("beta's request log: %v %v", err1, err2)
+	}
+	seen := fmt.Sprintf("call_tool %s: %s in %s, %d tools/call reached beta", o.betaEcho, call.Outcome, call.Took(), after-before)
+	return call.Outcome != harness.OutcomeOK && after == before, call, seen
+}
+
+// openBeta fails calls of beta's echo through the warm session until
+// beta's circuit opens, and judges it: with the health API by its circuit
+// state, and always by behaviour (a call of beta's echo then fails without
+// reaching beta; without the health API that is what it waits for). It
+// reports whether the circuit opened: the cases need it.
+func (o *optRun) openBeta() bool {
+	ctx, k := o.ctx, o.k
+	if o.health {
+		opened := k.Check(optHealthOpen, func(ck *kit.C) {
+			ok := kit.Until(ctx, 5*time.Second, func() bool {
+				if _, circuit := healthStatus(ctx, o.env, beta); circuit == "open" {
+					return true
+				}
+				callTool(ctx, o.warm, o.betaEcho, echoArgs("fail"))
+				_, circuit := healthStatus(ctx, o.env, beta)
+				return circuit == "open"
+			})
+			status, circuit := healthStatus(ctx, o.env, beta)
+			ck.Expect(ok).To(gomega.BeTrue(), "beta's circuit opens after failed calls (status %q, circuit %q)", status, circuit)
+		})
+		if !opened {
+			return false
+		}
+	} else {
+		o.healthNA(optHealthOpen)
+	}
+	return k.Check("beta's circuit opens: a call of beta's echo then fails without reaching beta", func(ck *kit.C) {
+		var ok bool
+		var call *harness.Call
+		var seen string
+		if o.health { // open by the health API: the next call must not reach beta
+			ok, call, seen = o.rejected("fail")
+		} else {
+			ok = kit.Until(ctx, 5*time.Second, func() bool { ok, call, seen = o.rejected("fail"); return ok })
+		}
+		ck.Evidence(call)
+		ck.Observed("%s", seen)
+		ck.Expect(ok).To(gomega.BeTrue(), "after failed calls beta's circuit opens: a call of its echo fails without reaching beta")
+	})
+}
+
+// stillOpen asserts that beta's circuit was still open when the case-1
+// session was created (else case 1 would judge a session created with
+// beta in it): by the health API, or else by a call of beta's echo after
+// the session was created still failing without reaching beta (a closed or
+// half-open circuit lets it through).
+func (o *optRun) stillOpen() {
+	if o.health {
+		_, circuit := healthStatus(o.ctx, o.env, beta)
+		o.g.Expect(circuit).To(gomega.Equal("open"), "beta's circuit was still open when the session was created")
+		return
+	}
+	ok, _, seen := o.rejected("still open")
+	o.g.Expect(ok).To(gomega.BeTrue(), "beta's circuit was still open when the session was created (%s)", seen)
+}
+
+// tryFind calls find_tool and decodes its answer without judging it: err
+// says why it is no answer (not OK, not JSON).
+func tryFind(ctx context.Context, c *harness.Client, description string, keywords ...string) (findResult, *harness.Call, error) {
+	args := map[string]any{"tool_description": description}
+	if len(keywords) > 0 {
+		args["tool_keywords"] = keywords
+	}
+	call := c.CallTool(ctx, "find_tool", args)
+	var res findResult
+	if call.Outcome != harness.OutcomeOK {
+		return res, call, fmt.Errorf("find_tool %q: %s: %s", description, call.Outcome, call.Text())
+	}
+	if err := json.Unmarshal([]byte(call.Text()), &res); err != nil {
+		return res, call, fmt.Errorf("find_tool's result is not JSON: %s", call.Text())
+	}
+	return res, call, nil
+}
+
+// newSessionUntil opens a new session (named name) every optRetry until
+// ok holds for one, for at most d, and returns the last session (nil when
+// none opened: err), how long opening it took and whether ok held. The
+// sessions before the last are closed.
+func (o *optRun) newSessionUntil(name string, d time.Duration, ok func(c *harness.Client) bool) (c *harness.Client, took time.Duration, held bool, err error) {
+	held = kit.Until(o.ctx, d, func() bool {
+		if c != nil {
+			_ = c.Close(o.ctx)
+		}
+		start := time.Now()
+		c, err = o.env.Client(o.ctx, o.v.Revision, harness.WithClientName(name))
+		took = time.Since(start)
+		if err == nil && ok(c) {
+			return true
+		}
+		kit.Sleep(o.ctx, optRetry)
+		return false
+	})
+	return c, took, held, err
+}
+
+// case3: beta recovers (the circuit closes); a new session finds and calls
+// its tools; the old session c1 still does not (its view is fixed). It
+// returns the new session, or nil when beta never came back.
+func (o *optRun) case3(c1 *harness.Client) *harness.Client {
+	ctx, k := o.ctx, o.k
+	const findFirst = "case 3: a new session finds beta's echo first after recovery"
+	k.ClearFaults(beta)
+	recovered := time.Now()
+	var c2 *harness.Client
+	if o.health {
+		back := k.Check(optHealthRecovered, func(ck *kit.C) {
+			ok := kit.Until(ctx, optOpenTimeout+5*time.Second, func() bool {
+				status, circuit := healthStatus(ctx, o.env, beta)
+				return circuit == "closed" && status == "healthy"
+			})
+			status, circuit := healthStatus(ctx, o.env, beta)
+			ck.Expect(ok).To(gomega.BeTrue(), "beta healthy with its circuit closed again (status %q, circuit %q)", status, circuit)
+		})
+		if !back {
+			return nil
+		}
+		o.env.Recorder().SetFigure("recovery_ms", ms(time.Since(recovered)))
+		c2 = k.Client(o.v.Revision, harness.WithClientName("after"))
+		k.Check(findFirst, func(ck *kit.C) {
+			res := findTool(ctx, ck, c2, "echo the arguments of beta", "beta")
+			ck.Expect(res.names()).NotTo(gomega.BeEmpty(), "find_tool for beta's echo after recovery")
+			ck.Expect(res.names()[0]).To(gomega.Equal(o.betaEcho), "beta's echo ranks first after recovery (%v)", res.names())
+		})
+	} else {
+		// Recovered when a new session finds beta's echo first.
+		o.healthNA(optHealthRecovered)
+		back := k.Check(findFirst, func(ck *kit.C) {
+			var res findResult
+			var call *harness.Call
+			var ferr, cerr error
+			var found bool
+			c2, _, found, cerr = o.newSessionUntil("after", optOpenTimeout+5*time.Second, func(c *harness.Client) bool {
+				res, call, ferr = tryFind(ctx, c, "echo the arguments of beta", "beta")
+				return ferr == nil && len(res.Tools) > 0 && res.Tools[0].Name == o.betaEcho
+			})
+			ck.Evidence(call)
+			ck.Expect(cerr).NotTo(gomega.HaveOccurred(), "a new session opens after beta's recovery")
+			ck.Expect(found).To(gomega.BeTrue(), "a new session finds beta's echo first within %s of beta's recovery (last: %v, %v)",
+				optOpenTimeout+5*time.Second, res.names(), ferr)
+			ck.Expect(call).To(matchers.ReturnWithin(time.Second).As("find_tool_ms"))
+		})
+		if !back || c2 == nil {
+			return nil
+		}
+		o.env.Recorder().SetFigure("recovery_ms", ms(time.Since(recovered)))
+	}
+	k.CheckOK("case 3: call_tool calls beta's echo after recovery", callTool(ctx, c2, o.betaEcho, echoArgs("recovered")))
+	if o.v.Revision == harness.RevisionLegacy {
+		checkNoBeta(k, c1, "case 3: the session created while beta was out, after beta recovered")
+	} else {
+		// No session to hold a view: the same stateless client's next
+		// request is judged now, and finds beta again.
+		k.Check("case 3: a stateless client's request after recovery finds beta", func(ck *kit.C) {
+			res := findTool(ctx, ck, c1, "echo the arguments of beta", "beta")
+			ck.Expect(res.names()).To(gomega.ContainElement(o.betaEcho), "a stateless client's request after recovery finds beta (%v)", res.names())
+		})
+	}
+	return c2
+}
+
+// case4: no crash or hang, with a backend dying during call_tool and with
+// every backend unhealthy; c2 is a session created while both were
+// healthy.
+func (o *optRun) case4(c2 *harness.Client) {
+	ctx, k, rec := o.ctx, o.k, o.env.Recorder()
+	k.SetFaults(beta, onCall(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset}))
+	k.CheckCall("case 4: call_tool while beta dies fails naming beta within 1 s", callTool(ctx, c2, o.betaEcho, echoArgs("dying")),
+		matchers.BeBackendUnavailable(beta), matchers.ReturnWithin(time.Second).As("time_to_error_ms.call_tool_dying"))
+	// ... and every backend unhealthy.
+	all500 := fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 500}
+	k.SetFaults(alpha, all500)
+	k.SetFaults(beta, all500)
+	var c3 *harness.Client
+	var err error
+	var took time.Duration
+	if o.health {
+		down := k.Check(optHealthAllDown, func(ck *kit.C) {
+			ok := kit.Until(ctx, 5*time.Second, func() bool {
+				a, _ := healthStatus(ctx, o.env, alpha)
+				b, _ := healthStatus(ctx, o.env, beta)
+				return a == "unhealthy" && b == "unhealthy"
+			})
+			a, _ := healthStatus(ctx, o.env, alpha)
+			b, _ := healthStatus(ctx, o.env, beta)
+			ck.Expect(ok).To(gomega.BeTrue(), "both backends unhealthy (alpha %q, beta %q)", a, b)
+		})
+		if !down {
+			return
+		}
+		start := time.Now()
+		c3, err = o.env.Client(ctx, o.v.Revision, harness.WithClientName("all-down"))
+		took = time.Since(start)
+	} else {
+		// Every backend is out for the gateway when a new session's
+		// find_tool finds nothing; the checks below judge that session.
+		o.healthNA(optHealthAllDown)
+		c3, took, _, err = o.newSessionUntil("all-down", 5*time.Second, func(c *harness.Client) bool {
+			res, _, ferr := tryFind(ctx, c, "echo the arguments of alpha", "alpha")
+			return ferr == nil && len(res.Tools) == 0
+		})
+	}
+	rec.SetFigure("connect_all_down_ms", ms(took))
+	k.Check("case 4: a session opens within 2 s with every backend unhealthy", func(ck *kit.C) {
+		ck.Expect(err).NotTo(gomega.HaveOccurred(), "a session opens with every backend unhealthy")
+		ck.Expect(took).To(gomega.BeNumerically("<=", 2*time.Second), "connecting with every backend unhealthy")
+	})
+	if err == nil {
+		k.Check("case 4: with every backend unhealthy find_tool finds nothing and says no backend", func(ck *kit.C) {
+			names, err := c3.ToolNames(ctx)
+			ck.Expect(err).NotTo(gomega.HaveOccurred(), "tools/list with every backend unhealthy")
+			ck.Expect(names).To(gomega.ConsistOf("find_tool", "call_tool"))
+			empty := findTool(ctx, ck, c3, "echo the arguments of alpha", "alpha")
+			ck.Expect(empty.Tools).To(gomega.BeEmpty(), "find_tool with every backend unhealthy")
+			ck.Expect(strings.ToLower(empty.Message)).To(gomega.ContainSubstring("no backend"), "find_tool says no backend is available")
+		})
+		k.CheckCall("case 4: call_tool with every backend unhealthy fails within 1 s", callTool(ctx, c3, o.alphaEcho, echoArgs("x")),
+			gomega.Not(matchers.HaveOutcome(harness.OutcomeOK)), matchers.ReturnWithin(time.Second).As("time_to_error_ms.call_tool_all_down"))
+	}
+	// The earlier session still answers, with errors naming the backend
+	// (a stateless client's request is judged now: alpha is out of it).
+	old := callTool(ctx, c2, o.alphaEcho, echoArgs("x"))
+	if o.v.Revision == harness.RevisionLegacy {
+		k.CheckCall("case 4: call_tool in an older session with alpha down names alpha within 1 s", old,
+			matchers.BeBackendUnavailable(alpha), matchers.ReturnWithin(time.Second))
+	} else {
+		k.CheckCall("case 4: call_tool from a stateless client with alpha down fails within 1 s", old,
+			gomega.Not(matchers.HaveOutcome(harness.OutcomeOK)), matchers.ReturnWithin(time.Second))
+	}
+	k.Check("case 4: find_tool still answers in the older session", func(ck *kit.C) { findTool(ctx, ck, c2, "echo") })
+
+	k.ClearFaults(alpha)
+	k.ClearFaults(beta)
+}

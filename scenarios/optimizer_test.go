@@ -1,0 +1,75 @@
+package scenarios_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+)
+
+// noHealthAPI is what a gateway with an optimizer and a breaker but no
+// health API declares.
+var noHealthAPI = harness.Capabilities{harness.CapOptimizer, harness.CapBreaker}
+
+// TestOptimizerWithoutHealthAPI: a target without a health API is judged
+// on the optimizer's cases all the same, by what its clients see (beta's
+// circuit open when a call of its echo no longer reaches beta, beta back
+// when a new session finds it, every backend out when a new session finds
+// nothing); only the health API's own checks are not applicable, with the
+// reason. The reference passes so on a legacy session and a stateless
+// client.
+func TestOptimizerWithoutHealthAPI(t *testing.T) {
+	healthChecks := map[string]bool{}
+	for _, c := range scenario(t, "optimizer/legacy/streamable-http").Conditional {
+		healthChecks[c.Name] = true
+	}
+	if len(healthChecks) != 3 {
+		t.Fatalf("want the optimizer's 3 health-API checks conditional: %v", healthChecks)
+	}
+	for _, name := range []string{"optimizer/legacy/streamable-http", "optimizer/modern/streamable-http"} {
+		t.Run(name, func(t *testing.T) {
+			sc := scenario(t, name)
+			if na := sc.NotApplicable("no-health-api", noHealthAPI); len(na) != 3 || !strings.Contains(na[0], "(lacks health-api)") {
+				t.Errorf("--list: not applicable %q", na)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+			defer cancel()
+			target := harness.Reference{TargetName: "reference-no-health-api", Caps: noHealthAPI}
+			res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target}).Result()
+			t.Logf("%s: %s in %s: %s", name, res.Verdict, res.Duration.D(), res.Reason)
+			if res.Verdict != harness.VerdictPassed {
+				t.Fatalf("want passed: %s %s", res.Verdict, res.Reason)
+			}
+			passed := 0
+			for _, c := range res.Checks {
+				switch {
+				case healthChecks[c.Name]:
+					if c.Verdict != harness.CheckNotApplicable || !strings.Contains(c.Reason, "lacks capability health-api") {
+						t.Errorf("%q: %s (%s), want not applicable for the missing health API", c.Name, c.Verdict, c.Reason)
+					}
+				case c.Verdict == harness.CheckPassed:
+					passed++
+				default:
+					t.Errorf("%q: %s", c.Name, c.Verdict)
+				}
+			}
+			if passed < 15 {
+				t.Errorf("only %d checks judged and passed: %+v", passed, res.Checks)
+			}
+		})
+	}
+}
+
+// TestMutantOptimizerNoBreakerNoHealthAPI: without the health API to read,
+// a gateway whose breaker never opens (switched off under the scenario's
+// feet) fails the optimizer scenario where its circuit should have opened.
+func TestMutantOptimizerNoBreakerNoHealthAPI(t *testing.T) {
+	target := harness.Reference{TargetName: "mutant-no-breaker-no-health-api", Caps: noHealthAPI,
+		Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
+	expectFails(t, "optimizer/legacy/streamable-http", target,
+		[]string{"beta's circuit opens: a call of beta's echo then fails without reaching beta"}, nil)
+}
