@@ -16,7 +16,7 @@ import (
 
 // Optimizer scenario settings.
 const (
-	optOpenTimeout    = 2 * time.Second
+	optOpenTimeout = 2 * time.Second
 	// The health monitor probes every 250 ms with a 200 ms timeout: a
 	// 50 ms probe timeout failed healthy backends' probes twice in a row on
 	// a loaded machine (load average 13), and beta's circuit was open again
