@@ -102,17 +102,29 @@ const maxRequestBody = 16 << 20
 // ReadMessage parses the JSON-RPC message of a POST from the first 16 MiB
 // of its body, and puts the body back whole for the next handler (what was
 // read, then the rest). ok is false when the client went away.
+//
+// A body read whole is put back as that copy alone, which the next handler
+// can read at any time: a reverse proxy's transport may read its request
+// body (once more after Content-Length bytes, to check there are no more)
+// after the answer has started, when the HTTP/1 server has closed the
+// inbound body; that read failing makes the transport drop the upstream
+// connection and cut the answer in flight (golang/go#40747).
 func ReadMessage(r *http.Request) (msg Message, ok bool) {
 	var body []byte
 	if r.Method == http.MethodPost && r.Body != nil {
 		var err error
-		if body, err = io.ReadAll(io.LimitReader(r.Body, maxRequestBody)); err != nil {
+		if body, err = io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1)); err != nil {
 			return Message{}, false
+		}
+		var rest io.Reader = bytes.NewReader(body)
+		if len(body) > maxRequestBody {
+			rest = io.MultiReader(rest, r.Body)
+			body = body[:maxRequestBody]
 		}
 		r.Body = struct {
 			io.Reader
 			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		}{rest, r.Body}
 	}
 	return ParseMessage(body), true
 }

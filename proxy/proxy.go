@@ -190,6 +190,16 @@ const closeGrace = 500 * time.Millisecond
 // stream can carry answers written by faults; a legacy SSE POST (its
 // ?sessionId=) finds its stream with StreamFrom.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		// The request body belongs to the upstream request until the
+		// transport is done with it, which can be after the answer has
+		// started (an upstream answering as it reads, or the transport's
+		// goroutine simply running late). By default the HTTP/1 server
+		// drains and closes the body when the answer starts; the
+		// transport's read then fails and it drops the upstream connection,
+		// cutting the answer (golang/go#40747). HTTP/2 is always duplex.
+		_ = http.NewResponseController(w).EnableFullDuplex()
+	}
 	rec := fakebackends.NewRequestRecord(r)
 	sw := &control.StatusWriter{ResponseWriter: w}
 	w = sw

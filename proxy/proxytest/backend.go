@@ -38,7 +38,8 @@ type Backend struct {
 	wg   sync.WaitGroup
 
 	mu      sync.Mutex
-	headers []http.Header // request headers seen, for pass-through checks
+	headers []http.Header           // request headers seen, for pass-through checks
+	gets    map[string]*eventWriter // open standalone GET streams, by session id
 }
 
 // Start serves a real mcp-go server named name over transport (StreamableHTTP
@@ -79,6 +80,19 @@ func Start(name, transport string) (*Backend, error) {
 		b.mu.Lock()
 		b.headers = append(b.headers, r.Header.Clone())
 		b.mu.Unlock()
+		if transport != SSE {
+			ew := &eventWriter{ResponseWriter: w}
+			switch r.Method {
+			case http.MethodPost:
+				w, r = ew, r.WithContext(context.WithValue(r.Context(), eventWriterKey{}, ew))
+			case http.MethodGet:
+				if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+					w = ew
+					b.setGet(sid, ew)
+					defer b.setGet(sid, nil)
+				}
+			}
+		}
 		h.ServeHTTP(w, r)
 	}), ReadHeaderTimeout: 10 * time.Second}
 	b.wg.Add(1)
@@ -155,6 +169,11 @@ func (b *Backend) newServer() *server.MCPServer {
 			if req.Params.Meta != nil {
 				token = req.Params.Meta.ProgressToken
 			}
+			sid := ""
+			if sess := server.ClientSessionFromContext(ctx); sess != nil {
+				sid = sess.SessionID()
+			}
+			base := b.getEvents(sid)
 			for i := 1; i <= steps; i++ {
 				if token != nil {
 					_ = srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress),
@@ -163,9 +182,16 @@ func (b *Backend) newServer() *server.MCPServer {
 			}
 			_ = srv.SendNotificationToClient(ctx, "notifications/message",
 				map[string]any{"level": "info", "logger": b.Name, "data": "progressed " + strconv.Itoa(steps)})
-			// mcp-go's server writes a request's notifications from another
-			// goroutine than its result: let them out first.
-			time.Sleep(20 * time.Millisecond)
+			// mcp-go's streamable HTTP server writes a request's
+			// notifications from other goroutines than its result (on this
+			// POST's answer, or on the session's standalone GET stream), and
+			// drops one taken off its queue but not yet written when the
+			// result is ready: answer once they are all written.
+			n := 1
+			if token != nil {
+				n += steps
+			}
+			b.waitEvents(ctx, sid, base, n)
 			return mcp.NewToolResultText("progressed " + strconv.Itoa(steps)), nil
 		})
 	s.AddTool(mcp.NewTool("notify", mcp.WithDescription("notify the session later")),
@@ -201,4 +227,86 @@ func (b *Backend) newServer() *server.MCPServer {
 			}), nil
 		})
 	return s
+}
+
+// eventWriter counts the SSE events (blank-line ends) written on a
+// streamable HTTP answer or GET stream, so that a tool can wait until its
+// notifications are out before it answers.
+type eventWriter struct {
+	http.ResponseWriter
+	mu     sync.Mutex
+	events int
+	last   byte
+}
+
+type eventWriterKey struct{}
+
+// Write implements http.ResponseWriter.
+func (e *eventWriter) Write(p []byte) (int, error) {
+	n, err := e.ResponseWriter.Write(p)
+	e.mu.Lock()
+	for _, c := range p[:n] {
+		if c == '\n' && e.last == '\n' {
+			e.events++
+		}
+		if c != '\r' {
+			e.last = c
+		}
+	}
+	e.mu.Unlock()
+	return n, err
+}
+
+func (e *eventWriter) count() int {
+	if e == nil {
+		return 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.events
+}
+
+// Flush implements http.Flusher (mcp-go streams only through a Flusher).
+func (e *eventWriter) Flush() { _ = http.NewResponseController(e.ResponseWriter).Flush() }
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (e *eventWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
+
+func (b *Backend) setGet(sid string, e *eventWriter) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.gets == nil {
+		b.gets = map[string]*eventWriter{}
+	}
+	if e == nil {
+		delete(b.gets, sid)
+		return
+	}
+	b.gets[sid] = e
+}
+
+// getEvents is how many events the session's GET stream carried so far.
+func (b *Backend) getEvents(sid string) int {
+	if sid == "" {
+		return 0
+	}
+	b.mu.Lock()
+	e := b.gets[sid]
+	b.mu.Unlock()
+	return e.count()
+}
+
+// waitEvents waits (at most 2 s, or until ctx ends) until the request's
+// streamable HTTP answer and its session's GET stream (from base events
+// on) carry n events together; over the SSE transport, whose one stream
+// keeps order, it returns at once.
+func (b *Backend) waitEvents(ctx context.Context, sid string, base, n int) {
+	post, _ := ctx.Value(eventWriterKey{}).(*eventWriter)
+	if post == nil {
+		return
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for post.count()+b.getEvents(sid)-base < n && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
 }
