@@ -207,10 +207,10 @@ func TestConformance(t *testing.T) {
 			waitNotes(proxied, wantNotes)
 			dn, pn := direct.notifications(), proxied.notifications()
 			if len(dn) < wantNotes {
-				t.Fatalf("direct client got %d notifications, want %d: %v", len(dn), wantNotes, dn)
+				t.Fatalf("direct client got %d notifications, want %d: %v (backend: %v)", len(dn), wantNotes, dn, b.Late())
 			}
 			if !slices.Equal(dn, pn) {
-				t.Errorf("notifications differ:\n direct:  %v\n proxied: %v", dn, pn)
+				t.Errorf("notifications differ:\n direct:  %v\n proxied: %v\n backend answered before its notifications were out: %v", dn, pn, b.Late())
 			}
 			if tc.tr == proxytest.SSE {
 				checkEndpointRewritten(t, p)

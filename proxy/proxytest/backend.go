@@ -40,6 +40,7 @@ type Backend struct {
 	mu      sync.Mutex
 	headers []http.Header           // request headers seen, for pass-through checks
 	gets    map[string]*eventWriter // open standalone GET streams, by session id
+	late    []string                // tools that answered before their notifications were out
 }
 
 // Start serves a real mcp-go server named name over transport (StreamableHTTP
@@ -88,8 +89,8 @@ func Start(name, transport string) (*Backend, error) {
 			case http.MethodGet:
 				if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
 					w = ew
-					b.setGet(sid, ew)
-					defer b.setGet(sid, nil)
+					b.setGet(sid, nil, ew)
+					defer b.setGet(sid, ew, nil)
 				}
 			}
 		}
@@ -108,6 +109,15 @@ func (b *Backend) Headers() []http.Header {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]http.Header(nil), b.headers...)
+}
+
+// Late lists the progress calls that answered before all their
+// notifications were written (after waiting 5 s): mcp-go may then have
+// dropped one. A test comparing notifications reports it.
+func (b *Backend) Late() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.late...)
 }
 
 // Addr is the backend's host:port.
@@ -272,17 +282,20 @@ func (e *eventWriter) Flush() { _ = http.NewResponseController(e.ResponseWriter)
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (e *eventWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
 
-func (b *Backend) setGet(sid string, e *eventWriter) {
+// setGet registers the session's GET stream (old nil, e the stream) or
+// removes it (old the stream, e nil) unless a newer one replaced it.
+func (b *Backend) setGet(sid string, old, e *eventWriter) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.gets == nil {
 		b.gets = map[string]*eventWriter{}
 	}
-	if e == nil {
+	switch {
+	case e != nil:
+		b.gets[sid] = e
+	case b.gets[sid] == old:
 		delete(b.gets, sid)
-		return
 	}
-	b.gets[sid] = e
 }
 
 // getEvents is how many events the session's GET stream carried so far.
@@ -296,7 +309,7 @@ func (b *Backend) getEvents(sid string) int {
 	return e.count()
 }
 
-// waitEvents waits (at most 2 s, or until ctx ends) until the request's
+// waitEvents waits (at most 5 s, or until ctx ends) until the request's
 // streamable HTTP answer and its session's GET stream (from base events
 // on) carry n events together; over the SSE transport, whose one stream
 // keeps order, it returns at once.
@@ -305,8 +318,14 @@ func (b *Backend) waitEvents(ctx context.Context, sid string, base, n int) {
 	if post == nil {
 		return
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for post.count()+b.getEvents(sid)-base < n && time.Now().Before(deadline) && ctx.Err() == nil {
+	start := time.Now()
+	for post.count()+b.getEvents(sid)-base < n && time.Since(start) < 5*time.Second && ctx.Err() == nil {
 		time.Sleep(time.Millisecond)
+	}
+	if seen := post.count() + b.getEvents(sid) - base; seen < n {
+		b.mu.Lock()
+		b.late = append(b.late, fmt.Sprintf("session %q: %d of %d notifications written after %s (ctx: %v)",
+			sid, seen, n, time.Since(start).Round(time.Millisecond), ctx.Err()))
+		b.mu.Unlock()
 	}
 }
