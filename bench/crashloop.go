@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
@@ -35,7 +36,7 @@ func startCrashLoop(ctx context.Context, b harness.RunningBackend, period time.D
 	go func() {
 		defer close(l.done)
 		for {
-			if !sleepCtx(ctx, period-period/5) {
+			if !sleepFor(ctx, period-period/5) {
 				return
 			}
 			// A failed kill (the process had already gone) is still
@@ -43,7 +44,7 @@ func startCrashLoop(ctx context.Context, b harness.RunningBackend, period time.D
 			kctx, kcancel := context.WithTimeout(ctx, 5*time.Second)
 			_ = b.Kill(kctx)
 			kcancel()
-			if !sleepCtx(ctx, period/5) {
+			if !sleepFor(ctx, period/5) {
 				return
 			}
 			l.respawn(ctx)
@@ -58,14 +59,21 @@ func (l *crashLoop) respawn(ctx context.Context) {
 	err := l.respawnOnce(ctx)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err != nil {
-		l.failures++
-		if l.firstErr == nil {
-			l.firstErr = err
-		}
+	if err == nil {
+		l.restarts++
+	}
+	l.failed(err)
+}
+
+// failed counts a failed start (nil: none); l.mu is held.
+func (l *crashLoop) failed(err error) {
+	if err == nil {
 		return
 	}
-	l.restarts++
+	l.failures++
+	if l.firstErr == nil {
+		l.firstErr = err
+	}
 }
 
 func (l *crashLoop) respawnOnce(ctx context.Context) error {
@@ -88,23 +96,11 @@ func (l *crashLoop) stop() (restarts, failures int, first error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err != nil {
-		l.failures++
-		if l.firstErr == nil {
-			l.firstErr = err
-		}
-	}
+	l.failed(err)
 	return l.restarts, l.failures, l.firstErr
 }
 
-// sleepCtx sleeps d; false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+// sleepFor sleeps d; false when ctx ended first.
+func sleepFor(ctx context.Context, d time.Duration) bool {
+	return faults.SleepCtx(ctx, nil, d) == nil
 }

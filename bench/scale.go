@@ -255,7 +255,7 @@ func pacedLoad(ctx context.Context, c *Config, label string, pick func(i int) (*
 		if due.Sub(start) >= c.ScaleDuration || time.Since(start) >= c.ScaleDuration {
 			break
 		}
-		if wait := time.Until(due); wait > 0 && !sleepCtx(ctx, wait) {
+		if wait := time.Until(due); wait > 0 && !sleepFor(ctx, wait) {
 			break
 		}
 		select {

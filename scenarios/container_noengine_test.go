@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness/containers/containerstest"
 )
 
 // runSuiteWithout runs this suite's container specs in a fresh process
@@ -131,7 +132,7 @@ func TestContainerScenariosWithoutDocker(t *testing.T) {
 	})
 	t.Run("hung", func(t *testing.T) {
 		t.Parallel()
-		sock := hungEngine(t)
+		sock := containerstest.HungEngine(t)
 		r, ok, _ := runSuiteWithout(t, "unix://"+sock, "")
 		if !ok {
 			t.Error("the suite failed with a hung engine (want its container specs skipped)")
@@ -145,41 +146,4 @@ func TestContainerScenariosWithoutDocker(t *testing.T) {
 			}
 		}
 	})
-}
-
-// hungEngine is a unix socket that accepts connections and never answers
-// (closed with the test).
-func hungEngine(t *testing.T) string {
-	t.Helper()
-	sock := filepath.Join(t.TempDir(), "docker.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conns := make(chan net.Conn, 64)
-	t.Cleanup(func() {
-		_ = ln.Close()
-		for {
-			select {
-			case c := <-conns:
-				_ = c.Close()
-			default:
-				return
-			}
-		}
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			select {
-			case conns <- c:
-			default:
-				_ = c.Close()
-			}
-		}
-	}()
-	return sock
 }

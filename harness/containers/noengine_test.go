@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness/containers/containerstest"
 )
 
 // probeResult is what a "probe" helper run prints: Get's outcome.
@@ -107,7 +107,7 @@ func TestNoEngine(t *testing.T) {
 	})
 	t.Run("hung", func(t *testing.T) {
 		t.Parallel()
-		sock := hungSocket(t)
+		sock := containerstest.HungEngine(t)
 		r := runProbe(t, "unix://"+sock, "")
 		if !r.Skip || !strings.Contains(r.Err, "did not answer a ping within "+ProbeTimeout.String()) {
 			t.Fatalf("want a skip after the probe's deadline, got skip=%v err=%q", r.Skip, r.Err)
@@ -118,41 +118,4 @@ func TestNoEngine(t *testing.T) {
 			t.Errorf("Get returned after %s (the probe's bound is %s)", r.Took, ProbeTimeout)
 		}
 	})
-}
-
-// hungSocket is a unix socket that accepts connections and never answers
-// (closed with the test).
-func hungSocket(t *testing.T) string {
-	t.Helper()
-	sock := filepath.Join(t.TempDir(), "docker.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conns := make(chan net.Conn, 64)
-	t.Cleanup(func() {
-		_ = ln.Close()
-		for {
-			select {
-			case c := <-conns:
-				_ = c.Close()
-			default:
-				return
-			}
-		}
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			select {
-			case conns <- c: // never answered
-			default:
-				_ = c.Close()
-			}
-		}
-	}()
-	return sock
 }
