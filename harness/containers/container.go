@@ -18,6 +18,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
@@ -98,8 +99,9 @@ func (t *Topology) runContainer(ctx context.Context, s spec) (*ctr, error) {
 	}
 }
 
-// freePort picks a free 127.0.0.1 port (a variable for tests).
-var freePort = harness.FreePort
+// freePort picks a free 127.0.0.1 port to publish on (a variable for
+// tests; see publishPort).
+var freePort = publishPort
 
 // portTaken reports whether a start failed because a published port was
 // taken.
@@ -366,8 +368,14 @@ func (c *ctr) connect(ctx context.Context, ip netip.Addr) error {
 	if ip.IsValid() {
 		ep.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: ip}
 	}
-	_, err := c.t.e.cli.NetworkConnect(ctx, c.t.networkName(), client.NetworkConnectOptions{Container: c.id, EndpointConfig: ep})
-	return err
+	for {
+		_, err := c.t.e.cli.NetworkConnect(ctx, c.t.networkName(), client.NetworkConnectOptions{Container: c.id, EndpointConfig: ep})
+		// The published port, released while disconnected, may be
+		// held for a moment by another socket: retry within the bound.
+		if err == nil || !portTaken(err) || faults.SleepCtx(ctx, nil, 250*time.Millisecond) != nil {
+			return err
+		}
+	}
 }
 
 func (c *ctr) Reconnect(ctx context.Context) error {

@@ -371,7 +371,7 @@ func TestPortTakenIsPickedAgain(t *testing.T) {
 		}
 		return harness.FreePort()
 	}
-	defer func() { freePort = harness.FreePort }()
+	defer func() { freePort = publishPort }()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ct := NewTopology()
