@@ -16,14 +16,20 @@ func TestReadProcSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(150 * time.Millisecond)
+	// Busy until the figure moves (CPU time has a 10 ms tick, and a loaded
+	// machine gave a 150 ms busy loop less than one), bounded by 10 s.
 	x := 0
-	for time.Now().Before(deadline) {
-		x++
-	}
-	after, err := ReadProc(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
+	var after ProcSample
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+		for spin := time.Now().Add(20 * time.Millisecond); time.Now().Before(spin); {
+			x++
+		}
+		if after, err = ReadProc(os.Getpid()); err != nil {
+			t.Fatal(err)
+		}
+		if after.CPU > before.CPU {
+			break
+		}
 	}
 	if after.CPU <= before.CPU {
 		t.Errorf("CPU did not grow over a busy loop: %v then %v (loop %d)", before.CPU, after.CPU, x)
