@@ -44,8 +44,7 @@ func runFaults(ctx context.Context, c *Config, results *harness.Results) error {
 	if c.has(StepErrors) {
 		rec := harness.NewRecorder("bench/error/http-403", "bench", "error")
 		finish(rec, withFaults(ctx, beta, func() error { return timeToError(ctx, c, rec, pair, tool, beta.Name()) },
-			fakebackends.Fault{Kind: faults.KindHTTPStatus, Status: 403, Body: &faults.Body{Text: "Forbidden"},
-				Match: faults.Match{Method: "tools/call"}}))
+			fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}))
 		results.Add(rec)
 		if ctx.Err() != nil {
 			return ctx.Err()

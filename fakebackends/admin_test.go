@@ -3,6 +3,7 @@ package fakebackends
 import (
 	"context"
 	"encoding/json"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"io"
 	"net/http"
 	"strings"
@@ -47,7 +48,7 @@ func TestControlAPIChangesFaultsLive(t *testing.T) {
 	}
 	code, body = adminDo(t, b, http.MethodGet, "/faults", "", "")
 	var got struct{ Faults []Fault }
-	if code != 200 || json.Unmarshal([]byte(body), &got) != nil || len(got.Faults) != 2 || got.Faults[0].Status != 503 || got.Faults[1].Text != "t" {
+	if code != 200 || json.Unmarshal([]byte(body), &got) != nil || len(got.Faults) != 2 || got.Faults[0].Params.(*faults.HTTPStatus).Status != 503 || got.Faults[1].Params.(*faults.ToolError).Text != "t" {
 		t.Fatalf("GET /faults = %d %s", code, body)
 	}
 	// A bad fault is refused with a message naming the field; nothing changes.
@@ -107,12 +108,12 @@ func TestControlAPIOffLoopbackNeedsToken(t *testing.T) {
 
 func TestExitFaultNeedsProcessMode(t *testing.T) {
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
-	if err := b.SetFaults(Fault{Kind: KindCrash, Exit: true}); err == nil || !strings.Contains(err.Error(), "process mode") {
+	if err := b.SetFaults(Fault{Kind: KindCrash, Params: &faults.Crash{Exit: true}}); err == nil || !strings.Contains(err.Error(), "process mode") {
 		t.Fatalf("exit fault in library mode: %v", err)
 	}
 	exited := make(chan int, 1)
 	b2 := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy), WithExit(func(code int) { exited <- code }))
-	if err := b2.SetFaults(Fault{Kind: KindCrash, Exit: true, ExitCode: 7, Match: Match{Tool: "echo"}}); err != nil {
+	if err := b2.SetFaults(Fault{Kind: KindCrash, Match: Match{Tool: "echo"}, Params: &faults.Crash{Exit: true, ExitCode: 7}}); err != nil {
 		t.Fatal(err)
 	}
 	c := connect(t, b2, revLegacy)

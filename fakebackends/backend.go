@@ -85,17 +85,13 @@ func newCore(script *Script, stdio bool, opts []Option) (*core, error) {
 }
 
 // checkFaults validates faults for the script's transport.
-func (c *core) checkFaults(faults []Fault) error {
-	for i := range faults {
-		f := &faults[i]
+func (c *core) checkFaults(list []Fault) error {
+	for i := range list {
+		f := &list[i]
 		if err := ValidateFault(f, fmt.Sprintf("faults[%d]", i), c.script.Transport); err != nil {
 			return err
 		}
-		eff := f
-		if f.Kind == KindFlap && f.Fault != nil {
-			eff = f.Fault
-		}
-		if eff.Kind == KindCrash && eff.Exit && c.opts.exit == nil {
+		if p, ok := f.Effective().Params.(*faults.Crash); ok && p.Exit && c.opts.exit == nil {
 			return fmt.Errorf("faults[%d]: crash with exit: true needs process mode (chaos backend)", i)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"io"
 	"net"
 	"net/http"
@@ -127,38 +128,38 @@ func wantErr(substrs ...string) func(*testing.T, *mcp.CallToolResult, error, tim
 func TestFaultKindsThroughRealClient(t *testing.T) {
 	onEcho := Match{Method: "tools/call", Tool: "echo"}
 	cases := []faultCase{
-		{"crash-eof", Fault{Kind: KindCrash, Mode: CrashEOF, Match: onEcho}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
+		{"crash-eof", Fault{Kind: KindCrash, Match: onEcho, Params: &faults.Crash{Mode: CrashEOF}}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
 			wantErr()(t, res, err, took)
 			if !errors.Is(err, io.EOF) {
 				t.Fatalf("error %v is not EOF", err)
 			}
 		}},
-		{"crash-reset", Fault{Kind: KindCrash, Mode: CrashReset, Match: onEcho}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
+		{"crash-reset", Fault{Kind: KindCrash, Match: onEcho, Params: &faults.Crash{Mode: CrashReset}}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
 			wantErr()(t, res, err, took)
 			if !errors.Is(err, syscall.ECONNRESET) {
 				t.Fatalf("error %v is not ECONNRESET", err)
 			}
 		}},
-		{"crash-after-headers", Fault{Kind: KindCrash, Mode: CrashReset, Stage: StageAfterHeaders, Match: onEcho}, wantErr()},
-		{"http-403", Fault{Kind: KindHTTPStatus, Status: 403, Body: &FaultBody{Text: "Forbidden"}, Match: onEcho}, wantErr("403")},
+		{"crash-after-headers", Fault{Kind: KindCrash, Match: onEcho, Params: &faults.Crash{Mode: CrashReset, Stage: StageAfterHeaders}}, wantErr()},
+		{"http-403", Fault{Kind: KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 403, Body: &FaultBody{Text: "Forbidden"}}}, wantErr("403")},
 		// mcp-go reads a JSON error body and loses the status.
-		{"http-500-json-body", Fault{Kind: KindHTTPStatus, Status: 500, Body: &FaultBody{JSON: map[string]any{"error": "boom"}}, Match: onEcho}, wantErr("boom")},
-		{"http-401-www-authenticate", Fault{Kind: KindHTTPStatus, Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer resource_metadata="http://auth.example/.well-known/oauth-protected-resource"`}, Match: onEcho}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
+		{"http-500-json-body", Fault{Kind: KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 500, Body: &FaultBody{JSON: map[string]any{"error": "boom"}}}}, wantErr("boom")},
+		{"http-401-www-authenticate", Fault{Kind: KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer resource_metadata="http://auth.example/.well-known/oauth-protected-resource"`}}}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
 			wantErr()(t, res, err, took)
 			var ae *transport.AuthorizationRequiredError
 			if !errors.As(err, &ae) || ae.ResourceMetadataURL != "http://auth.example/.well-known/oauth-protected-resource" {
 				t.Fatalf("error %v (%T) is not an AuthorizationRequiredError carrying the WWW-Authenticate metadata URL", err, err)
 			}
 		}},
-		{"http-429-retry-after", Fault{Kind: KindHTTPStatus, Status: 429, Headers: map[string]string{"Retry-After": "1"}, Body: &FaultBody{Raw: "slow down"}, Match: onEcho}, wantErr("429")},
-		{"jsonrpc-error", Fault{Kind: KindJSONRPCError, Code: -32000, Message: "backend exploded", Match: onEcho}, wantErr("backend exploded")},
-		{"tool-error", Fault{Kind: KindToolError, Text: "quota exceeded", Match: onEcho}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
+		{"http-429-retry-after", Fault{Kind: KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 429, Headers: map[string]string{"Retry-After": "1"}, Body: &FaultBody{Raw: "slow down"}}}, wantErr("429")},
+		{"jsonrpc-error", Fault{Kind: KindJSONRPCError, Match: onEcho, Params: &faults.JSONRPCError{Code: -32000, Message: "backend exploded"}}, wantErr("backend exploded")},
+		{"tool-error", Fault{Kind: KindToolError, Match: onEcho, Params: &faults.ToolError{Text: "quota exceeded"}}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
 			if err != nil || res == nil || !res.IsError || resultText(res) != "quota exceeded" {
 				t.Fatalf("got %+v, %v; want isError result 'quota exceeded'", res, err)
 			}
 		}},
-		{"malformed-invalid-json", Fault{Kind: KindMalformed, Variant: MalformedInvalidJSON, Match: onEcho}, wantErr()},
-		{"malformed-truncated-sse", Fault{Kind: KindMalformed, Variant: MalformedTruncatedSSE, Match: onEcho}, wantErr()},
+		{"malformed-invalid-json", Fault{Kind: KindMalformed, Match: onEcho, Params: &faults.Malformed{Variant: MalformedInvalidJSON}}, wantErr()},
+		{"malformed-truncated-sse", Fault{Kind: KindMalformed, Match: onEcho, Params: &faults.Malformed{Variant: MalformedTruncatedSSE}}, wantErr()},
 	}
 	for _, rev := range []revision{revLegacy, revModern} {
 		for _, fc := range cases {
@@ -208,7 +209,7 @@ func TestHTTP403AfterInitializeIsLogged(t *testing.T) {
 	for _, rc := range revCases {
 		t.Run(string(rc.rev), func(t *testing.T) {
 			b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol,
-				Fault{Kind: KindHTTPStatus, Status: 403, Body: &FaultBody{Text: "Forbidden"}, Match: Match{Method: "tools/call", Tool: "echo"}, After: 2}))
+				Fault{Kind: KindHTTPStatus, Match: Match{Method: "tools/call", Tool: "echo"}, After: 2, Params: &faults.HTTPStatus{Status: 403, Body: &FaultBody{Text: "Forbidden"}}}))
 			c := connect(t, b, rc.rev)
 			for i := 0; i < 2; i++ {
 				if _, err, _ := call(c, "echo", map[string]any{"msg": "ok"}, 5*time.Second); err != nil {
@@ -243,7 +244,7 @@ func TestCrashDownRefusesConnectionsUntilCleared(t *testing.T) {
 			if _, err, _ := call(c, "echo", map[string]any{"msg": "warm"}, 5*time.Second); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.SetFaults(Fault{Kind: KindCrash, Mode: CrashDown}); err != nil {
+			if err := b.SetFaults(Fault{Kind: KindCrash, Params: &faults.Crash{Mode: CrashDown}}); err != nil {
 				t.Fatal(err)
 			}
 			// The pooled connection was cut (its first use may see EOF);
@@ -272,7 +273,7 @@ func TestScheduledDownWindow(t *testing.T) {
 	// bounds are generous (load, -race).
 	start := time.Now()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
-		Fault{Kind: KindCrash, Mode: CrashDown, At: Duration(at), For: Duration(window)}))
+		Fault{Kind: KindCrash, At: Duration(at), For: Duration(window), Params: &faults.Crash{Mode: CrashDown}}))
 	c := connect(t, b, revLegacy)
 	_, err, _ := call(c, "greet", nil, time.Second)
 	if ready := time.Since(start); ready < at && err != nil {
@@ -316,9 +317,9 @@ func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
 	for _, tc := range stallCases {
 		for _, stage := range []string{StageBeforeHeaders, StageAfterHeaders, StageAfterProgress, StageMidBody} {
 			t.Run(caseName(tc.transport, tc.protocol, tc.rev)+"/"+stage, func(t *testing.T) {
-				f := Fault{Kind: KindStall, Stage: stage, Match: Match{Tool: "slow"}}
+				f := Fault{Kind: KindStall, Match: Match{Tool: "slow"}, Params: &faults.Stall{Stage: stage}}
 				if stage == StageAfterProgress {
-					f.Progress = 2
+					f.Params.(*faults.Stall).Progress = 2
 				}
 				b := startBackend(t, testScript(t, tc.transport, tc.protocol, f))
 				stalled := func(n int64) func() bool { return func() bool { return b.stalls.Load() == n } }
@@ -414,7 +415,7 @@ func TestAddingFaultsDoesNotReleaseStalls(t *testing.T) {
 	}()
 	waitFor(t, 5*time.Second, "the call to be held", func() bool { return b.stalls.Load() == 1 })
 	// Adding faults (Go API and POST /faults) leaves the stall alone.
-	if err := b.AddFaults(Fault{Kind: KindToolError, Text: "x", Match: Match{Tool: "echo"}}); err != nil {
+	if err := b.AddFaults(Fault{Kind: KindToolError, Match: Match{Tool: "echo"}, Params: &faults.ToolError{Text: "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	if code, body := adminDo(t, b, http.MethodPost, "/faults", `[{"kind": "stall", "match": {"tool": "greet"}}]`, ""); code != 200 {
@@ -444,7 +445,7 @@ func TestAddingFaultsDoesNotReleaseStalls(t *testing.T) {
 
 func TestLatencyDelaysCall(t *testing.T) {
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolModern,
-		Fault{Kind: KindLatency, Delay: Duration(150 * time.Millisecond), Jitter: Duration(50 * time.Millisecond), Match: Match{Tool: "echo"}}))
+		Fault{Kind: KindLatency, Match: Match{Tool: "echo"}, Params: &faults.Latency{Delay: Duration(150 * time.Millisecond), Jitter: Duration(50 * time.Millisecond)}}))
 	c := connect(t, b, revModern)
 	res, err, took := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
 	if err != nil || resultText(res) != `{"msg":"x"}` {
@@ -460,8 +461,8 @@ func TestMalformedWrongIDAndOversized(t *testing.T) {
 	for _, rc := range revCases {
 		t.Run(string(rc.rev), func(t *testing.T) {
 			b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol,
-				Fault{Kind: KindMalformed, Variant: MalformedWrongID, Match: Match{Tool: "echo"}},
-				Fault{Kind: KindMalformed, Variant: MalformedOversized, Size: 2 << 20, Match: Match{Tool: "greet"}}))
+				Fault{Kind: KindMalformed, Match: Match{Tool: "echo"}, Params: &faults.Malformed{Variant: MalformedWrongID}},
+				Fault{Kind: KindMalformed, Match: Match{Tool: "greet"}, Params: &faults.Malformed{Variant: MalformedOversized, Size: 2 << 20}}))
 			c := connect(t, b, rc.rev)
 			// mcp-go's streamable client does not check the id of a JSON
 			// answer: it takes the other request's answer as its own (a
@@ -500,28 +501,29 @@ func TestHTTPStatusHeadersAndBodiesOnTheWire(t *testing.T) {
 				contentType string
 				body        string
 			}{
-				{Fault{Kind: KindHTTPStatus, Status: 429, Headers: map[string]string{"Retry-After": "7"}, Body: &FaultBody{Raw: "slow down"}}, "Retry-After", "7", "", "slow down"},
-				{Fault{Kind: KindHTTPStatus, Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer realm="x", error="invalid_token"`}}, "WWW-Authenticate", `Bearer realm="x", error="invalid_token"`, "", ""},
-				{Fault{Kind: KindHTTPStatus, Status: 403, Body: &FaultBody{Text: "Forbidden"}}, "", "", "text/plain; charset=utf-8", "Forbidden"},
-				{Fault{Kind: KindHTTPStatus, Status: 500, Body: &FaultBody{JSON: map[string]any{"jsonrpc": "2.0", "id": 9, "error": map[string]any{"code": -32603, "message": "boom"}}}}, "", "", "application/json", `{"error":{"code":-32603,"message":"boom"},"id":9,"jsonrpc":"2.0"}`},
-				{Fault{Kind: KindHTTPStatus, Status: 503, Headers: map[string]string{"Content-Type": "application/problem+json", "Retry-After": "1"}, Body: &FaultBody{JSON: map[string]any{"title": "down"}}}, "Retry-After", "1", "application/problem+json", `{"title":"down"}`},
+				{Fault{Kind: KindHTTPStatus, Params: &faults.HTTPStatus{Status: 429, Headers: map[string]string{"Retry-After": "7"}, Body: &FaultBody{Raw: "slow down"}}}, "Retry-After", "7", "", "slow down"},
+				{Fault{Kind: KindHTTPStatus, Params: &faults.HTTPStatus{Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer realm="x", error="invalid_token"`}}}, "WWW-Authenticate", `Bearer realm="x", error="invalid_token"`, "", ""},
+				{Fault{Kind: KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403, Body: &FaultBody{Text: "Forbidden"}}}, "", "", "text/plain; charset=utf-8", "Forbidden"},
+				{Fault{Kind: KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500, Body: &FaultBody{JSON: map[string]any{"jsonrpc": "2.0", "id": 9, "error": map[string]any{"code": -32603, "message": "boom"}}}}}, "", "", "application/json", `{"error":{"code":-32603,"message":"boom"},"id":9,"jsonrpc":"2.0"}`},
+				{Fault{Kind: KindHTTPStatus, Params: &faults.HTTPStatus{Status: 503, Headers: map[string]string{"Content-Type": "application/problem+json", "Retry-After": "1"}, Body: &FaultBody{JSON: map[string]any{"title": "down"}}}}, "Retry-After", "1", "application/problem+json", `{"title":"down"}`},
 			} {
 				tc.fault.Match = Match{Method: "tools/call", Tool: "echo"}
+				status := tc.fault.Params.(*faults.HTTPStatus).Status
 				if err := b.SetFaults(tc.fault); err != nil {
 					t.Fatal(err)
 				}
 				resp, body := rawPost(t, b.URL(), c.GetSessionId(), protocolFor(rc.rev), `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
-				if resp.StatusCode != tc.fault.Status {
-					t.Errorf("%d: status %d", tc.fault.Status, resp.StatusCode)
+				if resp.StatusCode != status {
+					t.Errorf("%d: status %d", status, resp.StatusCode)
 				}
 				if tc.header != "" && resp.Header.Get(tc.header) != tc.value {
-					t.Errorf("%d: %s = %q, want %q", tc.fault.Status, tc.header, resp.Header.Get(tc.header), tc.value)
+					t.Errorf("%d: %s = %q, want %q", status, tc.header, resp.Header.Get(tc.header), tc.value)
 				}
 				if tc.contentType != "" && resp.Header.Get("Content-Type") != tc.contentType {
-					t.Errorf("%d: Content-Type %q, want %q", tc.fault.Status, resp.Header.Get("Content-Type"), tc.contentType)
+					t.Errorf("%d: Content-Type %q, want %q", status, resp.Header.Get("Content-Type"), tc.contentType)
 				}
 				if strings.TrimSpace(string(body)) != tc.body {
-					t.Errorf("%d: body %q, want %q", tc.fault.Status, body, tc.body)
+					t.Errorf("%d: body %q, want %q", status, body, tc.body)
 				}
 			}
 		})
@@ -570,9 +572,9 @@ func TestSessionExpireAndRestartMake404(t *testing.T) {
 func TestSSEFaultsOnTheStream(t *testing.T) {
 	onEcho := Match{Method: "tools/call", Tool: "echo"}
 	for _, f := range []Fault{
-		{Kind: KindJSONRPCError, Code: -32001, Message: "sse exploded", Match: onEcho},
-		{Kind: KindHTTPStatus, Status: 403, Body: &FaultBody{Text: "Forbidden"}, Match: onEcho},
-		{Kind: KindCrash, Mode: CrashReset, Match: onEcho},
+		{Kind: KindJSONRPCError, Match: onEcho, Params: &faults.JSONRPCError{Code: -32001, Message: "sse exploded"}},
+		{Kind: KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 403, Body: &FaultBody{Text: "Forbidden"}}},
+		{Kind: KindCrash, Match: onEcho, Params: &faults.Crash{Mode: CrashReset}},
 	} {
 		t.Run(string(f.Kind), func(t *testing.T) {
 			b := startBackend(t, testScript(t, TransportSSE, ProtocolLegacy, f))
@@ -586,7 +588,7 @@ func TestSSEFaultsOnTheStream(t *testing.T) {
 		})
 	}
 	t.Run("tool_error", func(t *testing.T) {
-		b := startBackend(t, testScript(t, TransportSSE, ProtocolLegacy, Fault{Kind: KindToolError, Text: "nope", Match: onEcho}))
+		b := startBackend(t, testScript(t, TransportSSE, ProtocolLegacy, Fault{Kind: KindToolError, Match: onEcho, Params: &faults.ToolError{Text: "nope"}}))
 		res, err, _ := call(connect(t, b, revLegacy), "echo", nil, 5*time.Second)
 		if err != nil || !res.IsError || resultText(res) != "nope" {
 			t.Fatalf("SSE tool_error: %+v, %v", res, err)
@@ -607,7 +609,7 @@ func TestSSEFaultsOnTheStream(t *testing.T) {
 
 func TestScheduleAfterCountAndFlap(t *testing.T) {
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
-		Fault{Kind: KindToolError, Text: "x", Match: Match{Tool: "echo"}, After: 1, Count: 2}))
+		Fault{Kind: KindToolError, Match: Match{Tool: "echo"}, After: 1, Count: 2, Params: &faults.ToolError{Text: "x"}}))
 	c := connect(t, b, revLegacy)
 	var pattern []bool
 	for i := 0; i < 5; i++ {
@@ -624,7 +626,7 @@ func TestScheduleAfterCountAndFlap(t *testing.T) {
 
 func TestStopWithStalledRequestsIsBounded(t *testing.T) {
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
-		Fault{Kind: KindStall, Stage: StageAfterHeaders, Match: Match{Method: "tools/call"}}))
+		Fault{Kind: KindStall, Match: Match{Method: "tools/call"}, Params: &faults.Stall{Stage: StageAfterHeaders}}))
 	c := connect(t, b, revLegacy)
 	go func() { _, _, _ = call(c, "echo", nil, 10*time.Second) }()
 	waitFor(t, 2*time.Second, "a held request", func() bool { return b.InFlight() >= 1 })
@@ -706,8 +708,7 @@ func TestStopThenRestartOnTheSamePort(t *testing.T) {
 
 func TestFlapThroughRealClient(t *testing.T) {
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolModern,
-		Fault{Kind: KindFlap, On: Duration(100 * time.Millisecond), Off: Duration(100 * time.Millisecond), Match: Match{Tool: "echo"},
-			Fault: &Fault{Kind: KindHTTPStatus, Status: 503}}))
+		Fault{Kind: KindFlap, Match: Match{Tool: "echo"}, Params: &faults.Flap{On: Duration(100 * time.Millisecond), Off: Duration(100 * time.Millisecond), Fault: &Fault{Kind: KindHTTPStatus, Params: &faults.HTTPStatus{Status: 503}}}}))
 	c := connect(t, b, revModern)
 	var failed, ok int
 	deadline := time.Now().Add(700 * time.Millisecond)

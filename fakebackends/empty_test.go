@@ -3,6 +3,7 @@ package fakebackends
 import (
 	"bytes"
 	"context"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"io"
 	"net/http"
 	"strings"
@@ -83,7 +84,7 @@ func TestMalformedEmptyVariants(t *testing.T) {
 			}
 			t.Run(caseName(tc.transport, tc.protocol, tc.rev)+"/"+variant, func(t *testing.T) {
 				b := startBackend(t, testScript(t, tc.transport, tc.protocol,
-					Fault{Kind: KindMalformed, Variant: variant, Match: Match{Tool: "echo"}}))
+					Fault{Kind: KindMalformed, Match: Match{Tool: "echo"}, Params: &faults.Malformed{Variant: variant}}))
 				rec := &answerRecorder{}
 				c := dialRecorded(t, b, tc.rev, rec)
 				res, err, took := call(c, "echo", map[string]any{"msg": "x"}, 10*time.Second)

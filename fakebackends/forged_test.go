@@ -22,7 +22,7 @@ func TestMalformedForgedVariants(t *testing.T) {
 		for _, rc := range revCases {
 			t.Run(variant+"/"+string(rc.rev), func(t *testing.T) {
 				b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol,
-					Fault{Kind: KindMalformed, Variant: variant, Match: Match{Tool: "echo"}}))
+					Fault{Kind: KindMalformed, Match: Match{Tool: "echo"}, Params: &faults.Malformed{Variant: variant}}))
 				c := connect(t, b, rc.rev)
 				res, err, took := call(c, "echo", map[string]any{"msg": "x"}, 10*time.Second)
 				if variant == MalformedWrongIDResumed && rc.rev == revModern {
@@ -56,7 +56,7 @@ func TestMalformedForgedVariants(t *testing.T) {
 	// On the wire: the event's name and id; an unknown or replayed
 	// Last-Event-ID is not answered with the forged answer.
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
-		Fault{Kind: KindMalformed, Variant: MalformedWrongIDEvent, Match: Match{Tool: "echo"}}))
+		Fault{Kind: KindMalformed, Match: Match{Tool: "echo"}, Params: &faults.Malformed{Variant: MalformedWrongIDEvent}}))
 	c := connect(t, b, revLegacy)
 	resp, body := rawPost(t, b.URL(), c.GetSessionId(), protocolFor(revLegacy), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
 	want := "event: foo\ndata: " + string(faults.ForgedAnswer()) + "\n\n"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"io"
 	"net/http"
 	"strings"
@@ -22,8 +23,8 @@ func TestScriptedResultsCarryResultType(t *testing.T) {
 		name  string
 		fault Fault
 	}{
-		{"tool_error", Fault{Kind: KindToolError, Text: "own error", Match: Match{Method: "tools/call", Tool: "echo"}}},
-		{"wrong_id", Fault{Kind: KindMalformed, Variant: MalformedWrongID, Match: Match{Method: "tools/call", Tool: "echo"}}},
+		{"tool_error", Fault{Kind: KindToolError, Match: Match{Method: "tools/call", Tool: "echo"}, Params: &faults.ToolError{Text: "own error"}}},
+		{"wrong_id", Fault{Kind: KindMalformed, Match: Match{Method: "tools/call", Tool: "echo"}, Params: &faults.Malformed{Variant: MalformedWrongID}}},
 	} {
 		b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolAuto, tc.fault))
 		for _, modern := range []bool{true, false} {

@@ -77,13 +77,15 @@ func scMustParse(t *testing.T, src, file string) *Script {
 	return s
 }
 
+func crashP(f Fault) *faults.Crash       { return f.Params.(*faults.Crash) }
+func statusP(f Fault) *faults.HTTPStatus { return f.Params.(*faults.HTTPStatus) }
+func stallP(f Fault) *faults.Stall       { return f.Params.(*faults.Stall) }
+
 // scClearLines zeroes Fault.Line, which depends on the input's layout.
 func scClearLines(faults []Fault) {
 	for i := range faults {
 		faults[i].Line = 0
-		if faults[i].Fault != nil {
-			faults[i].Fault.Line = 0
-		}
+		faults[i].Effective().Line = 0
 	}
 }
 
@@ -112,29 +114,29 @@ func TestScriptFullParse(t *testing.T) {
 	if f[0].Line != 29 || f[3].Line != 32 || f[13].Line != 46 {
 		t.Errorf("fault lines = %d, %d, %d; want 29, 32, 46", f[0].Line, f[3].Line, f[13].Line)
 	}
-	if f[0].Match.Tool != "ec*" || f[0].After != 1 || f[0].Count != 2 || f[0].Mode != CrashReset || f[0].Stage != StageAfterHeaders {
+	if f[0].Match.Tool != "ec*" || f[0].After != 1 || f[0].Count != 2 || crashP(f[0]).Mode != CrashReset || crashP(f[0]).Stage != StageAfterHeaders {
 		t.Errorf("faults[0] = %+v", f[0])
 	}
-	if !f[1].Exit || f[1].ExitCode != 3 || f[1].Mode != CrashEOF || f[1].Stage != StageBeforeHeaders {
+	if !crashP(f[1]).Exit || crashP(f[1]).ExitCode != 3 || crashP(f[1]).Mode != CrashEOF || crashP(f[1]).Stage != StageBeforeHeaders {
 		t.Errorf("faults[1] = %+v", f[1])
 	}
-	if f[2].Mode != CrashDown || f[2].Stage != "" || f[2].At.D() != time.Second || f[2].For.D() != 2*time.Second {
+	if crashP(f[2]).Mode != CrashDown || crashP(f[2]).Stage != "" || f[2].At.D() != time.Second || f[2].For.D() != 2*time.Second {
 		t.Errorf("faults[2] = %+v", f[2])
 	}
-	if f[3].Headers["Retry-After"] != "5" || f[3].Body == nil || f[3].Body.JSON == nil {
+	if statusP(f[3]).Headers["Retry-After"] != "5" || statusP(f[3]).Body == nil || statusP(f[3]).Body.JSON == nil {
 		t.Errorf("faults[3] = %+v", f[3])
 	}
-	if f[4].Body.Raw != "not json" {
+	if statusP(f[4]).Body.Raw != "not json" {
 		t.Errorf("faults[4] = %+v", f[4])
 	}
-	if f[7].Probability == nil || *f[7].Probability != 0.5 || f[7].Jitter.D() != 20*time.Millisecond || f[7].Seed != 5 {
+	if f[7].Probability == nil || *f[7].Probability != 0.5 || f[7].Params.(*faults.Latency).Jitter.D() != 20*time.Millisecond || f[7].Seed != 5 {
 		t.Errorf("faults[7] = %+v", f[7])
 	}
-	if f[10].Size != 2<<20 {
-		t.Errorf("faults[10].size = %d", f[10].Size)
+	if f[10].Params.(*faults.Malformed).Size != 2<<20 {
+		t.Errorf("faults[10].size = %d", f[10].Params.(*faults.Malformed).Size)
 	}
-	if f[13].Fault == nil || f[13].Fault.Kind != KindCrash || f[13].Fault.Stage != StageBeforeHeaders || f[13].Fault.Line != 51 {
-		t.Errorf("faults[13].fault = %+v", f[13].Fault)
+	if n := f[13].Effective(); n == &f[13] || n.Kind != KindCrash || crashP(*n).Stage != StageBeforeHeaders || n.Line != 51 {
+		t.Errorf("faults[13].fault = %+v", n)
 	}
 }
 
@@ -244,10 +246,10 @@ func TestScriptBetaExample(t *testing.T) {
 		t.Fatalf("beta: %+v", s)
 	}
 	f := s.Faults[0]
-	if f.Kind != KindHTTPStatus || f.Status != 403 || f.After != 2 || f.Match != (Match{Method: "tools/call", Tool: "echo"}) || f.Body.Text != "Forbidden" {
+	if f.Kind != KindHTTPStatus || statusP(f).Status != 403 || f.After != 2 || f.Match != (Match{Method: "tools/call", Tool: "echo"}) || statusP(f).Body.Text != "Forbidden" {
 		t.Errorf("faults[0] = %+v", f)
 	}
-	if f := s.Faults[1]; f.Kind != KindStall || f.Stage != StageAfterHeaders || f.Match.Tool != "slow" {
+	if f := s.Faults[1]; f.Kind != KindStall || stallP(f).Stage != StageAfterHeaders || f.Match.Tool != "slow" {
 		t.Errorf("faults[1] = %+v", f)
 	}
 }
@@ -277,23 +279,23 @@ faults:
 		t.Errorf("tool defaults: %+v", s.Tools[0])
 	}
 	f := s.Faults
-	if f[0].Mode != CrashEOF || f[0].Stage != StageBeforeHeaders || f[0].ExitCode != 0 {
+	if crashP(f[0]).Mode != CrashEOF || crashP(f[0]).Stage != StageBeforeHeaders || crashP(f[0]).ExitCode != 0 {
 		t.Errorf("crash defaults: %+v", f[0])
 	}
-	if f[1].ExitCode != 1 {
+	if crashP(f[1]).ExitCode != 1 {
 		t.Errorf("crash exit defaults: %+v", f[1])
 	}
-	if f[2].Stage != "" {
+	if crashP(f[2]).Stage != "" {
 		t.Errorf("crash down has a stage: %+v", f[2])
 	}
-	if f[3].Stage != StageBeforeHeaders || f[3].Progress != 0 {
+	if stallP(f[3]).Stage != StageBeforeHeaders || stallP(f[3]).Progress != 0 {
 		t.Errorf("stall defaults: %+v", f[3])
 	}
-	if f[4].Progress != 1 {
+	if stallP(f[4]).Progress != 1 {
 		t.Errorf("after_progress default progress: %+v", f[4])
 	}
-	if f[5].Fault.Stage != StageBeforeHeaders {
-		t.Errorf("flap nested defaults: %+v", f[5].Fault)
+	if stallP(*f[5].Effective()).Stage != StageBeforeHeaders {
+		t.Errorf("flap nested defaults: %+v", f[5].Effective())
 	}
 	// ApplyDefaults is idempotent and Validate accepts both forms.
 	again := *s
@@ -499,7 +501,7 @@ func TestScriptJSONInput(t *testing.T) {
 		t.Fatalf("got %v, want j.json:6: faults[1].stage", err)
 	}
 	s := scMustParse(t, strings.Replace(src, "upside", "mid_body", 1), "j.json")
-	if s.Faults[0].Status != 403 || s.Faults[0].After != 2 || s.Tools[0].Delay.D() != 5*time.Millisecond {
+	if statusP(s.Faults[0]).Status != 403 || s.Faults[0].After != 2 || s.Tools[0].Delay.D() != 5*time.Millisecond {
 		t.Errorf("parsed %+v", s)
 	}
 }
@@ -510,8 +512,8 @@ func TestScriptParseFaults(t *testing.T) {
 	listJSON := `[{"kind":"http_status","status":403,"match":{"method":"tools/call"}},{"kind":"stall"}]`
 	objJSON := `{"faults":[{"kind":"http_status","status":403,"match":{"method":"tools/call"}},{"kind":"stall"}]}`
 	want := []Fault{
-		{Kind: KindHTTPStatus, Status: 403, Match: Match{Method: "tools/call"}},
-		{Kind: KindStall, Stage: StageBeforeHeaders},
+		{Kind: KindHTTPStatus, Match: Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403}},
+		{Kind: KindStall, Params: &faults.Stall{Stage: StageBeforeHeaders}},
 	}
 	for _, src := range []string{listYAML, objYAML, listJSON, objJSON} {
 		got, err := ParseFaults([]byte(src), "PUT /faults")
@@ -561,7 +563,7 @@ func TestScriptParseFaults(t *testing.T) {
 }
 
 func TestScriptValidateFault(t *testing.T) {
-	f := &Fault{Kind: KindHTTPStatus, Status: 403, Line: 7}
+	f := &Fault{Kind: KindHTTPStatus, Line: 7, Params: &faults.HTTPStatus{Status: 403}}
 	if err := ValidateFault(f, "faults[0]", TransportStreamableHTTP); err != nil {
 		t.Errorf("http: %v", err)
 	}
@@ -570,16 +572,16 @@ func TestScriptValidateFault(t *testing.T) {
 	if !errors.As(err, &se) || se.Line != 7 || se.Field != "faults[0].kind" || se.Error() != "line 7: faults[0].kind: http_status does not apply to stdio" {
 		t.Errorf("stdio: %v", err)
 	}
-	err = ValidateFault(&Fault{Kind: KindStall, Stage: "x"}, "", "")
+	err = ValidateFault(&Fault{Kind: KindStall, Params: &faults.Stall{Stage: "x"}}, "", "")
 	if err == nil || err.Error() != `stage: unknown stall stage "x" (want before_headers, after_headers, after_progress, mid_body)` {
 		t.Errorf("no prefix: %v", err)
 	}
 	// Go-built faults without defaults are valid.
 	for _, f := range []Fault{
 		{Kind: KindCrash},
-		{Kind: KindCrash, Mode: CrashDown, For: Duration(time.Second)},
-		{Kind: KindStall, Stage: StageAfterProgress},
-		{Kind: KindFlap, On: Duration(time.Second), Off: Duration(time.Second), Fault: &Fault{Kind: KindLatency, Delay: Duration(time.Millisecond)}},
+		{Kind: KindCrash, For: Duration(time.Second), Params: &faults.Crash{Mode: CrashDown}},
+		{Kind: KindStall, Params: &faults.Stall{Stage: StageAfterProgress}},
+		{Kind: KindFlap, Params: &faults.Flap{On: Duration(time.Second), Off: Duration(time.Second), Fault: &Fault{Kind: KindLatency, Params: &faults.Latency{Delay: Duration(time.Millisecond)}}}},
 	} {
 		if err := ValidateFault(&f, "f", TransportSSE); err != nil {
 			t.Errorf("ValidateFault(%+v): %v", f, err)
@@ -591,12 +593,12 @@ func TestScriptValidateFault(t *testing.T) {
 		f     Fault
 		field string
 	}{
-		{Fault{Kind: KindLatency, Delay: -1}, "delay"},
-		{Fault{Kind: KindLatency, Delay: 1, Jitter: -1}, "jitter"},
+		{Fault{Kind: KindLatency, Params: &faults.Latency{Delay: -1}}, "delay"},
+		{Fault{Kind: KindLatency, Params: &faults.Latency{Delay: 1, Jitter: -1}}, "jitter"},
 		{Fault{Kind: KindStall, At: -1}, "at"},
 		{Fault{Kind: KindStall, Probability: &p}, "probability"},
-		{Fault{Kind: KindFlap, On: 1, Off: 1}, "fault"},
-		{Fault{Kind: KindFlap, On: 1, Off: 1, Fault: &Fault{Kind: KindFlap}}, "fault.kind"},
+		{Fault{Kind: KindFlap, Params: &faults.Flap{On: 1, Off: 1}}, "fault"},
+		{Fault{Kind: KindFlap, Params: &faults.Flap{On: 1, Off: 1, Fault: &Fault{Kind: KindFlap}}}, "fault.kind"},
 	} {
 		err := ValidateFault(&tc.f, "", TransportSSE)
 		if !errors.As(err, &se) || se.Field != tc.field {
@@ -610,7 +612,7 @@ func TestScriptValidateFault(t *testing.T) {
 
 func TestScriptValidateUsesFaultLines(t *testing.T) {
 	s := scMustParse(t, scHead+"  - kind: stall\n  - kind: latency\n    delay: 1s\n", "v.yaml")
-	s.Faults[1].Delay = 0
+	s.Faults[1].Params.(*faults.Latency).Delay = 0
 	err := s.Validate()
 	var se *ScriptError
 	if !errors.As(err, &se) || se.Line != 5 || se.Field != "faults[1].delay" || se.File != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"io"
 	"net/http"
 	"strings"
@@ -102,8 +103,8 @@ func stdioRecords(t *testing.T, adminURL string) []RequestRecord {
 
 func TestStdioServesAndInjectsFaults(t *testing.T) {
 	s := testScript(t, TransportStdio, ProtocolLegacy,
-		Fault{Kind: KindJSONRPCError, Code: -32001, Message: "stdio exploded", Match: Match{Tool: "echo"}, Count: 1},
-		Fault{Kind: KindToolError, Text: "bad greet", Match: Match{Tool: "greet"}, Count: 1},
+		Fault{Kind: KindJSONRPCError, Match: Match{Tool: "echo"}, Count: 1, Params: &faults.JSONRPCError{Code: -32001, Message: "stdio exploded"}},
+		Fault{Kind: KindToolError, Match: Match{Tool: "greet"}, Count: 1, Params: &faults.ToolError{Text: "bad greet"}},
 	)
 	c, _, _ := stdioPair(t, s)
 	if _, err, _ := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second); err == nil || !strings.Contains(err.Error(), "stdio exploded") {

@@ -28,72 +28,84 @@ var (
 	matchFields = []string{"match", "after", "count", "probability", "seed"}
 )
 
-func init() {
-	Register(Spec{
-		Kind:   KindCrash,
-		Order:  10,
-		Params: []string{"mode", "exit", "exitCode", "stage"},
-		Defaults: func(f *Fault) {
-			if f.Mode == "" {
-				f.Mode = CrashEOF
-			}
-			if f.Mode != CrashDown && f.Stage == "" {
-				f.Stage = StageBeforeHeaders
-			}
-			if f.Exit && f.ExitCode == 0 {
-				f.ExitCode = 1
-			}
-		},
-		Validate:     validateCrash,
-		ScheduleOnly: func(f *Fault) bool { return f.Mode == CrashDown },
-		HTTP: func(x *Exchange, f *Fault) bool {
-			if f.Exit && x.Exit != nil {
-				x.Exit(f.ExitCode)
-			}
-			if f.Stage == StageAfterHeaders {
-				x.W.Header().Set("Content-Type", "text/event-stream")
-				x.W.WriteHeader(http.StatusOK)
-				x.Flush()
-			}
-			AbortConn(x.W, f.Mode == CrashReset)
-			return false
-		},
-		Stdio: func(x *StdioExchange, f *Fault) { x.Crash(f.Exit, f.ExitCode) },
-	})
+// Crash are the parameters of crash.
+type Crash struct {
+	Mode     string `yaml:"mode,omitempty" json:"mode,omitempty"` // eof (default), reset or down
+	Exit     bool   `yaml:"exit,omitempty" json:"exit,omitempty"` // also end the process
+	ExitCode int    `yaml:"exitCode,omitempty" json:"exitCode,omitempty"`
+	Stage    string `yaml:"stage,omitempty" json:"stage,omitempty"` // before_headers (default) or after_headers
 }
 
-func validateCrash(f *Fault, c *Check) error {
-	if f.Mode != "" && !oneOf(f.Mode, crashModes) {
-		return c.Errf("mode", "unknown crash mode %q (want %s)", f.Mode, join(crashModes))
+func init() {
+	Register(Spec{Kind: KindCrash, Order: 10, New: func() Params { return &Crash{} }})
+}
+
+// Defaults implements Params.
+func (p *Crash) Defaults() {
+	if p.Mode == "" {
+		p.Mode = CrashEOF
 	}
-	if f.Mode == CrashDown {
+	if p.Mode != CrashDown && p.Stage == "" {
+		p.Stage = StageBeforeHeaders
+	}
+	if p.Exit && p.ExitCode == 0 {
+		p.ExitCode = 1
+	}
+}
+
+// ScheduleOnly implements Params: mode down acts by time alone.
+func (p *Crash) ScheduleOnly(*Fault) bool { return p.Mode == CrashDown }
+
+// HTTP implements Params.
+func (p *Crash) HTTP(x *Exchange) bool {
+	if p.Exit && x.Exit != nil {
+		x.Exit(p.ExitCode)
+	}
+	if p.Stage == StageAfterHeaders {
+		x.W.Header().Set("Content-Type", "text/event-stream")
+		x.W.WriteHeader(http.StatusOK)
+		x.Flush()
+	}
+	AbortConn(x.W, p.Mode == CrashReset)
+	return false
+}
+
+// Stdio implements Params.
+func (p *Crash) Stdio(x *StdioExchange) { x.Crash(p.Exit, p.ExitCode) }
+
+// Validate implements Params.
+func (p *Crash) Validate(c *Check) error {
+	if p.Mode != "" && !oneOf(p.Mode, crashModes) {
+		return c.Errf("mode", "unknown crash mode %q (want %s)", p.Mode, join(crashModes))
+	}
+	if p.Mode == CrashDown {
 		if c.Transport == TransportStdio {
 			return c.Errf("mode", "crash mode down does not apply to stdio (there is no listener)")
 		}
-		if f.Stage != "" {
+		if p.Stage != "" {
 			return c.Errf("stage", "stage does not apply to mode down (the listener is closed)")
 		}
-		if f.Exit || f.ExitCode != 0 {
+		if p.Exit || p.ExitCode != 0 {
 			return c.Errf("exit", "exit does not apply to mode down")
 		}
-		if p := setField(f, matchFields); p != "" {
-			return c.Errf(p, "mode down takes no %s (it is schedule-only: use at and for)", p)
+		if f := setField(c.Fault, matchFields); f != "" {
+			return c.Errf(f, "mode down takes no %s (it is schedule-only: use at and for)", f)
 		}
 	}
-	if f.Stage != "" && !oneOf(f.Stage, crashStages) {
-		if oneOf(f.Stage, stallStages) {
-			return c.Errf("stage", "stage %s applies only to stall (crash stages: %s)", f.Stage, join(crashStages))
+	if p.Stage != "" && !oneOf(p.Stage, crashStages) {
+		if oneOf(p.Stage, stallStages) {
+			return c.Errf("stage", "stage %s applies only to stall (crash stages: %s)", p.Stage, join(crashStages))
 		}
-		return c.Errf("stage", "unknown crash stage %q (want %s)", f.Stage, join(crashStages))
+		return c.Errf("stage", "unknown crash stage %q (want %s)", p.Stage, join(crashStages))
 	}
-	if c.Transport == TransportStdio && f.Stage == StageAfterHeaders {
+	if c.Transport == TransportStdio && p.Stage == StageAfterHeaders {
 		return c.Errf("stage", "stage after_headers does not apply to stdio")
 	}
-	if f.ExitCode != 0 && !f.Exit {
+	if p.ExitCode != 0 && !p.Exit {
 		return c.Errf("exitCode", "exitCode requires exit: true")
 	}
-	if f.ExitCode < 0 || f.ExitCode > 255 {
-		return c.Errf("exitCode", "exit code %d out of range (want 1..255)", f.ExitCode)
+	if p.ExitCode < 0 || p.ExitCode > 255 {
+		return c.Errf("exitCode", "exit code %d out of range (want 1..255)", p.ExitCode)
 	}
 	return nil
 }

@@ -20,7 +20,6 @@ type Engine struct {
 // state is one fault with its counters and schedule.
 type state struct {
 	Fault
-	spec     *Spec
 	index    int
 	setAt    time.Time
 	seen     int // matching requests seen (for After)
@@ -75,11 +74,8 @@ func (e *Engine) appendLocked(faults []Fault) {
 		if seed == 0 {
 			seed = e.seed + int64(len(e.faults))
 		}
-		spec, _ := Lookup(f.Kind)
-		if spec == nil {
-			spec = &Spec{Kind: f.Kind}
-		}
-		e.faults = append(e.faults, &state{Fault: f, spec: spec, index: len(e.faults), setAt: now,
+		f.ApplyDefaults()
+		e.faults = append(e.faults, &state{Fault: f, index: len(e.faults), setAt: now,
 			rng: rand.New(rand.NewSource(seed)), released: make(chan struct{})})
 	}
 }
@@ -104,27 +100,16 @@ func (f *state) active(now time.Time) bool {
 	if f.For > 0 && !now.Before(start.Add(f.For.D())) {
 		return false
 	}
-	if f.spec.Phase != nil {
-		return f.spec.Phase(&f.Fault, now.Sub(start))
+	if p, ok := f.Params.(phased); ok {
+		return p.Phase(now.Sub(start))
 	}
 	return true
 }
 
-// effective returns the fault that acts: the nested fault of a flap, or
-// the fault itself.
-func (f *state) effective() (*Fault, *Spec) {
-	if f.spec.Phase != nil && f.Fault.Fault != nil {
-		if s, ok := Lookup(f.Fault.Fault.Kind); ok {
-			return f.Fault.Fault, s
-		}
-	}
-	return &f.Fault, f.spec
-}
-
 // ScheduleOnly reports whether a fault acts by time alone, not per request.
 func ScheduleOnly(f *Fault) bool {
-	s, ok := Lookup(f.Kind)
-	return ok && s.ScheduleOnly != nil && s.ScheduleOnly(f)
+	s, ok := f.Params.(scheduleOnly)
+	return ok && s.ScheduleOnly(f)
 }
 
 // Decide chooses the faults for one request. Additive faults (latency) add
@@ -138,14 +123,14 @@ func (e *Engine) Decide(method, name string) Decision {
 		if !f.active(now) {
 			continue
 		}
-		eff, spec := f.effective()
+		eff := f.Fault.Effective()
 		if ScheduleOnly(eff) {
 			continue
 		}
 		if !f.Match.Matches(method, name) || (eff != &f.Fault && !eff.Match.Matches(method, name)) {
 			continue
 		}
-		if len(spec.Methods) > 0 && !oneOf(method, spec.Methods) {
+		if spec, ok := Lookup(eff.Kind); ok && len(spec.Methods) > 0 && !oneOf(method, spec.Methods) {
 			continue
 		}
 		f.seen++
@@ -161,8 +146,8 @@ func (e *Engine) Decide(method, name string) Decision {
 			label = d.Label + "," + label
 		}
 		d.Label = label
-		if spec.Delay != nil {
-			d.Delay += spec.Delay(eff, f.rng)
+		if dl, ok := eff.Params.(delayer); ok {
+			d.Delay += dl.AddedDelay(f.rng)
 			continue
 		}
 		d.Fault, d.Released = eff, f.released
@@ -182,9 +167,9 @@ func (e *Engine) Due(consume bool) (down, expire bool) {
 		if !f.active(now) {
 			continue
 		}
-		switch eff, _ := f.effective(); {
+		switch eff := f.Fault.Effective(); {
 		case !ScheduleOnly(eff):
-		case eff.Kind == KindCrash && eff.Mode == CrashDown:
+		case eff.Kind == KindCrash:
 			down = true
 		case eff.Kind == KindSessionExpire && !f.fired && consume:
 			f.fired, expire = true, true

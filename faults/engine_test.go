@@ -22,8 +22,7 @@ func newTestEngine(faults ...Fault) (*Engine, *fakeClock) {
 func ptr[T any](v T) *T { return &v }
 
 func TestEngineFlapAlternates(t *testing.T) {
-	e, clk := newTestEngine(Fault{Kind: KindFlap, On: Duration(100 * time.Millisecond), Off: Duration(50 * time.Millisecond),
-		Fault: &Fault{Kind: KindHTTPStatus, Status: 503}})
+	e, clk := newTestEngine(Fault{Kind: KindFlap, Params: &Flap{On: Duration(100 * time.Millisecond), Off: Duration(50 * time.Millisecond), Fault: &Fault{Kind: KindHTTPStatus, Params: &HTTPStatus{Status: 503}}}})
 	var got []bool
 	for i := 0; i < 6; i++ { // t = 0, 50, 100, 150, 200, 250 ms
 		got = append(got, e.Decide("tools/call", "echo").Fault != nil)
@@ -38,7 +37,7 @@ func TestEngineFlapAlternates(t *testing.T) {
 }
 
 func TestEngineAtForWindow(t *testing.T) {
-	e, clk := newTestEngine(Fault{Kind: KindHTTPStatus, Status: 500, At: Duration(time.Second), For: Duration(time.Second)})
+	e, clk := newTestEngine(Fault{Kind: KindHTTPStatus, At: Duration(time.Second), For: Duration(time.Second), Params: &HTTPStatus{Status: 500}})
 	if e.Decide("ping", "").Fault != nil {
 		t.Fatal("active before at")
 	}
@@ -54,7 +53,7 @@ func TestEngineAtForWindow(t *testing.T) {
 
 func TestEngineProbabilityIsSeededAndRoughlyRight(t *testing.T) {
 	run := func() (hits int, pattern string) {
-		e, _ := newTestEngine(Fault{Kind: KindHTTPStatus, Status: 500, Probability: ptr(0.3), Seed: 42})
+		e, _ := newTestEngine(Fault{Kind: KindHTTPStatus, Probability: ptr(0.3), Seed: 42, Params: &HTTPStatus{Status: 500}})
 		for i := 0; i < 1000; i++ {
 			hit := e.Decide("tools/call", "x").Fault != nil
 			if hit {
@@ -82,9 +81,9 @@ func TestEngineProbabilityIsSeededAndRoughlyRight(t *testing.T) {
 
 func TestEngineMatchGlobAndLatencyStacks(t *testing.T) {
 	e, _ := newTestEngine(
-		Fault{Kind: KindLatency, Delay: Duration(10 * time.Millisecond)},
-		Fault{Kind: KindLatency, Delay: Duration(5 * time.Millisecond), Match: Match{Tool: "db_*"}},
-		Fault{Kind: KindJSONRPCError, Code: -1, Message: "m", Match: Match{Method: "tools/call", Tool: "db_*"}},
+		Fault{Kind: KindLatency, Params: &Latency{Delay: Duration(10 * time.Millisecond)}},
+		Fault{Kind: KindLatency, Match: Match{Tool: "db_*"}, Params: &Latency{Delay: Duration(5 * time.Millisecond)}},
+		Fault{Kind: KindJSONRPCError, Match: Match{Method: "tools/call", Tool: "db_*"}, Params: &JSONRPCError{Code: -1, Message: "m"}},
 	)
 	d := e.Decide("tools/call", "db_query")
 	if d.Delay != 15*time.Millisecond || d.Fault == nil || d.Fault.Kind != KindJSONRPCError || d.Label != "latency#0,latency#1,jsonrpc_error#2" {
@@ -101,7 +100,7 @@ func TestEngineMatchGlobAndLatencyStacks(t *testing.T) {
 }
 
 func TestEngineToolErrorOnlyOnToolsCall(t *testing.T) {
-	e, _ := newTestEngine(Fault{Kind: KindToolError, Text: "x"})
+	e, _ := newTestEngine(Fault{Kind: KindToolError, Params: &ToolError{Text: "x"}})
 	if e.Decide("tools/list", "").Fault != nil {
 		t.Fatal("tool_error applied to tools/list")
 	}
@@ -112,7 +111,7 @@ func TestEngineToolErrorOnlyOnToolsCall(t *testing.T) {
 
 func TestEngineScheduledDownAndExpire(t *testing.T) {
 	e, clk := newTestEngine(
-		Fault{Kind: KindCrash, Mode: CrashDown, At: Duration(time.Second)},
+		Fault{Kind: KindCrash, At: Duration(time.Second), Params: &Crash{Mode: CrashDown}},
 		Fault{Kind: KindSessionExpire},
 	)
 	down, expire := e.Due(true)
@@ -141,13 +140,13 @@ func closed(c <-chan struct{}) bool {
 }
 
 func TestEngineReleaseOnlyWhenTheHoldingFaultIsRemoved(t *testing.T) {
-	e, _ := newTestEngine(Fault{Kind: KindStall, Stage: StageBeforeHeaders, Match: Match{Tool: "slow"}})
+	e, _ := newTestEngine(Fault{Kind: KindStall, Match: Match{Tool: "slow"}, Params: &Stall{Stage: StageBeforeHeaders}})
 	held := e.Decide("tools/call", "slow")
 	if held.Fault == nil || held.Released == nil {
 		t.Fatalf("stall not decided: %+v", held)
 	}
 	// Adding faults releases nothing, not even a stall on another tool.
-	e.Add([]Fault{{Kind: KindStall, Match: Match{Tool: "other"}}, {Kind: KindHTTPStatus, Status: 500, Match: Match{Tool: "x"}}}...)
+	e.Add([]Fault{{Kind: KindStall, Match: Match{Tool: "other"}}, {Kind: KindHTTPStatus, Match: Match{Tool: "x"}, Params: &HTTPStatus{Status: 500}}}...)
 	other := e.Decide("tools/call", "other")
 	if closed(held.Released) || closed(other.Released) {
 		t.Fatal("adding faults released a stall")

@@ -84,11 +84,8 @@ func (x *Exchange) Flush() { _ = http.NewResponseController(x.W).Flush() }
 // Apply carries out a terminal fault on x. It returns true when the
 // request should then be served normally (by x.Next).
 func Apply(x *Exchange, f *Fault) bool {
-	s, ok := Lookup(f.Kind)
-	if !ok || s.HTTP == nil {
-		return true
-	}
-	return s.HTTP(x, f)
+	a, ok := f.Params.(httpActor)
+	return !ok || a.HTTP(x)
 }
 
 // SSEEvent frames a JSON-RPC message as an SSE message event.
@@ -217,8 +214,8 @@ type StdioExchange struct {
 // ApplyStdio carries out a terminal fault on one stdio line (kinds without
 // a stdio form are refused by validation; here they forward the line).
 func ApplyStdio(x *StdioExchange, f *Fault) {
-	if s, ok := Lookup(f.Kind); ok && s.Stdio != nil {
-		s.Stdio(x, f)
+	if a, ok := f.Params.(stdioActor); ok {
+		a.Stdio(x)
 		return
 	}
 	x.Forward()

@@ -35,31 +35,14 @@ type (
 )
 
 // Fault is one fault: a kind with its parameters, a match and a schedule.
-// It is the wire form (YAML, JSON, Go literals) shared by every kind: each
-// kind's Spec.Params names the parameter fields it uses, and a parameter set
-// on a kind that does not use it is an error.
+// In YAML and JSON the kind's parameters sit beside kind, flat (see
+// codec.go); a parameter the kind does not take is an error naming it.
 type Fault struct {
 	Kind Kind `yaml:"kind" json:"kind"`
-
-	// Kind parameters (see each kind's file for which kind uses which).
-	Mode     string            `yaml:"mode,omitempty" json:"mode,omitempty"`
-	Exit     bool              `yaml:"exit,omitempty" json:"exit,omitempty"`
-	ExitCode int               `yaml:"exitCode,omitempty" json:"exitCode,omitempty"`
-	Stage    string            `yaml:"stage,omitempty" json:"stage,omitempty"`
-	Status   int               `yaml:"status,omitempty" json:"status,omitempty"`
-	Body     *Body             `yaml:"body,omitempty" json:"body,omitempty"`
-	Headers  map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
-	Progress int               `yaml:"progress,omitempty" json:"progress,omitempty"`
-	Delay    Duration          `yaml:"delay,omitempty" json:"delay,omitempty"`
-	Jitter   Duration          `yaml:"jitter,omitempty" json:"jitter,omitempty"`
-	Code     int               `yaml:"code,omitempty" json:"code,omitempty"`
-	Message  string            `yaml:"message,omitempty" json:"message,omitempty"`
-	Text     string            `yaml:"text,omitempty" json:"text,omitempty"`
-	Variant  string            `yaml:"variant,omitempty" json:"variant,omitempty"`
-	Size     Size              `yaml:"size,omitempty" json:"size,omitempty"`
-	On       Duration          `yaml:"on,omitempty" json:"on,omitempty"`
-	Off      Duration          `yaml:"off,omitempty" json:"off,omitempty"`
-	Fault    *Fault            `yaml:"fault,omitempty" json:"fault,omitempty"`
+	// Params are the kind's parameters: a pointer to the kind's own struct,
+	// declared in the kind's file (*Crash, *HTTPStatus, *Stall, ...). Nil
+	// stands for the kind's defaults.
+	Params Params `yaml:"-" json:"-"`
 
 	// Match and schedule (every kind).
 	Match       Match    `yaml:"match,omitempty" json:"match,omitempty"`
@@ -80,14 +63,22 @@ var scheduleFields = []string{"kind", "match", "after", "count", "probability", 
 // SetLine records the line the fault starts on (strictyaml.LineSetter).
 func (f *Fault) SetLine(line int) { f.Line = line }
 
-// ApplyDefaults fills in the kind's defaults (see each kind's Spec.Defaults);
-// a flap's nested fault gets its defaults too. It is idempotent.
+// ApplyDefaults gives a fault without Params the kind's empty parameters,
+// then fills in the kind's defaults (see each kind's Defaults); a flap's
+// nested fault gets its defaults too. It is idempotent.
 func (f *Fault) ApplyDefaults() {
-	if s, ok := Lookup(f.Kind); ok && s.Defaults != nil {
-		s.Defaults(f)
+	s, ok := Lookup(f.Kind)
+	if !ok {
+		return
 	}
-	if f.Fault != nil {
-		f.Fault.ApplyDefaults()
+	if f.Params == nil {
+		f.Params = s.New()
+	}
+	if d, ok := f.Params.(interface{ Defaults() }); ok {
+		d.Defaults()
+	}
+	if n := nested(f); n != nil {
+		n.ApplyDefaults()
 	}
 }
 
@@ -138,12 +129,12 @@ func Describe(faults []Fault) string {
 	for i := range faults {
 		f := &faults[i]
 		s := string(f.Kind)
-		if spec, ok := Lookup(f.Kind); ok && spec.Describe != nil {
-			s = spec.Describe(f)
-		} else if ok {
-			rv := reflect.ValueOf(f).Elem()
-			for _, p := range spec.Params {
-				if v := rv.Field(fieldIndex(p)); !v.IsZero() {
+		if d, ok := f.Params.(interface{ Describe() string }); ok {
+			s = d.Describe()
+		} else if f.Params != nil {
+			rv := reflect.ValueOf(f.Params).Elem()
+			for i := range rv.NumField() {
+				if v := rv.Field(i); !v.IsZero() {
 					s += fmt.Sprintf(" %v", v.Interface())
 					break
 				}

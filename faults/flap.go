@@ -8,44 +8,58 @@ const KindFlap Kind = "flap"
 // flapOnlyFields are the schedule fields a flap's nested fault leaves to the flap.
 var flapOnlyFields = []string{"after", "count", "probability", "seed", "at", "for"}
 
-func init() {
-	Register(Spec{
-		Kind:   KindFlap,
-		Order:  90,
-		Params: []string{"on", "off", "fault"},
-		Validate: func(f *Fault, c *Check) error {
-			if f.On <= 0 {
-				return c.Errf("on", "required: a positive duration")
-			}
-			if f.Off <= 0 {
-				return c.Errf("off", "required: a positive duration")
-			}
-			if f.Fault == nil {
-				return c.Errf("fault", "required: the fault to switch on and off")
-			}
-			if f.Fault.Kind == KindFlap {
-				return c.Errf("fault.kind", "a flap cannot contain another flap")
-			}
-			if p := setField(f.Fault, flapOnlyFields); p != "" {
-				return c.Errf("fault."+p, "%s belongs on the flap, not on its nested fault (the flap's schedule applies)", p)
-			}
-			if ScheduleOnly(f.Fault) && f.Fault.Kind == KindCrash {
-				if p := setField(f, matchFields); p != "" {
-					return c.Errf(p, "a flap of mode down takes no %s (down is schedule-only)", p)
-				}
-			}
-			return c.Nested(f.Fault, "fault")
-		},
-		Describe: func(f *Fault) string {
-			if f.Fault == nil {
-				return string(KindFlap)
-			}
-			return string(KindFlap) + " " + string(f.Fault.Kind)
-		},
-		Phase: func(f *Fault, elapsed time.Duration) bool {
-			period := f.On.D() + f.Off.D()
-			return period > 0 && elapsed%period < f.On.D()
-		},
-		Stdio: func(x *StdioExchange, f *Fault) { x.Forward() }, // the nested fault acts
-	})
+// Flap are the parameters of flap.
+type Flap struct {
+	On    Duration `yaml:"on,omitempty" json:"on,omitempty"`
+	Off   Duration `yaml:"off,omitempty" json:"off,omitempty"`
+	Fault *Fault   `yaml:"fault,omitempty" json:"fault,omitempty"` // the fault switched on and off
 }
+
+func init() {
+	Register(Spec{Kind: KindFlap, Order: 90, New: func() Params { return &Flap{} }})
+}
+
+// Validate implements Params.
+func (p *Flap) Validate(c *Check) error {
+	if p.On <= 0 {
+		return c.Errf("on", "required: a positive duration")
+	}
+	if p.Off <= 0 {
+		return c.Errf("off", "required: a positive duration")
+	}
+	if p.Fault == nil {
+		return c.Errf("fault", "required: the fault to switch on and off")
+	}
+	if p.Fault.Kind == KindFlap {
+		return c.Errf("fault.kind", "a flap cannot contain another flap")
+	}
+	if f := setField(p.Fault, flapOnlyFields); f != "" {
+		return c.Errf("fault."+f, "%s belongs on the flap, not on its nested fault (the flap's schedule applies)", f)
+	}
+	if ScheduleOnly(p.Fault) && p.Fault.Kind == KindCrash {
+		if f := setField(c.Fault, matchFields); f != "" {
+			return c.Errf(f, "a flap of mode down takes no %s (down is schedule-only)", f)
+		}
+	}
+	return c.Nested(p.Fault, "fault")
+}
+
+// Describe implements Params.
+func (p *Flap) Describe() string {
+	if p.Fault == nil {
+		return string(KindFlap)
+	}
+	return string(KindFlap) + " " + string(p.Fault.Kind)
+}
+
+// Phase implements Params: on for On, off for Off, repeating.
+func (p *Flap) Phase(elapsed time.Duration) bool {
+	period := p.On.D() + p.Off.D()
+	return period > 0 && elapsed%period < p.On.D()
+}
+
+// Nested implements Params: the nested fault acts while the flap is on.
+func (p *Flap) Nested() *Fault { return p.Fault }
+
+// Stdio implements Params (the nested fault acts).
+func (p *Flap) Stdio(x *StdioExchange) { x.Forward() }

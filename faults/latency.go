@@ -9,27 +9,35 @@ import (
 // up and the request is then served (or faulted) as usual.
 const KindLatency Kind = "latency"
 
-func init() {
-	Register(Spec{
-		Kind:   KindLatency,
-		Order:  40,
-		Params: []string{"delay", "jitter"},
-		Validate: func(f *Fault, c *Check) error {
-			if f.Delay <= 0 {
-				return c.Errf("delay", "required: a positive duration such as \"200ms\"")
-			}
-			if f.Jitter < 0 {
-				return c.Errf("jitter", "must not be negative")
-			}
-			return nil
-		},
-		Delay: func(f *Fault, rng *rand.Rand) time.Duration {
-			d := f.Delay.D()
-			if f.Jitter > 0 {
-				d += time.Duration(rng.Int63n(int64(f.Jitter.D()) + 1))
-			}
-			return d
-		},
-		Stdio: func(x *StdioExchange, f *Fault) { x.Forward() },
-	})
+// Latency are the parameters of latency.
+type Latency struct {
+	Delay  Duration `yaml:"delay,omitempty" json:"delay,omitempty"`
+	Jitter Duration `yaml:"jitter,omitempty" json:"jitter,omitempty"` // up to this much more, at random
 }
+
+func init() {
+	Register(Spec{Kind: KindLatency, Order: 40, New: func() Params { return &Latency{} }})
+}
+
+// Validate implements Params.
+func (p *Latency) Validate(c *Check) error {
+	if p.Delay <= 0 {
+		return c.Errf("delay", "required: a positive duration such as \"200ms\"")
+	}
+	if p.Jitter < 0 {
+		return c.Errf("jitter", "must not be negative")
+	}
+	return nil
+}
+
+// AddedDelay implements Params: latency is additive.
+func (p *Latency) AddedDelay(rng *rand.Rand) time.Duration {
+	d := p.Delay.D()
+	if p.Jitter > 0 {
+		d += time.Duration(rng.Int63n(int64(p.Jitter.D()) + 1))
+	}
+	return d
+}
+
+// Stdio implements Params (the delay is applied before the line is forwarded).
+func (p *Latency) Stdio(x *StdioExchange) { x.Forward() }

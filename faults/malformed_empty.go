@@ -32,20 +32,20 @@ var httpOnlyVariants = []string{MalformedAccepted, MalformedEmptyBody, Malformed
 
 // checkEmptyVariant refuses a streamable-HTTP-only variant on another
 // transport ("" is any: the fault proxy does not know it).
-func checkEmptyVariant(f *Fault, c *Check) error {
-	if oneOf(f.Variant, httpOnlyVariants) && c.Transport != "" && c.Transport != TransportStreamableHTTP {
-		return c.Errf("variant", "variant %s applies to streamable-http only, not %s (use stall or no_result)", f.Variant, c.Transport)
+func (p *Malformed) checkEmptyVariant(c *Check) error {
+	if oneOf(p.Variant, httpOnlyVariants) && c.Transport != "" && c.Transport != TransportStreamableHTTP {
+		return c.Errf("variant", "variant %s applies to streamable-http only, not %s (use stall or no_result)", p.Variant, c.Transport)
 	}
 	return nil
 }
 
 // emptyHTTP carries out the variants of this file on an HTTP exchange.
-func emptyHTTP(x *Exchange, f *Fault) {
-	if f.Variant == MalformedNoResult {
+func (p *Malformed) emptyHTTP(x *Exchange) {
+	if p.Variant == MalformedNoResult {
 		x.Respond(x.Msg.NoResultResponse())
 		return
 	}
-	switch f.Variant {
+	switch p.Variant {
 	case MalformedAccepted:
 		x.W.WriteHeader(http.StatusAccepted)
 	case MalformedEmptyBody:

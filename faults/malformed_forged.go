@@ -39,13 +39,13 @@ func ForgedAnswer() []byte {
 // forgedHTTP carries out the two forging variants on streamable HTTP. On
 // the legacy SSE transport (x.Stream set) they send the forged answer as
 // a "message" event of the session stream, as wrong_id does.
-func forgedHTTP(x *Exchange, f *Fault) {
+func (p *Malformed) forgedHTTP(x *Exchange) {
 	if x.Stream != nil {
 		x.Respond(ForgedAnswer())
 		return
 	}
 	x.W.Header().Set("Content-Type", "text/event-stream")
-	switch f.Variant {
+	switch p.Variant {
 	case MalformedWrongIDEvent:
 		x.W.WriteHeader(http.StatusOK)
 		_, _ = x.W.Write([]byte("event: foo\ndata: " + string(ForgedAnswer()) + "\n\n"))

@@ -44,7 +44,7 @@ func post(t *testing.T, url, tool string) (int, string, error, time.Duration) {
 }
 
 func TestMiddlewareTruncateSendsFirstBytesThenCloses(t *testing.T) {
-	e := faults.NewEngine(1, faults.Fault{Kind: faults.KindTruncate, Size: 20, Match: faults.Match{Tool: "echo"}})
+	e := faults.NewEngine(1, faults.Fault{Kind: faults.KindTruncate, Match: faults.Match{Tool: "echo"}, Params: &faults.Truncate{Size: 20}})
 	srv := startProxy(t, e)
 	status, body, err, took := post(t, srv.URL, "echo")
 	if err == nil || status != 200 || body != answer[:20] {
@@ -61,9 +61,9 @@ func TestMiddlewareTruncateSendsFirstBytesThenCloses(t *testing.T) {
 
 func TestMiddlewareAppliesKindsInFrontOfAnyHandler(t *testing.T) {
 	e := faults.NewEngine(1,
-		faults.Fault{Kind: faults.KindLatency, Delay: faults.Duration(150 * time.Millisecond), Count: 1},
-		faults.Fault{Kind: faults.KindHTTPStatus, Status: 503, Body: &faults.Body{Text: "busy"}, After: 1, Count: 1},
-		faults.Fault{Kind: faults.KindJSONRPCError, Code: -32000, Message: "nope", Match: faults.Match{Tool: "bad*"}},
+		faults.Fault{Kind: faults.KindLatency, Count: 1, Params: &faults.Latency{Delay: faults.Duration(150 * time.Millisecond)}},
+		faults.Fault{Kind: faults.KindHTTPStatus, After: 1, Count: 1, Params: &faults.HTTPStatus{Status: 503, Body: &faults.Body{Text: "busy"}}},
+		faults.Fault{Kind: faults.KindJSONRPCError, Match: faults.Match{Tool: "bad*"}, Params: &faults.JSONRPCError{Code: -32000, Message: "nope"}},
 	)
 	srv := startProxy(t, e)
 	if status, body, err, took := post(t, srv.URL, "echo"); err != nil || status != 200 || body != answer || took < 150*time.Millisecond {

@@ -3,47 +3,58 @@ package faults
 import (
 	"fmt"
 	"math/rand"
+	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
 
-// Spec is everything a fault kind is: what it registers by name (see
-// Register). Only Kind, Params and Validate are required.
+// Spec is what a fault kind registers by name (see Register): its name,
+// its place in listings and a constructor of its parameters struct. What
+// the kind does is in the methods of that struct (see Params).
 type Spec struct {
 	Kind Kind
 	// Order places the kind in listings and messages (documentation order).
 	Order int
-	// Params are the YAML names of the Fault fields the kind uses. Any
-	// other parameter set on the kind is refused.
-	Params []string
-	// Defaults fills in empty parameters (idempotent). Optional.
-	Defaults func(f *Fault)
-	// Validate checks the parameters, with bounds (c names the field).
-	Validate func(f *Fault, c *Check) error
+	// New returns the kind's empty parameters: a pointer to its struct.
+	New func() Params
 	// Methods, if set, are the only methods the kind applies to.
 	Methods []string
-	// Delay, if set, makes the kind additive: it adds this delay to the
-	// request and the search for a terminal fault goes on (latency).
-	Delay func(f *Fault, rng *rand.Rand) time.Duration
-	// ScheduleOnly reports faults that act by time alone, not per request.
-	ScheduleOnly func(f *Fault) bool
-	// Phase, if set, reports whether the fault is on after running for
-	// elapsed (flap); the nested Fault is the one that acts.
-	Phase func(f *Fault, elapsed time.Duration) bool
-	// HTTP applies the fault to an HTTP exchange (streamable HTTP, or an
-	// SSE session stream when x.Stream is set). It returns true when the
-	// request should then be served normally. Nil: the kind only schedules.
-	HTTP func(x *Exchange, f *Fault) bool
-	// Stdio applies the fault to one stdio line. Nil: the kind is refused
-	// on stdio ("does not apply to stdio").
-	Stdio func(x *StdioExchange, f *Fault)
-	// Describe, if set, renders the fault briefly for timelines; by default
-	// the kind and its first parameter that is set.
-	Describe func(f *Fault) string
 	// NotOn lists transports the kind is refused on, with the reason.
 	NotOn map[Transport]string
 }
+
+// Params are a kind's parameters, a struct in the kind's file; its fields'
+// yaml tags name the parameters the kind takes. Validate checks them with
+// bounds (c names the field and holds the whole fault). The struct may
+// also implement any of:
+//
+//	Defaults()                               fill in empty parameters (idempotent)
+//	HTTP(x *Exchange) bool                   act on an HTTP exchange; true: then serve it
+//	Stdio(x *StdioExchange)                  act on a stdio line (without it: refused on stdio)
+//	AddedDelay(rng *rand.Rand) time.Duration additive: add a delay, go on searching (latency)
+//	ScheduleOnly(f *Fault) bool              the fault acts by time alone, not per request
+//	Phase(elapsed time.Duration) bool        on or off after running so long (flap)
+//	Nested() *Fault                          the fault that acts while on (flap)
+//	Describe() string                        a brief rendering for timelines
+type Params interface {
+	Validate(c *Check) error
+}
+
+// The optional behaviours of a kind's Params (see Params).
+type (
+	httpActor  interface{ HTTP(x *Exchange) bool }
+	stdioActor interface{ Stdio(x *StdioExchange) }
+	delayer    interface {
+		AddedDelay(rng *rand.Rand) time.Duration
+	}
+	scheduleOnly interface{ ScheduleOnly(f *Fault) bool }
+	phased       interface {
+		Phase(elapsed time.Duration) bool
+		Nested() *Fault
+	}
+)
 
 var (
 	regMu    sync.RWMutex
@@ -56,15 +67,18 @@ var (
 func Register(s Spec) {
 	regMu.Lock()
 	defer regMu.Unlock()
-	if s.Kind == "" || s.Validate == nil {
-		panic("faults: Register needs Kind and Validate")
+	if s.Kind == "" || s.New == nil {
+		panic("faults: Register needs Kind and New")
 	}
 	if _, dup := registry[s.Kind]; dup {
 		panic(fmt.Sprintf("faults: kind %q registered twice", s.Kind))
 	}
-	for _, p := range s.Params {
-		if fieldIndex(p) < 0 {
-			panic(fmt.Sprintf("faults: kind %q: no Fault field %q", s.Kind, p))
+	if t := reflect.TypeOf(s.New()); t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("faults: kind %q: New must return a pointer to a struct", s.Kind))
+	}
+	for _, p := range ParamsOf(&s) {
+		if oneOf(p, scheduleFields) {
+			panic(fmt.Sprintf("faults: kind %q: parameter %q is a schedule field", s.Kind, p))
 		}
 	}
 	registry[s.Kind] = &s
@@ -85,4 +99,47 @@ func Kinds() []Kind {
 	regMu.RLock()
 	defer regMu.RUnlock()
 	return append([]Kind(nil), order...)
+}
+
+// ParamsOf lists the YAML names of the parameters a kind takes (the yaml
+// tags of its Params struct).
+func ParamsOf(s *Spec) []string {
+	t := reflect.TypeOf(s.New()).Elem()
+	out := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		if name := yamlName(t.Field(i)); name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// ParamNames lists every parameter some kind takes, once each.
+func ParamNames() []string {
+	var out []string
+	for _, k := range Kinds() {
+		s, _ := Lookup(k)
+		for _, p := range ParamsOf(s) {
+			if !oneOf(p, out) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// ownersOf lists the kinds that take parameter p.
+func ownersOf(p string) []string {
+	var out []string
+	for _, k := range Kinds() {
+		if s, _ := Lookup(k); oneOf(p, ParamsOf(s)) {
+			out = append(out, string(k))
+		}
+	}
+	return out
+}
+
+func yamlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return name
 }

@@ -9,64 +9,72 @@ const KindStall Kind = "stall"
 
 var stallStages = []string{StageBeforeHeaders, StageAfterHeaders, StageAfterProgress, StageMidBody}
 
-func init() {
-	Register(Spec{
-		Kind:   KindStall,
-		Order:  30,
-		Params: []string{"stage", "progress"},
-		Defaults: func(f *Fault) {
-			if f.Stage == "" {
-				f.Stage = StageBeforeHeaders
-			}
-			if f.Stage == StageAfterProgress && f.Progress == 0 {
-				f.Progress = 1
-			}
-		},
-		Validate: func(f *Fault, c *Check) error {
-			if f.Stage != "" && !oneOf(f.Stage, stallStages) {
-				return c.Errf("stage", "unknown stall stage %q (want %s)", f.Stage, join(stallStages))
-			}
-			if f.Progress < 0 {
-				return c.Errf("progress", "must be at least 1")
-			}
-			if f.Progress > 1000 {
-				return c.Errf("progress", "%d out of range (want 1..1000)", f.Progress)
-			}
-			if f.Progress != 0 && f.Stage != StageAfterProgress {
-				return c.Errf("progress", "progress applies only to stage after_progress")
-			}
-			return nil
-		},
-		HTTP: stallHTTP,
-		Stdio: func(x *StdioExchange, f *Fault) {
-			if f.Stage == StageAfterProgress {
-				for i := 1; i <= f.Progress; i++ {
-					x.Write(x.Msg.ProgressNotification(i, f.Progress+1))
-				}
-			}
-			select {
-			case <-x.Released:
-				x.Forward()
-			case <-x.Done:
-			}
-		},
-	})
+// Stall are the parameters of stall.
+type Stall struct {
+	Stage    string `yaml:"stage,omitempty" json:"stage,omitempty"`       // before_headers (default), after_headers, after_progress, mid_body
+	Progress int    `yaml:"progress,omitempty" json:"progress,omitempty"` // after_progress: notifications sent first (default 1)
 }
 
-// stallHTTP: released, a before_headers stall is served normally; on
-// streamable HTTP a stall at a later stage ends its response unfinished. On
-// an SSE stream a later stage answers the POST 202 at once (and closes its
-// connection), holds the answer back from the stream and, released,
-// delivers the real answer there (after ending a cut mid_body event).
-func stallHTTP(x *Exchange, f *Fault) bool {
-	if f.Stage == StageBeforeHeaders {
+func init() {
+	Register(Spec{Kind: KindStall, Order: 30, New: func() Params { return &Stall{} }})
+}
+
+// Defaults implements Params.
+func (p *Stall) Defaults() {
+	if p.Stage == "" {
+		p.Stage = StageBeforeHeaders
+	}
+	if p.Stage == StageAfterProgress && p.Progress == 0 {
+		p.Progress = 1
+	}
+}
+
+// Validate implements Params.
+func (p *Stall) Validate(c *Check) error {
+	if p.Stage != "" && !oneOf(p.Stage, stallStages) {
+		return c.Errf("stage", "unknown stall stage %q (want %s)", p.Stage, join(stallStages))
+	}
+	if p.Progress < 0 {
+		return c.Errf("progress", "must be at least 1")
+	}
+	if p.Progress > 1000 {
+		return c.Errf("progress", "%d out of range (want 1..1000)", p.Progress)
+	}
+	if p.Progress != 0 && p.Stage != StageAfterProgress {
+		return c.Errf("progress", "progress applies only to stage after_progress")
+	}
+	return nil
+}
+
+// Stdio implements Params.
+func (p *Stall) Stdio(x *StdioExchange) {
+	if p.Stage == StageAfterProgress {
+		for i := 1; i <= p.Progress; i++ {
+			x.Write(x.Msg.ProgressNotification(i, p.Progress+1))
+		}
+	}
+	select {
+	case <-x.Released:
+		x.Forward()
+	case <-x.Done:
+	}
+}
+
+// HTTP implements Params. Released, a before_headers stall is served
+// normally; on streamable HTTP a stall at a later stage ends its response
+// unfinished. On an SSE stream a later stage answers the POST 202 at once
+// (and closes its connection), holds the answer back from the stream and,
+// released, delivers the real answer there (after ending a cut mid_body
+// event).
+func (p *Stall) HTTP(x *Exchange) bool {
+	if p.Stage == StageBeforeHeaders {
 		return x.Wait()
 	}
 	var early []byte
-	switch f.Stage {
+	switch p.Stage {
 	case StageAfterProgress:
-		for i := 1; i <= f.Progress; i++ {
-			early = append(early, SSEEvent(x.Msg.ProgressNotification(i, f.Progress+1))...)
+		for i := 1; i <= p.Progress; i++ {
+			early = append(early, SSEEvent(x.Msg.ProgressNotification(i, p.Progress+1))...)
 		}
 	case StageMidBody:
 		early = []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":" + string(x.Msg.IDOr()) + ",\"res")
@@ -90,7 +98,7 @@ func stallHTTP(x *Exchange, f *Fault) bool {
 	if !x.waitOn(nil, x.Stream.Done()) { // the POST is answered: only the stream counts
 		return false
 	}
-	if f.Stage == StageMidBody {
+	if p.Stage == StageMidBody {
 		x.Stream.Inject([]byte("\n\n")) // end the cut event; the answer comes as its own
 	}
 	// The POST was answered already: the real answer goes to the stream.

@@ -3,19 +3,25 @@ package faults
 // KindToolError answers a tools/call with a result with isError: true.
 const KindToolError Kind = "tool_error"
 
-func init() {
-	Register(Spec{
-		Kind:    KindToolError,
-		Order:   60,
-		Params:  []string{"text"},
-		Methods: []string{"tools/call"},
-		Validate: func(f *Fault, c *Check) error {
-			if f.Text == "" {
-				return c.Errf("text", "required")
-			}
-			return nil
-		},
-		HTTP:  func(x *Exchange, f *Fault) bool { x.Respond(x.Msg.ToolErrorResponse(f.Text)); return false },
-		Stdio: func(x *StdioExchange, f *Fault) { x.Write(x.Msg.ToolErrorResponse(f.Text)) },
-	})
+// ToolError are the parameters of tool_error.
+type ToolError struct {
+	Text string `yaml:"text,omitempty" json:"text,omitempty"`
 }
+
+func init() {
+	Register(Spec{Kind: KindToolError, Order: 60, Methods: []string{"tools/call"}, New: func() Params { return &ToolError{} }})
+}
+
+// Validate implements Params.
+func (p *ToolError) Validate(c *Check) error {
+	if p.Text == "" {
+		return c.Errf("text", "required")
+	}
+	return nil
+}
+
+// HTTP implements Params.
+func (p *ToolError) HTTP(x *Exchange) bool { x.Respond(x.Msg.ToolErrorResponse(p.Text)); return false }
+
+// Stdio implements Params.
+func (p *ToolError) Stdio(x *StdioExchange) { x.Write(x.Msg.ToolErrorResponse(p.Text)) }

@@ -8,27 +8,32 @@ import "net/http"
 // truncated_sse; on stdio use malformed invalid_json.
 const KindTruncate Kind = "truncate"
 
+// Truncate are the parameters of truncate.
+type Truncate struct {
+	Size Size `yaml:"size,omitempty" json:"size,omitempty"` // the bytes of the answer's body to send
+}
+
 func init() {
-	Register(Spec{
-		Kind:   KindTruncate,
-		Order:  100,
-		Params: []string{"size"},
-		Validate: func(f *Fault, c *Check) error {
-			if f.Size <= 0 || f.Size > 1<<30 {
-				return c.Errf("size", "required: the bytes of the answer to send, in 1B..1GiB, such as 100 or \"4KiB\"")
-			}
-			return nil
-		},
-		NotOn: map[Transport]string{TransportSSE: "the answer goes to the session stream: use malformed truncated_sse"},
-		HTTP: func(x *Exchange, f *Fault) bool {
-			tw := &truncWriter{ResponseWriter: x.W, left: int64(f.Size)}
-			x.Next.ServeHTTP(tw, x.R)
-			if !tw.closed {
-				tw.abort()
-			}
-			return false
-		},
-	})
+	Register(Spec{Kind: KindTruncate, Order: 100, New: func() Params { return &Truncate{} },
+		NotOn: map[Transport]string{TransportSSE: "the answer goes to the session stream: use malformed truncated_sse"}})
+}
+
+// Validate implements Params.
+func (p *Truncate) Validate(c *Check) error {
+	if p.Size <= 0 || p.Size > 1<<30 {
+		return c.Errf("size", "required: the bytes of the answer to send, in 1B..1GiB, such as 100 or \"4KiB\"")
+	}
+	return nil
+}
+
+// HTTP implements Params.
+func (p *Truncate) HTTP(x *Exchange) bool {
+	tw := &truncWriter{ResponseWriter: x.W, left: int64(p.Size)}
+	x.Next.ServeHTTP(tw, x.R)
+	if !tw.closed {
+		tw.abort()
+	}
+	return false
 }
 
 // truncWriter passes the first `left` body bytes, then closes the connection.

@@ -9,12 +9,15 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
 )
 
-// Check is what a kind's Validate gets: the transport and where errors go.
+// Check is what a kind's Validate gets: the transport, the whole fault
+// (its match and schedule) and where errors go.
 type Check struct {
 	Transport Transport
-	field     string
-	lineOf    func(field string) int
-	file      string
+	// Fault is the fault being checked.
+	Fault  *Fault
+	field  string
+	lineOf func(field string) int
+	file   string
 }
 
 // Errf returns a located error on the fault's parameter param.
@@ -27,6 +30,7 @@ func (c *Check) Errf(param, format string, args ...any) error {
 func (c *Check) Nested(f *Fault, param string) error {
 	sub := *c
 	sub.field = strictyaml.JoinField(c.field, param)
+	sub.Fault = f
 	return sub.fault(f)
 }
 
@@ -46,13 +50,13 @@ func (v Validator) Validate(f *Fault, field string, transport Transport) error {
 	lineOf := v.LineOf
 	if lineOf == nil {
 		lineOf = func(sub string) int {
-			if f.Fault != nil && f.Fault.Line > 0 && strings.HasPrefix(sub, strictyaml.JoinField(field, "fault")) {
-				return f.Fault.Line
+			if n := nested(f); n != nil && n.Line > 0 && strings.HasPrefix(sub, strictyaml.JoinField(field, "fault")) {
+				return n.Line
 			}
 			return f.Line
 		}
 	}
-	c := &Check{Transport: transport, field: field, lineOf: lineOf, file: v.File}
+	c := &Check{Transport: transport, Fault: f, field: field, lineOf: lineOf, file: v.File}
 	return c.fault(f)
 }
 
@@ -73,19 +77,20 @@ func (c *Check) fault(f *Fault) error {
 	if !ok {
 		return c.Errf("kind", "unknown fault kind %q (want %s)", f.Kind, kindList())
 	}
-	rv := reflect.ValueOf(f).Elem()
-	for _, p := range ParamNames() {
-		if !rv.Field(fieldIndex(p)).IsZero() && !oneOf(p, spec.Params) {
-			return c.Errf(p, "%s does not apply to kind %s (%s)", p, f.Kind, paramsOf(spec))
-		}
+	params := f.Params
+	if params == nil {
+		params = spec.New()
+	}
+	if want := reflect.TypeOf(spec.New()); reflect.TypeOf(params) != want {
+		return c.Errf("kind", "parameters %T do not belong to kind %s (want %v)", params, f.Kind, want)
 	}
 	if why, refused := spec.NotOn[c.Transport]; refused {
 		return c.Errf("kind", "%s does not apply to %s (%s)", f.Kind, c.Transport, why)
 	}
-	if c.Transport == TransportStdio && spec.Stdio == nil {
+	if _, ok := params.(stdioActor); c.Transport == TransportStdio && !ok {
 		return c.Errf("kind", "%s does not apply to stdio", f.Kind)
 	}
-	if err := spec.Validate(f, c); err != nil {
+	if err := params.Validate(c); err != nil {
 		return err
 	}
 	if len(spec.Methods) > 0 && f.Match.Method != "" && !oneOf(f.Match.Method, spec.Methods) {
@@ -119,24 +124,10 @@ func (c *Check) fault(f *Fault) error {
 	return nil
 }
 
-// ParamNames lists the YAML names of every kind parameter of Fault (the
-// fields that are not kind, match or schedule).
-func ParamNames() []string {
-	var out []string
+func fieldIndex(name string) int {
 	t := reflect.TypeFor[Fault]()
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-		if name != "-" && !oneOf(name, scheduleFields) {
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
-func fieldIndex(param string) int {
-	t := reflect.TypeFor[Fault]()
-	for i := 0; i < t.NumField(); i++ {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name == param {
+	for i := range t.NumField() {
+		if yamlName(t.Field(i)) == name {
 			return i
 		}
 	}
@@ -144,10 +135,10 @@ func fieldIndex(param string) int {
 }
 
 func paramsOf(s *Spec) string {
-	if len(s.Params) == 0 {
-		return string(s.Kind) + " takes no parameters"
+	if ps := ParamsOf(s); len(ps) > 0 {
+		return string(s.Kind) + " takes " + strings.Join(ps, ", ")
 	}
-	return string(s.Kind) + " takes " + strings.Join(s.Params, ", ")
+	return string(s.Kind) + " takes no parameters"
 }
 
 func oneOf(x string, xs []string) bool {
@@ -161,7 +152,8 @@ func oneOf(x string, xs []string) bool {
 
 func join(xs []string) string { return strings.Join(xs, ", ") }
 
-// setField returns the first of the named Fault fields that is set, or "".
+// setField returns the first of the named schedule fields of f that is
+// set, or "".
 func setField(f *Fault, names []string) string {
 	rv := reflect.ValueOf(f).Elem()
 	for _, n := range names {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 // id (mcp-go sends none over HTTP); a modern client does not (ending the
 // request is the cancellation there), unless asked.
 func TestCancelledCallSendsNotification(t *testing.T) {
-	stall := fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders, Match: fakebackends.Match{Method: "tools/call", Tool: "slow"}}
+	stall := fakebackends.Fault{Kind: fakebackends.KindStall, Match: fakebackends.Match{Method: "tools/call", Tool: "slow"}, Params: &faults.Stall{Stage: fakebackends.StageBeforeHeaders}}
 	for _, tc := range []struct {
 		rev  Revision
 		opts []ClientOption

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -53,7 +54,7 @@ func TestEnvReferenceBothRevisions(t *testing.T) {
 			if call.ErrorKind == "" || call.Meta[MetaBackend] != "beta" {
 				t.Fatalf("no vmcp _meta: %+v", call.CallRecord)
 			}
-			if err := env.SetFaults(ctx, "beta", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset}); err != nil {
+			if err := env.SetFaults(ctx, "beta", fakebackends.Fault{Kind: fakebackends.KindCrash, Params: &faults.Crash{Mode: fakebackends.CrashReset}}); err != nil {
 				t.Fatal(err)
 			}
 			rcall := c.ReadResource(ctx, "mem://beta/readme")
@@ -133,10 +134,10 @@ func TestEnvCloseBoundedWithStall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.SetFaults(ctx, "alpha", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageAfterHeaders}); err != nil {
+	if err := env.SetFaults(ctx, "alpha", fakebackends.Fault{Kind: fakebackends.KindStall, Params: &faults.Stall{Stage: fakebackends.StageAfterHeaders}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.SetFaults(ctx, "gamma", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageMidBody}); err != nil {
+	if err := env.SetFaults(ctx, "gamma", fakebackends.Fault{Kind: fakebackends.KindStall, Params: &faults.Stall{Stage: fakebackends.StageMidBody}}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup

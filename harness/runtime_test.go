@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
 
-var http403 = fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Body: &fakebackends.FaultBody{Text: "Forbidden"}, Match: fakebackends.Match{Method: "tools/call"}}
+var http403 = fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &fakebackends.FaultBody{Text: "Forbidden"}}}
 
 func runtimes(t *testing.T) []BackendRuntime {
 	return []BackendRuntime{InProcess{}, Process{Binary: chaosBin(t)}}
@@ -39,7 +40,7 @@ func TestRuntimeFaultsThroughInterface(t *testing.T) {
 			if call.Err == nil || call.Outcome != OutcomeError || call.Took() > failFast {
 				t.Fatalf("403 call: %+v %v", call.CallRecord, call.Err)
 			}
-			if err := b.AddFaults(ctx, fakebackends.Fault{Kind: fakebackends.KindToolError, Text: "nope", Match: fakebackends.Match{Tool: "slow"}}); err != nil {
+			if err := b.AddFaults(ctx, fakebackends.Fault{Kind: fakebackends.KindToolError, Match: fakebackends.Match{Tool: "slow"}, Params: &faults.ToolError{Text: "nope"}}); err != nil {
 				t.Fatalf("AddFaults: %v", err)
 			}
 			if err := b.SetFaults(ctx, fakebackends.Fault{Kind: "bogus"}); err == nil {

@@ -50,8 +50,7 @@ type sharedEngine struct{ e *faults.Engine }
 // process. (crash down closes the proxy's own listener; session_expire
 // makes the proxy answer 404 for the sessions it has seen.)
 func notOnProxy(f *faults.Fault) string {
-	switch {
-	case f.Kind == "crash" && f.Exit:
+	if c, ok := f.Params.(*faults.Crash); ok && c.Exit {
 		return "crash exit: a proxy has no backend process to end (leave exit out: the connection dies)"
 	}
 	return ""
@@ -70,10 +69,12 @@ func (s *sharedEngine) parse(body []byte, source string) ([]faults.Fault, error)
 		if err := v.Validate(&fs[i], field, faults.TransportStreamableHTTP); err != nil {
 			return nil, err
 		}
-		for f, fld := &fs[i], field; f != nil; f, fld = f.Fault, fld+".fault" {
-			if why := notOnProxy(f); why != "" {
-				return nil, &strictyaml.Error{File: source, Field: fld + ".kind", Msg: "not supported by a proxy: " + why}
-			}
+		f, fld := &fs[i], field
+		if eff := f.Effective(); eff != f {
+			f, fld = eff, fld+".fault"
+		}
+		if why := notOnProxy(f); why != "" {
+			return nil, &strictyaml.Error{File: source, Field: fld + ".kind", Msg: "not supported by a proxy: " + why}
 		}
 	}
 	return fs, nil

@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"context"
 	"fmt"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -78,7 +79,7 @@ func (n *cutOffNeighbour) cutOffOne(ctx context.Context, gw harness.Gateway, top
 	if admin == nil {
 		return fmt.Errorf("no backend %s", kit.Beta)
 	}
-	slow := fakebackends.Fault{Kind: fakebackends.KindLatency, Delay: fakebackends.Duration(150 * time.Millisecond), Match: fakebackends.Match{Method: "ping"}}
+	slow := fakebackends.Fault{Kind: fakebackends.KindLatency, Match: fakebackends.Match{Method: "ping"}, Params: &faults.Latency{Delay: fakebackends.Duration(150 * time.Millisecond)}}
 	if err := admin.SetFaults(ctx, slow); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -83,7 +84,7 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		modes := []string{fakebackends.CrashReset, fakebackends.CrashEOF}
 		for i := 0; ; i++ {
 			cycles.Add(1)
-			if err := env.SetFaults(ctx, beta, fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: modes[i%2]}); err != nil {
+			if err := env.SetFaults(ctx, beta, fakebackends.Fault{Kind: fakebackends.KindCrash, Params: &faults.Crash{Mode: modes[i%2]}}); err != nil {
 				chaosDone <- err
 				return
 			}

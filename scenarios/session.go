@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"sync"
 	"time"
 
@@ -44,9 +45,9 @@ var sessionFaults = []struct {
 	fault     fakebackends.Fault
 	errorText string // lastError must mention it
 }{
-	{"403", onCall(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403}), "403"},
-	{"reset", onCall(fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset}), ""},
-	{"timeout", onCall(fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders}), ""},
+	{"403", onCall(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403}}), "403"},
+	{"reset", onCall(fakebackends.Fault{Kind: fakebackends.KindCrash, Params: &faults.Crash{Mode: fakebackends.CrashReset}}), ""},
+	{"timeout", onCall(fakebackends.Fault{Kind: fakebackends.KindStall, Params: &faults.Stall{Stage: fakebackends.StageBeforeHeaders}}), ""},
 }
 
 // sessionStateChecks are the session scenario's checks that read the
@@ -136,7 +137,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 
 	// A stalled call in flight: the session is not busy. Other calls in
 	// the same session go through, and the state is never stuck.
-	k.SetFaults(beta, k.OnTool(beta, "slow", fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders}))
+	k.SetFaults(beta, k.OnTool(beta, "slow", fakebackends.Fault{Kind: fakebackends.KindStall, Params: &faults.Stall{Stage: fakebackends.StageBeforeHeaders}}))
 	done := make(chan *harness.Call, 1)
 	slow := k.Tool(beta, "slow")
 	go func() { done <- c.CallTool(ctx, slow, nil) }()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"io"
 	"net/http"
 	"strings"
@@ -156,7 +157,7 @@ func TestResourceAndPromptErrorsCarryData(t *testing.T) {
 	g := startGateway(t, gwConfig(faultTimeouts+"aggregation: {conflictResolution: priority, priorityOrder: [beta, alpha]}\n", a, b))
 	c := connect(t, g.URL(), false)
 	connect(t, g.URL(), true) // opens the pool while beta answers
-	b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Body: &fakebackends.FaultBody{Text: "nope"}})
+	b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403, Body: &fakebackends.FaultBody{Text: "nope"}}})
 	for _, session := range []string{c.GetSessionId(), ""} {
 		for _, msg := range []map[string]any{
 			{"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": map[string]any{"uri": "mem://shared"}},

@@ -1,6 +1,7 @@
 package vmcp_test
 
 import (
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ func TestKeepaliveProbeAndReinitNeverOverlap(t *testing.T) {
 	}, beta)+"timeouts: {call: 15s, initialize: 5s}\n")
 	// The first keepalive probe (within interval/4 of the session's start)
 	// stalls at the backend until the faults are cleared.
-	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindStall, Stage: fakebackends.StageBeforeHeaders, Match: fakebackends.Match{Method: "tools/call", Tool: "ok"}}); err != nil {
+	if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindStall, Match: fakebackends.Match{Method: "tools/call", Tool: "ok"}, Params: &faults.Stall{Stage: fakebackends.StageBeforeHeaders}}); err != nil {
 		t.Fatal(err)
 	}
 	c := connect(t, g.URL(), false)

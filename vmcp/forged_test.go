@@ -146,8 +146,7 @@ func TestForgedAnswersFromFakeBackend(t *testing.T) {
 	for _, variant := range []string{fakebackends.MalformedWrongIDEvent, fakebackends.MalformedWrongIDResumed} {
 		t.Run(variant, func(t *testing.T) {
 			b := startFake(t, "name: beta\nprotocol: legacy\ntools:\n  - {name: echo}\n  - {name: other, result: {text: fine}}\n")
-			if err := b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: variant,
-				Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}}); err != nil {
+			if err := b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindMalformed, Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.Malformed{Variant: variant}}); err != nil {
 				t.Fatal(err)
 			}
 			g := startGateway(t, gwConfig("timeouts: {call: 10s}\n", b))

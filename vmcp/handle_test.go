@@ -3,6 +3,7 @@ package vmcp_test
 import (
 	"context"
 	"errors"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"sync"
 	"testing"
 	"time"
@@ -95,9 +96,9 @@ func TestGoAPIErrors(t *testing.T) {
 		unavailable bool
 		deadline    bool
 	}{
-		{"http 403", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Match: onEcho}, vmcp.KindHTTPStatus, true, false},
+		{"http 403", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 403}}, vmcp.KindHTTPStatus, true, false},
 		{"stall", fakebackends.Fault{Kind: fakebackends.KindStall, Match: onEcho}, vmcp.KindTimeout, true, true},
-		{"jsonrpc error", fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Code: -32603, Message: "kaput", Match: onEcho}, vmcp.KindJSONRPCError, false, false},
+		{"jsonrpc error", fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Match: onEcho, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, vmcp.KindJSONRPCError, false, false},
 	}
 	for _, tc := range cases {
 		if err := b.SetFaults(tc.fault); err != nil {

@@ -3,6 +3,7 @@ package vmcp_test
 import (
 	"context"
 	"errors"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,8 +22,7 @@ import (
 // again, and the pool did re-initialize.
 func TestPoolReconnectsUnderLoad(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
-	if err := b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindLatency, Delay: fakebackends.Duration(300 * time.Millisecond),
-		Match: fakebackends.Match{Method: "initialize"}}); err != nil {
+	if err := b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindLatency, Match: fakebackends.Match{Method: "initialize"}, Params: &faults.Latency{Delay: fakebackends.Duration(300 * time.Millisecond)}}); err != nil {
 		t.Fatal(err)
 	}
 	g := startGateway(t, gwConfig(faultTimeouts+"pool: {size: 3}\n", a, b))

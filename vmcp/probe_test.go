@@ -1,6 +1,7 @@
 package vmcp_test
 
 import (
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestHealthProbeMethodsReachTheBackend(t *testing.T) {
 				return s == "healthy" || s == "degraded"
 			})
 
-			if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Match: fakebackends.Match{Method: tc.method}}); err != nil {
+			if err := beta.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Match: fakebackends.Match{Method: tc.method}, Params: &faults.HTTPStatus{Status: 403}}); err != nil {
 				t.Fatal(err)
 			}
 			eventually(t, 10*time.Second, "beta unauthenticated on 403 probes", func() bool { return healthOf(t, g).Backends["beta"].Status == "unauthenticated" })

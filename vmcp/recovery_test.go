@@ -2,6 +2,7 @@ package vmcp_test
 
 import (
 	"encoding/json"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -93,9 +94,9 @@ func TestNoRetryOnOtherFailures(t *testing.T) {
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	c := connect(t, g.URL(), false)
 	for _, f := range []fakebackends.Fault{
-		{Kind: fakebackends.KindHTTPStatus, Status: 503},
-		{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset},
-		{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedInvalidJSON},
+		{Kind: fakebackends.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 503}},
+		{Kind: fakebackends.KindCrash, Params: &faults.Crash{Mode: fakebackends.CrashReset}},
+		{Kind: fakebackends.KindMalformed, Params: &faults.Malformed{Variant: fakebackends.MalformedInvalidJSON}},
 	} {
 		f.Match = fakebackends.Match{Method: "tools/call", Tool: "echo"}
 		if err := b.SetFaults(f); err != nil {
@@ -137,7 +138,7 @@ func TestSessionStateTransitions(t *testing.T) {
 	if s := state(); s.State != vmcp.StateConnected {
 		t.Fatalf("initial state %+v", s)
 	}
-	b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Match: fakebackends.Match{Method: "tools/call"}})
+	b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403}})
 	callTool(t, c, "beta_echo", nil)
 	s := state()
 	if s.State != vmcp.StateError || !strings.Contains(s.LastError, "HTTP 403 Forbidden") || s.LastErrorKind != vmcp.KindHTTPStatus || s.LastErrorAt == nil {
@@ -258,8 +259,7 @@ func TestPersisting404IsSessionExpired(t *testing.T) {
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	for _, modern := range []bool{false, true} {
 		c := connect(t, g.URL(), modern)
-		if err := b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: http.StatusNotFound,
-			Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}}); err != nil {
+		if err := b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.HTTPStatus{Status: http.StatusNotFound}}); err != nil {
 			t.Fatal(err)
 		}
 		calls0, init0 := countTool(b.Requests(), "tools/call", "echo"), countTool(b.Requests(), "initialize", "")

@@ -3,6 +3,7 @@ package vmcp_test
 import (
 	"context"
 	"fmt"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,14 +159,14 @@ func TestSSEBackend(t *testing.T) {
 			text  string
 			max   time.Duration
 		}{
-			{fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Status: 403, Match: m}, "http_status", `backend "delta" unavailable: HTTP 403 Forbidden`, atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Match: m, Params: &faults.HTTPStatus{Status: 403}}, "http_status", `backend "delta" unavailable: HTTP 403 Forbidden`, atOnceBound},
 			{fakebackends.Fault{Kind: fakebackends.KindStall, Match: m}, "timeout", `backend "delta" unavailable: timed out after 1s`, time.Second + atOnceBound},
-			{fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashEOF, Match: m}, "connection_closed", `backend "delta" unavailable: connection closed`, atOnceBound},
-			{fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset, Match: m}, "connection_reset", `backend "delta" unavailable: connection reset`, atOnceBound},
-			{fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Code: -32603, Message: "kaput", Match: m}, "jsonrpc_error", `backend "delta" error: kaput`, atOnceBound},
-			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedInvalidJSON, Match: m}, "invalid_response", `backend "delta" unavailable: invalid response: malformed JSON`, atOnceBound},
-			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedWrongID, Match: m}, "invalid_response", `backend "delta" unavailable: invalid response: response id`, atOnceBound},
-			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: fakebackends.MalformedNoResult, Match: m}, "invalid_response", `backend "delta" unavailable: invalid response: response to request`, atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindCrash, Match: m, Params: &faults.Crash{Mode: fakebackends.CrashEOF}}, "connection_closed", `backend "delta" unavailable: connection closed`, atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindCrash, Match: m, Params: &faults.Crash{Mode: fakebackends.CrashReset}}, "connection_reset", `backend "delta" unavailable: connection reset`, atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Match: m, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, "jsonrpc_error", `backend "delta" error: kaput`, atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Match: m, Params: &faults.Malformed{Variant: fakebackends.MalformedInvalidJSON}}, "invalid_response", `backend "delta" unavailable: invalid response: malformed JSON`, atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Match: m, Params: &faults.Malformed{Variant: fakebackends.MalformedWrongID}}, "invalid_response", `backend "delta" unavailable: invalid response: response id`, atOnceBound},
+			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Match: m, Params: &faults.Malformed{Variant: fakebackends.MalformedNoResult}}, "invalid_response", `backend "delta" unavailable: invalid response: response to request`, atOnceBound},
 		} {
 			b.SetFaults(tc.fault)
 			res, d := callTool(t, c, "delta_echo", nil)

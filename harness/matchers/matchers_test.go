@@ -3,6 +3,7 @@ package matchers
 import (
 	"context"
 	"errors"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"testing"
 	"time"
 
@@ -161,7 +162,7 @@ func TestMatchersOnRealCalls(t *testing.T) {
 	defer cancel()
 	sc := func(name string) *fakebackends.Script {
 		return &fakebackends.Script{Name: name, Tools: []fakebackends.ToolSpec{{Name: "echo"}, {Name: "fail"}},
-			Faults: []fakebackends.Fault{{Kind: fakebackends.KindToolError, Text: "my own error", Match: fakebackends.Match{Tool: "fail"}}}}
+			Faults: []fakebackends.Fault{{Kind: fakebackends.KindToolError, Match: fakebackends.Match{Tool: "fail"}, Params: &faults.ToolError{Text: "my own error"}}}}
 	}
 	env, err := harness.Start(ctx, harness.Topology{Backends: []harness.BackendSpec{{Script: sc("alpha")}, {Script: sc("beta")}}})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -169,7 +170,7 @@ func TestMatchersOnRealCalls(t *testing.T) {
 	c, err := env.Client(ctx, harness.RevisionLegacy)
 	g.Expect(err).NotTo(HaveOccurred())
 
-	g.Expect(env.SetFaults(ctx, "beta", fakebackends.Fault{Kind: fakebackends.KindCrash, Mode: fakebackends.CrashReset, Match: fakebackends.Match{Tool: "echo"}})).To(Succeed())
+	g.Expect(env.SetFaults(ctx, "beta", fakebackends.Fault{Kind: fakebackends.KindCrash, Match: fakebackends.Match{Tool: "echo"}, Params: &faults.Crash{Mode: fakebackends.CrashReset}})).To(Succeed())
 	call := c.CallTool(ctx, "beta_echo", nil)
 	g.Expect(call).To(BeBackendUnavailable("beta"))
 	g.Expect(call).NotTo(BeBackendUnavailable("alpha"))

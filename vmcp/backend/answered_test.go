@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -262,7 +263,7 @@ func TestNoAnswerFromBackendIsInvalidResponse(t *testing.T) {
 							// connection, as any bad message there does.
 							c = dialFake(t, fb, pin, log)
 						}
-						f := fakebackends.Fault{Kind: fakebackends.KindMalformed, Variant: k.variant, Match: fakebackends.Match{Method: op}}
+						f := fakebackends.Fault{Kind: fakebackends.KindMalformed, Match: fakebackends.Match{Method: op}, Params: &faults.Malformed{Variant: k.variant}}
 						if err := fb.SetFaults(f); err != nil {
 							t.Fatal(err)
 						}
@@ -357,7 +358,7 @@ func TestAnswerRacingDeadline(t *testing.T) {
 			log := &panicLog{}
 			c := dialFake(t, fb, mcp.LATEST_LEGACY_PROTOCOL_VERSION, log)
 			const latency = 20 * time.Millisecond
-			if err := fb.SetFaults(fakebackends.Fault{Kind: fakebackends.KindLatency, Delay: fakebackends.Duration(latency), Match: fakebackends.Match{Method: "tools/call"}}); err != nil {
+			if err := fb.SetFaults(fakebackends.Fault{Kind: fakebackends.KindLatency, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.Latency{Delay: fakebackends.Duration(latency)}}); err != nil {
 				t.Fatal(err)
 			}
 			ok, timedOut := 0, 0
