@@ -18,14 +18,28 @@ import (
 
 // available reports whether views should include the backend now.
 func (r *resilience) available(name string) bool {
+	_, known := r.backends[name]
+	_, down := r.unavailable(name)
+	return known && !down
+}
+
+// unavailable reports whether a backend is unavailable now (health
+// unhealthy or unauthenticated while the monitor runs, or circuit open) and
+// why, in the words of the gate's refusal.
+func (r *resilience) unavailable(name string) (string, bool) {
 	br, ok := r.backends[name]
 	if !ok {
-		return false
+		return "", false
 	}
-	if r.cfg.Health.Enabled && !br.tracker.Status().State.Usable() {
-		return false
+	if r.cfg.Health.Enabled {
+		if st := br.tracker.Status().State; !st.Usable() {
+			return string(st) + " (health check)", true
+		}
 	}
-	return br.breaker == nil || br.breaker.State() != breaker.Open
+	if br.breaker != nil && br.breaker.State() == breaker.Open {
+		return "circuit open", true
+	}
+	return "", false
 }
 
 // availabilityMayHaveChanged is called after a health or circuit

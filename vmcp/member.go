@@ -124,7 +124,7 @@ func (m *member) record(be *BackendError) {
 // not executed). No other failure is retried.
 func (m *member) do(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *client.Client) error) *BackendError {
 	start := time.Now()
-	be := m.doGated(ctx, op, timeout, fn)
+	be := gated(m.gate, m.backend.Name, op, func() *BackendError { return m.attempt(ctx, op, timeout, fn) })
 	m.record(be)
 	if m.observer != nil {
 		m.observer.ObserveCall(CallEvent{Backend: m.backend.Name, Op: op, Session: m.owner, Duration: time.Since(start), Err: be})
@@ -132,17 +132,19 @@ func (m *member) do(ctx context.Context, op string, timeout time.Duration, fn fu
 	return be
 }
 
-func (m *member) doGated(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *client.Client) error) *BackendError {
-	if m.gate != nil {
-		done, refused := m.gate.Admit(m.backend.Name, op)
-		if refused != nil {
-			return refused
-		}
-		be := m.attempt(ctx, op, timeout, fn)
-		done(be)
-		return be
+// gated runs fn once gate (nil: none) admits it, and tells the gate its
+// outcome; a refusal is returned as it is.
+func gated(gate Gate, backend, op string, fn func() *BackendError) *BackendError {
+	if gate == nil {
+		return fn()
 	}
-	return m.attempt(ctx, op, timeout, fn)
+	done, refused := gate.Admit(backend, op)
+	if refused != nil {
+		return refused
+	}
+	be := fn()
+	done(be)
+	return be
 }
 
 func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *client.Client) error) *BackendError {

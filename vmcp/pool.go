@@ -2,6 +2,7 @@ package vmcp
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,10 +45,7 @@ type pool struct {
 func (p *pool) publishLocked() {
 	p.ready.Store(p.opened && !p.closed && p.opening == nil)
 	p.view.Store(p.agg)
-	snap := make(map[string][]*poolSlot, len(p.slots))
-	for name, slots := range p.slots {
-		snap[name] = slots
-	}
+	snap := maps.Clone(p.slots)
 	p.snap.Store(&snap)
 }
 

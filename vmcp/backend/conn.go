@@ -496,12 +496,7 @@ func (c *Conn) notifyCancelled(id, reason string) {
 // ended.
 func (c *Conn) Close() <-chan struct{} {
 	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		if c.deadErr == nil {
-			c.deadErr = ErrSessionClosing
-		}
-		c.mu.Unlock()
-		c.kill(errConnDead)
+		c.die(ErrSessionClosing)
 		go func() {
 			defer close(c.closed)
 			done := make(chan struct{})
