@@ -2,6 +2,8 @@ package vmcp
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -107,10 +109,7 @@ func (r *resilience) updateViews(name string, u *viewUpdater) {
 // setBackendAvailable updates every live session's view.
 func (g *Gateway) setBackendAvailable(name string, avail bool) {
 	g.mu.Lock()
-	sessions := make([]*Session, 0, len(g.sessions))
-	for _, s := range g.sessions {
-		sessions = append(sessions, s)
-	}
+	sessions := slices.Collect(maps.Values(g.sessions))
 	g.mu.Unlock()
 	for _, s := range sessions {
 		if g.ctx.Err() != nil {
@@ -146,13 +145,7 @@ func (s *Session) setBackendAvailable(name string, avail bool) {
 		}
 		delete(s.hidden, name)
 	}
-	views := map[string]backendView{}
-	for _, n := range s.order {
-		if mm := s.members[n]; !s.hidden[n] && mm.hasView() {
-			views[n] = mm.viewOf()
-		}
-	}
-	agg := buildAggregate(s.g.cfg.Aggregation, views)
+	agg := buildAggregate(s.g.cfg.Aggregation, s.memberViews(false))
 	s.agg.Store(agg)
 	s.g.applyView(s.mcpSess, s, agg) // the optimizer releases the previous view itself
 	if err := s.g.mcp.SendNotificationToSpecificClient(s.id, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
@@ -171,23 +164,29 @@ func (s *Session) hiddenTool(name string) (string, bool) {
 	if len(s.hidden) == 0 {
 		return "", false
 	}
-	views := map[string]backendView{}
-	for _, n := range s.order {
-		if m := s.members[n]; m.hasView() {
-			views[n] = m.viewOf()
-		}
-	}
-	r, ok := buildAggregate(s.g.cfg.Aggregation, views).ToolRoutes[name]
+	r, ok := buildAggregate(s.g.cfg.Aggregation, s.memberViews(true)).ToolRoutes[name]
 	if !ok || !s.hidden[r.Backend] {
 		return "", false
 	}
 	return r.Backend, true
 }
 
+// memberViews returns the listed views of the session's connected
+// backends, the hidden ones only when withHidden is set. Called with
+// s.viewMu held.
+func (s *Session) memberViews(withHidden bool) map[string]backendView {
+	views := map[string]backendView{}
+	for _, n := range s.order {
+		if m := s.members[n]; (withHidden || !s.hidden[n]) && m.hasView() {
+			views[n] = m.viewOf()
+		}
+	}
+	return views
+}
+
 // inView reports whether the current view routes to the backend.
 func (s *Session) inView(name string) bool {
-	agg := s.agg.Load()
-	for _, r := range agg.ToolRoutes {
+	for _, r := range s.agg.Load().ToolRoutes {
 		if r.Backend == name {
 			return true
 		}

@@ -83,18 +83,22 @@ func (m *member) status() MemberStatus {
 	if m.lastErr != nil {
 		st.LastError = m.lastErr.Error()
 		st.LastErrorKind = m.lastErr.Kind
-		t := m.lastErrAt
-		st.LastErrorAt = &t
+		st.LastErrorAt = timeOrNil(m.lastErrAt)
 	}
-	if !m.lastOKAt.IsZero() {
-		t := m.lastOKAt
-		st.LastSuccessAt = &t
-	}
+	st.LastSuccessAt = timeOrNil(m.lastOKAt)
 	if m.conn != nil {
 		st.ProtocolVersion = m.conn.Protocol()
 		st.SessionID = m.conn.SessionID()
 	}
 	return st
+}
+
+// timeOrNil returns &t, or nil for the zero time.
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // record moves the state after a request.
@@ -250,10 +254,7 @@ func (m *member) redial(fl *flight) {
 	var old *backend.Conn
 	switch {
 	case m.closed:
-		if c != nil {
-			old = c
-			c = nil
-		}
+		old, c = c, nil
 		berr = &BackendError{Backend: m.backend.Name, Op: "initialize", Kind: KindClosed, Cause: "session closed", Err: backend.ErrSessionClosing}
 	case berr == nil:
 		old, m.conn = m.conn, c

@@ -163,12 +163,7 @@ func (g *Gateway) poolUnavailable(v *optView) map[string]string {
 // the pool has no backend at all, so that find_tool can say so; it reports
 // whether the request may go on without backends.
 func (g *Gateway) installOptimizerOnly(sess server.ClientSession, method string) bool {
-	if !g.cfg.Optimizer.Enabled {
-		return false
-	}
-	switch mcp.MCPMethod(method) {
-	case mcp.MethodToolsList, mcp.MethodToolsCall:
-	default:
+	if !g.cfg.Optimizer.Enabled || (method != string(mcp.MethodToolsList) && method != string(mcp.MethodToolsCall)) {
 		return false
 	}
 	if st, ok := sess.(server.SessionWithTools); ok {

@@ -1,6 +1,7 @@
 package vmcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -508,21 +509,15 @@ func (g *Gateway) Health() HealthReport {
 	for _, b := range g.cfg.Backends {
 		br := r.backends[b.Name]
 		st := br.tracker.Status()
-		bh := BackendHealth{Status: st.State, ConsecutiveFailures: st.ConsecutiveFailures, LastError: st.LastError, CircuitState: breaker.Closed}
-		if !st.LastCheckTime.IsZero() {
-			t := st.LastCheckTime
-			bh.LastCheckTime = &t
-		}
+		bh := BackendHealth{Status: st.State, ConsecutiveFailures: st.ConsecutiveFailures, LastError: st.LastError,
+			LastCheckTime: timeOrNil(st.LastCheckTime), CircuitState: breaker.Closed}
 		if br.breaker != nil {
 			snap := br.breaker.Snapshot()
 			bh.CircuitState = snap.State
 			t := snap.LastChanged
 			bh.CircuitLastChanged = &t
 		}
-		method := b.Keepalive.Method
-		if method == "" {
-			method = "none"
-		}
+		method := cmp.Or(b.Keepalive.Method, "none")
 		if h := ka[b.Name]; h != nil {
 			bh.Keepalive = *h
 		} else {

@@ -86,13 +86,9 @@ func (t *Tracker) Record(r Result) {
 		hadFailures := t.st.ConsecutiveFailures > 0 || from == Unhealthy || from == Unauthenticated
 		t.st.ConsecutiveFailures = 0
 		t.st.LastError = ""
-		switch {
-		case t.th.DegradedThreshold > 0 && r.Latency > t.th.DegradedThreshold:
+		to = Healthy
+		if hadFailures || (t.th.DegradedThreshold > 0 && r.Latency > t.th.DegradedThreshold) {
 			to = Degraded
-		case hadFailures:
-			to = Degraded
-		default:
-			to = Healthy
 		}
 	} else {
 		t.st.ConsecutiveFailures++
