@@ -2,8 +2,10 @@ package vmcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -81,13 +83,8 @@ func (b *bufferedWriter) flushTo(w http.ResponseWriter, be *BackendError) {
 			}
 		}
 	}
-	for k, v := range b.header {
-		w.Header()[k] = v
-	}
+	maps.Copy(w.Header(), b.header)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
-	w.WriteHeader(b.status)
+	w.WriteHeader(cmp.Or(b.status, http.StatusOK))
 	_, _ = w.Write(body)
 }

@@ -100,7 +100,7 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 			todo = p.g.cfg.Backends
 		} else if retry && time.Since(p.lastRetry) >= poolRetryInterval {
 			for _, b := range p.g.cfg.Backends {
-				if !p.hasLiveLocked(b.Name) {
+				if len(p.liveLocked(b.Name)) == 0 {
 					todo = append(todo, b)
 				}
 			}
@@ -168,8 +168,6 @@ func closeMembers(members []*member) {
 		<-ch
 	}
 }
-
-func (p *pool) hasLiveLocked(name string) bool { return len(p.liveLocked(name)) > 0 }
 
 // liveLocked returns the backend's members that have a connection. A
 // member's connection is read under the member's own lock (a

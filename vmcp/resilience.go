@@ -372,7 +372,7 @@ func (r *resilience) SessionOpened(s *Session) {
 		k := keepalive.Start(s.ctx, keepalive.Config{
 			Method: method, Interval: b.Keepalive.Interval, Jitter: b.Keepalive.Jitter, Timeout: b.Keepalive.Timeout,
 			MaxFailures: b.Keepalive.MaxFailures, ProbeAfter: b.Keepalive.ProbeAfter,
-		}, keepaliveTarget{h}, r.metrics.Keepalive(b.Name), h.Exclusive)
+		}, h, r.metrics.Keepalive(b.Name), h.Exclusive)
 		ks = append(ks, &sessionKeeper{backend: b.Name, keeper: k})
 	}
 	r.mu.Lock()
@@ -400,13 +400,6 @@ func (r *resilience) SessionClosed(s *Session) {
 		r.sessObs.SessionClosed(s)
 	}
 }
-
-// keepaliveTarget adapts a BackendHandle to keepalive.Target.
-type keepaliveTarget struct{ h *BackendHandle }
-
-func (t keepaliveTarget) Ping(ctx context.Context) error               { return t.h.Ping(ctx) }
-func (t keepaliveTarget) CallTool(ctx context.Context, n string) error { return t.h.CallTool(ctx, n) }
-func (t keepaliveTarget) HasTool(n string) bool                        { return t.h.HasTool(n) }
 
 // stop ends probing and keepalive and releases the metrics (bounded by the
 // probes' timeouts and the connections' close timeout).
