@@ -147,8 +147,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 	g.opt = newOptimizerState(cfg.Optimizer.MaxResults, g.logger)
 	g.opts.gate, g.opts.observer, g.opts.sessionObserver = res, res, res
 	g.pool = newPool(g)
-	g.loops.Add(1)
-	go g.sweepIdle()
+	g.loops.Go(g.sweepIdle)
 	g.mcp = g.newMCPServer()
 	g.streamable = server.NewStreamableHTTPServer(g.mcp,
 		server.WithSessionIdManager(sessionIDs{g}),
@@ -230,7 +229,6 @@ func (g *Gateway) closeSessionAsync(id string) {
 // sweepIdle closes client sessions idle longer than timeouts.sessionIdle,
 // until the gateway shuts down.
 func (g *Gateway) sweepIdle() {
-	defer g.loops.Done()
 	idle := g.cfg.Timeouts.SessionIdle
 	t := time.NewTicker(max(idle/4, 10*time.Millisecond))
 	defer t.Stop()
@@ -349,11 +347,9 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		defer close(done)
 		var wg sync.WaitGroup
 		for _, s := range sessions {
-			wg.Add(1)
-			go func() { defer wg.Done(); s.Close(); g.sessionClosed(s) }()
+			wg.Go(func() { s.Close(); g.sessionClosed(s) })
 		}
-		wg.Add(1)
-		go func() { defer wg.Done(); g.pool.close() }()
+		wg.Go(g.pool.close)
 		wg.Wait()
 		g.bg.Wait()
 	}()

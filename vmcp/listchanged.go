@@ -69,8 +69,7 @@ func (r *resilience) availabilityMayHaveChanged(name string) {
 		return // the running worker sees the mark
 	}
 	u.running = true
-	r.bg.Add(1)
-	go r.updateViews(name, u)
+	r.bg.Go(func() { r.updateViews(name, u) })
 }
 
 // viewUpdater is one backend's view worker state (guarded by r.mu).
@@ -82,7 +81,6 @@ type viewUpdater struct {
 // updateViews applies the backend's current availability to every live
 // session until no transition is pending.
 func (r *resilience) updateViews(name string, u *viewUpdater) {
-	defer r.bg.Done()
 	for {
 		r.mu.Lock()
 		if !u.dirty || r.stopped {

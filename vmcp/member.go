@@ -223,8 +223,7 @@ func (m *member) reconnect(ctx context.Context, failed *backend.Conn, op string,
 		fl = &flight{done: make(chan struct{}), after: m.probeToAwait(ctx)}
 		m.reinit = fl
 		m.reinits++
-		m.wg.Add(1)
-		go m.redial(fl)
+		m.wg.Go(func() { m.redial(fl) })
 	}
 	m.probeWaitsForReinit(ctx)
 	m.mu.Unlock()
@@ -246,7 +245,6 @@ func (m *member) reconnect(ctx context.Context, failed *backend.Conn, op string,
 }
 
 func (m *member) redial(fl *flight) {
-	defer m.wg.Done()
 	m.awaitProbe(fl) // never dial while a keepalive probe holds the session
 	c, berr := m.d.Dial(m.ctx, m.backend, m.preferLegacy)
 	m.mu.Lock()

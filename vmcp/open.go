@@ -53,8 +53,7 @@ func (g *Gateway) connectMember(ctx context.Context, m *member) *BackendError {
 	}
 	view, be := g.listView(ctx, m.backend.Name, c)
 	if be != nil {
-		m.wg.Add(1)
-		go func() { defer m.wg.Done(); <-c.Close() }()
+		m.wg.Go(func() { <-c.Close() })
 		return be
 	}
 	m.conn, m.view = c, view
@@ -109,8 +108,7 @@ func (g *Gateway) listView(ctx context.Context, name string, c *backend.Conn) (b
 	errs := make([]*BackendError, len(steps))
 	var wg sync.WaitGroup
 	for i, step := range steps[1:] {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i+1] = step() }()
+		wg.Go(func() { errs[i+1] = step() })
 	}
 	errs[0] = steps[0]()
 	wg.Wait()
@@ -155,11 +153,7 @@ func (g *Gateway) openAll(ctx, ownerCtx context.Context, owner string, wg *sync.
 	out := make([]*member, len(backends))
 	var all sync.WaitGroup
 	for i, b := range backends {
-		all.Add(1)
-		go func() {
-			defer all.Done()
-			out[i] = g.openMember(ctx, ownerCtx, owner, wg, b, preferLegacy)
-		}()
+		all.Go(func() { out[i] = g.openMember(ctx, ownerCtx, owner, wg, b, preferLegacy) })
 	}
 	all.Wait()
 	return out

@@ -327,8 +327,7 @@ func (r *resilience) probeOnce(ctx context.Context, br *backendResilience) *Back
 		// Start afresh next time: the connection (or its backend session)
 		// may be what failed.
 		br.probeConn = nil
-		r.probes.Add(1)
-		go func() { defer r.probes.Done(); <-c.Close() }()
+		r.probes.Go(func() { <-c.Close() })
 	}
 	return be
 }
@@ -421,8 +420,7 @@ func (r *resilience) stop(ctx context.Context) {
 		br.probeMu.Lock()
 		if c := br.probeConn; c != nil {
 			br.probeConn = nil
-			r.probes.Add(1)
-			go func() { defer r.probes.Done(); <-c.Close() }()
+			r.probes.Go(func() { <-c.Close() })
 		}
 		br.probeMu.Unlock()
 	}
@@ -484,18 +482,12 @@ func (g *Gateway) Health() HealthReport {
 		States: map[health.State]int{}, HealthMonitoring: g.cfg.Health.Enabled, CircuitBreaker: g.cfg.Breaker.Enabled,
 	}}
 	r.mu.Lock()
-	ka := map[string]*KeepaliveHealth{}
+	ka := map[string]KeepaliveHealth{}
 	for _, ks := range r.keepers {
 		for _, k := range ks {
-			st := k.keeper.Status()
-			h := ka[k.backend]
-			if h == nil {
-				h = &KeepaliveHealth{}
-				ka[k.backend] = h
-			}
-			h.Sessions++
-			h.Enabled = h.Enabled || st.Enabled
-			h.ConsecutiveFailures = max(h.ConsecutiveFailures, st.ConsecutiveFailures)
+			st, h := k.keeper.Status(), ka[k.backend]
+			ka[k.backend] = KeepaliveHealth{Sessions: h.Sessions + 1, Enabled: h.Enabled || st.Enabled,
+				ConsecutiveFailures: max(h.ConsecutiveFailures, st.ConsecutiveFailures)}
 		}
 	}
 	r.mu.Unlock()
@@ -511,12 +503,12 @@ func (g *Gateway) Health() HealthReport {
 			bh.CircuitLastChanged = &t
 		}
 		method := cmp.Or(b.Keepalive.Method, "none")
-		if h := ka[b.Name]; h != nil {
-			bh.Keepalive = *h
-		} else {
-			bh.Keepalive = KeepaliveHealth{Enabled: method != "none"}
+		h, ok := ka[b.Name]
+		if !ok {
+			h.Enabled = method != "none"
 		}
-		bh.Keepalive.Method = method
+		h.Method = method
+		bh.Keepalive = h
 		rep.Backends[b.Name] = bh
 		rep.Summary.Total++
 		rep.Summary.States[st.State]++
