@@ -214,16 +214,9 @@ func (g *Gateway) closeSessionAsync(id string) {
 			}
 		}
 		g.closed[id] = time.Now()
-		g.bg.Add(1)
+		g.bg.Go(func() { s.Close(); g.sessionClosed(s) })
 	}
 	g.mu.Unlock()
-	if s != nil {
-		go func() {
-			defer g.bg.Done()
-			s.Close()
-			g.sessionClosed(s)
-		}()
-	}
 }
 
 // sweepIdle closes client sessions idle longer than timeouts.sessionIdle,

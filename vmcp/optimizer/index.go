@@ -16,6 +16,7 @@
 package optimizer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -329,13 +330,8 @@ func (ix *Index) Search(ctx context.Context, q Query, allowed ToolSet, limit int
 	// Keep the best limit candidates in a small sorted slice.
 	top := make([]Match, 0, limit+1)
 	better := func(sc float64, d *doc, m *Match) bool {
-		if sc != m.Score {
-			return sc > m.Score
-		}
-		if d.key.Tool != m.Key.Tool {
-			return d.key.Tool < m.Key.Tool
-		}
-		return d.key.Backend < m.Key.Backend
+		return cmp.Or(cmp.Compare(m.Score, sc), strings.Compare(d.key.Tool, m.Key.Tool),
+			strings.Compare(d.key.Backend, m.Key.Backend)) < 0
 	}
 	for _, di := range sc.touched {
 		if sc.state[di] != stateAllowed {
@@ -435,11 +431,7 @@ func newDoc(backend string, t mcp.Tool) (*doc, error) {
 		}
 	}
 	tokenize(t.Name, maxFieldTokens, add(nameWeight))
-	title := t.Title
-	if title == "" {
-		title = t.Annotations.Title
-	}
-	tokenize(title+"\n"+t.Description, maxFieldTokens, add(1))
+	tokenize(cmp.Or(t.Title, t.Annotations.Title)+"\n"+t.Description, maxFieldTokens, add(1))
 	var ptext []byte
 	for _, p := range params(t) {
 		ptext = append(ptext, p.name...)
