@@ -2,6 +2,7 @@ package vmcp
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"io"
@@ -64,7 +65,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := &errHolder{}
-	r = r.WithContext(withHolder(r.Context(), h))
+	r = r.WithContext(context.WithValue(r.Context(), holderKey{}, h))
 	bw := &bufferedWriter{header: http.Header{}}
 	g.streamable.ServeHTTP(bw, r)
 	bw.flushTo(w, h.get())

@@ -21,10 +21,6 @@ type errHolder struct {
 
 type holderKey struct{}
 
-func withHolder(ctx context.Context, h *errHolder) context.Context {
-	return context.WithValue(ctx, holderKey{}, h)
-}
-
 // holdError records be for the current request, if it has a holder.
 func holdError(ctx context.Context, be *BackendError) {
 	if h, ok := ctx.Value(holderKey{}).(*errHolder); ok {

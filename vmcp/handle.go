@@ -81,11 +81,8 @@ func (h *BackendHandle) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 // arguments. A tool result with isError counts as a failure here.
 func (h *BackendHandle) CallTool(ctx context.Context, name string) error {
 	var res *mcp.CallToolResult
-	be := h.m.do(ctx, "tools/call", h.m.timeouts.Call, func(ctx context.Context, c *client.Client) error {
-		req := mcp.CallToolRequest{}
-		req.Params.Name = name
-		var err error
-		res, err = c.CallTool(ctx, req)
+	be := h.m.do(ctx, "tools/call", h.m.timeouts.Call, func(ctx context.Context, c *client.Client) (err error) {
+		res, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name}})
 		return err
 	})
 	if be != nil {
@@ -238,9 +235,6 @@ func (s *Session) CallTool(ctx context.Context, name string, args map[string]any
 	if !found {
 		return nil, false
 	}
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, _ = toolHandler(s, r)(ctx, req)
+	res, _ = toolHandler(s, r)(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
 	return res, true
 }

@@ -18,10 +18,6 @@ const Version = "0.1.0"
 
 var errUnknownSession = errors.New("unknown or closed session")
 
-func errPromptNotFound(name string) error {
-	return fmt.Errorf("prompt %q not found: %w", name, server.ErrPromptNotFound)
-}
-
 // newMCPServer builds the client-facing MCP server. Tools, resources and
 // templates live in mcp-go's per-session stores (set when a session starts,
 // or from the pool for stateless requests); prompts are registered globally

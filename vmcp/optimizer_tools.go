@@ -273,11 +273,8 @@ func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 			return mcp.NewToolResultError("tool not found: " + name + " (" + unhealthyText(r.Backend, why) + ")"), nil
 		}
 	}
-	out := mcp.CallToolRequest{}
-	out.Params.Name = name
-	out.Params.Arguments = params
-	out.Params.Meta = req.Params.Meta
-	return toolHandler(target, r)(ctx, out)
+	return toolHandler(target, r)(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
+		Name: name, Arguments: params, Meta: req.Params.Meta}})
 }
 
 // unhealthyText is the error text of a backend left out of the caller's
