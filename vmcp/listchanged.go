@@ -126,9 +126,6 @@ func (s *Session) setBackendAvailable(name string, avail bool) {
 	if !ok || s.mcpSess == nil || s.ctx.Err() != nil {
 		return
 	}
-	if s.hidden == nil {
-		s.hidden = map[string]bool{}
-	}
 	if !avail {
 		if s.hidden[name] {
 			return

@@ -147,12 +147,9 @@ func (g *Gateway) whyLeft(name string) string {
 // a session of its own: what it can find and call is decided when it
 // arrives, as for a session when it is created.
 func (g *Gateway) poolUnavailable(v *optView) map[string]string {
-	var out map[string]string
+	out := map[string]string{}
 	for _, b := range v.backends {
 		if why, ok := g.res.unavailable(b); ok {
-			if out == nil {
-				out = map[string]string{}
-			}
 			out[b] = unhealthyText(b, why)
 		}
 	}

@@ -54,6 +54,7 @@ func (g *Gateway) openSession(reqCtx context.Context, id, clientProtocol string)
 		ctx:            sctx,
 		cancel:         cancel,
 		members:        map[string]*member{},
+		hidden:         map[string]bool{},
 		closed:         make(chan struct{}),
 	}
 	// Opening ends early if the client goes away or the session closes.
