@@ -21,14 +21,14 @@ type pool struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup // members' background work (closes, re-initializations)
-	opens  sync.WaitGroup // openings under way (see beginOpen)
+	opens  sync.WaitGroup // openings under way
 
 	mu        sync.Mutex
 	slots     map[string][]*poolSlot
 	agg       *aggregate
 	version   atomic.Int64
 	opened    bool
-	opening   *poolFlight
+	opening   chan struct{} // closed when the opening under way ends
 	lastRetry time.Time
 	closed    bool
 
@@ -52,10 +52,6 @@ func (p *pool) publishLocked() {
 type poolSlot struct {
 	m        *member
 	inflight atomic.Int64
-}
-
-type poolFlight struct {
-	done chan struct{}
 }
 
 // busyThreshold is how many concurrent requests a pool member carries
@@ -86,10 +82,10 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 			p.mu.Unlock()
 			return nil, backend.ErrSessionClosing
 		}
-		if fl := p.opening; fl != nil {
+		if opening := p.opening; opening != nil {
 			p.mu.Unlock()
 			select {
-			case <-fl.done:
+			case <-opening:
 				continue
 			case <-ctx.Done():
 				return nil, ctx.Err()
@@ -113,8 +109,8 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 			}
 			return agg, nil
 		}
-		fl := &poolFlight{done: make(chan struct{})}
-		p.opening = fl
+		done := make(chan struct{})
+		p.opening = done
 		p.lastRetry = time.Now()
 		p.opens.Add(1)
 		p.publishLocked()
@@ -130,7 +126,7 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 			p.publishLocked()
 			p.mu.Unlock()
 			closeMembers(members)
-			close(fl.done)
+			close(done)
 			p.opens.Done()
 			return nil, backend.ErrSessionClosing
 		}
@@ -153,7 +149,7 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 		p.opening = nil
 		p.publishLocked()
 		p.mu.Unlock()
-		close(fl.done)
+		close(done)
 		p.opens.Done()
 	}
 }
