@@ -60,10 +60,6 @@ func (r *resilience) availabilityMayHaveChanged(name string) {
 		return
 	}
 	u := r.viewUpd[name]
-	if u == nil {
-		u = &viewUpdater{}
-		r.viewUpd[name] = u
-	}
 	u.dirty = true
 	if u.running {
 		return // the running worker sees the mark

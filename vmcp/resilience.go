@@ -123,6 +123,7 @@ func newResilience(g *Gateway) (*resilience, error) {
 	for _, b := range g.cfg.Backends {
 		br := &backendResilience{cfg: b}
 		name := b.Name
+		r.viewUpd[name] = &viewUpdater{}
 		br.tracker = health.NewTracker(health.Thresholds{
 			UnhealthyThreshold: g.cfg.Health.UnhealthyThreshold,
 			DegradedThreshold:  g.cfg.Health.DegradedThreshold,
