@@ -47,17 +47,11 @@ type bufferedWriter struct {
 func (b *bufferedWriter) Header() http.Header { return b.header }
 
 func (b *bufferedWriter) Write(p []byte) (int, error) {
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
+	b.status = cmp.Or(b.status, http.StatusOK)
 	return b.body.Write(p)
 }
 
-func (b *bufferedWriter) WriteHeader(status int) {
-	if b.status == 0 {
-		b.status = status
-	}
-}
+func (b *bufferedWriter) WriteHeader(status int) { b.status = cmp.Or(b.status, status) }
 
 // flushTo writes the buffered response to w, adding be's data to a JSON-RPC
 // error response.

@@ -5,6 +5,7 @@
 package vmcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,10 +126,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 	for _, o := range opts {
 		o(&g.opts)
 	}
-	g.logger = g.opts.logger
-	if g.logger == nil {
-		g.logger = slog.New(slog.DiscardHandler)
-	}
+	g.logger = cmp.Or(g.opts.logger, slog.New(slog.DiscardHandler))
 	base := g.opts.httpTransport
 	if base == nil {
 		base = http.DefaultTransport.(*http.Transport).Clone()
@@ -364,11 +362,9 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		_ = srv.Shutdown(sctx)
 		scancel()
 		_ = srv.Close()
-		if err == nil {
-			err = ctx.Err()
-		}
-		if serveErr := <-g.serveErr; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) && err == nil {
-			err = serveErr
+		err = cmp.Or(err, ctx.Err())
+		if serveErr := <-g.serveErr; !errors.Is(serveErr, http.ErrServerClosed) {
+			err = cmp.Or(err, serveErr)
 		}
 	}
 	closeIdle := g.httpBase.CloseIdleConnections
@@ -379,9 +375,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		// ctx ended first: return now. What is left was cut off above
 		// (g.cancel) and ends on its own, within the close timeout.
 		go func() { <-done; closeIdle() }()
-		if err == nil {
-			err = ctx.Err()
-		}
+		err = cmp.Or(err, ctx.Err())
 	}
 	return err
 }

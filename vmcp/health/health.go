@@ -3,6 +3,7 @@
 package health
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"time"
@@ -152,9 +153,7 @@ func StartLoop(parent context.Context, interval, timeout time.Duration, probe Pr
 			if ctx.Err() != nil {
 				return // stopping: a probe cut short is not a result
 			}
-			if r.Latency == 0 {
-				r.Latency = time.Since(start)
-			}
+			r.Latency = cmp.Or(r.Latency, time.Since(start))
 			r.Probe = true
 			onResult(r)
 			t.Reset(interval)
