@@ -118,11 +118,7 @@ func (g *Gateway) applyView(sess server.ClientSession, target caller, agg *aggre
 	} else if _, legacy := target.(*Session); ok && legacy {
 		st.SetSessionTools(g.sessionTools(agg)) // shared by sessions with this aggregate
 	} else if ok {
-		tools := make(map[string]server.ServerTool, len(agg.Tools))
-		for _, t := range agg.Tools {
-			tools[t.Name] = server.ServerTool{Tool: t, Handler: toolHandler(target, agg.ToolRoutes[t.Name])}
-		}
-		st.SetSessionTools(tools)
+		st.SetSessionTools(agg.toolTable(func(r route) server.ToolHandlerFunc { return toolHandler(target, r) }))
 	}
 	if sr, ok := sess.(server.SessionWithResources); ok {
 		res := make(map[string]server.ServerResource, len(agg.Resources))

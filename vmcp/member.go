@@ -173,11 +173,9 @@ func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, 
 	if be == nil || (be.Kind != KindSessionExpired && !(be.Kind == KindClosed && m.replaced(c))) {
 		return be
 	}
-	c2, rerr := m.reconnect(ctx, c, op, timeout)
-	if rerr != nil {
-		return rerr
+	if c, be = m.reconnect(ctx, c, op, timeout); be != nil {
+		return be
 	}
-	c = c2
 	return c.Invoke(ctx, op, timeout, run)
 }
 

@@ -165,12 +165,15 @@ func closeMembers(members []*member) {
 	}
 }
 
-// liveLocked returns the backend's members that have a connection. A
-// member's connection is read under the member's own lock (a
-// re-initialization replaces it); p.mu is taken before m.mu, never after.
-func (p *pool) liveLocked(name string) []*poolSlot {
+// liveLocked returns the backend's members that have a connection.
+func (p *pool) liveLocked(name string) []*poolSlot { return liveSlots(p.slots[name]) }
+
+// liveSlots returns the slots whose member has a connection. A member's
+// connection is read under the member's own lock (a re-initialization
+// replaces it); p.mu is taken before m.mu, never after.
+func liveSlots(slots []*poolSlot) []*poolSlot {
 	var out []*poolSlot
-	for _, s := range p.slots[name] {
+	for _, s := range slots {
 		if s.m.hasView() {
 			out = append(out, s)
 		}
@@ -202,13 +205,19 @@ func (p *pool) isClosed() bool {
 func (p *pool) noBackend() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return noBackendError(p.membersLocked())
+}
+
+// membersLocked returns every member of the pool, backends in
+// configuration order.
+func (p *pool) membersLocked() []*member {
 	var members []*member
 	for _, b := range p.g.cfg.Backends {
 		for _, s := range p.slots[b.Name] {
 			members = append(members, s.m)
 		}
 	}
-	return noBackendError(members)
+	return members
 }
 
 // snapshot returns the current aggregate with its version.
@@ -237,11 +246,7 @@ func (p *pool) pick(ctx context.Context, name, op string) (*poolSlot, *BackendEr
 	// connection read under its own lock.
 	var live []*poolSlot
 	if snap := p.snap.Load(); snap != nil {
-		for _, s := range (*snap)[name] {
-			if s.m.hasView() {
-				live = append(live, s)
-			}
-		}
+		live = liveSlots((*snap)[name])
 	}
 	if !p.ready.Load() && p.isClosed() {
 		return nil, &BackendError{Backend: name, Op: op, Kind: KindClosed, Cause: "gateway closing", Err: backend.ErrSessionClosing}
@@ -296,12 +301,7 @@ func (p *pool) close() {
 	p.mu.Unlock()
 	p.opens.Wait()
 	p.mu.Lock()
-	var members []*member
-	for _, slots := range p.slots {
-		for _, s := range slots {
-			members = append(members, s.m)
-		}
-	}
+	members := p.membersLocked()
 	p.mu.Unlock()
 	closeMembers(members)
 	p.wg.Wait()
