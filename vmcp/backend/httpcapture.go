@@ -260,9 +260,8 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		// A shallow copy is enough: only Body and GetBody change (and
 		// the context below).
-		r2 := new(http.Request)
-		*r2 = *req
-		req = r2
+		r2 := *req
+		req = &r2
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		reqID, _ = peekRequest(body)
