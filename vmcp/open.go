@@ -2,6 +2,7 @@ package vmcp
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -179,16 +180,19 @@ type NoBackendError struct {
 // Error renders "no backend available: " and every backend's failure,
 // separated by "; ".
 func (e *NoBackendError) Error() string {
-	s := "no backend available"
-	for i, err := range e.Errs {
-		if i == 0 {
-			s += ": "
-		} else {
-			s += "; "
-		}
-		s += err.Error()
+	if len(e.Errs) == 0 {
+		return "no backend available"
 	}
-	return s
+	return "no backend available: " + joinErrors(e.Errs)
+}
+
+// joinErrors joins the errors' messages with "; ".
+func joinErrors(errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // Unwrap returns the per-backend errors.

@@ -327,11 +327,7 @@ func noBackendMessage(err error) string {
 	if !errors.As(err, &nb) || len(nb.Errs) == 0 {
 		return MsgNoBackend
 	}
-	causes := make([]string, len(nb.Errs))
-	for i, e := range nb.Errs {
-		causes[i] = e.Error()
-	}
-	return MsgNoBackend + ": " + strings.Join(causes, "; ")
+	return MsgNoBackend + ": " + joinErrors(nb.Errs)
 }
 
 // msgNoTool is find_tool's message when the caller's backends offer no tool.
@@ -504,8 +500,7 @@ const maxFiltered = 16
 // backends. The segments stay held by v (v.ensure indexes them); results
 // are cached per set of gone backends.
 func (v *optView) without(gone map[string]string) (optimizer.ToolSet, int) {
-	names := slices.Sorted(maps.Keys(gone))
-	key := strings.Join(names, "\x00")
+	key := strings.Join(slices.Sorted(maps.Keys(gone)), "\x00")
 	v.mu.Lock()
 	f, ok := v.filtered[key]
 	v.mu.Unlock()
