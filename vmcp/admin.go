@@ -2,6 +2,7 @@ package vmcp
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"io"
@@ -64,7 +65,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := &errHolder{}
-	r = r.WithContext(withHolder(r.Context(), h))
+	r = r.WithContext(context.WithValue(r.Context(), holderKey{}, h))
 	bw := &bufferedWriter{header: http.Header{}}
 	g.streamable.ServeHTTP(bw, r)
 	bw.flushTo(w, h.get())
@@ -88,14 +89,11 @@ func (g *Gateway) requireAuth(next http.Handler) http.Handler {
 // requireAdmin allows admin endpoints to loopback clients, or, with bearer
 // auth configured, to holders of the token.
 func (g *Gateway) requireAdmin(next http.Handler) http.Handler {
+	if g.cfg.IncomingAuth.Type == config.AuthBearer {
+		return g.requireAuth(next)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if g.cfg.IncomingAuth.Type == config.AuthBearer {
-			if !g.bearerOK(r) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="vmcp"`)
-				http.Error(w, "unauthorized", http.StatusUnauthorized)
-				return
-			}
-		} else if !isLoopback(r.RemoteAddr) {
+		if !isLoopback(r.RemoteAddr) {
 			http.Error(w, "admin endpoints are served to loopback clients only", http.StatusForbidden)
 			return
 		}

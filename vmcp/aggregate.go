@@ -3,7 +3,6 @@ package vmcp
 import (
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -81,6 +80,8 @@ func prefixed(format, backend, name string) string {
 	return p + name
 }
 
+// candidate is one backend's item under its exposed name (the item
+// already renamed).
 type candidate[T any] struct {
 	exposed string
 	backend string
@@ -88,9 +89,9 @@ type candidate[T any] struct {
 	item    T
 }
 
-// pick resolves candidates that share an exposed name: the best-ranked
-// backend wins. The result is sorted by exposed name.
-func pick[T any](r ranker, cands []candidate[T]) []candidate[T] {
+// place resolves candidates that share an exposed name (the best-ranked
+// backend wins) into the items, sorted by exposed name, and their routes.
+func place[T any](r ranker, cands []candidate[T]) ([]T, map[string]route) {
 	best := map[string]candidate[T]{}
 	for _, c := range cands {
 		cur, ok := best[c.exposed]
@@ -98,36 +99,39 @@ func pick[T any](r ranker, cands []candidate[T]) []candidate[T] {
 			best[c.exposed] = c
 		}
 	}
-	out := make([]candidate[T], 0, len(best))
-	for _, c := range best {
-		out = append(out, c)
+	var items []T
+	routes := make(map[string]route, len(best))
+	for _, exposed := range slices.Sorted(maps.Keys(best)) {
+		c := best[exposed]
+		items = append(items, c.item)
+		routes[exposed] = route{c.backend, c.orig}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].exposed < out[j].exposed })
-	return out
+	return items, routes
 }
 
 // buildAggregate merges the views of the given backends.
 func buildAggregate(a config.Aggregation, views map[string]backendView) *aggregate {
-	r := newRanker(a)
 	rename := func(backend, name string) string {
 		if a.ConflictResolution == config.ConflictPrefix {
 			return prefixed(a.PrefixFormat, backend, name)
 		}
 		return name
 	}
-	names := slices.Sorted(maps.Keys(views))
-
 	var tools []candidate[mcp.Tool]
 	var prompts []candidate[mcp.Prompt]
 	var resources []candidate[mcp.Resource]
 	var templates []candidate[mcp.ResourceTemplate]
-	for _, b := range names {
+	for _, b := range slices.Sorted(maps.Keys(views)) {
 		v := views[b]
 		for _, t := range v.Tools {
-			tools = append(tools, candidate[mcp.Tool]{rename(b, t.Name), b, t.Name, t})
+			orig := t.Name
+			t.Name = rename(b, orig)
+			tools = append(tools, candidate[mcp.Tool]{t.Name, b, orig, t})
 		}
 		for _, p := range v.Prompts {
-			prompts = append(prompts, candidate[mcp.Prompt]{rename(b, p.Name), b, p.Name, p})
+			orig := p.Name
+			p.Name = rename(b, orig)
+			prompts = append(prompts, candidate[mcp.Prompt]{p.Name, b, orig, p})
 		}
 		for _, res := range v.Resources {
 			resources = append(resources, candidate[mcp.Resource]{res.URI, b, res.URI, res})
@@ -140,32 +144,11 @@ func buildAggregate(a config.Aggregation, views map[string]backendView) *aggrega
 			templates = append(templates, candidate[mcp.ResourceTemplate]{key, b, key, t})
 		}
 	}
-
-	agg := &aggregate{
-		ToolRoutes:     map[string]route{},
-		PromptRoutes:   map[string]route{},
-		ResourceRoutes: map[string]route{},
-		TemplateRoutes: map[string]route{},
-	}
-	for _, c := range pick(r, tools) {
-		t := c.item
-		t.Name = c.exposed
-		agg.Tools = append(agg.Tools, t)
-		agg.ToolRoutes[c.exposed] = route{c.backend, c.orig}
-	}
-	for _, c := range pick(r, prompts) {
-		p := c.item
-		p.Name = c.exposed
-		agg.Prompts = append(agg.Prompts, p)
-		agg.PromptRoutes[c.exposed] = route{c.backend, c.orig}
-	}
-	for _, c := range pick(r, resources) {
-		agg.Resources = append(agg.Resources, c.item)
-		agg.ResourceRoutes[c.exposed] = route{c.backend, c.orig}
-	}
-	for _, c := range pick(r, templates) {
-		agg.Templates = append(agg.Templates, c.item)
-		agg.TemplateRoutes[c.exposed] = route{c.backend, c.orig}
-	}
+	r := newRanker(a)
+	agg := &aggregate{}
+	agg.Tools, agg.ToolRoutes = place(r, tools)
+	agg.Prompts, agg.PromptRoutes = place(r, prompts)
+	agg.Resources, agg.ResourceRoutes = place(r, resources)
+	agg.Templates, agg.TemplateRoutes = place(r, templates)
 	return agg
 }

@@ -153,13 +153,17 @@ func (as *aggregates) build(a config.Aggregation, views map[string]backendView) 
 // handler finds its session from the request, so sessions with the same
 // aggregate share one table (mcp-go copies it per session).
 func (g *Gateway) sessionTools(agg *aggregate) map[string]server.ServerTool {
-	agg.sessOnce.Do(func() {
-		agg.sessTools = make(map[string]server.ServerTool, len(agg.Tools))
-		for _, t := range agg.Tools {
-			agg.sessTools[t.Name] = server.ServerTool{Tool: t, Handler: g.sessionToolHandler(agg.ToolRoutes[t.Name])}
-		}
-	})
+	agg.sessOnce.Do(func() { agg.sessTools = agg.toolTable(g.sessionToolHandler) })
 	return agg.sessTools
+}
+
+// toolTable is agg's tools, each served by the handler made for its route.
+func (agg *aggregate) toolTable(handler func(route) server.ToolHandlerFunc) map[string]server.ServerTool {
+	tools := make(map[string]server.ServerTool, len(agg.Tools))
+	for _, t := range agg.Tools {
+		tools[t.Name] = server.ServerTool{Tool: t, Handler: handler(agg.ToolRoutes[t.Name])}
+	}
+	return tools
 }
 
 // sessionToolHandler is toolHandler for the legacy session the request

@@ -2,8 +2,10 @@ package vmcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -18,10 +20,6 @@ type errHolder struct {
 }
 
 type holderKey struct{}
-
-func withHolder(ctx context.Context, h *errHolder) context.Context {
-	return context.WithValue(ctx, holderKey{}, h)
-}
 
 // holdError records be for the current request, if it has a holder.
 func holdError(ctx context.Context, be *BackendError) {
@@ -49,17 +47,11 @@ type bufferedWriter struct {
 func (b *bufferedWriter) Header() http.Header { return b.header }
 
 func (b *bufferedWriter) Write(p []byte) (int, error) {
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
+	b.status = cmp.Or(b.status, http.StatusOK)
 	return b.body.Write(p)
 }
 
-func (b *bufferedWriter) WriteHeader(status int) {
-	if b.status == 0 {
-		b.status = status
-	}
-}
+func (b *bufferedWriter) WriteHeader(status int) { b.status = cmp.Or(b.status, status) }
 
 // flushTo writes the buffered response to w, adding be's data to a JSON-RPC
 // error response.
@@ -81,13 +73,8 @@ func (b *bufferedWriter) flushTo(w http.ResponseWriter, be *BackendError) {
 			}
 		}
 	}
-	for k, v := range b.header {
-		w.Header()[k] = v
-	}
+	maps.Copy(w.Header(), b.header)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
-	w.WriteHeader(b.status)
+	w.WriteHeader(cmp.Or(b.status, http.StatusOK))
 	_, _ = w.Write(body)
 }

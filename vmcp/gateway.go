@@ -5,6 +5,7 @@
 package vmcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,10 +126,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 	for _, o := range opts {
 		o(&g.opts)
 	}
-	g.logger = g.opts.logger
-	if g.logger == nil {
-		g.logger = slog.New(slog.DiscardHandler)
-	}
+	g.logger = cmp.Or(g.opts.logger, slog.New(slog.DiscardHandler))
 	base := g.opts.httpTransport
 	if base == nil {
 		base = http.DefaultTransport.(*http.Transport).Clone()
@@ -147,8 +145,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 	g.opt = newOptimizerState(cfg.Optimizer.MaxResults, g.logger)
 	g.opts.gate, g.opts.observer, g.opts.sessionObserver = res, res, res
 	g.pool = newPool(g)
-	g.loops.Add(1)
-	go g.sweepIdle()
+	g.loops.Go(g.sweepIdle)
 	g.mcp = g.newMCPServer()
 	g.streamable = server.NewStreamableHTTPServer(g.mcp,
 		server.WithSessionIdManager(sessionIDs{g}),
@@ -215,22 +212,14 @@ func (g *Gateway) closeSessionAsync(id string) {
 			}
 		}
 		g.closed[id] = time.Now()
-		g.bg.Add(1)
+		g.bg.Go(func() { s.Close(); g.sessionClosed(s) })
 	}
 	g.mu.Unlock()
-	if s != nil {
-		go func() {
-			defer g.bg.Done()
-			s.Close()
-			g.sessionClosed(s)
-		}()
-	}
 }
 
 // sweepIdle closes client sessions idle longer than timeouts.sessionIdle,
 // until the gateway shuts down.
 func (g *Gateway) sweepIdle() {
-	defer g.loops.Done()
 	idle := g.cfg.Timeouts.SessionIdle
 	t := time.NewTicker(max(idle/4, 10*time.Millisecond))
 	defer t.Stop()
@@ -349,11 +338,9 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		defer close(done)
 		var wg sync.WaitGroup
 		for _, s := range sessions {
-			wg.Add(1)
-			go func() { defer wg.Done(); s.Close(); g.sessionClosed(s) }()
+			wg.Go(func() { s.Close(); g.sessionClosed(s) })
 		}
-		wg.Add(1)
-		go func() { defer wg.Done(); g.pool.close() }()
+		wg.Go(g.pool.close)
 		wg.Wait()
 		g.bg.Wait()
 	}()
@@ -375,11 +362,9 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		_ = srv.Shutdown(sctx)
 		scancel()
 		_ = srv.Close()
-		if err == nil {
-			err = ctx.Err()
-		}
-		if serveErr := <-g.serveErr; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) && err == nil {
-			err = serveErr
+		err = cmp.Or(err, ctx.Err())
+		if serveErr := <-g.serveErr; !errors.Is(serveErr, http.ErrServerClosed) {
+			err = cmp.Or(err, serveErr)
 		}
 	}
 	closeIdle := g.httpBase.CloseIdleConnections
@@ -390,9 +375,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		// ctx ended first: return now. What is left was cut off above
 		// (g.cancel) and ends on its own, within the close timeout.
 		go func() { <-done; closeIdle() }()
-		if err == nil {
-			err = ctx.Err()
-		}
+		err = cmp.Or(err, ctx.Err())
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package vmcp
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -32,20 +33,15 @@ type BackendHandle struct {
 // for an unknown backend or one that failed when the session started.
 func (s *Session) Backend(name string) (*BackendHandle, bool) {
 	m, ok := s.members[name]
-	if !ok || !s.connectedAtStart(name) {
+	if !ok {
 		return nil, false
-	}
-	return &BackendHandle{m: m}, true
-}
-
-func (s *Session) connectedAtStart(name string) bool {
-	m := s.members[name]
-	if m == nil {
-		return false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.startedOK
+	if !m.startedOK {
+		return nil, false
+	}
+	return &BackendHandle{m: m}, true
 }
 
 // Name returns the backend's configured name.
@@ -85,11 +81,8 @@ func (h *BackendHandle) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 // arguments. A tool result with isError counts as a failure here.
 func (h *BackendHandle) CallTool(ctx context.Context, name string) error {
 	var res *mcp.CallToolResult
-	be := h.m.do(ctx, "tools/call", h.m.timeouts.Call, func(ctx context.Context, c *client.Client) error {
-		req := mcp.CallToolRequest{}
-		req.Params.Name = name
-		var err error
-		res, err = c.CallTool(ctx, req)
+	be := h.m.do(ctx, "tools/call", h.m.timeouts.Call, func(ctx context.Context, c *client.Client) (err error) {
+		res, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name}})
 		return err
 	})
 	if be != nil {
@@ -108,12 +101,7 @@ func (e *toolError) Error() string { return "tool " + e.name + " returned isErro
 // HasTool reports whether the backend listed the tool (original name) when
 // the session started.
 func (h *BackendHandle) HasTool(name string) bool {
-	for _, t := range h.m.viewOf().Tools {
-		if t.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(h.m.viewOf().Tools, func(t mcp.Tool) bool { return t.Name == name })
 }
 
 // Exclusive runs fn (a keepalive probe) so that it never overlaps a
@@ -129,23 +117,19 @@ func (h *BackendHandle) Exclusive(ctx context.Context, fn func(ctx context.Conte
 	m := h.m
 	for {
 		m.mu.Lock()
+		var wait <-chan struct{}
 		switch {
 		case m.reinit != nil:
-			fl := m.reinit
-			m.mu.Unlock()
-			select {
-			case <-fl.done:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			continue
+			wait = m.reinit.done
 		case m.probe != nil && m.probe.held != nil:
 			// Another probe of the same backend session (keepalive runs
 			// one per session; this only guards misuse).
-			held := m.probe.held
+			wait = m.probe.held
+		}
+		if wait != nil {
 			m.mu.Unlock()
 			select {
-			case <-held:
+			case <-wait:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -251,9 +235,6 @@ func (s *Session) CallTool(ctx context.Context, name string, args map[string]any
 	if !found {
 		return nil, false
 	}
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, _ = toolHandler(s, r)(ctx, req)
+	res, _ = toolHandler(s, r)(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
 	return res, true
 }

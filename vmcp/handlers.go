@@ -2,6 +2,7 @@ package vmcp
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -28,13 +29,9 @@ func forwardMeta(m *mcp.Meta) *mcp.Meta {
 func toolHandler(target caller, r route) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var res *mcp.CallToolResult
-		be := target.call(ctx, r.Backend, "tools/call", func(ctx context.Context, c *client.Client) error {
-			out := mcp.CallToolRequest{}
-			out.Params.Name = r.Name
-			out.Params.Arguments = req.Params.Arguments
-			out.Params.Meta = forwardMeta(req.Params.Meta)
-			var err error
-			res, err = c.CallTool(ctx, out)
+		be := target.call(ctx, r.Backend, "tools/call", func(ctx context.Context, c *client.Client) (err error) {
+			res, err = c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
+				Name: r.Name, Arguments: req.Params.Arguments, Meta: forwardMeta(req.Params.Meta)}})
 			return err
 		})
 		if be != nil {
@@ -47,12 +44,9 @@ func toolHandler(target caller, r route) server.ToolHandlerFunc {
 func resourceHandler(target caller, r route) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		var res *mcp.ReadResourceResult
-		be := target.call(ctx, r.Backend, "resources/read", func(ctx context.Context, c *client.Client) error {
-			out := mcp.ReadResourceRequest{}
-			out.Params.URI = req.Params.URI
-			out.Params.Meta = forwardMeta(req.Params.Meta)
-			var err error
-			res, err = c.ReadResource(ctx, out)
+		be := target.call(ctx, r.Backend, "resources/read", func(ctx context.Context, c *client.Client) (err error) {
+			res, err = c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{
+				URI: req.Params.URI, Meta: forwardMeta(req.Params.Meta)}})
 			return err
 		})
 		if be != nil {
@@ -72,16 +66,12 @@ func (g *Gateway) promptHandler(ctx context.Context, req mcp.GetPromptRequest) (
 	}
 	r, ok := agg.PromptRoutes[req.Params.Name]
 	if !ok {
-		return nil, errPromptNotFound(req.Params.Name)
+		return nil, fmt.Errorf("prompt %q not found: %w", req.Params.Name, server.ErrPromptNotFound)
 	}
 	var res *mcp.GetPromptResult
-	be := target.call(ctx, r.Backend, "prompts/get", func(ctx context.Context, c *client.Client) error {
-		out := mcp.GetPromptRequest{}
-		out.Params.Name = r.Name
-		out.Params.Arguments = req.Params.Arguments
-		out.Params.Meta = forwardMeta(req.Params.Meta)
-		var err error
-		res, err = c.GetPrompt(ctx, out)
+	be := target.call(ctx, r.Backend, "prompts/get", func(ctx context.Context, c *client.Client) (err error) {
+		res, err = c.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{
+			Name: r.Name, Arguments: req.Params.Arguments, Meta: forwardMeta(req.Params.Meta)}})
 		return err
 	})
 	if be != nil {
@@ -128,11 +118,7 @@ func (g *Gateway) applyView(sess server.ClientSession, target caller, agg *aggre
 	} else if _, legacy := target.(*Session); ok && legacy {
 		st.SetSessionTools(g.sessionTools(agg)) // shared by sessions with this aggregate
 	} else if ok {
-		tools := make(map[string]server.ServerTool, len(agg.Tools))
-		for _, t := range agg.Tools {
-			tools[t.Name] = server.ServerTool{Tool: t, Handler: toolHandler(target, agg.ToolRoutes[t.Name])}
-		}
-		st.SetSessionTools(tools)
+		st.SetSessionTools(agg.toolTable(func(r route) server.ToolHandlerFunc { return toolHandler(target, r) }))
 	}
 	if sr, ok := sess.(server.SessionWithResources); ok {
 		res := make(map[string]server.ServerResource, len(agg.Resources))

@@ -2,6 +2,7 @@ package vmcp
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -88,7 +89,7 @@ func (g *Gateway) checkTools(backend string, tools []mcp.Tool) ([]mcp.Tool, *Bac
 	if limit := g.cfg.Limits.MaxToolsPerBackend; len(tools) > limit {
 		cause := fmt.Sprintf("invalid response: tools/list holds %d tools, more than limits.maxToolsPerBackend (%d)", len(tools), limit)
 		g.logger.Warn("backend refused: too many tools", "backend", backend, "tools", len(tools), "maxToolsPerBackend", limit)
-		return nil, &BackendError{Backend: backend, Op: "tools/list", Kind: KindInvalidResponse, Cause: cause, Err: fmt.Errorf("%s", cause)}
+		return nil, &BackendError{Backend: backend, Op: "tools/list", Kind: KindInvalidResponse, Cause: cause, Err: errors.New(cause)}
 	}
 	out := tools[:0:0]
 	for _, t := range tools {

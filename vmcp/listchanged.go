@@ -2,6 +2,8 @@ package vmcp
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -18,14 +20,28 @@ import (
 
 // available reports whether views should include the backend now.
 func (r *resilience) available(name string) bool {
+	_, known := r.backends[name]
+	_, down := r.unavailable(name)
+	return known && !down
+}
+
+// unavailable reports whether a backend is unavailable now (health
+// unhealthy or unauthenticated while the monitor runs, or circuit open) and
+// why, in the words of the gate's refusal.
+func (r *resilience) unavailable(name string) (string, bool) {
 	br, ok := r.backends[name]
 	if !ok {
-		return false
+		return "", false
 	}
-	if r.cfg.Health.Enabled && !br.tracker.Status().State.Usable() {
-		return false
+	if r.cfg.Health.Enabled {
+		if st := br.tracker.Status().State; !st.Usable() {
+			return string(st) + " (health check)", true
+		}
 	}
-	return br.breaker == nil || br.breaker.State() != breaker.Open
+	if br.breaker != nil && br.breaker.State() == breaker.Open {
+		return "circuit open", true
+	}
+	return "", false
 }
 
 // availabilityMayHaveChanged is called after a health or circuit
@@ -44,17 +60,12 @@ func (r *resilience) availabilityMayHaveChanged(name string) {
 		return
 	}
 	u := r.viewUpd[name]
-	if u == nil {
-		u = &viewUpdater{}
-		r.viewUpd[name] = u
-	}
 	u.dirty = true
 	if u.running {
 		return // the running worker sees the mark
 	}
 	u.running = true
-	r.bg.Add(1)
-	go r.updateViews(name, u)
+	r.bg.Go(func() { r.updateViews(name, u) })
 }
 
 // viewUpdater is one backend's view worker state (guarded by r.mu).
@@ -66,7 +77,6 @@ type viewUpdater struct {
 // updateViews applies the backend's current availability to every live
 // session until no transition is pending.
 func (r *resilience) updateViews(name string, u *viewUpdater) {
-	defer r.bg.Done()
 	for {
 		r.mu.Lock()
 		if !u.dirty || r.stopped {
@@ -93,10 +103,7 @@ func (r *resilience) updateViews(name string, u *viewUpdater) {
 // setBackendAvailable updates every live session's view.
 func (g *Gateway) setBackendAvailable(name string, avail bool) {
 	g.mu.Lock()
-	sessions := make([]*Session, 0, len(g.sessions))
-	for _, s := range g.sessions {
-		sessions = append(sessions, s)
-	}
+	sessions := slices.Collect(maps.Values(g.sessions))
 	g.mu.Unlock()
 	for _, s := range sessions {
 		if g.ctx.Err() != nil {
@@ -115,9 +122,6 @@ func (s *Session) setBackendAvailable(name string, avail bool) {
 	if !ok || s.mcpSess == nil || s.ctx.Err() != nil {
 		return
 	}
-	if s.hidden == nil {
-		s.hidden = map[string]bool{}
-	}
 	if !avail {
 		if s.hidden[name] {
 			return
@@ -132,13 +136,7 @@ func (s *Session) setBackendAvailable(name string, avail bool) {
 		}
 		delete(s.hidden, name)
 	}
-	views := map[string]backendView{}
-	for _, n := range s.order {
-		if mm := s.members[n]; !s.hidden[n] && mm.hasView() {
-			views[n] = mm.viewOf()
-		}
-	}
-	agg := buildAggregate(s.g.cfg.Aggregation, views)
+	agg := buildAggregate(s.g.cfg.Aggregation, s.memberViews(false))
 	s.agg.Store(agg)
 	s.g.applyView(s.mcpSess, s, agg) // the optimizer releases the previous view itself
 	if err := s.g.mcp.SendNotificationToSpecificClient(s.id, string(mcp.MethodNotificationToolsListChanged), nil); err != nil {
@@ -157,23 +155,29 @@ func (s *Session) hiddenTool(name string) (string, bool) {
 	if len(s.hidden) == 0 {
 		return "", false
 	}
-	views := map[string]backendView{}
-	for _, n := range s.order {
-		if m := s.members[n]; m.hasView() {
-			views[n] = m.viewOf()
-		}
-	}
-	r, ok := buildAggregate(s.g.cfg.Aggregation, views).ToolRoutes[name]
+	r, ok := buildAggregate(s.g.cfg.Aggregation, s.memberViews(true)).ToolRoutes[name]
 	if !ok || !s.hidden[r.Backend] {
 		return "", false
 	}
 	return r.Backend, true
 }
 
+// memberViews returns the listed views of the session's connected
+// backends, the hidden ones only when withHidden is set. Called with
+// s.viewMu held.
+func (s *Session) memberViews(withHidden bool) map[string]backendView {
+	views := map[string]backendView{}
+	for _, n := range s.order {
+		if m := s.members[n]; (withHidden || !s.hidden[n]) && m.hasView() {
+			views[n] = m.viewOf()
+		}
+	}
+	return views
+}
+
 // inView reports whether the current view routes to the backend.
 func (s *Session) inView(name string) bool {
-	agg := s.agg.Load()
-	for _, r := range agg.ToolRoutes {
+	for _, r := range s.agg.Load().ToolRoutes {
 		if r.Backend == name {
 			return true
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -16,10 +17,6 @@ import (
 const Version = "0.1.0"
 
 var errUnknownSession = errors.New("unknown or closed session")
-
-func errPromptNotFound(name string) error {
-	return fmt.Errorf("prompt %q not found: %w", name, server.ErrPromptNotFound)
-}
 
 // newMCPServer builds the client-facing MCP server. Tools, resources and
 // templates live in mcp-go's per-session stores (set when a session starts,
@@ -89,11 +86,8 @@ func (g *Gateway) onRequest(ctx context.Context, _ any, message any) error {
 		s.viewMu.Unlock()
 		return nil
 	case id == "":
-		retry := false
-		switch mcp.MCPMethod(msg.Method) {
-		case mcp.MethodToolsList, mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList, mcp.MethodPromptsList, mcp.MethodServerDiscover:
-			retry = true
-		}
+		retry := slices.Contains([]mcp.MCPMethod{mcp.MethodToolsList, mcp.MethodResourcesList,
+			mcp.MethodResourcesTemplatesList, mcp.MethodPromptsList, mcp.MethodServerDiscover}, mcp.MCPMethod(msg.Method))
 		if _, err := g.pool.ensure(ctx, retry); err != nil {
 			if msg.Method == string(mcp.MethodServerDiscover) || g.installOptimizerOnly(sess, msg.Method) {
 				return nil // discovery, and find_tool (which says so), do not need backends

@@ -83,18 +83,22 @@ func (m *member) status() MemberStatus {
 	if m.lastErr != nil {
 		st.LastError = m.lastErr.Error()
 		st.LastErrorKind = m.lastErr.Kind
-		t := m.lastErrAt
-		st.LastErrorAt = &t
+		st.LastErrorAt = timeOrNil(m.lastErrAt)
 	}
-	if !m.lastOKAt.IsZero() {
-		t := m.lastOKAt
-		st.LastSuccessAt = &t
-	}
+	st.LastSuccessAt = timeOrNil(m.lastOKAt)
 	if m.conn != nil {
 		st.ProtocolVersion = m.conn.Protocol()
 		st.SessionID = m.conn.SessionID()
 	}
 	return st
+}
+
+// timeOrNil returns &t, or nil for the zero time.
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // record moves the state after a request.
@@ -124,7 +128,7 @@ func (m *member) record(be *BackendError) {
 // not executed). No other failure is retried.
 func (m *member) do(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *client.Client) error) *BackendError {
 	start := time.Now()
-	be := m.doGated(ctx, op, timeout, fn)
+	be := gated(m.gate, m.backend.Name, op, func() *BackendError { return m.attempt(ctx, op, timeout, fn) })
 	m.record(be)
 	if m.observer != nil {
 		m.observer.ObserveCall(CallEvent{Backend: m.backend.Name, Op: op, Session: m.owner, Duration: time.Since(start), Err: be})
@@ -132,17 +136,19 @@ func (m *member) do(ctx context.Context, op string, timeout time.Duration, fn fu
 	return be
 }
 
-func (m *member) doGated(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *client.Client) error) *BackendError {
-	if m.gate != nil {
-		done, refused := m.gate.Admit(m.backend.Name, op)
-		if refused != nil {
-			return refused
-		}
-		be := m.attempt(ctx, op, timeout, fn)
-		done(be)
-		return be
+// gated runs fn once gate (nil: none) admits it, and tells the gate its
+// outcome; a refusal is returned as it is.
+func gated(gate Gate, backend, op string, fn func() *BackendError) *BackendError {
+	if gate == nil {
+		return fn()
 	}
-	return m.attempt(ctx, op, timeout, fn)
+	done, refused := gate.Admit(backend, op)
+	if refused != nil {
+		return refused
+	}
+	be := fn()
+	done(be)
+	return be
 }
 
 func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *client.Client) error) *BackendError {
@@ -167,11 +173,9 @@ func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, 
 	if be == nil || (be.Kind != KindSessionExpired && !(be.Kind == KindClosed && m.replaced(c))) {
 		return be
 	}
-	c2, rerr := m.reconnect(ctx, c, op, timeout)
-	if rerr != nil {
-		return rerr
+	if c, be = m.reconnect(ctx, c, op, timeout); be != nil {
+		return be
 	}
-	c = c2
 	return c.Invoke(ctx, op, timeout, run)
 }
 
@@ -217,8 +221,7 @@ func (m *member) reconnect(ctx context.Context, failed *backend.Conn, op string,
 		fl = &flight{done: make(chan struct{}), after: m.probeToAwait(ctx)}
 		m.reinit = fl
 		m.reinits++
-		m.wg.Add(1)
-		go m.redial(fl)
+		m.wg.Go(func() { m.redial(fl) })
 	}
 	m.probeWaitsForReinit(ctx)
 	m.mu.Unlock()
@@ -240,7 +243,6 @@ func (m *member) reconnect(ctx context.Context, failed *backend.Conn, op string,
 }
 
 func (m *member) redial(fl *flight) {
-	defer m.wg.Done()
 	m.awaitProbe(fl) // never dial while a keepalive probe holds the session
 	c, berr := m.d.Dial(m.ctx, m.backend, m.preferLegacy)
 	m.mu.Lock()
@@ -248,10 +250,7 @@ func (m *member) redial(fl *flight) {
 	var old *backend.Conn
 	switch {
 	case m.closed:
-		if c != nil {
-			old = c
-			c = nil
-		}
+		old, c = c, nil
 		berr = &BackendError{Backend: m.backend.Name, Op: "initialize", Kind: KindClosed, Cause: "session closed", Err: backend.ErrSessionClosing}
 	case berr == nil:
 		old, m.conn = m.conn, c

@@ -2,6 +2,7 @@ package vmcp
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,18 +29,7 @@ func (g *Gateway) openMember(ctx, ownerCtx context.Context, owner string, wg *sy
 		state:        StateConnected,
 	}
 	start := time.Now()
-	var be *BackendError
-	if g.opts.gate != nil {
-		done, refused := g.opts.gate.Admit(b.Name, "initialize")
-		if refused != nil {
-			be = refused
-		} else {
-			be = g.connectMember(ctx, m)
-			done(be)
-		}
-	} else {
-		be = g.connectMember(ctx, m)
-	}
+	be := gated(m.gate, b.Name, "initialize", func() *BackendError { return g.connectMember(ctx, m) })
 	now := time.Now()
 	if be != nil {
 		m.state, m.lastErr, m.lastErrAt = StateError, be, now
@@ -64,8 +54,7 @@ func (g *Gateway) connectMember(ctx context.Context, m *member) *BackendError {
 	}
 	view, be := g.listView(ctx, m.backend.Name, c)
 	if be != nil {
-		m.wg.Add(1)
-		go func() { defer m.wg.Done(); <-c.Close() }()
+		m.wg.Go(func() { <-c.Close() })
 		return be
 	}
 	m.conn, m.view = c, view
@@ -78,86 +67,49 @@ func (g *Gateway) connectMember(ctx context.Context, m *member) *BackendError {
 func (g *Gateway) listView(ctx context.Context, name string, c *backend.Conn) (backendView, *BackendError) {
 	var v backendView
 	t := g.cfg.Timeouts.List
-	list := func(op string, declared bool, fn func(context.Context) error) *BackendError {
-		if !declared {
-			return nil
+	list := func(op string, declared bool, fn func(context.Context) error) func() *BackendError {
+		return func() *BackendError {
+			if !declared {
+				return nil
+			}
+			be := c.Invoke(ctx, op, t, fn)
+			if be != nil && be.Kind == KindJSONRPCError && be.Code == mcp.METHOD_NOT_FOUND {
+				return nil
+			}
+			return be
 		}
-		be := c.Invoke(ctx, op, t, fn)
-		if be != nil && be.Kind == KindJSONRPCError && be.Code == mcp.METHOD_NOT_FOUND {
-			return nil
-		}
-		return be
 	}
 	caps := c.Capabilities()
 	steps := []func() *BackendError{
-		func() *BackendError {
-			return list("tools/list", caps.Tools != nil, func(ctx context.Context) error {
-				if r, ok, err := listShared[mcp.ListToolsResult](ctx, g.cats, c, c.Name(), "tools/list"); ok && (err != nil || r.NextCursor == "") {
-					if err == nil {
-						v.Tools = r.Tools
-					}
-					return err
-				}
-				r, err := c.Client().ListTools(ctx, mcp.ListToolsRequest{})
-				if err == nil {
-					v.Tools = r.Tools
-				}
-				return err
-			})
-		},
-		func() *BackendError {
-			return list("resources/list", caps.Resources != nil, func(ctx context.Context) error {
-				if r, ok, err := listShared[mcp.ListResourcesResult](ctx, g.cats, c, c.Name(), "resources/list"); ok && (err != nil || r.NextCursor == "") {
-					if err == nil {
-						v.Resources = r.Resources
-					}
-					return err
-				}
-				r, err := c.Client().ListResources(ctx, mcp.ListResourcesRequest{})
-				if err == nil {
-					v.Resources = r.Resources
-				}
-				return err
-			})
-		},
-		func() *BackendError {
-			return list("resources/templates/list", caps.Resources != nil, func(ctx context.Context) error {
-				if r, ok, err := listShared[mcp.ListResourceTemplatesResult](ctx, g.cats, c, c.Name(), "resources/templates/list"); ok && (err != nil || r.NextCursor == "") {
-					if err == nil {
-						v.Templates = r.ResourceTemplates
-					}
-					return err
-				}
-				r, err := c.Client().ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
-				if err == nil {
-					v.Templates = r.ResourceTemplates
-				}
-				return err
-			})
-		},
-		func() *BackendError {
-			return list("prompts/list", caps.Prompts != nil, func(ctx context.Context) error {
-				if r, ok, err := listShared[mcp.ListPromptsResult](ctx, g.cats, c, c.Name(), "prompts/list"); ok && (err != nil || r.NextCursor == "") {
-					if err == nil {
-						v.Prompts = r.Prompts
-					}
-					return err
-				}
-				r, err := c.Client().ListPrompts(ctx, mcp.ListPromptsRequest{})
-				if err == nil {
-					v.Prompts = r.Prompts
-				}
-				return err
-			})
-		},
+		list("tools/list", caps.Tools != nil, func(ctx context.Context) (err error) {
+			v.Tools, err = listItems(ctx, g.cats, c, "tools/list", c.Client().ListTools,
+				func(r *mcp.ListToolsResult) ([]mcp.Tool, mcp.Cursor) { return r.Tools, r.NextCursor })
+			return err
+		}),
+		list("resources/list", caps.Resources != nil, func(ctx context.Context) (err error) {
+			v.Resources, err = listItems(ctx, g.cats, c, "resources/list", c.Client().ListResources,
+				func(r *mcp.ListResourcesResult) ([]mcp.Resource, mcp.Cursor) { return r.Resources, r.NextCursor })
+			return err
+		}),
+		list("resources/templates/list", caps.Resources != nil, func(ctx context.Context) (err error) {
+			v.Templates, err = listItems(ctx, g.cats, c, "resources/templates/list", c.Client().ListResourceTemplates,
+				func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, mcp.Cursor) {
+					return r.ResourceTemplates, r.NextCursor
+				})
+			return err
+		}),
+		list("prompts/list", caps.Prompts != nil, func(ctx context.Context) (err error) {
+			v.Prompts, err = listItems(ctx, g.cats, c, "prompts/list", c.Client().ListPrompts,
+				func(r *mcp.ListPromptsResult) ([]mcp.Prompt, mcp.Cursor) { return r.Prompts, r.NextCursor })
+			return err
+		}),
 	}
 	// The lists go out together (one round trip instead of four); the
 	// first failure in list order is the one reported.
 	errs := make([]*BackendError, len(steps))
 	var wg sync.WaitGroup
 	for i, step := range steps[1:] {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i+1] = step() }()
+		wg.Go(func() { errs[i+1] = step() })
 	}
 	errs[0] = steps[0]()
 	wg.Wait()
@@ -174,16 +126,35 @@ func (g *Gateway) listView(ctx context.Context, name string, c *backend.Conn) (b
 	return v, nil
 }
 
+// listItems lists one kind of item: through the catalogue cache
+// (listShared) when the connection allows it and the answer fits one page,
+// otherwise through the client (fetch), which follows the pages. items
+// picks the list and the next page's cursor out of a result.
+func listItems[Req, R, T any](ctx context.Context, cs *catalogues, c *backend.Conn, op string,
+	fetch func(context.Context, Req) (*R, error), items func(*R) ([]T, mcp.Cursor)) ([]T, error) {
+	if r, ok, err := listShared[R](ctx, cs, c, c.Name(), op); ok {
+		if err != nil {
+			return nil, err
+		}
+		if list, next := items(r); next == "" {
+			return list, nil
+		}
+	}
+	var req Req
+	r, err := fetch(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	list, _ := items(r)
+	return list, nil
+}
+
 // openAll opens every configured backend in parallel for an owner.
 func (g *Gateway) openAll(ctx, ownerCtx context.Context, owner string, wg *sync.WaitGroup, backends []config.Backend, preferLegacy bool) []*member {
 	out := make([]*member, len(backends))
 	var all sync.WaitGroup
 	for i, b := range backends {
-		all.Add(1)
-		go func() {
-			defer all.Done()
-			out[i] = g.openMember(ctx, ownerCtx, owner, wg, b, preferLegacy)
-		}()
+		all.Go(func() { out[i] = g.openMember(ctx, ownerCtx, owner, wg, b, preferLegacy) })
 	}
 	all.Wait()
 	return out
@@ -209,16 +180,19 @@ type NoBackendError struct {
 // Error renders "no backend available: " and every backend's failure,
 // separated by "; ".
 func (e *NoBackendError) Error() string {
-	s := "no backend available"
-	for i, err := range e.Errs {
-		if i == 0 {
-			s += ": "
-		} else {
-			s += "; "
-		}
-		s += err.Error()
+	if len(e.Errs) == 0 {
+		return "no backend available"
 	}
-	return s
+	return "no backend available: " + joinErrors(e.Errs)
+}
+
+// joinErrors joins the errors' messages with "; ".
+func joinErrors(errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // Unwrap returns the per-backend errors.

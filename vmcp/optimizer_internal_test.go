@@ -165,7 +165,7 @@ func TestOptimizerConcurrentAcquire(t *testing.T) {
 // views, indexed segments and documents, and how many session cleanup
 // callbacks were ever registered.
 func (g *Gateway) OptimizerStats() (sessions, segments, docs int, cleanups int64) {
-	st := g.optimizer()
+	st := g.opt
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return len(st.sessions), len(st.segs), st.ix.Len(), st.cleanups.Load()

@@ -1,6 +1,7 @@
 package vmcp
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,7 +19,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/vmcp-chaos/vmcp-chaos/vmcp/breaker"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/optimizer"
 )
 
@@ -86,7 +86,7 @@ func (g *Gateway) optimizerTools() map[string]server.ServerTool {
 // For a session it is called with s.viewMu held (applyView at initialize
 // and in setBackendAvailable), which makes s.hidden safe to read.
 func (g *Gateway) attachOptimizer(target caller, agg *aggregate) {
-	st := g.optimizer()
+	st := g.opt
 	switch t := target.(type) {
 	case *Session:
 		nv, old := st.setSessionView(t, agg, g.sessionNoBackend(t))
@@ -115,7 +115,7 @@ func (g *Gateway) sessionNoBackend(s *Session) string {
 	for _, name := range s.order {
 		m := s.members[name]
 		if s.hidden[name] {
-			causes = append(causes, (&BackendError{Backend: name, Kind: KindUnhealthy, Cause: g.whyLeft(name)}).Error())
+			causes = append(causes, unhealthyText(name, g.whyLeft(name)))
 			continue
 		}
 		m.mu.Lock()
@@ -134,32 +134,9 @@ func (g *Gateway) sessionNoBackend(s *Session) string {
 	return MsgNoBackend + ": " + strings.Join(causes, "; ")
 }
 
-// unavailable reports whether a backend is unavailable now (health
-// unhealthy or unauthenticated while the monitor runs, or circuit open) and
-// why, in the words of the gate's refusal.
-func (g *Gateway) unavailable(name string) (string, bool) {
-	r := g.res
-	if r == nil {
-		return "", false
-	}
-	br, ok := r.backends[name]
-	if !ok {
-		return "", false
-	}
-	if r.cfg.Health.Enabled {
-		if st := br.tracker.Status().State; !st.Usable() {
-			return string(st) + " (health check)", true
-		}
-	}
-	if br.breaker != nil && br.breaker.State() == breaker.Open {
-		return "circuit open", true
-	}
-	return "", false
-}
-
 // whyLeft says why a backend left live sessions' views.
 func (g *Gateway) whyLeft(name string) string {
-	if why, ok := g.unavailable(name); ok {
+	if why, ok := g.res.unavailable(name); ok {
 		return why
 	}
 	return "left the session"
@@ -170,13 +147,10 @@ func (g *Gateway) whyLeft(name string) string {
 // a session of its own: what it can find and call is decided when it
 // arrives, as for a session when it is created.
 func (g *Gateway) poolUnavailable(v *optView) map[string]string {
-	var out map[string]string
+	out := map[string]string{}
 	for _, b := range v.backends {
-		if why, ok := g.unavailable(b); ok {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[b] = (&BackendError{Backend: b, Kind: KindUnhealthy, Cause: why}).Error()
+		if why, ok := g.res.unavailable(b); ok {
+			out[b] = unhealthyText(b, why)
 		}
 	}
 	return out
@@ -186,12 +160,7 @@ func (g *Gateway) poolUnavailable(v *optView) map[string]string {
 // the pool has no backend at all, so that find_tool can say so; it reports
 // whether the request may go on without backends.
 func (g *Gateway) installOptimizerOnly(sess server.ClientSession, method string) bool {
-	if !g.cfg.Optimizer.Enabled {
-		return false
-	}
-	switch mcp.MCPMethod(method) {
-	case mcp.MethodToolsList, mcp.MethodToolsCall:
-	default:
+	if !g.cfg.Optimizer.Enabled || (method != string(mcp.MethodToolsList) && method != string(mcp.MethodToolsCall)) {
 		return false
 	}
 	if st, ok := sess.(server.SessionWithTools); ok {
@@ -291,23 +260,24 @@ func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if !ok {
 		if s, isSession := target.(*Session); isSession {
 			if b, hidden := s.hiddenTool(name); hidden { // the backend's tool, out of the view while it is unavailable
-				be := &BackendError{Backend: b, Kind: KindUnhealthy, Cause: g.whyLeft(b)}
-				return mcp.NewToolResultError("tool not found: " + name + " (" + be.Error() + ")"), nil
+				return mcp.NewToolResultError("tool not found: " + name + " (" + unhealthyText(b, g.whyLeft(b)) + ")"), nil
 			}
 		}
 		return mcp.NewToolResultError("tool not found: " + name), nil
 	}
 	if _, stateless := target.(*pool); stateless {
-		if why, gone := g.unavailable(r.Backend); gone {
-			be := &BackendError{Backend: r.Backend, Kind: KindUnhealthy, Cause: why}
-			return mcp.NewToolResultError("tool not found: " + name + " (" + be.Error() + ")"), nil
+		if why, gone := g.res.unavailable(r.Backend); gone {
+			return mcp.NewToolResultError("tool not found: " + name + " (" + unhealthyText(r.Backend, why) + ")"), nil
 		}
 	}
-	out := mcp.CallToolRequest{}
-	out.Params.Name = name
-	out.Params.Arguments = params
-	out.Params.Meta = req.Params.Meta
-	return toolHandler(target, r)(ctx, out)
+	return toolHandler(target, r)(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
+		Name: name, Arguments: params, Meta: req.Params.Meta}})
+}
+
+// unhealthyText is the error text of a backend left out of the caller's
+// view because it is unavailable (why).
+func unhealthyText(backend, why string) string {
+	return (&BackendError{Backend: backend, Kind: KindUnhealthy, Cause: why}).Error()
 }
 
 func jsonType(v any) string {
@@ -328,7 +298,7 @@ func jsonType(v any) string {
 // when there is none) and the message find_tool gives when the view holds
 // no tool.
 func (g *Gateway) optimizerView(ctx context.Context) (*optView, string) {
-	st := g.optimizer()
+	st := g.opt
 	sess := server.ClientSessionFromContext(ctx)
 	if sess == nil {
 		return nil, MsgNoBackend + ": no client session"
@@ -340,18 +310,14 @@ func (g *Gateway) optimizerView(ctx context.Context) (*optView, string) {
 		}
 		return st.poolView(agg), msgNoTool
 	}
-	s := g.session(sess.SessionID())
-	if s == nil {
-		return nil, MsgNoBackend + ": the session is closed"
+	var v *optView
+	if s := g.session(sess.SessionID()); s != nil {
+		v = st.sessionView(s)
 	}
-	v := st.sessionView(s)
 	if v == nil {
 		return nil, MsgNoBackend + ": the session is closed"
 	}
-	if v.noBackend != "" {
-		return v, v.noBackend
-	}
-	return v, msgNoTool
+	return v, cmp.Or(v.noBackend, msgNoTool)
 }
 
 // noBackendMessage is find_tool's message for a *NoBackendError: every
@@ -361,18 +327,11 @@ func noBackendMessage(err error) string {
 	if !errors.As(err, &nb) || len(nb.Errs) == 0 {
 		return MsgNoBackend
 	}
-	causes := make([]string, len(nb.Errs))
-	for i, e := range nb.Errs {
-		causes[i] = e.Error()
-	}
-	return MsgNoBackend + ": " + strings.Join(causes, "; ")
+	return MsgNoBackend + ": " + joinErrors(nb.Errs)
 }
 
 // msgNoTool is find_tool's message when the caller's backends offer no tool.
 const msgNoTool = "no tool is available from the connected backends"
-
-// optimizer returns the gateway's optimizer state (made in New).
-func (g *Gateway) optimizer() *optimizerState { return g.opt }
 
 // optimizerState is the gateway's one shared index and the views that
 // search it.
@@ -472,10 +431,7 @@ func (st *optimizerState) newView(agg *aggregate) *optView {
 		v.allowed.Add(key, tools...)
 	}
 	v.baseline = optimizer.EstimateListTokens(size, n)
-	for b := range byBackend {
-		v.backends = append(v.backends, b)
-	}
-	sort.Strings(v.backends)
+	v.backends = slices.Sorted(maps.Keys(byBackend))
 	return v
 }
 
@@ -544,8 +500,7 @@ const maxFiltered = 16
 // backends. The segments stay held by v (v.ensure indexes them); results
 // are cached per set of gone backends.
 func (v *optView) without(gone map[string]string) (optimizer.ToolSet, int) {
-	names := slices.Sorted(maps.Keys(gone))
-	key := strings.Join(names, "\x00")
+	key := strings.Join(slices.Sorted(maps.Keys(gone)), "\x00")
 	v.mu.Lock()
 	f, ok := v.filtered[key]
 	v.mu.Unlock()

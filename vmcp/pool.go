@@ -2,6 +2,7 @@ package vmcp
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,14 +21,14 @@ type pool struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup // members' background work (closes, re-initializations)
-	opens  sync.WaitGroup // openings under way (see beginOpen)
+	opens  sync.WaitGroup // openings under way
 
 	mu        sync.Mutex
 	slots     map[string][]*poolSlot
 	agg       *aggregate
 	version   atomic.Int64
 	opened    bool
-	opening   *poolFlight
+	opening   chan struct{} // closed when the opening under way ends
 	lastRetry time.Time
 	closed    bool
 
@@ -44,20 +45,13 @@ type pool struct {
 func (p *pool) publishLocked() {
 	p.ready.Store(p.opened && !p.closed && p.opening == nil)
 	p.view.Store(p.agg)
-	snap := make(map[string][]*poolSlot, len(p.slots))
-	for name, slots := range p.slots {
-		snap[name] = slots
-	}
+	snap := maps.Clone(p.slots)
 	p.snap.Store(&snap)
 }
 
 type poolSlot struct {
 	m        *member
 	inflight atomic.Int64
-}
-
-type poolFlight struct {
-	done chan struct{}
 }
 
 // busyThreshold is how many concurrent requests a pool member carries
@@ -88,10 +82,10 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 			p.mu.Unlock()
 			return nil, backend.ErrSessionClosing
 		}
-		if fl := p.opening; fl != nil {
+		if opening := p.opening; opening != nil {
 			p.mu.Unlock()
 			select {
-			case <-fl.done:
+			case <-opening:
 				continue
 			case <-ctx.Done():
 				return nil, ctx.Err()
@@ -102,7 +96,7 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 			todo = p.g.cfg.Backends
 		} else if retry && time.Since(p.lastRetry) >= poolRetryInterval {
 			for _, b := range p.g.cfg.Backends {
-				if !p.hasLiveLocked(b.Name) {
+				if len(p.liveLocked(b.Name)) == 0 {
 					todo = append(todo, b)
 				}
 			}
@@ -115,8 +109,8 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 			}
 			return agg, nil
 		}
-		fl := &poolFlight{done: make(chan struct{})}
-		p.opening = fl
+		done := make(chan struct{})
+		p.opening = done
 		p.lastRetry = time.Now()
 		p.opens.Add(1)
 		p.publishLocked()
@@ -132,7 +126,7 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 			p.publishLocked()
 			p.mu.Unlock()
 			closeMembers(members)
-			close(fl.done)
+			close(done)
 			p.opens.Done()
 			return nil, backend.ErrSessionClosing
 		}
@@ -155,7 +149,7 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 		p.opening = nil
 		p.publishLocked()
 		p.mu.Unlock()
-		close(fl.done)
+		close(done)
 		p.opens.Done()
 	}
 }
@@ -171,14 +165,15 @@ func closeMembers(members []*member) {
 	}
 }
 
-func (p *pool) hasLiveLocked(name string) bool { return len(p.liveLocked(name)) > 0 }
+// liveLocked returns the backend's members that have a connection.
+func (p *pool) liveLocked(name string) []*poolSlot { return liveSlots(p.slots[name]) }
 
-// liveLocked returns the backend's members that have a connection. A
-// member's connection is read under the member's own lock (a
-// re-initialization replaces it); p.mu is taken before m.mu, never after.
-func (p *pool) liveLocked(name string) []*poolSlot {
+// liveSlots returns the slots whose member has a connection. A member's
+// connection is read under the member's own lock (a re-initialization
+// replaces it); p.mu is taken before m.mu, never after.
+func liveSlots(slots []*poolSlot) []*poolSlot {
 	var out []*poolSlot
-	for _, s := range p.slots[name] {
+	for _, s := range slots {
 		if s.m.hasView() {
 			out = append(out, s)
 		}
@@ -210,13 +205,19 @@ func (p *pool) isClosed() bool {
 func (p *pool) noBackend() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return noBackendError(p.membersLocked())
+}
+
+// membersLocked returns every member of the pool, backends in
+// configuration order.
+func (p *pool) membersLocked() []*member {
 	var members []*member
 	for _, b := range p.g.cfg.Backends {
 		for _, s := range p.slots[b.Name] {
 			members = append(members, s.m)
 		}
 	}
-	return noBackendError(members)
+	return members
 }
 
 // snapshot returns the current aggregate with its version.
@@ -245,11 +246,7 @@ func (p *pool) pick(ctx context.Context, name, op string) (*poolSlot, *BackendEr
 	// connection read under its own lock.
 	var live []*poolSlot
 	if snap := p.snap.Load(); snap != nil {
-		for _, s := range (*snap)[name] {
-			if s.m.hasView() {
-				live = append(live, s)
-			}
-		}
+		live = liveSlots((*snap)[name])
 	}
 	if !p.ready.Load() && p.isClosed() {
 		return nil, &BackendError{Backend: name, Op: op, Kind: KindClosed, Cause: "gateway closing", Err: backend.ErrSessionClosing}
@@ -304,12 +301,7 @@ func (p *pool) close() {
 	p.mu.Unlock()
 	p.opens.Wait()
 	p.mu.Lock()
-	var members []*member
-	for _, slots := range p.slots {
-		for _, s := range slots {
-			members = append(members, s.m)
-		}
-	}
+	members := p.membersLocked()
 	p.mu.Unlock()
 	closeMembers(members)
 	p.wg.Wait()

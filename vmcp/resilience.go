@@ -1,6 +1,7 @@
 package vmcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -122,6 +123,7 @@ func newResilience(g *Gateway) (*resilience, error) {
 	for _, b := range g.cfg.Backends {
 		br := &backendResilience{cfg: b}
 		name := b.Name
+		r.viewUpd[name] = &viewUpdater{}
 		br.tracker = health.NewTracker(health.Thresholds{
 			UnhealthyThreshold: g.cfg.Health.UnhealthyThreshold,
 			DegradedThreshold:  g.cfg.Health.DegradedThreshold,
@@ -326,8 +328,7 @@ func (r *resilience) probeOnce(ctx context.Context, br *backendResilience) *Back
 		// Start afresh next time: the connection (or its backend session)
 		// may be what failed.
 		br.probeConn = nil
-		r.probes.Add(1)
-		go func() { defer r.probes.Done(); <-c.Close() }()
+		r.probes.Go(func() { <-c.Close() })
 	}
 	return be
 }
@@ -371,7 +372,7 @@ func (r *resilience) SessionOpened(s *Session) {
 		k := keepalive.Start(s.ctx, keepalive.Config{
 			Method: method, Interval: b.Keepalive.Interval, Jitter: b.Keepalive.Jitter, Timeout: b.Keepalive.Timeout,
 			MaxFailures: b.Keepalive.MaxFailures, ProbeAfter: b.Keepalive.ProbeAfter,
-		}, keepaliveTarget{h}, r.metrics.Keepalive(b.Name), h.Exclusive)
+		}, h, r.metrics.Keepalive(b.Name), h.Exclusive)
 		ks = append(ks, &sessionKeeper{backend: b.Name, keeper: k})
 	}
 	r.mu.Lock()
@@ -400,13 +401,6 @@ func (r *resilience) SessionClosed(s *Session) {
 	}
 }
 
-// keepaliveTarget adapts a BackendHandle to keepalive.Target.
-type keepaliveTarget struct{ h *BackendHandle }
-
-func (t keepaliveTarget) Ping(ctx context.Context) error               { return t.h.Ping(ctx) }
-func (t keepaliveTarget) CallTool(ctx context.Context, n string) error { return t.h.CallTool(ctx, n) }
-func (t keepaliveTarget) HasTool(n string) bool                        { return t.h.HasTool(n) }
-
 // stop ends probing and keepalive and releases the metrics (bounded by the
 // probes' timeouts and the connections' close timeout).
 func (r *resilience) stop(ctx context.Context) {
@@ -427,8 +421,7 @@ func (r *resilience) stop(ctx context.Context) {
 		br.probeMu.Lock()
 		if c := br.probeConn; c != nil {
 			br.probeConn = nil
-			r.probes.Add(1)
-			go func() { defer r.probes.Done(); <-c.Close() }()
+			r.probes.Go(func() { <-c.Close() })
 		}
 		br.probeMu.Unlock()
 	}
@@ -490,45 +483,33 @@ func (g *Gateway) Health() HealthReport {
 		States: map[health.State]int{}, HealthMonitoring: g.cfg.Health.Enabled, CircuitBreaker: g.cfg.Breaker.Enabled,
 	}}
 	r.mu.Lock()
-	ka := map[string]*KeepaliveHealth{}
+	ka := map[string]KeepaliveHealth{}
 	for _, ks := range r.keepers {
 		for _, k := range ks {
-			st := k.keeper.Status()
-			h := ka[k.backend]
-			if h == nil {
-				h = &KeepaliveHealth{}
-				ka[k.backend] = h
-			}
-			h.Sessions++
-			h.Enabled = h.Enabled || st.Enabled
-			h.ConsecutiveFailures = max(h.ConsecutiveFailures, st.ConsecutiveFailures)
+			st, h := k.keeper.Status(), ka[k.backend]
+			ka[k.backend] = KeepaliveHealth{Sessions: h.Sessions + 1, Enabled: h.Enabled || st.Enabled,
+				ConsecutiveFailures: max(h.ConsecutiveFailures, st.ConsecutiveFailures)}
 		}
 	}
 	r.mu.Unlock()
 	for _, b := range g.cfg.Backends {
 		br := r.backends[b.Name]
 		st := br.tracker.Status()
-		bh := BackendHealth{Status: st.State, ConsecutiveFailures: st.ConsecutiveFailures, LastError: st.LastError, CircuitState: breaker.Closed}
-		if !st.LastCheckTime.IsZero() {
-			t := st.LastCheckTime
-			bh.LastCheckTime = &t
-		}
+		bh := BackendHealth{Status: st.State, ConsecutiveFailures: st.ConsecutiveFailures, LastError: st.LastError,
+			LastCheckTime: timeOrNil(st.LastCheckTime), CircuitState: breaker.Closed}
 		if br.breaker != nil {
 			snap := br.breaker.Snapshot()
 			bh.CircuitState = snap.State
 			t := snap.LastChanged
 			bh.CircuitLastChanged = &t
 		}
-		method := b.Keepalive.Method
-		if method == "" {
-			method = "none"
+		method := cmp.Or(b.Keepalive.Method, "none")
+		h, ok := ka[b.Name]
+		if !ok {
+			h.Enabled = method != "none"
 		}
-		if h := ka[b.Name]; h != nil {
-			bh.Keepalive = *h
-		} else {
-			bh.Keepalive = KeepaliveHealth{Enabled: method != "none"}
-		}
-		bh.Keepalive.Method = method
+		h.Method = method
+		bh.Keepalive = h
 		rep.Backends[b.Name] = bh
 		rep.Summary.Total++
 		rep.Summary.States[st.State]++

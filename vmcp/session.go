@@ -2,6 +2,8 @@ package vmcp
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +54,7 @@ func (g *Gateway) openSession(reqCtx context.Context, id, clientProtocol string)
 		ctx:            sctx,
 		cancel:         cancel,
 		members:        map[string]*member{},
+		hidden:         map[string]bool{},
 		closed:         make(chan struct{}),
 	}
 	// Opening ends early if the client goes away or the session closes.
@@ -105,13 +108,7 @@ func (s *Session) call(ctx context.Context, backend, op string, fn func(context.
 func (s *Session) Close() {
 	s.closeOnce.Do(func() {
 		s.cancel(backend.ErrSessionClosing)
-		chans := make([]<-chan struct{}, 0, len(s.members))
-		for _, m := range s.members {
-			chans = append(chans, m.close())
-		}
-		for _, ch := range chans {
-			<-ch
-		}
+		closeMembers(slices.Collect(maps.Values(s.members)))
 		s.wg.Wait()
 		close(s.closed)
 	})

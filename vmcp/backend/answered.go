@@ -17,16 +17,11 @@ import (
 // broken contract is an invalid response naming the backend, before the
 // client reads it.
 
-// errNoAnswer is the error of a request whose transport returned neither a
-// response nor an error.
-func errNoAnswer(method string) error {
-	return &invalidResponseError{Reason: method + ": the transport returned neither a response nor an error"}
-}
-
-// answered returns resp and err, or errNoAnswer when both are nil.
+// answered returns resp and err, or an invalid response error when both
+// are nil.
 func answered(method string, resp *transport.JSONRPCResponse, err error) (*transport.JSONRPCResponse, error) {
 	if resp == nil && err == nil {
-		return nil, errNoAnswer(method)
+		return nil, &invalidResponseError{Reason: method + ": the transport returned neither a response nor an error"}
 	}
 	return resp, err
 }

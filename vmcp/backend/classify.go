@@ -28,7 +28,7 @@ var ErrSessionClosing = errors.New("session closing")
 // than the initialize timeout d.
 type openDeadline struct{ d time.Duration }
 
-func (e *openDeadline) Error() string { return "backend opening timed out after " + fmtDuration(e.d) }
+func (e *openDeadline) Error() string { return "backend opening timed out after " + e.d.String() }
 
 // WithOpenDeadline bounds a whole backend opening (dial, handshake and the
 // first lists) by d: a request cut by it is classified as KindTimeout
@@ -95,7 +95,7 @@ func classify(f failure) *Error {
 		return d
 	case f.timedOut:
 		be.Err = errors.Join(f.err, context.DeadlineExceeded)
-		return set(KindTimeout, "timed out after "+fmtDuration(f.timeout))
+		return set(KindTimeout, "timed out after "+f.timeout.String())
 	}
 	err := f.err
 	var hs *httpStatusError
@@ -160,7 +160,7 @@ func classify(f failure) *Error {
 		// The SSE transport's own timer, set to the attempt's deadline.
 		be.Err = errors.Join(err, context.DeadlineExceeded)
 		if f.timeout > 0 {
-			return set(KindTimeout, "timed out after "+fmtDuration(f.timeout))
+			return set(KindTimeout, "timed out after "+f.timeout.String())
 		}
 		return set(KindTimeout, "timed out")
 	case strings.Contains(msg, "unexpected nil response"):
@@ -206,11 +206,6 @@ func jsonRPCError(err error) (int, string, bool) {
 		}
 	}
 	return 0, "", false
-}
-
-// fmtDuration renders 30s as "30s" and 1500ms as "1.5s".
-func fmtDuration(d time.Duration) string {
-	return d.String()
 }
 
 // mentionsSession reports whether an error body speaks of the session (as

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,10 +37,7 @@ type Dialer struct {
 // base (wrapped by the gateway's validating RoundTripper); clientInfo is
 // sent in initialize; no connection outlives life.
 func NewDialer(life context.Context, cfg *config.Config, base http.RoundTripper, logger *slog.Logger, clientInfo mcp.Implementation) *Dialer {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &Dialer{cfg: cfg, httpBase: base, logger: logger, clientInfo: clientInfo, baseCtx: life}
+	return &Dialer{cfg: cfg, httpBase: base, logger: cmp.Or(logger, slog.New(slog.DiscardHandler)), clientInfo: clientInfo, baseCtx: life}
 }
 
 // Conn is one MCP client connection to one backend: the only place the
@@ -152,9 +150,7 @@ func (c *Conn) fail(err error) { c.die(err) }
 // die records why the connection is unusable and fails its calls at once.
 func (c *Conn) die(err error) {
 	c.mu.Lock()
-	if c.deadErr == nil {
-		c.deadErr = err
-	}
+	c.deadErr = cmp.Or(c.deadErr, err)
 	c.mu.Unlock()
 	c.kill(errConnDead)
 }
@@ -244,12 +240,7 @@ func (d *Dialer) DialPinned(ctx context.Context, b config.Backend, pin string) (
 	opts = append(opts, client.WithDiscoverTimeout(t.Initialize))
 	c.client = client.NewClient(tr, opts...)
 	if b.Transport == config.TransportSSE {
-		c.client.OnConnectionLost(func(err error) {
-			if err == nil {
-				err = errors.New("stream ended")
-			}
-			c.die(err)
-		})
+		c.client.OnConnectionLost(func(err error) { c.die(cmp.Or(err, errors.New("stream ended"))) })
 	}
 
 	var result *mcp.InitializeResult
@@ -496,12 +487,7 @@ func (c *Conn) notifyCancelled(id, reason string) {
 // ended.
 func (c *Conn) Close() <-chan struct{} {
 	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		if c.deadErr == nil {
-			c.deadErr = ErrSessionClosing
-		}
-		c.mu.Unlock()
-		c.kill(errConnDead)
+		c.die(ErrSessionClosing)
 		go func() {
 			defer close(c.closed)
 			done := make(chan struct{})

@@ -260,9 +260,8 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		// A shallow copy is enough: only Body and GetBody change (and
 		// the context below).
-		r2 := new(http.Request)
-		*r2 = *req
-		req = r2
+		r2 := *req
+		req = &r2
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		reqID, _ = peekRequest(body)
@@ -307,6 +306,10 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, &httpStatusError{Status: resp.StatusCode, Snippet: oneLine(string(snippet), 200)}
 	}
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	invalid := func(e error) (*http.Response, error) {
+		tr.setInvalid(e)
+		return nil, e
+	}
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && mediaType == "application/json" && reqID != "":
 		body, err := readBody(resp.Body, resp.ContentLength, t.maxBytes+1)
@@ -316,19 +319,14 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			return nil, err
 		}
 		if int64(len(body)) > t.maxBytes {
-			e := &invalidResponseError{Reason: fmt.Sprintf("response larger than %d bytes", t.maxBytes)}
-			tr.setInvalid(e)
-			return nil, e
+			return invalid(&invalidResponseError{Reason: fmt.Sprintf("response larger than %d bytes", t.maxBytes)})
 		}
 		if len(bytes.TrimSpace(body)) == 0 {
-			e := &invalidResponseError{Reason: fmt.Sprintf("HTTP %d %s with an empty body, no response to request %s",
-				resp.StatusCode, http.StatusText(resp.StatusCode), reqID)}
-			tr.setInvalid(e)
-			return nil, e
+			return invalid(&invalidResponseError{Reason: fmt.Sprintf("HTTP %d %s with an empty body, no response to request %s",
+				resp.StatusCode, http.StatusText(resp.StatusCode), reqID)})
 		}
 		if e := checkMessage(body, reqID, tr); e != nil {
-			tr.setInvalid(e)
-			return nil, e
+			return invalid(e)
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		resp.ContentLength = int64(len(body))
@@ -340,10 +338,8 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		// an empty body) carries no response.
 		resp.Body.Close()
 		cancel()
-		e := &invalidResponseError{Reason: fmt.Sprintf("HTTP %d %s with no response to request %s (Content-Type %q)",
-			resp.StatusCode, http.StatusText(resp.StatusCode), reqID, resp.Header.Get("Content-Type"))}
-		tr.setInvalid(e)
-		return nil, e
+		return invalid(&invalidResponseError{Reason: fmt.Sprintf("HTTP %d %s with no response to request %s (Content-Type %q)",
+			resp.StatusCode, http.StatusText(resp.StatusCode), reqID, resp.Header.Get("Content-Type"))})
 	case mediaType == "text/event-stream":
 		resp.Body = &sseValidator{
 			src:      resp.Body,

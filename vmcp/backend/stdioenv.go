@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"maps"
 	"sort"
 )
 
@@ -19,9 +20,7 @@ func stdioEnv(configured map[string]string, lookup func(string) (string, bool)) 
 			vars[k] = v
 		}
 	}
-	for k, v := range configured {
-		vars[k] = v
-	}
+	maps.Copy(vars, configured)
 	env := make([]string, 0, len(vars))
 	for k, v := range vars {
 		env = append(env, k+"="+v)

@@ -133,8 +133,7 @@ func (b *Breaker) record(t *Ticket, success bool) {
 	if t.trial && t.gen == b.gen {
 		b.trial = false
 		if success {
-			b.failures = 0
-			tr = b.setLocked(Closed, now)
+			tr = b.setLocked(Closed, now) // which clears the failures
 		} else {
 			tr = b.setLocked(Open, now)
 		}

@@ -40,9 +40,7 @@ func ParseWithEnv(data []byte, file string, lookupEnv func(string) (string, bool
 	cfg.File = file
 	a := &cfg.Aggregation
 	if n := a.Nested; n != nil { // toolhive nests the format under conflictResolutionConfig
-		if n.PrefixFormat != "" {
-			a.PrefixFormat = n.PrefixFormat
-		}
+		a.PrefixFormat = cmp.Or(n.PrefixFormat, a.PrefixFormat)
 		if n.PriorityOrder != nil {
 			a.PriorityOrder = n.PriorityOrder
 		}

@@ -3,6 +3,7 @@
 package health
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"time"
@@ -86,13 +87,9 @@ func (t *Tracker) Record(r Result) {
 		hadFailures := t.st.ConsecutiveFailures > 0 || from == Unhealthy || from == Unauthenticated
 		t.st.ConsecutiveFailures = 0
 		t.st.LastError = ""
-		switch {
-		case t.th.DegradedThreshold > 0 && r.Latency > t.th.DegradedThreshold:
+		to = Healthy
+		if hadFailures || (t.th.DegradedThreshold > 0 && r.Latency > t.th.DegradedThreshold) {
 			to = Degraded
-		case hadFailures:
-			to = Degraded
-		default:
-			to = Healthy
 		}
 	} else {
 		t.st.ConsecutiveFailures++
@@ -156,9 +153,7 @@ func StartLoop(parent context.Context, interval, timeout time.Duration, probe Pr
 			if ctx.Err() != nil {
 				return // stopping: a probe cut short is not a result
 			}
-			if r.Latency == 0 {
-				r.Latency = time.Since(start)
-			}
+			r.Latency = cmp.Or(r.Latency, time.Since(start))
 			r.Probe = true
 			onResult(r)
 			t.Reset(interval)

@@ -4,6 +4,7 @@
 package keepalive
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,18 +73,12 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.Jitter == 0 {
-		c.Jitter = c.Interval / 10
-	}
-	if c.Timeout == 0 {
-		c.Timeout = min(c.Interval, 10*time.Second)
-	}
+	c.Jitter = cmp.Or(c.Jitter, c.Interval/10)
+	c.Timeout = cmp.Or(c.Timeout, min(c.Interval, 10*time.Second))
 	if c.MaxFailures < 1 {
 		c.MaxFailures = 3
 	}
-	if c.ProbeAfter == 0 {
-		c.ProbeAfter = 10 * c.Interval
-	}
+	c.ProbeAfter = cmp.Or(c.ProbeAfter, 10*c.Interval)
 	if c.Rand == nil {
 		r := rand.New(rand.NewSource(time.Now().UnixNano()))
 		var mu sync.Mutex

@@ -160,11 +160,10 @@ func (m *Metrics) BackendRequest(backend, method, outcome string, d time.Duratio
 	if m == nil {
 		return
 	}
-	ctx := context.Background()
-	m.requests.Add(ctx, 1, metric.WithAttributes(attribute.String("backend_id", backend),
-		attribute.String("method", method), attribute.String("outcome", outcome)))
-	m.requestDuration.Record(ctx, d.Seconds(), metric.WithAttributes(attribute.String("backend_id", backend),
-		attribute.String("method", method), attribute.String("outcome", outcome)))
+	attrs := metric.WithAttributes(attribute.String("backend_id", backend),
+		attribute.String("method", method), attribute.String("outcome", outcome))
+	m.requests.Add(context.Background(), 1, attrs)
+	m.requestDuration.Record(context.Background(), d.Seconds(), attrs)
 }
 
 // BreakerTransition records one circuit state change.

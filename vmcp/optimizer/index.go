@@ -16,12 +16,16 @@
 package optimizer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -326,13 +330,8 @@ func (ix *Index) Search(ctx context.Context, q Query, allowed ToolSet, limit int
 	// Keep the best limit candidates in a small sorted slice.
 	top := make([]Match, 0, limit+1)
 	better := func(sc float64, d *doc, m *Match) bool {
-		if sc != m.Score {
-			return sc > m.Score
-		}
-		if d.key.Tool != m.Key.Tool {
-			return d.key.Tool < m.Key.Tool
-		}
-		return d.key.Backend < m.Key.Backend
+		return cmp.Or(cmp.Compare(m.Score, sc), strings.Compare(d.key.Tool, m.Key.Tool),
+			strings.Compare(d.key.Backend, m.Key.Backend)) < 0
 	}
 	for _, di := range sc.touched {
 		if sc.state[di] != stateAllowed {
@@ -432,11 +431,7 @@ func newDoc(backend string, t mcp.Tool) (*doc, error) {
 		}
 	}
 	tokenize(t.Name, maxFieldTokens, add(nameWeight))
-	title := t.Title
-	if title == "" {
-		title = t.Annotations.Title
-	}
-	tokenize(title+"\n"+t.Description, maxFieldTokens, add(1))
+	tokenize(cmp.Or(t.Title, t.Annotations.Title)+"\n"+t.Description, maxFieldTokens, add(1))
 	var ptext []byte
 	for _, p := range params(t) {
 		ptext = append(ptext, p.name...)
@@ -502,9 +497,8 @@ func mergeDocs(old, upd []*doc) []*doc {
 
 // newSegment builds the inverted index of one backend's documents.
 func newSegment(ctx context.Context, backend string, docs []*doc) (*segment, error) {
-	sorted := make([]*doc, len(docs))
-	copy(sorted, docs)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].key.Tool < sorted[j].key.Tool })
+	sorted := slices.Clone(docs)
+	slices.SortFunc(sorted, func(a, b *doc) int { return strings.Compare(a.key.Tool, b.key.Tool) })
 	seg := &segment{
 		backend:  backend,
 		docs:     sorted,
@@ -529,20 +523,12 @@ func newSegment(ctx context.Context, backend string, docs []*doc) (*segment, err
 // with returns a copy of s in which backend's segment is seg (nil removes
 // it). Only the map of segment pointers is copied.
 func (s *snapshot) with(backend string, seg *segment) *snapshot {
-	ns := &snapshot{segs: make(map[string]*segment, len(s.segs)+1)}
-	for name, old := range s.segs {
-		if name != backend {
-			ns.segs[name] = old
-		}
-	}
+	ns := &snapshot{segs: maps.Clone(s.segs)}
+	delete(ns.segs, backend)
 	if seg != nil {
 		ns.segs[backend] = seg
 	}
-	ns.order = make([]*segment, 0, len(ns.segs))
-	for _, sg := range ns.segs {
-		ns.order = append(ns.order, sg)
-	}
-	sort.Slice(ns.order, func(i, j int) bool { return ns.order[i].backend < ns.order[j].backend })
+	ns.order = slices.SortedFunc(maps.Values(ns.segs), func(a, b *segment) int { return strings.Compare(a.backend, b.backend) })
 	ns.base = make([]int32, len(ns.order))
 	for i, sg := range ns.order { // in a fixed order, so the float sum is reproducible
 		ns.base[i] = int32(ns.n)

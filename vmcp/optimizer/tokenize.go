@@ -109,12 +109,15 @@ func tokenize(text string, maxTokens int, emit func(term string)) {
 			prev = r
 			continue
 		}
-		// camelCase boundaries: aB, and the last capital of an acronym
-		// followed by a lower-case letter (HTTPServer → HTTP|Server).
-		split := false
-		if unicode.IsUpper(r) && unicode.IsLower(prev) {
-			split = true
-		} else if unicode.IsLower(r) && unicode.IsUpper(prev) {
+		// camelCase boundaries: aB (and 2B), and the last capital of an
+		// acronym followed by a lower-case letter (HTTPServer → HTTP|Server).
+		switch {
+		case unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)):
+			if !word(text[start:i]) {
+				return
+			}
+			start = i
+		case unicode.IsLower(r) && unicode.IsUpper(prev):
 			// prev starts a new word if it was preceded by another capital.
 			_, size := utf8.DecodeLastRuneInString(text[:i])
 			ps := i - size
@@ -127,14 +130,6 @@ func tokenize(text string, maxTokens int, emit func(term string)) {
 					start = ps
 				}
 			}
-		} else if unicode.IsDigit(prev) && unicode.IsUpper(r) {
-			split = true
-		}
-		if split {
-			if !word(text[start:i]) {
-				return
-			}
-			start = i
 		}
 		prev = r
 	}
@@ -196,11 +191,5 @@ func undouble(w string) string {
 }
 
 func isASCIILetters(w string) bool {
-	for i := 0; i < len(w); i++ {
-		c := w[i]
-		if c < 'a' || c > 'z' {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(w, func(r rune) bool { return r < 'a' || r > 'z' })
 }
