@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -157,9 +158,7 @@ func runCalls(ctx context.Context, clients []*harness.Client, l Load) LoadResult
 	for i := range clients {
 		all = append(all, lat[i]...)
 		r.Errors += errs[i]
-		if r.FirstError == "" {
-			r.FirstError = first[i]
-		}
+		r.FirstError = cmp.Or(r.FirstError, first[i])
 	}
 	r.Calls = len(all)
 	if r.Elapsed > 0 {

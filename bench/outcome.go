@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -112,9 +113,7 @@ func (s *outcomes) add(o outcome) {
 	if o.named {
 		s.named++
 	}
-	if s.first == "" {
-		s.first = o.text
-	}
+	s.first = cmp.Or(s.first, o.text)
 }
 
 // set writes the figures of one endpoint (prefix "direct" or "gateway").

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -34,9 +35,7 @@ type InitOptions struct {
 // in time) and, when that backend has a control URL, a method that makes
 // it fail and checks the error names it. The result parses with Parse.
 func Starter(ctx context.Context, o InitOptions) (string, error) {
-	if o.Timeout == 0 {
-		o.Timeout = 10 * time.Second
-	}
+	o.Timeout = cmp.Or(o.Timeout, 10*time.Second)
 	rev := harness.RevisionLegacy
 	if o.Protocol == "modern" {
 		rev = harness.RevisionModern

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"regexp"
@@ -187,35 +188,21 @@ func listOr(s []string, none string) string {
 
 // applyDefaults fills in what the file left out.
 func (e *Experiment) applyDefaults() {
-	if e.Deployment.Protocol == "" {
-		e.Deployment.Protocol = "legacy"
-	}
+	e.Deployment.Protocol = cmp.Or(e.Deployment.Protocol, "legacy")
 	if h := e.Deployment.Health; h != nil && len(h.Healthy) == 0 {
 		h.Healthy = []string{"healthy", "degraded"}
 	}
 	s := &e.Safeguards
-	if s.MaxDuration == 0 {
-		s.MaxDuration = DefaultMaxDuration
-	}
-	if s.LeaseTTL == 0 {
-		s.LeaseTTL = DefaultLeaseTTL
-	}
-	if s.CallTimeout == 0 {
-		s.CallTimeout = DefaultCallTimeout
-	}
+	s.MaxDuration = cmp.Or(s.MaxDuration, DefaultMaxDuration)
+	s.LeaseTTL = cmp.Or(s.LeaseTTL, DefaultLeaseTTL)
+	s.CallTimeout = cmp.Or(s.CallTimeout, DefaultCallTimeout)
 	fix := func(p *Probe) {
-		if p.Timeout == 0 {
-			p.Timeout = s.CallTimeout
-		}
+		p.Timeout = cmp.Or(p.Timeout, s.CallTimeout)
 		if p.Session == "" && p.Type != ProbeHealth {
 			p.Session = SessionFresh
 		}
-		if p.Tolerance.Samples == 0 {
-			p.Tolerance.Samples = 1
-		}
-		if p.Tolerance.RetryEvery == 0 {
-			p.Tolerance.RetryEvery = DefaultRetryEvery
-		}
+		p.Tolerance.Samples = cmp.Or(p.Tolerance.Samples, 1)
+		p.Tolerance.RetryEvery = cmp.Or(p.Tolerance.RetryEvery, DefaultRetryEvery)
 		if p.Type == ProbeCallTool {
 			if p.Expect == nil {
 				p.Expect = &Expect{}

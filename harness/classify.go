@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"regexp"
@@ -144,9 +145,7 @@ func classify(rec *CallRecord, isError bool, text string, meta map[string]any, e
 	case err != nil:
 		rec.Error = err.Error()
 		named, names := namedBackend(rec.Error, backends)
-		if rec.Backend == "" {
-			rec.Backend = named
-		}
+		rec.Backend = cmp.Or(rec.Backend, named)
 		_, unavailable := UnavailableBackend(rec.Error)
 		if !unavailable && names && !backendErrRE.MatchString(rec.Error) {
 			unavailable = true
@@ -163,9 +162,7 @@ func classify(rec *CallRecord, isError bool, text string, meta map[string]any, e
 		rec.IsError = true
 		rec.Error = text
 		named, names := namedBackend(text, backends)
-		if rec.Backend == "" {
-			rec.Backend = named
-		}
+		rec.Backend = cmp.Or(rec.Backend, named)
 		_, unavailable := UnavailableBackend(text)
 		if !unavailable && names && rec.ErrorKind == "" && !backendErrRE.MatchString(text) {
 			unavailable = true

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -153,9 +154,7 @@ func Dial(ctx context.Context, mcpURL string, rev Revision, rec *Recorder, opts 
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if rev == "" {
-		rev = RevisionModern
-	}
+	rev = cmp.Or(rev, RevisionModern)
 	if o.name == "" {
 		clientSeq.Lock()
 		clientSeq.n++

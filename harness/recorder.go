@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -265,9 +266,7 @@ func (r *Recorder) Result() ScenarioResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	v, d := r.verdict, r.ended
-	if v == "" {
-		v = VerdictPassed
-	}
+	v = cmp.Or(v, VerdictPassed)
 	if d == 0 {
 		d = time.Since(r.start)
 	}

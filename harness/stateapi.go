@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,10 +128,7 @@ type stateAPIData struct {
 // URL renders the API's URL under baseURL for sessionID ("" for the health
 // API). def is the reference path used when Path is empty.
 func (a StateAPI) URL(baseURL, def, sessionID string) (string, error) {
-	p := a.Path
-	if p == "" {
-		p = def
-	}
+	p := cmp.Or(a.Path, def)
 	out, err := RenderTemplate("path", p, stateAPIData{SessionID: url.PathEscape(sessionID)})
 	if err != nil {
 		return "", err

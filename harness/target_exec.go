@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -128,10 +129,7 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 		callTimeout = DefaultGatewayCallTimeout
 	}
 	listen := "127.0.0.1:" + strconv.Itoa(port)
-	name := e.ConfigName
-	if name == "" {
-		name = "config.yaml"
-	}
+	name := cmp.Or(e.ConfigName, "config.yaml")
 	data := TemplateData{Backends: topo.Backends, Host: "127.0.0.1", Port: port, Listen: listen,
 		BaseURL: "http://" + listen, ConfigPath: filepath.Join(dir, name), Dir: dir, CallTimeout: callTimeout.String(), Features: topo.Features}
 	if e.ConfigTemplate != "" {
@@ -169,9 +167,7 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.Dir = e.Dir
-	if cmd.Dir == "" {
-		cmd.Dir = dir
-	}
+	cmd.Dir = cmp.Or(cmd.Dir, dir)
 	cmd.SysProcAttr = childProcAttr()
 	g := &execGateway{target: e.Name(), cmd: cmd, dir: dir, base: data.BaseURL, mcp: data.BaseURL + e.mcpPath(),
 		configPath: data.ConfigPath, output: newTailBuffer(64 << 10), exited: make(chan struct{}), grace: e.StopGrace}

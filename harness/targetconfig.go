@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -158,9 +159,7 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 		if c.ConfigTemplate == "" {
 			e.ConfigTemplate = ChaosVMCPTemplate
 		}
-		if e.ReadyURL == "" {
-			e.ReadyURL = "{{.BaseURL}}/status"
-		}
+		e.ReadyURL = cmp.Or(e.ReadyURL, "{{.BaseURL}}/status")
 		if !c.CapabilitiesSet {
 			e.Caps = DefaultReferenceCapabilities
 		}

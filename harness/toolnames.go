@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strings"
@@ -60,9 +61,7 @@ func PatternPrefixesBackend(p string) bool { return strings.Contains(p, "{backen
 // ExposedName applies a tool name pattern to a backend's tool (or
 // prompt) name.
 func ExposedName(pattern, backend, name string) string {
-	if pattern == "" {
-		pattern = DefaultToolNamePattern
-	}
+	pattern = cmp.Or(pattern, DefaultToolNamePattern)
 	return strings.NewReplacer("{backend}", backend, "{tool}", name).Replace(pattern)
 }
 

@@ -9,6 +9,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -76,18 +77,10 @@ func New(opts Options) (*Proxy, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("proxy: --upstream %q: want an http or https URL with a host", opts.Upstream)
 	}
-	if opts.Listen == "" {
-		opts.Listen = "127.0.0.1:0"
-	}
-	if opts.Admin == "" {
-		opts.Admin = "127.0.0.1:0"
-	}
-	if opts.LeaseTTL == 0 {
-		opts.LeaseTTL = DefaultLeaseTTL
-	}
-	if opts.MaxLeaseTTL == 0 {
-		opts.MaxLeaseTTL = DefaultMaxLeaseTTL
-	}
+	opts.Listen = cmp.Or(opts.Listen, "127.0.0.1:0")
+	opts.Admin = cmp.Or(opts.Admin, "127.0.0.1:0")
+	opts.LeaseTTL = cmp.Or(opts.LeaseTTL, DefaultLeaseTTL)
+	opts.MaxLeaseTTL = cmp.Or(opts.MaxLeaseTTL, DefaultMaxLeaseTTL)
 	if opts.LeaseTTL < 0 || opts.LeaseTTL > opts.MaxLeaseTTL {
 		return nil, fmt.Errorf("proxy: lease ttl %s: want > 0 and <= the maximum %s", opts.LeaseTTL, opts.MaxLeaseTTL)
 	}

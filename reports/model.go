@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -72,9 +73,7 @@ type errorSample struct {
 // newRunView builds the view of one results document.
 func newRunView(id, label string, r *harness.Results) *runView {
 	rv := &runView{ID: id, Label: label, Target: r.Target, Profile: r.Profile, Capabilities: r.Capabilities.String(), Interrupted: r.Interrupted}
-	if rv.Capabilities == "" {
-		rv.Capabilities = "none declared"
-	}
+	rv.Capabilities = cmp.Or(rv.Capabilities, "none declared")
 	if !r.Started.IsZero() {
 		rv.Started = r.Started.UTC().Format("2006-01-02 15:04:05 UTC")
 	}

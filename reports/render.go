@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bufio"
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -67,10 +68,7 @@ func Render(w io.Writer, in []Input, opt Options) error {
 		if x.Results == nil {
 			return fmt.Errorf("reports: input %d (%s) has no results", i+1, x.Name)
 		}
-		label := x.Name
-		if label == "" {
-			label = x.Results.Target
-		}
+		label := cmp.Or(x.Name, x.Results.Target)
 		pv.Runs = append(pv.Runs, newRunView(fmt.Sprintf("r%d", i), label, x.Results))
 	}
 	if pv.Title == "" {

@@ -1,6 +1,7 @@
 package containers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -70,10 +71,7 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 		return nil, err
 	}
 	img, cmd, ready := g.Image, g.Command, g.ReadyPath
-	mcpPath := g.MCPPath
-	if mcpPath == "" {
-		mcpPath = "/mcp"
-	}
+	mcpPath := cmp.Or(g.MCPPath, "/mcp")
 	if img == "" {
 		if img, err = e.Image(ctx); err != nil {
 			return nil, err
@@ -81,17 +79,10 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 		if len(cmd) == 0 {
 			cmd = []string{"vmcp", "--config", "{{.ConfigPath}}", "--listen", "{{.Listen}}"}
 		}
-		if ready == "" {
-			ready = "/status"
-		}
+		ready = cmp.Or(ready, "/status")
 	}
-	if ready == "" {
-		ready = mcpPath
-	}
-	name := g.ConfigName
-	if name == "" {
-		name = "config.yaml"
-	}
+	ready = cmp.Or(ready, mcpPath)
+	name := cmp.Or(g.ConfigName, "config.yaml")
 	callTimeout := topo.CallTimeout
 	if callTimeout <= 0 {
 		callTimeout = harness.DefaultGatewayCallTimeout

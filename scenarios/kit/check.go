@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -78,9 +79,7 @@ func (k *Kit) Check(name string, body func(c *C)) bool {
 		}
 	}
 	ch := harness.Check{Name: name, Verdict: harness.CheckPassed, Expected: c.expected, Observed: c.observed, Took: harness.Millis(took), Calls: order}
-	if ch.Expected == "" {
-		ch.Expected = name
-	}
+	ch.Expected = cmp.Or(ch.Expected, name)
 	if len(order) == 1 {
 		ch.Took = evidence[order[0]].Duration
 	}

@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -36,9 +37,7 @@ type Names struct {
 // tool name pattern, backends the topology's backend names (markers of
 // other backends are ignored), rec (nil allowed) gets the notes.
 func NewNames(pattern string, backends []string, tools []mcp.Tool, prompts []mcp.Prompt, resources []mcp.Resource, rec *harness.Recorder) *Names {
-	if pattern == "" {
-		pattern = harness.DefaultToolNamePattern
-	}
+	pattern = cmp.Or(pattern, harness.DefaultToolNamePattern)
 	n := &Names{pattern: pattern, tools: map[[2]string]string{}, prompts: map[[2]string]string{}, resources: map[[2]string]string{},
 		rec: rec, noted: map[string]bool{}}
 	known := map[string]bool{}
