@@ -97,20 +97,6 @@ func closeClients(clients []*harness.Client) {
 	wg.Wait()
 }
 
-// RunLoad opens the clients (not measured), then runs the calls. The
-// run ends at Duration, at Calls, or when ctx ends.
-func RunLoad(ctx context.Context, l Load) (LoadResult, error) {
-	if l.Clients < 1 || l.Duration <= 0 || l.CallTimeout <= 0 {
-		return LoadResult{}, fmt.Errorf("bench: load needs clients ≥ 1, duration > 0 and call timeout > 0 (got %d, %v, %v)", l.Clients, l.Duration, l.CallTimeout)
-	}
-	clients, err := dialClients(ctx, l.URL, l.Revision, l.Clients, l.CallTimeout)
-	if err != nil {
-		return LoadResult{}, fmt.Errorf("bench: open %d %s clients at %s: %w", l.Clients, l.Revision, l.URL, err)
-	}
-	defer closeClients(clients)
-	return runCalls(ctx, clients, l), nil
-}
-
 func runCalls(ctx context.Context, clients []*harness.Client, l Load) LoadResult {
 	runCtx, cancel := context.WithTimeout(ctx, l.Duration)
 	defer cancel()

@@ -38,13 +38,12 @@ const DefaultCallTimeout = 10 * time.Second
 type ClientOption func(*clientOptions)
 
 type clientOptions struct {
-	name            string
-	timeout         time.Duration
-	discoverTimeout time.Duration
-	closeGrace      time.Duration
-	headers         map[string]string
-	backends        []string
-	cancelNotify    *bool
+	name         string
+	timeout      time.Duration
+	closeGrace   time.Duration
+	headers      map[string]string
+	backends     []string
+	cancelNotify *bool
 }
 
 // WithCancelNotifications says whether a call whose ctx ends before its
@@ -65,12 +64,6 @@ func WithCallTimeout(d time.Duration) ClientOption {
 // WithClientName names the client in recorded calls (default c1, c2, ...).
 func WithClientName(name string) ClientOption {
 	return func(o *clientOptions) { o.name = name }
-}
-
-// WithDiscoverTimeout bounds a modern client's server/discover probe
-// (default 3 s).
-func WithDiscoverTimeout(d time.Duration) ClientOption {
-	return func(o *clientOptions) { o.discoverTimeout = d }
 }
 
 // WithCloseGrace is how long Close lets mcp-go end the session (DELETE)
@@ -150,7 +143,7 @@ var clientSeq struct {
 // initializes it on the given revision, recording the initialize as a call.
 // ctx bounds the connection and initialize (default: the call timeout).
 func Dial(ctx context.Context, mcpURL string, rev Revision, rec *Recorder, opts ...ClientOption) (*Client, error) {
-	o := clientOptions{timeout: DefaultCallTimeout, discoverTimeout: 3 * time.Second, closeGrace: time.Second}
+	o := clientOptions{timeout: DefaultCallTimeout, closeGrace: time.Second}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -182,7 +175,8 @@ func Dial(ctx context.Context, mcpURL string, rev Revision, rec *Recorder, opts 
 	if err != nil {
 		return nil, fmt.Errorf("harness: client %s: %w", o.name, err)
 	}
-	copts := []client.ClientOption{client.WithDiscoverTimeout(o.discoverTimeout)}
+	// A modern client's server/discover probe is bounded by 3 s.
+	copts := []client.ClientOption{client.WithDiscoverTimeout(3 * time.Second)}
 	protocol := mcp.LATEST_PROTOCOL_VERSION
 	if rev == RevisionLegacy {
 		protocol = mcp.LATEST_LEGACY_PROTOCOL_VERSION

@@ -209,17 +209,6 @@ func (e *hostConflictError) Error() string {
 	return fmt.Sprintf("testcontainers resolved the engine %s, not %s=%s (tc.host in ~/.testcontainers.properties?)", e.got, DockerHostEnv, e.want)
 }
 
-// Probe reports whether a Docker engine answers within ProbeTimeout,
-// without the rest of Get.
-func Probe(ctx context.Context) error {
-	setDefaultEnv()
-	cli, err := probe(ctx, ProbeTimeout, os.Getenv(DockerHostEnv))
-	if err == nil {
-		_ = cli.Close()
-	}
-	return err
-}
-
 // RunID is this run's id (the value of the LabelRun label).
 func (e *Engine) RunID() string { return e.runID }
 

@@ -120,9 +120,6 @@ func (b *Backend) Late() []string {
 	return append([]string(nil), b.late...)
 }
 
-// Addr is the backend's host:port.
-func (b *Backend) Addr() string { return b.ln.Addr().String() }
-
 // Close stops the server, cutting open streams; bounded (0.3 s grace).
 func (b *Backend) Close() error {
 	select {
