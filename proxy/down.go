@@ -6,7 +6,8 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/downlistener"
 )
 
 // listener is the proxy's MCP listener, which a `crash mode: down` fault
@@ -55,16 +56,7 @@ func (p *Proxy) serve(ln net.Listener) {
 // expiry) until the proxy closes.
 func (p *Proxy) scheduler() {
 	defer p.wg.Done()
-	t := time.NewTicker(5 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.closed:
-			return
-		case <-t.C:
-			p.reconcile()
-		}
-	}
+	downlistener.Reconcile(p.closed, p.reconcile)
 }
 
 // reconcile closes or reopens the MCP listener as `down` faults say, and
