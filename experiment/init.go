@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -78,11 +78,7 @@ func Starter(ctx context.Context, o InitOptions) (string, error) {
 	if len(byBackend) == 0 {
 		return "", fmt.Errorf("gateway %s lists no tools: nothing to start from", o.Gateway)
 	}
-	names := make([]string, 0, len(byBackend))
-	for b := range byBackend {
-		names = append(names, b)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(byBackend))
 	for name := range o.Controls {
 		if !slices.Contains(names, name) {
 			return "", fmt.Errorf("--control %s: no tool of the gateway seems to come from backend %q (backends seen: %s)", name, name, strings.Join(names, ", "))

@@ -3,9 +3,10 @@ package experiment
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -88,10 +89,10 @@ func (v *validator) substitute(root *yaml.Node, overrides map[string]string) err
 			params[k.Value] = val.Value
 		}
 	}
-	names := keys(overrides)
+	names := slices.Sorted(maps.Keys(overrides))
 	for _, k := range names {
 		if _, ok := params[k]; !ok {
-			return &Error{File: v.file, Field: "--param " + k, Msg: fmt.Sprintf("the experiment has no parameter %q (it has %s)", k, listOr(keys(params), "none"))}
+			return &Error{File: v.file, Field: "--param " + k, Msg: fmt.Sprintf("the experiment has no parameter %q (it has %s)", k, listOr(slices.Sorted(maps.Keys(params)), "none"))}
 		}
 		params[k] = overrides[k]
 		for i := 0; i+1 < len(paramsNode.Content); i += 2 {
@@ -163,20 +164,11 @@ func expand(s string, params map[string]string) (string, error) {
 		name := m[2 : len(m)-1]
 		val, ok := params[name]
 		if !ok && err == nil {
-			err = fmt.Errorf("unknown parameter ${%s} (declared: %s)", name, listOr(keys(params), "none"))
+			err = fmt.Errorf("unknown parameter ${%s} (declared: %s)", name, listOr(slices.Sorted(maps.Keys(params)), "none"))
 		}
 		return val
 	})
 	return out, err
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func listOr(s []string, none string) string {

@@ -3,7 +3,8 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,12 +74,7 @@ func (r *runner) preflight(ctx context.Context) string {
 func (r *runner) rollback() []string {
 	r.stopTimers()
 	var failures []string
-	names := make([]string, 0, len(r.controls))
-	for n := range r.controls {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(r.controls)) {
 		ctl := r.controls[name]
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*controlTimeout)

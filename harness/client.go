@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -391,10 +393,7 @@ func (t *connTracker) dial(ctx context.Context, network, addr string) (net.Conn,
 func (t *connTracker) closeAll() {
 	t.mu.Lock()
 	t.closed = true
-	conns := make([]net.Conn, 0, len(t.conns))
-	for c := range t.conns {
-		conns = append(conns, c)
-	}
+	conns := slices.Collect(maps.Keys(t.conns))
 	t.mu.Unlock()
 	for _, c := range conns {
 		c.Close()

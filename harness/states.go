@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -34,12 +35,7 @@ type BackendStates map[string]BackendState
 
 // Names returns the backend names, sorted.
 func (s BackendStates) Names() []string {
-	out := make([]string, 0, len(s))
-	for n := range s {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(s))
 }
 
 // Keys tried, in order, for a backend's state and its breaker state.

@@ -3,7 +3,9 @@ package reports
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -175,7 +177,7 @@ func newScenarioView(id string, s *harness.ScenarioResult) *scenarioView {
 	}
 	sv.Partial = s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || sv.NA > 0)
 	sv.Badge = badge(s.Verdict, len(s.Checks), sv.Failed, sv.NA, sv.Partial)
-	for _, k := range sortedKeys(s.Figures) {
+	for _, k := range slices.Sorted(maps.Keys(s.Figures)) {
 		sv.Figures = append(sv.Figures, figureView{Name: k, Value: trimFloat(s.Figures[k])})
 	}
 	end := s.Duration.D()
@@ -252,15 +254,6 @@ func clientSaw(calls []seqCall) ([]countView, []errorSample) {
 		out = append(out, *es)
 	}
 	return saw, out
-}
-
-func sortedKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func trimFloat(v float64) string {

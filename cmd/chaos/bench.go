@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -235,12 +235,7 @@ func printBench(w interface{ Write([]byte) (int, error) }, results *harness.Resu
 		if s.Reason != "" {
 			fmt.Fprintf(w, "        %s\n", s.Reason)
 		}
-		keys := make([]string, 0, len(s.Figures))
-		for k := range s.Figures {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(s.Figures)) {
 			fmt.Fprintf(w, "        %-34s %.4g\n", k, s.Figures[k])
 		}
 	}
