@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
@@ -53,21 +54,18 @@ type LoadResult struct {
 func dialClients(ctx context.Context, url string, rev harness.Revision, n int, timeout time.Duration) ([]*harness.Client, error) {
 	clients := make([]*harness.Client, n)
 	errs := make([]error, n)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
+	var g errgroup.Group
+	g.SetLimit(16)
 	for i := range clients {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			clients[i], errs[i] = harness.Dial(cctx, url, rev, nil, harness.WithCallTimeout(timeout),
 				harness.WithClientName(fmt.Sprintf("bench%d", i)), harness.WithCloseGrace(time.Second))
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	if err := errors.Join(errs...); err != nil {
 		closeClients(clients)
 		return nil, err
@@ -78,23 +76,19 @@ func dialClients(ctx context.Context, url string, rev harness.Revision, n int, t
 // closeClients closes every client concurrently (each bounded by its close
 // grace).
 func closeClients(clients []*harness.Client) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 32)
+	var g errgroup.Group
+	g.SetLimit(32)
 	for _, c := range clients {
 		if c == nil {
 			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
-			_ = c.Close(ctx)
-		}()
+			return c.Close(ctx)
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 }
 
 func runCalls(ctx context.Context, clients []*harness.Client, l Load) LoadResult {
