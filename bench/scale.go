@@ -165,13 +165,7 @@ func openDirect(ctx context.Context, c *Config, backends []harness.RunningBacken
 }
 
 func liveClients(clients []*harness.Client) []*harness.Client {
-	var live []*harness.Client
-	for _, cl := range clients {
-		if cl != nil {
-			live = append(live, cl)
-		}
-	}
-	return live
+	return slices.DeleteFunc(slices.Clone(clients), func(cl *harness.Client) bool { return cl == nil })
 }
 
 // scaleLoad is what a paced load measured.
@@ -274,9 +268,7 @@ func pacedLoad(ctx context.Context, c *Config, label string, pick func(i int) (*
 	close(jobs)
 	wg.Wait()
 	out.elapsed = time.Since(start)
-	for _, l := range lat {
-		out.lat = append(out.lat, l...)
-	}
+	out.lat = slices.Concat(lat...)
 	out.errors, out.unanswered = int(nErrs.Load()), int(nUnanswered.Load())
 	return out
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -109,15 +110,8 @@ func waitTools(ctx context.Context, mcpURL string, backends []BackendInfo, patte
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("every backend's tools through the gateway (by origin marker, else pattern %q): %w; last: %s",
-				orDefault(pattern, DefaultToolNamePattern), ctx.Err(), last)
+				cmp.Or(pattern, DefaultToolNamePattern), ctx.Err(), last)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
