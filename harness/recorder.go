@@ -207,15 +207,7 @@ func (r *Recorder) Events() []Event {
 	r.mu.Lock()
 	ev := slices.Clone(r.events)
 	r.mu.Unlock()
-	slices.SortStableFunc(ev, func(a, b Event) int {
-		if a.At != b.At {
-			if a.At < b.At {
-				return -1
-			}
-			return 1
-		}
-		return a.Seq - b.Seq
-	})
+	slices.SortStableFunc(ev, func(a, b Event) int { return cmp.Or(cmp.Compare(a.At, b.At), a.Seq-b.Seq) })
 	return ev
 }
 
@@ -265,11 +257,7 @@ func (r *Recorder) Result() ScenarioResult {
 	ev := r.Events()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	v, d := r.verdict, r.ended
-	v = cmp.Or(v, VerdictPassed)
-	if d == 0 {
-		d = time.Since(r.start)
-	}
+	v, d := cmp.Or(r.verdict, VerdictPassed), cmp.Or(r.ended, time.Since(r.start))
 	if ev == nil {
 		ev = []Event{}
 	}
