@@ -101,9 +101,7 @@ func runCalls(ctx context.Context, clients []*harness.Client, l Load) LoadResult
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			mc := c.MCP()
 			for runCtx.Err() == nil {
 				if l.Calls > 0 && issued.Add(1) > int64(l.Calls) {
@@ -130,7 +128,7 @@ func runCalls(ctx context.Context, clients []*harness.Client, l Load) LoadResult
 					}
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	r := LoadResult{Elapsed: time.Since(start)}

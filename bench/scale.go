@@ -208,9 +208,7 @@ func pacedLoad(ctx context.Context, c *Config, label string, pick func(i int) (*
 	var out scaleLoad
 	var wg sync.WaitGroup
 	for w := range scaleWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range jobs {
 				cl, tool := pick(i)
 				cctx, cancel := context.WithTimeout(ctx, c.CallTimeout)
@@ -239,7 +237,7 @@ func pacedLoad(ctx context.Context, c *Config, label string, pick func(i int) (*
 					firstMu.Unlock()
 				}
 			}
-		}()
+		})
 	}
 	interval := time.Second / time.Duration(c.ScaleRate)
 	start := time.Now()

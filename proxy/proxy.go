@@ -24,6 +24,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/downlistener"
 )
 
 // Options configure a Proxy.
@@ -267,14 +268,14 @@ func (p *Proxy) Start(ctx context.Context) error {
 	p.mcpLn.addr, p.mcpLn.ln = mln.Addr().String(), mln
 	p.serve(mln)
 	p.mcpLn.mu.Unlock()
-	p.wg.Add(2)
-	go func() {
-		defer p.wg.Done()
+	p.wg.Go(func() {
 		if err := p.admin.Serve(aln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			p.logger.Error("serve control API", "err", err)
 		}
-	}()
-	go p.scheduler()
+	})
+	// The time-driven faults (down, one-shot session expiry) until the
+	// proxy closes.
+	p.wg.Go(func() { downlistener.Reconcile(p.closed, p.reconcile) })
 	return nil
 }
 

@@ -96,11 +96,9 @@ func Start(name, transport string) (*Backend, error) {
 		}
 		h.ServeHTTP(w, r)
 	}), ReadHeaderTimeout: 10 * time.Second}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
+	b.wg.Go(func() {
 		_ = b.srv.Serve(ln)
-	}()
+	})
 	return b, nil
 }
 
