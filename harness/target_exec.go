@@ -84,10 +84,7 @@ type Exec struct {
 
 // Name returns TargetName or "exec".
 func (e Exec) Name() string {
-	if e.TargetName != "" {
-		return e.TargetName
-	}
-	return "exec"
+	return cmp.Or(e.TargetName, "exec")
 }
 
 // Capabilities returns Caps.
@@ -98,12 +95,7 @@ func (e Exec) AdminAPIs() AdminAPIs {
 	return AdminAPIs{Health: e.Health, Session: e.Session, Metrics: e.Metrics}
 }
 
-func (e Exec) mcpPath() string {
-	if e.MCPPath == "" {
-		return "/mcp"
-	}
-	return e.MCPPath
-}
+func (e Exec) mcpPath() string { return cmp.Or(e.MCPPath, "/mcp") }
 
 // Start renders the config, starts the gateway and waits until it is ready.
 func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
@@ -155,19 +147,14 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 		}
 		env = append(env, v)
 	}
-	readyTmpl := e.ReadyURL
-	if readyTmpl == "" {
-		readyTmpl = "{{.BaseURL}}" + e.mcpPath()
-	}
-	readyURL, err := RenderTemplate("readyURL", readyTmpl, data)
+	readyURL, err := RenderTemplate("readyURL", cmp.Or(e.ReadyURL, "{{.BaseURL}}"+e.mcpPath()), data)
 	if err != nil {
 		return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
 	}
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
-	cmd.Dir = e.Dir
-	cmd.Dir = cmp.Or(cmd.Dir, dir)
+	cmd.Dir = cmp.Or(e.Dir, dir)
 	cmd.SysProcAttr = childProcAttr()
 	g := &execGateway{target: e.Name(), cmd: cmd, dir: dir, base: data.BaseURL, mcp: data.BaseURL + e.mcpPath(),
 		configPath: data.ConfigPath, output: newTailBuffer(64 << 10), exited: make(chan struct{}), grace: e.StopGrace}

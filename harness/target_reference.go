@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -38,10 +39,7 @@ var DefaultReferenceCapabilities = Capabilities{CapSessionAPI, CapHealthAPI, Cap
 
 // Name returns TargetName or "reference".
 func (r Reference) Name() string {
-	if r.TargetName != "" {
-		return r.TargetName
-	}
-	return "reference"
+	return cmp.Or(r.TargetName, "reference")
 }
 
 // Capabilities returns Caps or DefaultReferenceCapabilities.

@@ -48,10 +48,7 @@ type Gateway struct {
 
 // Name returns TargetName or "container".
 func (g *Gateway) Name() string {
-	if g.TargetName != "" {
-		return g.TargetName
-	}
-	return "container"
+	return cmp.Or(g.TargetName, "container")
 }
 
 // Capabilities returns Caps.
