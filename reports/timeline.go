@@ -314,10 +314,7 @@ func niceStep(d time.Duration, n int) time.Duration {
 }
 
 func clip(s string, n int) string {
-	r := []rune(s)
-	if n < 4 {
-		n = 4
-	}
+	r, n := []rune(s), max(n, 4)
 	if len(r) <= n {
 		return s
 	}

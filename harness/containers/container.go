@@ -212,9 +212,7 @@ func stripLogHeaders(b []byte) string {
 	for len(b) >= 8 && (b[0] == 1 || b[0] == 2) && b[1] == 0 && b[2] == 0 && b[3] == 0 {
 		n := int(b[4])<<24 | int(b[5])<<16 | int(b[6])<<8 | int(b[7])
 		b = b[8:]
-		if n > len(b) {
-			n = len(b)
-		}
+		n = min(n, len(b))
 		out.Write(b[:n])
 		b = b[n:]
 	}
