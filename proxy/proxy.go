@@ -120,14 +120,12 @@ func New(opts Options) (*Proxy, error) {
 // deadline (its connection closing) ends the upstream request.
 func newTransport() *http.Transport {
 	return &http.Transport{
-		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 128,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
 		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
 	}
 }
 
