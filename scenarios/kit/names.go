@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -40,17 +41,13 @@ func NewNames(pattern string, backends []string, tools []mcp.Tool, prompts []mcp
 	pattern = cmp.Or(pattern, harness.DefaultToolNamePattern)
 	n := &Names{pattern: pattern, tools: map[[2]string]string{}, prompts: map[[2]string]string{}, resources: map[[2]string]string{},
 		rec: rec, noted: map[string]bool{}}
-	known := map[string]bool{}
-	for _, b := range backends {
-		known[b] = true
-	}
 	add := func(m map[[2]string]string, kind, exposed, description string, meta *mcp.Meta) {
 		var fields map[string]any
 		if meta != nil {
 			fields = meta.AdditionalFields
 		}
 		backend, name, ok := harness.ParseOrigin(description, fields)
-		if !ok || !known[backend] {
+		if !ok || !slices.Contains(backends, backend) {
 			return
 		}
 		key := [2]string{backend, name}
