@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"regexp"
 	"strings"
 
@@ -112,9 +113,7 @@ func metaFields(m *mcp.Meta) map[string]any {
 		return nil
 	}
 	out := map[string]any{}
-	for k, v := range m.AdditionalFields {
-		out[k] = v
-	}
+	maps.Copy(out, m.AdditionalFields)
 	if m.ProgressToken != nil {
 		out["progressToken"] = m.ProgressToken
 	}

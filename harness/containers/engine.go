@@ -242,13 +242,10 @@ func Current() *Engine {
 // ShutdownDefault shuts the process's Engine down if Get made one (for
 // TestMain and chaos run).
 func ShutdownDefault(ctx context.Context) error {
-	engine.Lock()
-	e := engine.e
-	engine.Unlock()
-	if e == nil {
-		return nil
+	if e := Current(); e != nil {
+		return e.Shutdown(ctx)
 	}
-	return e.Shutdown(ctx)
+	return nil
 }
 
 func randomHex(n int) string {
