@@ -3,7 +3,6 @@ package experiment
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	ctlapi "github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
 type validator struct {
@@ -63,7 +63,7 @@ func (v *validator) deployment(d *Deployment) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return v.errf(field, "invalid URL %q: want http(s)://host[:port]/path", raw)
 		}
-		if !isLoopbackHost(u.Hostname()) && !slices.Contains(d.AllowHosts, u.Hostname()) {
+		if !ctlapi.IsLoopback(u.Hostname()) && !slices.Contains(d.AllowHosts, u.Hostname()) {
 			return v.errf(field, "host %q is not loopback and not in deployment.allowHosts: refused (add it there to allow it)", u.Hostname())
 		}
 		return nil
@@ -126,14 +126,6 @@ func (v *validator) env(field, name string) error {
 		return v.errf(field, "environment variable %s is not set (secrets come from the environment, never from the file)", name)
 	}
 	return nil
-}
-
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func (v *validator) step(s *Step, f string, e *Experiment) error {
@@ -205,8 +197,7 @@ func (v *validator) action(a *Action, f string, e *Experiment) error {
 
 func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 	if p.Name == "" {
-		p.Name = p.Type + " " + p.Tool + p.Backend
-		p.Name = strings.TrimSpace(p.Name)
+		p.Name = strings.TrimSpace(p.Type + " " + p.Tool + p.Backend)
 	}
 	only := func(allowed ...string) error {
 		set := map[string]bool{
