@@ -54,11 +54,7 @@ func Starter(ctx context.Context, o InitOptions) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("gateway %s: %w", o.Gateway, err)
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = c.Close(cctx)
-	}()
+	defer closeClient(c)
 	call := c.ListTools(dctx)
 	if call.Err != nil {
 		return "", fmt.Errorf("gateway %s: tools/list: %w", o.Gateway, call.Err)
