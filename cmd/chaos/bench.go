@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -173,12 +172,8 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	if results != nil {
 		printBench(w, results)
 		if o.out != "" {
-			werr := os.MkdirAll(filepath.Dir(o.out), 0o755)
-			if werr == nil {
-				werr = results.WriteFile(o.out)
-			}
-			if werr != nil {
-				return fmt.Errorf("bench: write results: %w", werr)
+			if err := writeResults(results, o.out); err != nil {
+				return fmt.Errorf("bench: write results: %w", err)
 			}
 			fmt.Fprintf(w, "results: %s\n", o.out)
 		}

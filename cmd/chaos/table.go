@@ -70,9 +70,7 @@ func why(s harness.ScenarioResult) string {
 	case len(na) > 0:
 		text = "not applicable: " + strings.Join(na, "; ")
 	}
-	if i := strings.IndexByte(text, '\n'); i >= 0 {
-		text = text[:i]
-	}
+	text, _, _ = strings.Cut(text, "\n")
 	return reports.Redact(text)
 }
 
