@@ -146,12 +146,7 @@ func (r *Recorder) AddCheck(c Check) Check {
 }
 
 func (r *Recorder) hasCheckLocked(name string) bool {
-	for _, c := range r.checks {
-		if c.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.checks, func(c Check) bool { return c.Name == name })
 }
 
 // NotApplicable records a check that was not judged because the target
