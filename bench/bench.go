@@ -7,6 +7,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,9 +86,7 @@ func (c *Config) defaults() {
 	orPositive(&c.ScaleDuration, 10*time.Second)
 	orPositive(&c.ScaleRate, 500)
 	orPositive(&c.CrashEvery, time.Second)
-	if c.Progress == nil {
-		c.Progress = io.Discard
-	}
+	c.Progress = cmp.Or(c.Progress, io.Discard)
 }
 
 // orPositive sets *v to def unless it is positive.

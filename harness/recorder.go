@@ -122,9 +122,7 @@ func (r *Recorder) CallsBetween(after, upTo int) []Event {
 // a note on the timeline. A check named like an earlier one gets a " #2"
 // (#3, ...) suffix, so names stay unique within the scenario.
 func (r *Recorder) AddCheck(c Check) Check {
-	if c.At == 0 {
-		c.At = Millis(r.Since())
-	}
+	c.At = cmp.Or(c.At, Millis(r.Since()))
 	r.mu.Lock()
 	base, n := c.Name, 1
 	for r.hasCheckLocked(c.Name) {

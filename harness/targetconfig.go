@@ -85,7 +85,7 @@ func TargetConfigFromEnv() TargetConfig {
 		MCPPath:        os.Getenv(MCPPathEnv),
 		Image:          os.Getenv(GatewayImageEnv),
 
-		ToolNamePattern: toolNamesFromEnv(),
+		ToolNamePattern: os.Getenv(ToolNamesEnv),
 	}
 	c.Capabilities, c.CapabilitiesSet = os.LookupEnv(CapabilitiesEnv)
 	return c

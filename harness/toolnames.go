@@ -3,7 +3,6 @@ package harness
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -27,9 +26,7 @@ type ToolNamer interface {
 // when it is a ToolNamer with one, else DefaultToolNamePattern.
 func ToolNamePatternOf(t Target) string {
 	if n, ok := t.(ToolNamer); ok {
-		if p := n.ToolNamePattern(); p != "" {
-			return p
-		}
+		return cmp.Or(n.ToolNamePattern(), DefaultToolNamePattern)
 	}
 	return DefaultToolNamePattern
 }
@@ -64,6 +61,3 @@ func ExposedName(pattern, backend, name string) string {
 	pattern = cmp.Or(pattern, DefaultToolNamePattern)
 	return strings.NewReplacer("{backend}", backend, "{tool}", name).Replace(pattern)
 }
-
-// toolNamesFromEnv reads ToolNamesEnv.
-func toolNamesFromEnv() string { return os.Getenv(ToolNamesEnv) }

@@ -229,10 +229,7 @@ func clientSaw(calls []seqCall) ([]countView, []errorSample) {
 		if cls == "ok" {
 			continue
 		}
-		text := clip(Redact(c.Error), 400)
-		if text == "" {
-			text = "(no error text; outcome " + string(c.Outcome) + ")"
-		}
+		text := cmp.Or(clip(Redact(c.Error), 400), "(no error text; outcome "+string(c.Outcome)+")")
 		key := cls + "\x00" + c.Backend + "\x00" + text
 		if es := samples[key]; es != nil {
 			es.N++

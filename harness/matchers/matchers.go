@@ -8,6 +8,7 @@
 package matchers
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -309,11 +310,7 @@ func (m *ReturnWithinMatcher) Match(actual any) (bool, error) {
 		return false, fmt.Errorf("ReturnWithin: %T carries no duration (want a recorded call)", actual)
 	}
 	m.seen, m.took = o.describe(), o.duration
-	rec := m.rec
-	if rec == nil {
-		rec = o.rec
-	}
-	if rec != nil {
+	if rec := cmp.Or(m.rec, o.rec); rec != nil {
 		name := m.figure
 		if name == "" {
 			name = "latency_ms." + o.method
