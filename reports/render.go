@@ -123,10 +123,8 @@ func Load(paths ...string) ([]Input, error) {
 // WriteFile renders the inputs to path (its directory is created),
 // replacing it only once the page is complete.
 func WriteFile(path string, in []Input, opt Options) error {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.html")
 	if err != nil {
