@@ -161,10 +161,7 @@ func (a StateAPI) Parse(data []byte) (BackendStates, error) {
 		}
 		doc = v
 	}
-	nameKey := "name"
-	if a.Name != "" {
-		nameKey = a.Name
-	}
+	nameKey := cmp.Or(a.Name, "name")
 	out := BackendStates{}
 	add := func(name string, v any) {
 		obj, ok := v.(map[string]any)
