@@ -194,11 +194,7 @@ func Dial(ctx context.Context, mcpURL string, rev Revision, rec *Recorder, opts 
 			ProtocolVersion: protocol,
 			ClientInfo:      mcp.Implementation{Name: "vmcp-chaos-harness", Version: "1"},
 		}})
-		var meta map[string]any
-		if res != nil {
-			meta = metaFields(res.Meta)
-		}
-		return false, "", meta, err
+		return false, "", resultMeta(res), err
 	})
 	if call.Err != nil {
 		_ = c.Close(context.Background())
@@ -256,10 +252,7 @@ func (c *Client) ListResources(ctx context.Context) *Call {
 	return c.do(ctx, "resources/list", "", func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.ListResources(ctx, mcp.ListResourcesRequest{})
 		call.Resources = res
-		if res == nil {
-			return false, "", nil, err
-		}
-		return false, "", metaFields(res.Meta), err
+		return false, "", resultMeta(res), err
 	})
 }
 
@@ -269,10 +262,7 @@ func (c *Client) ListPrompts(ctx context.Context) *Call {
 	return c.do(ctx, "prompts/list", "", func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.ListPrompts(ctx, mcp.ListPromptsRequest{})
 		call.Prompts = res
-		if res == nil {
-			return false, "", nil, err
-		}
-		return false, "", metaFields(res.Meta), err
+		return false, "", resultMeta(res), err
 	})
 }
 
@@ -293,10 +283,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string) *Call {
 	return c.do(ctx, "resources/read", uri, func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: uri}})
 		call.Resource = res
-		if res == nil {
-			return false, "", nil, err
-		}
-		return false, "", metaFields(res.Meta), err
+		return false, "", resultMeta(res), err
 	})
 }
 
@@ -305,10 +292,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	return c.do(ctx, "prompts/get", name, func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: name, Arguments: args}})
 		call.Prompt = res
-		if res == nil {
-			return false, "", nil, err
-		}
-		return false, "", metaFields(res.Meta), err
+		return false, "", resultMeta(res), err
 	})
 }
 
@@ -317,11 +301,19 @@ func (c *Client) ListTools(ctx context.Context) *Call {
 	return c.do(ctx, "tools/list", "", func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.ListTools(ctx, mcp.ListToolsRequest{})
 		call.Tools = res
-		if res == nil {
-			return false, "", nil, err
-		}
-		return false, "", metaFields(res.Meta), err
+		return false, "", resultMeta(res), err
 	})
+}
+
+// resultMeta is the _meta fields of an MCP result (nil for a nil result).
+func resultMeta[R any, P interface {
+	*R
+	GetResultMeta() *mcp.Meta
+}](res P) map[string]any {
+	if res == nil {
+		return nil
+	}
+	return metaFields(res.GetResultMeta())
 }
 
 // ToolNames lists the tool names (tools/list), recording the call.
