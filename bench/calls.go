@@ -69,11 +69,7 @@ func findTool(ctx context.Context, url string, rev harness.Revision, backend, to
 	}
 	var guess string
 	for _, tl := range call.Tools.Tools {
-		var meta map[string]any
-		if tl.Meta != nil {
-			meta = tl.Meta.AdditionalFields
-		}
-		if b, n, ok := harness.ParseOrigin(tl.Description, meta); ok && b == backend && n == tool {
+		if b, n, ok := harness.ParseOrigin(tl.Description, harness.MetaFields(tl.Meta)); ok && b == backend && n == tool {
 			return tl.Name, nil
 		}
 		if strings.HasSuffix(tl.Name, tool) && strings.Contains(tl.Name, backend) {

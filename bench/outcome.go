@@ -42,9 +42,7 @@ func callOnce(ctx context.Context, cl *harness.Client, tool, backend string, tim
 		o.failed, o.text = true, "no result and no error"
 	case res.IsError:
 		o.failed, o.text = true, harness.ResultText(res)
-		if res.Meta != nil {
-			meta = res.Meta.AdditionalFields
-		}
+		meta = harness.MetaFields(res.Meta)
 	}
 	o.named = o.failed && !o.unanswered && namesBackend(o.text, meta, tool, backend)
 	return o

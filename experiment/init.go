@@ -61,11 +61,7 @@ func Starter(ctx context.Context, o InitOptions) (string, error) {
 	}
 	byBackend := map[string][]string{}
 	for _, t := range call.Tools.Tools {
-		var meta map[string]any
-		if t.Meta != nil {
-			meta = t.Meta.AdditionalFields
-		}
-		backend, _, ok := harness.ParseOrigin(t.Description, meta)
+		backend, _, ok := harness.ParseOrigin(t.Description, harness.MetaFields(t.Meta))
 		if !ok {
 			backend = guessBackend(t.Name, o.Controls)
 		}

@@ -107,8 +107,8 @@ func ResultText(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// metaFields returns a result's _meta as a plain map (nil when empty).
-func metaFields(m *mcp.Meta) map[string]any {
+// recordedMeta returns a result's _meta as a plain map (nil when empty).
+func recordedMeta(m *mcp.Meta) map[string]any {
 	if m == nil {
 		return nil
 	}

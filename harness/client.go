@@ -274,7 +274,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args map[string]any)
 		if res == nil {
 			return false, "", nil, err
 		}
-		return res.IsError, ResultText(res), metaFields(res.Meta), err
+		return res.IsError, ResultText(res), recordedMeta(res.Meta), err
 	})
 }
 
@@ -313,7 +313,7 @@ func resultMeta[R any, P interface {
 	if res == nil {
 		return nil
 	}
-	return metaFields(res.GetResultMeta())
+	return recordedMeta(res.GetResultMeta())
 }
 
 // ToolNames lists the tool names (tools/list), recording the call.

@@ -30,11 +30,7 @@ func MatchTools(tools []mcp.Tool, backends []BackendInfo, pattern string) []Tool
 	names := map[string]bool{}
 	for _, t := range tools {
 		names[t.Name] = true
-		var meta map[string]any
-		if t.Meta != nil {
-			meta = t.Meta.AdditionalFields
-		}
-		if b, n, ok := ParseOrigin(t.Description, meta); ok {
+		if b, n, ok := ParseOrigin(t.Description, MetaFields(t.Meta)); ok {
 			byOrigin[b+"/"+n] = t.Name
 		}
 	}

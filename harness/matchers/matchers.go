@@ -106,9 +106,7 @@ func fromOutcome(oc Outcome) observed {
 	if oc.Result != nil {
 		o.isError = oc.Result.IsError
 		o.text = harness.ResultText(oc.Result)
-		if oc.Result.Meta != nil {
-			o.meta = oc.Result.Meta.AdditionalFields
-		}
+		o.meta = harness.MetaFields(oc.Result.Meta)
 	}
 	return o
 }

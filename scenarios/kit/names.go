@@ -42,11 +42,7 @@ func NewNames(pattern string, backends []string, tools []mcp.Tool, prompts []mcp
 	n := &Names{pattern: pattern, tools: map[[2]string]string{}, prompts: map[[2]string]string{}, resources: map[[2]string]string{},
 		rec: rec, noted: map[string]bool{}}
 	add := func(m map[[2]string]string, kind, exposed, description string, meta *mcp.Meta) {
-		var fields map[string]any
-		if meta != nil {
-			fields = meta.AdditionalFields
-		}
-		backend, name, ok := harness.ParseOrigin(description, fields)
+		backend, name, ok := harness.ParseOrigin(description, harness.MetaFields(meta))
 		if !ok || !slices.Contains(backends, backend) {
 			return
 		}
