@@ -108,6 +108,15 @@ type TopologyInfo struct {
 // configured with unless the topology says otherwise.
 const DefaultGatewayCallTimeout = 5 * time.Second
 
+// GatewayCallTimeout is CallTimeout, or DefaultGatewayCallTimeout when it
+// is not positive: what a target configures its gateway with.
+func (t TopologyInfo) GatewayCallTimeout() time.Duration {
+	if t.CallTimeout > 0 {
+		return t.CallTimeout
+	}
+	return DefaultGatewayCallTimeout
+}
+
 // Target is a gateway under test: the reference vMCP in-process, any
 // gateway binary (Exec), or a test-only mutant.
 type Target interface {

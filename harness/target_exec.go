@@ -116,14 +116,10 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 			_ = os.RemoveAll(dir)
 		}
 	}()
-	callTimeout := topo.CallTimeout
-	if callTimeout <= 0 {
-		callTimeout = DefaultGatewayCallTimeout
-	}
 	listen := "127.0.0.1:" + strconv.Itoa(port)
 	name := cmp.Or(e.ConfigName, "config.yaml")
 	data := TemplateData{Backends: topo.Backends, Host: "127.0.0.1", Port: port, Listen: listen,
-		BaseURL: "http://" + listen, ConfigPath: filepath.Join(dir, name), Dir: dir, CallTimeout: callTimeout.String(), Features: topo.Features}
+		BaseURL: "http://" + listen, ConfigPath: filepath.Join(dir, name), Dir: dir, CallTimeout: topo.GatewayCallTimeout().String(), Features: topo.Features}
 	if e.ConfigTemplate != "" {
 		cfg, err := RenderTemplate("config", e.ConfigTemplate, data)
 		if err != nil {

@@ -53,13 +53,9 @@ func (r Reference) Capabilities() Capabilities {
 // Config renders the configuration the reference gateway would get for
 // topo.
 func (r Reference) Config(topo TopologyInfo) (*vmcp.Config, error) {
-	callTimeout := topo.CallTimeout
-	if callTimeout <= 0 {
-		callTimeout = DefaultGatewayCallTimeout
-	}
 	text, err := RenderTemplate("chaos-vmcp.yaml.tmpl", ChaosVMCPTemplate, TemplateData{
 		Backends: topo.Backends, Host: "127.0.0.1", Listen: "127.0.0.1:0", BaseURL: "http://127.0.0.1:0",
-		ConfigPath: "(in memory)", CallTimeout: callTimeout.String(), Features: topo.Features,
+		ConfigPath: "(in memory)", CallTimeout: topo.GatewayCallTimeout().String(), Features: topo.Features,
 	})
 	if err != nil {
 		return nil, err

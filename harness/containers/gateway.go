@@ -80,15 +80,11 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 	}
 	ready = cmp.Or(ready, mcpPath)
 	name := cmp.Or(g.ConfigName, "config.yaml")
-	callTimeout := topo.CallTimeout
-	if callTimeout <= 0 {
-		callTimeout = harness.DefaultGatewayCallTimeout
-	}
 	listen := fmt.Sprintf("0.0.0.0:%d", GatewayPort)
 	data := harness.TemplateData{
 		Backends: topo.Backends, Host: "0.0.0.0", Port: GatewayPort, Listen: listen,
 		BaseURL: "http://" + listen, ConfigPath: path.Join("/etc/vmcp", name), Dir: "/etc/vmcp",
-		CallTimeout: callTimeout.String(), Features: topo.Features,
+		CallTimeout: topo.GatewayCallTimeout().String(), Features: topo.Features,
 	}
 	var files []file
 	if g.ConfigTemplate != "" {
