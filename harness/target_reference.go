@@ -97,9 +97,6 @@ type referenceGateway struct {
 	g *vmcp.Gateway
 }
 
-// VMCP returns the gateway itself, for tests that inspect it directly.
-func (rg *referenceGateway) VMCP() *vmcp.Gateway { return rg.g }
-
 func (rg *referenceGateway) MCPURL() string { return rg.g.URL() }
 
 func (rg *referenceGateway) BaseURL() string { return strings.TrimSuffix(rg.g.URL(), "/mcp") }
