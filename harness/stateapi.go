@@ -321,15 +321,6 @@ type AdminAPIs struct {
 	Metrics map[string]string
 }
 
-// MetricName returns the gateway's name for our metric name ours (ours
-// itself when not mapped).
-func (a AdminAPIs) MetricName(ours string) string {
-	if n, ok := a.Metrics[ours]; ok && n != "" {
-		return n
-	}
-	return ours
-}
-
 // AdminAPITarget is a Target whose admin APIs are not the reference's
 // (Exec built from a target profile).
 type AdminAPITarget interface {

@@ -117,9 +117,6 @@ func (n *Names) String() string {
 	return strings.Join(parts, "; ")
 }
 
-// Pattern is the fallback tool name pattern.
-func (n *Names) Pattern() string { return n.pattern }
-
 // Tool is the exposed name of backend's tool (its logical name, e.g.
 // "echo").
 func (n *Names) Tool(backend, tool string) string { return n.lookup("tool", n.tools, backend, tool) }
