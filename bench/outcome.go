@@ -95,13 +95,11 @@ type outcomes struct {
 	unanswered int
 	named      int
 	first      string // the first error's text
-	firstOK    bool   // a call succeeded
 }
 
 func (s *outcomes) add(o outcome) {
 	s.lat = append(s.lat, o.d)
 	if !o.failed {
-		s.firstOK = true
 		return
 	}
 	s.failed++

@@ -59,7 +59,6 @@ type ctr struct {
 	t      *Topology
 	alias  string
 	id     string
-	tc     *testcontainers.DockerContainer
 	ports  map[int]int // container port → published 127.0.0.1 port
 	ready  func(ctx context.Context) error
 	mu     sync.Mutex
@@ -151,7 +150,7 @@ func (t *Topology) runContainerOnce(ctx context.Context, s spec) (*ctr, error) {
 	c, err := testcontainers.Run(ctx, s.image, opts...)
 	var cc *ctr
 	if err == nil {
-		cc = &ctr{t: t, alias: s.alias, id: c.GetContainerID(), tc: c, ports: hostPorts}
+		cc = &ctr{t: t, alias: s.alias, id: c.GetContainerID(), ports: hostPorts}
 		if s.ready != nil {
 			cc.ready = s.ready(hostPorts)
 		}
