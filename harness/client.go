@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -136,10 +137,7 @@ func (c *Call) Text() string {
 	return c.Error
 }
 
-var clientSeq struct {
-	sync.Mutex
-	n int
-}
+var clientSeq atomic.Int64
 
 // Dial connects a client to a gateway's MCP endpoint (streamable HTTP) and
 // initializes it on the given revision, recording the initialize as a call.
@@ -151,10 +149,7 @@ func Dial(ctx context.Context, mcpURL string, rev Revision, rec *Recorder, opts 
 	}
 	rev = cmp.Or(rev, RevisionModern)
 	if o.name == "" {
-		clientSeq.Lock()
-		clientSeq.n++
-		o.name = fmt.Sprintf("c%d", clientSeq.n)
-		clientSeq.Unlock()
+		o.name = fmt.Sprintf("c%d", clientSeq.Add(1))
 	}
 	if rec == nil {
 		rec = NewRecorder("")
