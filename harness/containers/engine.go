@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -60,8 +61,7 @@ type Engine struct {
 	imgErr error
 	binDir string // temp dir of a static binary we built
 
-	netSeq  int
-	netSeqM sync.Mutex
+	netSeq atomic.Int64
 }
 
 var engine struct {
