@@ -160,14 +160,5 @@ func quantile(d []time.Duration, q float64) time.Duration {
 
 // quantiles returns the median, 99th percentile and maximum (nearest rank).
 func quantiles(d []time.Duration) (p50, p99, mx time.Duration) {
-	if len(d) == 0 {
-		return 0, 0, 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	rank := func(q float64) time.Duration {
-		i := int(q*float64(len(s))+0.999999) - 1
-		return s[min(max(i, 0), len(s)-1)]
-	}
-	return rank(0.50), rank(0.99), s[len(s)-1]
+	return quantile(d, 0.50), quantile(d, 0.99), quantile(d, 1)
 }
