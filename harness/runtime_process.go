@@ -144,10 +144,9 @@ func (pb *processBackend) spawn(ctx context.Context) error {
 		return err
 	}
 	p := &backendProc{cmd: cmd, exited: make(chan struct{}), stderr: newTailBuffer(64 << 10)}
+	cmd.Stderr = p.stderr
 	if pb.rt.Stderr != nil {
 		cmd.Stderr = io.MultiWriter(p.stderr, pb.rt.Stderr)
-	} else {
-		cmd.Stderr = p.stderr
 	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("harness: start backend %q: %w", name, err)
@@ -192,13 +191,11 @@ func (pb *processBackend) spawn(ctx context.Context) error {
 		return fail(fmt.Errorf("no ready line: %w", ctx.Err()))
 	}
 	pb.mu.Lock()
-	defer pb.mu.Unlock()
 	if pb.closed {
 		pb.mu.Unlock()
-		err := fail(errors.New("closed while starting"))
-		pb.mu.Lock()
-		return err
+		return fail(errors.New("closed while starting"))
 	}
+	defer pb.mu.Unlock()
 	pb.cur, pb.ready = p, rl
 	pb.admin = NewAdminAPI(rl.Admin, "")
 	// Pin the addresses so a respawn serves the same URLs.
