@@ -53,9 +53,6 @@ func (c TargetConfig) profileTarget(chaosBinary func() (string, error)) (Target,
 		if err != nil {
 			return nil, fmt.Errorf("--capabilities ($%s): %w", CapabilitiesEnv, err)
 		}
-		if caps == nil {
-			caps = Capabilities{}
-		}
 		e.Caps = caps
 	}
 	return e, nil

@@ -70,9 +70,9 @@ func (cs Capabilities) String() string {
 
 // ParseCapabilities reads a comma-separated list such as
 // "health-api,session-api" (the form of a CLI flag). "all" means every
-// capability; unknown names are an error.
+// capability; unknown names are an error. None is an empty list, not nil.
 func ParseCapabilities(s string) (Capabilities, error) {
-	var out Capabilities
+	out := Capabilities{}
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		switch {

@@ -113,13 +113,9 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 	}
 	var caps Capabilities
 	if c.CapabilitiesSet {
-		parsed, err := ParseCapabilities(c.Capabilities)
-		if err != nil {
+		var err error
+		if caps, err = ParseCapabilities(c.Capabilities); err != nil {
 			return nil, fmt.Errorf("--capabilities ($%s): %w", CapabilitiesEnv, err)
-		}
-		caps = parsed
-		if caps == nil {
-			caps = Capabilities{}
 		}
 	}
 	if c.ToolNamePattern != "" {
