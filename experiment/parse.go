@@ -18,8 +18,6 @@ import (
 // message" (the one located error of internal/strictyaml).
 type Error = strictyaml.Error
 
-func join(parent, name string) string { return strictyaml.JoinField(parent, name) }
-
 // Load reads and parses an experiment file (see Parse).
 func Load(path string, params map[string]string) (*Experiment, error) {
 	data, err := os.ReadFile(path)
@@ -142,7 +140,7 @@ func (v *validator) substitute(root *yaml.Node, overrides map[string]string) err
 				if n == root && n.Content[i].Value == "parameters" {
 					continue
 				}
-				if err := walk(n.Content[i+1], join(field, n.Content[i].Value)); err != nil {
+				if err := walk(n.Content[i+1], strictyaml.JoinField(field, n.Content[i].Value)); err != nil {
 					return err
 				}
 			}
