@@ -76,15 +76,11 @@ func (p *HealthPoller) Start() {
 		defer close(p.done)
 		t := time.NewTicker(p.interval)
 		defer t.Stop()
+		stopped, stopPolls := context.WithCancel(context.Background()) // Stop ends a poll in flight
+		defer stopPolls()
+		go func() { <-p.stop; stopPolls() }()
 		for {
-			ctx, cancel := context.WithTimeout(context.Background(), p.interval+DefaultControlTimeout)
-			go func() {
-				select {
-				case <-p.stop:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
+			ctx, cancel := context.WithTimeout(stopped, p.interval+DefaultControlTimeout)
 			_, _ = p.Poll(ctx)
 			cancel()
 			select {
