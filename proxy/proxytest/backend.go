@@ -17,6 +17,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 // Transports a Backend can serve.
@@ -206,9 +207,7 @@ func (b *Backend) newServer() *server.MCPServer {
 			if sess != nil {
 				id := sess.SessionID()
 				go func() {
-					select {
-					case <-time.After(50 * time.Millisecond):
-					case <-b.done:
+					if faults.SleepCtx(context.Background(), b.done, 50*time.Millisecond) != nil {
 						return
 					}
 					_ = srv.SendNotificationToSpecificClient(id, "notifications/message",
