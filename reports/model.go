@@ -167,15 +167,9 @@ func newScenarioView(id string, s *harness.ScenarioResult) *scenarioView {
 				cv.Missing = append(cv.Missing, seq)
 			}
 		}
-		switch c.Verdict {
-		case harness.CheckFailed:
-			sv.Failed++
-		case harness.CheckNotApplicable:
-			sv.NA++
-		}
 		sv.Checks = append(sv.Checks, cv)
 	}
-	sv.Partial = s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || sv.NA > 0)
+	sv.Failed, sv.NA, sv.Partial = checkCounts(s)
 	sv.Badge = badge(s.Verdict, len(s.Checks), sv.Failed, sv.NA, sv.Partial)
 	for _, k := range slices.Sorted(maps.Keys(s.Figures)) {
 		sv.Figures = append(sv.Figures, figureView{Name: k, Value: trimFloat(s.Figures[k])})
@@ -271,7 +265,13 @@ func trimFloat(v float64) string {
 // for a partial pass (some checks did not apply or were skipped), SKIPPED;
 // without per-check results just the verdict (with * when partial).
 func Badge(s *harness.ScenarioResult) string {
-	failed, na := 0, 0
+	failed, na, partial := checkCounts(s)
+	return badge(s.Verdict, len(s.Checks), failed, na, partial)
+}
+
+// checkCounts counts a scenario's failed and not-applicable checks; a
+// partial pass is a pass with checks not applicable or skipped.
+func checkCounts(s *harness.ScenarioResult) (failed, na int, partial bool) {
 	for _, c := range s.Checks {
 		switch c.Verdict {
 		case harness.CheckFailed:
@@ -280,8 +280,7 @@ func Badge(s *harness.ScenarioResult) string {
 			na++
 		}
 	}
-	partial := s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || na > 0)
-	return badge(s.Verdict, len(s.Checks), failed, na, partial)
+	return failed, na, s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || na > 0)
 }
 
 // recoveryRow is one fault of the run's recovery overview.
