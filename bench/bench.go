@@ -7,6 +7,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,47 +69,30 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.Clients <= 0 {
-		c.Clients = 64
-	}
-	if c.Duration <= 0 {
-		c.Duration = 3 * time.Second
-	}
-	if c.CallTimeout <= 0 {
-		c.CallTimeout = 5 * time.Second
-	}
-	if c.Opens <= 0 {
-		c.Opens = 30
-	}
+	orPositive(&c.Clients, 64)
+	orPositive(&c.Duration, 3*time.Second)
+	orPositive(&c.CallTimeout, 5*time.Second)
+	orPositive(&c.Opens, 30)
 	if len(c.Revisions) == 0 {
 		c.Revisions = harness.Revisions
 	}
 	if len(c.Steps) == 0 {
 		c.Steps = StepNames
 	}
-	if c.ErrorCalls <= 0 {
-		c.ErrorCalls = 100
-	}
-	if c.StallTimeout <= 0 {
-		c.StallTimeout = time.Second
-	}
-	if c.StallCalls <= 0 {
-		c.StallCalls = 5
-	}
-	if c.StallDeadline <= 0 {
-		c.StallDeadline = 35 * time.Second
-	}
-	if c.ScaleDuration <= 0 {
-		c.ScaleDuration = 10 * time.Second
-	}
-	if c.ScaleRate <= 0 {
-		c.ScaleRate = 500
-	}
-	if c.CrashEvery <= 0 {
-		c.CrashEvery = time.Second
-	}
-	if c.Progress == nil {
-		c.Progress = io.Discard
+	orPositive(&c.ErrorCalls, 100)
+	orPositive(&c.StallTimeout, time.Second)
+	orPositive(&c.StallCalls, 5)
+	orPositive(&c.StallDeadline, 35*time.Second)
+	orPositive(&c.ScaleDuration, 10*time.Second)
+	orPositive(&c.ScaleRate, 500)
+	orPositive(&c.CrashEvery, time.Second)
+	c.Progress = cmp.Or(c.Progress, io.Discard)
+}
+
+// orPositive sets *v to def unless it is positive.
+func orPositive[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
 }
 

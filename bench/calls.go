@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -68,11 +69,7 @@ func findTool(ctx context.Context, url string, rev harness.Revision, backend, to
 	}
 	var guess string
 	for _, tl := range call.Tools.Tools {
-		var meta map[string]any
-		if tl.Meta != nil {
-			meta = tl.Meta.AdditionalFields
-		}
-		if b, n, ok := harness.ParseOrigin(tl.Description, meta); ok && b == backend && n == tool {
+		if b, n, ok := harness.ParseOrigin(tl.Description, harness.MetaFields(tl.Meta)); ok && b == backend && n == tool {
 			return tl.Name, nil
 		}
 		if strings.HasSuffix(tl.Name, tool) && strings.Contains(tl.Name, backend) {
@@ -168,10 +165,7 @@ func callFigures(ctx context.Context, c *Config, t *topology, rev harness.Revisi
 		ms(gw.load.P50), ms(gw.load.P99), perCall(max(gw.cpu[0], 0), gw.load.Calls), float64(gw.cpu[0])/float64(max(gw.cpu[1], 1)),
 		ms(gw.c1.P50-direct.c1.P50), direct.load.Errors, gw.load.Errors)
 	if n := direct.load.Errors + gw.load.Errors; n > 0 {
-		first := gw.load.FirstError
-		if first == "" {
-			first = direct.load.FirstError
-		}
+		first := cmp.Or(gw.load.FirstError, direct.load.FirstError)
 		return fmt.Errorf("%d healthy calls failed (direct %d, gateway %d); first: %s", n, direct.load.Errors, gw.load.Errors, first)
 	}
 	if gw.load.Calls == 0 || direct.load.Calls == 0 {

@@ -161,15 +161,8 @@ func stallFigures(ctx context.Context, c *Config, t *topology, rec *harness.Reco
 	gOuts, dOuts := make([]outcome, len(gw)), make([]outcome, len(direct))
 	var wg sync.WaitGroup
 	for i := range gw {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			gOuts[i] = callOnce(ctx, gw[i], tool, backend, c.StallDeadline)
-		}()
-		go func() {
-			defer wg.Done()
-			dOuts[i] = callOnce(ctx, direct[i], "echo", backend, c.StallTimeout)
-		}()
+		wg.Go(func() { gOuts[i] = callOnce(ctx, gw[i], tool, backend, c.StallDeadline) })
+		wg.Go(func() { dOuts[i] = callOnce(ctx, direct[i], "echo", backend, c.StallTimeout) })
 	}
 	wg.Wait()
 	if ctx.Err() != nil {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
@@ -52,21 +54,18 @@ type LoadResult struct {
 func dialClients(ctx context.Context, url string, rev harness.Revision, n int, timeout time.Duration) ([]*harness.Client, error) {
 	clients := make([]*harness.Client, n)
 	errs := make([]error, n)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
+	var g errgroup.Group
+	g.SetLimit(16)
 	for i := range clients {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			clients[i], errs[i] = harness.Dial(cctx, url, rev, nil, harness.WithCallTimeout(timeout),
 				harness.WithClientName(fmt.Sprintf("bench%d", i)), harness.WithCloseGrace(time.Second))
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	if err := errors.Join(errs...); err != nil {
 		closeClients(clients)
 		return nil, err
@@ -77,37 +76,19 @@ func dialClients(ctx context.Context, url string, rev harness.Revision, n int, t
 // closeClients closes every client concurrently (each bounded by its close
 // grace).
 func closeClients(clients []*harness.Client) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 32)
+	var g errgroup.Group
+	g.SetLimit(32)
 	for _, c := range clients {
 		if c == nil {
 			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
-			_ = c.Close(ctx)
-		}()
+			return c.Close(ctx)
+		})
 	}
-	wg.Wait()
-}
-
-// RunLoad opens the clients (not measured), then runs the calls. The
-// run ends at Duration, at Calls, or when ctx ends.
-func RunLoad(ctx context.Context, l Load) (LoadResult, error) {
-	if l.Clients < 1 || l.Duration <= 0 || l.CallTimeout <= 0 {
-		return LoadResult{}, fmt.Errorf("bench: load needs clients ≥ 1, duration > 0 and call timeout > 0 (got %d, %v, %v)", l.Clients, l.Duration, l.CallTimeout)
-	}
-	clients, err := dialClients(ctx, l.URL, l.Revision, l.Clients, l.CallTimeout)
-	if err != nil {
-		return LoadResult{}, fmt.Errorf("bench: open %d %s clients at %s: %w", l.Clients, l.Revision, l.URL, err)
-	}
-	defer closeClients(clients)
-	return runCalls(ctx, clients, l), nil
+	_ = g.Wait()
 }
 
 func runCalls(ctx context.Context, clients []*harness.Client, l Load) LoadResult {
@@ -120,9 +101,7 @@ func runCalls(ctx context.Context, clients []*harness.Client, l Load) LoadResult
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			mc := c.MCP()
 			for runCtx.Err() == nil {
 				if l.Calls > 0 && issued.Add(1) > int64(l.Calls) {
@@ -149,7 +128,7 @@ func runCalls(ctx context.Context, clients []*harness.Client, l Load) LoadResult
 					}
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	r := LoadResult{Elapsed: time.Since(start)}
@@ -157,9 +136,7 @@ func runCalls(ctx context.Context, clients []*harness.Client, l Load) LoadResult
 	for i := range clients {
 		all = append(all, lat[i]...)
 		r.Errors += errs[i]
-		if r.FirstError == "" {
-			r.FirstError = first[i]
-		}
+		r.FirstError = cmp.Or(r.FirstError, first[i])
 	}
 	r.Calls = len(all)
 	if r.Elapsed > 0 {
@@ -183,14 +160,5 @@ func quantile(d []time.Duration, q float64) time.Duration {
 
 // quantiles returns the median, 99th percentile and maximum (nearest rank).
 func quantiles(d []time.Duration) (p50, p99, mx time.Duration) {
-	if len(d) == 0 {
-		return 0, 0, 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	rank := func(q float64) time.Duration {
-		i := int(q*float64(len(s))+0.999999) - 1
-		return s[min(max(i, 0), len(s)-1)]
-	}
-	return rank(0.50), rank(0.99), s[len(s)-1]
+	return quantile(d, 0.50), quantile(d, 0.99), quantile(d, 1)
 }

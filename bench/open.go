@@ -3,10 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
@@ -115,23 +115,20 @@ func manySessions(ctx context.Context, c *Config, t *topology, rec *harness.Reco
 func openSessions(ctx context.Context, url string, n int, timeout time.Duration) ([]*harness.Client, []error, time.Duration) {
 	clients := make([]*harness.Client, n)
 	errs := make([]error, n)
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(16)
 	t0 := time.Now()
 	for i := range clients {
 		if ctx.Err() != nil {
 			errs[i] = ctx.Err()
 			continue
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			_, _, clients[i], errs[i] = openOnce(ctx, url, timeout)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	return clients, errs, time.Since(t0)
 }
 

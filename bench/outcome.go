@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,9 +42,7 @@ func callOnce(ctx context.Context, cl *harness.Client, tool, backend string, tim
 		o.failed, o.text = true, "no result and no error"
 	case res.IsError:
 		o.failed, o.text = true, harness.ResultText(res)
-		if res.Meta != nil {
-			meta = res.Meta.AdditionalFields
-		}
+		meta = harness.MetaFields(res.Meta)
 	}
 	o.named = o.failed && !o.unanswered && namesBackend(o.text, meta, tool, backend)
 	return o
@@ -96,13 +95,11 @@ type outcomes struct {
 	unanswered int
 	named      int
 	first      string // the first error's text
-	firstOK    bool   // a call succeeded
 }
 
 func (s *outcomes) add(o outcome) {
 	s.lat = append(s.lat, o.d)
 	if !o.failed {
-		s.firstOK = true
 		return
 	}
 	s.failed++
@@ -112,9 +109,7 @@ func (s *outcomes) add(o outcome) {
 	if o.named {
 		s.named++
 	}
-	if s.first == "" {
-		s.first = o.text
-	}
+	s.first = cmp.Or(s.first, o.text)
 }
 
 // set writes the figures of one endpoint (prefix "direct" or "gateway").

@@ -165,13 +165,7 @@ func openDirect(ctx context.Context, c *Config, backends []harness.RunningBacken
 }
 
 func liveClients(clients []*harness.Client) []*harness.Client {
-	var live []*harness.Client
-	for _, cl := range clients {
-		if cl != nil {
-			live = append(live, cl)
-		}
-	}
-	return live
+	return slices.DeleteFunc(slices.Clone(clients), func(cl *harness.Client) bool { return cl == nil })
 }
 
 // scaleLoad is what a paced load measured.
@@ -214,9 +208,7 @@ func pacedLoad(ctx context.Context, c *Config, label string, pick func(i int) (*
 	var out scaleLoad
 	var wg sync.WaitGroup
 	for w := range scaleWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range jobs {
 				cl, tool := pick(i)
 				cctx, cancel := context.WithTimeout(ctx, c.CallTimeout)
@@ -245,7 +237,7 @@ func pacedLoad(ctx context.Context, c *Config, label string, pick func(i int) (*
 					firstMu.Unlock()
 				}
 			}
-		}()
+		})
 	}
 	interval := time.Second / time.Duration(c.ScaleRate)
 	start := time.Now()
@@ -274,9 +266,7 @@ func pacedLoad(ctx context.Context, c *Config, label string, pick func(i int) (*
 	close(jobs)
 	wg.Wait()
 	out.elapsed = time.Since(start)
-	for _, l := range lat {
-		out.lat = append(out.lat, l...)
-	}
+	out.lat = slices.Concat(lat...)
 	out.errors, out.unanswered = int(nErrs.Load()), int(nUnanswered.Load())
 	return out
 }

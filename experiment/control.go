@@ -23,11 +23,7 @@ type control struct {
 }
 
 func newControl(b Backend) *control {
-	token := ""
-	if b.TokenEnv != "" {
-		token = os.Getenv(b.TokenEnv)
-	}
-	api := ctlapi.NewClient(b.Control, token, controlTimeout)
+	api := ctlapi.NewClient(b.Control, os.Getenv(b.TokenEnv), controlTimeout) // no TokenEnv: no token
 	return &control{b: b, api: api, base: api.Base()}
 }
 
@@ -40,6 +36,15 @@ func (c *control) do(ctx context.Context, method, path string, body []byte) (int
 	return status, data, nil
 }
 
+// call sends one request and fails unless it is answered 200 OK.
+func (c *control) call(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+	status, data, err := c.do(ctx, method, path, body)
+	if err == nil && status != http.StatusOK {
+		err = apiError(method, c.base+path, status, data)
+	}
+	return data, err
+}
+
 // apiError turns a non-2xx answer into an error with the API's message.
 func apiError(method, url string, status int, body []byte) error {
 	return ctlapi.APIError(method+" "+url, status, body)
@@ -47,12 +52,9 @@ func apiError(method, url string, status int, body []byte) error {
 
 // faults returns the faults in force.
 func (c *control) faults(ctx context.Context) ([]any, error) {
-	status, body, err := c.do(ctx, http.MethodGet, "/faults", nil)
+	body, err := c.call(ctx, http.MethodGet, "/faults", nil)
 	if err != nil {
 		return nil, err
-	}
-	if status != http.StatusOK {
-		return nil, apiError("GET", c.base+"/faults", status, body)
 	}
 	var doc struct {
 		Faults []any `json:"faults"`
@@ -76,15 +78,8 @@ func (c *control) inject(ctx context.Context, faults []any, ttl time.Duration) e
 	if err != nil {
 		return err
 	}
-	path := "/faults?ttl=" + ttl.String()
-	status, resp, err := c.do(ctx, http.MethodPost, path, body)
-	if err != nil {
-		return err
-	}
-	if status != http.StatusOK {
-		return apiError("POST", c.base+path, status, resp)
-	}
-	return nil
+	_, err = c.call(ctx, http.MethodPost, "/faults?ttl="+ttl.String(), body)
+	return err
 }
 
 // renew renews the lease for ttl. gone reports a lease that no longer
@@ -95,25 +90,16 @@ func (c *control) renew(ctx context.Context, ttl time.Duration) (gone bool, err 
 	if err != nil {
 		return false, err
 	}
-	switch status {
-	case http.StatusOK:
+	if status == http.StatusOK {
 		return false, nil
-	case http.StatusConflict:
-		return true, apiError("POST", c.base+path, status, body)
 	}
-	return false, apiError("POST", c.base+path, status, body)
+	return status == http.StatusConflict, apiError("POST", c.base+path, status, body)
 }
 
 // clear removes every fault.
 func (c *control) clear(ctx context.Context) error {
-	status, body, err := c.do(ctx, http.MethodDelete, "/faults", nil)
-	if err != nil {
-		return err
-	}
-	if status != http.StatusOK {
-		return apiError("DELETE", c.base+"/faults", status, body)
-	}
-	return nil
+	_, err := c.call(ctx, http.MethodDelete, "/faults", nil)
+	return err
 }
 
 // curl is the command that clears the backend's faults by hand.

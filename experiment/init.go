@@ -1,11 +1,12 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -34,9 +35,7 @@ type InitOptions struct {
 // in time) and, when that backend has a control URL, a method that makes
 // it fail and checks the error names it. The result parses with Parse.
 func Starter(ctx context.Context, o InitOptions) (string, error) {
-	if o.Timeout == 0 {
-		o.Timeout = 10 * time.Second
-	}
+	o.Timeout = cmp.Or(o.Timeout, 10*time.Second)
 	rev := harness.RevisionLegacy
 	if o.Protocol == "modern" {
 		rev = harness.RevisionModern
@@ -55,22 +54,14 @@ func Starter(ctx context.Context, o InitOptions) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("gateway %s: %w", o.Gateway, err)
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = c.Close(cctx)
-	}()
+	defer closeClient(c)
 	call := c.ListTools(dctx)
 	if call.Err != nil {
 		return "", fmt.Errorf("gateway %s: tools/list: %w", o.Gateway, call.Err)
 	}
 	byBackend := map[string][]string{}
 	for _, t := range call.Tools.Tools {
-		var meta map[string]any
-		if t.Meta != nil {
-			meta = t.Meta.AdditionalFields
-		}
-		backend, _, ok := harness.ParseOrigin(t.Description, meta)
+		backend, _, ok := harness.ParseOrigin(t.Description, harness.MetaFields(t.Meta))
 		if !ok {
 			backend = guessBackend(t.Name, o.Controls)
 		}
@@ -79,11 +70,7 @@ func Starter(ctx context.Context, o InitOptions) (string, error) {
 	if len(byBackend) == 0 {
 		return "", fmt.Errorf("gateway %s lists no tools: nothing to start from", o.Gateway)
 	}
-	names := make([]string, 0, len(byBackend))
-	for b := range byBackend {
-		names = append(names, b)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(byBackend))
 	for name := range o.Controls {
 		if !slices.Contains(names, name) {
 			return "", fmt.Errorf("--control %s: no tool of the gateway seems to come from backend %q (backends seen: %s)", name, name, strings.Join(names, ", "))

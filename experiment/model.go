@@ -8,9 +8,7 @@
 // than one lease. The journal is a harness.Results document.
 package experiment
 
-import (
-	"time"
-)
+import "time"
 
 // Experiment is one experiment file, decoded strictly (see Parse).
 type Experiment struct {

@@ -1,10 +1,12 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -15,8 +17,6 @@ import (
 // Error is every parsing and validation error: "file:line: field:
 // message" (the one located error of internal/strictyaml).
 type Error = strictyaml.Error
-
-func join(parent, name string) string { return strictyaml.JoinField(parent, name) }
 
 // Load reads and parses an experiment file (see Parse).
 func Load(path string, params map[string]string) (*Experiment, error) {
@@ -87,10 +87,10 @@ func (v *validator) substitute(root *yaml.Node, overrides map[string]string) err
 			params[k.Value] = val.Value
 		}
 	}
-	names := keys(overrides)
+	names := slices.Sorted(maps.Keys(overrides))
 	for _, k := range names {
 		if _, ok := params[k]; !ok {
-			return &Error{File: v.file, Field: "--param " + k, Msg: fmt.Sprintf("the experiment has no parameter %q (it has %s)", k, listOr(keys(params), "none"))}
+			return &Error{File: v.file, Field: "--param " + k, Msg: fmt.Sprintf("the experiment has no parameter %q (it has %s)", k, listOr(slices.Sorted(maps.Keys(params)), "none"))}
 		}
 		params[k] = overrides[k]
 		for i := 0; i+1 < len(paramsNode.Content); i += 2 {
@@ -140,7 +140,7 @@ func (v *validator) substitute(root *yaml.Node, overrides map[string]string) err
 				if n == root && n.Content[i].Value == "parameters" {
 					continue
 				}
-				if err := walk(n.Content[i+1], join(field, n.Content[i].Value)); err != nil {
+				if err := walk(n.Content[i+1], strictyaml.JoinField(field, n.Content[i].Value)); err != nil {
 					return err
 				}
 			}
@@ -162,20 +162,11 @@ func expand(s string, params map[string]string) (string, error) {
 		name := m[2 : len(m)-1]
 		val, ok := params[name]
 		if !ok && err == nil {
-			err = fmt.Errorf("unknown parameter ${%s} (declared: %s)", name, listOr(keys(params), "none"))
+			err = fmt.Errorf("unknown parameter ${%s} (declared: %s)", name, listOr(slices.Sorted(maps.Keys(params)), "none"))
 		}
 		return val
 	})
 	return out, err
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func listOr(s []string, none string) string {
@@ -187,35 +178,21 @@ func listOr(s []string, none string) string {
 
 // applyDefaults fills in what the file left out.
 func (e *Experiment) applyDefaults() {
-	if e.Deployment.Protocol == "" {
-		e.Deployment.Protocol = "legacy"
-	}
+	e.Deployment.Protocol = cmp.Or(e.Deployment.Protocol, "legacy")
 	if h := e.Deployment.Health; h != nil && len(h.Healthy) == 0 {
 		h.Healthy = []string{"healthy", "degraded"}
 	}
 	s := &e.Safeguards
-	if s.MaxDuration == 0 {
-		s.MaxDuration = DefaultMaxDuration
-	}
-	if s.LeaseTTL == 0 {
-		s.LeaseTTL = DefaultLeaseTTL
-	}
-	if s.CallTimeout == 0 {
-		s.CallTimeout = DefaultCallTimeout
-	}
+	s.MaxDuration = cmp.Or(s.MaxDuration, DefaultMaxDuration)
+	s.LeaseTTL = cmp.Or(s.LeaseTTL, DefaultLeaseTTL)
+	s.CallTimeout = cmp.Or(s.CallTimeout, DefaultCallTimeout)
 	fix := func(p *Probe) {
-		if p.Timeout == 0 {
-			p.Timeout = s.CallTimeout
-		}
+		p.Timeout = cmp.Or(p.Timeout, s.CallTimeout)
 		if p.Session == "" && p.Type != ProbeHealth {
 			p.Session = SessionFresh
 		}
-		if p.Tolerance.Samples == 0 {
-			p.Tolerance.Samples = 1
-		}
-		if p.Tolerance.RetryEvery == 0 {
-			p.Tolerance.RetryEvery = DefaultRetryEvery
-		}
+		p.Tolerance.Samples = cmp.Or(p.Tolerance.Samples, 1)
+		p.Tolerance.RetryEvery = cmp.Or(p.Tolerance.RetryEvery, DefaultRetryEvery)
 		if p.Type == ProbeCallTool {
 			if p.Expect == nil {
 				p.Expect = &Expect{}

@@ -3,7 +3,8 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,18 +27,15 @@ func (r *runner) preflight(ctx context.Context) string {
 		r.check(c)
 	}
 	start := time.Now()
+	obs := ""
 	c, err := r.probes.dial(ctx, r.e.Safeguards.CallTimeout)
 	if err == nil {
-		names, lerr := c.ToolNames(ctx)
-		err = lerr
-		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = c.Close(cctx)
-		cancel()
-		pass("gateway", "the gateway answers MCP at "+r.e.Deployment.Gateway,
-			fmt.Sprintf("%d tools listed", len(names)), err, time.Since(start))
-	} else {
-		pass("gateway", "the gateway answers MCP at "+r.e.Deployment.Gateway, "", err, time.Since(start))
+		var names []string
+		names, err = c.ToolNames(ctx)
+		closeClient(c)
+		obs = fmt.Sprintf("%d tools listed", len(names))
 	}
+	pass("gateway", "the gateway answers MCP at "+r.e.Deployment.Gateway, obs, err, time.Since(start))
 	if h := r.e.Deployment.Health; h != nil {
 		start = time.Now()
 		states, err := r.probes.readHealth(ctx)
@@ -73,12 +71,7 @@ func (r *runner) preflight(ctx context.Context) string {
 func (r *runner) rollback() []string {
 	r.stopTimers()
 	var failures []string
-	names := make([]string, 0, len(r.controls))
-	for n := range r.controls {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(r.controls)) {
 		ctl := r.controls[name]
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*controlTimeout)

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -223,9 +224,7 @@ func (p *prober) once(ctx context.Context, pr *Probe) sample {
 			closeClient(c)
 		}
 	}
-	if s.took == 0 {
-		s.took = time.Since(start)
-	}
+	s.took = cmp.Or(s.took, time.Since(start))
 	s.calls = p.callSeqs(n)
 	return s
 }
@@ -376,12 +375,7 @@ func stateOf(v any) string {
 }
 
 func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, s) })
 }
 
 func clip(s string, n int) string {

@@ -3,7 +3,6 @@ package experiment
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	ctlapi "github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
 type validator struct {
@@ -34,14 +34,12 @@ func (v *validator) experiment(e *Experiment) error {
 	if err := v.deployment(&e.Deployment); err != nil {
 		return err
 	}
-	s := e.Safeguards
-	if s.LeaseTTL < time.Second || s.LeaseTTL > 10*time.Minute {
+	switch s := e.Safeguards; {
+	case s.LeaseTTL < time.Second || s.LeaseTTL > 10*time.Minute:
 		return v.errf("safeguards.leaseTTL", "%s: want 1s to 10m", s.LeaseTTL)
-	}
-	if s.MaxDuration < time.Second {
+	case s.MaxDuration < time.Second:
 		return v.errf("safeguards.maxDuration", "%s: want at least 1s", s.MaxDuration)
-	}
-	if len(e.SteadyState.Probes) == 0 {
+	case len(e.SteadyState.Probes) == 0:
 		return v.errf("steadyState.probes", "required: at least one probe (the hypothesis)")
 	}
 	for i := range e.SteadyState.Probes {
@@ -63,7 +61,7 @@ func (v *validator) deployment(d *Deployment) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return v.errf(field, "invalid URL %q: want http(s)://host[:port]/path", raw)
 		}
-		if !isLoopbackHost(u.Hostname()) && !slices.Contains(d.AllowHosts, u.Hostname()) {
+		if !ctlapi.IsLoopback(u.Hostname()) && !slices.Contains(d.AllowHosts, u.Hostname()) {
 			return v.errf(field, "host %q is not loopback and not in deployment.allowHosts: refused (add it there to allow it)", u.Hostname())
 		}
 		return nil
@@ -126,14 +124,6 @@ func (v *validator) env(field, name string) error {
 		return v.errf(field, "environment variable %s is not set (secrets come from the environment, never from the file)", name)
 	}
 	return nil
-}
-
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func (v *validator) step(s *Step, f string, e *Experiment) error {
@@ -205,8 +195,7 @@ func (v *validator) action(a *Action, f string, e *Experiment) error {
 
 func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 	if p.Name == "" {
-		p.Name = p.Type + " " + p.Tool + p.Backend
-		p.Name = strings.TrimSpace(p.Name)
+		p.Name = strings.TrimSpace(p.Type + " " + p.Tool + p.Backend)
 	}
 	only := func(allowed ...string) error {
 		set := map[string]bool{
@@ -241,27 +230,24 @@ func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 		if p.Tool == "" {
 			return v.errf(f+".tool", "required: the tool to call")
 		}
-		x := p.Expect
-		if !slices.Contains([]string{OutcomeOK, OutcomeError, OutcomeAny}, x.Outcome) {
+		switch x := p.Expect; {
+		case !slices.Contains([]string{OutcomeOK, OutcomeError, OutcomeAny}, x.Outcome):
 			return v.errf(f+".expect.outcome", "unknown outcome %q (want ok, error or any)", x.Outcome)
-		}
-		if x.Names != "" && x.Outcome == OutcomeOK {
+		case x.Names != "" && x.Outcome == OutcomeOK:
 			return v.errf(f+".expect.names", "an error that names a backend needs outcome error (or any)")
-		}
-		if x.Within != 0 && x.Within >= p.Timeout {
+		case x.Within != 0 && x.Within >= p.Timeout:
 			return v.errf(f+".expect.within", "%s must be shorter than the call's timeout %s (set timeout)", x.Within, p.Timeout)
 		}
 	case ProbeHealth:
 		if err := only("backend", "states", "breaker"); err != nil {
 			return err
 		}
-		if e.Deployment.Health == nil {
+		switch {
+		case e.Deployment.Health == nil:
 			return v.errf(f+".type", "a health probe needs deployment.health.url")
-		}
-		if p.Backend == "" {
+		case p.Backend == "":
 			return v.errf(f+".backend", "required: the backend whose health to read")
-		}
-		if len(p.States)+len(p.Breaker) == 0 {
+		case len(p.States)+len(p.Breaker) == 0:
 			return v.errf(f, "a health probe needs states or breaker (the accepted values)")
 		}
 	default:
@@ -270,14 +256,12 @@ func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 	if p.Type != ProbeHealth && p.Session != SessionFresh && p.Session != SessionShared {
 		return v.errf(f+".session", "unknown session %q (want fresh or shared)", p.Session)
 	}
-	t := p.Tolerance
-	if t.Samples < 1 || t.Samples > 1000 {
+	switch t := p.Tolerance; {
+	case t.Samples < 1 || t.Samples > 1000:
 		return v.errf(f+".tolerance.samples", "%d: want 1 to 1000", t.Samples)
-	}
-	if t.MaxFailures < 0 || t.MaxFailures >= t.Samples {
+	case t.MaxFailures < 0 || t.MaxFailures >= t.Samples:
 		return v.errf(f+".tolerance.maxFailures", "%d: want 0 to samples-1 (%d)", t.MaxFailures, t.Samples-1)
-	}
-	if t.Eventually > e.Safeguards.MaxDuration {
+	case t.Eventually > e.Safeguards.MaxDuration:
 		return v.errf(f+".tolerance.eventually", "%s is longer than safeguards.maxDuration %s", t.Eventually, e.Safeguards.MaxDuration)
 	}
 	return nil

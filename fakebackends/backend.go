@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/downlistener"
 )
 
 // errStopped is returned by waits that end because the backend stopped or
@@ -488,16 +489,7 @@ func (b *Backend) reconcile() {
 // scheduler re-evaluates time-driven faults until the backend closes.
 func (b *Backend) scheduler() {
 	defer b.loops.Done()
-	t := time.NewTicker(5 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.closed:
-			return
-		case <-t.C:
-			b.reconcile()
-		}
-	}
+	downlistener.Reconcile(b.closed, b.reconcile)
 }
 
 // Close stops the backend and its control API, ends every stall and waits

@@ -10,16 +10,19 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
-// adminClient talks to a fake backend's control API over HTTP. Every
-// request has a deadline.
-type adminClient struct{ api *control.Client }
+// AdminAPI is a client of a fake backend's control API (`chaos backend
+// --admin`), for the process runtime and runtimes outside this package.
+// Every call has a deadline (its ctx, else DefaultControlTimeout).
+type AdminAPI struct{ api *control.Client }
 
-func newAdminClient(base, token string) *adminClient {
-	return &adminClient{api: control.NewClient(base, token, DefaultControlTimeout)}
+// NewAdminAPI returns a client of the control API at base (e.g.
+// http://127.0.0.1:41234) sending token as a bearer token ("" for none).
+func NewAdminAPI(base, token string) *AdminAPI {
+	return &AdminAPI{api: control.NewClient(base, token, DefaultControlTimeout)}
 }
 
 // do sends one request; out, when non-nil, receives the JSON answer.
-func (a *adminClient) do(ctx context.Context, method, path string, body any, out any) error {
+func (a *AdminAPI) do(ctx context.Context, method, path string, body any, out any) error {
 	var data []byte
 	if body != nil {
 		var err error
@@ -42,18 +45,30 @@ func (a *adminClient) do(ctx context.Context, method, path string, body any, out
 	return nil
 }
 
-func (a *adminClient) setFaults(ctx context.Context, method string, faults []fakebackends.Fault) error {
+func (a *AdminAPI) setFaults(ctx context.Context, method string, faults []fakebackends.Fault) error {
 	if faults == nil {
 		faults = []fakebackends.Fault{}
 	}
 	return a.do(ctx, method, "/faults", map[string]any{"faults": faults}, nil)
 }
 
-func (a *adminClient) clearFaults(ctx context.Context) error {
+// SetFaults replaces every fault in force.
+func (a *AdminAPI) SetFaults(ctx context.Context, faults ...fakebackends.Fault) error {
+	return a.setFaults(ctx, http.MethodPut, faults)
+}
+
+// AddFaults adds faults after those in force.
+func (a *AdminAPI) AddFaults(ctx context.Context, faults ...fakebackends.Fault) error {
+	return a.setFaults(ctx, http.MethodPost, faults)
+}
+
+// ClearFaults removes every fault.
+func (a *AdminAPI) ClearFaults(ctx context.Context) error {
 	return a.do(ctx, http.MethodDelete, "/faults", nil, nil)
 }
 
-func (a *adminClient) expire(ctx context.Context) (int, error) {
+// ExpireSessions makes the backend forget its sessions.
+func (a *AdminAPI) ExpireSessions(ctx context.Context) (int, error) {
 	var out struct {
 		Expired int `json:"expired"`
 	}
@@ -61,18 +76,16 @@ func (a *adminClient) expire(ctx context.Context) (int, error) {
 	return out.Expired, err
 }
 
-func (a *adminClient) restart(ctx context.Context) error {
+// Restart restarts the backend's MCP server behind the same listener.
+func (a *AdminAPI) Restart(ctx context.Context) error {
 	return a.do(ctx, http.MethodPost, "/restart", nil, nil)
 }
 
-func (a *adminClient) requests(ctx context.Context) ([]fakebackends.RequestRecord, error) {
+// Requests returns the backend's request log.
+func (a *AdminAPI) Requests(ctx context.Context) ([]fakebackends.RequestRecord, error) {
 	var out struct {
 		Requests []fakebackends.RequestRecord `json:"requests"`
 	}
 	err := a.do(ctx, http.MethodGet, "/requests", nil, &out)
 	return out.Requests, err
-}
-
-func (a *adminClient) healthz(ctx context.Context) error {
-	return a.do(ctx, http.MethodGet, "/healthz", nil, nil)
 }

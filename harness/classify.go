@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"regexp"
 	"strings"
 
@@ -105,15 +107,13 @@ func ResultText(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// metaFields returns a result's _meta as a plain map (nil when empty).
-func metaFields(m *mcp.Meta) map[string]any {
+// recordedMeta returns a result's _meta as a plain map (nil when empty).
+func recordedMeta(m *mcp.Meta) map[string]any {
 	if m == nil {
 		return nil
 	}
 	out := map[string]any{}
-	for k, v := range m.AdditionalFields {
-		out[k] = v
-	}
+	maps.Copy(out, m.AdditionalFields)
 	if m.ProgressToken != nil {
 		out["progressToken"] = m.ProgressToken
 	}
@@ -144,9 +144,7 @@ func classify(rec *CallRecord, isError bool, text string, meta map[string]any, e
 	case err != nil:
 		rec.Error = err.Error()
 		named, names := namedBackend(rec.Error, backends)
-		if rec.Backend == "" {
-			rec.Backend = named
-		}
+		rec.Backend = cmp.Or(rec.Backend, named)
 		_, unavailable := UnavailableBackend(rec.Error)
 		if !unavailable && names && !backendErrRE.MatchString(rec.Error) {
 			unavailable = true
@@ -163,9 +161,7 @@ func classify(rec *CallRecord, isError bool, text string, meta map[string]any, e
 		rec.IsError = true
 		rec.Error = text
 		named, names := namedBackend(text, backends)
-		if rec.Backend == "" {
-			rec.Backend = named
-		}
+		rec.Backend = cmp.Or(rec.Backend, named)
 		_, unavailable := UnavailableBackend(text)
 		if !unavailable && names && rec.ErrorKind == "" && !backendErrRE.MatchString(text) {
 			unavailable = true

@@ -1,12 +1,16 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -37,13 +41,12 @@ const DefaultCallTimeout = 10 * time.Second
 type ClientOption func(*clientOptions)
 
 type clientOptions struct {
-	name            string
-	timeout         time.Duration
-	discoverTimeout time.Duration
-	closeGrace      time.Duration
-	headers         map[string]string
-	backends        []string
-	cancelNotify    *bool
+	name         string
+	timeout      time.Duration
+	closeGrace   time.Duration
+	headers      map[string]string
+	backends     []string
+	cancelNotify *bool
 }
 
 // WithCancelNotifications says whether a call whose ctx ends before its
@@ -64,12 +67,6 @@ func WithCallTimeout(d time.Duration) ClientOption {
 // WithClientName names the client in recorded calls (default c1, c2, ...).
 func WithClientName(name string) ClientOption {
 	return func(o *clientOptions) { o.name = name }
-}
-
-// WithDiscoverTimeout bounds a modern client's server/discover probe
-// (default 3 s).
-func WithDiscoverTimeout(d time.Duration) ClientOption {
-	return func(o *clientOptions) { o.discoverTimeout = d }
 }
 
 // WithCloseGrace is how long Close lets mcp-go end the session (DELETE)
@@ -140,27 +137,19 @@ func (c *Call) Text() string {
 	return c.Error
 }
 
-var clientSeq struct {
-	sync.Mutex
-	n int
-}
+var clientSeq atomic.Int64
 
 // Dial connects a client to a gateway's MCP endpoint (streamable HTTP) and
 // initializes it on the given revision, recording the initialize as a call.
 // ctx bounds the connection and initialize (default: the call timeout).
 func Dial(ctx context.Context, mcpURL string, rev Revision, rec *Recorder, opts ...ClientOption) (*Client, error) {
-	o := clientOptions{timeout: DefaultCallTimeout, discoverTimeout: 3 * time.Second, closeGrace: time.Second}
+	o := clientOptions{timeout: DefaultCallTimeout, closeGrace: time.Second}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if rev == "" {
-		rev = RevisionModern
-	}
+	rev = cmp.Or(rev, RevisionModern)
 	if o.name == "" {
-		clientSeq.Lock()
-		clientSeq.n++
-		o.name = fmt.Sprintf("c%d", clientSeq.n)
-		clientSeq.Unlock()
+		o.name = fmt.Sprintf("c%d", clientSeq.Add(1))
 	}
 	if rec == nil {
 		rec = NewRecorder("")
@@ -183,7 +172,8 @@ func Dial(ctx context.Context, mcpURL string, rev Revision, rec *Recorder, opts 
 	if err != nil {
 		return nil, fmt.Errorf("harness: client %s: %w", o.name, err)
 	}
-	copts := []client.ClientOption{client.WithDiscoverTimeout(o.discoverTimeout)}
+	// A modern client's server/discover probe is bounded by 3 s.
+	copts := []client.ClientOption{client.WithDiscoverTimeout(3 * time.Second)}
 	protocol := mcp.LATEST_PROTOCOL_VERSION
 	if rev == RevisionLegacy {
 		protocol = mcp.LATEST_LEGACY_PROTOCOL_VERSION
@@ -199,11 +189,7 @@ func Dial(ctx context.Context, mcpURL string, rev Revision, rec *Recorder, opts 
 			ProtocolVersion: protocol,
 			ClientInfo:      mcp.Implementation{Name: "vmcp-chaos-harness", Version: "1"},
 		}})
-		var meta map[string]any
-		if res != nil {
-			meta = metaFields(res.Meta)
-		}
-		return false, "", meta, err
+		return false, "", resultMeta(res), err
 	})
 	if call.Err != nil {
 		_ = c.Close(context.Background())
@@ -261,10 +247,7 @@ func (c *Client) ListResources(ctx context.Context) *Call {
 	return c.do(ctx, "resources/list", "", func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.ListResources(ctx, mcp.ListResourcesRequest{})
 		call.Resources = res
-		if res == nil {
-			return false, "", nil, err
-		}
-		return false, "", metaFields(res.Meta), err
+		return false, "", resultMeta(res), err
 	})
 }
 
@@ -274,10 +257,7 @@ func (c *Client) ListPrompts(ctx context.Context) *Call {
 	return c.do(ctx, "prompts/list", "", func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.ListPrompts(ctx, mcp.ListPromptsRequest{})
 		call.Prompts = res
-		if res == nil {
-			return false, "", nil, err
-		}
-		return false, "", metaFields(res.Meta), err
+		return false, "", resultMeta(res), err
 	})
 }
 
@@ -289,7 +269,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args map[string]any)
 		if res == nil {
 			return false, "", nil, err
 		}
-		return res.IsError, ResultText(res), metaFields(res.Meta), err
+		return res.IsError, ResultText(res), recordedMeta(res.Meta), err
 	})
 }
 
@@ -298,10 +278,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string) *Call {
 	return c.do(ctx, "resources/read", uri, func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: uri}})
 		call.Resource = res
-		if res == nil {
-			return false, "", nil, err
-		}
-		return false, "", metaFields(res.Meta), err
+		return false, "", resultMeta(res), err
 	})
 }
 
@@ -310,10 +287,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	return c.do(ctx, "prompts/get", name, func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: name, Arguments: args}})
 		call.Prompt = res
-		if res == nil {
-			return false, "", nil, err
-		}
-		return false, "", metaFields(res.Meta), err
+		return false, "", resultMeta(res), err
 	})
 }
 
@@ -322,11 +296,19 @@ func (c *Client) ListTools(ctx context.Context) *Call {
 	return c.do(ctx, "tools/list", "", func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.ListTools(ctx, mcp.ListToolsRequest{})
 		call.Tools = res
-		if res == nil {
-			return false, "", nil, err
-		}
-		return false, "", metaFields(res.Meta), err
+		return false, "", resultMeta(res), err
 	})
+}
+
+// resultMeta is the _meta fields of an MCP result (nil for a nil result).
+func resultMeta[R any, P interface {
+	*R
+	GetResultMeta() *mcp.Meta
+}](res P) map[string]any {
+	if res == nil {
+		return nil
+	}
+	return recordedMeta(res.GetResultMeta())
 }
 
 // ToolNames lists the tool names (tools/list), recording the call.
@@ -398,10 +380,7 @@ func (t *connTracker) dial(ctx context.Context, network, addr string) (net.Conn,
 func (t *connTracker) closeAll() {
 	t.mu.Lock()
 	t.closed = true
-	conns := make([]net.Conn, 0, len(t.conns))
-	for c := range t.conns {
-		conns = append(conns, c)
-	}
+	conns := slices.Collect(maps.Keys(t.conns))
 	t.mu.Unlock()
 	for _, c := range conns {
 		c.Close()

@@ -45,9 +45,7 @@ func (c *Client) notifyCancelled(ctx context.Context, slot *idSlot, method, targ
 		Method: string(mcp.MethodNotificationCancelled),
 		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"requestId": id, "reason": reason}},
 	}}
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
+	c.bg.Go(func() {
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
 		defer cancel()
 		err := c.mcp.GetTransport().SendNotification(nctx, n)
@@ -56,7 +54,7 @@ func (c *Client) notifyCancelled(ctx context.Context, slot *idSlot, method, targ
 			return
 		}
 		c.rec.Note("%s: sent notifications/cancelled for request %s (%s %s): %s", c.opts.name, id, method, target, reason)
-	}()
+	})
 }
 
 // waitGroup waits for wg or until ctx ends.

@@ -101,11 +101,9 @@ func Start(ctx context.Context, topo Topology) (*Env, error) {
 		if rt == nil {
 			rt = InProcess{}
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			e.backends[i], errs[i] = rt.Start(ctx, bs.Script)
-		}()
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -240,11 +238,9 @@ func (e *Env) Close(ctx context.Context) error {
 	cerrs := make([]error, len(clients))
 	var wg sync.WaitGroup
 	for i, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			cerrs[i] = c.Close(ctx)
-		}()
+		})
 	}
 	wg.Wait()
 	errs = append(errs, cerrs...)
@@ -265,11 +261,9 @@ func (e *Env) closeBackends(ctx context.Context) error {
 		if b == nil {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			errs[i] = runBounded(ctx, closeTimeoutOf(b), "harness: close backend "+b.Name(), b.Close)
-		}()
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)

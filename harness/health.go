@@ -28,8 +28,6 @@ type HealthPoller struct {
 
 	mu      sync.Mutex
 	last    BackendStates
-	polls   int
-	lastErr error
 	changed chan struct{} // closed and replaced on every change
 
 	stopOnce sync.Once
@@ -78,15 +76,11 @@ func (p *HealthPoller) Start() {
 		defer close(p.done)
 		t := time.NewTicker(p.interval)
 		defer t.Stop()
+		stopped, stopPolls := context.WithCancel(context.Background()) // Stop ends a poll in flight
+		defer stopPolls()
+		go func() { <-p.stop; stopPolls() }()
 		for {
-			ctx, cancel := context.WithTimeout(context.Background(), p.interval+DefaultControlTimeout)
-			go func() {
-				select {
-				case <-p.stop:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
+			ctx, cancel := context.WithTimeout(stopped, p.interval+DefaultControlTimeout)
 			_, _ = p.Poll(ctx)
 			cancel()
 			select {
@@ -117,14 +111,11 @@ func (p *HealthPoller) Poll(ctx context.Context) (BackendStates, error) {
 	if err == nil {
 		states, err = p.api.Parse(data)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.polls++
 	if err != nil {
-		p.lastErr = err
 		return nil, err
 	}
-	p.lastErr = nil
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	changed := false
 	for _, name := range states.Names() {
 		now, before := states[name], p.last[name]
@@ -143,14 +134,6 @@ func (p *HealthPoller) Poll(ctx context.Context) (BackendStates, error) {
 		p.changed = make(chan struct{})
 	}
 	return states, nil
-}
-
-// Latest returns the last states polled (nil before the first success) and
-// the last poll's error.
-func (p *HealthPoller) Latest() (BackendStates, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.last, p.lastErr
 }
 
 // WaitFor waits until cond holds for the latest states, or ctx ends (then

@@ -1,8 +1,6 @@
 package harness
 
-import (
-	"go.uber.org/goleak"
-)
+import "go.uber.org/goleak"
 
 // TB is the part of testing.TB (and of Ginkgo's GinkgoT()) the leak check
 // needs.

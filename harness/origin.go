@@ -3,6 +3,8 @@ package harness
 import (
 	"fmt"
 	"regexp"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Every tool, resource and prompt of a fixture backend carries an origin
@@ -35,4 +37,13 @@ func ParseOrigin(description string, meta map[string]any) (backend, name string,
 		return m[1], m[2], true
 	}
 	return "", "", false
+}
+
+// MetaFields is the fields of an MCP _meta (nil for none), as ParseOrigin
+// reads them.
+func MetaFields(m *mcp.Meta) map[string]any {
+	if m == nil {
+		return nil
+	}
+	return m.AdditionalFields
 }

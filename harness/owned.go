@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -33,9 +34,7 @@ func ownedTempDir(prefix string) (string, error) {
 // left alone. The harness calls it once per process before making its first
 // directory.
 func SweepLeftovers(dir string) ([]string, error) {
-	if dir == "" {
-		dir = os.TempDir()
-	}
+	dir = cmp.Or(dir, os.TempDir())
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err

@@ -81,38 +81,19 @@ type ProfileReady struct {
 	Timeout time.Duration `yaml:"timeout"`
 }
 
-// ProfileStateAPI is a profile's healthAPI or sessionAPI (see StateAPI).
-type ProfileStateAPI struct {
-	// Path is the API's path template under the gateway's base URL; the
-	// session API's must use {{.SessionID}}.
-	Path string `yaml:"path"`
-	// Backends is a JSON pointer to the per-backend object or list ("" =
-	// the whole document; absent = "backends" when present).
-	Backends *string `yaml:"backends"`
-	// Name, Status, Circuit and LastError are field names, matched
-	// case-insensitively.
-	Name      string `yaml:"name"`
-	Status    string `yaml:"status"`
-	Circuit   string `yaml:"circuit"`
-	LastError string `yaml:"lastError"`
-	// StatusValues and CircuitValues map the gateway's values to ours
-	// (healthy, unhealthy, degraded, unknown; closed, open, half-open).
-	StatusValues  map[string]string `yaml:"statusValues"`
-	CircuitValues map[string]string `yaml:"circuitValues"`
-	// Keepalive points (JSON pointers into a backend's entry) at its
-	// keepalive state: enabled, failures, sessions. Health API only;
-	// absent: the API reports no keepalive state, and the keepalive
-	// scenario judges keepalive by the probes the backend receives.
-	Keepalive *KeepaliveFields `yaml:"keepalive"`
-}
+// ProfileStateAPI is a profile's healthAPI or sessionAPI: the fields of
+// StateAPI under their YAML keys (path, backends, name, status, circuit,
+// lastError, statusValues, circuitValues, keepalive). A healthAPI section
+// without keepalive reports no keepalive state: the keepalive scenario then
+// judges keepalive by the probes the backend receives.
+type ProfileStateAPI StateAPI
 
 // StateAPI converts the section (nil: the reference's).
 func (a *ProfileStateAPI) StateAPI() StateAPI {
 	if a == nil {
 		return StateAPI{}
 	}
-	return StateAPI{Path: a.Path, Backends: a.Backends, Name: a.Name, Status: a.Status, Circuit: a.Circuit,
-		LastError: a.LastError, StatusValues: a.StatusValues, CircuitValues: a.CircuitValues, Keepalive: a.Keepalive}
+	return StateAPI(*a)
 }
 
 // ProfileError is a target profile error located in its file:

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 )
@@ -39,12 +40,8 @@ func (c TargetConfig) profileTarget(chaosBinary func() (string, error)) (Target,
 		}
 		e.ConfigTemplate = string(data)
 	}
-	if c.ReadyURL != "" {
-		e.ReadyURL = c.ReadyURL
-	}
-	if c.MCPPath != "" {
-		e.MCPPath = c.MCPPath
-	}
+	e.ReadyURL = cmp.Or(c.ReadyURL, e.ReadyURL)
+	e.MCPPath = cmp.Or(c.MCPPath, e.MCPPath)
 	if c.ToolNamePattern != "" {
 		if err := ValidateToolNamePattern(c.ToolNamePattern); err != nil {
 			return nil, fmt.Errorf("--tool-names ($%s): %w", ToolNamesEnv, err)
@@ -55,9 +52,6 @@ func (c TargetConfig) profileTarget(chaosBinary func() (string, error)) (Target,
 		caps, err := ParseCapabilities(c.Capabilities)
 		if err != nil {
 			return nil, fmt.Errorf("--capabilities ($%s): %w", CapabilitiesEnv, err)
-		}
-		if caps == nil {
-			caps = Capabilities{}
 		}
 		e.Caps = caps
 	}

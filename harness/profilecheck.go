@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,7 +32,7 @@ func checkBackends(pattern string) []BackendSpec {
 		tr   fakebackends.Transport
 	}{{"alpha", fakebackends.TransportStreamableHTTP}, {"beta", fakebackends.TransportSSE}} {
 		tool := "echo"
-		if !strings.Contains(orDefault(pattern, DefaultToolNamePattern), "{backend}") {
+		if !strings.Contains(cmp.Or(pattern, DefaultToolNamePattern), "{backend}") {
 			tool = b.name + "_echo"
 		}
 		out = append(out, BackendSpec{Script: &fakebackends.Script{Name: b.name, Transport: b.tr, Protocol: fakebackends.ProtocolAuto,
@@ -104,7 +106,7 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 	}
 	if missing := missingTools(matches); len(missing) > 0 {
 		add("tools found", CheckFailed, "not found: %s (pattern %q; listed %d tools); found: %s",
-			strings.Join(missing, ", "), orDefault(pattern, DefaultToolNamePattern), len(call.Tools.Tools), strings.Join(found, "; "))
+			strings.Join(missing, ", "), cmp.Or(pattern, DefaultToolNamePattern), len(call.Tools.Tools), strings.Join(found, "; "))
 	} else {
 		add("tools found", CheckPassed, "%s", strings.Join(found, "; "))
 	}
@@ -225,11 +227,7 @@ func checkOptimizer(ctx context.Context, target Target, pattern string) ProfileC
 	if err != nil {
 		return ProfileCheck{name, CheckFailed, err.Error()}
 	}
-	has := map[string]bool{}
-	for _, n := range names {
-		has[n] = true
-	}
-	if !has["find_tool"] || !has["call_tool"] {
+	if !slices.Contains(names, "find_tool") || !slices.Contains(names, "call_tool") {
 		return ProfileCheck{name, CheckFailed, fmt.Sprintf("tools/list with the optimizer on shows %v, want find_tool and call_tool", names)}
 	}
 	return ProfileCheck{name, CheckPassed, fmt.Sprintf("tools/list with the optimizer on: %v", names)}

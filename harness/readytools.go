@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -29,11 +30,7 @@ func MatchTools(tools []mcp.Tool, backends []BackendInfo, pattern string) []Tool
 	names := map[string]bool{}
 	for _, t := range tools {
 		names[t.Name] = true
-		var meta map[string]any
-		if t.Meta != nil {
-			meta = t.Meta.AdditionalFields
-		}
-		if b, n, ok := ParseOrigin(t.Description, meta); ok {
+		if b, n, ok := ParseOrigin(t.Description, MetaFields(t.Meta)); ok {
 			byOrigin[b+"/"+n] = t.Name
 		}
 	}
@@ -109,15 +106,8 @@ func waitTools(ctx context.Context, mcpURL string, backends []BackendInfo, patte
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("every backend's tools through the gateway (by origin marker, else pattern %q): %w; last: %s",
-				orDefault(pattern, DefaultToolNamePattern), ctx.Err(), last)
+				cmp.Or(pattern, DefaultToolNamePattern), ctx.Err(), last)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

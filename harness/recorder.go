@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -121,9 +122,7 @@ func (r *Recorder) CallsBetween(after, upTo int) []Event {
 // a note on the timeline. A check named like an earlier one gets a " #2"
 // (#3, ...) suffix, so names stay unique within the scenario.
 func (r *Recorder) AddCheck(c Check) Check {
-	if c.At == 0 {
-		c.At = Millis(r.Since())
-	}
+	c.At = cmp.Or(c.At, Millis(r.Since()))
 	r.mu.Lock()
 	base, n := c.Name, 1
 	for r.hasCheckLocked(c.Name) {
@@ -145,12 +144,7 @@ func (r *Recorder) AddCheck(c Check) Check {
 }
 
 func (r *Recorder) hasCheckLocked(name string) bool {
-	for _, c := range r.checks {
-		if c.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.checks, func(c Check) bool { return c.Name == name })
 }
 
 // NotApplicable records a check that was not judged because the target
@@ -206,15 +200,7 @@ func (r *Recorder) Events() []Event {
 	r.mu.Lock()
 	ev := slices.Clone(r.events)
 	r.mu.Unlock()
-	slices.SortStableFunc(ev, func(a, b Event) int {
-		if a.At != b.At {
-			if a.At < b.At {
-				return -1
-			}
-			return 1
-		}
-		return a.Seq - b.Seq
-	})
+	slices.SortStableFunc(ev, func(a, b Event) int { return cmp.Or(cmp.Compare(a.At, b.At), a.Seq-b.Seq) })
 	return ev
 }
 
@@ -264,13 +250,7 @@ func (r *Recorder) Result() ScenarioResult {
 	ev := r.Events()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	v, d := r.verdict, r.ended
-	if v == "" {
-		v = VerdictPassed
-	}
-	if d == 0 {
-		d = time.Since(r.start)
-	}
+	v, d := cmp.Or(r.verdict, VerdictPassed), cmp.Or(r.ended, time.Since(r.start))
 	if ev == nil {
 		ev = []Event{}
 	}

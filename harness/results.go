@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -144,12 +145,7 @@ func (r *Results) Add(rec *Recorder) { r.Scenarios = append(r.Scenarios, rec.Res
 
 // Failed reports whether any scenario failed.
 func (r *Results) Failed() bool {
-	for _, s := range r.Scenarios {
-		if s.Verdict == VerdictFailed {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.Scenarios, func(s ScenarioResult) bool { return s.Verdict == VerdictFailed })
 }
 
 // WriteJSON writes the results as indented JSON, setting SchemaVersion.

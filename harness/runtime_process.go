@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -87,7 +86,7 @@ type processBackend struct {
 	adminAddr string // control API address pinned by the first start
 	cur       *backendProc
 	ready     fakebackends.ReadyLine
-	admin     *adminClient
+	admin     *AdminAPI
 	closed    bool
 }
 
@@ -145,10 +144,9 @@ func (pb *processBackend) spawn(ctx context.Context) error {
 		return err
 	}
 	p := &backendProc{cmd: cmd, exited: make(chan struct{}), stderr: newTailBuffer(64 << 10)}
+	cmd.Stderr = p.stderr
 	if pb.rt.Stderr != nil {
 		cmd.Stderr = io.MultiWriter(p.stderr, pb.rt.Stderr)
-	} else {
-		cmd.Stderr = p.stderr
 	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("harness: start backend %q: %w", name, err)
@@ -193,15 +191,13 @@ func (pb *processBackend) spawn(ctx context.Context) error {
 		return fail(fmt.Errorf("no ready line: %w", ctx.Err()))
 	}
 	pb.mu.Lock()
-	defer pb.mu.Unlock()
 	if pb.closed {
 		pb.mu.Unlock()
-		err := fail(errors.New("closed while starting"))
-		pb.mu.Lock()
-		return err
+		return fail(errors.New("closed while starting"))
 	}
+	defer pb.mu.Unlock()
 	pb.cur, pb.ready = p, rl
-	pb.admin = newAdminClient(rl.Admin, "")
+	pb.admin = NewAdminAPI(rl.Admin, "")
 	// Pin the addresses so a respawn serves the same URLs.
 	if u, err := url.Parse(rl.URL); err == nil {
 		pb.listen = u.Host
@@ -212,7 +208,7 @@ func (pb *processBackend) spawn(ctx context.Context) error {
 	return nil
 }
 
-func (pb *processBackend) snapshot() (*backendProc, fakebackends.ReadyLine, *adminClient) {
+func (pb *processBackend) snapshot() (*backendProc, fakebackends.ReadyLine, *AdminAPI) {
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
 	return pb.cur, pb.ready, pb.admin
@@ -255,33 +251,33 @@ func (pb *processBackend) wrap(op string, err error) error {
 
 func (pb *processBackend) SetFaults(ctx context.Context, faults ...fakebackends.Fault) error {
 	_, _, a := pb.snapshot()
-	return pb.wrap("set faults on", a.setFaults(ctx, http.MethodPut, faults))
+	return pb.wrap("set faults on", a.SetFaults(ctx, faults...))
 }
 
 func (pb *processBackend) AddFaults(ctx context.Context, faults ...fakebackends.Fault) error {
 	_, _, a := pb.snapshot()
-	return pb.wrap("add faults to", a.setFaults(ctx, http.MethodPost, faults))
+	return pb.wrap("add faults to", a.AddFaults(ctx, faults...))
 }
 
 func (pb *processBackend) ClearFaults(ctx context.Context) error {
 	_, _, a := pb.snapshot()
-	return pb.wrap("clear faults of", a.clearFaults(ctx))
+	return pb.wrap("clear faults of", a.ClearFaults(ctx))
 }
 
 func (pb *processBackend) ExpireSessions(ctx context.Context) (int, error) {
 	_, _, a := pb.snapshot()
-	n, err := a.expire(ctx)
+	n, err := a.ExpireSessions(ctx)
 	return n, pb.wrap("expire sessions of", err)
 }
 
 func (pb *processBackend) Restart(ctx context.Context) error {
 	_, _, a := pb.snapshot()
-	return pb.wrap("restart", a.restart(ctx))
+	return pb.wrap("restart", a.Restart(ctx))
 }
 
 func (pb *processBackend) Requests(ctx context.Context) ([]fakebackends.RequestRecord, error) {
 	_, _, a := pb.snapshot()
-	r, err := a.requests(ctx)
+	r, err := a.Requests(ctx)
 	return r, pb.wrap("read requests of", err)
 }
 

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,15 +18,15 @@ type StateAPI struct {
 	// Path is appended to the gateway's BaseURL. It is a template: the
 	// session API's gets {{.SessionID}} (path-escaped). Empty: the
 	// reference gateway's (HealthPath, SessionPath + "{{.SessionID}}").
-	Path string
+	Path string `yaml:"path"`
 	// Backends is a JSON pointer (RFC 6901) to the per-backend object
 	// (keyed by backend name) or list (entries carry the Name field); ""
 	// is the whole document. Nil: the "backends" key when the document
 	// has one, else the whole document.
-	Backends *string
+	Backends *string `yaml:"backends"`
 	// Name is the field holding a list entry's backend name (default
 	// "name"). An object keyed by name needs none.
-	Name string
+	Name string `yaml:"name"`
 	// Status, Circuit and LastError name the fields of a backend's health
 	// (or session) state, breaker state and last error. Declared names are
 	// matched case-insensitively (an exact match first); empty ones fall
@@ -33,16 +34,19 @@ type StateAPI struct {
 	// health, healthState, health_state; breaker, breakerState, circuit,
 	// circuitState, circuitBreaker (and snake_case forms); lastError. A
 	// circuit field holding an object is read through its state or status.
-	Status, Circuit, LastError string
+	Status    string `yaml:"status"`
+	Circuit   string `yaml:"circuit"`
+	LastError string `yaml:"lastError"`
 	// StatusValues and CircuitValues map the gateway's values to ours
 	// (healthy, unhealthy, degraded, ...; closed, open, half-open). Keys
 	// match case-insensitively; unmapped values pass through unchanged.
-	StatusValues, CircuitValues map[string]string
+	StatusValues  map[string]string `yaml:"statusValues"`
+	CircuitValues map[string]string `yaml:"circuitValues"`
 	// Keepalive says where a backend's keepalive state is in its entry
 	// (health API only). Nil: the reference's keepalive object
 	// (DefaultKeepaliveFields) when the whole StateAPI is the reference's
 	// (zero), else not reported.
-	Keepalive *KeepaliveFields
+	Keepalive *KeepaliveFields `yaml:"keepalive"`
 }
 
 // KeepaliveFields are JSON pointers (RFC 6901) into one backend's entry of
@@ -127,10 +131,7 @@ type stateAPIData struct {
 // URL renders the API's URL under baseURL for sessionID ("" for the health
 // API). def is the reference path used when Path is empty.
 func (a StateAPI) URL(baseURL, def, sessionID string) (string, error) {
-	p := a.Path
-	if p == "" {
-		p = def
-	}
+	p := cmp.Or(a.Path, def)
 	out, err := RenderTemplate("path", p, stateAPIData{SessionID: url.PathEscape(sessionID)})
 	if err != nil {
 		return "", err
@@ -160,10 +161,7 @@ func (a StateAPI) Parse(data []byte) (BackendStates, error) {
 		}
 		doc = v
 	}
-	nameKey := "name"
-	if a.Name != "" {
-		nameKey = a.Name
-	}
+	nameKey := cmp.Or(a.Name, "name")
 	out := BackendStates{}
 	add := func(name string, v any) {
 		obj, ok := v.(map[string]any)
@@ -321,15 +319,6 @@ type AdminAPIs struct {
 	// Metrics maps our metric names (the reference's, as the scenarios
 	// use them, e.g. vmcp_circuit_breaker_state) to the gateway's.
 	Metrics map[string]string
-}
-
-// MetricName returns the gateway's name for our metric name ours (ours
-// itself when not mapped).
-func (a AdminAPIs) MetricName(ours string) string {
-	if n, ok := a.Metrics[ours]; ok && n != "" {
-		return n
-	}
-	return ours
 }
 
 // AdminAPITarget is a Target whose admin APIs are not the reference's

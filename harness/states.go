@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -34,12 +35,7 @@ type BackendStates map[string]BackendState
 
 // Names returns the backend names, sorted.
 func (s BackendStates) Names() []string {
-	out := make([]string, 0, len(s))
-	for n := range s {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(s))
 }
 
 // Keys tried, in order, for a backend's state and its breaker state.
@@ -130,16 +126,7 @@ func (e *Env) HealthStates(ctx context.Context) (BackendStates, error) {
 	if err := e.Require(CapHealthAPI); err != nil {
 		return nil, err
 	}
-	api := TargetAdminAPIs(e.target).Health
-	u, err := api.URL(e.gateway.BaseURL(), HealthPath, "")
-	if err != nil {
-		return nil, fmt.Errorf("harness: health API: %w", err)
-	}
-	data, err := getJSON(ctx, adminHTTP, u)
-	if err != nil {
-		return nil, fmt.Errorf("harness: health API: %w", err)
-	}
-	return api.Parse(data)
+	return e.readStates(ctx, "health", TargetAdminAPIs(e.target).Health, HealthPath, "")
 }
 
 // SessionStates reads the session API (GET /api/sessions/{id} on the
@@ -148,14 +135,18 @@ func (e *Env) SessionStates(ctx context.Context, sessionID string) (BackendState
 	if err := e.Require(CapSessionAPI); err != nil {
 		return nil, err
 	}
-	api := TargetAdminAPIs(e.target).Session
-	u, err := api.URL(e.gateway.BaseURL(), defaultSessionPath, sessionID)
+	return e.readStates(ctx, "session", TargetAdminAPIs(e.target).Session, defaultSessionPath, sessionID)
+}
+
+// readStates GETs the what ("health" or "session") API and parses it.
+func (e *Env) readStates(ctx context.Context, what string, api StateAPI, def, sessionID string) (BackendStates, error) {
+	u, err := api.URL(e.gateway.BaseURL(), def, sessionID)
 	if err != nil {
-		return nil, fmt.Errorf("harness: session API: %w", err)
+		return nil, fmt.Errorf("harness: %s API: %w", what, err)
 	}
 	data, err := getJSON(ctx, adminHTTP, u)
 	if err != nil {
-		return nil, fmt.Errorf("harness: session API: %w", err)
+		return nil, fmt.Errorf("harness: %s API: %w", what, err)
 	}
 	return api.Parse(data)
 }

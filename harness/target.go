@@ -70,9 +70,9 @@ func (cs Capabilities) String() string {
 
 // ParseCapabilities reads a comma-separated list such as
 // "health-api,session-api" (the form of a CLI flag). "all" means every
-// capability; unknown names are an error.
+// capability; unknown names are an error. None is an empty list, not nil.
 func ParseCapabilities(s string) (Capabilities, error) {
-	var out Capabilities
+	out := Capabilities{}
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		switch {
@@ -107,6 +107,15 @@ type TopologyInfo struct {
 // DefaultGatewayCallTimeout is the backend call timeout gateways are
 // configured with unless the topology says otherwise.
 const DefaultGatewayCallTimeout = 5 * time.Second
+
+// GatewayCallTimeout is CallTimeout, or DefaultGatewayCallTimeout when it
+// is not positive: what a target configures its gateway with.
+func (t TopologyInfo) GatewayCallTimeout() time.Duration {
+	if t.CallTimeout > 0 {
+		return t.CallTimeout
+	}
+	return DefaultGatewayCallTimeout
+}
 
 // Target is a gateway under test: the reference vMCP in-process, any
 // gateway binary (Exec), or a test-only mutant.

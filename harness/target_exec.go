@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,10 +84,7 @@ type Exec struct {
 
 // Name returns TargetName or "exec".
 func (e Exec) Name() string {
-	if e.TargetName != "" {
-		return e.TargetName
-	}
-	return "exec"
+	return cmp.Or(e.TargetName, "exec")
 }
 
 // Capabilities returns Caps.
@@ -97,12 +95,7 @@ func (e Exec) AdminAPIs() AdminAPIs {
 	return AdminAPIs{Health: e.Health, Session: e.Session, Metrics: e.Metrics}
 }
 
-func (e Exec) mcpPath() string {
-	if e.MCPPath == "" {
-		return "/mcp"
-	}
-	return e.MCPPath
-}
+func (e Exec) mcpPath() string { return cmp.Or(e.MCPPath, "/mcp") }
 
 // Start renders the config, starts the gateway and waits until it is ready.
 func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
@@ -123,17 +116,10 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 			_ = os.RemoveAll(dir)
 		}
 	}()
-	callTimeout := topo.CallTimeout
-	if callTimeout <= 0 {
-		callTimeout = DefaultGatewayCallTimeout
-	}
 	listen := "127.0.0.1:" + strconv.Itoa(port)
-	name := e.ConfigName
-	if name == "" {
-		name = "config.yaml"
-	}
+	name := cmp.Or(e.ConfigName, "config.yaml")
 	data := TemplateData{Backends: topo.Backends, Host: "127.0.0.1", Port: port, Listen: listen,
-		BaseURL: "http://" + listen, ConfigPath: filepath.Join(dir, name), Dir: dir, CallTimeout: callTimeout.String(), Features: topo.Features}
+		BaseURL: "http://" + listen, ConfigPath: filepath.Join(dir, name), Dir: dir, CallTimeout: topo.GatewayCallTimeout().String(), Features: topo.Features}
 	if e.ConfigTemplate != "" {
 		cfg, err := RenderTemplate("config", e.ConfigTemplate, data)
 		if err != nil {
@@ -157,21 +143,14 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 		}
 		env = append(env, v)
 	}
-	readyTmpl := e.ReadyURL
-	if readyTmpl == "" {
-		readyTmpl = "{{.BaseURL}}" + e.mcpPath()
-	}
-	readyURL, err := RenderTemplate("readyURL", readyTmpl, data)
+	readyURL, err := RenderTemplate("readyURL", cmp.Or(e.ReadyURL, "{{.BaseURL}}"+e.mcpPath()), data)
 	if err != nil {
 		return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
 	}
 
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
-	cmd.Dir = e.Dir
-	if cmd.Dir == "" {
-		cmd.Dir = dir
-	}
+	cmd.Dir = cmp.Or(e.Dir, dir)
 	cmd.SysProcAttr = childProcAttr()
 	g := &execGateway{target: e.Name(), cmd: cmd, dir: dir, base: data.BaseURL, mcp: data.BaseURL + e.mcpPath(),
 		configPath: data.ConfigPath, output: newTailBuffer(64 << 10), exited: make(chan struct{}), grace: e.StopGrace}

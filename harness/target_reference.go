@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -38,10 +39,7 @@ var DefaultReferenceCapabilities = Capabilities{CapSessionAPI, CapHealthAPI, Cap
 
 // Name returns TargetName or "reference".
 func (r Reference) Name() string {
-	if r.TargetName != "" {
-		return r.TargetName
-	}
-	return "reference"
+	return cmp.Or(r.TargetName, "reference")
 }
 
 // Capabilities returns Caps or DefaultReferenceCapabilities.
@@ -55,13 +53,9 @@ func (r Reference) Capabilities() Capabilities {
 // Config renders the configuration the reference gateway would get for
 // topo.
 func (r Reference) Config(topo TopologyInfo) (*vmcp.Config, error) {
-	callTimeout := topo.CallTimeout
-	if callTimeout <= 0 {
-		callTimeout = DefaultGatewayCallTimeout
-	}
 	text, err := RenderTemplate("chaos-vmcp.yaml.tmpl", ChaosVMCPTemplate, TemplateData{
 		Backends: topo.Backends, Host: "127.0.0.1", Listen: "127.0.0.1:0", BaseURL: "http://127.0.0.1:0",
-		ConfigPath: "(in memory)", CallTimeout: callTimeout.String(), Features: topo.Features,
+		ConfigPath: "(in memory)", CallTimeout: topo.GatewayCallTimeout().String(), Features: topo.Features,
 	})
 	if err != nil {
 		return nil, err
@@ -102,9 +96,6 @@ func (r Reference) Start(ctx context.Context, topo TopologyInfo) (Gateway, error
 type referenceGateway struct {
 	g *vmcp.Gateway
 }
-
-// VMCP returns the gateway itself, for tests that inspect it directly.
-func (rg *referenceGateway) VMCP() *vmcp.Gateway { return rg.g }
 
 func (rg *referenceGateway) MCPURL() string { return rg.g.URL() }
 

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -84,7 +85,7 @@ func TargetConfigFromEnv() TargetConfig {
 		MCPPath:        os.Getenv(MCPPathEnv),
 		Image:          os.Getenv(GatewayImageEnv),
 
-		ToolNamePattern: toolNamesFromEnv(),
+		ToolNamePattern: os.Getenv(ToolNamesEnv),
 	}
 	c.Capabilities, c.CapabilitiesSet = os.LookupEnv(CapabilitiesEnv)
 	return c
@@ -112,13 +113,9 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 	}
 	var caps Capabilities
 	if c.CapabilitiesSet {
-		parsed, err := ParseCapabilities(c.Capabilities)
-		if err != nil {
+		var err error
+		if caps, err = ParseCapabilities(c.Capabilities); err != nil {
 			return nil, fmt.Errorf("--capabilities ($%s): %w", CapabilitiesEnv, err)
-		}
-		caps = parsed
-		if caps == nil {
-			caps = Capabilities{}
 		}
 	}
 	if c.ToolNamePattern != "" {
@@ -158,9 +155,7 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 		if c.ConfigTemplate == "" {
 			e.ConfigTemplate = ChaosVMCPTemplate
 		}
-		if e.ReadyURL == "" {
-			e.ReadyURL = "{{.BaseURL}}/status"
-		}
+		e.ReadyURL = cmp.Or(e.ReadyURL, "{{.BaseURL}}/status")
 		if !c.CapabilitiesSet {
 			e.Caps = DefaultReferenceCapabilities
 		}

@@ -1,8 +1,8 @@
 package harness
 
 import (
+	"cmp"
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -26,9 +26,7 @@ type ToolNamer interface {
 // when it is a ToolNamer with one, else DefaultToolNamePattern.
 func ToolNamePatternOf(t Target) string {
 	if n, ok := t.(ToolNamer); ok {
-		if p := n.ToolNamePattern(); p != "" {
-			return p
-		}
+		return cmp.Or(n.ToolNamePattern(), DefaultToolNamePattern)
 	}
 	return DefaultToolNamePattern
 }
@@ -60,11 +58,6 @@ func PatternPrefixesBackend(p string) bool { return strings.Contains(p, "{backen
 // ExposedName applies a tool name pattern to a backend's tool (or
 // prompt) name.
 func ExposedName(pattern, backend, name string) string {
-	if pattern == "" {
-		pattern = DefaultToolNamePattern
-	}
+	pattern = cmp.Or(pattern, DefaultToolNamePattern)
 	return strings.NewReplacer("{backend}", backend, "{tool}", name).Replace(pattern)
 }
-
-// toolNamesFromEnv reads ToolNamesEnv.
-func toolNamesFromEnv() string { return os.Getenv(ToolNamesEnv) }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/http"
@@ -120,9 +121,7 @@ func (p *Proxy) setFaults(body []byte, source string, add bool, ttl time.Duratio
 // SetFaults replaces the faults with those of a control API body (YAML or
 // JSON, as PUT /faults) under a lease of ttl (0: the default).
 func (p *Proxy) SetFaults(body []byte, ttl time.Duration) error {
-	if ttl == 0 {
-		ttl = p.opts.LeaseTTL
-	}
+	ttl = cmp.Or(ttl, p.opts.LeaseTTL)
 	_, err := p.setFaults(body, "SetFaults", false, ttl)
 	return err
 }

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"time"
 )
 
 // listener is the proxy's MCP listener, which a `crash mode: down` fault
@@ -38,9 +37,7 @@ func (l *listener) connState(c net.Conn, s http.ConnState) {
 
 // serve serves MCP on ln until it closes.
 func (p *Proxy) serve(ln net.Listener) {
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
+	p.wg.Go(func() {
 		err := p.mcp.Serve(ln)
 		p.mcpLn.mu.Lock()
 		quiet := p.mcpLn.down || p.mcpLn.closed
@@ -48,23 +45,7 @@ func (p *Proxy) serve(ln net.Listener) {
 		if err != nil && !errors.Is(err, http.ErrServerClosed) && !quiet {
 			p.logger.Error("serve", "err", err)
 		}
-	}()
-}
-
-// scheduler applies the time-driven faults (down, one-shot session
-// expiry) until the proxy closes.
-func (p *Proxy) scheduler() {
-	defer p.wg.Done()
-	t := time.NewTicker(5 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.closed:
-			return
-		case <-t.C:
-			p.reconcile()
-		}
-	}
+	})
 }
 
 // reconcile closes or reopens the MCP listener as `down` faults say, and

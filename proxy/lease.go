@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 	"time"
@@ -77,9 +78,7 @@ func (l *lease) expired(gen uint64) bool {
 func (l *lease) renew(ttl time.Duration) (LeaseStatus, error) {
 	l.mu.Lock()
 	active := l.timer != nil
-	if ttl == 0 {
-		ttl = l.ttl
-	}
+	ttl = cmp.Or(ttl, l.ttl)
 	l.mu.Unlock()
 	if !active {
 		return l.status(), fmt.Errorf("no active lease: no faults are set (or the lease expired)")

@@ -9,6 +9,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/downlistener"
 )
 
 // Options configure a Proxy.
@@ -76,18 +78,10 @@ func New(opts Options) (*Proxy, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("proxy: --upstream %q: want an http or https URL with a host", opts.Upstream)
 	}
-	if opts.Listen == "" {
-		opts.Listen = "127.0.0.1:0"
-	}
-	if opts.Admin == "" {
-		opts.Admin = "127.0.0.1:0"
-	}
-	if opts.LeaseTTL == 0 {
-		opts.LeaseTTL = DefaultLeaseTTL
-	}
-	if opts.MaxLeaseTTL == 0 {
-		opts.MaxLeaseTTL = DefaultMaxLeaseTTL
-	}
+	opts.Listen = cmp.Or(opts.Listen, "127.0.0.1:0")
+	opts.Admin = cmp.Or(opts.Admin, "127.0.0.1:0")
+	opts.LeaseTTL = cmp.Or(opts.LeaseTTL, DefaultLeaseTTL)
+	opts.MaxLeaseTTL = cmp.Or(opts.MaxLeaseTTL, DefaultMaxLeaseTTL)
 	if opts.LeaseTTL < 0 || opts.LeaseTTL > opts.MaxLeaseTTL {
 		return nil, fmt.Errorf("proxy: lease ttl %s: want > 0 and <= the maximum %s", opts.LeaseTTL, opts.MaxLeaseTTL)
 	}
@@ -126,14 +120,12 @@ func New(opts Options) (*Proxy, error) {
 // deadline (its connection closing) ends the upstream request.
 func newTransport() *http.Transport {
 	return &http.Transport{
-		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 128,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
 		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
 	}
 }
 
@@ -274,14 +266,14 @@ func (p *Proxy) Start(ctx context.Context) error {
 	p.mcpLn.addr, p.mcpLn.ln = mln.Addr().String(), mln
 	p.serve(mln)
 	p.mcpLn.mu.Unlock()
-	p.wg.Add(2)
-	go func() {
-		defer p.wg.Done()
+	p.wg.Go(func() {
 		if err := p.admin.Serve(aln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			p.logger.Error("serve control API", "err", err)
 		}
-	}()
-	go p.scheduler()
+	})
+	// The time-driven faults (down, one-shot session expiry) until the
+	// proxy closes.
+	p.wg.Go(func() { downlistener.Reconcile(p.closed, p.reconcile) })
 	return nil
 }
 

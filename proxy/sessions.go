@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"net/http"
 	"sync"
 )
@@ -74,8 +75,5 @@ func (p *Proxy) ExpireSessions() int {
 // sessionOf is the session id a request carries (Mcp-Session-Id, or the
 // legacy SSE POST's ?sessionId=).
 func sessionOf(r *http.Request) string {
-	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
-		return id
-	}
-	return r.URL.Query().Get("sessionId")
+	return cmp.Or(r.Header.Get("Mcp-Session-Id"), r.URL.Query().Get("sessionId"))
 }

@@ -58,12 +58,9 @@ func (e *endpointRewriter) Read(p []byte) (int, error) {
 	if e.scanned > maxEndpointScan {
 		e.done = true
 	}
-	if len(e.pending) > 0 {
-		n := copy(p, e.pending)
-		e.pending = e.pending[n:]
-		return n, err
-	}
-	return 0, err
+	n := copy(p, e.pending)
+	e.pending = e.pending[n:]
+	return n, err
 }
 
 // rewriteLine tracks the current event's type and rewrites the endpoint

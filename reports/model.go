@@ -1,8 +1,11 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -72,9 +75,7 @@ type errorSample struct {
 // newRunView builds the view of one results document.
 func newRunView(id, label string, r *harness.Results) *runView {
 	rv := &runView{ID: id, Label: label, Target: r.Target, Profile: r.Profile, Capabilities: r.Capabilities.String(), Interrupted: r.Interrupted}
-	if rv.Capabilities == "" {
-		rv.Capabilities = "none declared"
-	}
+	rv.Capabilities = cmp.Or(rv.Capabilities, "none declared")
 	if !r.Started.IsZero() {
 		rv.Started = r.Started.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
@@ -166,17 +167,11 @@ func newScenarioView(id string, s *harness.ScenarioResult) *scenarioView {
 				cv.Missing = append(cv.Missing, seq)
 			}
 		}
-		switch c.Verdict {
-		case harness.CheckFailed:
-			sv.Failed++
-		case harness.CheckNotApplicable:
-			sv.NA++
-		}
 		sv.Checks = append(sv.Checks, cv)
 	}
-	sv.Partial = s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || sv.NA > 0)
+	sv.Failed, sv.NA, sv.Partial = checkCounts(s)
 	sv.Badge = badge(s.Verdict, len(s.Checks), sv.Failed, sv.NA, sv.Partial)
-	for _, k := range sortedKeys(s.Figures) {
+	for _, k := range slices.Sorted(maps.Keys(s.Figures)) {
 		sv.Figures = append(sv.Figures, figureView{Name: k, Value: trimFloat(s.Figures[k])})
 	}
 	end := s.Duration.D()
@@ -228,10 +223,7 @@ func clientSaw(calls []seqCall) ([]countView, []errorSample) {
 		if cls == "ok" {
 			continue
 		}
-		text := clip(Redact(c.Error), 400)
-		if text == "" {
-			text = "(no error text; outcome " + string(c.Outcome) + ")"
-		}
+		text := cmp.Or(clip(Redact(c.Error), 400), "(no error text; outcome "+string(c.Outcome)+")")
 		key := cls + "\x00" + c.Backend + "\x00" + text
 		if es := samples[key]; es != nil {
 			es.N++
@@ -255,15 +247,6 @@ func clientSaw(calls []seqCall) ([]countView, []errorSample) {
 	return saw, out
 }
 
-func sortedKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func trimFloat(v float64) string {
 	if v == float64(int64(v)) {
 		return fmt.Sprintf("%d", int64(v))
@@ -282,7 +265,13 @@ func trimFloat(v float64) string {
 // for a partial pass (some checks did not apply or were skipped), SKIPPED;
 // without per-check results just the verdict (with * when partial).
 func Badge(s *harness.ScenarioResult) string {
-	failed, na := 0, 0
+	failed, na, partial := checkCounts(s)
+	return badge(s.Verdict, len(s.Checks), failed, na, partial)
+}
+
+// checkCounts counts a scenario's failed and not-applicable checks; a
+// partial pass is a pass with checks not applicable or skipped.
+func checkCounts(s *harness.ScenarioResult) (failed, na int, partial bool) {
 	for _, c := range s.Checks {
 		switch c.Verdict {
 		case harness.CheckFailed:
@@ -291,8 +280,7 @@ func Badge(s *harness.ScenarioResult) string {
 			na++
 		}
 	}
-	partial := s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || na > 0)
-	return badge(s.Verdict, len(s.Checks), failed, na, partial)
+	return failed, na, s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || na > 0)
 }
 
 // recoveryRow is one fault of the run's recovery overview.

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bufio"
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -67,10 +68,7 @@ func Render(w io.Writer, in []Input, opt Options) error {
 		if x.Results == nil {
 			return fmt.Errorf("reports: input %d (%s) has no results", i+1, x.Name)
 		}
-		label := x.Name
-		if label == "" {
-			label = x.Results.Target
-		}
+		label := cmp.Or(x.Name, x.Results.Target)
 		pv.Runs = append(pv.Runs, newRunView(fmt.Sprintf("r%d", i), label, x.Results))
 	}
 	if pv.Title == "" {
@@ -125,10 +123,8 @@ func Load(paths ...string) ([]Input, error) {
 // WriteFile renders the inputs to path (its directory is created),
 // replacing it only once the page is complete.
 func WriteFile(path string, in []Input, opt Options) error {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.html")
 	if err != nil {

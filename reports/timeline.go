@@ -2,8 +2,9 @@ package reports
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
@@ -297,12 +298,7 @@ func backendsOf(s *harness.ScenarioResult, ws []window) []string {
 		}
 	}
 	delete(seen, "")
-	out := make([]string, 0, len(seen))
-	for b := range seen {
-		out = append(out, b)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // niceStep picks a 1-2-5 step giving at most n ticks over d.
@@ -318,10 +314,7 @@ func niceStep(d time.Duration, n int) time.Duration {
 }
 
 func clip(s string, n int) string {
-	r := []rune(s)
-	if n < 4 {
-		n = 4
-	}
+	r, n := []rune(s), max(n, 4)
 	if len(r) <= n {
 		return s
 	}

@@ -3,10 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -121,22 +120,18 @@ func usage(format string, args ...any) error {
 }
 
 func runBench(cmd *cobra.Command, o benchOptions) error {
-	if o.clients < 1 || o.clients > 10000 {
+	switch {
+	case o.clients < 1 || o.clients > 10000:
 		return usage("--clients %d: want 1..10000", o.clients)
-	}
-	if o.duration <= 0 || o.duration > 10*time.Minute {
+	case o.duration <= 0 || o.duration > 10*time.Minute:
 		return usage("--duration %v: want more than 0 and at most 10m", o.duration)
-	}
-	if o.calls < 1 {
+	case o.calls < 1:
 		return usage("--calls %d: want at least 1", o.calls)
-	}
-	if o.callTimeout <= 0 || o.callTimeout > 5*time.Minute {
+	case o.callTimeout <= 0 || o.callTimeout > 5*time.Minute:
 		return usage("--call-timeout %v: want more than 0 and at most 5m", o.callTimeout)
-	}
-	if o.opens < 1 || o.opens > 10000 {
+	case o.opens < 1 || o.opens > 10000:
 		return usage("--opens %d: want 1..10000", o.opens)
-	}
-	if o.sessions < 0 || o.sessions > 20000 {
+	case o.sessions < 0 || o.sessions > 20000:
 		return usage("--sessions %d: want 0..20000", o.sessions)
 	}
 	if err := checkBenchFaultFlags(o); err != nil {
@@ -173,12 +168,8 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	if results != nil {
 		printBench(w, results)
 		if o.out != "" {
-			werr := os.MkdirAll(filepath.Dir(o.out), 0o755)
-			if werr == nil {
-				werr = results.WriteFile(o.out)
-			}
-			if werr != nil {
-				return fmt.Errorf("bench: write results: %w", werr)
+			if err := writeResults(results, o.out); err != nil {
+				return fmt.Errorf("bench: write results: %w", err)
 			}
 			fmt.Fprintf(w, "results: %s\n", o.out)
 		}
@@ -235,12 +226,7 @@ func printBench(w interface{ Write([]byte) (int, error) }, results *harness.Resu
 		if s.Reason != "" {
 			fmt.Fprintf(w, "        %s\n", s.Reason)
 		}
-		keys := make([]string, 0, len(s.Figures))
-		for k := range s.Figures {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(s.Figures)) {
 			fmt.Fprintf(w, "        %-34s %.4g\n", k, s.Figures[k])
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -98,9 +99,7 @@ safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 			if code == 0 && len(errs) == 0 {
 				return nil
 			}
-			if code == 0 {
-				code = experiment.ExitAborted
-			}
+			code = cmp.Or(code, experiment.ExitAborted)
 			msg := fmt.Sprintf("experiment %s", out.Status)
 			if out.Reason != "" {
 				msg += ": " + out.Reason

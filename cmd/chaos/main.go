@@ -36,8 +36,6 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
-
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "chaos",
@@ -46,14 +44,8 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newProfileCmd())
-	root.AddCommand(newBackendCmd())
-	root.AddCommand(newVMCPCmd())
-	root.AddCommand(newRunCmd())
-	root.AddCommand(newProxyCmd())
-	root.AddCommand(newExperimentCmd())
-	root.AddCommand(newReportCmd())
-	root.AddCommand(newBenchCmd())
+	root.AddCommand(newProfileCmd(), newBackendCmd(), newVMCPCmd(), newRunCmd(),
+		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd())
 	withUsageExits(root)
 	return root
 }

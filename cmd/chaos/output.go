@@ -93,10 +93,8 @@ func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.T
 }
 
 func writeResults(results *harness.Results, path string) error {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
 	}
 	return results.WriteFile(path)
 }

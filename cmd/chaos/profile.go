@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,7 +72,7 @@ func profileCheck(cmd *cobra.Command, file string, timeout time.Duration) error 
 	}
 	caps, _ := p.Caps()
 	fmt.Fprintf(w, "profile %s: gateway %s, capabilities [%s], tool names %q, ready.tools %v\n",
-		file, p.Name, caps, orDefaultStr(p.ToolNames, harness.DefaultToolNamePattern), p.ReadyTools())
+		file, p.Name, caps, cmp.Or(p.ToolNames, harness.DefaultToolNamePattern), p.ReadyTools())
 	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 	defer cancel()
 	checks := harness.CheckTarget(ctx, target, func(s string) { fmt.Fprintln(w, "  ...", s) })
@@ -93,13 +94,6 @@ func profileCheck(cmd *cobra.Command, file string, timeout time.Duration) error 
 	}
 	fmt.Fprintf(w, "profile %s: everything declared works\n", file)
 	return nil
-}
-
-func orDefaultStr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // runProfileTarget is runTarget for `chaos run --profile`: the profile's

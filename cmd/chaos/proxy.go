@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"time"
@@ -53,7 +54,7 @@ SIGINT or SIGTERM clears the faults and stops.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Upstream == "" {
-				return &exitError{code: 2, err: errorf("proxy: --upstream is required")}
+				return &exitError{code: 2, err: errors.New("proxy: --upstream is required")}
 			}
 			tok, err := resolveSecret("admin-token", opts.AdminToken, "admin-token-file", adminTokenFile, "CHAOS_ADMIN_TOKEN")
 			if err != nil {

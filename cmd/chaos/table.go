@@ -3,7 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -69,9 +70,7 @@ func why(s harness.ScenarioResult) string {
 	case len(na) > 0:
 		text = "not applicable: " + strings.Join(na, "; ")
 	}
-	if i := strings.IndexByte(text, '\n'); i >= 0 {
-		text = text[:i]
-	}
+	text, _, _ = strings.Cut(text, "\n")
 	return reports.Redact(text)
 }
 
@@ -133,11 +132,7 @@ func keyFigures(figs map[string]float64) string {
 		}
 	}
 	if len(parts) == 0 {
-		keys := make([]string, 0, len(figs))
-		for k := range figs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(figs))
 		for _, k := range keys[:min(3, len(keys))] {
 			parts = append(parts, fmt.Sprintf("%s %s", k, trimFloat(figs[k])))
 		}

@@ -59,7 +59,6 @@ type ctr struct {
 	t      *Topology
 	alias  string
 	id     string
-	tc     *testcontainers.DockerContainer
 	ports  map[int]int // container port → published 127.0.0.1 port
 	ready  func(ctx context.Context) error
 	mu     sync.Mutex
@@ -151,7 +150,7 @@ func (t *Topology) runContainerOnce(ctx context.Context, s spec) (*ctr, error) {
 	c, err := testcontainers.Run(ctx, s.image, opts...)
 	var cc *ctr
 	if err == nil {
-		cc = &ctr{t: t, alias: s.alias, id: c.GetContainerID(), tc: c, ports: hostPorts}
+		cc = &ctr{t: t, alias: s.alias, id: c.GetContainerID(), ports: hostPorts}
 		if s.ready != nil {
 			cc.ready = s.ready(hostPorts)
 		}
@@ -212,9 +211,7 @@ func stripLogHeaders(b []byte) string {
 	for len(b) >= 8 && (b[0] == 1 || b[0] == 2) && b[1] == 0 && b[2] == 0 && b[3] == 0 {
 		n := int(b[4])<<24 | int(b[5])<<16 | int(b[6])<<8 | int(b[7])
 		b = b[8:]
-		if n > len(b) {
-			n = len(b)
-		}
+		n = min(n, len(b))
 		out.Write(b[:n])
 		b = b[n:]
 	}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -60,8 +61,7 @@ type Engine struct {
 	imgErr error
 	binDir string // temp dir of a static binary we built
 
-	netSeq  int
-	netSeqM sync.Mutex
+	netSeq atomic.Int64
 }
 
 var engine struct {
@@ -209,17 +209,6 @@ func (e *hostConflictError) Error() string {
 	return fmt.Sprintf("testcontainers resolved the engine %s, not %s=%s (tc.host in ~/.testcontainers.properties?)", e.got, DockerHostEnv, e.want)
 }
 
-// Probe reports whether a Docker engine answers within ProbeTimeout,
-// without the rest of Get.
-func Probe(ctx context.Context) error {
-	setDefaultEnv()
-	cli, err := probe(ctx, ProbeTimeout, os.Getenv(DockerHostEnv))
-	if err == nil {
-		_ = cli.Close()
-	}
-	return err
-}
-
 // RunID is this run's id (the value of the LabelRun label).
 func (e *Engine) RunID() string { return e.runID }
 
@@ -253,13 +242,10 @@ func Current() *Engine {
 // ShutdownDefault shuts the process's Engine down if Get made one (for
 // TestMain and chaos run).
 func ShutdownDefault(ctx context.Context) error {
-	engine.Lock()
-	e := engine.e
-	engine.Unlock()
-	if e == nil {
-		return nil
+	if e := Current(); e != nil {
+		return e.Shutdown(ctx)
 	}
-	return e.Shutdown(ctx)
+	return nil
 }
 
 func randomHex(n int) string {

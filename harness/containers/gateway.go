@@ -1,6 +1,7 @@
 package containers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -47,10 +48,7 @@ type Gateway struct {
 
 // Name returns TargetName or "container".
 func (g *Gateway) Name() string {
-	if g.TargetName != "" {
-		return g.TargetName
-	}
-	return "container"
+	return cmp.Or(g.TargetName, "container")
 }
 
 // Capabilities returns Caps.
@@ -70,10 +68,7 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 		return nil, err
 	}
 	img, cmd, ready := g.Image, g.Command, g.ReadyPath
-	mcpPath := g.MCPPath
-	if mcpPath == "" {
-		mcpPath = "/mcp"
-	}
+	mcpPath := cmp.Or(g.MCPPath, "/mcp")
 	if img == "" {
 		if img, err = e.Image(ctx); err != nil {
 			return nil, err
@@ -81,26 +76,15 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 		if len(cmd) == 0 {
 			cmd = []string{"vmcp", "--config", "{{.ConfigPath}}", "--listen", "{{.Listen}}"}
 		}
-		if ready == "" {
-			ready = "/status"
-		}
+		ready = cmp.Or(ready, "/status")
 	}
-	if ready == "" {
-		ready = mcpPath
-	}
-	name := g.ConfigName
-	if name == "" {
-		name = "config.yaml"
-	}
-	callTimeout := topo.CallTimeout
-	if callTimeout <= 0 {
-		callTimeout = harness.DefaultGatewayCallTimeout
-	}
+	ready = cmp.Or(ready, mcpPath)
+	name := cmp.Or(g.ConfigName, "config.yaml")
 	listen := fmt.Sprintf("0.0.0.0:%d", GatewayPort)
 	data := harness.TemplateData{
 		Backends: topo.Backends, Host: "0.0.0.0", Port: GatewayPort, Listen: listen,
 		BaseURL: "http://" + listen, ConfigPath: path.Join("/etc/vmcp", name), Dir: "/etc/vmcp",
-		CallTimeout: callTimeout.String(), Features: topo.Features,
+		CallTimeout: topo.GatewayCallTimeout().String(), Features: topo.Features,
 	}
 	var files []file
 	if g.ConfigTemplate != "" {

@@ -169,10 +169,5 @@ func isStatic(path string) bool {
 		return false
 	}
 	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP })
 }

@@ -82,10 +82,7 @@ func (h *netHolder) newIP() (netip.Addr, error) {
 // createNetwork creates a labelled bridge network on a random
 // 10.x.y.0/24 (retried when it overlaps another network).
 func (e *Engine) createNetwork(ctx context.Context) (*netState, error) {
-	e.netSeqM.Lock()
-	e.netSeq++
-	name := fmt.Sprintf("vmcp-chaos-%s-%d", e.runID, e.netSeq)
-	e.netSeqM.Unlock()
+	name := fmt.Sprintf("vmcp-chaos-%s-%d", e.runID, e.netSeq.Add(1))
 	var lastErr error
 	for range 8 {
 		subnet := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(100 + rand.IntN(150)), byte(rand.IntN(256)), 0}), 24)

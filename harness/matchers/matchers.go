@@ -8,6 +8,7 @@
 package matchers
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,9 +106,7 @@ func fromOutcome(oc Outcome) observed {
 	if oc.Result != nil {
 		o.isError = oc.Result.IsError
 		o.text = harness.ResultText(oc.Result)
-		if oc.Result.Meta != nil {
-			o.meta = oc.Result.Meta.AdditionalFields
-		}
+		o.meta = harness.MetaFields(oc.Result.Meta)
 	}
 	return o
 }
@@ -309,11 +308,7 @@ func (m *ReturnWithinMatcher) Match(actual any) (bool, error) {
 		return false, fmt.Errorf("ReturnWithin: %T carries no duration (want a recorded call)", actual)
 	}
 	m.seen, m.took = o.describe(), o.duration
-	rec := m.rec
-	if rec == nil {
-		rec = o.rec
-	}
-	if rec != nil {
+	if rec := cmp.Or(m.rec, o.rec); rec != nil {
 		name := m.figure
 		if name == "" {
 			name = "latency_ms." + o.method

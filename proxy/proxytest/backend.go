@@ -17,6 +17,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 // Transports a Backend can serve.
@@ -96,11 +97,9 @@ func Start(name, transport string) (*Backend, error) {
 		}
 		h.ServeHTTP(w, r)
 	}), ReadHeaderTimeout: 10 * time.Second}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
+	b.wg.Go(func() {
 		_ = b.srv.Serve(ln)
-	}()
+	})
 	return b, nil
 }
 
@@ -119,9 +118,6 @@ func (b *Backend) Late() []string {
 	defer b.mu.Unlock()
 	return append([]string(nil), b.late...)
 }
-
-// Addr is the backend's host:port.
-func (b *Backend) Addr() string { return b.ln.Addr().String() }
 
 // Close stops the server, cutting open streams; bounded (0.3 s grace).
 func (b *Backend) Close() error {
@@ -211,9 +207,7 @@ func (b *Backend) newServer() *server.MCPServer {
 			if sess != nil {
 				id := sess.SessionID()
 				go func() {
-					select {
-					case <-time.After(50 * time.Millisecond):
-					case <-b.done:
+					if faults.SleepCtx(context.Background(), b.done, 50*time.Millisecond) != nil {
 						return
 					}
 					_ = srv.SendNotificationToSpecificClient(id, "notifications/message",

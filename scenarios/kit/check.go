@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -77,10 +78,7 @@ func (k *Kit) Check(name string, body func(c *C)) bool {
 			order = append(order, call.Seq)
 		}
 	}
-	ch := harness.Check{Name: name, Verdict: harness.CheckPassed, Expected: c.expected, Observed: c.observed, Took: harness.Millis(took), Calls: order}
-	if ch.Expected == "" {
-		ch.Expected = name
-	}
+	ch := harness.Check{Name: name, Verdict: harness.CheckPassed, Expected: cmp.Or(c.expected, name), Observed: c.observed, Took: harness.Millis(took), Calls: order}
 	if len(order) == 1 {
 		ch.Took = evidence[order[0]].Duration
 	}

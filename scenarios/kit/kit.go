@@ -8,6 +8,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
@@ -117,14 +118,7 @@ func (k *Kit) Has(c harness.Capability) bool { return k.Env.Capabilities().Has(c
 func Ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // Sleep waits d or until ctx ends.
-func Sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
+func Sleep(ctx context.Context, d time.Duration) { _ = faults.SleepCtx(ctx, nil, d) }
 
 // Until polls cond every 10 ms until it holds, d passes or ctx ends, and
 // reports whether it held (it is checked once more at the end). It is

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,10 +62,7 @@ func (m Metrics) Renamed(mapping map[string]string) Metrics {
 	if len(mapping) == 0 {
 		return m
 	}
-	out := make(Metrics, len(m)+len(mapping))
-	for k, v := range m {
-		out[k] = v
-	}
+	out := maps.Clone(m)
 	for ours, theirs := range mapping {
 		if f, ok := m[theirs]; ok && theirs != "" {
 			out[ours] = f
@@ -140,14 +139,7 @@ func (m Metrics) family(name string) (*dto.MetricFamily, string, bool) {
 
 func hasLabels(metric *dto.Metric, want map[string]string) bool {
 	for k, v := range want {
-		found := false
-		for _, l := range metric.GetLabel() {
-			if l.GetName() == k {
-				found = l.GetValue() == v
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(metric.GetLabel(), func(l *dto.LabelPair) bool { return l.GetName() == k && l.GetValue() == v }) {
 			return false
 		}
 	}

@@ -1,8 +1,10 @@
 package kit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -36,22 +38,12 @@ type Names struct {
 // tool name pattern, backends the topology's backend names (markers of
 // other backends are ignored), rec (nil allowed) gets the notes.
 func NewNames(pattern string, backends []string, tools []mcp.Tool, prompts []mcp.Prompt, resources []mcp.Resource, rec *harness.Recorder) *Names {
-	if pattern == "" {
-		pattern = harness.DefaultToolNamePattern
-	}
+	pattern = cmp.Or(pattern, harness.DefaultToolNamePattern)
 	n := &Names{pattern: pattern, tools: map[[2]string]string{}, prompts: map[[2]string]string{}, resources: map[[2]string]string{},
 		rec: rec, noted: map[string]bool{}}
-	known := map[string]bool{}
-	for _, b := range backends {
-		known[b] = true
-	}
 	add := func(m map[[2]string]string, kind, exposed, description string, meta *mcp.Meta) {
-		var fields map[string]any
-		if meta != nil {
-			fields = meta.AdditionalFields
-		}
-		backend, name, ok := harness.ParseOrigin(description, fields)
-		if !ok || !known[backend] {
+		backend, name, ok := harness.ParseOrigin(description, harness.MetaFields(meta))
+		if !ok || !slices.Contains(backends, backend) {
 			return
 		}
 		key := [2]string{backend, name}
@@ -124,9 +116,6 @@ func (n *Names) String() string {
 	}
 	return strings.Join(parts, "; ")
 }
-
-// Pattern is the fallback tool name pattern.
-func (n *Names) Pattern() string { return n.pattern }
 
 // Tool is the exposed name of backend's tool (its logical name, e.g.
 // "echo").

@@ -119,13 +119,12 @@ type front struct {
 func (f *front) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", f.g.ServeHTTP)
+	mux.HandleFunc("/mcp", f.serveMCP)
 	if f.look == "a" {
-		mux.HandleFunc("/mcp", f.serveMCP)
 		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, map[string]string{"status": "ok"}) })
 		mux.HandleFunc("GET /admin/backends/health", f.healthA)
 		return mux
 	}
-	mux.HandleFunc("/mcp", f.serveMCP)
 	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, map[string]bool{"ready": true}) })
 	mux.HandleFunc("GET /v1/backends", f.healthB)
 	mux.HandleFunc("GET /v1/sessions/{id}", f.sessionB)

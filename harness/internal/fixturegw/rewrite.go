@@ -56,13 +56,8 @@ func (rw *rewriter) Write(p []byte) (int, error) {
 		return rw.buf.Write(p)
 	case 3:
 		rw.pending = append(rw.pending, p...)
-		for {
-			i := bytes.IndexByte(rw.pending, '\n')
-			if i < 0 {
-				break
-			}
-			line := rw.pending[:i+1]
-			if _, err := rw.w.Write(rw.rewriteLine(line)); err != nil {
+		for i := bytes.IndexByte(rw.pending, '\n'); i >= 0; i = bytes.IndexByte(rw.pending, '\n') {
+			if _, err := rw.w.Write(rw.rewriteLine(rw.pending[:i+1])); err != nil {
 				return 0, err
 			}
 			rw.pending = rw.pending[i+1:]
