@@ -3,12 +3,13 @@ package fakebackends
 import (
 	"context"
 	"encoding/json"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 func adminDo(t *testing.T, b *Backend, method, path, body, token string) (int, string) {
@@ -108,12 +109,12 @@ func TestControlAPIOffLoopbackNeedsToken(t *testing.T) {
 
 func TestExitFaultNeedsProcessMode(t *testing.T) {
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
-	if err := b.SetFaults(Fault{Kind: KindCrash, Params: &faults.Crash{Exit: true}}); err == nil || !strings.Contains(err.Error(), "process mode") {
+	if err := b.SetFaults(Fault{Kind: faults.KindCrash, Params: &faults.Crash{Exit: true}}); err == nil || !strings.Contains(err.Error(), "process mode") {
 		t.Fatalf("exit fault in library mode: %v", err)
 	}
 	exited := make(chan int, 1)
 	b2 := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy), WithExit(func(code int) { exited <- code }))
-	if err := b2.SetFaults(Fault{Kind: KindCrash, Match: Match{Tool: "echo"}, Params: &faults.Crash{Exit: true, ExitCode: 7}}); err != nil {
+	if err := b2.SetFaults(Fault{Kind: faults.KindCrash, Match: Match{Tool: "echo"}, Params: &faults.Crash{Exit: true, ExitCode: 7}}); err != nil {
 		t.Fatal(err)
 	}
 	c := connect(t, b2, revLegacy)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -128,38 +129,38 @@ func wantErr(substrs ...string) func(*testing.T, *mcp.CallToolResult, error, tim
 func TestFaultKindsThroughRealClient(t *testing.T) {
 	onEcho := Match{Method: "tools/call", Tool: "echo"}
 	cases := []faultCase{
-		{"crash-eof", Fault{Kind: KindCrash, Match: onEcho, Params: &faults.Crash{Mode: CrashEOF}}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
+		{"crash-eof", Fault{Kind: faults.KindCrash, Match: onEcho, Params: &faults.Crash{Mode: faults.CrashEOF}}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
 			wantErr()(t, res, err, took)
 			if !errors.Is(err, io.EOF) {
 				t.Fatalf("error %v is not EOF", err)
 			}
 		}},
-		{"crash-reset", Fault{Kind: KindCrash, Match: onEcho, Params: &faults.Crash{Mode: CrashReset}}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
+		{"crash-reset", Fault{Kind: faults.KindCrash, Match: onEcho, Params: &faults.Crash{Mode: faults.CrashReset}}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
 			wantErr()(t, res, err, took)
 			if !errors.Is(err, syscall.ECONNRESET) {
 				t.Fatalf("error %v is not ECONNRESET", err)
 			}
 		}},
-		{"crash-after-headers", Fault{Kind: KindCrash, Match: onEcho, Params: &faults.Crash{Mode: CrashReset, Stage: StageAfterHeaders}}, wantErr()},
-		{"http-403", Fault{Kind: KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 403, Body: &FaultBody{Text: "Forbidden"}}}, wantErr("403")},
+		{"crash-after-headers", Fault{Kind: faults.KindCrash, Match: onEcho, Params: &faults.Crash{Mode: faults.CrashReset, Stage: faults.StageAfterHeaders}}, wantErr()},
+		{"http-403", Fault{Kind: faults.KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}, wantErr("403")},
 		// mcp-go reads a JSON error body and loses the status.
-		{"http-500-json-body", Fault{Kind: KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 500, Body: &FaultBody{JSON: map[string]any{"error": "boom"}}}}, wantErr("boom")},
-		{"http-401-www-authenticate", Fault{Kind: KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer resource_metadata="http://auth.example/.well-known/oauth-protected-resource"`}}}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
+		{"http-500-json-body", Fault{Kind: faults.KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 500, Body: &faults.Body{JSON: map[string]any{"error": "boom"}}}}, wantErr("boom")},
+		{"http-401-www-authenticate", Fault{Kind: faults.KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer resource_metadata="http://auth.example/.well-known/oauth-protected-resource"`}}}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
 			wantErr()(t, res, err, took)
 			var ae *transport.AuthorizationRequiredError
 			if !errors.As(err, &ae) || ae.ResourceMetadataURL != "http://auth.example/.well-known/oauth-protected-resource" {
 				t.Fatalf("error %v (%T) is not an AuthorizationRequiredError carrying the WWW-Authenticate metadata URL", err, err)
 			}
 		}},
-		{"http-429-retry-after", Fault{Kind: KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 429, Headers: map[string]string{"Retry-After": "1"}, Body: &FaultBody{Raw: "slow down"}}}, wantErr("429")},
-		{"jsonrpc-error", Fault{Kind: KindJSONRPCError, Match: onEcho, Params: &faults.JSONRPCError{Code: -32000, Message: "backend exploded"}}, wantErr("backend exploded")},
-		{"tool-error", Fault{Kind: KindToolError, Match: onEcho, Params: &faults.ToolError{Text: "quota exceeded"}}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
+		{"http-429-retry-after", Fault{Kind: faults.KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 429, Headers: map[string]string{"Retry-After": "1"}, Body: &faults.Body{Raw: "slow down"}}}, wantErr("429")},
+		{"jsonrpc-error", Fault{Kind: faults.KindJSONRPCError, Match: onEcho, Params: &faults.JSONRPCError{Code: -32000, Message: "backend exploded"}}, wantErr("backend exploded")},
+		{"tool-error", Fault{Kind: faults.KindToolError, Match: onEcho, Params: &faults.ToolError{Text: "quota exceeded"}}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
 			if err != nil || res == nil || !res.IsError || resultText(res) != "quota exceeded" {
 				t.Fatalf("got %+v, %v; want isError result 'quota exceeded'", res, err)
 			}
 		}},
-		{"malformed-invalid-json", Fault{Kind: KindMalformed, Match: onEcho, Params: &faults.Malformed{Variant: MalformedInvalidJSON}}, wantErr()},
-		{"malformed-truncated-sse", Fault{Kind: KindMalformed, Match: onEcho, Params: &faults.Malformed{Variant: MalformedTruncatedSSE}}, wantErr()},
+		{"malformed-invalid-json", Fault{Kind: faults.KindMalformed, Match: onEcho, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}}, wantErr()},
+		{"malformed-truncated-sse", Fault{Kind: faults.KindMalformed, Match: onEcho, Params: &faults.Malformed{Variant: faults.MalformedTruncatedSSE}}, wantErr()},
 	}
 	for _, rev := range []revision{revLegacy, revModern} {
 		for _, fc := range cases {
@@ -209,7 +210,7 @@ func TestHTTP403AfterInitializeIsLogged(t *testing.T) {
 	for _, rc := range revCases {
 		t.Run(string(rc.rev), func(t *testing.T) {
 			b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol,
-				Fault{Kind: KindHTTPStatus, Match: Match{Method: "tools/call", Tool: "echo"}, After: 2, Params: &faults.HTTPStatus{Status: 403, Body: &FaultBody{Text: "Forbidden"}}}))
+				Fault{Kind: faults.KindHTTPStatus, Match: Match{Method: "tools/call", Tool: "echo"}, After: 2, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}))
 			c := connect(t, b, rc.rev)
 			for i := 0; i < 2; i++ {
 				if _, err, _ := call(c, "echo", map[string]any{"msg": "ok"}, 5*time.Second); err != nil {
@@ -244,7 +245,7 @@ func TestCrashDownRefusesConnectionsUntilCleared(t *testing.T) {
 			if _, err, _ := call(c, "echo", map[string]any{"msg": "warm"}, 5*time.Second); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.SetFaults(Fault{Kind: KindCrash, Params: &faults.Crash{Mode: CrashDown}}); err != nil {
+			if err := b.SetFaults(Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 				t.Fatal(err)
 			}
 			// The pooled connection was cut (its first use may see EOF);
@@ -273,7 +274,7 @@ func TestScheduledDownWindow(t *testing.T) {
 	// bounds are generous (load, -race).
 	start := time.Now()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
-		Fault{Kind: KindCrash, At: Duration(at), For: Duration(window), Params: &faults.Crash{Mode: CrashDown}}))
+		Fault{Kind: faults.KindCrash, At: Duration(at), For: Duration(window), Params: &faults.Crash{Mode: faults.CrashDown}}))
 	c := connect(t, b, revLegacy)
 	_, err, _ := call(c, "greet", nil, time.Second)
 	if ready := time.Since(start); ready < at && err != nil {
@@ -315,10 +316,10 @@ var stallCases = []struct {
 
 func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
 	for _, tc := range stallCases {
-		for _, stage := range []string{StageBeforeHeaders, StageAfterHeaders, StageAfterProgress, StageMidBody} {
+		for _, stage := range []string{faults.StageBeforeHeaders, faults.StageAfterHeaders, faults.StageAfterProgress, faults.StageMidBody} {
 			t.Run(caseName(tc.transport, tc.protocol, tc.rev)+"/"+stage, func(t *testing.T) {
-				f := Fault{Kind: KindStall, Match: Match{Tool: "slow"}, Params: &faults.Stall{Stage: stage}}
-				if stage == StageAfterProgress {
+				f := Fault{Kind: faults.KindStall, Match: Match{Tool: "slow"}, Params: &faults.Stall{Stage: stage}}
+				if stage == faults.StageAfterProgress {
 					f.Params.(*faults.Stall).Progress = 2
 				}
 				b := startBackend(t, testScript(t, tc.transport, tc.protocol, f))
@@ -335,7 +336,7 @@ func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
 				// (and an SSE POST held before headers) when the call gives
 				// up; over SSE after headers the answer is held back from
 				// the event stream, which ends when the client closes.
-				if tc.transport == TransportSSE && stage != StageBeforeHeaders {
+				if tc.transport == TransportSSE && stage != faults.StageBeforeHeaders {
 					if got := b.stalls.Load(); got != 1 {
 						t.Fatalf("SSE stall after the call gave up: %d held; want 1 (the stream is still open)", got)
 					}
@@ -362,7 +363,7 @@ func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
 					done <- outcome{res, err, took}
 				}()
 				waitFor(t, 5*time.Second, "the second call to be held in the stall", stalled(1))
-				if stage == StageAfterProgress {
+				if stage == faults.StageAfterProgress {
 					waitFor(t, 5*time.Second, "2 progress notifications", func() bool { return progress.Load() == 2 })
 				}
 				select {
@@ -380,7 +381,7 @@ func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
 				}
 				afterClear := time.Since(cleared)
 				t.Logf("released %s after clear: %q, err=%v", afterClear, resultText(o.res), o.err)
-				if tc.transport == TransportSSE || stage == StageBeforeHeaders {
+				if tc.transport == TransportSSE || stage == faults.StageBeforeHeaders {
 					// Released, the request is answered for real.
 					if o.err != nil || resultText(o.res) != "done" {
 						t.Fatalf("released stall: %q, %v; want the normal answer", resultText(o.res), o.err)
@@ -395,7 +396,7 @@ func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
 				if afterClear > 2*time.Second {
 					t.Fatalf("the call ended %s after the clear; want it at once", afterClear)
 				}
-				if got := progress.Load(); stage == StageAfterProgress && got != 2 {
+				if got := progress.Load(); stage == faults.StageAfterProgress && got != 2 {
 					t.Fatalf("%d progress notifications, want 2", got)
 				}
 				waitFor(t, 5*time.Second, "no stall left", stalled(0))
@@ -406,7 +407,7 @@ func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
 
 func TestAddingFaultsDoesNotReleaseStalls(t *testing.T) {
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
-		Fault{Kind: KindStall, Match: Match{Tool: "slow"}}))
+		Fault{Kind: faults.KindStall, Match: Match{Tool: "slow"}}))
 	c := connect(t, b, revLegacy)
 	done := make(chan error, 1)
 	go func() {
@@ -415,7 +416,7 @@ func TestAddingFaultsDoesNotReleaseStalls(t *testing.T) {
 	}()
 	waitFor(t, 5*time.Second, "the call to be held", func() bool { return b.stalls.Load() == 1 })
 	// Adding faults (Go API and POST /faults) leaves the stall alone.
-	if err := b.AddFaults(Fault{Kind: KindToolError, Match: Match{Tool: "echo"}, Params: &faults.ToolError{Text: "x"}}); err != nil {
+	if err := b.AddFaults(Fault{Kind: faults.KindToolError, Match: Match{Tool: "echo"}, Params: &faults.ToolError{Text: "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	if code, body := adminDo(t, b, http.MethodPost, "/faults", `[{"kind": "stall", "match": {"tool": "greet"}}]`, ""); code != 200 {
@@ -445,7 +446,7 @@ func TestAddingFaultsDoesNotReleaseStalls(t *testing.T) {
 
 func TestLatencyDelaysCall(t *testing.T) {
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolModern,
-		Fault{Kind: KindLatency, Match: Match{Tool: "echo"}, Params: &faults.Latency{Delay: Duration(150 * time.Millisecond), Jitter: Duration(50 * time.Millisecond)}}))
+		Fault{Kind: faults.KindLatency, Match: Match{Tool: "echo"}, Params: &faults.Latency{Delay: Duration(150 * time.Millisecond), Jitter: Duration(50 * time.Millisecond)}}))
 	c := connect(t, b, revModern)
 	res, err, took := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
 	if err != nil || resultText(res) != `{"msg":"x"}` {
@@ -461,8 +462,8 @@ func TestMalformedWrongIDAndOversized(t *testing.T) {
 	for _, rc := range revCases {
 		t.Run(string(rc.rev), func(t *testing.T) {
 			b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol,
-				Fault{Kind: KindMalformed, Match: Match{Tool: "echo"}, Params: &faults.Malformed{Variant: MalformedWrongID}},
-				Fault{Kind: KindMalformed, Match: Match{Tool: "greet"}, Params: &faults.Malformed{Variant: MalformedOversized, Size: 2 << 20}}))
+				Fault{Kind: faults.KindMalformed, Match: Match{Tool: "echo"}, Params: &faults.Malformed{Variant: faults.MalformedWrongID}},
+				Fault{Kind: faults.KindMalformed, Match: Match{Tool: "greet"}, Params: &faults.Malformed{Variant: faults.MalformedOversized, Size: 2 << 20}}))
 			c := connect(t, b, rc.rev)
 			// mcp-go's streamable client does not check the id of a JSON
 			// answer: it takes the other request's answer as its own (a
@@ -501,11 +502,11 @@ func TestHTTPStatusHeadersAndBodiesOnTheWire(t *testing.T) {
 				contentType string
 				body        string
 			}{
-				{Fault{Kind: KindHTTPStatus, Params: &faults.HTTPStatus{Status: 429, Headers: map[string]string{"Retry-After": "7"}, Body: &FaultBody{Raw: "slow down"}}}, "Retry-After", "7", "", "slow down"},
-				{Fault{Kind: KindHTTPStatus, Params: &faults.HTTPStatus{Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer realm="x", error="invalid_token"`}}}, "WWW-Authenticate", `Bearer realm="x", error="invalid_token"`, "", ""},
-				{Fault{Kind: KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403, Body: &FaultBody{Text: "Forbidden"}}}, "", "", "text/plain; charset=utf-8", "Forbidden"},
-				{Fault{Kind: KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500, Body: &FaultBody{JSON: map[string]any{"jsonrpc": "2.0", "id": 9, "error": map[string]any{"code": -32603, "message": "boom"}}}}}, "", "", "application/json", `{"error":{"code":-32603,"message":"boom"},"id":9,"jsonrpc":"2.0"}`},
-				{Fault{Kind: KindHTTPStatus, Params: &faults.HTTPStatus{Status: 503, Headers: map[string]string{"Content-Type": "application/problem+json", "Retry-After": "1"}, Body: &FaultBody{JSON: map[string]any{"title": "down"}}}}, "Retry-After", "1", "application/problem+json", `{"title":"down"}`},
+				{Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 429, Headers: map[string]string{"Retry-After": "7"}, Body: &faults.Body{Raw: "slow down"}}}, "Retry-After", "7", "", "slow down"},
+				{Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer realm="x", error="invalid_token"`}}}, "WWW-Authenticate", `Bearer realm="x", error="invalid_token"`, "", ""},
+				{Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}, "", "", "text/plain; charset=utf-8", "Forbidden"},
+				{Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500, Body: &faults.Body{JSON: map[string]any{"jsonrpc": "2.0", "id": 9, "error": map[string]any{"code": -32603, "message": "boom"}}}}}, "", "", "application/json", `{"error":{"code":-32603,"message":"boom"},"id":9,"jsonrpc":"2.0"}`},
+				{Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 503, Headers: map[string]string{"Content-Type": "application/problem+json", "Retry-After": "1"}, Body: &faults.Body{JSON: map[string]any{"title": "down"}}}}, "Retry-After", "1", "application/problem+json", `{"title":"down"}`},
 			} {
 				tc.fault.Match = Match{Method: "tools/call", Tool: "echo"}
 				status := tc.fault.Params.(*faults.HTTPStatus).Status
@@ -540,7 +541,7 @@ func TestSessionExpireAndRestartMake404(t *testing.T) {
 			}
 			switch how {
 			case "expire-fault":
-				if err := b.SetFaults(Fault{Kind: KindSessionExpire}); err != nil {
+				if err := b.SetFaults(Fault{Kind: faults.KindSessionExpire}); err != nil {
 					t.Fatal(err)
 				}
 			case "ExpireSessions":
@@ -572,9 +573,9 @@ func TestSessionExpireAndRestartMake404(t *testing.T) {
 func TestSSEFaultsOnTheStream(t *testing.T) {
 	onEcho := Match{Method: "tools/call", Tool: "echo"}
 	for _, f := range []Fault{
-		{Kind: KindJSONRPCError, Match: onEcho, Params: &faults.JSONRPCError{Code: -32001, Message: "sse exploded"}},
-		{Kind: KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 403, Body: &FaultBody{Text: "Forbidden"}}},
-		{Kind: KindCrash, Match: onEcho, Params: &faults.Crash{Mode: CrashReset}},
+		{Kind: faults.KindJSONRPCError, Match: onEcho, Params: &faults.JSONRPCError{Code: -32001, Message: "sse exploded"}},
+		{Kind: faults.KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}},
+		{Kind: faults.KindCrash, Match: onEcho, Params: &faults.Crash{Mode: faults.CrashReset}},
 	} {
 		t.Run(string(f.Kind), func(t *testing.T) {
 			b := startBackend(t, testScript(t, TransportSSE, ProtocolLegacy, f))
@@ -588,7 +589,7 @@ func TestSSEFaultsOnTheStream(t *testing.T) {
 		})
 	}
 	t.Run("tool_error", func(t *testing.T) {
-		b := startBackend(t, testScript(t, TransportSSE, ProtocolLegacy, Fault{Kind: KindToolError, Match: onEcho, Params: &faults.ToolError{Text: "nope"}}))
+		b := startBackend(t, testScript(t, TransportSSE, ProtocolLegacy, Fault{Kind: faults.KindToolError, Match: onEcho, Params: &faults.ToolError{Text: "nope"}}))
 		res, err, _ := call(connect(t, b, revLegacy), "echo", nil, 5*time.Second)
 		if err != nil || !res.IsError || resultText(res) != "nope" {
 			t.Fatalf("SSE tool_error: %+v, %v", res, err)
@@ -609,7 +610,7 @@ func TestSSEFaultsOnTheStream(t *testing.T) {
 
 func TestScheduleAfterCountAndFlap(t *testing.T) {
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
-		Fault{Kind: KindToolError, Match: Match{Tool: "echo"}, After: 1, Count: 2, Params: &faults.ToolError{Text: "x"}}))
+		Fault{Kind: faults.KindToolError, Match: Match{Tool: "echo"}, After: 1, Count: 2, Params: &faults.ToolError{Text: "x"}}))
 	c := connect(t, b, revLegacy)
 	var pattern []bool
 	for i := 0; i < 5; i++ {
@@ -626,7 +627,7 @@ func TestScheduleAfterCountAndFlap(t *testing.T) {
 
 func TestStopWithStalledRequestsIsBounded(t *testing.T) {
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
-		Fault{Kind: KindStall, Match: Match{Method: "tools/call"}, Params: &faults.Stall{Stage: StageAfterHeaders}}))
+		Fault{Kind: faults.KindStall, Match: Match{Method: "tools/call"}, Params: &faults.Stall{Stage: faults.StageAfterHeaders}}))
 	c := connect(t, b, revLegacy)
 	go func() { _, _, _ = call(c, "echo", nil, 10*time.Second) }()
 	waitFor(t, 2*time.Second, "a held request", func() bool { return b.InFlight() >= 1 })
@@ -708,7 +709,7 @@ func TestStopThenRestartOnTheSamePort(t *testing.T) {
 
 func TestFlapThroughRealClient(t *testing.T) {
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolModern,
-		Fault{Kind: KindFlap, Match: Match{Tool: "echo"}, Params: &faults.Flap{On: Duration(100 * time.Millisecond), Off: Duration(100 * time.Millisecond), Fault: &Fault{Kind: KindHTTPStatus, Params: &faults.HTTPStatus{Status: 503}}}}))
+		Fault{Kind: faults.KindFlap, Match: Match{Tool: "echo"}, Params: &faults.Flap{On: Duration(100 * time.Millisecond), Off: Duration(100 * time.Millisecond), Fault: &Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 503}}}}))
 	c := connect(t, b, revModern)
 	var failed, ok int
 	deadline := time.Now().Add(700 * time.Millisecond)

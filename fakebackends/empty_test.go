@@ -3,13 +3,14 @@ package fakebackends
 import (
 	"bytes"
 	"context"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -54,23 +55,23 @@ func (a *answerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // without an error).
 func TestMalformedEmptyVariants(t *testing.T) {
 	wire := map[string]func(t *testing.T, a *answerRecorder){
-		MalformedAccepted: func(t *testing.T, a *answerRecorder) {
+		faults.MalformedAccepted: func(t *testing.T, a *answerRecorder) {
 			if a.status != http.StatusAccepted || a.body != "" {
 				t.Errorf("answer %d %q, want 202 with an empty body", a.status, a.body)
 			}
 		},
-		MalformedEmptyBody: func(t *testing.T, a *answerRecorder) {
+		faults.MalformedEmptyBody: func(t *testing.T, a *answerRecorder) {
 			if a.status != http.StatusOK || a.ctype != "application/json" || a.body != "" {
 				t.Errorf("answer %d %s %q, want 200 application/json with an empty body", a.status, a.ctype, a.body)
 			}
 		},
-		MalformedUnansweredSSE: func(t *testing.T, a *answerRecorder) {
+		faults.MalformedUnansweredSSE: func(t *testing.T, a *answerRecorder) {
 			if a.status != http.StatusOK || a.ctype != "text/event-stream" ||
 				!strings.Contains(a.body, "notifications/message") || strings.Contains(a.body, `"id"`) {
 				t.Errorf("answer %d %s %q, want 200 text/event-stream with a notification and no response", a.status, a.ctype, a.body)
 			}
 		},
-		MalformedNoResult: func(t *testing.T, a *answerRecorder) {
+		faults.MalformedNoResult: func(t *testing.T, a *answerRecorder) {
 			if a.status != http.StatusOK || a.ctype != "application/json" ||
 				strings.Contains(a.body, "result") || strings.Contains(a.body, "error") || !strings.Contains(a.body, `"id":`) {
 				t.Errorf("answer %d %s %q, want 200 application/json with the id and neither result nor error", a.status, a.ctype, a.body)
@@ -78,13 +79,13 @@ func TestMalformedEmptyVariants(t *testing.T) {
 		},
 	}
 	for _, tc := range servingCases {
-		for _, variant := range []string{MalformedAccepted, MalformedEmptyBody, MalformedUnansweredSSE, MalformedNoResult} {
-			if tc.transport == TransportSSE && variant != MalformedNoResult {
+		for _, variant := range []string{faults.MalformedAccepted, faults.MalformedEmptyBody, faults.MalformedUnansweredSSE, faults.MalformedNoResult} {
+			if tc.transport == TransportSSE && variant != faults.MalformedNoResult {
 				continue // streamable HTTP only: refused on sse (TestScriptErrors)
 			}
 			t.Run(caseName(tc.transport, tc.protocol, tc.rev)+"/"+variant, func(t *testing.T) {
 				b := startBackend(t, testScript(t, tc.transport, tc.protocol,
-					Fault{Kind: KindMalformed, Match: Match{Tool: "echo"}, Params: &faults.Malformed{Variant: variant}}))
+					Fault{Kind: faults.KindMalformed, Match: Match{Tool: "echo"}, Params: &faults.Malformed{Variant: variant}}))
 				rec := &answerRecorder{}
 				c := dialRecorded(t, b, tc.rev, rec)
 				res, err, took := call(c, "echo", map[string]any{"msg": "x"}, 10*time.Second)

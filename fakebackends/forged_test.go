@@ -18,14 +18,14 @@ import (
 //     legacy client resumes with GET + Last-Event-ID and gets the forged
 //     answer there. A modern client does not resume: its call fails.
 func TestMalformedForgedVariants(t *testing.T) {
-	for _, variant := range []string{MalformedWrongIDEvent, MalformedWrongIDResumed} {
+	for _, variant := range []string{faults.MalformedWrongIDEvent, faults.MalformedWrongIDResumed} {
 		for _, rc := range revCases {
 			t.Run(variant+"/"+string(rc.rev), func(t *testing.T) {
 				b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol,
-					Fault{Kind: KindMalformed, Match: Match{Tool: "echo"}, Params: &faults.Malformed{Variant: variant}}))
+					Fault{Kind: faults.KindMalformed, Match: Match{Tool: "echo"}, Params: &faults.Malformed{Variant: variant}}))
 				c := connect(t, b, rc.rev)
 				res, err, took := call(c, "echo", map[string]any{"msg": "x"}, 10*time.Second)
-				if variant == MalformedWrongIDResumed && rc.rev == revModern {
+				if variant == faults.MalformedWrongIDResumed && rc.rev == revModern {
 					if err == nil {
 						t.Fatalf("modern client, %s: %q; want an error (no resumption)", variant, resultText(res))
 					}
@@ -34,12 +34,12 @@ func TestMalformedForgedVariants(t *testing.T) {
 				if err != nil || resultText(res) != faults.ForgedText {
 					t.Fatalf("%s through mcp-go: %q, %v after %v; want the forged answer", variant, resultText(res), err, took)
 				}
-				if variant == MalformedWrongIDResumed {
+				if variant == faults.MalformedWrongIDResumed {
 					// A request is logged when its handler returns, which
 					// can be after the client read the answer: wait for it.
 					gets := func() (n int) {
 						for _, r := range b.Requests() {
-							if r.HTTPMethod == http.MethodGet && strings.Contains(r.Fault, MalformedWrongIDResumed) {
+							if r.HTTPMethod == http.MethodGet && strings.Contains(r.Fault, faults.MalformedWrongIDResumed) {
 								n++
 							}
 						}
@@ -56,7 +56,7 @@ func TestMalformedForgedVariants(t *testing.T) {
 	// On the wire: the event's name and id; an unknown or replayed
 	// Last-Event-ID is not answered with the forged answer.
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
-		Fault{Kind: KindMalformed, Match: Match{Tool: "echo"}, Params: &faults.Malformed{Variant: MalformedWrongIDEvent}}))
+		Fault{Kind: faults.KindMalformed, Match: Match{Tool: "echo"}, Params: &faults.Malformed{Variant: faults.MalformedWrongIDEvent}}))
 	c := connect(t, b, revLegacy)
 	resp, body := rawPost(t, b.URL(), c.GetSessionId(), protocolFor(revLegacy), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
 	want := "event: foo\ndata: " + string(faults.ForgedAnswer()) + "\n\n"

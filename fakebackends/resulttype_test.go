@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -23,8 +24,8 @@ func TestScriptedResultsCarryResultType(t *testing.T) {
 		name  string
 		fault Fault
 	}{
-		{"tool_error", Fault{Kind: KindToolError, Match: Match{Method: "tools/call", Tool: "echo"}, Params: &faults.ToolError{Text: "own error"}}},
-		{"wrong_id", Fault{Kind: KindMalformed, Match: Match{Method: "tools/call", Tool: "echo"}, Params: &faults.Malformed{Variant: MalformedWrongID}}},
+		{"tool_error", Fault{Kind: faults.KindToolError, Match: Match{Method: "tools/call", Tool: "echo"}, Params: &faults.ToolError{Text: "own error"}}},
+		{"wrong_id", Fault{Kind: faults.KindMalformed, Match: Match{Method: "tools/call", Tool: "echo"}, Params: &faults.Malformed{Variant: faults.MalformedWrongID}}},
 	} {
 		b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolAuto, tc.fault))
 		for _, modern := range []bool{true, false} {

@@ -114,13 +114,13 @@ func TestScriptFullParse(t *testing.T) {
 	if f[0].Line != 29 || f[3].Line != 32 || f[13].Line != 46 {
 		t.Errorf("fault lines = %d, %d, %d; want 29, 32, 46", f[0].Line, f[3].Line, f[13].Line)
 	}
-	if f[0].Match.Tool != "ec*" || f[0].After != 1 || f[0].Count != 2 || crashP(f[0]).Mode != CrashReset || crashP(f[0]).Stage != StageAfterHeaders {
+	if f[0].Match.Tool != "ec*" || f[0].After != 1 || f[0].Count != 2 || crashP(f[0]).Mode != faults.CrashReset || crashP(f[0]).Stage != faults.StageAfterHeaders {
 		t.Errorf("faults[0] = %+v", f[0])
 	}
-	if !crashP(f[1]).Exit || crashP(f[1]).ExitCode != 3 || crashP(f[1]).Mode != CrashEOF || crashP(f[1]).Stage != StageBeforeHeaders {
+	if !crashP(f[1]).Exit || crashP(f[1]).ExitCode != 3 || crashP(f[1]).Mode != faults.CrashEOF || crashP(f[1]).Stage != faults.StageBeforeHeaders {
 		t.Errorf("faults[1] = %+v", f[1])
 	}
-	if crashP(f[2]).Mode != CrashDown || crashP(f[2]).Stage != "" || f[2].At.D() != time.Second || f[2].For.D() != 2*time.Second {
+	if crashP(f[2]).Mode != faults.CrashDown || crashP(f[2]).Stage != "" || f[2].At.D() != time.Second || f[2].For.D() != 2*time.Second {
 		t.Errorf("faults[2] = %+v", f[2])
 	}
 	if statusP(f[3]).Headers["Retry-After"] != "5" || statusP(f[3]).Body == nil || statusP(f[3]).Body.JSON == nil {
@@ -135,7 +135,7 @@ func TestScriptFullParse(t *testing.T) {
 	if f[10].Params.(*faults.Malformed).Size != 2<<20 {
 		t.Errorf("faults[10].size = %d", f[10].Params.(*faults.Malformed).Size)
 	}
-	if n := f[13].Effective(); n == &f[13] || n.Kind != KindCrash || crashP(*n).Stage != StageBeforeHeaders || n.Line != 51 {
+	if n := f[13].Effective(); n == &f[13] || n.Kind != faults.KindCrash || crashP(*n).Stage != faults.StageBeforeHeaders || n.Line != 51 {
 		t.Errorf("faults[13].fault = %+v", n)
 	}
 }
@@ -246,10 +246,10 @@ func TestScriptBetaExample(t *testing.T) {
 		t.Fatalf("beta: %+v", s)
 	}
 	f := s.Faults[0]
-	if f.Kind != KindHTTPStatus || statusP(f).Status != 403 || f.After != 2 || f.Match != (Match{Method: "tools/call", Tool: "echo"}) || statusP(f).Body.Text != "Forbidden" {
+	if f.Kind != faults.KindHTTPStatus || statusP(f).Status != 403 || f.After != 2 || f.Match != (Match{Method: "tools/call", Tool: "echo"}) || statusP(f).Body.Text != "Forbidden" {
 		t.Errorf("faults[0] = %+v", f)
 	}
-	if f := s.Faults[1]; f.Kind != KindStall || stallP(f).Stage != StageAfterHeaders || f.Match.Tool != "slow" {
+	if f := s.Faults[1]; f.Kind != faults.KindStall || stallP(f).Stage != faults.StageAfterHeaders || f.Match.Tool != "slow" {
 		t.Errorf("faults[1] = %+v", f)
 	}
 }
@@ -279,7 +279,7 @@ faults:
 		t.Errorf("tool defaults: %+v", s.Tools[0])
 	}
 	f := s.Faults
-	if crashP(f[0]).Mode != CrashEOF || crashP(f[0]).Stage != StageBeforeHeaders || crashP(f[0]).ExitCode != 0 {
+	if crashP(f[0]).Mode != faults.CrashEOF || crashP(f[0]).Stage != faults.StageBeforeHeaders || crashP(f[0]).ExitCode != 0 {
 		t.Errorf("crash defaults: %+v", f[0])
 	}
 	if crashP(f[1]).ExitCode != 1 {
@@ -288,13 +288,13 @@ faults:
 	if crashP(f[2]).Stage != "" {
 		t.Errorf("crash down has a stage: %+v", f[2])
 	}
-	if stallP(f[3]).Stage != StageBeforeHeaders || stallP(f[3]).Progress != 0 {
+	if stallP(f[3]).Stage != faults.StageBeforeHeaders || stallP(f[3]).Progress != 0 {
 		t.Errorf("stall defaults: %+v", f[3])
 	}
 	if stallP(f[4]).Progress != 1 {
 		t.Errorf("after_progress default progress: %+v", f[4])
 	}
-	if stallP(*f[5].Effective()).Stage != StageBeforeHeaders {
+	if stallP(*f[5].Effective()).Stage != faults.StageBeforeHeaders {
 		t.Errorf("flap nested defaults: %+v", f[5].Effective())
 	}
 	// ApplyDefaults is idempotent and Validate accepts both forms.
@@ -303,7 +303,7 @@ faults:
 	if !reflect.DeepEqual(&again, s) {
 		t.Error("ApplyDefaults is not idempotent")
 	}
-	raw := &Script{Name: "raw", Tools: []ToolSpec{{Name: "t"}}, Faults: []Fault{{Kind: KindStall}}}
+	raw := &Script{Name: "raw", Tools: []ToolSpec{{Name: "t"}}, Faults: []Fault{{Kind: faults.KindStall}}}
 	if err := raw.Validate(); err != nil {
 		t.Errorf("Validate without defaults: %v", err)
 	}
@@ -512,8 +512,8 @@ func TestScriptParseFaults(t *testing.T) {
 	listJSON := `[{"kind":"http_status","status":403,"match":{"method":"tools/call"}},{"kind":"stall"}]`
 	objJSON := `{"faults":[{"kind":"http_status","status":403,"match":{"method":"tools/call"}},{"kind":"stall"}]}`
 	want := []Fault{
-		{Kind: KindHTTPStatus, Match: Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403}},
-		{Kind: KindStall, Params: &faults.Stall{Stage: StageBeforeHeaders}},
+		{Kind: faults.KindHTTPStatus, Match: Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403}},
+		{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}},
 	}
 	for _, src := range []string{listYAML, objYAML, listJSON, objJSON} {
 		got, err := ParseFaults([]byte(src), "PUT /faults")
@@ -563,7 +563,7 @@ func TestScriptParseFaults(t *testing.T) {
 }
 
 func TestScriptValidateFault(t *testing.T) {
-	f := &Fault{Kind: KindHTTPStatus, Line: 7, Params: &faults.HTTPStatus{Status: 403}}
+	f := &Fault{Kind: faults.KindHTTPStatus, Line: 7, Params: &faults.HTTPStatus{Status: 403}}
 	if err := ValidateFault(f, "faults[0]", TransportStreamableHTTP); err != nil {
 		t.Errorf("http: %v", err)
 	}
@@ -572,16 +572,16 @@ func TestScriptValidateFault(t *testing.T) {
 	if !errors.As(err, &se) || se.Line != 7 || se.Field != "faults[0].kind" || se.Error() != "line 7: faults[0].kind: http_status does not apply to stdio" {
 		t.Errorf("stdio: %v", err)
 	}
-	err = ValidateFault(&Fault{Kind: KindStall, Params: &faults.Stall{Stage: "x"}}, "", "")
+	err = ValidateFault(&Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: "x"}}, "", "")
 	if err == nil || err.Error() != `stage: unknown stall stage "x" (want before_headers, after_headers, after_progress, mid_body)` {
 		t.Errorf("no prefix: %v", err)
 	}
 	// Go-built faults without defaults are valid.
 	for _, f := range []Fault{
-		{Kind: KindCrash},
-		{Kind: KindCrash, For: Duration(time.Second), Params: &faults.Crash{Mode: CrashDown}},
-		{Kind: KindStall, Params: &faults.Stall{Stage: StageAfterProgress}},
-		{Kind: KindFlap, Params: &faults.Flap{On: Duration(time.Second), Off: Duration(time.Second), Fault: &Fault{Kind: KindLatency, Params: &faults.Latency{Delay: Duration(time.Millisecond)}}}},
+		{Kind: faults.KindCrash},
+		{Kind: faults.KindCrash, For: Duration(time.Second), Params: &faults.Crash{Mode: faults.CrashDown}},
+		{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageAfterProgress}},
+		{Kind: faults.KindFlap, Params: &faults.Flap{On: Duration(time.Second), Off: Duration(time.Second), Fault: &Fault{Kind: faults.KindLatency, Params: &faults.Latency{Delay: Duration(time.Millisecond)}}}},
 	} {
 		if err := ValidateFault(&f, "f", TransportSSE); err != nil {
 			t.Errorf("ValidateFault(%+v): %v", f, err)
@@ -593,12 +593,12 @@ func TestScriptValidateFault(t *testing.T) {
 		f     Fault
 		field string
 	}{
-		{Fault{Kind: KindLatency, Params: &faults.Latency{Delay: -1}}, "delay"},
-		{Fault{Kind: KindLatency, Params: &faults.Latency{Delay: 1, Jitter: -1}}, "jitter"},
-		{Fault{Kind: KindStall, At: -1}, "at"},
-		{Fault{Kind: KindStall, Probability: &p}, "probability"},
-		{Fault{Kind: KindFlap, Params: &faults.Flap{On: 1, Off: 1}}, "fault"},
-		{Fault{Kind: KindFlap, Params: &faults.Flap{On: 1, Off: 1, Fault: &Fault{Kind: KindFlap}}}, "fault.kind"},
+		{Fault{Kind: faults.KindLatency, Params: &faults.Latency{Delay: -1}}, "delay"},
+		{Fault{Kind: faults.KindLatency, Params: &faults.Latency{Delay: 1, Jitter: -1}}, "jitter"},
+		{Fault{Kind: faults.KindStall, At: -1}, "at"},
+		{Fault{Kind: faults.KindStall, Probability: &p}, "probability"},
+		{Fault{Kind: faults.KindFlap, Params: &faults.Flap{On: 1, Off: 1}}, "fault"},
+		{Fault{Kind: faults.KindFlap, Params: &faults.Flap{On: 1, Off: 1, Fault: &Fault{Kind: faults.KindFlap}}}, "fault.kind"},
 	} {
 		err := ValidateFault(&tc.f, "", TransportSSE)
 		if !errors.As(err, &se) || se.Field != tc.field {

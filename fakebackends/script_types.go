@@ -123,39 +123,10 @@ type PromptArg struct {
 type (
 	// Fault is one fault: a kind with its parameters, a match and a schedule.
 	Fault = faults.Fault
-	// FaultBody is the body of an http_status fault.
-	FaultBody = faults.Body
 	// Match selects the requests a fault applies to.
 	Match = faults.Match
 	// Duration is a time.Duration written as a Go duration string ("250ms").
 	Duration = strictyaml.Duration
 	// Size is a byte count written as an integer or with a unit (KB, KiB, MB, MiB).
 	Size = strictyaml.Size
-)
-
-// Fault kinds.
-const (
-	KindCrash         = faults.KindCrash
-	KindHTTPStatus    = faults.KindHTTPStatus
-	KindStall         = faults.KindStall
-	KindLatency       = faults.KindLatency
-	KindJSONRPCError  = faults.KindJSONRPCError
-	KindToolError     = faults.KindToolError
-	KindMalformed     = faults.KindMalformed
-	KindSessionExpire = faults.KindSessionExpire
-	KindFlap          = faults.KindFlap
-	KindTruncate      = faults.KindTruncate
-)
-
-// Crash modes, stages and malformed variants.
-const (
-	CrashEOF, CrashReset, CrashDown           = faults.CrashEOF, faults.CrashReset, faults.CrashDown
-	StageBeforeHeaders, StageAfterHeaders     = faults.StageBeforeHeaders, faults.StageAfterHeaders
-	StageAfterProgress, StageMidBody          = faults.StageAfterProgress, faults.StageMidBody
-	MalformedInvalidJSON, MalformedWrongID    = faults.MalformedInvalidJSON, faults.MalformedWrongID
-	MalformedTruncatedSSE, MalformedOversized = faults.MalformedTruncatedSSE, faults.MalformedOversized
-	MalformedWrongIDEvent                     = faults.MalformedWrongIDEvent
-	MalformedWrongIDResumed                   = faults.MalformedWrongIDResumed
-	MalformedAccepted, MalformedEmptyBody     = faults.MalformedAccepted, faults.MalformedEmptyBody
-	MalformedUnansweredSSE, MalformedNoResult = faults.MalformedUnansweredSSE, faults.MalformedNoResult
 )

@@ -148,7 +148,7 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 		sb.log.Add(rec)
 	}
 	f := d.Fault
-	if (f == nil || f.Kind == KindSessionExpire) && d.Delay <= 0 {
+	if (f == nil || f.Kind == faults.KindSessionExpire) && d.Delay <= 0 {
 		forward()
 		logDone()
 		return false
@@ -159,7 +159,7 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 				sb.opts.exit(code)
 			}
 		}}
-	if f != nil && f.Kind == KindCrash {
+	if f != nil && f.Kind == faults.KindCrash {
 		logDone()
 		faults.ApplyStdio(x, f)
 		return true

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -103,8 +104,8 @@ func stdioRecords(t *testing.T, adminURL string) []RequestRecord {
 
 func TestStdioServesAndInjectsFaults(t *testing.T) {
 	s := testScript(t, TransportStdio, ProtocolLegacy,
-		Fault{Kind: KindJSONRPCError, Match: Match{Tool: "echo"}, Count: 1, Params: &faults.JSONRPCError{Code: -32001, Message: "stdio exploded"}},
-		Fault{Kind: KindToolError, Match: Match{Tool: "greet"}, Count: 1, Params: &faults.ToolError{Text: "bad greet"}},
+		Fault{Kind: faults.KindJSONRPCError, Match: Match{Tool: "echo"}, Count: 1, Params: &faults.JSONRPCError{Code: -32001, Message: "stdio exploded"}},
+		Fault{Kind: faults.KindToolError, Match: Match{Tool: "greet"}, Count: 1, Params: &faults.ToolError{Text: "bad greet"}},
 	)
 	c, _, _ := stdioPair(t, s)
 	if _, err, _ := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second); err == nil || !strings.Contains(err.Error(), "stdio exploded") {
@@ -119,7 +120,7 @@ func TestStdioServesAndInjectsFaults(t *testing.T) {
 }
 
 func TestStdioCrashEndsBackend(t *testing.T) {
-	s := testScript(t, TransportStdio, ProtocolLegacy, Fault{Kind: KindCrash, Match: Match{Tool: "echo"}})
+	s := testScript(t, TransportStdio, ProtocolLegacy, Fault{Kind: faults.KindCrash, Match: Match{Tool: "echo"}})
 	c, wait, _ := stdioPair(t, s)
 	_, err, took := call(c, "echo", nil, 5*time.Second)
 	if err == nil {
@@ -132,7 +133,7 @@ func TestStdioCrashEndsBackend(t *testing.T) {
 }
 
 func TestStdioStallHoldsUntilDeadlineOrClear(t *testing.T) {
-	s := testScript(t, TransportStdio, ProtocolLegacy, Fault{Kind: KindStall, Match: Match{Tool: "slow"}})
+	s := testScript(t, TransportStdio, ProtocolLegacy, Fault{Kind: faults.KindStall, Match: Match{Tool: "slow"}})
 	c, _, admin := stdioPair(t, s)
 	_, err, took := call(c, "slow", nil, 300*time.Millisecond)
 	if !errors.Is(err, context.DeadlineExceeded) || took < 300*time.Millisecond {

@@ -2,10 +2,11 @@ package harness
 
 import (
 	"context"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
@@ -15,7 +16,7 @@ import (
 // id (mcp-go sends none over HTTP); a modern client does not (ending the
 // request is the cancellation there), unless asked.
 func TestCancelledCallSendsNotification(t *testing.T) {
-	stall := fakebackends.Fault{Kind: fakebackends.KindStall, Match: fakebackends.Match{Method: "tools/call", Tool: "slow"}, Params: &faults.Stall{Stage: fakebackends.StageBeforeHeaders}}
+	stall := fakebackends.Fault{Kind: faults.KindStall, Match: fakebackends.Match{Method: "tools/call", Tool: "slow"}, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}
 	for _, tc := range []struct {
 		rev  Revision
 		opts []ClientOption

@@ -3,15 +3,16 @@ package harness
 import (
 	"context"
 	"errors"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
+
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
 
-var http403 = fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &fakebackends.FaultBody{Text: "Forbidden"}}}
+var http403 = fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}
 
 func runtimes(t *testing.T) []BackendRuntime {
 	return []BackendRuntime{InProcess{}, Process{Binary: chaosBin(t)}}
@@ -40,7 +41,7 @@ func TestRuntimeFaultsThroughInterface(t *testing.T) {
 			if call.Err == nil || call.Outcome != OutcomeError || call.Took() > failFast {
 				t.Fatalf("403 call: %+v %v", call.CallRecord, call.Err)
 			}
-			if err := b.AddFaults(ctx, fakebackends.Fault{Kind: fakebackends.KindToolError, Match: fakebackends.Match{Tool: "slow"}, Params: &faults.ToolError{Text: "nope"}}); err != nil {
+			if err := b.AddFaults(ctx, fakebackends.Fault{Kind: faults.KindToolError, Match: fakebackends.Match{Tool: "slow"}, Params: &faults.ToolError{Text: "nope"}}); err != nil {
 				t.Fatalf("AddFaults: %v", err)
 			}
 			if err := b.SetFaults(ctx, fakebackends.Fault{Kind: "bogus"}); err == nil {

@@ -3,9 +3,10 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"slices"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/onsi/gomega"
 
@@ -87,7 +88,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	})
 
 	// Consecutive failures open the circuit.
-	k.SetFaults(beta, onCall(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}))
+	k.SetFaults(beta, onCall(fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}))
 	failStart := time.Now()
 	for i := range breakerThreshold {
 		k.CheckCall(fmt.Sprintf("failing call %d names beta", i+1), c.CallTool(ctx, betaEcho, echoArgs("fail")), matchers.BeBackendUnavailable(beta))

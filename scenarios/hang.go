@@ -3,8 +3,9 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/onsi/gomega"
 
@@ -37,37 +38,37 @@ type hangCase struct {
 
 func hangCases() []hangCase {
 	crash := func(mode, stage string) fakebackends.Fault {
-		return onCall(fakebackends.Fault{Kind: fakebackends.KindCrash, Params: &faults.Crash{Mode: mode, Stage: stage}})
+		return onCall(fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: mode, Stage: stage}})
 	}
 	stall := func(stage string) fakebackends.Fault {
-		return onCall(fakebackends.Fault{Kind: fakebackends.KindStall, Params: &faults.Stall{Stage: stage}})
+		return onCall(fakebackends.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: stage}})
 	}
 	status := func(code int) fakebackends.Fault {
-		return onCall(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Params: &faults.HTTPStatus{Status: code}})
+		return onCall(fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: code}})
 	}
 	malformed := func(variant string) fakebackends.Fault {
-		return onCall(fakebackends.Fault{Kind: fakebackends.KindMalformed, Params: &faults.Malformed{Variant: variant}})
+		return onCall(fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: variant}})
 	}
 	return []hangCase{
 		{name: "403_after_initialize", fault: status(403)},
-		{name: "401", fault: onCall(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer realm="beta"`}}})},
+		{name: "401", fault: onCall(fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer realm="beta"`}}})},
 		{name: "500", fault: status(500)},
-		{name: "crash_eof", fault: crash(fakebackends.CrashEOF, "")},
-		{name: "crash_reset", fault: crash(fakebackends.CrashReset, "")},
-		{name: "sse_cut", fault: crash(fakebackends.CrashEOF, fakebackends.StageAfterHeaders)},
-		{name: "down", fault: fakebackends.Fault{Kind: fakebackends.KindCrash, Params: &faults.Crash{Mode: fakebackends.CrashDown}}},
-		{name: "malformed_invalid_json", fault: malformed(fakebackends.MalformedInvalidJSON)},
-		{name: "malformed_wrong_id", fault: malformed(fakebackends.MalformedWrongID)},
-		{name: "malformed_truncated_sse", fault: malformed(fakebackends.MalformedTruncatedSSE)},
+		{name: "crash_eof", fault: crash(faults.CrashEOF, "")},
+		{name: "crash_reset", fault: crash(faults.CrashReset, "")},
+		{name: "sse_cut", fault: crash(faults.CrashEOF, faults.StageAfterHeaders)},
+		{name: "down", fault: fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}},
+		{name: "malformed_invalid_json", fault: malformed(faults.MalformedInvalidJSON)},
+		{name: "malformed_wrong_id", fault: malformed(faults.MalformedWrongID)},
+		{name: "malformed_truncated_sse", fault: malformed(faults.MalformedTruncatedSSE)},
 		// The first 16 bytes of the answer, then the connection closes
 		// (on an SSE backend the answer goes to the session stream:
 		// malformed_truncated_sse is that case).
-		{name: "truncate", fault: onCall(fakebackends.Fault{Kind: fakebackends.KindTruncate, Params: &faults.Truncate{Size: 16}}), names: true,
+		{name: "truncate", fault: onCall(fakebackends.Fault{Kind: faults.KindTruncate, Params: &faults.Truncate{Size: 16}}), names: true,
 			transports: []fakebackends.Transport{fakebackends.TransportStreamableHTTP}},
-		{name: "stall_before_headers", fault: stall(fakebackends.StageBeforeHeaders), stall: true},
-		{name: "stall_after_headers", fault: stall(fakebackends.StageAfterHeaders), stall: true},
-		{name: "stall_after_progress", fault: stall(fakebackends.StageAfterProgress), stall: true},
-		{name: "stall_mid_body", fault: stall(fakebackends.StageMidBody), stall: true},
+		{name: "stall_before_headers", fault: stall(faults.StageBeforeHeaders), stall: true},
+		{name: "stall_after_headers", fault: stall(faults.StageAfterHeaders), stall: true},
+		{name: "stall_after_progress", fault: stall(faults.StageAfterProgress), stall: true},
+		{name: "stall_mid_body", fault: stall(faults.StageMidBody), stall: true},
 	}
 }
 
@@ -195,13 +196,13 @@ func runHang(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		// shared event stream (the fake never finishes it), so the next
 		// response arrives glued to it; one failed call is allowed there.
 		allowed := 0
-		if st, ok := hc.fault.Params.(*faults.Stall); ok && st.Stage == fakebackends.StageMidBody && v.Transport == fakebackends.TransportSSE {
+		if st, ok := hc.fault.Params.(*faults.Stall); ok && st.Stage == faults.StageMidBody && v.Transport == fakebackends.TransportSSE {
 			allowed = 1
 		}
 		// "down" closes the listener and drops every connection: on SSE
 		// that cuts the gateway's event stream, which (as after a
 		// restart) the gateway may learn of only from the next call.
-		if cr, ok := hc.fault.Params.(*faults.Crash); ok && cr.Mode == fakebackends.CrashDown && v.Transport == fakebackends.TransportSSE {
+		if cr, ok := hc.fault.Params.(*faults.Crash); ok && cr.Mode == faults.CrashDown && v.Transport == fakebackends.TransportSSE {
 			allowed = 1
 		}
 		checkRecovers(k, c, fmt.Sprintf("%s: beta answers once cleared (at most %d failed calls)", hc.name, allowed), betaEcho, allowed, "failed_calls_after_clear."+hc.name)
@@ -223,7 +224,7 @@ func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Var
 	k := kit.New(ctx, env, g)
 	c := k.Client(v.Revision)
 	k.CheckOK("beta answers before any fault", c.CallTool(ctx, k.Tool(beta, "echo"), echoArgs("before")))
-	k.SetFaults(beta, k.OnTool(beta, "slow", fakebackends.Fault{Kind: fakebackends.KindStall, Params: &faults.Stall{Stage: fakebackends.StageBeforeHeaders}}))
+	k.SetFaults(beta, k.OnTool(beta, "slow", fakebackends.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}))
 	before, err := k.CountRequests(beta, "notifications/cancelled")
 	k.Must(err, "read beta's request log")
 

@@ -3,10 +3,11 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/onsi/gomega"
 
@@ -212,7 +213,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// the scenario's session is open then; a ping of another client's
 	// session cut off by its close may be logged failed before).
 	faultSet := time.Now()
-	k.SetFaults(beta, fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Match: fakebackends.Match{Method: "ping"}, Params: &faults.HTTPStatus{Status: 500}})
+	k.SetFaults(beta, fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "ping"}, Params: &faults.HTTPStatus{Status: 500}})
 	failedPings := func() []fakebackends.RequestRecord {
 		var out []fakebackends.RequestRecord
 		for _, p := range pings(ctx, env, beta) {

@@ -3,11 +3,12 @@ package scenarios_test
 import (
 	"context"
 	"fmt"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
@@ -79,7 +80,7 @@ func (n *cutOffNeighbour) cutOffOne(ctx context.Context, gw harness.Gateway, top
 	if admin == nil {
 		return fmt.Errorf("no backend %s", kit.Beta)
 	}
-	slow := fakebackends.Fault{Kind: fakebackends.KindLatency, Match: fakebackends.Match{Method: "ping"}, Params: &faults.Latency{Delay: fakebackends.Duration(150 * time.Millisecond)}}
+	slow := fakebackends.Fault{Kind: faults.KindLatency, Match: fakebackends.Match{Method: "ping"}, Params: &faults.Latency{Delay: fakebackends.Duration(150 * time.Millisecond)}}
 	if err := admin.SetFaults(ctx, slow); err != nil {
 		return err
 	}

@@ -3,11 +3,12 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/onsi/gomega"
 
@@ -81,10 +82,10 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	chaosDone := make(chan error, 1)
 	var cycles, recovered atomic.Int64
 	go func() {
-		modes := []string{fakebackends.CrashReset, fakebackends.CrashEOF}
+		modes := []string{faults.CrashReset, faults.CrashEOF}
 		for i := 0; ; i++ {
 			cycles.Add(1)
-			if err := env.SetFaults(ctx, beta, fakebackends.Fault{Kind: fakebackends.KindCrash, Params: &faults.Crash{Mode: modes[i%2]}}); err != nil {
+			if err := env.SetFaults(ctx, beta, fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: modes[i%2]}}); err != nil {
 				chaosDone <- err
 				return
 			}

@@ -3,9 +3,10 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"slices"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/onsi/gomega"
 
@@ -168,7 +169,7 @@ func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// until its circuit opens: a backend no session should be given.
 	o.warm = k.Client(v.Revision, harness.WithClientName("warm"))
 	o.betaEcho, o.alphaEcho = k.Tool(beta, "echo"), k.Tool(alpha, "echo")
-	k.SetFaults(beta, onCall(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}))
+	k.SetFaults(beta, onCall(fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}))
 	if !o.openBeta() {
 		return
 	}

@@ -2,9 +2,10 @@ package scenarios
 
 import (
 	"context"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"sync"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/onsi/gomega"
 
@@ -45,9 +46,9 @@ var sessionFaults = []struct {
 	fault     fakebackends.Fault
 	errorText string // lastError must mention it
 }{
-	{"403", onCall(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403}}), "403"},
-	{"reset", onCall(fakebackends.Fault{Kind: fakebackends.KindCrash, Params: &faults.Crash{Mode: fakebackends.CrashReset}}), ""},
-	{"timeout", onCall(fakebackends.Fault{Kind: fakebackends.KindStall, Params: &faults.Stall{Stage: fakebackends.StageBeforeHeaders}}), ""},
+	{"403", onCall(fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403}}), "403"},
+	{"reset", onCall(fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}), ""},
+	{"timeout", onCall(fakebackends.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}), ""},
 }
 
 // sessionStateChecks are the session scenario's checks that read the
@@ -137,7 +138,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 
 	// A stalled call in flight: the session is not busy. Other calls in
 	// the same session go through, and the state is never stuck.
-	k.SetFaults(beta, k.OnTool(beta, "slow", fakebackends.Fault{Kind: fakebackends.KindStall, Params: &faults.Stall{Stage: fakebackends.StageBeforeHeaders}}))
+	k.SetFaults(beta, k.OnTool(beta, "slow", fakebackends.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}))
 	done := make(chan *harness.Call, 1)
 	slow := k.Tool(beta, "slow")
 	go func() { done <- c.CallTool(ctx, slow, nil) }()

@@ -1,10 +1,11 @@
 package vmcp_test
 
 import (
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
@@ -38,25 +39,25 @@ func TestFaultMatrix(t *testing.T) {
 		maxDelay time.Duration
 		minDelay time.Duration
 	}{
-		{"crash eof", fakebackends.Fault{Kind: fakebackends.KindCrash, Params: &faults.Crash{Mode: fakebackends.CrashEOF}}, "connection_closed", `backend "beta" unavailable: connection closed`, atOnceBound, 0},
-		{"crash reset", fakebackends.Fault{Kind: fakebackends.KindCrash, Params: &faults.Crash{Mode: fakebackends.CrashReset}}, "connection_reset", `backend "beta" unavailable: connection reset`, atOnceBound, 0},
-		{"crash eof after headers", fakebackends.Fault{Kind: fakebackends.KindCrash, Params: &faults.Crash{Mode: fakebackends.CrashEOF, Stage: fakebackends.StageAfterHeaders}}, "connection_closed", `backend "beta" unavailable: connection closed`, atOnceBound, 0},
-		{"http 403", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403, Body: &fakebackends.FaultBody{Text: "Forbidden"}}}, "http_status", `backend "beta" unavailable: HTTP 403 Forbidden`, atOnceBound, 0},
-		{"http 401", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 401}}, "http_status", `backend "beta" unavailable: HTTP 401 Unauthorized`, atOnceBound, 0},
-		{"http 500 json body", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500, Body: &fakebackends.FaultBody{JSON: map[string]any{"jsonrpc": "2.0", "id": 1, "error": map[string]any{"code": -32603, "message": "boom"}}}}}, "http_status", `backend "beta" unavailable: HTTP 500 Internal Server Error`, atOnceBound, 0},
-		{"stall before headers", fakebackends.Fault{Kind: fakebackends.KindStall}, "timeout", `backend "beta" unavailable: timed out after 1s`, time.Second + atOnceBound, 950 * time.Millisecond},
-		{"stall after headers", fakebackends.Fault{Kind: fakebackends.KindStall, Params: &faults.Stall{Stage: fakebackends.StageAfterHeaders}}, "timeout", `backend "beta" unavailable: timed out after 1s`, time.Second + atOnceBound, 950 * time.Millisecond},
-		{"malformed json", fakebackends.Fault{Kind: fakebackends.KindMalformed, Params: &faults.Malformed{Variant: fakebackends.MalformedInvalidJSON}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
-		{"wrong id", fakebackends.Fault{Kind: fakebackends.KindMalformed, Params: &faults.Malformed{Variant: fakebackends.MalformedWrongID}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
-		{"truncated sse", fakebackends.Fault{Kind: fakebackends.KindMalformed, Params: &faults.Malformed{Variant: fakebackends.MalformedTruncatedSSE}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
-		{"oversized", fakebackends.Fault{Kind: fakebackends.KindMalformed, Params: &faults.Malformed{Variant: fakebackends.MalformedOversized, Size: 1 << 20}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
-		{"jsonrpc error", fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, "jsonrpc_error", `backend "beta" error: kaput`, atOnceBound, 0},
+		{"crash eof", fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashEOF}}, "connection_closed", `backend "beta" unavailable: connection closed`, atOnceBound, 0},
+		{"crash reset", fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}, "connection_reset", `backend "beta" unavailable: connection reset`, atOnceBound, 0},
+		{"crash eof after headers", fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashEOF, Stage: faults.StageAfterHeaders}}, "connection_closed", `backend "beta" unavailable: connection closed`, atOnceBound, 0},
+		{"http 403", fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}, "http_status", `backend "beta" unavailable: HTTP 403 Forbidden`, atOnceBound, 0},
+		{"http 401", fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 401}}, "http_status", `backend "beta" unavailable: HTTP 401 Unauthorized`, atOnceBound, 0},
+		{"http 500 json body", fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500, Body: &faults.Body{JSON: map[string]any{"jsonrpc": "2.0", "id": 1, "error": map[string]any{"code": -32603, "message": "boom"}}}}}, "http_status", `backend "beta" unavailable: HTTP 500 Internal Server Error`, atOnceBound, 0},
+		{"stall before headers", fakebackends.Fault{Kind: faults.KindStall}, "timeout", `backend "beta" unavailable: timed out after 1s`, time.Second + atOnceBound, 950 * time.Millisecond},
+		{"stall after headers", fakebackends.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageAfterHeaders}}, "timeout", `backend "beta" unavailable: timed out after 1s`, time.Second + atOnceBound, 950 * time.Millisecond},
+		{"malformed json", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
+		{"wrong id", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedWrongID}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
+		{"truncated sse", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedTruncatedSSE}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
+		{"oversized", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedOversized, Size: 1 << 20}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
+		{"jsonrpc error", fakebackends.Fault{Kind: faults.KindJSONRPCError, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, "jsonrpc_error", `backend "beta" error: kaput`, atOnceBound, 0},
 		// No answer at all: never a success with an empty result, never a
 		// panic (issue 12: a transport left without a response).
-		{"202 accepted", fakebackends.Fault{Kind: fakebackends.KindMalformed, Params: &faults.Malformed{Variant: fakebackends.MalformedAccepted}}, "invalid_response", `backend "beta" unavailable: invalid response: HTTP 202 Accepted with no response`, atOnceBound, 0},
-		{"empty body", fakebackends.Fault{Kind: fakebackends.KindMalformed, Params: &faults.Malformed{Variant: fakebackends.MalformedEmptyBody}}, "invalid_response", `backend "beta" unavailable: invalid response: HTTP 200 OK with an empty body`, atOnceBound, 0},
-		{"unanswered sse", fakebackends.Fault{Kind: fakebackends.KindMalformed, Params: &faults.Malformed{Variant: fakebackends.MalformedUnansweredSSE}}, "invalid_response", `backend "beta" unavailable: invalid response: truncated stream: it ended before the response`, atOnceBound, 0},
-		{"no result", fakebackends.Fault{Kind: fakebackends.KindMalformed, Params: &faults.Malformed{Variant: fakebackends.MalformedNoResult}}, "invalid_response", `backend "beta" unavailable: invalid response: response to request`, atOnceBound, 0},
+		{"202 accepted", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedAccepted}}, "invalid_response", `backend "beta" unavailable: invalid response: HTTP 202 Accepted with no response`, atOnceBound, 0},
+		{"empty body", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedEmptyBody}}, "invalid_response", `backend "beta" unavailable: invalid response: HTTP 200 OK with an empty body`, atOnceBound, 0},
+		{"unanswered sse", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedUnansweredSSE}}, "invalid_response", `backend "beta" unavailable: invalid response: truncated stream: it ended before the response`, atOnceBound, 0},
+		{"no result", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedNoResult}}, "invalid_response", `backend "beta" unavailable: invalid response: response to request`, atOnceBound, 0},
 	}
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))

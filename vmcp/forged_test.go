@@ -143,10 +143,10 @@ func TestForgedAnswers(t *testing.T) {
 // fails as beta being unavailable (invalid response), the forged text
 // never reaches the client, and beta's other tools still work.
 func TestForgedAnswersFromFakeBackend(t *testing.T) {
-	for _, variant := range []string{fakebackends.MalformedWrongIDEvent, fakebackends.MalformedWrongIDResumed} {
+	for _, variant := range []string{faults.MalformedWrongIDEvent, faults.MalformedWrongIDResumed} {
 		t.Run(variant, func(t *testing.T) {
 			b := startFake(t, "name: beta\nprotocol: legacy\ntools:\n  - {name: echo}\n  - {name: other, result: {text: fine}}\n")
-			if err := b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindMalformed, Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.Malformed{Variant: variant}}); err != nil {
+			if err := b.SetFaults(fakebackends.Fault{Kind: faults.KindMalformed, Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.Malformed{Variant: variant}}); err != nil {
 				t.Fatal(err)
 			}
 			g := startGateway(t, gwConfig("timeouts: {call: 10s}\n", b))
@@ -162,7 +162,7 @@ func TestForgedAnswersFromFakeBackend(t *testing.T) {
 					t.Errorf("%s: beta_other after the forged answer: %q", rev.name, resultText(res))
 				}
 			}
-			if variant == fakebackends.MalformedWrongIDResumed {
+			if variant == faults.MalformedWrongIDResumed {
 				// The gateway did resume (so the resumed stream was
 				// checked). The fake logs a request when its handler
 				// returns: wait for it, bounded.

@@ -3,10 +3,11 @@ package vmcp_test
 import (
 	"context"
 	"errors"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
@@ -96,9 +97,9 @@ func TestGoAPIErrors(t *testing.T) {
 		unavailable bool
 		deadline    bool
 	}{
-		{"http 403", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 403}}, vmcp.KindHTTPStatus, true, false},
-		{"stall", fakebackends.Fault{Kind: fakebackends.KindStall, Match: onEcho}, vmcp.KindTimeout, true, true},
-		{"jsonrpc error", fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Match: onEcho, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, vmcp.KindJSONRPCError, false, false},
+		{"http 403", fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 403}}, vmcp.KindHTTPStatus, true, false},
+		{"stall", fakebackends.Fault{Kind: faults.KindStall, Match: onEcho}, vmcp.KindTimeout, true, true},
+		{"jsonrpc error", fakebackends.Fault{Kind: faults.KindJSONRPCError, Match: onEcho, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, vmcp.KindJSONRPCError, false, false},
 	}
 	for _, tc := range cases {
 		if err := b.SetFaults(tc.fault); err != nil {

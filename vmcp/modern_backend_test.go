@@ -1,10 +1,11 @@
 package vmcp_test
 
 import (
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
@@ -40,10 +41,10 @@ func TestModernAndLegacyBackends(t *testing.T) {
 		kind  string
 		text  string
 	}{
-		{"http 403", fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403}}, "http_status", "unavailable: HTTP 403 Forbidden"},
-		{"crash reset", fakebackends.Fault{Kind: fakebackends.KindCrash, Params: &faults.Crash{Mode: fakebackends.CrashReset}}, "connection_reset", "unavailable: connection reset"},
-		{"jsonrpc error", fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, "jsonrpc_error", "error: kaput"},
-		{"malformed json", fakebackends.Fault{Kind: fakebackends.KindMalformed, Params: &faults.Malformed{Variant: fakebackends.MalformedInvalidJSON}}, "invalid_response", "unavailable: invalid response"},
+		{"http 403", fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403}}, "http_status", "unavailable: HTTP 403 Forbidden"},
+		{"crash reset", fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}, "connection_reset", "unavailable: connection reset"},
+		{"jsonrpc error", fakebackends.Fault{Kind: faults.KindJSONRPCError, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, "jsonrpc_error", "error: kaput"},
+		{"malformed json", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}}, "invalid_response", "unavailable: invalid response"},
 	}
 	for _, modern := range []bool{false, true} {
 		rev := map[bool]string{false: "legacy client", true: "modern client"}[modern]

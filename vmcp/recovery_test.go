@@ -2,13 +2,14 @@ package vmcp_test
 
 import (
 	"encoding/json"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
@@ -94,9 +95,9 @@ func TestNoRetryOnOtherFailures(t *testing.T) {
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	c := connect(t, g.URL(), false)
 	for _, f := range []fakebackends.Fault{
-		{Kind: fakebackends.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 503}},
-		{Kind: fakebackends.KindCrash, Params: &faults.Crash{Mode: fakebackends.CrashReset}},
-		{Kind: fakebackends.KindMalformed, Params: &faults.Malformed{Variant: fakebackends.MalformedInvalidJSON}},
+		{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 503}},
+		{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}},
+		{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}},
 	} {
 		f.Match = fakebackends.Match{Method: "tools/call", Tool: "echo"}
 		if err := b.SetFaults(f); err != nil {
@@ -116,7 +117,7 @@ func TestNoRetryOnOtherFailures(t *testing.T) {
 				n++
 			}
 		}
-		if n > 1 || (n == 0 && f.Kind != fakebackends.KindCrash) {
+		if n > 1 || (n == 0 && f.Kind != faults.KindCrash) {
 			t.Errorf("%s: backend saw %d calls, want exactly 1", f.Kind, n)
 		}
 	}
@@ -138,7 +139,7 @@ func TestSessionStateTransitions(t *testing.T) {
 	if s := state(); s.State != vmcp.StateConnected {
 		t.Fatalf("initial state %+v", s)
 	}
-	b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403}})
+	b.SetFaults(fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403}})
 	callTool(t, c, "beta_echo", nil)
 	s := state()
 	if s.State != vmcp.StateError || !strings.Contains(s.LastError, "HTTP 403 Forbidden") || s.LastErrorKind != vmcp.KindHTTPStatus || s.LastErrorAt == nil {
@@ -259,7 +260,7 @@ func TestPersisting404IsSessionExpired(t *testing.T) {
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	for _, modern := range []bool{false, true} {
 		c := connect(t, g.URL(), modern)
-		if err := b.SetFaults(fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.HTTPStatus{Status: http.StatusNotFound}}); err != nil {
+		if err := b.SetFaults(fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.HTTPStatus{Status: http.StatusNotFound}}); err != nil {
 			t.Fatal(err)
 		}
 		calls0, init0 := countTool(b.Requests(), "tools/call", "echo"), countTool(b.Requests(), "initialize", "")

@@ -3,12 +3,13 @@ package vmcp_test
 import (
 	"context"
 	"fmt"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -159,14 +160,14 @@ func TestSSEBackend(t *testing.T) {
 			text  string
 			max   time.Duration
 		}{
-			{fakebackends.Fault{Kind: fakebackends.KindHTTPStatus, Match: m, Params: &faults.HTTPStatus{Status: 403}}, "http_status", `backend "delta" unavailable: HTTP 403 Forbidden`, atOnceBound},
-			{fakebackends.Fault{Kind: fakebackends.KindStall, Match: m}, "timeout", `backend "delta" unavailable: timed out after 1s`, time.Second + atOnceBound},
-			{fakebackends.Fault{Kind: fakebackends.KindCrash, Match: m, Params: &faults.Crash{Mode: fakebackends.CrashEOF}}, "connection_closed", `backend "delta" unavailable: connection closed`, atOnceBound},
-			{fakebackends.Fault{Kind: fakebackends.KindCrash, Match: m, Params: &faults.Crash{Mode: fakebackends.CrashReset}}, "connection_reset", `backend "delta" unavailable: connection reset`, atOnceBound},
-			{fakebackends.Fault{Kind: fakebackends.KindJSONRPCError, Match: m, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, "jsonrpc_error", `backend "delta" error: kaput`, atOnceBound},
-			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Match: m, Params: &faults.Malformed{Variant: fakebackends.MalformedInvalidJSON}}, "invalid_response", `backend "delta" unavailable: invalid response: malformed JSON`, atOnceBound},
-			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Match: m, Params: &faults.Malformed{Variant: fakebackends.MalformedWrongID}}, "invalid_response", `backend "delta" unavailable: invalid response: response id`, atOnceBound},
-			{fakebackends.Fault{Kind: fakebackends.KindMalformed, Match: m, Params: &faults.Malformed{Variant: fakebackends.MalformedNoResult}}, "invalid_response", `backend "delta" unavailable: invalid response: response to request`, atOnceBound},
+			{fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: m, Params: &faults.HTTPStatus{Status: 403}}, "http_status", `backend "delta" unavailable: HTTP 403 Forbidden`, atOnceBound},
+			{fakebackends.Fault{Kind: faults.KindStall, Match: m}, "timeout", `backend "delta" unavailable: timed out after 1s`, time.Second + atOnceBound},
+			{fakebackends.Fault{Kind: faults.KindCrash, Match: m, Params: &faults.Crash{Mode: faults.CrashEOF}}, "connection_closed", `backend "delta" unavailable: connection closed`, atOnceBound},
+			{fakebackends.Fault{Kind: faults.KindCrash, Match: m, Params: &faults.Crash{Mode: faults.CrashReset}}, "connection_reset", `backend "delta" unavailable: connection reset`, atOnceBound},
+			{fakebackends.Fault{Kind: faults.KindJSONRPCError, Match: m, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, "jsonrpc_error", `backend "delta" error: kaput`, atOnceBound},
+			{fakebackends.Fault{Kind: faults.KindMalformed, Match: m, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}}, "invalid_response", `backend "delta" unavailable: invalid response: malformed JSON`, atOnceBound},
+			{fakebackends.Fault{Kind: faults.KindMalformed, Match: m, Params: &faults.Malformed{Variant: faults.MalformedWrongID}}, "invalid_response", `backend "delta" unavailable: invalid response: response id`, atOnceBound},
+			{fakebackends.Fault{Kind: faults.KindMalformed, Match: m, Params: &faults.Malformed{Variant: faults.MalformedNoResult}}, "invalid_response", `backend "delta" unavailable: invalid response: response to request`, atOnceBound},
 		} {
 			b.SetFaults(tc.fault)
 			res, d := callTool(t, c, "delta_echo", nil)

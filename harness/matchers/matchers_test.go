@@ -3,9 +3,10 @@ package matchers
 import (
 	"context"
 	"errors"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	. "github.com/onsi/gomega"
@@ -162,7 +163,7 @@ func TestMatchersOnRealCalls(t *testing.T) {
 	defer cancel()
 	sc := func(name string) *fakebackends.Script {
 		return &fakebackends.Script{Name: name, Tools: []fakebackends.ToolSpec{{Name: "echo"}, {Name: "fail"}},
-			Faults: []fakebackends.Fault{{Kind: fakebackends.KindToolError, Match: fakebackends.Match{Tool: "fail"}, Params: &faults.ToolError{Text: "my own error"}}}}
+			Faults: []fakebackends.Fault{{Kind: faults.KindToolError, Match: fakebackends.Match{Tool: "fail"}, Params: &faults.ToolError{Text: "my own error"}}}}
 	}
 	env, err := harness.Start(ctx, harness.Topology{Backends: []harness.BackendSpec{{Script: sc("alpha")}, {Script: sc("beta")}}})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -170,7 +171,7 @@ func TestMatchersOnRealCalls(t *testing.T) {
 	c, err := env.Client(ctx, harness.RevisionLegacy)
 	g.Expect(err).NotTo(HaveOccurred())
 
-	g.Expect(env.SetFaults(ctx, "beta", fakebackends.Fault{Kind: fakebackends.KindCrash, Match: fakebackends.Match{Tool: "echo"}, Params: &faults.Crash{Mode: fakebackends.CrashReset}})).To(Succeed())
+	g.Expect(env.SetFaults(ctx, "beta", fakebackends.Fault{Kind: faults.KindCrash, Match: fakebackends.Match{Tool: "echo"}, Params: &faults.Crash{Mode: faults.CrashReset}})).To(Succeed())
 	call := c.CallTool(ctx, "beta_echo", nil)
 	g.Expect(call).To(BeBackendUnavailable("beta"))
 	g.Expect(call).NotTo(BeBackendUnavailable("alpha"))

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -237,10 +238,10 @@ func TestNoAnswerFromBackendIsInvalidResponse(t *testing.T) {
 		cause   string // the cause starts with this
 	}
 	httpCases := []tc{
-		{fakebackends.MalformedAccepted, "invalid response: HTTP 202 Accepted with no response to request "},
-		{fakebackends.MalformedEmptyBody, "invalid response: HTTP 200 OK with an empty body, no response to request "},
-		{fakebackends.MalformedUnansweredSSE, "invalid response: truncated stream: it ended before the response"},
-		{fakebackends.MalformedNoResult, "invalid response: response to request "},
+		{faults.MalformedAccepted, "invalid response: HTTP 202 Accepted with no response to request "},
+		{faults.MalformedEmptyBody, "invalid response: HTTP 200 OK with an empty body, no response to request "},
+		{faults.MalformedUnansweredSSE, "invalid response: truncated stream: it ended before the response"},
+		{faults.MalformedNoResult, "invalid response: response to request "},
 	}
 	for _, transportName := range []fakebackends.Transport{fakebackends.TransportStreamableHTTP, fakebackends.TransportSSE} {
 		for _, pin := range []string{mcp.LATEST_LEGACY_PROTOCOL_VERSION, mcp.LATEST_PROTOCOL_VERSION} {
@@ -254,7 +255,7 @@ func TestNoAnswerFromBackendIsInvalidResponse(t *testing.T) {
 				cases := httpCases
 				if transportName == fakebackends.TransportSSE {
 					// The others are streamable HTTP only.
-					cases = []tc{{fakebackends.MalformedNoResult, "invalid response: response to request "}}
+					cases = []tc{{faults.MalformedNoResult, "invalid response: response to request "}}
 				}
 				for _, k := range cases {
 					for op, fn := range map[string]func(*Conn) func(context.Context) error{"tools/call": callEcho, "tools/list": listTools} {
@@ -263,7 +264,7 @@ func TestNoAnswerFromBackendIsInvalidResponse(t *testing.T) {
 							// connection, as any bad message there does.
 							c = dialFake(t, fb, pin, log)
 						}
-						f := fakebackends.Fault{Kind: fakebackends.KindMalformed, Match: fakebackends.Match{Method: op}, Params: &faults.Malformed{Variant: k.variant}}
+						f := fakebackends.Fault{Kind: faults.KindMalformed, Match: fakebackends.Match{Method: op}, Params: &faults.Malformed{Variant: k.variant}}
 						if err := fb.SetFaults(f); err != nil {
 							t.Fatal(err)
 						}
@@ -303,7 +304,7 @@ func TestCloseDuringRequestsIsClosed(t *testing.T) {
 			fb := startFakeBackend(t, transportName, "legacy")
 			log := &panicLog{}
 			c := dialFake(t, fb, mcp.LATEST_LEGACY_PROTOCOL_VERSION, log)
-			if err := fb.SetFaults(fakebackends.Fault{Kind: fakebackends.KindStall, Match: fakebackends.Match{Method: "tools/call"}}); err != nil {
+			if err := fb.SetFaults(fakebackends.Fault{Kind: faults.KindStall, Match: fakebackends.Match{Method: "tools/call"}}); err != nil {
 				t.Fatal(err)
 			}
 			const n = 8
@@ -358,7 +359,7 @@ func TestAnswerRacingDeadline(t *testing.T) {
 			log := &panicLog{}
 			c := dialFake(t, fb, mcp.LATEST_LEGACY_PROTOCOL_VERSION, log)
 			const latency = 20 * time.Millisecond
-			if err := fb.SetFaults(fakebackends.Fault{Kind: fakebackends.KindLatency, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.Latency{Delay: fakebackends.Duration(latency)}}); err != nil {
+			if err := fb.SetFaults(fakebackends.Fault{Kind: faults.KindLatency, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.Latency{Delay: fakebackends.Duration(latency)}}); err != nil {
 				t.Fatal(err)
 			}
 			ok, timedOut := 0, 0
