@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
@@ -44,7 +43,7 @@ func runFaults(ctx context.Context, c *Config, results *harness.Results) error {
 	if c.has(StepErrors) {
 		rec := harness.NewRecorder("bench/error/http-403", "bench", "error")
 		finish(rec, withFaults(ctx, beta, func() error { return timeToError(ctx, c, rec, pair, tool, beta.Name()) },
-			fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}))
+			faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}))
 		results.Add(rec)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -53,7 +52,7 @@ func runFaults(ctx context.Context, c *Config, results *harness.Results) error {
 	if c.has(StepStall) {
 		rec := harness.NewRecorder(fmt.Sprintf("bench/stall/%v-timeout", c.StallTimeout), "bench", "stall")
 		finish(rec, withFaults(ctx, beta, func() error { return stallFigures(ctx, c, t, rec, tool, beta.Name()) },
-			fakebackends.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call"}}))
+			faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call"}}))
 		results.Add(rec)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -90,7 +89,7 @@ func dialPair(ctx context.Context, c *Config, gatewayURL, backendURL string) ([]
 
 // withFaults sets fs on b, runs fn, and clears the faults again (also
 // when ctx has ended: a stall is released before its clients close).
-func withFaults(ctx context.Context, b harness.RunningBackend, fn func() error, fs ...fakebackends.Fault) error {
+func withFaults(ctx context.Context, b harness.RunningBackend, fn func() error, fs ...faults.Fault) error {
 	if err := b.SetFaults(ctx, fs...); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
@@ -45,21 +46,21 @@ func (a *AdminAPI) do(ctx context.Context, method, path string, body any, out an
 	return nil
 }
 
-func (a *AdminAPI) setFaults(ctx context.Context, method string, faults []fakebackends.Fault) error {
-	if faults == nil {
-		faults = []fakebackends.Fault{}
+func (a *AdminAPI) setFaults(ctx context.Context, method string, fs []faults.Fault) error {
+	if fs == nil {
+		fs = []faults.Fault{}
 	}
-	return a.do(ctx, method, "/faults", map[string]any{"faults": faults}, nil)
+	return a.do(ctx, method, "/faults", map[string]any{"faults": fs}, nil)
 }
 
 // SetFaults replaces every fault in force.
-func (a *AdminAPI) SetFaults(ctx context.Context, faults ...fakebackends.Fault) error {
-	return a.setFaults(ctx, http.MethodPut, faults)
+func (a *AdminAPI) SetFaults(ctx context.Context, fs ...faults.Fault) error {
+	return a.setFaults(ctx, http.MethodPut, fs)
 }
 
 // AddFaults adds faults after those in force.
-func (a *AdminAPI) AddFaults(ctx context.Context, faults ...fakebackends.Fault) error {
-	return a.setFaults(ctx, http.MethodPost, faults)
+func (a *AdminAPI) AddFaults(ctx context.Context, fs ...faults.Fault) error {
+	return a.setFaults(ctx, http.MethodPost, fs)
 }
 
 // ClearFaults removes every fault.

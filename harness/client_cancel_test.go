@@ -16,7 +16,7 @@ import (
 // id (mcp-go sends none over HTTP); a modern client does not (ending the
 // request is the cancellation there), unless asked.
 func TestCancelledCallSendsNotification(t *testing.T) {
-	stall := fakebackends.Fault{Kind: faults.KindStall, Match: fakebackends.Match{Method: "tools/call", Tool: "slow"}, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}
+	stall := faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call", Tool: "slow"}, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}
 	for _, tc := range []struct {
 		rev  Revision
 		opts []ClientOption

@@ -55,7 +55,7 @@ func TestEnvReferenceBothRevisions(t *testing.T) {
 			if call.ErrorKind == "" || call.Meta[MetaBackend] != "beta" {
 				t.Fatalf("no vmcp _meta: %+v", call.CallRecord)
 			}
-			if err := env.SetFaults(ctx, "beta", fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}); err != nil {
+			if err := env.SetFaults(ctx, "beta", faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}); err != nil {
 				t.Fatal(err)
 			}
 			rcall := c.ReadResource(ctx, "mem://beta/readme")
@@ -135,10 +135,10 @@ func TestEnvCloseBoundedWithStall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.SetFaults(ctx, "alpha", fakebackends.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageAfterHeaders}}); err != nil {
+	if err := env.SetFaults(ctx, "alpha", faults.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageAfterHeaders}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.SetFaults(ctx, "gamma", fakebackends.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageMidBody}}); err != nil {
+	if err := env.SetFaults(ctx, "gamma", faults.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageMidBody}}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
@@ -21,7 +20,7 @@ func (e *Env) backendOrErr(name string) (RunningBackend, error) {
 	return b, nil
 }
 
-func (e *Env) act(backend, action string, fs []fakebackends.Fault, fn func(RunningBackend) error) error {
+func (e *Env) act(backend, action string, fs []faults.Fault, fn func(RunningBackend) error) error {
 	rec := FaultRecord{Backend: backend, Action: action}
 	for _, f := range fs {
 		rec.Kinds = append(rec.Kinds, string(f.Kind))
@@ -40,12 +39,12 @@ func (e *Env) act(backend, action string, fs []fakebackends.Fault, fn func(Runni
 }
 
 // SetFaults replaces the backend's faults.
-func (e *Env) SetFaults(ctx context.Context, backend string, faults ...fakebackends.Fault) error {
+func (e *Env) SetFaults(ctx context.Context, backend string, faults ...faults.Fault) error {
 	return e.act(backend, "set", faults, func(b RunningBackend) error { return b.SetFaults(ctx, faults...) })
 }
 
 // InjectFault adds faults to those the backend has.
-func (e *Env) InjectFault(ctx context.Context, backend string, faults ...fakebackends.Fault) error {
+func (e *Env) InjectFault(ctx context.Context, backend string, faults ...faults.Fault) error {
 	return e.act(backend, "inject", faults, func(b RunningBackend) error { return b.AddFaults(ctx, faults...) })
 }
 

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 func TestMain(m *testing.M) {
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) {
 }
 
 // script returns a small healthy script named name.
-func script(name string, transport fakebackends.Transport, faults ...fakebackends.Fault) *fakebackends.Script {
+func script(name string, transport fakebackends.Transport, faults ...faults.Fault) *fakebackends.Script {
 	return &fakebackends.Script{
 		Name: name, Transport: transport, Protocol: fakebackends.ProtocolAuto,
 		Tools: []fakebackends.ToolSpec{

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 // ErrNotSupported is returned (wrapped) by RunningBackend methods that a
@@ -41,9 +42,9 @@ type RunningBackend interface {
 	Info() BackendInfo
 
 	// SetFaults replaces every fault in force.
-	SetFaults(ctx context.Context, faults ...fakebackends.Fault) error
+	SetFaults(ctx context.Context, faults ...faults.Fault) error
 	// AddFaults adds faults after those in force.
-	AddFaults(ctx context.Context, faults ...fakebackends.Fault) error
+	AddFaults(ctx context.Context, faults ...faults.Fault) error
 	// ClearFaults removes every fault (stalls end, a down backend listens
 	// again).
 	ClearFaults(ctx context.Context) error

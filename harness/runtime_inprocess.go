@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 // InProcess runs fake backends inside the test process (fakebackends.Start).
@@ -55,11 +56,11 @@ func (ib *inProcessBackend) Info() BackendInfo {
 	return BackendInfo{Name: s.Name, URL: ib.b.URL(), AdminURL: ib.b.AdminURL(), Transport: string(s.Transport), Protocol: string(s.Protocol)}
 }
 
-func (ib *inProcessBackend) SetFaults(_ context.Context, faults ...fakebackends.Fault) error {
+func (ib *inProcessBackend) SetFaults(_ context.Context, faults ...faults.Fault) error {
 	return ib.b.SetFaults(faults...)
 }
 
-func (ib *inProcessBackend) AddFaults(_ context.Context, faults ...fakebackends.Fault) error {
+func (ib *inProcessBackend) AddFaults(_ context.Context, faults ...faults.Fault) error {
 	return ib.b.AddFaults(faults...)
 }
 

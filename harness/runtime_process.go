@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 // Process runs each fake backend as a `chaos backend` process, so SIGKILL
@@ -249,12 +250,12 @@ func (pb *processBackend) wrap(op string, err error) error {
 	return fmt.Errorf("harness: %s backend %q: %w", op, pb.script.Name, err)
 }
 
-func (pb *processBackend) SetFaults(ctx context.Context, faults ...fakebackends.Fault) error {
+func (pb *processBackend) SetFaults(ctx context.Context, faults ...faults.Fault) error {
 	_, _, a := pb.snapshot()
 	return pb.wrap("set faults on", a.SetFaults(ctx, faults...))
 }
 
-func (pb *processBackend) AddFaults(ctx context.Context, faults ...fakebackends.Fault) error {
+func (pb *processBackend) AddFaults(ctx context.Context, faults ...faults.Fault) error {
 	_, _, a := pb.snapshot()
 	return pb.wrap("add faults to", a.AddFaults(ctx, faults...))
 }
@@ -446,10 +447,10 @@ func (sb *stdioBackend) Info() BackendInfo {
 		Protocol: string(fakebackends.ProtocolLegacy), Command: sb.Command()}
 }
 
-func (sb *stdioBackend) SetFaults(context.Context, ...fakebackends.Fault) error {
+func (sb *stdioBackend) SetFaults(context.Context, ...faults.Fault) error {
 	return sb.notSupported("set faults on")
 }
-func (sb *stdioBackend) AddFaults(context.Context, ...fakebackends.Fault) error {
+func (sb *stdioBackend) AddFaults(context.Context, ...faults.Fault) error {
 	return sb.notSupported("add faults to")
 }
 func (sb *stdioBackend) ClearFaults(context.Context) error { return sb.notSupported("clear faults of") }

@@ -12,7 +12,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
 
-var http403 = fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}
+var http403 = faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}
 
 func runtimes(t *testing.T) []BackendRuntime {
 	return []BackendRuntime{InProcess{}, Process{Binary: chaosBin(t)}}
@@ -41,10 +41,10 @@ func TestRuntimeFaultsThroughInterface(t *testing.T) {
 			if call.Err == nil || call.Outcome != OutcomeError || call.Took() > failFast {
 				t.Fatalf("403 call: %+v %v", call.CallRecord, call.Err)
 			}
-			if err := b.AddFaults(ctx, fakebackends.Fault{Kind: faults.KindToolError, Match: fakebackends.Match{Tool: "slow"}, Params: &faults.ToolError{Text: "nope"}}); err != nil {
+			if err := b.AddFaults(ctx, faults.Fault{Kind: faults.KindToolError, Match: faults.Match{Tool: "slow"}, Params: &faults.ToolError{Text: "nope"}}); err != nil {
 				t.Fatalf("AddFaults: %v", err)
 			}
-			if err := b.SetFaults(ctx, fakebackends.Fault{Kind: "bogus"}); err == nil {
+			if err := b.SetFaults(ctx, faults.Fault{Kind: "bogus"}); err == nil {
 				t.Fatal("SetFaults accepted a bogus fault")
 			}
 			if err := b.ClearFaults(ctx); err != nil {

@@ -88,7 +88,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	})
 
 	// Consecutive failures open the circuit.
-	k.SetFaults(beta, onCall(fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}))
+	k.SetFaults(beta, onCall(faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}))
 	failStart := time.Now()
 	for i := range breakerThreshold {
 		k.CheckCall(fmt.Sprintf("failing call %d names beta", i+1), c.CallTool(ctx, betaEcho, echoArgs("fail")), matchers.BeBackendUnavailable(beta))

@@ -85,7 +85,7 @@ type landed struct {
 func inFlight(k *kit.Kit, c *harness.Client) map[string]<-chan landed {
 	out := map[string]<-chan landed{}
 	for _, b := range containerFaulty {
-		k.SetFaults(b, k.OnTool(b, "slow", fakebackends.Fault{Kind: faults.KindLatency, Params: &faults.Latency{Delay: fakebackends.Duration(20 * time.Second)}}))
+		k.SetFaults(b, k.OnTool(b, "slow", faults.Fault{Kind: faults.KindLatency, Params: &faults.Latency{Delay: fakebackends.Duration(20 * time.Second)}}))
 		ch := make(chan landed, 1)
 		slow := k.Tool(b, "slow")
 		go func() {

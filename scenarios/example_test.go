@@ -30,7 +30,7 @@ func Example_writingAScenario() {
 		Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) {
 			k := kit.New(ctx, env, g)
 			c := k.Client(harness.RevisionLegacy) // ends the scenario if it cannot connect
-			k.SetFaults(kit.Beta, kit.OnCall(fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403}}))
+			k.SetFaults(kit.Beta, kit.OnCall(faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403}}))
 
 			// k.Tool finds beta's echo under whatever name the gateway gives it.
 			call := c.CallTool(ctx, k.Tool(kit.Beta, "echo"), kit.EchoArgs("hi"))

@@ -27,7 +27,7 @@ const (
 // hangCase is one way for beta to fail a tools/call.
 type hangCase struct {
 	name  string
-	fault fakebackends.Fault
+	fault faults.Fault
 	stall bool // a stall: bounded by the call timeout, not by transportBound
 	// names: the error must also name the backend (a cut answer is the
 	// backend failing, not a slow one).
@@ -37,33 +37,33 @@ type hangCase struct {
 }
 
 func hangCases() []hangCase {
-	crash := func(mode, stage string) fakebackends.Fault {
-		return onCall(fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: mode, Stage: stage}})
+	crash := func(mode, stage string) faults.Fault {
+		return onCall(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: mode, Stage: stage}})
 	}
-	stall := func(stage string) fakebackends.Fault {
-		return onCall(fakebackends.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: stage}})
+	stall := func(stage string) faults.Fault {
+		return onCall(faults.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: stage}})
 	}
-	status := func(code int) fakebackends.Fault {
-		return onCall(fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: code}})
+	status := func(code int) faults.Fault {
+		return onCall(faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: code}})
 	}
-	malformed := func(variant string) fakebackends.Fault {
-		return onCall(fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: variant}})
+	malformed := func(variant string) faults.Fault {
+		return onCall(faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: variant}})
 	}
 	return []hangCase{
 		{name: "403_after_initialize", fault: status(403)},
-		{name: "401", fault: onCall(fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer realm="beta"`}}})},
+		{name: "401", fault: onCall(faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 401, Headers: map[string]string{"WWW-Authenticate": `Bearer realm="beta"`}}})},
 		{name: "500", fault: status(500)},
 		{name: "crash_eof", fault: crash(faults.CrashEOF, "")},
 		{name: "crash_reset", fault: crash(faults.CrashReset, "")},
 		{name: "sse_cut", fault: crash(faults.CrashEOF, faults.StageAfterHeaders)},
-		{name: "down", fault: fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}},
+		{name: "down", fault: faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}},
 		{name: "malformed_invalid_json", fault: malformed(faults.MalformedInvalidJSON)},
 		{name: "malformed_wrong_id", fault: malformed(faults.MalformedWrongID)},
 		{name: "malformed_truncated_sse", fault: malformed(faults.MalformedTruncatedSSE)},
 		// The first 16 bytes of the answer, then the connection closes
 		// (on an SSE backend the answer goes to the session stream:
 		// malformed_truncated_sse is that case).
-		{name: "truncate", fault: onCall(fakebackends.Fault{Kind: faults.KindTruncate, Params: &faults.Truncate{Size: 16}}), names: true,
+		{name: "truncate", fault: onCall(faults.Fault{Kind: faults.KindTruncate, Params: &faults.Truncate{Size: 16}}), names: true,
 			transports: []fakebackends.Transport{fakebackends.TransportStreamableHTTP}},
 		{name: "stall_before_headers", fault: stall(faults.StageBeforeHeaders), stall: true},
 		{name: "stall_after_headers", fault: stall(faults.StageAfterHeaders), stall: true},
@@ -224,7 +224,7 @@ func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Var
 	k := kit.New(ctx, env, g)
 	c := k.Client(v.Revision)
 	k.CheckOK("beta answers before any fault", c.CallTool(ctx, k.Tool(beta, "echo"), echoArgs("before")))
-	k.SetFaults(beta, k.OnTool(beta, "slow", fakebackends.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}))
+	k.SetFaults(beta, k.OnTool(beta, "slow", faults.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}))
 	before, err := k.CountRequests(beta, "notifications/cancelled")
 	k.Must(err, "read beta's request log")
 

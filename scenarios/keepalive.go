@@ -213,7 +213,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// the scenario's session is open then; a ping of another client's
 	// session cut off by its close may be logged failed before).
 	faultSet := time.Now()
-	k.SetFaults(beta, fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "ping"}, Params: &faults.HTTPStatus{Status: 500}})
+	k.SetFaults(beta, faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "ping"}, Params: &faults.HTTPStatus{Status: 500}})
 	failedPings := func() []fakebackends.RequestRecord {
 		var out []fakebackends.RequestRecord
 		for _, p := range pings(ctx, env, beta) {

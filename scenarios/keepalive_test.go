@@ -80,7 +80,7 @@ func (n *cutOffNeighbour) cutOffOne(ctx context.Context, gw harness.Gateway, top
 	if admin == nil {
 		return fmt.Errorf("no backend %s", kit.Beta)
 	}
-	slow := fakebackends.Fault{Kind: faults.KindLatency, Match: fakebackends.Match{Method: "ping"}, Params: &faults.Latency{Delay: fakebackends.Duration(150 * time.Millisecond)}}
+	slow := faults.Fault{Kind: faults.KindLatency, Match: faults.Match{Method: "ping"}, Params: &faults.Latency{Delay: fakebackends.Duration(150 * time.Millisecond)}}
 	if err := admin.SetFaults(ctx, slow); err != nil {
 		return err
 	}

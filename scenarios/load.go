@@ -85,7 +85,7 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		modes := []string{faults.CrashReset, faults.CrashEOF}
 		for i := 0; ; i++ {
 			cycles.Add(1)
-			if err := env.SetFaults(ctx, beta, fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: modes[i%2]}}); err != nil {
+			if err := env.SetFaults(ctx, beta, faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: modes[i%2]}}); err != nil {
 				chaosDone <- err
 				return
 			}

@@ -169,7 +169,7 @@ func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// until its circuit opens: a backend no session should be given.
 	o.warm = k.Client(v.Revision, harness.WithClientName("warm"))
 	o.betaEcho, o.alphaEcho = k.Tool(beta, "echo"), k.Tool(alpha, "echo")
-	k.SetFaults(beta, onCall(fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}))
+	k.SetFaults(beta, onCall(faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}))
 	if !o.openBeta() {
 		return
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/onsi/gomega"
 
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
@@ -221,11 +220,11 @@ func (o *optRun) case3(c1 *harness.Client) *harness.Client {
 // healthy.
 func (o *optRun) case4(c2 *harness.Client) {
 	ctx, k, rec := o.ctx, o.k, o.env.Recorder()
-	k.SetFaults(beta, onCall(fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}))
+	k.SetFaults(beta, onCall(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}))
 	k.CheckCall("case 4: call_tool while beta dies fails naming beta within 1 s", callTool(ctx, c2, o.betaEcho, echoArgs("dying")),
 		matchers.BeBackendUnavailable(beta), matchers.ReturnWithin(time.Second).As("time_to_error_ms.call_tool_dying"))
 	// ... and every backend unhealthy.
-	all500 := fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}
+	all500 := faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}
 	k.SetFaults(alpha, all500)
 	k.SetFaults(beta, all500)
 	var c3 *harness.Client

@@ -43,12 +43,12 @@ func sessionScenarios() []Scenario {
 // calls, one after another.
 var sessionFaults = []struct {
 	name      string
-	fault     fakebackends.Fault
+	fault     faults.Fault
 	errorText string // lastError must mention it
 }{
-	{"403", onCall(fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403}}), "403"},
-	{"reset", onCall(fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}), ""},
-	{"timeout", onCall(fakebackends.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}), ""},
+	{"403", onCall(faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403}}), "403"},
+	{"reset", onCall(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}), ""},
+	{"timeout", onCall(faults.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}), ""},
 }
 
 // sessionStateChecks are the session scenario's checks that read the
@@ -138,7 +138,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 
 	// A stalled call in flight: the session is not busy. Other calls in
 	// the same session go through, and the state is never stuck.
-	k.SetFaults(beta, k.OnTool(beta, "slow", fakebackends.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}))
+	k.SetFaults(beta, k.OnTool(beta, "slow", faults.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}))
 	done := make(chan *harness.Call, 1)
 	slow := k.Tool(beta, "slow")
 	go func() { done <- c.CallTool(ctx, slow, nil) }()

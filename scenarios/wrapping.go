@@ -21,7 +21,7 @@ const wrappingCallTimeout = 750 * time.Millisecond
 // wrappingFault is one way for beta to fail.
 type wrappingFault struct {
 	name  string
-	fault fakebackends.Fault
+	fault faults.Fault
 	// httpOnly: the fault applies on a streamable-HTTP backend only
 	// (truncate: on SSE the answer goes to the session stream).
 	httpOnly bool
@@ -29,18 +29,18 @@ type wrappingFault struct {
 
 func wrappingFaults() []wrappingFault {
 	return []wrappingFault{
-		{"crash", fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashEOF}}, false},
-		{"403", fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}, false},
-		{"reset", fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}, false},
-		{"malformed", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}}, false},
-		{"timeout", fakebackends.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}, false},
+		{"crash", faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashEOF}}, false},
+		{"403", faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}, false},
+		{"reset", faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}, false},
+		{"malformed", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}}, false},
+		{"timeout", faults.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}, false},
 		// The first 16 bytes of each answer, then the connection closes.
-		{"truncate", fakebackends.Fault{Kind: faults.KindTruncate, Params: &faults.Truncate{Size: 16}}, true},
+		{"truncate", faults.Fault{Kind: faults.KindTruncate, Params: &faults.Truncate{Size: 16}}, true},
 		// A forged answer (another request's id) under an SSE event name
 		// other than message, and on a resumed stream (issue 12 item 1):
 		// mcp-go's client takes both as its answer; a gateway must not.
-		{"forged-event", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedWrongIDEvent}}, false},
-		{"forged-resumed", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedWrongIDResumed}}, false},
+		{"forged-event", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedWrongIDEvent}}, false},
+		{"forged-resumed", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedWrongIDResumed}}, false},
 	}
 }
 
@@ -121,7 +121,7 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 
 	// Every backend failing at once: each error names its own backend, and
 	// the session lives on.
-	reset := fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}
+	reset := faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}
 	k.SetFaults(alpha, reset)
 	k.SetFaults(beta, reset)
 	for _, b := range []string{alpha, beta} {
@@ -161,7 +161,7 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	// does not name beta: an isError naming the backend is exactly what a
 	// gateway's wrapped error looks like, see BeBackendUnavailable.)
 	const own = "the tool's own error: quota exceeded"
-	k.SetFaults(beta, fakebackends.Fault{Kind: faults.KindToolError, Params: &faults.ToolError{Text: own}})
+	k.SetFaults(beta, faults.Fault{Kind: faults.KindToolError, Params: &faults.ToolError{Text: own}})
 	k.Check("beta's own isError passes through unchanged", func(ck *kit.C) {
 		call := c.CallTool(ctx, betaEcho, echoArgs("own error"))
 		ck.Expect(call.Outcome).To(gomega.Equal(harness.OutcomeToolError), "a backend's own isError: %s", call.Text())

@@ -95,7 +95,7 @@ func TestClientCancelPropagates(t *testing.T) {
 	g := startGateway(t, gwConfig("timeouts: {call: 10s, close: 500ms}\n", a, b))
 	for _, modern := range []bool{false, true} {
 		c := connect(t, g.URL(), modern)
-		b.SetFaults(fakebackends.Fault{Kind: faults.KindStall, Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}})
+		b.SetFaults(faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call", Tool: "echo"}})
 		before := countMethod(b, "notifications/cancelled")
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		req := mcp.CallToolRequest{}
@@ -121,7 +121,7 @@ func TestNotificationsCancelledFromClient(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig("timeouts: {call: 10s, close: 500ms}\n", a, b))
 	c := connect(t, g.URL(), false)
-	b.SetFaults(fakebackends.Fault{Kind: faults.KindStall, Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}})
+	b.SetFaults(faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call", Tool: "echo"}})
 	session := c.GetSessionId()
 	var wg sync.WaitGroup
 	var resp map[string]any
@@ -158,7 +158,7 @@ func TestResourceAndPromptErrorsCarryData(t *testing.T) {
 	g := startGateway(t, gwConfig(faultTimeouts+"aggregation: {conflictResolution: priority, priorityOrder: [beta, alpha]}\n", a, b))
 	c := connect(t, g.URL(), false)
 	connect(t, g.URL(), true) // opens the pool while beta answers
-	b.SetFaults(fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "nope"}}})
+	b.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "nope"}}})
 	for _, session := range []string{c.GetSessionId(), ""} {
 		for _, msg := range []map[string]any{
 			{"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": map[string]any{"uri": "mem://shared"}},
@@ -204,8 +204,8 @@ func TestBoundedShutdownWithStalledBackends(t *testing.T) {
 		conns = append(conns, c)
 	}
 	// Everything stalls from now on, the DELETE included.
-	a.SetFaults(fakebackends.Fault{Kind: faults.KindStall})
-	b.SetFaults(fakebackends.Fault{Kind: faults.KindStall})
+	a.SetFaults(faults.Fault{Kind: faults.KindStall})
+	b.SetFaults(faults.Fault{Kind: faults.KindStall})
 	var wg sync.WaitGroup
 	for _, c := range conns {
 		wg.Add(1)

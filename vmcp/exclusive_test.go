@@ -8,7 +8,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -24,7 +23,7 @@ func TestKeepaliveProbeAndReinitNeverOverlap(t *testing.T) {
 	}, beta)+"timeouts: {call: 15s, initialize: 5s}\n")
 	// The first keepalive probe (within interval/4 of the session's start)
 	// stalls at the backend until the faults are cleared.
-	if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindStall, Match: fakebackends.Match{Method: "tools/call", Tool: "ok"}, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}); err != nil {
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call", Tool: "ok"}, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}); err != nil {
 		t.Fatal(err)
 	}
 	c := connect(t, g.URL(), false)

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
-
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
 
 const faultTimeouts = "timeouts: {initialize: 2s, call: 1s, list: 2s, close: 500ms}\nlimits: {maxResponseBytes: 64KiB}\n"
@@ -30,34 +28,34 @@ tools:
 // TestFaultMatrix injects each fault kind into beta's echo and checks the
 // error text, kind and _meta the client sees, and how fast it sees them.
 func TestFaultMatrix(t *testing.T) {
-	callMatch := fakebackends.Match{Method: "tools/call", Tool: "echo"}
+	callMatch := faults.Match{Method: "tools/call", Tool: "echo"}
 	cases := []struct {
 		name     string
-		fault    fakebackends.Fault
+		fault    faults.Fault
 		kind     string
 		text     string // the text must start with this
 		maxDelay time.Duration
 		minDelay time.Duration
 	}{
-		{"crash eof", fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashEOF}}, "connection_closed", `backend "beta" unavailable: connection closed`, atOnceBound, 0},
-		{"crash reset", fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}, "connection_reset", `backend "beta" unavailable: connection reset`, atOnceBound, 0},
-		{"crash eof after headers", fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashEOF, Stage: faults.StageAfterHeaders}}, "connection_closed", `backend "beta" unavailable: connection closed`, atOnceBound, 0},
-		{"http 403", fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}, "http_status", `backend "beta" unavailable: HTTP 403 Forbidden`, atOnceBound, 0},
-		{"http 401", fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 401}}, "http_status", `backend "beta" unavailable: HTTP 401 Unauthorized`, atOnceBound, 0},
-		{"http 500 json body", fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500, Body: &faults.Body{JSON: map[string]any{"jsonrpc": "2.0", "id": 1, "error": map[string]any{"code": -32603, "message": "boom"}}}}}, "http_status", `backend "beta" unavailable: HTTP 500 Internal Server Error`, atOnceBound, 0},
-		{"stall before headers", fakebackends.Fault{Kind: faults.KindStall}, "timeout", `backend "beta" unavailable: timed out after 1s`, time.Second + atOnceBound, 950 * time.Millisecond},
-		{"stall after headers", fakebackends.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageAfterHeaders}}, "timeout", `backend "beta" unavailable: timed out after 1s`, time.Second + atOnceBound, 950 * time.Millisecond},
-		{"malformed json", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
-		{"wrong id", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedWrongID}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
-		{"truncated sse", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedTruncatedSSE}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
-		{"oversized", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedOversized, Size: 1 << 20}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
-		{"jsonrpc error", fakebackends.Fault{Kind: faults.KindJSONRPCError, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, "jsonrpc_error", `backend "beta" error: kaput`, atOnceBound, 0},
+		{"crash eof", faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashEOF}}, "connection_closed", `backend "beta" unavailable: connection closed`, atOnceBound, 0},
+		{"crash reset", faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}, "connection_reset", `backend "beta" unavailable: connection reset`, atOnceBound, 0},
+		{"crash eof after headers", faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashEOF, Stage: faults.StageAfterHeaders}}, "connection_closed", `backend "beta" unavailable: connection closed`, atOnceBound, 0},
+		{"http 403", faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}, "http_status", `backend "beta" unavailable: HTTP 403 Forbidden`, atOnceBound, 0},
+		{"http 401", faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 401}}, "http_status", `backend "beta" unavailable: HTTP 401 Unauthorized`, atOnceBound, 0},
+		{"http 500 json body", faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500, Body: &faults.Body{JSON: map[string]any{"jsonrpc": "2.0", "id": 1, "error": map[string]any{"code": -32603, "message": "boom"}}}}}, "http_status", `backend "beta" unavailable: HTTP 500 Internal Server Error`, atOnceBound, 0},
+		{"stall before headers", faults.Fault{Kind: faults.KindStall}, "timeout", `backend "beta" unavailable: timed out after 1s`, time.Second + atOnceBound, 950 * time.Millisecond},
+		{"stall after headers", faults.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageAfterHeaders}}, "timeout", `backend "beta" unavailable: timed out after 1s`, time.Second + atOnceBound, 950 * time.Millisecond},
+		{"malformed json", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
+		{"wrong id", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedWrongID}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
+		{"truncated sse", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedTruncatedSSE}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
+		{"oversized", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedOversized, Size: 1 << 20}}, "invalid_response", `backend "beta" unavailable: invalid response`, atOnceBound, 0},
+		{"jsonrpc error", faults.Fault{Kind: faults.KindJSONRPCError, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, "jsonrpc_error", `backend "beta" error: kaput`, atOnceBound, 0},
 		// No answer at all: never a success with an empty result, never a
 		// panic (issue 12: a transport left without a response).
-		{"202 accepted", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedAccepted}}, "invalid_response", `backend "beta" unavailable: invalid response: HTTP 202 Accepted with no response`, atOnceBound, 0},
-		{"empty body", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedEmptyBody}}, "invalid_response", `backend "beta" unavailable: invalid response: HTTP 200 OK with an empty body`, atOnceBound, 0},
-		{"unanswered sse", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedUnansweredSSE}}, "invalid_response", `backend "beta" unavailable: invalid response: truncated stream: it ended before the response`, atOnceBound, 0},
-		{"no result", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedNoResult}}, "invalid_response", `backend "beta" unavailable: invalid response: response to request`, atOnceBound, 0},
+		{"202 accepted", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedAccepted}}, "invalid_response", `backend "beta" unavailable: invalid response: HTTP 202 Accepted with no response`, atOnceBound, 0},
+		{"empty body", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedEmptyBody}}, "invalid_response", `backend "beta" unavailable: invalid response: HTTP 200 OK with an empty body`, atOnceBound, 0},
+		{"unanswered sse", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedUnansweredSSE}}, "invalid_response", `backend "beta" unavailable: invalid response: truncated stream: it ended before the response`, atOnceBound, 0},
+		{"no result", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedNoResult}}, "invalid_response", `backend "beta" unavailable: invalid response: response to request`, atOnceBound, 0},
 	}
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))

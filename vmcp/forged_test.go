@@ -15,7 +15,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
@@ -146,7 +145,7 @@ func TestForgedAnswersFromFakeBackend(t *testing.T) {
 	for _, variant := range []string{faults.MalformedWrongIDEvent, faults.MalformedWrongIDResumed} {
 		t.Run(variant, func(t *testing.T) {
 			b := startFake(t, "name: beta\nprotocol: legacy\ntools:\n  - {name: echo}\n  - {name: other, result: {text: fine}}\n")
-			if err := b.SetFaults(fakebackends.Fault{Kind: faults.KindMalformed, Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.Malformed{Variant: variant}}); err != nil {
+			if err := b.SetFaults(faults.Fault{Kind: faults.KindMalformed, Match: faults.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.Malformed{Variant: variant}}); err != nil {
 				t.Fatal(err)
 			}
 			g := startGateway(t, gwConfig("timeouts: {call: 10s}\n", b))

@@ -9,7 +9,6 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -89,17 +88,17 @@ func TestGoAPIErrors(t *testing.T) {
 		t.Fatal("no beta handle")
 	}
 	ctx := ctxT(t, 10*time.Second)
-	onEcho := fakebackends.Match{Method: "tools/call", Tool: "echo"}
+	onEcho := faults.Match{Method: "tools/call", Tool: "echo"}
 	cases := []struct {
 		name        string
-		fault       fakebackends.Fault
+		fault       faults.Fault
 		kind        vmcp.ErrorKind
 		unavailable bool
 		deadline    bool
 	}{
-		{"http 403", fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 403}}, vmcp.KindHTTPStatus, true, false},
-		{"stall", fakebackends.Fault{Kind: faults.KindStall, Match: onEcho}, vmcp.KindTimeout, true, true},
-		{"jsonrpc error", fakebackends.Fault{Kind: faults.KindJSONRPCError, Match: onEcho, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, vmcp.KindJSONRPCError, false, false},
+		{"http 403", faults.Fault{Kind: faults.KindHTTPStatus, Match: onEcho, Params: &faults.HTTPStatus{Status: 403}}, vmcp.KindHTTPStatus, true, false},
+		{"stall", faults.Fault{Kind: faults.KindStall, Match: onEcho}, vmcp.KindTimeout, true, true},
+		{"jsonrpc error", faults.Fault{Kind: faults.KindJSONRPCError, Match: onEcho, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, vmcp.KindJSONRPCError, false, false},
 	}
 	for _, tc := range cases {
 		if err := b.SetFaults(tc.fault); err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -63,7 +62,7 @@ func TestListChangedWhenBackendLeavesAndRejoins(t *testing.T) {
 	if !hasPrefix(toolNames(t, c), "beta_") {
 		t.Fatal("beta missing at start")
 	}
-	if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "a list_changed notification", func() bool { return notes.Load() >= 1 })
@@ -82,7 +81,7 @@ func TestListChangedWhenBackendLeavesAndRejoins(t *testing.T) {
 
 func TestListChangedLateJoinOfBackendDownAtSessionStart(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
-	if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 		t.Fatal(err)
 	}
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+listChangedCfg)
@@ -114,7 +113,7 @@ func TestListChangedReindexesOptimizer(t *testing.T) {
 	if !strings.Contains(find(), "beta_ok") {
 		t.Fatalf("find_tool before: %s", find())
 	}
-	if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "beta to leave", func() bool { return notes.Load() >= 1 })
@@ -132,7 +131,7 @@ func TestListChangedOffByDefault(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+"health: {interval: 300ms, timeout: 250ms, unhealthyThreshold: 2}\n")
 	c, notes := listeningClient(t, g.URL())
-	if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "beta unhealthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })

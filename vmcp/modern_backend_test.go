@@ -35,16 +35,16 @@ tools:
 func TestModernAndLegacyBackends(t *testing.T) {
 	mod, leg := startFake(t, modernOnly), startFake(t, legacyOnly)
 	g := startGateway(t, gwConfig(faultTimeouts, mod, leg))
-	faults := []struct {
+	cases := []struct {
 		name  string
-		fault fakebackends.Fault
+		fault faults.Fault
 		kind  string
 		text  string
 	}{
-		{"http 403", fakebackends.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403}}, "http_status", "unavailable: HTTP 403 Forbidden"},
-		{"crash reset", fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}, "connection_reset", "unavailable: connection reset"},
-		{"jsonrpc error", fakebackends.Fault{Kind: faults.KindJSONRPCError, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, "jsonrpc_error", "error: kaput"},
-		{"malformed json", fakebackends.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}}, "invalid_response", "unavailable: invalid response"},
+		{"http 403", faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403}}, "http_status", "unavailable: HTTP 403 Forbidden"},
+		{"crash reset", faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}, "connection_reset", "unavailable: connection reset"},
+		{"jsonrpc error", faults.Fault{Kind: faults.KindJSONRPCError, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, "jsonrpc_error", "error: kaput"},
+		{"malformed json", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}}, "invalid_response", "unavailable: invalid response"},
 	}
 	for _, modern := range []bool{false, true} {
 		rev := map[bool]string{false: "legacy client", true: "modern client"}[modern]
@@ -73,9 +73,9 @@ func TestModernAndLegacyBackends(t *testing.T) {
 			if res, _ := callTool(t, c, name+"_other", nil); res.IsError || resultText(res) != "fine" {
 				t.Errorf("%s: %s_other = %q (isError %v)", rev, name, resultText(res), res.IsError)
 			}
-			for _, tc := range faults {
+			for _, tc := range cases {
 				f := tc.fault
-				f.Match = fakebackends.Match{Method: "tools/call", Tool: "echo"}
+				f.Match = faults.Match{Method: "tools/call", Tool: "echo"}
 				if err := fb.SetFaults(f); err != nil {
 					t.Fatal(err)
 				}

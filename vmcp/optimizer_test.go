@@ -555,7 +555,7 @@ func TestOptimizerExcludesRefusedBackend(t *testing.T) {
 func TestOptimizerNoBackend(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	cfg := gwConfig(optimizerCfg, a, b)
-	down := fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}
+	down := faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}
 	variants := []struct {
 		name  string
 		setup func(t *testing.T, gate *testGate)
@@ -618,9 +618,9 @@ func TestOptimizerCallToolFailures(t *testing.T) {
 		t.Run(rev.name, func(t *testing.T) {
 			c := connect(t, g.URL(), rev.modern)
 			for _, mode := range []string{faults.CrashEOF, faults.CrashReset, faults.CrashDown} {
-				f := fakebackends.Fault{Kind: faults.KindCrash, Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.Crash{Mode: mode}}
+				f := faults.Fault{Kind: faults.KindCrash, Match: faults.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.Crash{Mode: mode}}
 				if mode == faults.CrashDown {
-					f.Match = fakebackends.Match{} // the whole backend goes away
+					f.Match = faults.Match{} // the whole backend goes away
 				}
 				if err := b.SetFaults(f); err != nil {
 					t.Fatal(err)
@@ -718,7 +718,7 @@ func TestOptimizerWithHealthMonitor(t *testing.T) {
 		}
 		t.Fatalf("beta never became %s: %+v", what, g.Health().Backends["beta"])
 	}
-	if err := b.SetFaults(fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
+	if err := b.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 		t.Fatal(err)
 	}
 	waitState(func(s string) bool { return s == "unhealthy" }, "unhealthy")
@@ -784,7 +784,7 @@ func findRaw(c *client.Client, desc string) (findResult, error) {
 func flapBeta(t *testing.T, beta *fakebackends.Backend, notes *atomic.Int32, n int) {
 	t.Helper()
 	for i := range n {
-		if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
+		if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 15*time.Second, fmt.Sprintf("beta to leave (flap %d)", i), func() bool { return notes.Load() >= int32(2*i+1) })
@@ -879,7 +879,7 @@ func TestOptimizerLiveSessionLosesEveryBackend(t *testing.T) {
 		return h.Backends["alpha"].Status == "healthy" && h.Backends["beta"].Status == "healthy"
 	})
 	c, notes := listeningClient(t, g.URL())
-	down := fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}
+	down := faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}
 
 	if err := beta.SetFaults(down); err != nil {
 		t.Fatal(err)
@@ -950,7 +950,7 @@ func TestOptimizerExcludesBackendFailingProbesOnly(t *testing.T) {
 	}{{403, "unauthenticated"}, {503, "unhealthy"}} {
 		t.Run(tc.state, func(t *testing.T) {
 			a, b := startFake(t, plainAlpha), startFake(t, probedBeta)
-			if err := b.SetFaults(fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call", Tool: "health"}, Params: &faults.HTTPStatus{Status: tc.status}}); err != nil {
+			if err := b.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call", Tool: "health"}, Params: &faults.HTTPStatus{Status: tc.status}}); err != nil {
 				t.Fatal(err)
 			}
 			g := startGateway(t, backendsYAML(map[string]string{"beta": "    probe: \"tool:health\"\n"}, a, b)+
@@ -1049,7 +1049,7 @@ func TestOptimizerStatelessExclusionPerRequest(t *testing.T) {
 
 	forbid := func(fb *fakebackends.Backend) {
 		t.Helper()
-		if err := fb.SetFaults(fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call", Tool: "health"}, Params: &faults.HTTPStatus{Status: 403}}); err != nil {
+		if err := fb.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call", Tool: "health"}, Params: &faults.HTTPStatus{Status: 403}}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(fb.ClearFaults)

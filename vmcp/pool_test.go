@@ -23,7 +23,7 @@ import (
 // again, and the pool did re-initialize.
 func TestPoolReconnectsUnderLoad(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
-	if err := b.SetFaults(fakebackends.Fault{Kind: faults.KindLatency, Match: fakebackends.Match{Method: "initialize"}, Params: &faults.Latency{Delay: fakebackends.Duration(300 * time.Millisecond)}}); err != nil {
+	if err := b.SetFaults(faults.Fault{Kind: faults.KindLatency, Match: faults.Match{Method: "initialize"}, Params: &faults.Latency{Delay: fakebackends.Duration(300 * time.Millisecond)}}); err != nil {
 		t.Fatal(err)
 	}
 	g := startGateway(t, gwConfig(faultTimeouts+"pool: {size: 3}\n", a, b))

@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -55,7 +54,7 @@ func TestHealthProbeMethodsReachTheBackend(t *testing.T) {
 				return s == "healthy" || s == "degraded"
 			})
 
-			if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: tc.method}, Params: &faults.HTTPStatus{Status: 403}}); err != nil {
+			if err := beta.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: tc.method}, Params: &faults.HTTPStatus{Status: 403}}); err != nil {
 				t.Fatal(err)
 			}
 			eventually(t, 10*time.Second, "beta unauthenticated on 403 probes", func() bool { return healthOf(t, g).Backends["beta"].Status == "unauthenticated" })
@@ -86,7 +85,7 @@ func TestHealthProbeTimeoutIsATimeout(t *testing.T) {
 	g := startGateway(t, backendsYAML(nil, beta)+"timeouts: {initialize: 2s}\nhealth: {interval: 400ms, timeout: 200ms, unhealthyThreshold: 1}\n",
 		vmcp.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	eventually(t, 10*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
-	if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindStall, Match: fakebackends.Match{Method: "tools/list"}}); err != nil {
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/list"}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "beta unhealthy from stalled probes", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })

@@ -11,7 +11,6 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -94,12 +93,12 @@ func TestNoRetryOnOtherFailures(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	c := connect(t, g.URL(), false)
-	for _, f := range []fakebackends.Fault{
+	for _, f := range []faults.Fault{
 		{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 503}},
 		{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}},
 		{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}},
 	} {
-		f.Match = fakebackends.Match{Method: "tools/call", Tool: "echo"}
+		f.Match = faults.Match{Method: "tools/call", Tool: "echo"}
 		if err := b.SetFaults(f); err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +138,7 @@ func TestSessionStateTransitions(t *testing.T) {
 	if s := state(); s.State != vmcp.StateConnected {
 		t.Fatalf("initial state %+v", s)
 	}
-	b.SetFaults(fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403}})
+	b.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403}})
 	callTool(t, c, "beta_echo", nil)
 	s := state()
 	if s.State != vmcp.StateError || !strings.Contains(s.LastError, "HTTP 403 Forbidden") || s.LastErrorKind != vmcp.KindHTTPStatus || s.LastErrorAt == nil {
@@ -260,7 +259,7 @@ func TestPersisting404IsSessionExpired(t *testing.T) {
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	for _, modern := range []bool{false, true} {
 		c := connect(t, g.URL(), modern)
-		if err := b.SetFaults(fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.HTTPStatus{Status: http.StatusNotFound}}); err != nil {
+		if err := b.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.HTTPStatus{Status: http.StatusNotFound}}); err != nil {
 			t.Fatal(err)
 		}
 		calls0, init0 := countTool(b.Requests(), "tools/call", "echo"), countTool(b.Requests(), "initialize", "")

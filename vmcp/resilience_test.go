@@ -108,7 +108,7 @@ func TestBreakerOpensFailsFastAndRecoversWithExactTransitions(t *testing.T) {
 		vmcp.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	c := connect(t, g.URL(), false)
 
-	if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 503}}); err != nil {
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 503}}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
@@ -171,7 +171,7 @@ func TestHalfOpenAdmitsOneTrialUnder50Callers(t *testing.T) {
 	for i := range clients {
 		clients[i] = connect(t, g.URL(), false)
 	}
-	if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindHTTPStatus, Count: 1, Match: fakebackends.Match{Tool: "echo"}, Params: &faults.HTTPStatus{Status: 500}}); err != nil {
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Count: 1, Match: faults.Match{Tool: "echo"}, Params: &faults.HTTPStatus{Status: 500}}); err != nil {
 		t.Fatal(err)
 	}
 	if res, _ := callTool(t, clients[0], "beta_echo", nil); !res.IsError {
@@ -179,7 +179,7 @@ func TestHalfOpenAdmitsOneTrialUnder50Callers(t *testing.T) {
 	}
 	// The trial stalls at the backend until the test releases it, so the
 	// other 49 callers certainly arrive while it is in flight.
-	if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindStall, Match: fakebackends.Match{Tool: "echo"}, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}); err != nil {
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindStall, Match: faults.Match{Tool: "echo"}, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "half-open", func() bool { return g.Health().Backends["beta"].CircuitState == "half-open" })
@@ -265,7 +265,7 @@ func TestHealthMonitorExcludesUnhealthyBackendsFromNewSessions(t *testing.T) {
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+
 		"timeouts: {call: 2s, initialize: 2s}\nhealth: {interval: 300ms, timeout: 250ms, unhealthyThreshold: 2}\n")
 	eventually(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
-	if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "beta unhealthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
@@ -318,7 +318,7 @@ func TestHealthMonitorExcludesUnhealthyBackendsFromNewSessions(t *testing.T) {
 func TestHealthUnauthenticatedOn403Probe(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, beta)+"health: {interval: 300ms, timeout: 250ms}\n")
-	if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/list"}, Params: &faults.HTTPStatus{Status: 403}}); err != nil {
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/list"}, Params: &faults.HTTPStatus{Status: 403}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "beta unauthenticated", func() bool { return healthOf(t, g).Backends["beta"].Status == "unauthenticated" })
@@ -349,7 +349,7 @@ func TestKeepaliveCountersThroughGateway(t *testing.T) {
 			last = r.Time
 		}
 	}
-	if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindToolError, Match: fakebackends.Match{Tool: "ok"}, Params: &faults.ToolError{Text: "sick"}}); err != nil {
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindToolError, Match: faults.Match{Tool: "ok"}, Params: &faults.ToolError{Text: "sick"}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "keepalive auto-disabled", func() bool { return !healthOf(t, g).Backends["beta"].Keepalive.Enabled })

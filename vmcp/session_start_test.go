@@ -7,7 +7,6 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -18,7 +17,7 @@ import (
 // out after 1s) and the other backend's tools.
 func TestSessionStartBoundedByInitializeTimeout(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
-	if err := b.SetFaults(fakebackends.Fault{Kind: faults.KindStall, Match: fakebackends.Match{Method: "tools/list"}}); err != nil {
+	if err := b.SetFaults(faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/list"}}); err != nil {
 		t.Fatal(err)
 	}
 	g := startGateway(t, gwConfig("timeouts: {initialize: 1s, call: 5s, list: 10s, close: 500ms}\n", a, b))

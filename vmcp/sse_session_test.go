@@ -6,7 +6,6 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -25,7 +24,7 @@ func TestSessionLost400IsReinitializedAndRetried(t *testing.T) {
 	}
 	init0, calls0 := countTool(b.Requests(), "initialize", ""), countTool(b.Requests(), "tools/call", "echo")
 	lost := map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32602, "message": "Invalid session ID"}}
-	b.SetFaults(fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call"}, Count: 1, Params: &faults.HTTPStatus{Status: http.StatusBadRequest, Body: &faults.Body{JSON: lost}}})
+	b.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Count: 1, Params: &faults.HTTPStatus{Status: http.StatusBadRequest, Body: &faults.Body{JSON: lost}}})
 	res, d := callTool(t, c, "delta_echo", map[string]any{"after": "lost session"})
 	if res.IsError {
 		t.Fatalf("call after a lost session failed: %s", resultText(res))
@@ -45,7 +44,7 @@ func TestSessionLost400IsReinitializedAndRetried(t *testing.T) {
 
 	// A plain 400 is the backend's answer: reported, not retried.
 	calls1 := countTool(b.Requests(), "tools/call", "echo")
-	b.SetFaults(fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call"}, Count: 1, Params: &faults.HTTPStatus{Status: http.StatusBadRequest, Body: &faults.Body{Text: "bad arguments"}}})
+	b.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Count: 1, Params: &faults.HTTPStatus{Status: http.StatusBadRequest, Body: &faults.Body{Text: "bad arguments"}}})
 	res, _ = callTool(t, c, "delta_echo", nil)
 	checkErr(t, res, "delta", "http_status", `backend "delta" unavailable: HTTP 400 Bad Request`)
 	if n := countTool(b.Requests(), "tools/call", "echo") - calls1; n != 1 {

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
-
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
 
 // TestKeepaliveStallCountsForBreaker: a keepalive probe whose own timeout
@@ -20,7 +18,7 @@ func TestKeepaliveStallCountsForBreaker(t *testing.T) {
 		"beta": "    keepalive: {method: \"tool:ok\", interval: 150ms, jitter: 10ms, timeout: 100ms, maxFailures: 10, probeAfter: 1h}\n",
 	}, beta)+"timeouts: {call: 10s}\nbreaker: {enabled: true, failureThreshold: 2, openTimeout: 1h}\n")
 	c := connect(t, g.URL(), false)
-	if err := beta.SetFaults(fakebackends.Fault{Kind: faults.KindStall, Match: fakebackends.Match{Tool: "ok"}}); err != nil {
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindStall, Match: faults.Match{Tool: "ok"}}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

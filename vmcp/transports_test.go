@@ -14,7 +14,6 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -153,21 +152,21 @@ func TestSSEBackend(t *testing.T) {
 		if res, _ := callTool(t, c, "delta_echo", map[string]any{"v": 1}); res.IsError {
 			t.Fatalf("echo: %s", resultText(res))
 		}
-		m := fakebackends.Match{Method: "tools/call"}
+		m := faults.Match{Method: "tools/call"}
 		for _, tc := range []struct {
-			fault fakebackends.Fault
+			fault faults.Fault
 			kind  string
 			text  string
 			max   time.Duration
 		}{
-			{fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: m, Params: &faults.HTTPStatus{Status: 403}}, "http_status", `backend "delta" unavailable: HTTP 403 Forbidden`, atOnceBound},
-			{fakebackends.Fault{Kind: faults.KindStall, Match: m}, "timeout", `backend "delta" unavailable: timed out after 1s`, time.Second + atOnceBound},
-			{fakebackends.Fault{Kind: faults.KindCrash, Match: m, Params: &faults.Crash{Mode: faults.CrashEOF}}, "connection_closed", `backend "delta" unavailable: connection closed`, atOnceBound},
-			{fakebackends.Fault{Kind: faults.KindCrash, Match: m, Params: &faults.Crash{Mode: faults.CrashReset}}, "connection_reset", `backend "delta" unavailable: connection reset`, atOnceBound},
-			{fakebackends.Fault{Kind: faults.KindJSONRPCError, Match: m, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, "jsonrpc_error", `backend "delta" error: kaput`, atOnceBound},
-			{fakebackends.Fault{Kind: faults.KindMalformed, Match: m, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}}, "invalid_response", `backend "delta" unavailable: invalid response: malformed JSON`, atOnceBound},
-			{fakebackends.Fault{Kind: faults.KindMalformed, Match: m, Params: &faults.Malformed{Variant: faults.MalformedWrongID}}, "invalid_response", `backend "delta" unavailable: invalid response: response id`, atOnceBound},
-			{fakebackends.Fault{Kind: faults.KindMalformed, Match: m, Params: &faults.Malformed{Variant: faults.MalformedNoResult}}, "invalid_response", `backend "delta" unavailable: invalid response: response to request`, atOnceBound},
+			{faults.Fault{Kind: faults.KindHTTPStatus, Match: m, Params: &faults.HTTPStatus{Status: 403}}, "http_status", `backend "delta" unavailable: HTTP 403 Forbidden`, atOnceBound},
+			{faults.Fault{Kind: faults.KindStall, Match: m}, "timeout", `backend "delta" unavailable: timed out after 1s`, time.Second + atOnceBound},
+			{faults.Fault{Kind: faults.KindCrash, Match: m, Params: &faults.Crash{Mode: faults.CrashEOF}}, "connection_closed", `backend "delta" unavailable: connection closed`, atOnceBound},
+			{faults.Fault{Kind: faults.KindCrash, Match: m, Params: &faults.Crash{Mode: faults.CrashReset}}, "connection_reset", `backend "delta" unavailable: connection reset`, atOnceBound},
+			{faults.Fault{Kind: faults.KindJSONRPCError, Match: m, Params: &faults.JSONRPCError{Code: -32603, Message: "kaput"}}, "jsonrpc_error", `backend "delta" error: kaput`, atOnceBound},
+			{faults.Fault{Kind: faults.KindMalformed, Match: m, Params: &faults.Malformed{Variant: faults.MalformedInvalidJSON}}, "invalid_response", `backend "delta" unavailable: invalid response: malformed JSON`, atOnceBound},
+			{faults.Fault{Kind: faults.KindMalformed, Match: m, Params: &faults.Malformed{Variant: faults.MalformedWrongID}}, "invalid_response", `backend "delta" unavailable: invalid response: response id`, atOnceBound},
+			{faults.Fault{Kind: faults.KindMalformed, Match: m, Params: &faults.Malformed{Variant: faults.MalformedNoResult}}, "invalid_response", `backend "delta" unavailable: invalid response: response to request`, atOnceBound},
 		} {
 			b.SetFaults(tc.fault)
 			res, d := callTool(t, c, "delta_echo", nil)

@@ -21,7 +21,7 @@ func TestTruncatedAnswer(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := connect(t, g.URL(), modern)
 			for _, size := range []fakebackends.Size{1, 40} {
-				if err := b.SetFaults(fakebackends.Fault{Kind: faults.KindTruncate, Match: fakebackends.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.Truncate{Size: size}}); err != nil {
+				if err := b.SetFaults(faults.Fault{Kind: faults.KindTruncate, Match: faults.Match{Method: "tools/call", Tool: "echo"}, Params: &faults.Truncate{Size: size}}); err != nil {
 					t.Fatal(err)
 				}
 				res, d := callTool(t, c, "beta_echo", map[string]any{"x": 1})

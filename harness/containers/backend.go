@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
@@ -121,11 +122,11 @@ func (b *Backend) Info() harness.BackendInfo {
 		Transport: string(b.script.Transport), Protocol: string(b.script.Protocol)}
 }
 
-func (b *Backend) SetFaults(ctx context.Context, faults ...fakebackends.Fault) error {
+func (b *Backend) SetFaults(ctx context.Context, faults ...faults.Fault) error {
 	return b.wrap("set faults on", b.admin.SetFaults(ctx, faults...))
 }
 
-func (b *Backend) AddFaults(ctx context.Context, faults ...fakebackends.Fault) error {
+func (b *Backend) AddFaults(ctx context.Context, faults ...faults.Fault) error {
 	return b.wrap("add faults to", b.admin.AddFaults(ctx, faults...))
 }
 

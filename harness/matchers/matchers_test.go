@@ -163,7 +163,7 @@ func TestMatchersOnRealCalls(t *testing.T) {
 	defer cancel()
 	sc := func(name string) *fakebackends.Script {
 		return &fakebackends.Script{Name: name, Tools: []fakebackends.ToolSpec{{Name: "echo"}, {Name: "fail"}},
-			Faults: []fakebackends.Fault{{Kind: faults.KindToolError, Match: fakebackends.Match{Tool: "fail"}, Params: &faults.ToolError{Text: "my own error"}}}}
+			Faults: []faults.Fault{{Kind: faults.KindToolError, Match: faults.Match{Tool: "fail"}, Params: &faults.ToolError{Text: "my own error"}}}}
 	}
 	env, err := harness.Start(ctx, harness.Topology{Backends: []harness.BackendSpec{{Script: sc("alpha")}, {Script: sc("beta")}}})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -171,7 +171,7 @@ func TestMatchersOnRealCalls(t *testing.T) {
 	c, err := env.Client(ctx, harness.RevisionLegacy)
 	g.Expect(err).NotTo(HaveOccurred())
 
-	g.Expect(env.SetFaults(ctx, "beta", fakebackends.Fault{Kind: faults.KindCrash, Match: fakebackends.Match{Tool: "echo"}, Params: &faults.Crash{Mode: faults.CrashReset}})).To(Succeed())
+	g.Expect(env.SetFaults(ctx, "beta", faults.Fault{Kind: faults.KindCrash, Match: faults.Match{Tool: "echo"}, Params: &faults.Crash{Mode: faults.CrashReset}})).To(Succeed())
 	call := c.CallTool(ctx, "beta_echo", nil)
 	g.Expect(call).To(BeBackendUnavailable("beta"))
 	g.Expect(call).NotTo(BeBackendUnavailable("alpha"))

@@ -16,7 +16,7 @@
 //
 //	k := kit.New(ctx, env, g)
 //	c := k.Client(harness.RevisionLegacy)
-//	k.SetFaults(kit.Beta, kit.OnCall(fakebackends.Fault{Kind: faults.KindHTTPStatus, Status: 403}))
+//	k.SetFaults(kit.Beta, kit.OnCall(faults.Fault{Kind: faults.KindHTTPStatus, Status: 403}))
 //	k.CheckCall("403 names beta", c.CallTool(ctx, k.Tool(kit.Beta, "echo"), nil), matchers.BeBackendUnavailable(kit.Beta))
 //
 // Assert with the scenario's Gomega (k.G, or Must) only for what the rest of

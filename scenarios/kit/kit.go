@@ -7,7 +7,6 @@ import (
 
 	"github.com/onsi/gomega"
 
-	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
@@ -75,7 +74,7 @@ func (k *Kit) Must(err error, what string, args ...any) {
 
 // SetFaults replaces backend's faults, ending the scenario when the
 // harness cannot.
-func (k *Kit) SetFaults(backend string, faults ...fakebackends.Fault) {
+func (k *Kit) SetFaults(backend string, faults ...faults.Fault) {
 	k.G.ExpectWithOffset(1, k.Env.SetFaults(k.Ctx, backend, faults...)).To(gomega.Succeed(), "set faults on %s", backend)
 }
 
@@ -86,15 +85,15 @@ func (k *Kit) ClearFaults(backend string) {
 }
 
 // OnCall limits a fault to tools/call requests.
-func OnCall(f fakebackends.Fault) fakebackends.Fault {
-	f.Match = fakebackends.Match{Method: "tools/call"}
+func OnCall(f faults.Fault) faults.Fault {
+	f.Match = faults.Match{Method: "tools/call"}
 	return f
 }
 
 // OnTool limits a fault to tools/call requests of backend's tool (named
 // as the fixture names it: FixtureName).
-func (k *Kit) OnTool(backend, tool string, f fakebackends.Fault) fakebackends.Fault {
-	f.Match = fakebackends.Match{Method: "tools/call", Tool: k.FixtureName(backend, tool)}
+func (k *Kit) OnTool(backend, tool string, f faults.Fault) faults.Fault {
+	f.Match = faults.Match{Method: "tools/call", Tool: k.FixtureName(backend, tool)}
 	return f
 }
 

@@ -264,7 +264,7 @@ func TestNoAnswerFromBackendIsInvalidResponse(t *testing.T) {
 							// connection, as any bad message there does.
 							c = dialFake(t, fb, pin, log)
 						}
-						f := fakebackends.Fault{Kind: faults.KindMalformed, Match: fakebackends.Match{Method: op}, Params: &faults.Malformed{Variant: k.variant}}
+						f := faults.Fault{Kind: faults.KindMalformed, Match: faults.Match{Method: op}, Params: &faults.Malformed{Variant: k.variant}}
 						if err := fb.SetFaults(f); err != nil {
 							t.Fatal(err)
 						}
@@ -304,7 +304,7 @@ func TestCloseDuringRequestsIsClosed(t *testing.T) {
 			fb := startFakeBackend(t, transportName, "legacy")
 			log := &panicLog{}
 			c := dialFake(t, fb, mcp.LATEST_LEGACY_PROTOCOL_VERSION, log)
-			if err := fb.SetFaults(fakebackends.Fault{Kind: faults.KindStall, Match: fakebackends.Match{Method: "tools/call"}}); err != nil {
+			if err := fb.SetFaults(faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call"}}); err != nil {
 				t.Fatal(err)
 			}
 			const n = 8
@@ -359,7 +359,7 @@ func TestAnswerRacingDeadline(t *testing.T) {
 			log := &panicLog{}
 			c := dialFake(t, fb, mcp.LATEST_LEGACY_PROTOCOL_VERSION, log)
 			const latency = 20 * time.Millisecond
-			if err := fb.SetFaults(fakebackends.Fault{Kind: faults.KindLatency, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.Latency{Delay: fakebackends.Duration(latency)}}); err != nil {
+			if err := fb.SetFaults(faults.Fault{Kind: faults.KindLatency, Match: faults.Match{Method: "tools/call"}, Params: &faults.Latency{Delay: fakebackends.Duration(latency)}}); err != nil {
 				t.Fatal(err)
 			}
 			ok, timedOut := 0, 0

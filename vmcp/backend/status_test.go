@@ -32,7 +32,7 @@ func TestUnfollowedRedirectIsHTTPStatus(t *testing.T) {
 		return res, be
 	}
 	for _, status := range []int{300, 302, 304, 307, 399} {
-		f := fakebackends.Fault{Kind: faults.KindHTTPStatus, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: status, Body: &faults.Body{JSON: forged}}}
+		f := faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: status, Body: &faults.Body{JSON: forged}}}
 		if err := fb.SetFaults(f); err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestUnfollowedRedirectIsHTTPStatus(t *testing.T) {
 		}
 	}
 	// A redirect the client follows (once, to the same endpoint) is served.
-	f := fakebackends.Fault{Kind: faults.KindHTTPStatus, Count: 1, Match: fakebackends.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 307, Headers: map[string]string{"Location": fb.URL()}}}
+	f := faults.Fault{Kind: faults.KindHTTPStatus, Count: 1, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 307, Headers: map[string]string{"Location": fb.URL()}}}
 	if err := fb.SetFaults(f); err != nil {
 		t.Fatal(err)
 	}
