@@ -104,3 +104,22 @@ func TestTruncateBounds(t *testing.T) {
 		t.Errorf("truncate on sse: %v", err)
 	}
 }
+
+// TestParamsOfAnotherKindRefused: a Go fault whose Params are another
+// kind's struct is refused naming the kind, and a kind's Params left nil
+// validate as its defaults.
+func TestParamsOfAnotherKindRefused(t *testing.T) {
+	f := faults.Fault{Kind: faults.KindLatency, Params: &faults.HTTPStatus{Status: 500}}
+	err := (faults.Validator{File: "go"}).Validate(&f, "faults[0]", "")
+	if err == nil || !strings.Contains(err.Error(), "faults[0].kind: parameters *faults.HTTPStatus do not belong to kind latency") {
+		t.Errorf("err = %v", err)
+	}
+	stall := faults.Fault{Kind: faults.KindStall}
+	if err := (faults.Validator{}).Validate(&stall, "", faults.TransportStdio); err != nil {
+		t.Errorf("stall with nil Params: %v", err)
+	}
+	stall.ApplyDefaults()
+	if p, ok := stall.Params.(*faults.Stall); !ok || p.Stage != faults.StageBeforeHeaders {
+		t.Errorf("defaults: %+v", stall.Params)
+	}
+}
