@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
@@ -17,11 +18,7 @@ func (b *Backend) startAdmin(ctx context.Context) error {
 	}
 	b.adminURL = "http://" + ln.Addr().String()
 	b.admin = &http.Server{Handler: b.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
-	b.loops.Add(1)
-	go func() {
-		defer b.loops.Done()
-		_ = b.admin.Serve(ln)
-	}()
+	b.loops.Go(func() { _ = b.admin.Serve(ln) })
 	return nil
 }
 
@@ -56,12 +53,7 @@ type adminOps struct {
 	info    func() map[string]any
 }
 
-type waitGroup interface {
-	Add(int)
-	Done()
-}
-
-func (c *core) newAdminMux(inflight waitGroup, ops adminOps) http.Handler {
+func (c *core) newAdminMux(inflight *sync.WaitGroup, ops adminOps) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { control.WriteJSON(w, http.StatusOK, ops.info()) })
 	control.HandleFaults(mux, control.Faults{

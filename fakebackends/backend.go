@@ -242,8 +242,7 @@ func Start(ctx context.Context, script *Script, opts ...Option) (*Backend, error
 	b.mu.Lock()
 	b.serveLocked(ln)
 	b.mu.Unlock()
-	b.loops.Add(1)
-	go b.scheduler()
+	b.loops.Go(b.scheduler)
 	b.reconcile()
 	return b, nil
 }
@@ -286,11 +285,7 @@ func (b *Backend) newGeneration() *generation {
 // serveLocked serves MCP on ln. b.mu must be held.
 func (b *Backend) serveLocked(ln net.Listener) {
 	b.ln = ln
-	b.loops.Add(1)
-	go func() {
-		defer b.loops.Done()
-		_ = b.srv.Serve(ln) // returns when ln closes
-	}()
+	b.loops.Go(func() { _ = b.srv.Serve(ln) }) // returns when ln closes
 }
 
 func (b *Backend) trackConn(c net.Conn, st http.ConnState) {
@@ -488,7 +483,6 @@ func (b *Backend) reconcile() {
 
 // scheduler re-evaluates time-driven faults until the backend closes.
 func (b *Backend) scheduler() {
-	defer b.loops.Done()
 	downlistener.Reconcile(b.closed, b.reconcile)
 }
 

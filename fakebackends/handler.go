@@ -36,10 +36,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // the client went away
 	}
 	msg.Modern = mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
-	rec.Method, rec.Tool = msg.Method, msg.Name
-	if len(msg.ID) > 0 {
-		rec.ID = string(msg.ID)
-	}
+	rec.Method, rec.Tool, rec.ID = msg.Method, msg.Name, string(msg.ID)
 	switch {
 	case msg.Modern:
 		rec.Protocol = "modern"

@@ -1,6 +1,7 @@
 package fakebackends
 
 import (
+	"cmp"
 	"net/http"
 	"sync"
 	"time"
@@ -50,11 +51,8 @@ func (l *RequestLog) Snapshot() []RequestRecord {
 // NewRequestRecord starts the record of an HTTP request: its time, method
 // and session (header Mcp-Session-Id, or the legacy SSE ?sessionId=).
 func NewRequestRecord(r *http.Request) RequestRecord {
-	rec := RequestRecord{Time: time.Now(), HTTPMethod: r.Method, SessionID: r.Header.Get("Mcp-Session-Id")}
-	if rec.SessionID == "" {
-		rec.SessionID = r.URL.Query().Get("sessionId")
-	}
-	return rec
+	return RequestRecord{Time: time.Now(), HTTPMethod: r.Method,
+		SessionID: cmp.Or(r.Header.Get("Mcp-Session-Id"), r.URL.Query().Get("sessionId"))}
 }
 
 // ReadyLine is the JSON line `chaos backend` prints once the backend

@@ -136,10 +136,7 @@ type stdioBackend struct {
 func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWriter) bool {
 	start := time.Now()
 	msg := faults.ParseMessage(line)
-	rec := RequestRecord{Time: start, Method: msg.Method, Tool: msg.Name, Protocol: "legacy"}
-	if len(msg.ID) > 0 {
-		rec.ID = string(msg.ID)
-	}
+	rec := RequestRecord{Time: start, Method: msg.Method, Tool: msg.Name, ID: string(msg.ID), Protocol: "legacy"}
 	d := sb.engine.Decide(msg.Method, msg.Name)
 	rec.Fault = d.Label
 	forward := func() { _, _ = pw.Write(append(line, '\n')) }
@@ -164,9 +161,7 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 		faults.ApplyStdio(x, f)
 		return true
 	}
-	sb.pending.Add(1)
-	go func() { // owned by sb.pending; ends with ctx or sb.done
-		defer sb.pending.Done()
+	sb.pending.Go(func() { // ends with ctx or sb.done
 		defer logDone()
 		if sleepCtx(ctx, sb.done, d.Delay) != nil {
 			return
@@ -186,7 +181,7 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 		}()
 		x.Done = lctx.Done()
 		faults.ApplyStdio(x, f)
-	}()
+	})
 	return false
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"reflect"
+	"slices"
 
 	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
 	"go.yaml.in/yaml/v3"
@@ -25,7 +26,7 @@ func (f *Fault) DecodeNode(d *strictyaml.Decoder, n *strictyaml.Node, field stri
 	sched.Content, params.Content = nil, nil
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := strictyaml.Resolve(n.Content[i])
-		if k.Kind == yaml.ScalarNode && oneOf(k.Value, scheduleFields) {
+		if k.Kind == yaml.ScalarNode && slices.Contains(scheduleFields, k.Value) {
 			sched.Content = append(sched.Content, n.Content[i], n.Content[i+1])
 		} else {
 			params.Content = append(params.Content, n.Content[i], n.Content[i+1])
@@ -50,7 +51,7 @@ func (f *Fault) DecodeNode(d *strictyaml.Decoder, n *strictyaml.Node, field stri
 			return err
 		}
 		switch sub := strictyaml.JoinField(field, k); {
-		case oneOf(k, takes):
+		case slices.Contains(takes, k):
 		case len(ownersOf(k)) > 0:
 			return d.Errf(params.Content[i], sub, "%s does not apply to kind %s (%s)", k, f.Kind, paramsOf(spec))
 		default:

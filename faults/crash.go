@@ -1,6 +1,10 @@
 package faults
 
-import "net/http"
+import (
+	"cmp"
+	"net/http"
+	"slices"
+)
 
 // KindCrash closes the connection (eof, reset) or the listener (down), or
 // ends a stdio backend; exit: true also ends the process.
@@ -42,9 +46,7 @@ func init() {
 
 // Defaults implements Params.
 func (p *Crash) Defaults() {
-	if p.Mode == "" {
-		p.Mode = CrashEOF
-	}
+	p.Mode = cmp.Or(p.Mode, CrashEOF)
 	if p.Mode != CrashDown && p.Stage == "" {
 		p.Stage = StageBeforeHeaders
 	}
@@ -75,7 +77,7 @@ func (p *Crash) Stdio(x *StdioExchange) { x.Crash(p.Exit, p.ExitCode) }
 
 // Validate implements Params.
 func (p *Crash) Validate(c *Check) error {
-	if p.Mode != "" && !oneOf(p.Mode, crashModes) {
+	if p.Mode != "" && !slices.Contains(crashModes, p.Mode) {
 		return c.Errf("mode", "unknown crash mode %q (want %s)", p.Mode, join(crashModes))
 	}
 	if p.Mode == CrashDown {
@@ -92,8 +94,8 @@ func (p *Crash) Validate(c *Check) error {
 			return c.Errf(f, "mode down takes no %s (it is schedule-only: use at and for)", f)
 		}
 	}
-	if p.Stage != "" && !oneOf(p.Stage, crashStages) {
-		if oneOf(p.Stage, stallStages) {
+	if p.Stage != "" && !slices.Contains(crashStages, p.Stage) {
+		if slices.Contains(stallStages, p.Stage) {
 			return c.Errf("stage", "stage %s applies only to stall (crash stages: %s)", p.Stage, join(crashStages))
 		}
 		return c.Errf("stage", "unknown crash stage %q (want %s)", p.Stage, join(crashStages))

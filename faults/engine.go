@@ -1,8 +1,10 @@
 package faults
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand"
+	"slices"
 	"sync"
 	"time"
 )
@@ -70,10 +72,7 @@ func (e *Engine) Add(faults ...Fault) {
 func (e *Engine) appendLocked(faults []Fault) {
 	now := e.Now()
 	for _, f := range faults {
-		seed := f.Seed
-		if seed == 0 {
-			seed = e.seed + int64(len(e.faults))
-		}
+		seed := cmp.Or(f.Seed, e.seed+int64(len(e.faults)))
 		f.ApplyDefaults()
 		e.faults = append(e.faults, &state{Fault: f, index: len(e.faults), setAt: now,
 			rng: rand.New(rand.NewSource(seed)), released: make(chan struct{})})
@@ -130,7 +129,7 @@ func (e *Engine) Decide(method, name string) Decision {
 		if !f.Match.Matches(method, name) || (eff != &f.Fault && !eff.Match.Matches(method, name)) {
 			continue
 		}
-		if spec, ok := Lookup(eff.Kind); ok && len(spec.Methods) > 0 && !oneOf(method, spec.Methods) {
+		if spec, ok := Lookup(eff.Kind); ok && len(spec.Methods) > 0 && !slices.Contains(spec.Methods, method) {
 			continue
 		}
 		f.seen++

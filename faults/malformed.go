@@ -3,6 +3,7 @@ package faults
 import (
 	"bytes"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -35,7 +36,7 @@ func (p *Malformed) Validate(c *Check) error {
 	if p.Variant == "" {
 		return c.Errf("variant", "required (want %s)", join(malformedVariants))
 	}
-	if !oneOf(p.Variant, malformedVariants) {
+	if !slices.Contains(malformedVariants, p.Variant) {
 		return c.Errf("variant", "unknown malformed variant %q (want %s)", p.Variant, join(malformedVariants))
 	}
 	if p.Variant == MalformedOversized && (p.Size <= 0 || p.Size > 1<<30) {

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"net/http"
+	"slices"
 )
 
 // The malformed variants that answer a request with no answer at all: what
@@ -33,7 +34,7 @@ var httpOnlyVariants = []string{MalformedAccepted, MalformedEmptyBody, Malformed
 // checkEmptyVariant refuses a streamable-HTTP-only variant on another
 // transport ("" is any: the fault proxy does not know it).
 func (p *Malformed) checkEmptyVariant(c *Check) error {
-	if oneOf(p.Variant, httpOnlyVariants) && c.Transport != "" && c.Transport != TransportStreamableHTTP {
+	if slices.Contains(httpOnlyVariants, p.Variant) && c.Transport != "" && c.Transport != TransportStreamableHTTP {
 		return c.Errf("variant", "variant %s applies to streamable-http only, not %s (use stall or no_result)", p.Variant, c.Transport)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -77,7 +78,7 @@ func Register(s Spec) {
 		panic(fmt.Sprintf("faults: kind %q: New must return a pointer to a struct", s.Kind))
 	}
 	for _, p := range ParamsOf(&s) {
-		if oneOf(p, scheduleFields) {
+		if slices.Contains(scheduleFields, p) {
 			panic(fmt.Sprintf("faults: kind %q: parameter %q is a schedule field", s.Kind, p))
 		}
 	}
@@ -120,7 +121,7 @@ func ParamNames() []string {
 	for _, k := range Kinds() {
 		s, _ := Lookup(k)
 		for _, p := range ParamsOf(s) {
-			if !oneOf(p, out) {
+			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		}
@@ -132,7 +133,7 @@ func ParamNames() []string {
 func ownersOf(p string) []string {
 	var out []string
 	for _, k := range Kinds() {
-		if s, _ := Lookup(k); oneOf(p, ParamsOf(s)) {
+		if s, _ := Lookup(k); slices.Contains(ParamsOf(s), p) {
 			out = append(out, string(k))
 		}
 	}

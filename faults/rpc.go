@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"cmp"
 	"encoding/json"
 	"strconv"
 )
@@ -34,10 +35,7 @@ func ParseMessage(body []byte) Message {
 	if json.Unmarshal(body, &raw) != nil {
 		return Message{}
 	}
-	m := Message{Method: raw.Method, ID: raw.ID, Name: raw.Params.Name, ProgressToken: raw.Params.Meta.ProgressToken}
-	if m.Name == "" {
-		m.Name = raw.Params.URI
-	}
+	m := Message{Method: raw.Method, ID: raw.ID, Name: cmp.Or(raw.Params.Name, raw.Params.URI), ProgressToken: raw.Params.Meta.ProgressToken}
 	if string(m.ID) == "null" {
 		m.ID = nil
 	}

@@ -1,6 +1,10 @@
 package faults
 
-import "net/http"
+import (
+	"cmp"
+	"net/http"
+	"slices"
+)
 
 // KindStall holds the request without answering, at its stage, until the
 // fault is removed (replaced or cleared), the server ends or the client
@@ -21,9 +25,7 @@ func init() {
 
 // Defaults implements Params.
 func (p *Stall) Defaults() {
-	if p.Stage == "" {
-		p.Stage = StageBeforeHeaders
-	}
+	p.Stage = cmp.Or(p.Stage, StageBeforeHeaders)
 	if p.Stage == StageAfterProgress && p.Progress == 0 {
 		p.Progress = 1
 	}
@@ -31,7 +33,7 @@ func (p *Stall) Defaults() {
 
 // Validate implements Params.
 func (p *Stall) Validate(c *Check) error {
-	if p.Stage != "" && !oneOf(p.Stage, stallStages) {
+	if p.Stage != "" && !slices.Contains(stallStages, p.Stage) {
 		return c.Errf("stage", "unknown stall stage %q (want %s)", p.Stage, join(stallStages))
 	}
 	if p.Progress < 0 {

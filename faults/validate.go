@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
@@ -61,12 +62,11 @@ func (v Validator) Validate(f *Fault, field string, transport Transport) error {
 }
 
 func kindList() string {
-	ks := Kinds()
-	s := make([]string, len(ks))
-	for i, k := range ks {
-		s[i] = string(k)
+	var s []string
+	for _, k := range Kinds() {
+		s = append(s, string(k))
 	}
-	return strings.Join(s, ", ")
+	return join(s)
 }
 
 func (c *Check) fault(f *Fault) error {
@@ -93,10 +93,10 @@ func (c *Check) fault(f *Fault) error {
 	if err := params.Validate(c); err != nil {
 		return err
 	}
-	if len(spec.Methods) > 0 && f.Match.Method != "" && !oneOf(f.Match.Method, spec.Methods) {
+	if len(spec.Methods) > 0 && f.Match.Method != "" && !slices.Contains(spec.Methods, f.Match.Method) {
 		return c.Errf("match.method", "%s applies only to %s, not %q", f.Kind, strings.Join(spec.Methods, ", "), f.Match.Method)
 	}
-	if m := f.Match.Method; m != "" && !oneOf(m, KnownMethods) {
+	if m := f.Match.Method; m != "" && !slices.Contains(KnownMethods, m) {
 		return c.Errf("match.method", "unknown method %q (want %s)", m, strings.Join(KnownMethods, ", "))
 	}
 	if f.Match.Tool != "" {
@@ -139,15 +139,6 @@ func paramsOf(s *Spec) string {
 		return string(s.Kind) + " takes " + strings.Join(ps, ", ")
 	}
 	return string(s.Kind) + " takes no parameters"
-}
-
-func oneOf(x string, xs []string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 func join(xs []string) string { return strings.Join(xs, ", ") }

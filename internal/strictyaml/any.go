@@ -38,10 +38,7 @@ func (d *Decoder) Any(n *yaml.Node, field string) (any, error) {
 
 func (d *Decoder) anyValue(n *yaml.Node, p *anyPath) (any, error) {
 	d.work++
-	if d.work > maxDecodeWork {
-		return nil, d.Errf(n, p.String(), "document too large (more than %d values after expanding aliases)", maxDecodeWork)
-	}
-	if d.tooLarge(n) {
+	if d.work > maxDecodeWork || d.tooLarge(n) {
 		return nil, d.Errf(n, p.String(), "document too large (more than %d values after expanding aliases)", maxDecodeWork)
 	}
 	switch n.Kind {

@@ -18,6 +18,7 @@ package strictyaml
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -114,9 +115,7 @@ func yamlError(file string, err error) *Error {
 			e.Line, e.Msg = l, m[2]
 		}
 	}
-	if e.Msg == "" {
-		e.Msg = "invalid YAML"
-	}
+	e.Msg = cmp.Or(e.Msg, "invalid YAML")
 	return e
 }
 
@@ -507,24 +506,17 @@ type structField struct {
 // structFields lists the YAML names of a struct's decodable fields.
 func structFields(t reflect.Type) []structField {
 	var out []structField
-	for i := 0; i < t.NumField(); i++ {
+	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
 			continue
 		}
-		tag := f.Tag.Get("yaml")
-		if tag == "" {
-			tag = f.Tag.Get("json")
-		}
-		name, opts, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(cmp.Or(f.Tag.Get("yaml"), f.Tag.Get("json")), ",")
 		if name == "-" {
 			continue
 		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
 		opts = "," + opts + ","
-		out = append(out, structField{name, i, strings.Contains(opts, ",size,"), strings.Contains(opts, ",positive,")})
+		out = append(out, structField{cmp.Or(name, strings.ToLower(f.Name)), i, strings.Contains(opts, ",size,"), strings.Contains(opts, ",positive,")})
 	}
 	return out
 }
