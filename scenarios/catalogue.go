@@ -8,9 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -140,17 +140,8 @@ var AllVariants = []Variant{
 // Catalogue returns every scenario, every variant expanded, in a stable
 // order.
 func Catalogue() []Scenario {
-	var out []Scenario
-	out = append(out, wrappingScenarios()...)
-	out = append(out, hangScenarios()...)
-	out = append(out, sessionScenarios()...)
-	out = append(out, restartScenarios()...)
-	out = append(out, loadScenarios()...)
-	out = append(out, breakerScenarios()...)
-	out = append(out, keepaliveScenarios()...)
-	out = append(out, optimizerScenarios()...)
-	out = append(out, containerScenarios()...)
-	return out
+	return slices.Concat(wrappingScenarios(), hangScenarios(), sessionScenarios(), restartScenarios(), loadScenarios(),
+		breakerScenarios(), keepaliveScenarios(), optimizerScenarios(), containerScenarios())
 }
 
 // Select returns the scenarios matched by any of filters (all of them
@@ -224,12 +215,7 @@ func Labels() []string {
 			seen[l] = true
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for l := range seen {
-		out = append(out, l)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // variants expands one scenario definition over variants.

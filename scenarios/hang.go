@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
@@ -73,21 +74,23 @@ func hangCases() []hangCase {
 }
 
 func (hc hangCase) appliesTo(t fakebackends.Transport) bool {
-	if hc.transports == nil {
-		return true
-	}
-	for _, x := range hc.transports {
-		if x == t {
-			return true
-		}
-	}
-	return false
+	return hc.transports == nil || slices.Contains(hc.transports, t)
 }
 
-func hangTopology(v Variant) func() harness.Topology {
+// slowProcessTopology is alpha in process and beta as a process whose slow
+// tool answers after slowDelay, behind a gateway with callTimeout.
+func slowProcessTopology(v Variant, slowDelay, callTimeout time.Duration) func() harness.Topology {
 	return func() harness.Topology {
-		return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: hangCallTimeout,
-			ClientOptions: []harness.ClientOption{harness.WithCallTimeout(hangClientDeadline)}}
+		slow := script(beta, v.Transport)
+		slow.Tools[1].Delay = fakebackends.Duration(slowDelay)
+		return harness.Topology{
+			Backends: []harness.BackendSpec{
+				{Script: script(alpha, fakebackends.TransportStreamableHTTP)},
+				{Script: slow, Runtime: harness.Process{}},
+			},
+			GatewayCallTimeout: callTimeout,
+			ClientOptions:      []harness.ClientOption{harness.WithCallTimeout(hangClientDeadline)},
+		}
 	}
 }
 
@@ -99,7 +102,7 @@ func hangScenarios() []Scenario {
 				"transport failures within 1 s, stalls within the call timeout + 1 s",
 			Labels:   []string{LabelHang},
 			Timeout:  90 * time.Second,
-			Topology: hangTopology(v),
+			Topology: twoBackendsTopology(v, hangCallTimeout, hangClientDeadline),
 			Run:      func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runHang(ctx, env, g, v) },
 		}
 	})
@@ -107,13 +110,10 @@ func hangScenarios() []Scenario {
 		return Scenario{
 			Description: "a client that cancels its call gets it back within 1 s, and the backend call is cancelled: " +
 				"it ends, and a legacy backend session receives notifications/cancelled",
-			Labels:  []string{LabelHang},
-			Timeout: 30 * time.Second,
-			Topology: func() harness.Topology {
-				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: 30 * time.Second,
-					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(hangClientDeadline)}}
-			},
-			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runHangCancel(ctx, env, g, v) },
+			Labels:   []string{LabelHang},
+			Timeout:  30 * time.Second,
+			Topology: twoBackendsTopology(v, 30*time.Second, hangClientDeadline),
+			Run:      func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runHangCancel(ctx, env, g, v) },
 		}
 	})...)
 	out = append(out, variants("hang-kill", []Variant{
@@ -125,19 +125,8 @@ func hangScenarios() []Scenario {
 			Description: "a backend process SIGKILLed mid-call: the call in flight and the next call fail within 1 s; after a respawn the backend works again",
 			Labels:      []string{LabelHang, LabelProcess},
 			Timeout:     60 * time.Second,
-			Topology: func() harness.Topology {
-				slow := script(beta, v.Transport)
-				slow.Tools[1].Delay = fakebackends.Duration(20 * time.Second)
-				return harness.Topology{
-					Backends: []harness.BackendSpec{
-						{Script: script(alpha, fakebackends.TransportStreamableHTTP)},
-						{Script: slow, Runtime: harness.Process{}},
-					},
-					GatewayCallTimeout: 30 * time.Second,
-					ClientOptions:      []harness.ClientOption{harness.WithCallTimeout(hangClientDeadline)},
-				}
-			},
-			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runHangKill(ctx, env, g, v) },
+			Topology:    slowProcessTopology(v, 20*time.Second, 30*time.Second),
+			Run:         func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runHangKill(ctx, env, g, v) },
 		}
 	})...)
 	out = append(out, variants("hang-pause", []Variant{
@@ -147,21 +136,10 @@ func hangScenarios() []Scenario {
 		return Scenario{
 			Description: "a backend process SIGSTOPped with a call in flight (it still accepts connections, never answers): that call and the next fail " +
 				"within the call timeout + 1 s, the other backend keeps working; after SIGCONT the backend works again",
-			Labels:  []string{LabelHang, LabelProcess},
-			Timeout: 60 * time.Second,
-			Topology: func() harness.Topology {
-				slow := script(beta, v.Transport)
-				slow.Tools[1].Delay = fakebackends.Duration(pauseSlowDelay)
-				return harness.Topology{
-					Backends: []harness.BackendSpec{
-						{Script: script(alpha, fakebackends.TransportStreamableHTTP)},
-						{Script: slow, Runtime: harness.Process{}},
-					},
-					GatewayCallTimeout: pauseCallTimeout,
-					ClientOptions:      []harness.ClientOption{harness.WithCallTimeout(hangClientDeadline)},
-				}
-			},
-			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runHangPause(ctx, env, g, v) },
+			Labels:   []string{LabelHang, LabelProcess},
+			Timeout:  60 * time.Second,
+			Topology: slowProcessTopology(v, pauseSlowDelay, pauseCallTimeout),
+			Run:      func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runHangPause(ctx, env, g, v) },
 		}
 	})...)
 	return out

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"time"
+
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
@@ -25,3 +27,12 @@ var (
 // twoBackends is alpha (streamable HTTP) and beta on the variant's
 // transport, both in-process.
 func twoBackends(v Variant) []harness.BackendSpec { return kit.TwoBackends(v.Transport) }
+
+// twoBackendsTopology is twoBackends behind a gateway whose backend call
+// timeout is callTimeout, with clients whose own deadline is clientTimeout.
+func twoBackendsTopology(v Variant, callTimeout, clientTimeout time.Duration) func() harness.Topology {
+	return func() harness.Topology {
+		return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: callTimeout,
+			ClientOptions: []harness.ClientOption{harness.WithCallTimeout(clientTimeout)}}
+	}
+}

@@ -38,13 +38,10 @@ func loadScenarios() []Scenario {
 		return Scenario{
 			Description: fmt.Sprintf("%d concurrent sessions call both backends while beta crashes and recovers: "+
 				"every call ends with a result or an error, none hangs, alpha never fails, every session reaches beta afterwards, nothing leaks", loadSessions),
-			Labels:  []string{LabelLoad},
-			Timeout: 90 * time.Second,
-			Topology: func() harness.Topology {
-				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: loadCallTimeout,
-					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(loadClientTimeout)}}
-			},
-			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runLoad(ctx, env, g, v) },
+			Labels:   []string{LabelLoad},
+			Timeout:  90 * time.Second,
+			Topology: twoBackendsTopology(v, loadCallTimeout, loadClientTimeout),
+			Run:      func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runLoad(ctx, env, g, v) },
 		}
 	})
 }

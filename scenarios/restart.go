@@ -17,13 +17,10 @@ func restartScenarios() []Scenario {
 		return Scenario{
 			Description: "a backend restart or a forced expiry of its sessions costs at most one failed call " +
 				"(none for the reference gateway, which re-initializes on 404), then calls succeed",
-			Labels:  []string{LabelRestart},
-			Timeout: 30 * time.Second,
-			Topology: func() harness.Topology {
-				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: 2 * time.Second,
-					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(10 * time.Second)}}
-			},
-			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runRestart(ctx, env, g, v) },
+			Labels:   []string{LabelRestart},
+			Timeout:  30 * time.Second,
+			Topology: twoBackendsTopology(v, 2*time.Second, 10*time.Second),
+			Run:      func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runRestart(ctx, env, g, v) },
 		}
 	})
 }

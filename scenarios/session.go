@@ -30,11 +30,8 @@ func sessionScenarios() []Scenario {
 			Labels:      []string{LabelSession},
 			Conditional: sessionStateChecks(),
 			Timeout:     30 * time.Second,
-			Topology: func() harness.Topology {
-				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: sessionCallTimeout,
-					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(sessionCallTimeout + 5*time.Second)}}
-			},
-			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runSession(ctx, env, g, v) },
+			Topology:    twoBackendsTopology(v, sessionCallTimeout, sessionCallTimeout+5*time.Second),
+			Run:         func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runSession(ctx, env, g, v) },
 		}
 	})
 }

@@ -55,13 +55,10 @@ func wrappingScenarios() []Scenario {
 		return Scenario{
 			Description: "a failing backend (crash, 403, reset, malformed, timeout, truncate, forged answers) is named in tools/call, resources/read and prompts/get errors; " +
 				"the other backend keeps working in the same session; the session survives every backend failing; a backend's own isError passes through",
-			Labels:  []string{LabelWrapping},
-			Timeout: 60 * time.Second,
-			Topology: func() harness.Topology {
-				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: wrappingCallTimeout,
-					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(wrappingCallTimeout + 5*time.Second)}}
-			},
-			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runWrapping(ctx, env, g, v) },
+			Labels:   []string{LabelWrapping},
+			Timeout:  60 * time.Second,
+			Topology: twoBackendsTopology(v, wrappingCallTimeout, wrappingCallTimeout+5*time.Second),
+			Run:      func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runWrapping(ctx, env, g, v) },
 		}
 	})
 }
