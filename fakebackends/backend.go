@@ -304,8 +304,13 @@ func (b *Backend) trackConn(c net.Conn, st http.ConnState) {
 	}
 }
 
-// dropConnsLocked closes every open MCP connection. b.mu must be held.
-func (b *Backend) dropConnsLocked() {
+// closeLocked closes the MCP listener and every open MCP connection. b.mu
+// must be held.
+func (b *Backend) closeLocked() {
+	if b.ln != nil {
+		_ = b.ln.Close()
+		b.ln = nil
+	}
 	for c := range b.conns {
 		_ = c.Close()
 		delete(b.conns, c)
@@ -463,11 +468,7 @@ func (b *Backend) reconcile() {
 	}
 	b.isDown = down
 	if down {
-		if b.ln != nil {
-			_ = b.ln.Close()
-			b.ln = nil
-		}
-		b.dropConnsLocked()
+		b.closeLocked()
 		b.opts.logger.Info("down", "backend", b.script.Name)
 		return
 	}
@@ -503,11 +504,7 @@ func (b *Backend) Close() error {
 	_ = b.srv.Close() // closes the listener and every connection
 	_ = b.admin.Close()
 	b.mu.Lock()
-	if b.ln != nil {
-		_ = b.ln.Close()
-		b.ln = nil
-	}
-	b.dropConnsLocked()
+	b.closeLocked()
 	b.mu.Unlock()
 
 	waited := make(chan struct{})

@@ -1,6 +1,7 @@
 package fakebackends
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,22 +25,19 @@ func newMCPServer(s *Script, done <-chan struct{}) *server.MCPServer {
 		srv.AddTool(toolDefinition(t), toolHandler(t, done))
 	}
 	for _, r := range s.Resources {
-		r := r
-		res := mcp.NewResource(r.URI, nameOr(r.Name, r.URI), mcp.WithMIMEType(mimeOr(r.MimeType)), mcp.WithResourceDescription(r.Description))
+		res := mcp.NewResource(r.URI, cmp.Or(r.Name, r.URI), mcp.WithMIMEType(mimeOr(r.MimeType)), mcp.WithResourceDescription(r.Description))
 		res.Meta = metaOf(r.Meta)
 		srv.AddResource(res, func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: mimeOr(r.MimeType), Text: r.Text}}, nil
 		})
 	}
 	for _, t := range s.ResourceTemplates {
-		t := t
-		tmpl := mcp.NewResourceTemplate(t.URITemplate, nameOr(t.Name, t.URITemplate), mcp.WithTemplateMIMEType(mimeOr(t.MimeType)))
+		tmpl := mcp.NewResourceTemplate(t.URITemplate, cmp.Or(t.Name, t.URITemplate), mcp.WithTemplateMIMEType(mimeOr(t.MimeType)))
 		srv.AddResourceTemplate(tmpl, func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: mimeOr(t.MimeType), Text: t.Text}}, nil
 		})
 	}
 	for _, p := range s.Prompts {
-		p := p
 		opts := []mcp.PromptOption{mcp.WithPromptDescription(p.Description)}
 		for _, a := range p.Arguments {
 			argOpts := []mcp.ArgumentOption{mcp.ArgumentDescription(a.Description)}
@@ -145,16 +143,5 @@ func sleepCtx(ctx context.Context, done <-chan struct{}, d time.Duration) error 
 	return errStopped
 }
 
-func nameOr(name, fallback string) string {
-	if name != "" {
-		return name
-	}
-	return fallback
-}
-
-func mimeOr(m string) string {
-	if m != "" {
-		return m
-	}
-	return "text/plain"
-}
+// mimeOr is the MIME type m, text/plain by default.
+func mimeOr(m string) string { return cmp.Or(m, "text/plain") }

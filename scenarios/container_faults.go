@@ -6,11 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
-
 	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"

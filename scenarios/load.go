@@ -8,11 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
-
 	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )

@@ -2,15 +2,13 @@ package scenarios
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"time"
-
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
@@ -84,15 +82,10 @@ func (f findResult) names() []string {
 // findTool calls find_tool, asserting with g that it answered (not an
 // error) within 1 s, and decodes the result.
 func findTool(ctx context.Context, g gomega.Gomega, c *harness.Client, description string, keywords ...string) findResult {
-	args := map[string]any{"tool_description": description}
-	if len(keywords) > 0 {
-		args["tool_keywords"] = keywords
-	}
-	call := c.CallTool(ctx, "find_tool", args)
+	res, call, err := tryFind(ctx, c, description, keywords...)
 	g.ExpectWithOffset(1, call.Outcome).To(gomega.Equal(harness.OutcomeOK), "find_tool %q: %s", description, call.Text())
 	g.ExpectWithOffset(1, call).To(matchers.ReturnWithin(time.Second).As("find_tool_ms"))
-	var res findResult
-	g.ExpectWithOffset(1, json.Unmarshal([]byte(call.Text()), &res)).To(gomega.Succeed(), "find_tool's result is JSON: %s", call.Text())
+	g.ExpectWithOffset(1, err).To(gomega.Succeed(), "find_tool's result is JSON: %s", call.Text())
 	return res
 }
 
@@ -100,15 +93,15 @@ func callTool(ctx context.Context, c *harness.Client, name string, params map[st
 	return c.CallTool(ctx, "call_tool", map[string]any{"tool_name": name, "parameters": params})
 }
 
-// betaQueries would all find beta's tools if beta were in the view.
-func betaQueries(k *kit.Kit) []struct {
+// findQuery is a find_tool query.
+type findQuery struct {
 	description string
 	keywords    []string
-} {
-	return []struct {
-		description string
-		keywords    []string
-	}{
+}
+
+// betaQueries would all find beta's tools if beta were in the view.
+func betaQueries(k *kit.Kit) []findQuery {
+	return []findQuery{
 		{"echo the arguments of beta", []string{"beta"}},
 		{"a slow tool of beta", []string{"beta", "slow"}},
 		{"echo", nil},

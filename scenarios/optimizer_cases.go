@@ -7,10 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
-
 	"github.com/onsi/gomega"
 
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"

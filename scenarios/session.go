@@ -5,11 +5,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
-
 	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
