@@ -55,10 +55,8 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	d := b.engine.Decide(msg.Method, msg.Name)
 	rec.Fault = d.Label
-	if d.Delay > 0 {
-		if err := sleepCtx(r.Context(), g.done, d.Delay); err != nil {
-			return
-		}
+	if sleepCtx(r.Context(), g.done, d.Delay) != nil {
+		return
 	}
 	if d.Fault != nil && !b.applyFault(sw, r, g, msg, d) {
 		return

@@ -113,7 +113,7 @@ func (s *Script) ApplyDefaults() {
 	s.Seed = cmp.Or(s.Seed, 1)
 	for i := range s.Tools {
 		t := &s.Tools[i]
-		if t.Result.isZero() {
+		if t.Result.count() == 0 {
 			t.Result.Echo = true
 		}
 		if t.Input == nil {

@@ -33,18 +33,13 @@ func (r ToolResult) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads "echo", {"text": ...} or {"json": ...} (exactly one).
 func (r *ToolResult) UnmarshalJSON(b []byte) error { return strictyaml.UnmarshalBytes(b, r) }
 
-func (r ToolResult) isZero() bool { return !r.Echo && r.Text == "" && r.JSON == nil }
-
+// count is how many of echo, text and json are set.
 func (r ToolResult) count() int {
 	n := 0
-	if r.Echo {
-		n++
-	}
-	if r.Text != "" {
-		n++
-	}
-	if r.JSON != nil {
-		n++
+	for _, set := range []bool{r.Echo, r.Text != "", r.JSON != nil} {
+		if set {
+			n++
+		}
 	}
 	return n
 }

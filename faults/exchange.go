@@ -141,10 +141,8 @@ func Middleware(e *Engine, next http.Handler) http.Handler {
 			return
 		}
 		d := e.Decide(msg.Method, msg.Name)
-		if d.Delay > 0 {
-			if SleepCtx(r.Context(), nil, d.Delay) != nil {
-				return
-			}
+		if SleepCtx(r.Context(), nil, d.Delay) != nil {
+			return
 		}
 		if d.Fault != nil && !Apply(&Exchange{W: w, R: r, Msg: msg, Next: next, Released: d.Released}, d.Fault) {
 			return

@@ -42,11 +42,10 @@ func (p *Malformed) checkEmptyVariant(c *Check) error {
 
 // emptyHTTP carries out the variants of this file on an HTTP exchange.
 func (p *Malformed) emptyHTTP(x *Exchange) {
-	if p.Variant == MalformedNoResult {
+	switch p.Variant {
+	case MalformedNoResult:
 		x.Respond(x.Msg.NoResultResponse())
 		return
-	}
-	switch p.Variant {
 	case MalformedAccepted:
 		x.W.WriteHeader(http.StatusAccepted)
 	case MalformedEmptyBody:

@@ -110,14 +110,6 @@ func keepaliveHealth(ctx context.Context, env *harness.Env, backend string) (ena
 	return ka.Enabled, ka.Failures, ka.Sessions, true
 }
 
-// healthReportsKeepalive says whether the target's health API reports
-// keepalive state (the reference's does; a profile's when it maps
-// healthAPI.keepalive), and if not why, for the not_applicable checks.
-func healthReportsKeepalive(env *harness.Env) (bool, string) {
-	why := healthLacksKeepalive(env.Target())
-	return why == "", why
-}
-
 // healthLacksKeepalive says why t's health API cannot be judged on
 // keepalive state ("" when it can).
 func healthLacksKeepalive(t harness.Target) string {
@@ -190,7 +182,11 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 			ck.Expect(pingFailed(p)).To(gomega.BeFalse(), "a ping failed before any fault: %+v", p)
 		}
 	})
-	kaReported, kaWhyNot := healthReportsKeepalive(env)
+	// Whether the target's health API reports keepalive state (the
+	// reference's does; a profile's when it maps healthAPI.keepalive), and
+	// if not why, for the not_applicable checks.
+	kaWhyNot := healthLacksKeepalive(env.Target())
+	kaReported := kaWhyNot == ""
 	healthCheck := func(i int, body func(ck *kit.C)) {
 		if k.Has(harness.CapHealthAPI) && !kaReported {
 			k.NotApplicable(keepaliveHealthChecks[i].Name, kaWhyNot)

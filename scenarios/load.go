@@ -61,11 +61,9 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		if i%2 == 1 {
 			rev = other
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			clients[i], errs[i] = env.Client(ctx, rev, harness.WithClientName(fmt.Sprintf("load%02d", i)))
-		}()
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -106,23 +104,17 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	calls := make([][]*harness.Call, loadSessions)
 	start := time.Now()
 	for i, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			// Bounded in time and count, but never done before beta has
 			// crashed and recovered twice (however fast the calls are).
 			for n := 0; n < loadHardMaxCalls && time.Since(start) < loadDuration && (n < loadMaxCalls || recovered.Load() < 2); n++ {
-				b := alpha
+				name := alphaEcho
 				if n%2 == 0 {
-					b = beta
-				}
-				name := betaEcho
-				if b == alpha {
-					name = alphaEcho
+					name = betaEcho
 				}
 				calls[i] = append(calls[i], c.CallTool(ctx, name, echoArgs(fmt.Sprintf("%d/%d", i, n))))
 			}
-		}()
+		})
 	}
 	// Every caller goroutine ends: each call is bounded by the client's
 	// deadline, so this wait is bounded too.
@@ -203,11 +195,7 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	// costs no more than its own failed calls.
 	after := make([]*harness.Call, loadSessions)
 	for i, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			after[i] = c.CallTool(ctx, betaEcho, echoArgs("after"))
-		}()
+		wg.Go(func() { after[i] = c.CallTool(ctx, betaEcho, echoArgs("after")) })
 	}
 	wg.Wait()
 	var notOK []string
@@ -227,11 +215,7 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	defer cancel()
 	closeStart := time.Now()
 	for _, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = c.Close(closeCtx)
-		}()
+		wg.Go(func() { _ = c.Close(closeCtx) })
 	}
 	wg.Wait()
 	rec.SetFigure("close_sessions_ms", ms(time.Since(closeStart)))
