@@ -102,16 +102,11 @@ func (m Match) Matches(method, name string) bool {
 	if m.Method != "" && m.Method != method {
 		return false
 	}
-	if m.Tool != "" {
-		if name == "" {
-			return false
-		}
-		ok, err := path.Match(m.Tool, name)
-		if err != nil || !ok {
-			return false
-		}
+	if m.Tool == "" {
+		return true
 	}
-	return true
+	ok, err := path.Match(m.Tool, name)
+	return name != "" && err == nil && ok
 }
 
 // KnownMethods are the JSON-RPC methods a fault's match.method may name.

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"reflect"
@@ -77,10 +78,7 @@ func (c *Check) fault(f *Fault) error {
 	if !ok {
 		return c.Errf("kind", "unknown fault kind %q (want %s)", f.Kind, kindList())
 	}
-	params := f.Params
-	if params == nil {
-		params = spec.New()
-	}
+	params := cmp.Or(f.Params, spec.New())
 	if want := reflect.TypeOf(spec.New()); reflect.TypeOf(params) != want {
 		return c.Errf("kind", "parameters %T do not belong to kind %s (want %v)", params, f.Kind, want)
 	}
