@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -149,10 +150,8 @@ func containerize(topo *harness.Topology) {
 // VMCP_CHAOS_REQUIRE_DOCKER=1, where the error is returned. It returns
 // what it prepared, for a progress line ("" when nothing).
 func PrepareContainers(ctx context.Context, selected []Scenario, runtime string) (string, error) {
-	need := runtime == RuntimeContainer
-	for _, sc := range selected {
-		need = need || sc.HasLabel(LabelContainer)
-	}
+	need := runtime == RuntimeContainer ||
+		slices.ContainsFunc(selected, func(sc Scenario) bool { return sc.HasLabel(LabelContainer) })
 	if !need {
 		return "", nil
 	}

@@ -253,27 +253,22 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		ck.Expect(reenabled).To(gomega.BeTrue(), "beta's keepalive re-enables after a successful re-probe")
 	})
 	k.Check("the re-probe comes probeAfter after the last failed probe", func(ck *kit.C) {
-		lastFailedAt := func() (time.Time, bool) {
-			f := failedPings()
-			if len(f) < kaMaxFailures {
-				return time.Time{}, false
+		// firstPingAfter is beta's first ping after t, or nil.
+		firstPingAfter := func(t time.Time) *fakebackends.RequestRecord {
+			ps := pings(ctx, env, beta)
+			if i := slices.IndexFunc(ps, func(p fakebackends.RequestRecord) bool { return p.Time.After(t) }); i >= 0 {
+				return &ps[i]
 			}
-			return f[kaMaxFailures-1].Time, true
+			return nil
 		}
 		kit.Until(ctx, kaProbeAfter+kaSlack+time.Second, func() bool {
-			last, ok := lastFailedAt()
-			return ok && slices.ContainsFunc(pings(ctx, env, beta), func(p fakebackends.RequestRecord) bool { return p.Time.After(last) })
+			f := failedPings()
+			return len(f) >= kaMaxFailures && firstPingAfter(f[kaMaxFailures-1].Time) != nil
 		})
 		failed := failedPings()
 		ck.Expect(len(failed)).To(gomega.BeNumerically(">=", kaMaxFailures), "failed probes")
 		lastFailed := failed[kaMaxFailures-1]
-		var reprobe *fakebackends.RequestRecord
-		for _, p := range pings(ctx, env, beta) {
-			if p.Time.After(lastFailed.Time) {
-				reprobe = &p
-				break
-			}
-		}
+		reprobe := firstPingAfter(lastFailed.Time)
 		ck.Expect(reprobe).NotTo(gomega.BeNil(), "the re-probe reached beta")
 		gap := reprobe.Time.Sub(lastFailed.Time)
 		stalled := stalls.Overlap(lastFailed.Time, reprobe.Time)
