@@ -68,14 +68,10 @@ func (r *ToolResult) DecodeNode(d *strictyaml.Decoder, n *yaml.Node, field strin
 
 func decodeToolResult(d *strictyaml.Decoder, n *yaml.Node, field string) (ToolResult, error) {
 	const want = `want echo, {text: "..."} or {json: ...}`
-	switch n.Kind {
-	case yaml.ScalarNode:
-		if n.ShortTag() == "!!str" && n.Value == "echo" {
-			return ToolResult{Echo: true}, nil
-		}
-		return ToolResult{}, d.Errf(n, field, "%s, got %s", want, strictyaml.Describe(n))
-	case yaml.MappingNode:
-	default:
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" && n.Value == "echo" {
+		return ToolResult{Echo: true}, nil
+	}
+	if n.Kind != yaml.MappingNode {
 		return ToolResult{}, d.Errf(n, field, "%s, got %s", want, strictyaml.Describe(n))
 	}
 	var r ToolResult
