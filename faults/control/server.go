@@ -19,11 +19,8 @@ const MaxBody = 1 << 20
 // IsLoopback reports whether host is localhost or a loopback IP: a control
 // API on any other address needs a token.
 func IsLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
 // ReadBody reads a request body of at most MaxBody bytes; a larger body is
