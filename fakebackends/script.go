@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
@@ -111,6 +112,10 @@ func (s *Script) ApplyDefaults() {
 	s.Listen = cmp.Or(s.Listen, "127.0.0.1:0")
 	s.Admin = cmp.Or(s.Admin, "127.0.0.1:0")
 	s.Seed = cmp.Or(s.Seed, 1)
+	// Copies: a script copied by value shares its tools and faults with the
+	// original, which the defaults must not write to.
+	s.Tools = slices.Clone(s.Tools)
+	s.Faults = slices.Clone(s.Faults)
 	for i := range s.Tools {
 		t := &s.Tools[i]
 		if t.Result.count() == 0 {
@@ -121,6 +126,7 @@ func (s *Script) ApplyDefaults() {
 		}
 	}
 	for i := range s.Faults {
+		s.Faults[i] = s.Faults[i].Clone()
 		s.Faults[i].ApplyDefaults()
 	}
 }

@@ -122,3 +122,20 @@ func (f *Fault) Effective() *Fault {
 	}
 	return f
 }
+
+// Clone returns a copy of f that shares no parameters struct with it (a
+// flap's nested fault is copied too), so that defaults applied to the copy,
+// as an engine does, never write to the caller's fault.
+func (f Fault) Clone() Fault {
+	if f.Params == nil || reflect.ValueOf(f.Params).IsNil() {
+		return f
+	}
+	v := reflect.New(reflect.TypeOf(f.Params).Elem())
+	v.Elem().Set(reflect.ValueOf(f.Params).Elem())
+	f.Params = v.Interface().(Params)
+	if p, ok := f.Params.(*Flap); ok && p.Fault != nil {
+		n := p.Fault.Clone()
+		p.Fault = &n
+	}
+	return f
+}

@@ -73,6 +73,7 @@ func (e *Engine) appendLocked(faults []Fault) {
 	now := e.Now()
 	for _, f := range faults {
 		seed := cmp.Or(f.Seed, e.seed+int64(len(e.faults)))
+		f = f.Clone() // defaults go to the engine's own copy
 		f.ApplyDefaults()
 		e.faults = append(e.faults, &state{Fault: f, index: len(e.faults), setAt: now,
 			rng: rand.New(rand.NewSource(seed)), released: make(chan struct{})})
@@ -85,7 +86,7 @@ func (e *Engine) List() []Fault {
 	defer e.mu.Unlock()
 	out := make([]Fault, len(e.faults))
 	for i, f := range e.faults {
-		out[i] = f.Fault
+		out[i] = f.Fault.Clone()
 	}
 	return out
 }

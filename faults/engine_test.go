@@ -173,3 +173,27 @@ func TestEngineReleaseOnlyWhenTheHoldingFaultIsRemoved(t *testing.T) {
 		t.Fatalf("no fault, but decision %+v", d)
 	}
 }
+
+// TestEngineKeepsItsOwnParams: the engine applies defaults to its own copy
+// of a fault's parameters, never to the caller's struct (one Fault value is
+// often set on several backends at once), and List hands out copies.
+func TestEngineKeepsItsOwnParams(t *testing.T) {
+	mine := &Crash{}
+	nestedMine := &Stall{}
+	e := NewEngine(1, Fault{Kind: KindCrash, Params: mine},
+		Fault{Kind: KindFlap, Params: &Flap{On: Duration(time.Second), Off: Duration(time.Second), Fault: &Fault{Kind: KindStall, Params: nestedMine}}})
+	if *mine != (Crash{}) || *nestedMine != (Stall{}) {
+		t.Fatalf("the engine wrote to the caller's parameters: %+v %+v", mine, nestedMine)
+	}
+	got := e.List()
+	if p := got[0].Params.(*Crash); p == mine || p.Mode != CrashEOF {
+		t.Fatalf("engine's crash = %p %+v, want its own copy with defaults", p, p)
+	}
+	got[0].Params.(*Crash).Mode = CrashDown
+	if e.List()[0].Params.(*Crash).Mode != CrashEOF {
+		t.Fatal("List shares the engine's parameters")
+	}
+	if n := got[1].Effective().Params.(*Stall); n == nestedMine || n.Stage != StageBeforeHeaders {
+		t.Fatalf("flap's nested stall = %+v, want its own copy with defaults", n)
+	}
+}
