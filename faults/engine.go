@@ -22,6 +22,7 @@ type Engine struct {
 // state is one fault with its counters and schedule.
 type state struct {
 	Fault
+	methods  []string // the only methods the acting kind applies to (Spec.Methods)
 	index    int
 	setAt    time.Time
 	seen     int // matching requests seen (for After)
@@ -75,7 +76,11 @@ func (e *Engine) appendLocked(faults []Fault) {
 		seed := cmp.Or(f.Seed, e.seed+int64(len(e.faults)))
 		f = f.Clone() // defaults go to the engine's own copy
 		f.ApplyDefaults()
-		e.faults = append(e.faults, &state{Fault: f, index: len(e.faults), setAt: now,
+		var methods []string
+		if spec, ok := Lookup(f.Effective().Kind); ok {
+			methods = spec.Methods
+		}
+		e.faults = append(e.faults, &state{Fault: f, methods: methods, index: len(e.faults), setAt: now,
 			rng: rand.New(rand.NewSource(seed)), released: make(chan struct{})})
 	}
 }
@@ -130,7 +135,7 @@ func (e *Engine) Decide(method, name string) Decision {
 		if !f.Match.Matches(method, name) || (eff != &f.Fault && !eff.Match.Matches(method, name)) {
 			continue
 		}
-		if spec, ok := Lookup(eff.Kind); ok && len(spec.Methods) > 0 && !slices.Contains(spec.Methods, method) {
+		if len(f.methods) > 0 && !slices.Contains(f.methods, method) {
 			continue
 		}
 		f.seen++

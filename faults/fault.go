@@ -60,9 +60,6 @@ type Fault struct {
 // scheduleFields are the Fault fields every kind takes.
 var scheduleFields = []string{"kind", "match", "after", "count", "probability", "seed", "at", "for"}
 
-// SetLine records the line the fault starts on (strictyaml.LineSetter).
-func (f *Fault) SetLine(line int) { f.Line = line }
-
 // ApplyDefaults gives a fault without Params the kind's empty parameters,
 // then fills in the kind's defaults (see each kind's Defaults); a flap's
 // nested fault gets its defaults too. It is idempotent.
@@ -74,7 +71,7 @@ func (f *Fault) ApplyDefaults() {
 	if f.Params == nil {
 		f.Params = s.New()
 	}
-	if d, ok := f.Params.(interface{ Defaults() }); ok {
+	if d, ok := f.Params.(defaulter); ok {
 		d.Defaults()
 	}
 	if n := nested(f); n != nil {
@@ -124,7 +121,7 @@ func Describe(faults []Fault) string {
 	for i := range faults {
 		f := &faults[i]
 		s := string(f.Kind)
-		if d, ok := f.Params.(interface{ Describe() string }); ok {
+		if d, ok := f.Params.(describer); ok {
 			s = d.Describe()
 		} else if f.Params != nil {
 			rv := reflect.ValueOf(f.Params).Elem()

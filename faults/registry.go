@@ -45,6 +45,8 @@ type Params interface {
 
 // The optional behaviours of a kind's Params (see Params).
 type (
+	defaulter  interface{ Defaults() }
+	describer  interface{ Describe() string }
 	httpActor  interface{ HTTP(x *Exchange) bool }
 	stdioActor interface{ Stdio(x *StdioExchange) }
 	delayer    interface {
