@@ -164,7 +164,7 @@ type generation struct {
 	mcp      *server.MCPServer
 	handler  http.Handler
 	sessions *sessionStore
-	streams  *sseStreams
+	streams  *faults.SSEStreams
 	done     chan struct{} // closed when this generation ends
 
 	mu       sync.Mutex
@@ -254,7 +254,7 @@ func listen(ctx context.Context, addr string) (net.Listener, error) {
 
 // newGeneration builds a fresh MCP server and transport.
 func (b *Backend) newGeneration() *generation {
-	g := &generation{sessions: newSessionStore(), streams: newSSEStreams(), done: make(chan struct{}), inFlight: map[net.Conn]int{}}
+	g := &generation{sessions: newSessionStore(), streams: &faults.SSEStreams{}, done: make(chan struct{}), inFlight: map[net.Conn]int{}}
 	g.mcp = newMCPServer(&b.script, g.done)
 	switch b.script.Transport {
 	case TransportSSE:
@@ -370,7 +370,7 @@ func (b *Backend) ClearFaults() { _ = b.changeFaults(false) }
 func (b *Backend) ExpireSessions() int {
 	g := b.current()
 	n := g.sessions.forgetAll()
-	n += g.streams.closeAll()
+	n += g.streams.CancelAll()
 	b.opts.logger.Info("sessions expired", "backend", b.script.Name, "count", n)
 	return n
 }
@@ -378,7 +378,7 @@ func (b *Backend) ExpireSessions() int {
 // SessionCount is the number of live sessions.
 func (b *Backend) SessionCount() int {
 	g := b.current()
-	return g.sessions.count() + g.streams.count()
+	return g.sessions.count() + g.streams.Len()
 }
 
 // Restart starts a new MCP server behind the same listener: requests in
@@ -450,7 +450,7 @@ func (b *Backend) newLife() bool {
 	b.mu.Unlock()
 	old.cutInFlight()
 	close(old.done)
-	old.streams.closeAll()
+	old.streams.CancelAll()
 	return true
 }
 
@@ -498,7 +498,7 @@ func (b *Backend) Close() error {
 	b.stopped = true
 	close(b.closed)
 	close(b.gen.done)
-	b.gen.streams.closeAll()
+	b.gen.streams.CancelAll()
 	b.mu.Unlock()
 
 	_ = b.srv.Close() // closes the listener and every connection

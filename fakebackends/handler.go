@@ -1,7 +1,6 @@
 package fakebackends
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"time"
@@ -68,11 +67,8 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // writer is wrapped so that faults can write into the stream.
 func (b *Backend) serveMCP(w http.ResponseWriter, r *http.Request, g *generation) {
 	if b.script.Transport == TransportSSE && r.Method == http.MethodGet {
-		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		st := &sseStream{w: w, cancel: cancel, done: ctx.Done(), registry: g.streams}
-		defer g.streams.remove(st)
-		defer st.end()
+		st, ctx := g.streams.Open(r.Context(), w)
+		defer st.Close()
 		g.handler.ServeHTTP(st, r.WithContext(ctx))
 		return
 	}
@@ -119,9 +115,9 @@ func (b *Backend) applyFault(w *control.StatusWriter, r *http.Request, g *genera
 
 // sseTarget returns the stream an SSE POST belongs to, or nil for
 // streamable HTTP.
-func (b *Backend) sseTarget(r *http.Request, g *generation) *sseStream {
+func (b *Backend) sseTarget(r *http.Request, g *generation) *faults.SSEStream {
 	if b.script.Transport != TransportSSE || r.Method != http.MethodPost {
 		return nil
 	}
-	return g.streams.get(r.URL.Query().Get("sessionId"))
+	return g.streams.Get(r.URL.Query().Get("sessionId"))
 }

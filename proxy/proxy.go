@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/downlistener"
 )
@@ -56,10 +57,10 @@ type Proxy struct {
 	upstream *url.URL
 	engine   Engine
 	lease    *lease
-	ctl      sync.Mutex // serializes fault changes and lease expiry
-	streams  streams    // legacy SSE session streams, by session id
-	sessions sessions   // session ids seen, and those expired by a fault
-	mcpLn    listener   // the MCP listener (a down fault closes it)
+	ctl      sync.Mutex        // serializes fault changes and lease expiry
+	streams  faults.SSEStreams // legacy SSE session streams, by session id
+	sessions sessions          // session ids seen, and those expired by a fault
+	mcpLn    listener          // the MCP listener (a down fault closes it)
 	closed   chan struct{}
 	logger   *slog.Logger
 	requests fakebackends.RequestLog
@@ -143,9 +144,16 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 func (p *Proxy) modifyResponse(resp *http.Response) error {
 	if resp.Request.Method == http.MethodGet && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		in := resp.Request.Context().Value(inboundKey{})
-		st, _ := resp.Request.Context().Value(tapKey{}).(*sseStream)
+		st, _ := resp.Request.Context().Value(tapKey{}).(*faults.SSEStream)
 		if r, ok := in.(*http.Request); ok && st != nil {
-			resp.Body = newEndpointRewriter(resp.Body, p.upstream, proxyOrigin(r), st.endpoint)
+			resp.Body = newEndpointRewriter(resp.Body, p.upstream, proxyOrigin(r), func(endpoint string) {
+				// The stream joins the registry under the endpoint's session.
+				if u, err := url.Parse(endpoint); err == nil {
+					if id := u.Query().Get("sessionId"); st.SetSession(id) {
+						p.sessions.seen(id)
+					}
+				}
+			})
 		}
 	}
 	return nil
@@ -178,7 +186,7 @@ const closeGrace = 500 * time.Millisecond
 // ServeHTTP serves MCP traffic: the fault engine in front of the
 // pass-through.
 //
-// A GET's answer goes through an sseStream, so that a legacy SSE session's
+// A GET's answer goes through a faults.SSEStream, so that a legacy SSE session's
 // stream can carry answers written by faults; a legacy SSE POST (its
 // ?sessionId=) finds its stream with StreamFrom.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -211,20 +219,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithValue(context.WithValue(r.Context(), inboundKey{}, r), recordKey{}, &rec)
 	switch r.Method {
 	case http.MethodGet:
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		st := &sseStream{ResponseWriter: w, cancel: cancel, done: ctx.Done(), reg: &p.streams, seen: p.sessions.seen}
-		defer func() {
-			if st.id != "" {
-				p.streams.remove(st.id, st)
-			}
-		}()
+		var st *faults.SSEStream
+		st, ctx = p.streams.Open(ctx, w)
+		defer st.Close()
 		ctx = context.WithValue(ctx, tapKey{}, st)
 		w = st
 	case http.MethodPost:
 		if id := r.URL.Query().Get("sessionId"); id != "" {
-			if st := p.streams.get(id); st != nil {
+			if st := p.streams.Get(id); st != nil {
 				ctx = context.WithValue(ctx, streamKey{}, Stream(st))
 			}
 		}

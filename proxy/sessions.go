@@ -62,7 +62,7 @@ func (s *sessions) expireAll() []string {
 func (p *Proxy) ExpireSessions() int {
 	ids := p.sessions.expireAll()
 	for _, id := range ids {
-		if st := p.streams.get(id); st != nil {
+		if st := p.streams.Get(id); st != nil {
 			st.Cancel()
 		}
 	}

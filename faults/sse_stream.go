@@ -1,0 +1,182 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// SSEStreams are the open SSE session streams of the legacy SSE transport,
+// by session id, so that faults can write into a session's stream or end
+// it. The fake backends and the fault proxy keep one. The zero value is
+// ready.
+type SSEStreams struct {
+	mu sync.Mutex
+	m  map[string]*SSEStream
+}
+
+// Open wraps w, the answer of an SSE GET, in a stream; serve the GET with
+// the returned context (Cancel ends it) and call Close when its handler
+// returns. The stream joins the registry once its session id is known
+// (SetSession, or its endpoint event written whole).
+func (ss *SSEStreams) Open(ctx context.Context, w http.ResponseWriter) (*SSEStream, context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	return &SSEStream{ResponseWriter: w, cancel: cancel, done: ctx.Done(), reg: ss}, ctx
+}
+
+// Get returns the stream of a session, or nil.
+func (ss *SSEStreams) Get(id string) *SSEStream {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.m[id]
+}
+
+// CancelAll ends every stream (their sessions end with them) and returns
+// how many there were.
+func (ss *SSEStreams) CancelAll() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	n := len(ss.m)
+	for id, s := range ss.m {
+		s.cancel()
+		delete(ss.m, id)
+	}
+	return n
+}
+
+// Len is the number of streams with a known session.
+func (ss *SSEStreams) Len() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(ss.m)
+}
+
+// SSEStream is the answer of one SSE GET, into which faults write (Stream).
+// The server's bytes and injected bytes are written under one lock, and
+// injected bytes only at an event boundary of the server's bytes (queued
+// until the server's event in progress ends); once the GET's handler has
+// returned (Close), injected bytes are dropped.
+type SSEStream struct {
+	http.ResponseWriter
+	cancel context.CancelFunc
+	done   <-chan struct{}
+	reg    *SSEStreams
+
+	mu    sync.Mutex
+	id    string   // the session, once known
+	tail  []byte   // the server's last bytes, to find event boundaries
+	queue [][]byte // injected bytes waiting for a boundary
+	ended bool
+}
+
+// Write implements http.ResponseWriter. An endpoint event written whole
+// (as mcp-go writes it) makes the stream known by its session id.
+func (s *SSEStream) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id == "" {
+		s.setSessionLocked(sessionFromEndpointEvent(string(p)))
+	}
+	n, err := s.ResponseWriter.Write(p)
+	s.tail = append(s.tail, p[max(n-4, 0):n]...)
+	s.tail = s.tail[max(len(s.tail)-4, 0):]
+	if err == nil && s.atBoundary() {
+		for _, q := range s.queue {
+			_, _ = s.ResponseWriter.Write(q)
+		}
+		s.queue = nil
+	}
+	return n, err
+}
+
+// atBoundary reports whether the server's bytes end at an event boundary
+// (or there are none yet).
+func (s *SSEStream) atBoundary() bool {
+	return len(s.tail) == 0 || bytes.HasSuffix(s.tail, []byte("\n\n")) || bytes.HasSuffix(s.tail, []byte("\r\n\r\n")) || bytes.HasSuffix(s.tail, []byte("\r\r"))
+}
+
+// Inject implements Stream: it writes p and flushes at the server's next
+// event boundary; nothing once the stream ended.
+func (s *SSEStream) Inject(p []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.ended:
+	case !s.atBoundary():
+		s.queue = append(s.queue, bytes.Clone(p))
+	default:
+		_, _ = s.ResponseWriter.Write(p)
+		_ = http.NewResponseController(s.ResponseWriter).Flush()
+	}
+}
+
+// Cancel implements Stream: the GET ends.
+func (s *SSEStream) Cancel() { s.cancel() }
+
+// Done implements Stream.
+func (s *SSEStream) Done() <-chan struct{} { return s.done }
+
+// Flush implements http.Flusher.
+func (s *SSEStream) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_ = http.NewResponseController(s.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *SSEStream) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// SetSession registers the stream under its session id and reports
+// whether it did (a stream's first id wins).
+func (s *SSEStream) SetSession(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.setSessionLocked(id)
+}
+
+func (s *SSEStream) setSessionLocked(id string) bool {
+	if id == "" || s.id != "" {
+		return false
+	}
+	s.id = id
+	s.reg.mu.Lock()
+	defer s.reg.mu.Unlock()
+	if s.reg.m == nil {
+		s.reg.m = map[string]*SSEStream{}
+	}
+	s.reg.m[id] = s
+	return true
+}
+
+// Close ends the stream when its GET's handler returns: later injections
+// are dropped and the stream leaves the registry.
+func (s *SSEStream) Close() {
+	s.mu.Lock()
+	s.ended = true
+	id := s.id
+	s.mu.Unlock()
+	s.cancel()
+	s.reg.mu.Lock()
+	defer s.reg.mu.Unlock()
+	if s.reg.m[id] == s {
+		delete(s.reg.m, id)
+	}
+}
+
+// sessionFromEndpointEvent is the session id of a whole endpoint event's
+// URL (its ?sessionId=), or "".
+func sessionFromEndpointEvent(ev string) string {
+	rest, ok := strings.CutPrefix(ev, "event: endpoint")
+	_, data, found := strings.Cut(rest, "data: ")
+	if !ok || !found {
+		return ""
+	}
+	u, err := url.Parse(strings.TrimSpace(data))
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("sessionId")
+}
