@@ -24,10 +24,14 @@ func (f *Fault) DecodeNode(d *strictyaml.Decoder, n *strictyaml.Node, field stri
 	}
 	sched, params := *n, *n
 	sched.Content, params.Content = nil, nil
+	kindNode := n // the kind's value, for errors
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := strictyaml.Resolve(n.Content[i])
 		if k.Kind == yaml.ScalarNode && slices.Contains(scheduleFields, k.Value) {
 			sched.Content = append(sched.Content, n.Content[i], n.Content[i+1])
+			if k.Value == "kind" {
+				kindNode = n.Content[i+1]
+			}
 		} else {
 			params.Content = append(params.Content, n.Content[i], n.Content[i+1])
 		}
@@ -42,7 +46,7 @@ func (f *Fault) DecodeNode(d *strictyaml.Decoder, n *strictyaml.Node, field stri
 	case f.Kind == "":
 		return d.Errf(n, kindField, "required (want %s)", kindList())
 	case !ok:
-		return d.Errf(kindNode(&sched), kindField, "unknown fault kind %q (want %s)", f.Kind, kindList())
+		return d.Errf(kindNode, kindField, "unknown fault kind %q (want %s)", f.Kind, kindList())
 	}
 	takes := ParamsOf(spec)
 	for i := 0; i+1 < len(params.Content); i += 2 {
@@ -52,7 +56,7 @@ func (f *Fault) DecodeNode(d *strictyaml.Decoder, n *strictyaml.Node, field stri
 		}
 		switch sub := strictyaml.JoinField(field, k); {
 		case slices.Contains(takes, k):
-		case len(ownersOf(k)) > 0:
+		case slices.Contains(ParamNames(), k):
 			return d.Errf(params.Content[i], sub, "%s does not apply to kind %s (%s)", k, f.Kind, paramsOf(spec))
 		default:
 			return d.Errf(params.Content[i], sub, "unknown field %q (want one of %s)", k, join(append(scheduleFields[:len(scheduleFields):len(scheduleFields)], takes...)))
@@ -103,16 +107,6 @@ func nested(f *Fault) *Fault {
 		return p.Nested()
 	}
 	return nil
-}
-
-// kindNode returns the value node of a mapping's kind key.
-func kindNode(n *strictyaml.Node) *strictyaml.Node {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if strictyaml.Resolve(n.Content[i]).Value == "kind" {
-			return n.Content[i+1]
-		}
-	}
-	return n
 }
 
 // Effective returns the fault that acts: a flap's nested fault, or f.

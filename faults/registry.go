@@ -1,11 +1,12 @@
 package faults
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math/rand"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -62,7 +63,6 @@ type (
 var (
 	regMu    sync.RWMutex
 	registry = map[Kind]*Spec{}
-	order    []Kind
 )
 
 // Register adds a fault kind; each kind's file calls it from init. It
@@ -85,8 +85,6 @@ func Register(s Spec) {
 		}
 	}
 	registry[s.Kind] = &s
-	order = append(order, s.Kind)
-	sort.SliceStable(order, func(i, j int) bool { return registry[order[i]].Order < registry[order[j]].Order })
 }
 
 // Lookup returns the Spec of a registered kind.
@@ -101,7 +99,9 @@ func Lookup(k Kind) (*Spec, bool) {
 func Kinds() []Kind {
 	regMu.RLock()
 	defer regMu.RUnlock()
-	return append([]Kind(nil), order...)
+	return slices.SortedFunc(maps.Keys(registry), func(a, b Kind) int {
+		return cmp.Or(cmp.Compare(registry[a].Order, registry[b].Order), strings.Compare(string(a), string(b)))
+	})
 }
 
 // ParamsOf lists the YAML names of the parameters a kind takes (the yaml
@@ -126,17 +126,6 @@ func ParamNames() []string {
 			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}
-		}
-	}
-	return out
-}
-
-// ownersOf lists the kinds that take parameter p.
-func ownersOf(p string) []string {
-	var out []string
-	for _, k := range Kinds() {
-		if s, _ := Lookup(k); slices.Contains(ParamsOf(s), p) {
-			out = append(out, string(k))
 		}
 	}
 	return out
