@@ -168,14 +168,7 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 		return
 	}
 	p.logger.Debug("upstream error", "method", r.Method, "path", r.URL.Path, "err", err)
-	conn, _, herr := http.NewResponseController(w).Hijack()
-	if herr != nil {
-		panic(http.ErrAbortHandler)
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
-	}
-	_ = conn.Close()
+	faults.AbortConn(w, true)
 }
 
 type inboundKey struct{}
@@ -209,13 +202,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.requests.Add(rec)
 		p.sessions.seen(sw.Header().Get("Mcp-Session-Id"))
 	}()
-	id := sessionOf(r)
-	if p.sessions.isExpired(id) {
+	if p.sessions.isExpired(rec.SessionID) {
 		rec.Fault = "session_expired"
 		http.Error(w, "session not found (expired by a session_expire fault)", http.StatusNotFound)
 		return
 	}
-	p.sessions.seen(id)
+	p.sessions.seen(rec.SessionID)
 	ctx := context.WithValue(context.WithValue(r.Context(), inboundKey{}, r), recordKey{}, &rec)
 	switch r.Method {
 	case http.MethodGet:

@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"cmp"
-	"net/http"
 	"sync"
 )
 
@@ -70,10 +68,4 @@ func (p *Proxy) ExpireSessions() int {
 		p.logger.Info("sessions expired", "count", len(ids))
 	}
 	return len(ids)
-}
-
-// sessionOf is the session id a request carries (Mcp-Session-Id, or the
-// legacy SSE POST's ?sessionId=).
-func sessionOf(r *http.Request) string {
-	return cmp.Or(r.Header.Get("Mcp-Session-Id"), r.URL.Query().Get("sessionId"))
 }
