@@ -41,14 +41,16 @@ func (d *Decoder) anyValue(n *yaml.Node, p *anyPath) (any, error) {
 	if d.work > maxDecodeWork || d.tooLarge(n) {
 		return nil, d.Errf(n, p.String(), "document too large (more than %d values after expanding aliases)", maxDecodeWork)
 	}
+	if n.Kind == yaml.SequenceNode || n.Kind == yaml.MappingNode {
+		d.expanding[n] = true
+		defer delete(d.expanding, n)
+	}
 	switch n.Kind {
 	case yaml.AliasNode:
 		var x any
 		err := d.alias(n, p.String(), func(t *yaml.Node) (err error) { x, err = d.anyValue(t, p); return err })
 		return x, err
 	case yaml.SequenceNode:
-		d.expanding[n] = true
-		defer delete(d.expanding, n)
 		out := make([]any, len(n.Content))
 		for i, item := range n.Content {
 			x, err := d.anyValue(item, &anyPath{parent: p, index: i})
@@ -59,13 +61,11 @@ func (d *Decoder) anyValue(n *yaml.Node, p *anyPath) (any, error) {
 		}
 		return out, nil
 	case yaml.MappingNode:
-		d.expanding[n] = true
-		defer delete(d.expanding, n)
 		out := make(map[string]any, len(n.Content)/2)
 		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			kn, vn := n.Content[i], n.Content[i+1]
-			k, err := d.anyKey(kn, p)
+			k, err := d.keyText(kn, p.String)
 			if err != nil {
 				return nil, err
 			}
@@ -105,18 +105,6 @@ func (d *Decoder) anyValue(n *yaml.Node, p *anyPath) (any, error) {
 		}
 	}
 	return nil, d.Errf(n, p.String(), "unexpected value")
-}
-
-// anyKey is key for free-form data: it does not record lines.
-func (d *Decoder) anyKey(k *yaml.Node, p *anyPath) (string, error) {
-	k = Resolve(k)
-	if k.Kind != yaml.ScalarNode {
-		return "", d.Errf(k, p.String(), "mapping keys must be strings, got %s", Describe(k))
-	}
-	if k.ShortTag() == "!!merge" {
-		return "", d.Errf(k, p.String(), "merge keys (<<) are not supported")
-	}
-	return k.Value, nil
 }
 
 // number normalizes a decoded YAML number.

@@ -479,17 +479,23 @@ func (d *Decoder) Value(n *yaml.Node, v reflect.Value, field string) error {
 	return d.Errf(n, field, "cannot decode into %s", v.Type())
 }
 
-// key returns the text of a mapping key node.
+// Key returns the text of a mapping key node.
 func (d *Decoder) Key(k *yaml.Node, field string) (string, error) {
 	if err := d.step(k, field); err != nil {
 		return "", err
 	}
+	return d.keyText(k, func() string { return field })
+}
+
+// keyText is Key without counting work or recording lines; field is
+// built only for an error.
+func (d *Decoder) keyText(k *yaml.Node, field func() string) (string, error) {
 	k = Resolve(k)
 	if k.Kind != yaml.ScalarNode {
-		return "", d.Errf(k, field, "mapping keys must be strings, got %s", Describe(k))
+		return "", d.Errf(k, field(), "mapping keys must be strings, got %s", Describe(k))
 	}
 	if k.ShortTag() == "!!merge" {
-		return "", d.Errf(k, field, "merge keys (<<) are not supported")
+		return "", d.Errf(k, field(), "merge keys (<<) are not supported")
 	}
 	return k.Value, nil
 }
