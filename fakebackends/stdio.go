@@ -2,6 +2,8 @@ package fakebackends
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,21 +64,28 @@ func ServeStdio(ctx context.Context, script *Script, in io.Reader, out io.Writer
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	go func() { // owned: ends when in ends (the caller closes it) or ctx ends
-		r := bufio.NewReaderSize(in, 64<<10)
-		for {
-			line, err := readLine(r)
-			if len(line) > 0 {
-				select {
-				case lines <- line:
-				case <-ctx.Done():
-					return
-				}
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), maxStdioLine+2) // the longest line and its CR LF
+		tooLong := fmt.Errorf("stdin line longer than %d bytes", maxStdioLine)
+		for sc.Scan() {
+			if len(sc.Bytes()) > maxStdioLine {
+				readErr <- tooLong
+				return
 			}
-			if err != nil {
-				readErr <- err
+			if len(sc.Bytes()) == 0 {
+				continue
+			}
+			select {
+			case lines <- bytes.Clone(sc.Bytes()):
+			case <-ctx.Done():
 				return
 			}
 		}
+		err := sc.Err()
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = tooLong
+		}
+		readErr <- cmp.Or(err, io.EOF)
 	}()
 
 	var result error
@@ -106,21 +115,6 @@ loop:
 	case <-time.After(5 * time.Second):
 	}
 	return result
-}
-
-// readLine reads one line, refusing lines over maxStdioLine.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		part, isPrefix, err := r.ReadLine()
-		line = append(line, part...)
-		if len(line) > maxStdioLine {
-			return nil, fmt.Errorf("stdin line longer than %d bytes", maxStdioLine)
-		}
-		if err != nil || !isPrefix {
-			return line, err
-		}
-	}
 }
 
 // stdioBackend is the state of one ServeStdio call.
