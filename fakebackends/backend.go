@@ -139,15 +139,12 @@ type Backend struct {
 	*core
 
 	srv      *http.Server
-	addr     string // host:port of the MCP listener, kept across down/restart
+	mcpLn    downlistener.Listener // closed by `down` faults and Stop
 	admin    *http.Server
 	adminURL string
 
 	mu      sync.Mutex
 	gen     *generation
-	ln      net.Listener // nil while down
-	conns   map[net.Conn]struct{}
-	isDown  bool // the listener is closed (a `down` fault, or Stop)
 	halted  bool // Stop was called: down until Restart
 	stopped bool
 
@@ -214,7 +211,7 @@ func Start(ctx context.Context, script *Script, opts ...Option) (*Backend, error
 		return nil, err
 	}
 	s := c.script
-	b := &Backend{core: c, conns: map[net.Conn]struct{}{}, closed: make(chan struct{})}
+	b := &Backend{core: c, closed: make(chan struct{})}
 	c.changed = b.reconcile
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -223,11 +220,10 @@ func Start(ctx context.Context, script *Script, opts ...Option) (*Backend, error
 	if err != nil {
 		return nil, fmt.Errorf("fakebackends: %s: listen %s: %w", s.Name, s.Listen, err)
 	}
-	b.addr = ln.Addr().String()
 	b.srv = &http.Server{
 		Handler:           b,
 		ReadHeaderTimeout: 10 * time.Second,
-		ConnState:         b.trackConn,
+		ConnState:         b.mcpLn.ConnState,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			return context.WithValue(ctx, connKey{}, c)
 		},
@@ -239,10 +235,10 @@ func Start(ctx context.Context, script *Script, opts ...Option) (*Backend, error
 	}
 	b.gen = b.newGeneration()
 	b.engine.Set(s.Faults...)
-	b.mu.Lock()
-	b.serveLocked(ln)
-	b.mu.Unlock()
-	b.loops.Go(b.scheduler)
+	b.mcpLn.Serve(ln, func(ln net.Listener) {
+		b.loops.Go(func() { _ = b.srv.Serve(ln) }) // returns when ln closes
+	})
+	b.loops.Go(func() { downlistener.Reconcile(b.closed, b.reconcile) }) // the time-driven faults
 	b.reconcile()
 	return b, nil
 }
@@ -282,41 +278,6 @@ func (b *Backend) newGeneration() *generation {
 	return g
 }
 
-// serveLocked serves MCP on ln. b.mu must be held.
-func (b *Backend) serveLocked(ln net.Listener) {
-	b.ln = ln
-	b.loops.Go(func() { _ = b.srv.Serve(ln) }) // returns when ln closes
-}
-
-func (b *Backend) trackConn(c net.Conn, st http.ConnState) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch st {
-	case http.StateNew:
-		if b.isDown || b.stopped {
-			// Accepted just before the listener closed: refuse it.
-			faults.ResetConn(c)
-			return
-		}
-		b.conns[c] = struct{}{}
-	case http.StateHijacked, http.StateClosed:
-		delete(b.conns, c)
-	}
-}
-
-// closeLocked closes the MCP listener and every open MCP connection. b.mu
-// must be held.
-func (b *Backend) closeLocked() {
-	if b.ln != nil {
-		_ = b.ln.Close()
-		b.ln = nil
-	}
-	for c := range b.conns {
-		_ = c.Close()
-		delete(b.conns, c)
-	}
-}
-
 func (b *Backend) current() *generation {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -326,13 +287,13 @@ func (b *Backend) current() *generation {
 // URL is the MCP endpoint: http://host:port/mcp, or …/sse for SSE.
 func (b *Backend) URL() string {
 	if b.script.Transport == TransportSSE {
-		return "http://" + b.addr + "/sse"
+		return "http://" + b.Addr() + "/sse"
 	}
-	return "http://" + b.addr + "/mcp"
+	return "http://" + b.Addr() + "/mcp"
 }
 
 // Addr is the MCP listener's host:port (the same across down and restart).
-func (b *Backend) Addr() string { return b.addr }
+func (b *Backend) Addr() string { return b.mcpLn.Addr() }
 
 // AdminURL is the base URL of the control API.
 func (b *Backend) AdminURL() string { return b.adminURL }
@@ -404,12 +365,8 @@ func (b *Backend) Restart(ctx context.Context) error {
 	}
 	if wasHalted {
 		b.reconcile()
-		b.mu.Lock()
-		downNow, _ := b.engine.Due(false)
-		down := b.isDown && !downNow
-		b.mu.Unlock()
-		if down {
-			return fmt.Errorf("fakebackends: %s: restart: cannot listen on %s again", b.script.Name, b.addr)
+		if downNow, _ := b.engine.Due(false); b.mcpLn.Down() && !downNow {
+			return fmt.Errorf("fakebackends: %s: restart: cannot listen on %s again", b.script.Name, b.Addr())
 		}
 	}
 	b.opts.logger.Info("restarted", "backend", b.script.Name)
@@ -460,31 +417,17 @@ func (b *Backend) reconcile() {
 	if expire {
 		b.ExpireSessions()
 	}
-	b.mu.Lock()
+	b.mu.Lock() // Stop and Restart change halted, then reconcile
 	defer b.mu.Unlock()
 	down = down || b.halted
-	if b.stopped || down == b.isDown {
-		return
-	}
-	b.isDown = down
-	if down {
-		b.closeLocked()
+	switch changed, err := b.mcpLn.SetDown(down); {
+	case err != nil: // try again on the next tick
+		b.opts.logger.Error("cannot listen again", "backend", b.script.Name, "addr", b.mcpLn.Addr(), "err", err)
+	case changed && down:
 		b.opts.logger.Info("down", "backend", b.script.Name)
-		return
+	case changed:
+		b.opts.logger.Info("up", "backend", b.script.Name)
 	}
-	ln, err := listen(context.Background(), b.addr)
-	if err != nil {
-		b.opts.logger.Error("cannot listen again", "backend", b.script.Name, "addr", b.addr, "err", err)
-		b.isDown = true // try again on the next tick
-		return
-	}
-	b.serveLocked(ln)
-	b.opts.logger.Info("up", "backend", b.script.Name)
-}
-
-// scheduler re-evaluates time-driven faults until the backend closes.
-func (b *Backend) scheduler() {
-	downlistener.Reconcile(b.closed, b.reconcile)
 }
 
 // Close stops the backend and its control API, ends every stall and waits
@@ -496,6 +439,7 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.stopped = true
+	b.mcpLn.Close() // its server closes it
 	close(b.closed)
 	close(b.gen.done)
 	b.gen.streams.CancelAll()
@@ -503,9 +447,6 @@ func (b *Backend) Close() error {
 
 	_ = b.srv.Close() // closes the listener and every connection
 	_ = b.admin.Close()
-	b.mu.Lock()
-	b.closeLocked()
-	b.mu.Unlock()
 
 	waited := make(chan struct{})
 	go func() {

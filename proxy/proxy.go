@@ -57,10 +57,10 @@ type Proxy struct {
 	upstream *url.URL
 	engine   Engine
 	lease    *lease
-	ctl      sync.Mutex        // serializes fault changes and lease expiry
-	streams  faults.SSEStreams // legacy SSE session streams, by session id
-	sessions sessions          // session ids seen, and those expired by a fault
-	mcpLn    listener          // the MCP listener (a down fault closes it)
+	ctl      sync.Mutex            // serializes fault changes and lease expiry
+	streams  faults.SSEStreams     // legacy SSE session streams, by session id
+	sessions sessions              // session ids seen, and those expired by a fault
+	mcpLn    downlistener.Listener // the MCP listener (a down fault closes it)
 	closed   chan struct{}
 	logger   *slog.Logger
 	requests fakebackends.RequestLog
@@ -254,12 +254,9 @@ func (p *Proxy) Start(ctx context.Context) error {
 	}
 	p.mcpURL = "http://" + mln.Addr().String() + p.upstream.EscapedPath()
 	p.adminURL = "http://" + aln.Addr().String()
-	p.mcp = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ConnState: p.mcpLn.connState}
+	p.mcp = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ConnState: p.mcpLn.ConnState}
 	p.admin = &http.Server{Handler: p.AdminHandler(), ReadHeaderTimeout: 10 * time.Second}
-	p.mcpLn.mu.Lock()
-	p.mcpLn.addr, p.mcpLn.ln = mln.Addr().String(), mln
-	p.serve(mln)
-	p.mcpLn.mu.Unlock()
+	p.mcpLn.Serve(mln, p.serve)
 	p.wg.Go(func() {
 		if err := p.admin.Serve(aln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			p.logger.Error("serve control API", "err", err)
@@ -292,12 +289,9 @@ func (p *Proxy) Close(ctx context.Context) error {
 	default:
 		close(p.closed)
 	}
-	p.mcpLn.mu.Lock()
-	p.mcpLn.closed = true
-	if p.mcpLn.ln == nil && p.mcp != nil {
+	if p.mcpLn.Close() && p.mcp != nil {
 		_ = p.mcp.Close() // down: nothing listens; drop what is left
 	}
-	p.mcpLn.mu.Unlock()
 	p.lease.stop()
 	p.engine.Clear()
 	// Requests get a short grace; long-lived streams (SSE, standalone GET)

@@ -1,5 +1,5 @@
-// Package downlistener holds the loop that fake backends and fault proxies
-// share to apply `crash mode: down` faults (and other time-driven faults):
+// Package downlistener holds the MCP listener (Listener) and the loop
+// (Reconcile) that fake backends and fault proxies share to apply `crash mode: down` faults (and other time-driven faults):
 // both close their MCP listener while such a fault is in force and open it
 // again on the same address when it ends.
 package downlistener
