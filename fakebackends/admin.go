@@ -3,46 +3,13 @@ package fakebackends
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
-
-// startAdmin starts the control API on the script's admin address.
-func (b *Backend) startAdmin(ctx context.Context) error {
-	ln, err := b.listenAdmin(ctx)
-	if err != nil {
-		return err
-	}
-	b.adminURL = "http://" + ln.Addr().String()
-	b.admin = &http.Server{Handler: b.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
-	b.loops.Go(func() { _ = b.admin.Serve(ln) })
-	return nil
-}
-
-// adminHandler is the control API:
-//
-//	GET /faults            the faults in force
-//	PUT /faults            replace them (YAML or JSON, list or {faults: [...]})
-//	POST /faults           add to them
-//	DELETE /faults         clear them
-//	POST /restart          restart (forgets every session; serves again after a stop)
-//	POST /stop             stop serving MCP (connection refused) until restart
-//	POST /expire-sessions  forget every session now
-//	GET /requests          the request log
-//	GET /healthz           200 while the control API runs
-func (b *Backend) adminHandler() http.Handler {
-	return b.newAdminMux(&b.inflight, adminOps{
-		restart: b.Restart,
-		stop:    b.Stop,
-		expire:  b.ExpireSessions,
-		info: func() map[string]any {
-			return map[string]any{"name": b.script.Name, "url": b.URL(), "transport": b.script.Transport, "protocol": b.script.Protocol}
-		},
-	})
-}
 
 // adminOps are what the control API does beyond the faults and the
 // request log; HTTP and stdio backends share the API.
@@ -53,6 +20,37 @@ type adminOps struct {
 	info    func() map[string]any
 }
 
+// serveAdmin serves the control API on the script's admin address (a
+// non-loopback address needs an admin token) until srv is closed; inflight
+// counts its serving loop and its handlers.
+func (c *core) serveAdmin(ctx context.Context, inflight *sync.WaitGroup, ops adminOps) (url string, srv *http.Server, err error) {
+	host, _, err := net.SplitHostPort(c.script.Admin)
+	if err != nil {
+		return "", nil, fmt.Errorf("fakebackends: %s: admin address %q: %w", c.script.Name, c.script.Admin, err)
+	}
+	if !control.IsLoopback(host) && c.opts.adminToken == "" {
+		return "", nil, fmt.Errorf("fakebackends: %s: control API on non-loopback address %q needs an admin token (--admin-token)", c.script.Name, c.script.Admin)
+	}
+	ln, err := listen(ctx, c.script.Admin)
+	if err != nil {
+		return "", nil, fmt.Errorf("fakebackends: %s: admin listen %s: %w", c.script.Name, c.script.Admin, err)
+	}
+	srv = &http.Server{Handler: c.newAdminMux(inflight, ops), ReadHeaderTimeout: 10 * time.Second}
+	inflight.Go(func() { _ = srv.Serve(ln) })
+	return "http://" + ln.Addr().String(), srv, nil
+}
+
+// newAdminMux is the control API:
+//
+//	GET /faults            the faults in force
+//	PUT /faults            replace them (YAML or JSON, list or {faults: [...]})
+//	POST /faults           add to them
+//	DELETE /faults         clear them
+//	POST /restart          restart (forgets every session; serves again after a stop)
+//	POST /stop             stop serving MCP (connection refused) until restart
+//	POST /expire-sessions  forget every session now
+//	GET /requests          the request log
+//	GET /healthz           200 while the control API runs
 func (c *core) newAdminMux(inflight *sync.WaitGroup, ops adminOps) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { control.WriteJSON(w, http.StatusOK, ops.info()) })

@@ -15,7 +15,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
-	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/downlistener"
 )
 
@@ -116,23 +115,6 @@ func (c *core) changeFaults(add bool, faults ...Fault) error {
 	return nil
 }
 
-// listenAdmin opens the control API's listener on the script's admin
-// address; a non-loopback address needs an admin token.
-func (c *core) listenAdmin(ctx context.Context) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(c.script.Admin)
-	if err != nil {
-		return nil, fmt.Errorf("fakebackends: %s: admin address %q: %w", c.script.Name, c.script.Admin, err)
-	}
-	if !control.IsLoopback(host) && c.opts.adminToken == "" {
-		return nil, fmt.Errorf("fakebackends: %s: control API on non-loopback address %q needs an admin token (--admin-token)", c.script.Name, c.script.Admin)
-	}
-	ln, err := listen(ctx, c.script.Admin)
-	if err != nil {
-		return nil, fmt.Errorf("fakebackends: %s: admin listen %s: %w", c.script.Name, c.script.Admin, err)
-	}
-	return ln, nil
-}
-
 // Backend is a running fake MCP backend (streamable HTTP or SSE) with its
 // control API. Create it with Start; stop it with Close.
 type Backend struct {
@@ -229,7 +211,15 @@ func Start(ctx context.Context, script *Script, opts ...Option) (*Backend, error
 		},
 		ErrorLog: slog.NewLogLogger(b.opts.logger.Handler(), slog.LevelDebug),
 	}
-	if err := b.startAdmin(ctx); err != nil {
+	b.adminURL, b.admin, err = b.serveAdmin(ctx, &b.inflight, adminOps{
+		restart: b.Restart,
+		stop:    b.Stop,
+		expire:  b.ExpireSessions,
+		info: func() map[string]any {
+			return map[string]any{"name": b.script.Name, "url": b.URL(), "transport": b.script.Transport, "protocol": b.script.Protocol}
+		},
+	})
+	if err != nil {
 		ln.Close()
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 	"time"
 
@@ -45,11 +44,18 @@ func ServeStdio(ctx context.Context, script *Script, in io.Reader, out io.Writer
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	adminURL, stopAdmin, err := sb.startAdmin(ctx)
+	var adminInflight sync.WaitGroup
+	adminURL, admin, err := sb.serveAdmin(ctx, &adminInflight, adminOps{
+		expire: func() int { return 0 },
+		info:   func() map[string]any { return map[string]any{"name": s.Name, "transport": TransportStdio} },
+	})
 	if err != nil {
 		return err
 	}
-	defer stopAdmin()
+	defer func() {
+		_ = admin.Close()
+		adminInflight.Wait()
+	}()
 
 	mcpSrv := newMCPServer(&s, sb.done)
 	pr, pw := io.Pipe()
@@ -177,32 +183,6 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 		faults.ApplyStdio(x, f)
 	})
 	return false
-}
-
-// startAdmin serves the control API on the script's admin address (after
-// ApplyDefaults never empty: the default is 127.0.0.1:0).
-func (sb *stdioBackend) startAdmin(ctx context.Context) (string, func(), error) {
-	ln, err := sb.listenAdmin(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	var inflight sync.WaitGroup
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: sb.newAdminMux(&inflight, adminOps{
-		expire: func() int { return 0 },
-		info: func() map[string]any {
-			return map[string]any{"name": sb.script.Name, "transport": TransportStdio}
-		},
-	})}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(ln)
-	}()
-	return "http://" + ln.Addr().String(), func() {
-		_ = srv.Close()
-		<-served
-		inflight.Wait()
-	}, nil
 }
 
 // lockedWriter serializes whole writes to one writer.
