@@ -54,13 +54,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	d := b.engine.Decide(msg.Method, msg.Name)
 	rec.Fault = d.Label
-	if sleepCtx(r.Context(), g.done, d.Delay) != nil {
-		return
-	}
-	if d.Fault != nil && !b.applyFault(sw, r, g, msg, d) {
-		return
-	}
-	b.serveMCP(sw, r, g)
+	faults.Serve(b.exchange(sw, r, g, msg, d.Label), d)
 }
 
 // serveMCP hands the request to the MCP transport. For SSE streams the
@@ -95,29 +89,21 @@ func (b *Backend) refuseProtocol(w http.ResponseWriter, r *http.Request, msg fau
 	return true
 }
 
-// applyFault carries out a terminal fault through its kind (package
-// faults). It returns true when the request should still be served
-// normally afterwards.
-func (b *Backend) applyFault(w *control.StatusWriter, r *http.Request, g *generation, msg faults.Message, d faults.Decision) bool {
-	x := &faults.Exchange{W: w, R: r, Msg: msg, Next: g.handler, Released: d.Released, Done: g.done,
+// exchange is the request as faults see it, served normally by serveMCP.
+func (b *Backend) exchange(w http.ResponseWriter, r *http.Request, g *generation, msg faults.Message, label string) *faults.Exchange {
+	x := &faults.Exchange{W: w, R: r, Msg: msg, Done: g.done,
+		Next:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { b.serveMCP(w, r, g) }),
 		ExpireSessions: func() { b.ExpireSessions() },
 		Exit: func(code int) {
-			b.log.Add(RequestRecord{Time: time.Now(), Method: msg.Method, Tool: msg.Name, Fault: d.Label + ":exit"})
+			b.log.Add(RequestRecord{Time: time.Now(), Method: msg.Method, Tool: msg.Name, Fault: label + ":exit"})
 			b.exit(code)
 		},
 		Hold: func() func() { b.stalls.Add(1); return func() { b.stalls.Add(-1) } },
 	}
-	if st := b.sseTarget(r, g); st != nil {
-		x.Stream = st
+	if b.script.Transport == TransportSSE && r.Method == http.MethodPost { // the stream the answer goes to
+		if st := g.streams.Get(r.URL.Query().Get("sessionId")); st != nil {
+			x.Stream = st
+		}
 	}
-	return faults.Apply(x, d.Fault)
-}
-
-// sseTarget returns the stream an SSE POST belongs to, or nil for
-// streamable HTTP.
-func (b *Backend) sseTarget(r *http.Request, g *generation) *faults.SSEStream {
-	if b.script.Transport != TransportSSE || r.Method != http.MethodPost {
-		return nil
-	}
-	return g.streams.Get(r.URL.Query().Get("sessionId"))
+	return x
 }

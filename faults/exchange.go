@@ -88,6 +88,19 @@ func Apply(x *Exchange, f *Fault) bool {
 	return !ok || a.HTTP(x)
 }
 
+// Serve carries out the engine's decision d on x: it waits the added
+// latency (until the client goes away or x.Done closes), applies the
+// fault, and serves the request with x.Next unless the fault answered it.
+func Serve(x *Exchange, d Decision) {
+	if SleepCtx(x.R.Context(), x.Done, d.Delay) != nil {
+		return
+	}
+	x.Released = d.Released
+	if d.Fault == nil || Apply(x, d.Fault) {
+		x.Next.ServeHTTP(x.W, x.R)
+	}
+}
+
 // SSEEvent frames a JSON-RPC message as an SSE message event.
 func SSEEvent(payload []byte) []byte {
 	return []byte("event: message\ndata: " + string(payload) + "\n\n")
@@ -140,14 +153,7 @@ func Middleware(e *Engine, next http.Handler) http.Handler {
 		if ServeResumed(w, r) {
 			return
 		}
-		d := e.Decide(msg.Method, msg.Name)
-		if SleepCtx(r.Context(), nil, d.Delay) != nil {
-			return
-		}
-		if d.Fault != nil && !Apply(&Exchange{W: w, R: r, Msg: msg, Next: next, Released: d.Released}, d.Fault) {
-			return
-		}
-		next.ServeHTTP(w, r)
+		Serve(&Exchange{W: w, R: r, Msg: msg, Next: next}, e.Decide(msg.Method, msg.Name))
 	})
 }
 

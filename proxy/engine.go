@@ -131,20 +131,7 @@ func (s *sharedEngine) Handler(next http.Handler, host Host) http.Handler {
 				rec.ID = string(msg.ID)
 			}
 		}
-		if d.Delay > 0 {
-			if faults.SleepCtx(r.Context(), nil, d.Delay) != nil {
-				return
-			}
-		}
-		if d.Fault != nil {
-			x := &faults.Exchange{W: w, R: r, Msg: msg, Next: next, Released: d.Released, ExpireSessions: host.ExpireSessions}
-			if st := StreamFrom(r.Context()); st != nil {
-				x.Stream = st
-			}
-			if !faults.Apply(x, d.Fault) {
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
+		x := &faults.Exchange{W: w, R: r, Msg: msg, Next: next, Stream: StreamFrom(r.Context()), ExpireSessions: host.ExpireSessions}
+		faults.Serve(x, d)
 	})
 }
