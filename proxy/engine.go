@@ -46,57 +46,38 @@ func NewEngine() Engine { return &sharedEngine{e: faults.NewEngine(1)} }
 
 type sharedEngine struct{ e *faults.Engine }
 
-// notOnProxy refuses what a proxy cannot do: it does not own the backend's
-// process. (crash down closes the proxy's own listener; session_expire
-// makes the proxy answer 404 for the sessions it has seen.)
-func notOnProxy(f *faults.Fault) string {
-	if c, ok := f.Params.(*faults.Crash); ok && c.Exit {
-		return "crash exit: a proxy has no backend process to end (leave exit out: the connection dies)"
-	}
-	return ""
-}
+// Set implements Engine.
+func (s *sharedEngine) Set(body []byte, source string) error { return s.change(body, source, s.e.Set) }
 
-// parse decodes and checks a control API body: the fake backends' schema
-// and rules for streamable HTTP, and what a proxy can do.
-func (s *sharedEngine) parse(body []byte, source string) ([]faults.Fault, error) {
+// Add implements Engine.
+func (s *sharedEngine) Add(body []byte, source string) error { return s.change(body, source, s.e.Add) }
+
+// change decodes and checks a control API body (the fake backends' schema
+// and rules for streamable HTTP, and what a proxy can do), then hands its
+// faults to set (Set or Add). A proxy does not own the backend's process:
+// crash exit is refused (crash down closes the proxy's own listener;
+// session_expire makes the proxy answer 404 for the sessions it has seen).
+func (s *sharedEngine) change(body []byte, source string, set func(...faults.Fault)) error {
 	fs, err := fakebackends.ParseFaults(body, source)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	v := faults.Validator{File: source}
 	for i := range fs {
 		field := fmt.Sprintf("faults[%d]", i)
 		if err := v.Validate(&fs[i], field, faults.TransportStreamableHTTP); err != nil {
-			return nil, err
+			return err
 		}
 		f, fld := &fs[i], field
 		if eff := f.Effective(); eff != f {
 			f, fld = eff, fld+".fault"
 		}
-		if why := notOnProxy(f); why != "" {
-			return nil, &strictyaml.Error{File: source, Field: fld + ".kind", Msg: "not supported by a proxy: " + why}
+		if c, ok := f.Params.(*faults.Crash); ok && c.Exit {
+			return &strictyaml.Error{File: source, Field: fld + ".kind",
+				Msg: "not supported by a proxy: crash exit: a proxy has no backend process to end (leave exit out: the connection dies)"}
 		}
 	}
-	return fs, nil
-}
-
-// Set implements Engine.
-func (s *sharedEngine) Set(body []byte, source string) error {
-	fs, err := s.parse(body, source)
-	if err != nil {
-		return err
-	}
-	s.e.Set(fs...)
-	return nil
-}
-
-// Add implements Engine.
-func (s *sharedEngine) Add(body []byte, source string) error {
-	fs, err := s.parse(body, source)
-	if err != nil {
-		return err
-	}
-	s.e.Add(fs...)
+	set(fs...)
 	return nil
 }
 
