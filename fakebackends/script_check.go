@@ -61,20 +61,15 @@ func (r ToolResult) marshalValue() (any, error) {
 
 // DecodeNode reads `echo`, {text: ...} or {json: ...} (strictyaml.Unmarshaler).
 func (r *ToolResult) DecodeNode(d *strictyaml.Decoder, n *yaml.Node, field string) error {
-	x, err := decodeToolResult(d, n, field)
-	*r = x
-	return err
-}
-
-func decodeToolResult(d *strictyaml.Decoder, n *yaml.Node, field string) (ToolResult, error) {
 	const want = `want echo, {text: "..."} or {json: ...}`
+	*r = ToolResult{}
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" && n.Value == "echo" {
-		return ToolResult{Echo: true}, nil
+		r.Echo = true
+		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return ToolResult{}, d.Errf(n, field, "%s, got %s", want, strictyaml.Describe(n))
+		return d.Errf(n, field, "%s, got %s", want, strictyaml.Describe(n))
 	}
-	var r ToolResult
 	keys := 0
 	err := d.Entries(n, field, func(k string, kn, vn *yaml.Node, sub string) error {
 		keys++
@@ -94,13 +89,11 @@ func decodeToolResult(d *strictyaml.Decoder, n *yaml.Node, field string) (ToolRe
 		}
 		return d.Errf(kn, sub, "unknown field %q (%s)", k, want)
 	})
-	if err != nil {
-		return r, err
+	if err == nil && keys != 1 {
+		*r = ToolResult{}
+		return d.Errf(n, field, "%s: exactly one of text, json", want)
 	}
-	if keys != 1 {
-		return ToolResult{}, d.Errf(n, field, "%s: exactly one of text, json", want)
-	}
-	return r, nil
+	return err
 }
 
 // validator checks a script; faults are checked by faults.Validator.
