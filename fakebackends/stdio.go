@@ -161,7 +161,7 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 		faults.ApplyStdio(x, f)
 		return true
 	}
-	sb.pending.Go(func() { // ends with ctx or sb.done
+	sb.pending.Go(func() { // ends with ctx, which ServeStdio cancels as it ends (after sb.done)
 		defer logDone()
 		if sleepCtx(ctx, sb.done, d.Delay) != nil {
 			return
@@ -170,16 +170,6 @@ func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWrit
 			forward()
 			return
 		}
-		lctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		go func() { // ends with this line (cancel) or the backend
-			select {
-			case <-sb.done:
-				cancel()
-			case <-lctx.Done():
-			}
-		}()
-		x.Done = lctx.Done()
 		faults.ApplyStdio(x, f)
 	})
 	return false
