@@ -132,7 +132,7 @@ type Backend struct {
 
 	closed   chan struct{}
 	loops    sync.WaitGroup // serve goroutines and the scheduler
-	inflight sync.WaitGroup // MCP and admin handlers
+	inflight sync.WaitGroup // MCP and admin handlers, the admin server's loop
 	posts    atomic.Int64   // POST requests being handled
 	stalls   atomic.Int64   // requests held in a stall now (for tests)
 }
@@ -154,26 +154,22 @@ type generation struct {
 // connection.
 type connKey struct{}
 
-// enter and leave track the connections that carry a request of this
-// generation, so a restart can cut exactly those.
-func (g *generation) enter(c net.Conn) {
+// enter tracks a connection that carries a request of this generation,
+// so a restart can cut exactly those, until the returned func is called.
+func (g *generation) enter(c net.Conn) (leave func()) {
 	if c == nil {
-		return
+		return func() {}
 	}
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.inFlight[c]++
-	g.mu.Unlock()
-}
-
-func (g *generation) leave(c net.Conn) {
-	if c == nil {
-		return
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.inFlight[c]--; g.inFlight[c] <= 0 {
+			delete(g.inFlight, c)
+		}
 	}
-	g.mu.Lock()
-	if g.inFlight[c]--; g.inFlight[c] <= 0 {
-		delete(g.inFlight, c)
-	}
-	g.mu.Unlock()
 }
 
 // cutInFlight closes every connection with a request in progress.

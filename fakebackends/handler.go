@@ -20,8 +20,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g := b.current()
 	conn, _ := r.Context().Value(connKey{}).(net.Conn)
-	g.enter(conn)
-	defer g.leave(conn)
+	defer g.enter(conn)()
 	sw := &control.StatusWriter{ResponseWriter: w}
 	rec := NewRequestRecord(r)
 	defer func() {
