@@ -102,34 +102,19 @@ func (c *Check) fault(f *Fault) error {
 			return c.Errf("match.tool", "bad glob %q: %v", f.Match.Tool, err)
 		}
 	}
-	if p := f.Probability; p != nil && !(*p >= 0 && *p <= 1) {
+	switch p := f.Probability; {
+	case p != nil && !(*p >= 0 && *p <= 1):
 		return c.Errf("probability", "must be between 0 and 1, got %v", *p)
-	}
-	for _, x := range []struct {
-		name string
-		bad  bool
-		msg  string
-	}{
-		{"after", f.After < 0, "must not be negative"},
-		{"count", f.Count < 0, "must not be negative (0 = unlimited)"},
-		{"at", f.At < 0, "must not be negative"},
-		{"for", f.For < 0, "must not be negative (0 = until cleared)"},
-	} {
-		if x.bad {
-			return c.Errf(x.name, "%s", x.msg)
-		}
+	case f.After < 0:
+		return c.Errf("after", "must not be negative")
+	case f.Count < 0:
+		return c.Errf("count", "must not be negative (0 = unlimited)")
+	case f.At < 0:
+		return c.Errf("at", "must not be negative")
+	case f.For < 0:
+		return c.Errf("for", "must not be negative (0 = until cleared)")
 	}
 	return nil
-}
-
-func fieldIndex(name string) int {
-	t := reflect.TypeFor[Fault]()
-	for i := range t.NumField() {
-		if yamlName(t.Field(i)) == name {
-			return i
-		}
-	}
-	return -1
 }
 
 func paramsOf(s *Spec) string {
@@ -141,12 +126,13 @@ func paramsOf(s *Spec) string {
 
 func join(xs []string) string { return strings.Join(xs, ", ") }
 
-// setField returns the first of the named schedule fields of f that is
-// set, or "".
+// setField returns the first of the named match and schedule fields of f
+// that is set, or "".
 func setField(f *Fault, names []string) string {
-	rv := reflect.ValueOf(f).Elem()
+	set := map[string]bool{"match": f.Match != (Match{}), "after": f.After != 0, "count": f.Count != 0,
+		"probability": f.Probability != nil, "seed": f.Seed != 0, "at": f.At != 0, "for": f.For != 0}
 	for _, n := range names {
-		if i := fieldIndex(n); i >= 0 && !rv.Field(i).IsZero() {
+		if set[n] {
 			return n
 		}
 	}
