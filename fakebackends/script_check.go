@@ -1,6 +1,7 @@
 package fakebackends
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -139,16 +140,12 @@ func (v *validator) script(s *Script) error {
 	if s.Admin != "" && !validHostPort(s.Admin) {
 		return v.errf("admin", "bad address %q (want host:port, e.g. 127.0.0.1:0)", s.Admin)
 	}
-	if err := uniqueKeys(v, s.Tools, "tools", "name", "tool name", func(t ToolSpec) string { return t.Name }); err != nil {
-		return err
-	}
-	if err := uniqueKeys(v, s.Resources, "resources", "uri", "resource URI", func(r ResourceSpec) string { return r.URI }); err != nil {
-		return err
-	}
-	if err := uniqueKeys(v, s.ResourceTemplates, "resourceTemplates", "uriTemplate", "resource template", func(r ResourceTemplate) string { return r.URITemplate }); err != nil {
-		return err
-	}
-	if err := uniqueKeys(v, s.Prompts, "prompts", "name", "prompt name", func(p PromptSpec) string { return p.Name }); err != nil {
+	if err := cmp.Or(
+		uniqueKeys(v, s.Tools, "tools", "name", "tool name", func(t ToolSpec) string { return t.Name }),
+		uniqueKeys(v, s.Resources, "resources", "uri", "resource URI", func(r ResourceSpec) string { return r.URI }),
+		uniqueKeys(v, s.ResourceTemplates, "resourceTemplates", "uriTemplate", "resource template", func(r ResourceTemplate) string { return r.URITemplate }),
+		uniqueKeys(v, s.Prompts, "prompts", "name", "prompt name", func(p PromptSpec) string { return p.Name }),
+	); err != nil {
 		return err
 	}
 	for i := range s.Tools {
