@@ -379,19 +379,9 @@ func (d *Decoder) Value(n *yaml.Node, v reflect.Value, field string) error {
 	}
 	switch v.Type() {
 	case durationType, stdDurationType:
-		x, err := d.duration(n, field)
-		if err != nil {
-			return err
-		}
-		v.SetInt(int64(x))
-		return nil
+		return d.duration(n, v, field)
 	case sizeType:
-		x, err := d.size(n, field)
-		if err != nil {
-			return err
-		}
-		v.SetInt(int64(x))
-		return nil
+		return d.size(n, v, field)
 	}
 	if v.CanAddr() && v.Addr().Type().Implements(unmarshalerType) {
 		return v.Addr().Interface().(Unmarshaler).DecodeNode(d, n, field)
@@ -564,9 +554,7 @@ func (d *Decoder) structure(n *yaml.Node, v reflect.Value, field string) error {
 			fv := v.Field(f.index)
 			var err error
 			if f.size {
-				var x Size
-				x, err = d.size(Resolve(vn), sub)
-				fv.SetInt(int64(x))
+				err = d.size(Resolve(vn), fv, sub)
 			} else {
 				err = d.Value(vn, fv, sub)
 			}

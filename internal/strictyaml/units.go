@@ -74,35 +74,38 @@ func UnmarshalBytes(b []byte, out any) error {
 	return NewDecoder("").Value(doc.Content[0], reflectOf(out), "")
 }
 
-func (d *Decoder) duration(n *yaml.Node, field string) (Duration, error) {
+// duration decodes a Duration into v, an integer.
+func (d *Decoder) duration(n *yaml.Node, v reflect.Value, field string) error {
 	const want = `want a duration such as "250ms", "1.5s" or "2m"`
 	if n.Kind != yaml.ScalarNode {
-		return 0, d.Errf(n, field, "%s, got %s", want, Describe(n))
+		return d.Errf(n, field, "%s, got %s", want, Describe(n))
 	}
 	switch n.ShortTag() {
 	case "!!int":
 		var i int64
 		if n.Decode(&i) == nil && i == 0 {
-			return 0, nil
+			v.SetInt(0)
+			return nil
 		}
-		return 0, d.Errf(n, field, "%s: a number needs a unit, got %s", want, n.Value)
+		return d.Errf(n, field, "%s: a number needs a unit, got %s", want, n.Value)
 	case "!!str":
 		x, err := time.ParseDuration(strings.TrimSpace(n.Value))
 		if err != nil && durationRE.MatchString(strings.TrimSpace(n.Value)) { // well formed: too large
-			return 0, d.Errf(n, field, "duration %q out of range (want 0s..%s)", n.Value, MaxDuration)
+			return d.Errf(n, field, "duration %q out of range (want 0s..%s)", n.Value, MaxDuration)
 		}
 		if err != nil {
-			return 0, d.Errf(n, field, "bad duration %q (%s)", n.Value, want)
+			return d.Errf(n, field, "bad duration %q (%s)", n.Value, want)
 		}
 		if x < 0 {
-			return 0, d.Errf(n, field, "negative duration %q (want 0s..%s)", n.Value, MaxDuration)
+			return d.Errf(n, field, "negative duration %q (want 0s..%s)", n.Value, MaxDuration)
 		}
 		if x > MaxDuration {
-			return 0, d.Errf(n, field, "duration %q out of range (want 0s..%s)", n.Value, MaxDuration)
+			return d.Errf(n, field, "duration %q out of range (want 0s..%s)", n.Value, MaxDuration)
 		}
-		return Duration(x), nil
+		v.SetInt(int64(x))
+		return nil
 	}
-	return 0, d.Errf(n, field, "%s, got %s", want, Describe(n))
+	return d.Errf(n, field, "%s, got %s", want, Describe(n))
 }
 
 var sizeUnits = map[string]int64{
@@ -115,37 +118,40 @@ var durationRE = regexp.MustCompile(`^\+?([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))
 
 var sizeRE = regexp.MustCompile(`^([0-9]+)\s*([A-Za-z]*)$`)
 
-func (d *Decoder) size(n *yaml.Node, field string) (Size, error) {
+// size decodes a Size into v, an integer.
+func (d *Decoder) size(n *yaml.Node, v reflect.Value, field string) error {
 	const want = `want a byte count such as 4096, "512B", "10KB" or "2MiB"`
 	if n.Kind != yaml.ScalarNode {
-		return 0, d.Errf(n, field, "%s, got %s", want, Describe(n))
+		return d.Errf(n, field, "%s, got %s", want, Describe(n))
 	}
 	switch n.ShortTag() {
 	case "!!int":
 		var i int64
 		if n.Decode(&i) != nil || i > int64(MaxSize) {
-			return 0, d.Errf(n, field, "size %s out of range (want 0..1TiB)", n.Value)
+			return d.Errf(n, field, "size %s out of range (want 0..1TiB)", n.Value)
 		}
 		if i < 0 {
-			return 0, d.Errf(n, field, "negative size %s (want 0..1TiB)", n.Value)
+			return d.Errf(n, field, "negative size %s (want 0..1TiB)", n.Value)
 		}
-		return Size(i), nil
+		v.SetInt(i)
+		return nil
 	case "!!str":
 		m := sizeRE.FindStringSubmatch(strings.TrimSpace(n.Value))
 		if m == nil {
-			return 0, d.Errf(n, field, "bad size %q (%s)", n.Value, want)
+			return d.Errf(n, field, "bad size %q (%s)", n.Value, want)
 		}
 		mult, ok := sizeUnits[strings.ToLower(m[2])]
 		if !ok {
-			return 0, d.Errf(n, field, "bad size unit %q in %q (want B, KB, MB, GB, KiB, MiB or GiB)", m[2], n.Value)
+			return d.Errf(n, field, "bad size unit %q in %q (want B, KB, MB, GB, KiB, MiB or GiB)", m[2], n.Value)
 		}
 		num, err := strconv.ParseInt(m[1], 10, 64)
 		if err != nil || num > int64(MaxSize)/mult {
-			return 0, d.Errf(n, field, "size %q out of range (want 0..1TiB)", n.Value)
+			return d.Errf(n, field, "size %q out of range (want 0..1TiB)", n.Value)
 		}
-		return Size(num * mult), nil
+		v.SetInt(num * mult)
+		return nil
 	}
-	return 0, d.Errf(n, field, "%s, got %s", want, Describe(n))
+	return d.Errf(n, field, "%s, got %s", want, Describe(n))
 }
 
 func reflectOf(p any) reflect.Value { return reflect.ValueOf(p).Elem() }
