@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 )
 
@@ -75,11 +74,9 @@ type SSEStream struct {
 // Write implements http.ResponseWriter. An endpoint event written whole
 // (as mcp-go writes it) makes the stream known by its session id.
 func (s *SSEStream) Write(p []byte) (int, error) {
+	s.SetSession(sessionFromEndpointEvent(p))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.id == "" {
-		s.setSessionLocked(sessionFromEndpointEvent(string(p)))
-	}
 	n, err := s.ResponseWriter.Write(p)
 	s.tail = append(s.tail, p[max(n-4, 0):n]...)
 	s.tail = s.tail[max(len(s.tail)-4, 0):]
@@ -134,10 +131,6 @@ func (s *SSEStream) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 func (s *SSEStream) SetSession(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.setSessionLocked(id)
-}
-
-func (s *SSEStream) setSessionLocked(id string) bool {
 	if id == "" || s.id != "" {
 		return false
 	}
@@ -168,13 +161,13 @@ func (s *SSEStream) Close() {
 
 // sessionFromEndpointEvent is the session id of a whole endpoint event's
 // URL (its ?sessionId=), or "".
-func sessionFromEndpointEvent(ev string) string {
-	rest, ok := strings.CutPrefix(ev, "event: endpoint")
-	_, data, found := strings.Cut(rest, "data: ")
+func sessionFromEndpointEvent(ev []byte) string {
+	rest, ok := bytes.CutPrefix(ev, []byte("event: endpoint"))
+	_, data, found := bytes.Cut(rest, []byte("data: "))
 	if !ok || !found {
 		return ""
 	}
-	u, err := url.Parse(strings.TrimSpace(data))
+	u, err := url.Parse(string(bytes.TrimSpace(data)))
 	if err != nil {
 		return ""
 	}
