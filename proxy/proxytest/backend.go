@@ -155,15 +155,11 @@ func (b *Backend) newServer() *server.MCPServer {
 		})
 	s.AddTool(mcp.NewTool("slow", mcp.WithDescription("answer after ms milliseconds"), mcp.WithNumber("ms")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			d := time.Duration(req.GetFloat("ms", 0)) * time.Millisecond
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-b.done:
+			switch err := faults.SleepCtx(ctx, b.done, time.Duration(req.GetFloat("ms", 0))*time.Millisecond); {
+			case errors.Is(err, faults.ErrStopped):
 				return nil, errors.New("server closing")
+			case err != nil:
+				return nil, err
 			}
 			return mcp.NewToolResultText("done"), nil
 		})
