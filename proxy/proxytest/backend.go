@@ -34,7 +34,6 @@ type Backend struct {
 	URL string
 
 	srv  *http.Server
-	ln   net.Listener
 	done chan struct{}
 	wg   sync.WaitGroup
 
@@ -61,7 +60,7 @@ func Start(name, transport string) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{Name: name, ln: ln, done: make(chan struct{})}
+	b := &Backend{Name: name, done: make(chan struct{})}
 	base := "http://" + ln.Addr().String()
 	mcpSrv := b.newServer()
 	var h http.Handler
