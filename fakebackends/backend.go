@@ -121,6 +121,7 @@ type Backend struct {
 	*core
 
 	srv      *http.Server
+	addr     string                // host:port of the MCP listener, kept across down/restart
 	mcpLn    downlistener.Listener // closed by `down` faults and Stop
 	admin    *http.Server
 	adminURL string
@@ -198,6 +199,7 @@ func Start(ctx context.Context, script *Script, opts ...Option) (*Backend, error
 	if err != nil {
 		return nil, fmt.Errorf("fakebackends: %s: listen %s: %w", s.Name, s.Listen, err)
 	}
+	b.addr = ln.Addr().String()
 	b.srv = &http.Server{
 		Handler:           b,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -273,13 +275,13 @@ func (b *Backend) current() *generation {
 // URL is the MCP endpoint: http://host:port/mcp, or …/sse for SSE.
 func (b *Backend) URL() string {
 	if b.script.Transport == TransportSSE {
-		return "http://" + b.Addr() + "/sse"
+		return "http://" + b.addr + "/sse"
 	}
-	return "http://" + b.Addr() + "/mcp"
+	return "http://" + b.addr + "/mcp"
 }
 
 // Addr is the MCP listener's host:port (the same across down and restart).
-func (b *Backend) Addr() string { return b.mcpLn.Addr() }
+func (b *Backend) Addr() string { return b.addr }
 
 // AdminURL is the base URL of the control API.
 func (b *Backend) AdminURL() string { return b.adminURL }
@@ -352,7 +354,7 @@ func (b *Backend) Restart(ctx context.Context) error {
 	if wasHalted {
 		b.reconcile()
 		if downNow, _ := b.engine.Due(false); b.mcpLn.Down() && !downNow {
-			return fmt.Errorf("fakebackends: %s: restart: cannot listen on %s again", b.script.Name, b.Addr())
+			return fmt.Errorf("fakebackends: %s: restart: cannot listen on %s again", b.script.Name, b.addr)
 		}
 	}
 	b.opts.logger.Info("restarted", "backend", b.script.Name)
@@ -408,7 +410,7 @@ func (b *Backend) reconcile() {
 	down = down || b.halted
 	switch changed, err := b.mcpLn.SetDown(down); {
 	case err != nil: // try again on the next tick
-		b.opts.logger.Error("cannot listen again", "backend", b.script.Name, "addr", b.mcpLn.Addr(), "err", err)
+		b.opts.logger.Error("cannot listen again", "backend", b.script.Name, "addr", b.addr, "err", err)
 	case changed && down:
 		b.opts.logger.Info("down", "backend", b.script.Name)
 	case changed:
