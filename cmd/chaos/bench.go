@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -177,11 +178,11 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	fmt.Fprintf(w, "chaos bench: done in %s\n", time.Since(start).Round(time.Millisecond))
 	switch {
 	case results != nil && results.Interrupted:
-		return &exitError{code: 130, err: fmt.Errorf("bench: interrupted (%v)", context.Cause(ctx))}
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("bench: interrupted (%v)", context.Cause(ctx))}
 	case err != nil:
-		return &exitError{code: 2, err: fmt.Errorf("bench: %w", err)}
+		return usageError(fmt.Errorf("bench: %w", err))
 	case results.Failed():
-		return &exitError{code: 1, err: fmt.Errorf("bench: a scenario failed")}
+		return &exitError{code: exitFailed, err: fmt.Errorf("bench: a scenario failed")}
 	}
 	return nil
 }
@@ -219,7 +220,7 @@ func checkBenchFaultFlags(o benchOptions) error {
 }
 
 // printBench prints each bench scenario's verdict and figures.
-func printBench(w interface{ Write([]byte) (int, error) }, results *harness.Results) {
+func printBench(w io.Writer, results *harness.Results) {
 	fmt.Fprintln(w)
 	for _, s := range results.Scenarios {
 		fmt.Fprintf(w, "%-7s %s\n", strings.ToUpper(string(s.Verdict)), s.Name)

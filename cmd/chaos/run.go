@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -130,15 +131,19 @@ func capList() string {
 }
 
 // runTarget builds the target from the flags (the same rules as the
-// Ginkgo suite's VMCP_CHAOS_* variables: harness.TargetConfig).
+// Ginkgo suite's VMCP_CHAOS_* variables: harness.TargetConfig). With
+// --profile it is the profile's gateway, with the exec flags as
+// overrides, and a bad profile is a config error.
 func runTarget(o runOptions) (harness.Target, error) {
-	if o.profile != "" {
-		return runProfileTarget(o)
+	cfg := harness.TargetConfig{Profile: o.profile, Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
+		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet}
+	if o.profile == "" {
+		cfg.ToolNamePattern, cfg.Image = o.toolNames, o.gatewayImage
 	}
-	cfg := harness.TargetConfig{Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
-		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet, ToolNamePattern: o.toolNames,
-		Image: o.gatewayImage}
 	t, err := cfg.Target(os.Executable)
+	if pe := (*harness.ProfileError)(nil); errors.As(err, &pe) {
+		return nil, fmt.Errorf("run: --profile: %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
