@@ -22,36 +22,35 @@ func runCalls2(ctx context.Context, c *Config, results *harness.Results) error {
 	}
 	defer t.close()
 	for _, rev := range c.Revisions {
-		rec := harness.NewRecorder("bench/calls/"+string(rev), "bench", "calls")
-		err := callFigures(ctx, c, t, rev, rec)
-		finish(rec, err)
-		results.Add(rec)
-		if ctx.Err() != nil {
-			return ctx.Err()
+		err := record(ctx, results, "bench/calls/"+string(rev), "calls", func(rec *harness.Recorder) error {
+			return callFigures(ctx, c, t, rev, rec)
+		})
+		if err != nil {
+			return err
 		}
 	}
-	rec := harness.NewRecorder("bench/open/2-backends", "bench", "open")
-	finish(rec, openFigures(ctx, c, t, rec, false))
-	results.Add(rec)
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if err := record(ctx, results, "bench/open/2-backends", "open", func(rec *harness.Recorder) error {
+		return openFigures(ctx, c, t, rec)
+	}); err != nil || c.Sessions == 0 {
+		return err
 	}
-	if c.Sessions > 0 {
-		rec := harness.NewRecorder(fmt.Sprintf("bench/open/%d-sessions", c.Sessions), "bench", "open")
-		finish(rec, manySessions(ctx, c, t, rec))
-		results.Add(rec)
-	}
-	return ctx.Err()
+	return record(ctx, results, fmt.Sprintf("bench/open/%d-sessions", c.Sessions), "open", func(rec *harness.Recorder) error {
+		return manySessions(ctx, c, t, rec)
+	})
 }
 
-// finish sets the verdict: a bench scenario fails when it could not
-// measure or a healthy call failed.
-func finish(rec *harness.Recorder, err error) {
-	if err != nil {
+// record runs measure as the bench scenario name (labels bench and
+// group), adds it to results and returns ctx's error. The scenario fails
+// when measure does: it could not measure or a healthy call failed.
+func record(ctx context.Context, results *harness.Results, name, group string, measure func(*harness.Recorder) error) error {
+	rec := harness.NewRecorder(name, "bench", group)
+	if err := measure(rec); err != nil {
 		rec.Fail(err.Error())
-		return
+	} else {
+		rec.Pass()
 	}
-	rec.Pass()
+	results.Add(rec)
+	return ctx.Err()
 }
 
 // findTool returns the name under which url exposes backend's tool,

@@ -66,6 +66,18 @@ func namesBackend(text string, meta map[string]any, called, backend string) bool
 	return harness.NamesBackend(all, backend)
 }
 
+// setCallFigures writes the call count, errors, unanswered calls and
+// latency quantiles of one endpoint (prefix "direct" or "gateway").
+func setCallFigures(rec *harness.Recorder, prefix string, lat []time.Duration, errors, unanswered int) {
+	p50, p99, mx := quantiles(lat)
+	rec.SetFigure(prefix+".calls", float64(len(lat)))
+	rec.SetFigure(prefix+".errors", float64(errors))
+	rec.SetFigure(prefix+".unanswered", float64(unanswered))
+	rec.SetFigure(prefix+".p50_ms", ms(p50))
+	rec.SetFigure(prefix+".p99_ms", ms(p99))
+	rec.SetFigure(prefix+".max_ms", ms(mx))
+}
+
 // replaceFold replaces every case-insensitive occurrence of old in s.
 func replaceFold(s, old, repl string) string {
 	if old == "" {
@@ -114,13 +126,7 @@ func (s *outcomes) add(o outcome) {
 
 // set writes the figures of one endpoint (prefix "direct" or "gateway").
 func (s *outcomes) set(rec *harness.Recorder, prefix string, withNames bool) {
-	p50, p99, mx := quantiles(s.lat)
-	rec.SetFigure(prefix+".calls", float64(len(s.lat)))
-	rec.SetFigure(prefix+".errors", float64(s.failed))
-	rec.SetFigure(prefix+".unanswered", float64(s.unanswered))
-	rec.SetFigure(prefix+".p50_ms", ms(p50))
-	rec.SetFigure(prefix+".p99_ms", ms(p99))
-	rec.SetFigure(prefix+".max_ms", ms(mx))
+	setCallFigures(rec, prefix, s.lat, s.failed, s.unanswered)
 	if withNames {
 		rec.SetFigure(prefix+".errors_naming_backend", float64(s.named))
 	}

@@ -28,12 +28,12 @@ func runScale(ctx context.Context, c *Config, results *harness.Results) error {
 		if err != nil {
 			return err
 		}
-		rec := harness.NewRecorder(fmt.Sprintf("bench/scale/%d-sessions", n), "bench", "scale")
-		finish(rec, scaleFigures(ctx, c, t, n, rec))
+		err = record(ctx, results, fmt.Sprintf("bench/scale/%d-sessions", n), "scale", func(rec *harness.Recorder) error {
+			return scaleFigures(ctx, c, t, n, rec)
+		})
 		t.close()
-		results.Add(rec)
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -180,13 +180,7 @@ type scaleLoad struct {
 
 // set writes the figures of one endpoint (prefix "direct" or "gateway").
 func (l scaleLoad) set(rec *harness.Recorder, prefix string) {
-	rec.SetFigure(prefix+".calls", float64(len(l.lat)))
-	rec.SetFigure(prefix+".errors", float64(l.errors))
-	rec.SetFigure(prefix+".unanswered", float64(l.unanswered))
-	p50, p99, mx := quantiles(l.lat)
-	rec.SetFigure(prefix+".p50_ms", ms(p50))
-	rec.SetFigure(prefix+".p99_ms", ms(p99))
-	rec.SetFigure(prefix+".max_ms", ms(mx))
+	setCallFigures(rec, prefix, l.lat, l.errors, l.unanswered)
 	if l.elapsed > 0 {
 		rec.SetFigure(prefix+".throughput_per_s", float64(len(l.lat))/l.elapsed.Seconds())
 	}
