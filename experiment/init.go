@@ -36,10 +36,6 @@ type InitOptions struct {
 // it fail and checks the error names it. The result parses with Parse.
 func Starter(ctx context.Context, o InitOptions) (string, error) {
 	o.Timeout = cmp.Or(o.Timeout, 10*time.Second)
-	rev := harness.RevisionLegacy
-	if o.Protocol == "modern" {
-		rev = harness.RevisionModern
-	}
 	var headers map[string]string
 	if o.AuthEnv != "" {
 		tok := os.Getenv(o.AuthEnv)
@@ -50,7 +46,7 @@ func Starter(ctx context.Context, o InitOptions) (string, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	c, err := harness.Dial(dctx, o.Gateway, rev, nil, harness.WithCallTimeout(o.Timeout), harness.WithHeaders(headers))
+	c, err := harness.Dial(dctx, o.Gateway, revisionOf(o.Protocol), nil, harness.WithCallTimeout(o.Timeout), harness.WithHeaders(headers))
 	if err != nil {
 		return "", fmt.Errorf("gateway %s: %w", o.Gateway, err)
 	}

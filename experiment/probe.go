@@ -140,8 +140,10 @@ func (p *prober) expected(pr *Probe) string {
 	return pr.Type
 }
 
-func (p *prober) revision() harness.Revision {
-	if p.dep.Protocol == "modern" {
+// revisionOf is the client revision of a protocol setting: modern, or
+// legacy (the default).
+func revisionOf(protocol string) harness.Revision {
+	if protocol == "modern" {
 		return harness.RevisionModern
 	}
 	return harness.RevisionLegacy
@@ -151,7 +153,7 @@ func (p *prober) revision() harness.Revision {
 func (p *prober) dial(ctx context.Context, timeout time.Duration) (*harness.Client, error) {
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return harness.Dial(dctx, p.dep.Gateway, p.revision(), p.rec, harness.WithCallTimeout(timeout),
+	return harness.Dial(dctx, p.dep.Gateway, revisionOf(p.dep.Protocol), p.rec, harness.WithCallTimeout(timeout),
 		harness.WithHeaders(p.headers), harness.WithBackends(p.backends...), harness.WithClientName("probe"),
 		harness.WithCloseGrace(200*time.Millisecond))
 }
