@@ -7,18 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
-
-// addOutputFlags adds the output flags of `chaos run`.
-func addOutputFlags(f *pflag.FlagSet, o *runOptions) {
-	f.StringVar(&o.html, "html", "", "write the HTML report here (default: report.html beside --out, i.e. out/report.html)")
-	f.BoolVar(&o.noHTML, "no-html", false, "do not write the HTML report")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress and no table, only the final summary line")
-}
 
 // checkOutput rejects contradictory output flags.
 func (o runOptions) checkOutput() error {

@@ -19,25 +19,15 @@ import (
 
 // runOptions are the flags of `chaos run`.
 type runOptions struct {
-	// profile is a target profile (--profile).
-	profile string
-
-	target         string
-	gatewayCmd     string
-	configTemplate string
-	readyURL       string
-	mcpPath        string
-	capabilities   string
-	// capabilitiesSet: --capabilities was given (even empty: none).
-	capabilitiesSet bool
-	toolNames       string
-	labels          []string
-	out             string
-	list            bool
-	noLeakCheck     bool
-	verbose         bool
-	runtime         string
-	gatewayImage    string
+	// target is the gateway under test: --target, --profile and the exec
+	// flags (CapabilitiesSet: --capabilities was given, even empty).
+	target      harness.TargetConfig
+	labels      []string
+	out         string
+	list        bool
+	noLeakCheck bool
+	verbose     bool
+	runtime     string
 	// output: --html, --no-html, --quiet (see output.go)
 	html   string
 	noHTML bool
@@ -88,27 +78,27 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 ` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.capabilitiesSet = cmd.Flags().Changed("capabilities")
+			o.target.CapabilitiesSet = cmd.Flags().Changed("capabilities")
 			sweepLeftovers(cmd.ErrOrStderr())
-			if o.profile != "" && !cmd.Flags().Changed("target") {
-				o.target = "" // a profile is an exec target
+			if o.target.Profile != "" && !cmd.Flags().Changed("target") {
+				o.target.Kind = "" // a profile is an exec target
 			}
 			return runScenarios(cmd, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.target, "target", "reference", "gateway under test: reference (in-process) or exec (a gateway process)")
-	f.StringVar(&o.gatewayCmd, "gateway-cmd", "", "exec: the gateway's command line, split into words like a shell does ('single' and \"double\" quotes, "+
+	f.StringVar(&o.target.Kind, "target", "reference", "gateway under test: reference (in-process) or exec (a gateway process)")
+	f.StringVar(&o.target.GatewayCmd, "gateway-cmd", "", "exec: the gateway's command line, split into words like a shell does ('single' and \"double\" quotes, "+
 		"backslash escapes, no expansion); each word is a template ({{.ConfigPath}}, {{.Listen}}, {{.Port}}, ...); needs --config-template; "+
 		"default: this binary's 'vmcp --config {{.ConfigPath}} --listen {{.Listen}}'")
-	f.StringVar(&o.configTemplate, "config-template", "", "exec: the gateway's config file template (required with --gateway-cmd; default for chaos vmcp: the shipped template)")
-	f.StringVar(&o.readyURL, "ready-url", "", "exec: URL template polled until the gateway answers (default {{.BaseURL}}/status for chaos vmcp, else {{.BaseURL}}<mcp-path>)")
-	f.StringVar(&o.mcpPath, "mcp-path", "", "exec: the gateway's MCP endpoint path (default /mcp, or the profile's)")
-	f.StringVar(&o.profile, "profile", "", "a target profile (YAML) describing the gateway under test: an exec target; "+
+	f.StringVar(&o.target.ConfigTemplate, "config-template", "", "exec: the gateway's config file template (required with --gateway-cmd; default for chaos vmcp: the shipped template)")
+	f.StringVar(&o.target.ReadyURL, "ready-url", "", "exec: URL template polled until the gateway answers (default {{.BaseURL}}/status for chaos vmcp, else {{.BaseURL}}<mcp-path>)")
+	f.StringVar(&o.target.MCPPath, "mcp-path", "", "exec: the gateway's MCP endpoint path (default /mcp, or the profile's)")
+	f.StringVar(&o.target.Profile, "profile", "", "a target profile (YAML) describing the gateway under test: an exec target; "+
 		"--gateway-cmd, --config-template, --ready-url, --mcp-path and --capabilities override its fields (see chaos profile check; $"+harness.ProfileEnv+")")
-	f.StringVar(&o.capabilities, "capabilities", "", "capabilities the target declares, comma-separated ("+
+	f.StringVar(&o.target.Capabilities, "capabilities", "", "capabilities the target declares, comma-separated ("+
 		capList()+", or all); default: the reference gateway's for reference and chaos vmcp, none for another exec gateway")
-	f.StringVar(&o.toolNames, "tool-names", "", "how the gateway names a backend's tools and prompts, a pattern of {backend} and {tool} "+
+	f.StringVar(&o.target.ToolNamePattern, "tool-names", "", "how the gateway names a backend's tools and prompts, a pattern of {backend} and {tool} "+
 		"(default {backend}_{tool}; $"+harness.ToolNamesEnv+"); tools are found by their origin marker first, the pattern is the fallback")
 	f.StringArrayVar(&o.labels, "label", nil, "run only the scenarios matching this Ginkgo label filter (the syntax of -ginkgo.label-filter: "+
 		"&&, ||, !, parentheses, a comma for ||) or named so; repeatable (either matches). Labels: "+strings.Join(scenarios.Labels(), ", "))
@@ -116,9 +106,11 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label) and exit")
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print with each scenario its full reason, failed checks and key figures")
-	addOutputFlags(f, &o)
+	f.StringVar(&o.html, "html", "", "write the HTML report here (default: report.html beside --out, i.e. out/report.html)")
+	f.BoolVar(&o.noHTML, "no-html", false, "do not write the HTML report")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress and no table, only the final summary line")
 	f.StringVar(&o.runtime, "runtime", "", "backend runtime: container runs every scenario's HTTP backends as Docker containers (default: each scenario's own)")
-	f.StringVar(&o.gatewayImage, "gateway-image", "", "exec: a container image of the gateway, for the container scenarios (runs --gateway-cmd with the rendered config)")
+	f.StringVar(&o.target.Image, "gateway-image", "", "exec: a container image of the gateway, for the container scenarios (runs --gateway-cmd with the rendered config)")
 	return cmd
 }
 
@@ -134,11 +126,9 @@ func capList() string {
 // Ginkgo suite's VMCP_CHAOS_* variables: harness.TargetConfig). With
 // --profile it is the profile's gateway, with the exec flags as
 // overrides, and a bad profile is a config error.
-func runTarget(o runOptions) (harness.Target, error) {
-	cfg := harness.TargetConfig{Profile: o.profile, Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
-		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet}
-	if o.profile == "" {
-		cfg.ToolNamePattern, cfg.Image = o.toolNames, o.gatewayImage
+func runTarget(cfg harness.TargetConfig) (harness.Target, error) {
+	if cfg.Profile != "" {
+		cfg.ToolNamePattern, cfg.Image = "", "" // not among the flags --profile takes as overrides
 	}
 	t, err := cfg.Target(os.Executable)
 	if pe := (*harness.ProfileError)(nil); errors.As(err, &pe) {
@@ -154,7 +144,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	if err := o.checkOutput(); err != nil {
 		return usageError(err)
 	}
-	target, err := runTarget(o)
+	target, err := runTarget(o.target)
 	if err != nil {
 		return usageError(err)
 	}
