@@ -92,20 +92,16 @@ type round struct {
 // measure opens clients at url, then runs the load while reading the CPU
 // of pids, then a one-client run for the unloaded latency.
 func measure(ctx context.Context, c *Config, url, tool string, rev harness.Revision, pids ...int) (round, error) {
-	l := Load{URL: url, Revision: rev, Tool: tool, Args: map[string]any{"msg": "hello"},
-		Clients: c.Clients, Duration: c.Duration, Calls: c.Calls, CallTimeout: c.CallTimeout}
-	clients, err := dialClients(ctx, url, rev, l.Clients, l.CallTimeout)
+	clients, err := dialClients(ctx, url, rev, c.Clients, c.CallTimeout)
 	if err != nil {
-		return round{}, fmt.Errorf("open %d %s clients at %s: %w", l.Clients, rev, url, err)
+		return round{}, fmt.Errorf("open %d %s clients at %s: %w", c.Clients, rev, url, err)
 	}
 	m := startCPU(pids...)
 	var r round
-	r.load = runCalls(ctx, clients, l)
+	r.load = runCalls(ctx, clients, tool, c.Calls, c.Duration, c.CallTimeout)
 	r.cpu, r.samples = m.stop()
 	// One client: the latency a lone caller sees.
-	l1 := l
-	l1.Clients, l1.Calls, l1.Duration = 1, 300, min(c.Duration/2, time.Second)
-	r.c1 = runCalls(ctx, clients[:1], l1)
+	r.c1 = runCalls(ctx, clients[:1], tool, 300, min(c.Duration/2, time.Second), c.CallTimeout)
 	closeClients(clients)
 	return r, ctx.Err()
 }
