@@ -37,9 +37,9 @@ func (o runOptions) htmlPath() string {
 
 // finishRun prints the table (unless quiet) and the summary line, writes
 // the JSON results and the HTML report, and returns the run's exit error:
-// 2 when an output could not be written, 130 when interrupted, 1 when a
-// scenario failed.
-func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.Time, cause error) error {
+// 2 when an output could not be written, 130 (with interruption) when
+// interrupted, 1 when a scenario failed.
+func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.Time, interruption error) error {
 	if !o.quiet {
 		fmt.Fprintln(w)
 		printTable(w, results)
@@ -76,7 +76,7 @@ func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.T
 	case writeErr != nil:
 		return usageError(writeErr)
 	case results.Interrupted:
-		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted (%v); %d scenario(s) did not finish", cause, countInterrupted(results))}
+		return &exitError{code: exitInterrupted, err: interruption}
 	case results.Failed():
 		return &exitError{code: exitFailed, err: fmt.Errorf("%d scenario(s) failed", counts[harness.VerdictFailed])}
 	}

@@ -196,10 +196,12 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	start := time.Now()
 	prog := newProgress(w, len(selected), o.quiet, o.verbose)
 	ctx := cmd.Context()
+	cut := 0 // scenarios an interruption cut short or kept from running
 	for i, sc := range selected {
 		if ctx.Err() != nil {
 			// Interrupted: list what did not run, then report what did.
 			results.Interrupted = true
+			cut += len(selected) - i
 			for _, rest := range selected[i:] {
 				rec := harness.NewRecorder(rest.Name, rest.Labels...)
 				rec.Skip("not run: the run was interrupted")
@@ -213,22 +215,11 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 			r := rec.Result()
 			if r.Verdict != harness.VerdictSkipped {
 				rec.SetVerdict(harness.VerdictFailed, "interrupted while running: "+r.Reason)
+				cut++
 			}
 		}
 		results.Add(rec)
 		prog.scenarioDone(rec.Result())
 	}
-	return finishRun(w, o, results, start, context.Cause(ctx))
-}
-
-// countInterrupted counts the scenarios an interruption cut short or
-// kept from running.
-func countInterrupted(results *harness.Results) int {
-	n := 0
-	for _, s := range results.Scenarios {
-		if strings.HasPrefix(s.Reason, "not run: the run was interrupted") || strings.HasPrefix(s.Reason, "interrupted while running") {
-			n++
-		}
-	}
-	return n
+	return finishRun(w, o, results, start, fmt.Errorf("interrupted (%v); %d scenario(s) did not finish", context.Cause(ctx), cut))
 }
