@@ -89,10 +89,10 @@ safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 				opts.Progress = cmd.ErrOrStderr()
 			}
 			out := experiment.Run(cmd.Context(), e, opts)
-			var errs []error
+			var journalErr error
 			if journal != "" {
 				if err := out.Results.WriteFile(journal); err != nil {
-					errs = append(errs, fmt.Errorf("journal: %w", err))
+					journalErr = fmt.Errorf("journal: %w", err)
 				} else if !quiet {
 					fmt.Fprintf(cmd.ErrOrStderr(), "journal: %s\n", journal)
 				}
@@ -101,7 +101,7 @@ safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 				fmt.Fprintln(cmd.ErrOrStderr(), m)
 			}
 			code := out.ExitCode()
-			if code == 0 && len(errs) == 0 {
+			if code == 0 && journalErr == nil {
 				return nil
 			}
 			code = cmp.Or(code, experiment.ExitAborted)
@@ -112,8 +112,7 @@ safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 			if out.RollbackFailed {
 				msg += fmt.Sprintf("; ROLLBACK FAILED on %d backend(s), see above", len(out.RollbackErrors))
 			}
-			errs = append([]error{errors.New(msg)}, errs...)
-			return &exitError{code: code, err: errors.Join(errs...)}
+			return &exitError{code: code, err: errors.Join(errors.New(msg), journalErr)}
 		},
 	}
 	f := cmd.Flags()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,6 +139,19 @@ func runTarget(cfg harness.TargetConfig) (harness.Target, error) {
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	return t, nil
+}
+
+// sweepLeftovers removes the temporary directories that runs killed before
+// they could clean up (SIGKILL, a test timeout) left behind, and says so on
+// w. A failure to sweep is reported, never fatal.
+func sweepLeftovers(w io.Writer) {
+	removed, err := harness.SweepLeftovers("")
+	if len(removed) > 0 {
+		fmt.Fprintf(w, "chaos run: removed %d temporary directories left by dead runs\n", len(removed))
+	}
+	if err != nil {
+		fmt.Fprintf(w, "chaos run: sweeping leftovers: %v\n", err)
+	}
 }
 
 func runScenarios(cmd *cobra.Command, o runOptions) error {
