@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"time"
 
@@ -61,7 +62,7 @@ func namesBackend(text string, meta map[string]any, called, backend string) bool
 		}
 	}
 	if called != "" && !strings.EqualFold(called, backend) {
-		all = replaceFold(all, called, "<called>")
+		all = regexp.MustCompile("(?i)"+regexp.QuoteMeta(called)).ReplaceAllLiteralString(all, "<called>")
 	}
 	return harness.NamesBackend(all, backend)
 }
@@ -76,28 +77,6 @@ func setCallFigures(rec *harness.Recorder, prefix string, lat []time.Duration, e
 	rec.SetFigure(prefix+".p50_ms", ms(p50))
 	rec.SetFigure(prefix+".p99_ms", ms(p99))
 	rec.SetFigure(prefix+".max_ms", ms(mx))
-}
-
-// replaceFold replaces every case-insensitive occurrence of old in s.
-func replaceFold(s, old, repl string) string {
-	if old == "" {
-		return s
-	}
-	ls, lo := strings.ToLower(s), strings.ToLower(old)
-	if len(ls) != len(s) {
-		return s // a case mapping changed the length: leave it as it is
-	}
-	var b strings.Builder
-	for {
-		i := strings.Index(ls, lo)
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		b.WriteString(repl)
-		s, ls = s[i+len(old):], ls[i+len(old):]
-	}
 }
 
 // outcomes sums calls made where an error is expected.
