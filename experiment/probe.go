@@ -260,11 +260,15 @@ func (p *prober) toolsListed(ctx context.Context, c *harness.Client, pr *Probe) 
 			problems = append(problems, "listed "+strings.Join(m, ", "))
 		}
 	}
-	obs := fmt.Sprintf("%d tools: %s", len(names), clip(strings.Join(names, ", "), 200))
+	return judged(problems, fmt.Sprintf("%d tools: %s", len(names), clip(strings.Join(names, ", "), 200)), call.Took())
+}
+
+// judged is a sample observing obs: it holds unless problems say why not.
+func judged(problems []string, obs string, took time.Duration) sample {
 	if len(problems) > 0 {
-		return sample{observed: strings.Join(problems, "; ") + " (" + obs + ")", took: call.Took()}
+		return sample{observed: strings.Join(problems, "; ") + " (" + obs + ")", took: took}
 	}
-	return sample{ok: true, observed: obs, took: call.Took()}
+	return sample{ok: true, observed: obs, took: took}
 }
 
 func (p *prober) callTool(ctx context.Context, c *harness.Client, pr *Probe) sample {
@@ -297,10 +301,7 @@ func (p *prober) callTool(ctx context.Context, c *harness.Client, pr *Probe) sam
 	if x.Lacks != "" && strings.Contains(text, x.Lacks) {
 		problems = append(problems, fmt.Sprintf("text contains %q", x.Lacks))
 	}
-	if len(problems) > 0 {
-		return sample{observed: strings.Join(problems, "; ") + " (" + obs + ")", took: took}
-	}
-	return sample{ok: true, observed: obs, took: took}
+	return judged(problems, obs, took)
 }
 
 func (p *prober) health(ctx context.Context, pr *Probe) sample {
@@ -330,10 +331,7 @@ func (p *prober) health(ctx context.Context, pr *Probe) sample {
 	if len(pr.Breaker) > 0 && !containsFold(pr.Breaker, st.Breaker) {
 		problems = append(problems, "breaker state not accepted")
 	}
-	if len(problems) > 0 {
-		return sample{observed: strings.Join(problems, "; ") + " (" + obs + ")"}
-	}
-	return sample{ok: true, observed: obs}
+	return judged(problems, obs, 0) // once times the health read
 }
 
 func (p *prober) readHealth(ctx context.Context) (harness.BackendStates, error) {
