@@ -43,7 +43,6 @@ var styleSheet string
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"css":   func() template.CSS { return template.CSS(styleSheet) },
-	"add":   func(a, b int) int { return a + b },
 	"short": func(s string) string { return clip(s, 48) },
 }).Parse(pageTemplate))
 

@@ -36,7 +36,7 @@ func buildGrid(scs []*scenarioView) gridView {
 		if !slices.Contains(g.Variants, s.Variant) {
 			g.Variants = append(g.Variants, s.Variant)
 		}
-		cells[[2]string{s.Group, s.Variant}] = &gridCell{ID: s.ID, Verdict: s.Verdict, Badge: s.Badge, Partial: s.Partial, Failed: failedChecks(s)}
+		cells[[2]string{s.Group, s.Variant}] = newCell(s)
 	}
 	// Variants in a stable, readable order: legacy before modern,
 	// streamable-http before sse, as the catalogue lists them.
@@ -59,14 +59,15 @@ func variantKey(v string) string {
 	return r.Replace(v)
 }
 
-func failedChecks(s *scenarioView) []string {
-	var out []string
-	for _, c := range s.Checks {
-		if c.Verdict == "failed" {
-			out = append(out, c.Name)
+// newCell is a scenario's cell, naming its failed checks.
+func newCell(s *scenarioView) *gridCell {
+	c := &gridCell{ID: s.ID, Verdict: s.Verdict, Badge: s.Badge, Partial: s.Partial}
+	for _, ch := range s.Checks {
+		if ch.Verdict == "failed" {
+			c.Failed = append(c.Failed, ch.Name)
 		}
 	}
-	return out
+	return c
 }
 
 // compareView puts several runs side by side: a column per run (gateway,
@@ -112,7 +113,7 @@ func buildCompare(runs []*runView) *compareView {
 			var c *gridCell
 			key := "absent"
 			if s != nil {
-				c = &gridCell{ID: s.ID, Verdict: s.Verdict, Badge: s.Badge, Partial: s.Partial, Failed: failedChecks(s)}
+				c = newCell(s)
 				// Same verdict, partiality and failed checks: no
 				// difference, even when only one run has per-check results.
 				key = fmt.Sprintf("%s|%v|%s", s.Verdict, s.Partial, strings.Join(c.Failed, "|"))

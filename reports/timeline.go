@@ -52,7 +52,6 @@ type timelineView struct {
 	Rects   []svgRect
 	Lines   []svgLine
 	Texts   []svgText
-	Dense   bool
 	Caption string
 }
 
@@ -86,7 +85,6 @@ func buildTimeline(s *harness.ScenarioResult, calls []seqCall, ws []window, evid
 	laneTop := y + 4
 	tv.Texts = append(tv.Texts, svgText{X: 4, Y: laneTop + 9, Class: "lane", Text: "client calls"})
 	if len(calls) > tlDenseOver {
-		tv.Dense = true
 		h := 56.0
 		tv.Caption = fmt.Sprintf("%d calls, drawn as calls started per %s, stacked by outcome", len(calls), fmtDur(end/tlBins))
 		tv.Rects = append(tv.Rects, density(calls, end, x, laneTop, h)...)
