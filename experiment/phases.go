@@ -118,10 +118,9 @@ func (r *runner) journal(out *Outcome) *harness.Results {
 	res := harness.NewResults(nil)
 	res.Target = r.e.Deployment.Gateway
 	res.Interrupted = out.Status == StatusInterrupted
-	switch {
-	case out.Status == StatusHeld && !out.RollbackFailed:
+	if out.Status == StatusHeld && !out.RollbackFailed {
 		r.rec.Pass()
-	default:
+	} else {
 		reason := string(out.Status) + prefixed(": ", out.Reason)
 		if out.RollbackFailed {
 			reason += "; rollback failed: " + strings.Join(out.RollbackErrors, "; ")
@@ -131,13 +130,10 @@ func (r *runner) journal(out *Outcome) *harness.Results {
 	if out.Status == StatusHeld && out.Reason != "" {
 		r.rec.Note("%s", out.Reason)
 	}
+	r.rec.SetFigure("duration_ms", float64(time.Since(r.started).Microseconds())/1000)
+	r.rec.SetFigure("exit_code", float64(out.ExitCode()))
 	sr := r.rec.Result()
 	sr.Checks = r.checks
-	if sr.Figures == nil {
-		sr.Figures = map[string]float64{}
-	}
-	sr.Figures["duration_ms"] = float64(time.Since(r.started).Microseconds()) / 1000
-	sr.Figures["exit_code"] = float64(out.ExitCode())
 	res.Scenarios = append(res.Scenarios, sr)
 	return res
 }
