@@ -98,7 +98,7 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 	f.StringVar(&o.target.Profile, "profile", "", "a target profile (YAML) describing the gateway under test: an exec target; "+
 		"--gateway-cmd, --config-template, --ready-url, --mcp-path and --capabilities override its fields (see chaos profile check; $"+harness.ProfileEnv+")")
 	f.StringVar(&o.target.Capabilities, "capabilities", "", "capabilities the target declares, comma-separated ("+
-		capList()+", or all); default: the reference gateway's for reference and chaos vmcp, none for another exec gateway")
+		strings.ReplaceAll(harness.AllCapabilities.String(), ",", ", ")+", or all); default: the reference gateway's for reference and chaos vmcp, none for another exec gateway")
 	f.StringVar(&o.target.ToolNamePattern, "tool-names", "", "how the gateway names a backend's tools and prompts, a pattern of {backend} and {tool} "+
 		"(default {backend}_{tool}; $"+harness.ToolNamesEnv+"); tools are found by their origin marker first, the pattern is the fallback")
 	f.StringArrayVar(&o.labels, "label", nil, "run only the scenarios matching this Ginkgo label filter (the syntax of -ginkgo.label-filter: "+
@@ -113,14 +113,6 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 	f.StringVar(&o.runtime, "runtime", "", "backend runtime: container runs every scenario's HTTP backends as Docker containers (default: each scenario's own)")
 	f.StringVar(&o.target.Image, "gateway-image", "", "exec: a container image of the gateway, for the container scenarios (runs --gateway-cmd with the rendered config)")
 	return cmd
-}
-
-func capList() string {
-	names := make([]string, len(harness.AllCapabilities))
-	for i, c := range harness.AllCapabilities {
-		names[i] = string(c)
-	}
-	return strings.Join(names, ", ")
 }
 
 // runTarget builds the target from the flags (the same rules as the
