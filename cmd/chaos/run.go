@@ -200,7 +200,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	}
 	results := harness.NewResults(target)
 	start := time.Now()
-	prog := newProgress(w, len(selected), o.quiet, o.verbose)
+	progress := newProgress(w, len(selected), o.quiet, o.verbose)
 	ctx := cmd.Context()
 	cut := 0 // scenarios an interruption cut short or kept from running
 	for i, sc := range selected {
@@ -225,7 +225,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 			}
 		}
 		results.Add(rec)
-		prog.scenarioDone(rec.Result())
+		progress(rec.Result())
 	}
 	return finishRun(w, o, results, start, fmt.Errorf("interrupted (%v); %d scenario(s) did not finish", context.Cause(ctx), cut))
 }
