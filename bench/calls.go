@@ -96,10 +96,10 @@ func measure(ctx context.Context, c *Config, url, tool string, rev harness.Revis
 	if err != nil {
 		return round{}, fmt.Errorf("open %d %s clients at %s: %w", c.Clients, rev, url, err)
 	}
-	m := startCPU(pids...)
+	stopCPU := startCPU(pids...)
 	var r round
 	r.load = runCalls(ctx, clients, tool, c.Calls, c.Duration, c.CallTimeout)
-	r.cpu, r.samples = m.stop()
+	r.cpu, r.samples = stopCPU()
 	// One client: the latency a lone caller sees.
 	r.c1 = runCalls(ctx, clients[:1], tool, 300, min(c.Duration/2, time.Second), c.CallTimeout)
 	closeClients(clients)

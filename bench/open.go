@@ -83,9 +83,9 @@ func openFigures(ctx context.Context, c *Config, t *topology, rec *harness.Recor
 // RSS, then closes them.
 func manySessions(ctx context.Context, c *Config, t *topology, rec *harness.Recorder) error {
 	gpid := pidOf(t.gateway)
-	m := startCPU(gpid)
+	stopCPU := startCPU(gpid)
 	clients, errs, wall := openSessions(ctx, t.gateway.MCPURL(), c.Sessions, c.CallTimeout)
-	cpu, now := m.stop()
+	cpu, now := stopCPU()
 	defer closeClients(clients)
 	failed := c.Sessions - len(liveClients(clients)) // a failed open leaves nil
 	rec.SetFigure("sessions", float64(c.Sessions))

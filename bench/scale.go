@@ -56,14 +56,14 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 		tools[i] = tool
 	}
 	gpid := pidOf(t.gateway)
-	m := startCPU(gpid)
+	stopCPU := startCPU(gpid)
 	loop, err := startCrashLoop(ctx, looping, c.CrashEvery)
 	if err != nil {
 		return err
 	}
 	clients, errs, wall := openSessions(ctx, t.gateway.MCPURL(), n, c.CallTimeout)
 	defer closeClients(clients)
-	openCPU, _ := m.stop()
+	openCPU, _ := stopCPU()
 	gw := liveClients(clients)
 	c.progress("scale %d sessions: opened at the gateway in %.2fs (%d failed) while %s crash-loops every %v",
 		n, wall.Seconds(), n-len(gw), looping.Name(), c.CrashEvery)
@@ -75,13 +75,13 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 	if len(direct) > 0 && !slices.Contains(direct, nil) {
 		d = pacedLoad(ctx, c, "direct", func(i int) (*harness.Client, string) { return direct[i%len(direct)], "echo" })
 	}
-	m = startCPU(gpid)
+	stopCPU = startCPU(gpid)
 	if len(gw) > 0 {
 		g = pacedLoad(ctx, c, "gateway", func(i int) (*harness.Client, string) {
 			return gw[i%len(gw)], tools[(i+i/len(gw))%len(tools)]
 		})
 	}
-	cpu, now := m.stop()
+	cpu, now := stopCPU()
 	restarts, failures, loopErr := loop.stop()
 
 	set := rec.SetFigure
