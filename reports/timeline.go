@@ -219,11 +219,7 @@ func density(calls []seqCall, end time.Duration, x func(time.Duration) float64, 
 	peak := 0
 	for _, c := range calls {
 		b := min(int(float64(c.Start.D())/float64(end)*tlBins), tlBins-1)
-		for k, cl := range classes {
-			if cl == outcomeClass(c.CallRecord) {
-				bins[b][k]++
-			}
-		}
+		bins[b][slices.Index(classes, outcomeClass(c.CallRecord))]++
 		peak = max(peak, bins[b][0]+bins[b][1]+bins[b][2]+bins[b][3])
 	}
 	var out []svgRect

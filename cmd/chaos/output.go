@@ -66,9 +66,8 @@ func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.T
 	if partial > 0 {
 		fmt.Fprintf(w, " (%d with checks skipped)", partial)
 	}
-	fmt.Fprintf(w, ", %d failed, %d skipped in %s", counts[harness.VerdictFailed],
+	fmt.Fprintf(w, ", %d failed, %d skipped in %s\n", counts[harness.VerdictFailed],
 		counts[harness.VerdictSkipped], time.Since(start).Round(time.Millisecond))
-	fmt.Fprintln(w)
 	for _, s := range wrote {
 		fmt.Fprintln(w, s)
 	}
