@@ -110,7 +110,7 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 		set("gateway.rss_peak_mb", float64(now[0].PeakRSS)/(1<<20))
 	}
 	c.progress("scale %d sessions: healthy calls direct %d (%d errors) p50 %.2fms p99 %.2fms | gateway %d (%d errors, %d unanswered) p50 %.2fms p99 %.2fms max %.1fms; %s restarted %d times; gateway RSS peak %.0f MB",
-		n, len(d.lat), d.errors, ms(quantile(d.lat, 0.5)), ms(quantile(d.lat, 0.99)), len(g.lat), g.errors, g.unanswered,
+		n, len(d.lat), d.failed, ms(quantile(d.lat, 0.5)), ms(quantile(d.lat, 0.99)), len(g.lat), g.failed, g.unanswered,
 		ms(quantile(g.lat, 0.5)), ms(quantile(g.lat, 0.99)), ms(quantile(g.lat, 1)), looping.Name(), restarts, float64(now[0].PeakRSS)/(1<<20))
 	var problems []error
 	if n > len(gw) {
@@ -123,9 +123,9 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 		name string
 		l    scaleLoad
 	}{{"gateway", g}, {"direct", d}} {
-		if l.l.errors > 0 {
+		if l.l.failed > 0 {
 			problems = append(problems, fmt.Errorf("%s: %d of %d calls to healthy backends failed (%d unanswered); first: %s",
-				l.name, l.l.errors, len(l.l.lat), l.l.unanswered, l.l.first))
+				l.name, l.l.failed, len(l.l.lat), l.l.unanswered, l.l.first))
 		}
 		if len(l.l.lat) == 0 && ctx.Err() == nil {
 			problems = append(problems, fmt.Errorf("%s: no call finished", l.name))
@@ -168,19 +168,16 @@ func liveClients(clients []*harness.Client) []*harness.Client {
 	return slices.DeleteFunc(slices.Clone(clients), func(cl *harness.Client) bool { return cl == nil })
 }
 
-// scaleLoad is what a paced load measured.
+// scaleLoad is what a paced load measured (named is not counted).
 type scaleLoad struct {
-	lat        []time.Duration
-	errors     int
-	unanswered int
-	first      string
-	elapsed    time.Duration
-	lagMax     time.Duration // how far behind schedule a call was issued, at most
+	outcomes
+	elapsed time.Duration
+	lagMax  time.Duration // how far behind schedule a call was issued, at most
 }
 
 // set writes the figures of one endpoint (prefix "direct" or "gateway").
 func (l scaleLoad) set(rec *harness.Recorder, prefix string) {
-	setCallFigures(rec, prefix, l.lat, l.errors, l.unanswered)
+	setCallFigures(rec, prefix, l.lat, l.failed, l.unanswered)
 	if l.elapsed > 0 {
 		rec.SetFigure(prefix+".throughput_per_s", float64(len(l.lat))/l.elapsed.Seconds())
 	}
@@ -261,6 +258,6 @@ func pacedLoad(ctx context.Context, c *Config, label string, pick func(i int) (*
 	wg.Wait()
 	out.elapsed = time.Since(start)
 	out.lat = slices.Concat(lat...)
-	out.errors, out.unanswered = int(nErrs.Load()), int(nUnanswered.Load())
+	out.failed, out.unanswered = int(nErrs.Load()), int(nUnanswered.Load())
 	return out
 }
