@@ -142,29 +142,24 @@ func buildCompare(runs []*runView) *compareView {
 
 func compareChecks(name string, byRun []map[string]*scenarioView) []checkRow {
 	var names []string
-	for _, m := range byRun {
+	verdicts := make([]map[string]string, len(byRun)) // per run: check name -> verdict
+	for i, m := range byRun {
 		if s := m[name]; s != nil {
+			verdicts[i] = map[string]string{}
 			for _, c := range s.Checks {
 				if !slices.Contains(names, c.Name) {
 					names = append(names, c.Name)
 				}
+				verdicts[i][c.Name] = c.Verdict
 			}
 		}
 	}
 	var out []checkRow
 	for _, cn := range names {
 		row := checkRow{Name: cn}
-		for i, m := range byRun {
-			v := ""
-			if s := m[name]; s != nil {
-				for _, c := range s.Checks {
-					if c.Name == cn {
-						v = c.Verdict
-					}
-				}
-			}
-			row.Verdicts = append(row.Verdicts, v)
-			if i > 0 && v != row.Verdicts[0] {
+		for i := range byRun {
+			row.Verdicts = append(row.Verdicts, verdicts[i][cn]) // "" when the run has no such check
+			if i > 0 && row.Verdicts[i] != row.Verdicts[0] {
 				row.Differs = true
 			}
 		}
