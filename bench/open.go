@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -99,7 +100,7 @@ func manySessions(ctx context.Context, c *Config, t *topology, rec *harness.Reco
 	c.progress("%d sessions opened (initialize + tools/list, 16 at a time) in %.2fs, %d failed; gateway RSS %.0f MB",
 		c.Sessions, wall.Seconds(), failed, float64(now[0].RSS)/(1<<20))
 	if failed > 0 {
-		return fmt.Errorf("%d of %d sessions failed to open; first: %v", failed, c.Sessions, firstErr(errs))
+		return fmt.Errorf("%d of %d sessions failed to open; first: %v", failed, c.Sessions, cmp.Or(errs...))
 	}
 	return nil
 }
@@ -125,15 +126,6 @@ func openSessions(ctx context.Context, url string, n int, timeout time.Duration)
 	}
 	_ = g.Wait()
 	return clients, errs, time.Since(t0)
-}
-
-func firstErr(errs []error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }
 
 // runOpen500 starts four backends of 500 tools each behind the gateway

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,9 +115,9 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 		ms(quantile(g.lat, 0.5)), ms(quantile(g.lat, 0.99)), ms(quantile(g.lat, 1)), looping.Name(), restarts, float64(now[0].PeakRSS)/(1<<20))
 	var problems []error
 	if n > len(gw) {
-		problems = append(problems, fmt.Errorf("%d of %d sessions failed to open at the gateway; first: %v", n-len(gw), n, firstErr(errs)))
+		problems = append(problems, fmt.Errorf("%d of %d sessions failed to open at the gateway; first: %v", n-len(gw), n, cmp.Or(errs...)))
 	}
-	if err := firstErr(derrs); err != nil {
+	if err := cmp.Or(derrs...); err != nil {
 		problems = append(problems, fmt.Errorf("direct sessions: %w", err))
 	}
 	for _, l := range []struct {

@@ -74,12 +74,9 @@ func Starter(ctx context.Context, o InitOptions) (string, error) {
 			return "", fmt.Errorf("--control %s: no tool of the gateway seems to come from backend %q (backends seen: %s)", name, name, strings.Join(names, ", "))
 		}
 	}
-	target := names[0]
-	for _, n := range names {
-		if o.Controls[n] != "" {
-			target = n
-			break
-		}
+	target := names[0] // the first backend with a control URL, if any
+	if i := slices.IndexFunc(names, func(n string) bool { return o.Controls[n] != "" }); i >= 0 {
+		target = names[i]
 	}
 	return render(o, names, byBackend, target)
 }

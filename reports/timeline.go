@@ -190,13 +190,7 @@ func packRows(calls []seqCall) []int {
 	rows := make([]int, len(calls))
 	var free []time.Duration
 	for i, c := range calls {
-		r := -1
-		for j, f := range free {
-			if f <= c.Start.D() {
-				r = j
-				break
-			}
-		}
+		r := slices.IndexFunc(free, func(f time.Duration) bool { return f <= c.Start.D() })
 		if r < 0 {
 			if len(free) < tlMaxRows {
 				free = append(free, 0)
