@@ -124,14 +124,10 @@ func (v *validator) env(field, name string) error {
 
 func (v *validator) step(s *Step, f string, e *Experiment) error {
 	n := 0
-	if s.Action != nil {
-		n++
-	}
-	if s.Pause != 0 {
-		n++
-	}
-	if s.Probe != nil {
-		n++
+	for _, given := range []bool{s.Action != nil, s.Pause != 0, s.Probe != nil} {
+		if given {
+			n++
+		}
 	}
 	if n != 1 {
 		return v.errf(f, "a step is exactly one of action, pause (> 0) or probe")

@@ -130,15 +130,8 @@ func WriteFile(path string, in []Input, opt Options) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := Render(tmp, in, opt); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
+	// The file is closed whatever happens (and removed unless renamed).
+	if err := errors.Join(Render(tmp, in, opt), tmp.Chmod(0o644), tmp.Close()); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
