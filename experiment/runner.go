@@ -332,8 +332,7 @@ func (r *runner) startLease(ctx context.Context, name string, c *control) {
 	}
 	ttl := r.e.Safeguards.LeaseTTL
 	var t *time.Timer
-	var renew func()
-	renew = func() {
+	renew := func() {
 		rctx, cancel := context.WithTimeout(context.Background(), controlTimeout)
 		gone, err := c.renew(rctx, ttl)
 		cancel()
