@@ -195,16 +195,13 @@ func Run(ctx context.Context, cfg Config) (*harness.Results, error) {
 			continue
 		}
 		if err := step.run(ctx, &cfg, results); err != nil {
-			if ctx.Err() != nil {
-				results.Interrupted = true
-				return results, nil
+			if ctx.Err() == nil {
+				return results, err
 			}
-			return results, err
+			break // interrupted
 		}
 	}
-	if ctx.Err() != nil {
-		results.Interrupted = true
-	}
+	results.Interrupted = ctx.Err() != nil
 	return results, nil
 }
 

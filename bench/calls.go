@@ -22,36 +22,35 @@ func runCalls2(ctx context.Context, c *Config, results *harness.Results) error {
 	}
 	defer t.close()
 	for _, rev := range c.Revisions {
-		rec := harness.NewRecorder("bench/calls/"+string(rev), "bench", "calls")
-		err := callFigures(ctx, c, t, rev, rec)
-		finish(rec, err)
-		results.Add(rec)
-		if ctx.Err() != nil {
-			return ctx.Err()
+		err := record(ctx, results, "bench/calls/"+string(rev), "calls", func(rec *harness.Recorder) error {
+			return callFigures(ctx, c, t, rev, rec)
+		})
+		if err != nil {
+			return err
 		}
 	}
-	rec := harness.NewRecorder("bench/open/2-backends", "bench", "open")
-	finish(rec, openFigures(ctx, c, t, rec, false))
-	results.Add(rec)
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if err := record(ctx, results, "bench/open/2-backends", "open", func(rec *harness.Recorder) error {
+		return openFigures(ctx, c, t, rec)
+	}); err != nil || c.Sessions == 0 {
+		return err
 	}
-	if c.Sessions > 0 {
-		rec := harness.NewRecorder(fmt.Sprintf("bench/open/%d-sessions", c.Sessions), "bench", "open")
-		finish(rec, manySessions(ctx, c, t, rec))
-		results.Add(rec)
-	}
-	return ctx.Err()
+	return record(ctx, results, fmt.Sprintf("bench/open/%d-sessions", c.Sessions), "open", func(rec *harness.Recorder) error {
+		return manySessions(ctx, c, t, rec)
+	})
 }
 
-// finish sets the verdict: a bench scenario fails when it could not
-// measure or a healthy call failed.
-func finish(rec *harness.Recorder, err error) {
-	if err != nil {
+// record runs measure as the bench scenario name (labels bench and
+// group), adds it to results and returns ctx's error. The scenario fails
+// when measure does: it could not measure or a healthy call failed.
+func record(ctx context.Context, results *harness.Results, name, group string, measure func(*harness.Recorder) error) error {
+	rec := harness.NewRecorder(name, "bench", group)
+	if err := measure(rec); err != nil {
 		rec.Fail(err.Error())
-		return
+	} else {
+		rec.Pass()
 	}
-	rec.Pass()
+	results.Add(rec)
+	return ctx.Err()
 }
 
 // findTool returns the name under which url exposes backend's tool,
@@ -93,20 +92,16 @@ type round struct {
 // measure opens clients at url, then runs the load while reading the CPU
 // of pids, then a one-client run for the unloaded latency.
 func measure(ctx context.Context, c *Config, url, tool string, rev harness.Revision, pids ...int) (round, error) {
-	l := Load{URL: url, Revision: rev, Tool: tool, Args: map[string]any{"msg": "hello"},
-		Clients: c.Clients, Duration: c.Duration, Calls: c.Calls, CallTimeout: c.CallTimeout}
-	clients, err := dialClients(ctx, url, rev, l.Clients, l.CallTimeout)
+	clients, err := dialClients(ctx, url, rev, c.Clients, c.CallTimeout)
 	if err != nil {
-		return round{}, fmt.Errorf("open %d %s clients at %s: %w", l.Clients, rev, url, err)
+		return round{}, fmt.Errorf("open %d %s clients at %s: %w", c.Clients, rev, url, err)
 	}
-	m := startCPU(pids...)
+	stopCPU := startCPU(pids...)
 	var r round
-	r.load = runCalls(ctx, clients, l)
-	r.cpu, r.samples = m.stop()
+	r.load = runCalls(ctx, clients, tool, c.Calls, c.Duration, c.CallTimeout)
+	r.cpu, r.samples = stopCPU()
 	// One client: the latency a lone caller sees.
-	l1 := l
-	l1.Clients, l1.Calls, l1.Duration = 1, 300, min(c.Duration/2, time.Second)
-	r.c1 = runCalls(ctx, clients[:1], l1)
+	r.c1 = runCalls(ctx, clients[:1], tool, 300, min(c.Duration/2, time.Second), c.CallTimeout)
 	closeClients(clients)
 	return r, ctx.Err()
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -47,39 +48,27 @@ func startCrashLoop(ctx context.Context, b harness.RunningBackend, period time.D
 			if !sleepFor(ctx, period/5) {
 				return
 			}
-			l.respawn(ctx)
+			l.respawn(ctx, true)
 		}
 	}()
 	return l, nil
 }
 
-// respawn starts the backend again (bounded), counting restarts and
-// failures.
-func (l *crashLoop) respawn(ctx context.Context) {
-	err := l.respawnOnce(ctx)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err == nil {
-		l.restarts++
-	}
-	l.failed(err)
-}
-
-// failed counts a failed start (nil: none); l.mu is held.
-func (l *crashLoop) failed(err error) {
-	if err == nil {
-		return
-	}
-	l.failures++
-	if l.firstErr == nil {
-		l.firstErr = err
-	}
-}
-
-func (l *crashLoop) respawnOnce(ctx context.Context) error {
+// respawn starts the backend again (bounded, even after ctx ended),
+// counting it as a restart when counted, and any failure.
+func (l *crashLoop) respawn(ctx context.Context, counted bool) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	return l.b.Respawn(rctx)
+	err := l.b.Respawn(rctx)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case err == nil && counted:
+		l.restarts++
+	case err != nil:
+		l.failures++
+		l.firstErr = cmp.Or(l.firstErr, err)
+	}
 }
 
 // stop ends the loop and makes sure the backend runs again (it may have
@@ -88,15 +77,13 @@ func (l *crashLoop) respawnOnce(ctx context.Context) error {
 func (l *crashLoop) stop() (restarts, failures int, first error) {
 	l.cancel()
 	<-l.done
-	var err error
 	if e, ok := l.b.(interface{ Exited() (bool, error) }); ok {
 		if gone, _ := e.Exited(); gone {
-			err = l.respawnOnce(context.Background())
+			l.respawn(context.Background(), false)
 		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.failed(err)
 	return l.restarts, l.failures, l.firstErr
 }
 

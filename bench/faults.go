@@ -41,35 +41,31 @@ func runFaults(ctx context.Context, c *Config, results *harness.Results) error {
 	}
 	defer closeClients(pair)
 	if c.has(StepErrors) {
-		rec := harness.NewRecorder("bench/error/http-403", "bench", "error")
-		finish(rec, withFaults(ctx, beta, func() error { return timeToError(ctx, c, rec, pair, tool, beta.Name()) },
-			faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}))
-		results.Add(rec)
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if err := record(ctx, results, "bench/error/http-403", "error", func(rec *harness.Recorder) error {
+			return withFaults(ctx, beta, func() error { return timeToError(ctx, c, rec, pair, tool, beta.Name()) },
+				faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}})
+		}); err != nil {
+			return err
 		}
 	}
 	if c.has(StepStall) {
-		rec := harness.NewRecorder(fmt.Sprintf("bench/stall/%v-timeout", c.StallTimeout), "bench", "stall")
-		finish(rec, withFaults(ctx, beta, func() error { return stallFigures(ctx, c, t, rec, tool, beta.Name()) },
-			faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call"}}))
-		results.Add(rec)
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if err := record(ctx, results, fmt.Sprintf("bench/stall/%v-timeout", c.StallTimeout), "stall", func(rec *harness.Recorder) error {
+			return withFaults(ctx, beta, func() error { return stallFigures(ctx, c, t, rec, tool, beta.Name()) },
+				faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call"}})
+		}); err != nil {
+			return err
 		}
 	}
-	if c.has(StepErrors) {
-		rec := harness.NewRecorder("bench/error/sigkill", "bench", "error")
-		finish(rec, func() error {
-			if err := beta.Kill(ctx); err != nil {
-				return err
-			}
-			rec.Note("backend %s (pid %d) killed with SIGKILL", beta.Name(), pidOf(beta))
-			return timeToError(ctx, c, rec, pair, tool, beta.Name())
-		}())
-		results.Add(rec)
+	if !c.has(StepErrors) {
+		return ctx.Err()
 	}
-	return ctx.Err()
+	return record(ctx, results, "bench/error/sigkill", "error", func(rec *harness.Recorder) error {
+		if err := beta.Kill(ctx); err != nil {
+			return err
+		}
+		rec.Note("backend %s (pid %d) killed with SIGKILL", beta.Name(), pidOf(beta))
+		return timeToError(ctx, c, rec, pair, tool, beta.Name())
+	})
 }
 
 // dialPair opens one legacy client at the gateway ([0]) and one at the

@@ -16,28 +16,6 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
-// Load describes one bounded load run: Clients clients each call Tool in a
-// loop until Duration has passed or Calls calls have been made in all,
-// every call with its own CallTimeout deadline.
-type Load struct {
-	// URL is the MCP endpoint (a gateway's or a backend's).
-	URL string
-	// Revision is the clients' protocol revision.
-	Revision harness.Revision
-	// Tool is the tool's name at URL; Args its arguments.
-	Tool string
-	Args map[string]any
-	// Clients is the number of concurrent clients (each its own session
-	// and connections).
-	Clients int
-	// Duration bounds the run; Calls bounds the number of calls (0: no
-	// count bound).
-	Duration time.Duration
-	Calls    int
-	// CallTimeout is every call's deadline.
-	CallTimeout time.Duration
-}
-
 // LoadResult is what a load run measured. Latencies are of finished calls
 // (failed ones included).
 type LoadResult struct {
@@ -91,8 +69,11 @@ func closeClients(clients []*harness.Client) {
 	_ = g.Wait()
 }
 
-func runCalls(ctx context.Context, clients []*harness.Client, l Load) LoadResult {
-	runCtx, cancel := context.WithTimeout(ctx, l.Duration)
+// runCalls is one bounded load run: each client calls tool (msg hello) in a
+// loop until d has passed or calls calls have been made in all (0: no
+// count bound), every call with its own callTimeout deadline.
+func runCalls(ctx context.Context, clients []*harness.Client, tool string, calls int, d, callTimeout time.Duration) LoadResult {
+	runCtx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var issued atomic.Int64
 	lat := make([][]time.Duration, len(clients))
@@ -104,14 +85,14 @@ func runCalls(ctx context.Context, clients []*harness.Client, l Load) LoadResult
 		wg.Go(func() {
 			mc := c.MCP()
 			for runCtx.Err() == nil {
-				if l.Calls > 0 && issued.Add(1) > int64(l.Calls) {
+				if calls > 0 && issued.Add(1) > int64(calls) {
 					return
 				}
 				// The call's deadline is its own, not the run's: a call
 				// in flight when the run ends is allowed to finish.
-				cctx, ccancel := context.WithTimeout(ctx, l.CallTimeout)
+				cctx, ccancel := context.WithTimeout(ctx, callTimeout)
 				t0 := time.Now()
-				res, err := mc.CallTool(cctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: l.Tool, Arguments: l.Args}})
+				res, err := mc.CallTool(cctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: map[string]any{"msg": "hello"}}})
 				d := time.Since(t0)
 				ccancel()
 				if ctx.Err() != nil {

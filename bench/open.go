@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -46,7 +47,7 @@ func opens(ctx context.Context, url string, n int, timeout time.Duration) (initi
 
 // openFigures measures session opens at the gateway against opening a
 // session at its first backend directly.
-func openFigures(ctx context.Context, c *Config, t *topology, rec *harness.Recorder, initOnly bool) error {
+func openFigures(ctx context.Context, c *Config, t *topology, rec *harness.Recorder) error {
 	// Interleave direct and gateway, a few opens at a time, so load
 	// changes on the machine hit both alike.
 	var dI, dT, gI, gT []time.Duration
@@ -83,16 +84,11 @@ func openFigures(ctx context.Context, c *Config, t *topology, rec *harness.Recor
 // RSS, then closes them.
 func manySessions(ctx context.Context, c *Config, t *topology, rec *harness.Recorder) error {
 	gpid := pidOf(t.gateway)
-	m := startCPU(gpid)
+	stopCPU := startCPU(gpid)
 	clients, errs, wall := openSessions(ctx, t.gateway.MCPURL(), c.Sessions, c.CallTimeout)
-	cpu, now := m.stop()
+	cpu, now := stopCPU()
 	defer closeClients(clients)
-	failed := 0
-	for _, e := range errs {
-		if e != nil {
-			failed++
-		}
-	}
+	failed := c.Sessions - len(liveClients(clients)) // a failed open leaves nil
 	rec.SetFigure("sessions", float64(c.Sessions))
 	rec.SetFigure("gateway.open_all_s", wall.Seconds())
 	rec.SetFigure("errors", float64(failed))
@@ -104,7 +100,7 @@ func manySessions(ctx context.Context, c *Config, t *topology, rec *harness.Reco
 	c.progress("%d sessions opened (initialize + tools/list, 16 at a time) in %.2fs, %d failed; gateway RSS %.0f MB",
 		c.Sessions, wall.Seconds(), failed, float64(now[0].RSS)/(1<<20))
 	if failed > 0 {
-		return fmt.Errorf("%d of %d sessions failed to open; first: %v", failed, c.Sessions, firstErr(errs))
+		return fmt.Errorf("%d of %d sessions failed to open; first: %v", failed, c.Sessions, cmp.Or(errs...))
 	}
 	return nil
 }
@@ -132,15 +128,6 @@ func openSessions(ctx context.Context, url string, n int, timeout time.Duration)
 	return clients, errs, time.Since(t0)
 }
 
-func firstErr(errs []error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}
-
 // runOpen500 starts four backends of 500 tools each behind the gateway
 // and measures session opens.
 func runOpen500(ctx context.Context, c *Config, results *harness.Results) error {
@@ -150,8 +137,7 @@ func runOpen500(ctx context.Context, c *Config, results *harness.Results) error 
 		return err
 	}
 	defer t.close()
-	rec := harness.NewRecorder("bench/open/4x500-tools", "bench", "open")
-	finish(rec, openFigures(ctx, c, t, rec, true))
-	results.Add(rec)
-	return ctx.Err()
+	return record(ctx, results, "bench/open/4x500-tools", "open", func(rec *harness.Recorder) error {
+		return openFigures(ctx, c, t, rec)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"time"
 
@@ -61,31 +62,21 @@ func namesBackend(text string, meta map[string]any, called, backend string) bool
 		}
 	}
 	if called != "" && !strings.EqualFold(called, backend) {
-		all = replaceFold(all, called, "<called>")
+		all = regexp.MustCompile("(?i)"+regexp.QuoteMeta(called)).ReplaceAllLiteralString(all, "<called>")
 	}
 	return harness.NamesBackend(all, backend)
 }
 
-// replaceFold replaces every case-insensitive occurrence of old in s.
-func replaceFold(s, old, repl string) string {
-	if old == "" {
-		return s
-	}
-	ls, lo := strings.ToLower(s), strings.ToLower(old)
-	if len(ls) != len(s) {
-		return s // a case mapping changed the length: leave it as it is
-	}
-	var b strings.Builder
-	for {
-		i := strings.Index(ls, lo)
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		b.WriteString(repl)
-		s, ls = s[i+len(old):], ls[i+len(old):]
-	}
+// setCallFigures writes the call count, errors, unanswered calls and
+// latency quantiles of one endpoint (prefix "direct" or "gateway").
+func setCallFigures(rec *harness.Recorder, prefix string, lat []time.Duration, errors, unanswered int) {
+	p50, p99, mx := quantiles(lat)
+	rec.SetFigure(prefix+".calls", float64(len(lat)))
+	rec.SetFigure(prefix+".errors", float64(errors))
+	rec.SetFigure(prefix+".unanswered", float64(unanswered))
+	rec.SetFigure(prefix+".p50_ms", ms(p50))
+	rec.SetFigure(prefix+".p99_ms", ms(p99))
+	rec.SetFigure(prefix+".max_ms", ms(mx))
 }
 
 // outcomes sums calls made where an error is expected.
@@ -114,13 +105,7 @@ func (s *outcomes) add(o outcome) {
 
 // set writes the figures of one endpoint (prefix "direct" or "gateway").
 func (s *outcomes) set(rec *harness.Recorder, prefix string, withNames bool) {
-	p50, p99, mx := quantiles(s.lat)
-	rec.SetFigure(prefix+".calls", float64(len(s.lat)))
-	rec.SetFigure(prefix+".errors", float64(s.failed))
-	rec.SetFigure(prefix+".unanswered", float64(s.unanswered))
-	rec.SetFigure(prefix+".p50_ms", ms(p50))
-	rec.SetFigure(prefix+".p99_ms", ms(p99))
-	rec.SetFigure(prefix+".max_ms", ms(mx))
+	setCallFigures(rec, prefix, s.lat, s.failed, s.unanswered)
 	if withNames {
 		rec.SetFigure(prefix+".errors_naming_backend", float64(s.named))
 	}

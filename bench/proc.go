@@ -74,39 +74,32 @@ func ReadProc(pid int) (ProcSample, error) {
 	return s, nil
 }
 
-// cpuMeter measures the CPU time processes spend between start and stop.
-// A pid of -1 is not measured (the figure is left out).
-type cpuMeter struct {
-	pids   []int
-	before []ProcSample
-}
-
-func startCPU(pids ...int) *cpuMeter {
-	m := &cpuMeter{pids: pids, before: make([]ProcSample, len(pids))}
+// startCPU starts measuring the CPU time pids spend (a pid of -1 is not
+// measured: its figure is left out). The function it returns stops: each
+// process's CPU time since the start (-1 when unreadable) and its sample
+// now.
+func startCPU(pids ...int) (stop func() ([]time.Duration, []ProcSample)) {
+	before := make([]ProcSample, len(pids))
 	for i, p := range pids {
 		if p >= 0 {
-			m.before[i], _ = ReadProc(p)
+			before[i], _ = ReadProc(p)
 		}
 	}
-	return m
-}
-
-// stop returns each process's CPU time since start (-1 when unreadable)
-// and its sample now.
-func (m *cpuMeter) stop() ([]time.Duration, []ProcSample) {
-	d := make([]time.Duration, len(m.pids))
-	now := make([]ProcSample, len(m.pids))
-	for i, p := range m.pids {
-		d[i] = -1
-		if p < 0 {
-			continue
+	return func() ([]time.Duration, []ProcSample) {
+		d := make([]time.Duration, len(pids))
+		now := make([]ProcSample, len(pids))
+		for i, p := range pids {
+			d[i] = -1
+			if p < 0 {
+				continue
+			}
+			s, err := ReadProc(p)
+			if err != nil {
+				continue
+			}
+			now[i] = s
+			d[i] = s.CPU - before[i].CPU
 		}
-		s, err := ReadProc(p)
-		if err != nil {
-			continue
-		}
-		now[i] = s
-		d[i] = s.CPU - m.before[i].CPU
+		return d, now
 	}
-	return d, now
 }

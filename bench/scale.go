@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,12 +29,12 @@ func runScale(ctx context.Context, c *Config, results *harness.Results) error {
 		if err != nil {
 			return err
 		}
-		rec := harness.NewRecorder(fmt.Sprintf("bench/scale/%d-sessions", n), "bench", "scale")
-		finish(rec, scaleFigures(ctx, c, t, n, rec))
+		err = record(ctx, results, fmt.Sprintf("bench/scale/%d-sessions", n), "scale", func(rec *harness.Recorder) error {
+			return scaleFigures(ctx, c, t, n, rec)
+		})
 		t.close()
-		results.Add(rec)
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -56,14 +57,14 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 		tools[i] = tool
 	}
 	gpid := pidOf(t.gateway)
-	m := startCPU(gpid)
+	stopCPU := startCPU(gpid)
 	loop, err := startCrashLoop(ctx, looping, c.CrashEvery)
 	if err != nil {
 		return err
 	}
 	clients, errs, wall := openSessions(ctx, t.gateway.MCPURL(), n, c.CallTimeout)
 	defer closeClients(clients)
-	openCPU, _ := m.stop()
+	openCPU, _ := stopCPU()
 	gw := liveClients(clients)
 	c.progress("scale %d sessions: opened at the gateway in %.2fs (%d failed) while %s crash-loops every %v",
 		n, wall.Seconds(), n-len(gw), looping.Name(), c.CrashEvery)
@@ -75,13 +76,13 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 	if len(direct) > 0 && !slices.Contains(direct, nil) {
 		d = pacedLoad(ctx, c, "direct", func(i int) (*harness.Client, string) { return direct[i%len(direct)], "echo" })
 	}
-	m = startCPU(gpid)
+	stopCPU = startCPU(gpid)
 	if len(gw) > 0 {
 		g = pacedLoad(ctx, c, "gateway", func(i int) (*harness.Client, string) {
 			return gw[i%len(gw)], tools[(i+i/len(gw))%len(tools)]
 		})
 	}
-	cpu, now := m.stop()
+	cpu, now := stopCPU()
 	restarts, failures, loopErr := loop.stop()
 
 	set := rec.SetFigure
@@ -110,22 +111,22 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 		set("gateway.rss_peak_mb", float64(now[0].PeakRSS)/(1<<20))
 	}
 	c.progress("scale %d sessions: healthy calls direct %d (%d errors) p50 %.2fms p99 %.2fms | gateway %d (%d errors, %d unanswered) p50 %.2fms p99 %.2fms max %.1fms; %s restarted %d times; gateway RSS peak %.0f MB",
-		n, len(d.lat), d.errors, ms(quantile(d.lat, 0.5)), ms(quantile(d.lat, 0.99)), len(g.lat), g.errors, g.unanswered,
+		n, len(d.lat), d.failed, ms(quantile(d.lat, 0.5)), ms(quantile(d.lat, 0.99)), len(g.lat), g.failed, g.unanswered,
 		ms(quantile(g.lat, 0.5)), ms(quantile(g.lat, 0.99)), ms(quantile(g.lat, 1)), looping.Name(), restarts, float64(now[0].PeakRSS)/(1<<20))
 	var problems []error
 	if n > len(gw) {
-		problems = append(problems, fmt.Errorf("%d of %d sessions failed to open at the gateway; first: %v", n-len(gw), n, firstErr(errs)))
+		problems = append(problems, fmt.Errorf("%d of %d sessions failed to open at the gateway; first: %v", n-len(gw), n, cmp.Or(errs...)))
 	}
-	if err := firstErr(derrs); err != nil {
+	if err := cmp.Or(derrs...); err != nil {
 		problems = append(problems, fmt.Errorf("direct sessions: %w", err))
 	}
 	for _, l := range []struct {
 		name string
 		l    scaleLoad
 	}{{"gateway", g}, {"direct", d}} {
-		if l.l.errors > 0 {
+		if l.l.failed > 0 {
 			problems = append(problems, fmt.Errorf("%s: %d of %d calls to healthy backends failed (%d unanswered); first: %s",
-				l.name, l.l.errors, len(l.l.lat), l.l.unanswered, l.l.first))
+				l.name, l.l.failed, len(l.l.lat), l.l.unanswered, l.l.first))
 		}
 		if len(l.l.lat) == 0 && ctx.Err() == nil {
 			problems = append(problems, fmt.Errorf("%s: no call finished", l.name))
@@ -168,25 +169,16 @@ func liveClients(clients []*harness.Client) []*harness.Client {
 	return slices.DeleteFunc(slices.Clone(clients), func(cl *harness.Client) bool { return cl == nil })
 }
 
-// scaleLoad is what a paced load measured.
+// scaleLoad is what a paced load measured (named is not counted).
 type scaleLoad struct {
-	lat        []time.Duration
-	errors     int
-	unanswered int
-	first      string
-	elapsed    time.Duration
-	lagMax     time.Duration // how far behind schedule a call was issued, at most
+	outcomes
+	elapsed time.Duration
+	lagMax  time.Duration // how far behind schedule a call was issued, at most
 }
 
 // set writes the figures of one endpoint (prefix "direct" or "gateway").
 func (l scaleLoad) set(rec *harness.Recorder, prefix string) {
-	rec.SetFigure(prefix+".calls", float64(len(l.lat)))
-	rec.SetFigure(prefix+".errors", float64(l.errors))
-	rec.SetFigure(prefix+".unanswered", float64(l.unanswered))
-	p50, p99, mx := quantiles(l.lat)
-	rec.SetFigure(prefix+".p50_ms", ms(p50))
-	rec.SetFigure(prefix+".p99_ms", ms(p99))
-	rec.SetFigure(prefix+".max_ms", ms(mx))
+	setCallFigures(rec, prefix, l.lat, l.failed, l.unanswered)
 	if l.elapsed > 0 {
 		rec.SetFigure(prefix+".throughput_per_s", float64(len(l.lat))/l.elapsed.Seconds())
 	}
@@ -267,6 +259,6 @@ func pacedLoad(ctx context.Context, c *Config, label string, pick func(i int) (*
 	wg.Wait()
 	out.elapsed = time.Since(start)
 	out.lat = slices.Concat(lat...)
-	out.errors, out.unanswered = int(nErrs.Load()), int(nUnanswered.Load())
+	out.failed, out.unanswered = int(nErrs.Load()), int(nUnanswered.Load())
 	return out
 }

@@ -40,14 +40,9 @@ func (c *control) do(ctx context.Context, method, path string, body []byte) (int
 func (c *control) call(ctx context.Context, method, path string, body []byte) ([]byte, error) {
 	status, data, err := c.do(ctx, method, path, body)
 	if err == nil && status != http.StatusOK {
-		err = apiError(method, c.base+path, status, data)
+		err = ctlapi.APIError(method+" "+c.base+path, status, data)
 	}
 	return data, err
-}
-
-// apiError turns a non-2xx answer into an error with the API's message.
-func apiError(method, url string, status int, body []byte) error {
-	return ctlapi.APIError(method+" "+url, status, body)
 }
 
 // faults returns the faults in force.
@@ -93,7 +88,7 @@ func (c *control) renew(ctx context.Context, ttl time.Duration) (gone bool, err 
 	if status == http.StatusOK {
 		return false, nil
 	}
-	return status == http.StatusConflict, apiError("POST", c.base+path, status, body)
+	return status == http.StatusConflict, ctlapi.APIError("POST "+c.base+path, status, body)
 }
 
 // clear removes every fault.

@@ -3,12 +3,14 @@ package experiment
 import (
 	"cmp"
 	"context"
+	_ "embed"
 	"fmt"
 	"maps"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"text/template"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
@@ -36,10 +38,6 @@ type InitOptions struct {
 // it fail and checks the error names it. The result parses with Parse.
 func Starter(ctx context.Context, o InitOptions) (string, error) {
 	o.Timeout = cmp.Or(o.Timeout, 10*time.Second)
-	rev := harness.RevisionLegacy
-	if o.Protocol == "modern" {
-		rev = harness.RevisionModern
-	}
 	var headers map[string]string
 	if o.AuthEnv != "" {
 		tok := os.Getenv(o.AuthEnv)
@@ -50,7 +48,7 @@ func Starter(ctx context.Context, o InitOptions) (string, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	c, err := harness.Dial(dctx, o.Gateway, rev, nil, harness.WithCallTimeout(o.Timeout), harness.WithHeaders(headers))
+	c, err := harness.Dial(dctx, o.Gateway, revisionOf(o.Protocol), nil, harness.WithCallTimeout(o.Timeout), harness.WithHeaders(headers))
 	if err != nil {
 		return "", fmt.Errorf("gateway %s: %w", o.Gateway, err)
 	}
@@ -76,14 +74,11 @@ func Starter(ctx context.Context, o InitOptions) (string, error) {
 			return "", fmt.Errorf("--control %s: no tool of the gateway seems to come from backend %q (backends seen: %s)", name, name, strings.Join(names, ", "))
 		}
 	}
-	target := names[0]
-	for _, n := range names {
-		if o.Controls[n] != "" {
-			target = n
-			break
-		}
+	target := names[0] // the first backend with a control URL, if any
+	if i := slices.IndexFunc(names, func(n string) bool { return o.Controls[n] != "" }); i >= 0 {
+		target = names[i]
 	}
-	return render(o, names, byBackend, target), nil
+	return render(o, names, byBackend, target)
 }
 
 // guessBackend names a tool's backend when it carries no origin marker: a
@@ -101,55 +96,29 @@ func guessBackend(tool string, controls map[string]string) string {
 	return "unknown"
 }
 
-func render(o InitOptions, names []string, byBackend map[string][]string, target string) string {
-	q := strconv.Quote
-	var b strings.Builder
-	tool := byBackend[target][0]
-	fmt.Fprintf(&b, "# Starter experiment written by `chaos experiment init` from %s\n", o.Gateway)
-	fmt.Fprintf(&b, "# (%s). Run it with: chaos experiment run FILE [--dry-run]\n", time.Now().UTC().Format(time.RFC3339))
-	fmt.Fprintf(&b, "title: an error on ${tool} names ${backend}, and the deployment recovers\n")
-	fmt.Fprintf(&b, "parameters:\n  backend: %s\n  tool: %s\n", q(target), q(tool))
-	fmt.Fprintf(&b, "deployment:\n  gateway: %s\n", q(o.Gateway))
-	if o.AuthEnv != "" {
-		fmt.Fprintf(&b, "  authEnv: %s   # the bearer token is read from this variable, never from the file\n", o.AuthEnv)
-	}
-	if o.Protocol == "modern" {
-		b.WriteString("  protocol: modern\n")
-	}
-	b.WriteString("  # health: {url: \"http://GATEWAY/api/backends/health\"}   # optional: enables health probes\n")
-	b.WriteString("  backends:   # the control URL of the chaos proxy in front of each backend\n")
-	any := false
+//go:embed starter.yaml.tmpl
+var starterText string
+
+var starterTemplate = template.Must(template.New("starter").Funcs(template.FuncMap{"q": strconv.Quote}).Parse(starterText))
+
+// starterBackend is a backend of a starter experiment: its control URL
+// ("" when not given) and its tools.
+type starterBackend struct{ Name, Control, Tools string }
+
+// render writes the starter experiment (starter.yaml.tmpl) for the
+// backends names, target being the one the experiment acts on.
+func render(o InitOptions, names []string, byBackend map[string][]string, target string) (string, error) {
+	data := struct {
+		InitOptions
+		Now, Target, Tool string
+		Backends          []starterBackend
+		Controlled        bool // some backend has a control URL
+	}{InitOptions: o, Now: time.Now().UTC().Format(time.RFC3339), Target: target, Tool: byBackend[target][0]}
 	for _, n := range names {
-		tools := strings.Join(byBackend[n], ", ")
-		if c := o.Controls[n]; c != "" {
-			fmt.Fprintf(&b, "    - {name: %s, control: %s}   # tools: %s\n", q(n), q(c), clip(tools, 120))
-			any = true
-		} else {
-			fmt.Fprintf(&b, "    # - {name: %s, control: \"http://PROXY-ADMIN:PORT\"}   # tools: %s\n", q(n), clip(tools, 120))
-		}
+		data.Backends = append(data.Backends, starterBackend{n, o.Controls[n], clip(strings.Join(byBackend[n], ", "), 120)})
+		data.Controlled = data.Controlled || o.Controls[n] != ""
 	}
-	if !any {
-		b.WriteString("    []\n")
-	}
-	b.WriteString("  # allowHosts: []   # non-loopback hosts this experiment may contact\n")
-	b.WriteString("safeguards: {maxDuration: 5m, leaseTTL: 30s, callTimeout: 10s}\n")
-	b.WriteString("steadyState:\n  title: ${tool} is listed and answers within 5s\n  probes:\n")
-	b.WriteString("    - {name: tool listed, type: tools_listed, tools: [\"${tool}\"]}\n")
-	b.WriteString("    - name: tool answers in time\n      type: call_tool\n      tool: ${tool}\n      arguments: {}   # fill in the tool's arguments\n")
-	b.WriteString("      expect: {outcome: any, within: 5s}\n      tolerance: {eventually: 20s}\n")
-	if !any {
-		b.WriteString("# method: give a backend a control URL above, then inject faults on it, e.g.\n")
-		b.WriteString("#   - action: {type: inject, backend: \"${backend}\", faults: [{kind: http_status, status: 503, match: {method: tools/call}}]}\n")
-		b.WriteString("#   - probe: {name: the error names the backend, type: call_tool, tool: \"${tool}\", expect: {names: \"${backend}\", within: 5s}}\n")
-		b.WriteString("#   - action: {type: clear, backend: \"${backend}\"}\n")
-		return b.String()
-	}
-	b.WriteString("method:\n")
-	b.WriteString("  - action:\n      type: inject\n      backend: ${backend}\n")
-	b.WriteString("      faults: [{kind: http_status, status: 503, match: {method: tools/call}}]\n")
-	b.WriteString("  - probe:\n      name: the error names the backend\n      type: call_tool\n      tool: ${tool}\n")
-	b.WriteString("      arguments: {}\n      expect: {names: \"${backend}\", within: 5s}\n")
-	b.WriteString("  - action: {type: clear, backend: \"${backend}\"}\n")
-	b.WriteString("  - pause: 1s\n")
-	return b.String()
+	var b strings.Builder
+	err := starterTemplate.Execute(&b, data)
+	return b.String(), err
 }

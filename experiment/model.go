@@ -103,7 +103,6 @@ type Step struct {
 	Action *Action       `yaml:"action,omitempty"`
 	Pause  time.Duration `yaml:"pause,omitempty"`
 	Probe  *Probe        `yaml:"probe,omitempty"`
-	Line   int           `yaml:"-"`
 }
 
 // Action types.

@@ -63,6 +63,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 // values; a name the file does not declare is an error.
 func (v *validator) substitute(root *yaml.Node, overrides map[string]string) error {
 	params := map[string]string{}
+	values := map[string]*yaml.Node{} // each parameter's value node
 	var paramsNode *yaml.Node
 	if root.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(root.Content); i += 2 {
@@ -84,7 +85,7 @@ func (v *validator) substitute(root *yaml.Node, overrides map[string]string) err
 			if paramRE.MatchString(val.Value) {
 				return &Error{File: v.file, Line: val.Line, Field: field, Msg: fmt.Sprintf("a parameter's value may not refer to parameters (%q)", val.Value)}
 			}
-			params[k.Value] = val.Value
+			params[k.Value], values[k.Value] = val.Value, val
 		}
 	}
 	names := slices.Sorted(maps.Keys(overrides))
@@ -93,13 +94,7 @@ func (v *validator) substitute(root *yaml.Node, overrides map[string]string) err
 			return &Error{File: v.file, Field: "--param " + k, Msg: fmt.Sprintf("the experiment has no parameter %q (it has %s)", k, listOr(slices.Sorted(maps.Keys(params)), "none"))}
 		}
 		params[k] = overrides[k]
-		for i := 0; i+1 < len(paramsNode.Content); i += 2 {
-			if paramsNode.Content[i].Value == k {
-				paramsNode.Content[i+1].Value = overrides[k]
-				paramsNode.Content[i+1].Tag = "!!str"
-				paramsNode.Content[i+1].Style = yaml.DoubleQuotedStyle
-			}
-		}
+		values[k].Value, values[k].Tag, values[k].Style = overrides[k], "!!str", yaml.DoubleQuotedStyle
 	}
 	var walk func(n *yaml.Node, field string) error
 	walk = func(n *yaml.Node, field string) error {

@@ -17,14 +17,11 @@ import (
 // must stop, or "".
 func (r *runner) preflight(ctx context.Context) string {
 	var problems []string
-	pass := func(name, expected, observed string, err error, took time.Duration) {
-		c := harness.Check{Name: "preflight: " + name, Expected: expected, Observed: observed,
-			At: harness.Millis(r.rec.Since()), Took: harness.Millis(took), Verdict: harness.CheckPassed}
+	pass := func(name, expected, observed string, err error, start time.Time) {
 		if err != nil {
-			c.Verdict, c.Observed = harness.CheckFailed, err.Error()
 			problems = append(problems, name+": "+err.Error())
 		}
-		r.check(c)
+		r.check(r.errCheck("preflight: "+name, expected, observed, err, start))
 	}
 	start := time.Now()
 	obs := ""
@@ -35,11 +32,11 @@ func (r *runner) preflight(ctx context.Context) string {
 		closeClient(c)
 		obs = fmt.Sprintf("%d tools listed", len(names))
 	}
-	pass("gateway", "the gateway answers MCP at "+r.e.Deployment.Gateway, obs, err, time.Since(start))
+	pass("gateway", "the gateway answers MCP at "+r.e.Deployment.Gateway, obs, err, start)
 	if h := r.e.Deployment.Health; h != nil {
 		start = time.Now()
 		states, err := r.probes.readHealth(ctx)
-		pass("health", "the health URL answers backend states", "backends: "+strings.Join(states.Names(), ", "), err, time.Since(start))
+		pass("health", "the health URL answers backend states", "backends: "+strings.Join(states.Names(), ", "), err, start)
 	}
 	for _, b := range r.e.Deployment.Backends {
 		start = time.Now()
@@ -56,7 +53,7 @@ func (r *runner) preflight(ctx context.Context) string {
 				obs += "; no leases (faults stay until cleared)"
 			}
 		}
-		pass("control "+b.Name, "the control API at "+b.Control+" answers, with no fault set", obs, err, time.Since(start))
+		pass("control "+b.Name, "the control API at "+b.Control+" answers, with no fault set", obs, err, start)
 	}
 	if len(problems) > 0 {
 		return "before any fault: " + strings.Join(problems, "; ")
@@ -90,10 +87,8 @@ func (r *runner) rollback() []string {
 		if dirty || err != nil {
 			r.recordFault(name, "clear", nil, err, start)
 		}
-		c := harness.Check{Name: "rollback: " + name + " clean", Expected: "no fault set on " + name + " (GET /faults lists none)",
-			Observed: "clean", At: harness.Millis(r.rec.Since()), Took: harness.Millis(time.Since(start)), Verdict: harness.CheckPassed}
+		c := r.errCheck("rollback: "+name+" clean", "no fault set on "+name+" (GET /faults lists none)", "clean", err, start)
 		if err != nil {
-			c.Verdict, c.Observed = harness.CheckFailed, err.Error()
 			msg := fmt.Sprintf("ROLLBACK FAILED on %s: %v\n  clear it by hand: %s", name, err, ctl.curl())
 			if dirty {
 				msg += fmt.Sprintf("\n  (a chaos proxy also drops its faults when their lease of %s is not renewed)", r.e.Safeguards.LeaseTTL)
@@ -106,16 +101,26 @@ func (r *runner) rollback() []string {
 	return failures
 }
 
+// errCheck is the check of a step that began at start: passed with
+// observed, or failed with err.
+func (r *runner) errCheck(name, expected, observed string, err error, start time.Time) harness.Check {
+	c := harness.Check{Name: name, Expected: expected, Observed: observed,
+		At: harness.Millis(r.rec.Since()), Took: harness.Millis(time.Since(start)), Verdict: harness.CheckPassed}
+	if err != nil {
+		c.Verdict, c.Observed = harness.CheckFailed, err.Error()
+	}
+	return c
+}
+
 // journal builds the results document: one scenario (the experiment) whose
 // checks are the preflight, every probe and the rollback.
 func (r *runner) journal(out *Outcome) *harness.Results {
 	res := harness.NewResults(nil)
 	res.Target = r.e.Deployment.Gateway
 	res.Interrupted = out.Status == StatusInterrupted
-	switch {
-	case out.Status == StatusHeld && !out.RollbackFailed:
+	if out.Status == StatusHeld && !out.RollbackFailed {
 		r.rec.Pass()
-	default:
+	} else {
 		reason := string(out.Status) + prefixed(": ", out.Reason)
 		if out.RollbackFailed {
 			reason += "; rollback failed: " + strings.Join(out.RollbackErrors, "; ")
@@ -125,13 +130,10 @@ func (r *runner) journal(out *Outcome) *harness.Results {
 	if out.Status == StatusHeld && out.Reason != "" {
 		r.rec.Note("%s", out.Reason)
 	}
+	r.rec.SetFigure("duration_ms", float64(time.Since(r.started).Microseconds())/1000)
+	r.rec.SetFigure("exit_code", float64(out.ExitCode()))
 	sr := r.rec.Result()
 	sr.Checks = r.checks
-	if sr.Figures == nil {
-		sr.Figures = map[string]float64{}
-	}
-	sr.Figures["duration_ms"] = float64(time.Since(r.started).Microseconds()) / 1000
-	sr.Figures["exit_code"] = float64(out.ExitCode())
 	res.Scenarios = append(res.Scenarios, sr)
 	return res
 }

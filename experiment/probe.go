@@ -140,8 +140,10 @@ func (p *prober) expected(pr *Probe) string {
 	return pr.Type
 }
 
-func (p *prober) revision() harness.Revision {
-	if p.dep.Protocol == "modern" {
+// revisionOf is the client revision of a protocol setting: modern, or
+// legacy (the default).
+func revisionOf(protocol string) harness.Revision {
+	if protocol == "modern" {
 		return harness.RevisionModern
 	}
 	return harness.RevisionLegacy
@@ -151,7 +153,7 @@ func (p *prober) revision() harness.Revision {
 func (p *prober) dial(ctx context.Context, timeout time.Duration) (*harness.Client, error) {
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return harness.Dial(dctx, p.dep.Gateway, p.revision(), p.rec, harness.WithCallTimeout(timeout),
+	return harness.Dial(dctx, p.dep.Gateway, revisionOf(p.dep.Protocol), p.rec, harness.WithCallTimeout(timeout),
 		harness.WithHeaders(p.headers), harness.WithBackends(p.backends...), harness.WithClientName("probe"),
 		harness.WithCloseGrace(200*time.Millisecond))
 }
@@ -258,11 +260,15 @@ func (p *prober) toolsListed(ctx context.Context, c *harness.Client, pr *Probe) 
 			problems = append(problems, "listed "+strings.Join(m, ", "))
 		}
 	}
-	obs := fmt.Sprintf("%d tools: %s", len(names), clip(strings.Join(names, ", "), 200))
+	return judged(problems, fmt.Sprintf("%d tools: %s", len(names), clip(strings.Join(names, ", "), 200)), call.Took())
+}
+
+// judged is a sample observing obs: it holds unless problems say why not.
+func judged(problems []string, obs string, took time.Duration) sample {
 	if len(problems) > 0 {
-		return sample{observed: strings.Join(problems, "; ") + " (" + obs + ")", took: call.Took()}
+		return sample{observed: strings.Join(problems, "; ") + " (" + obs + ")", took: took}
 	}
-	return sample{ok: true, observed: obs, took: call.Took()}
+	return sample{ok: true, observed: obs, took: took}
 }
 
 func (p *prober) callTool(ctx context.Context, c *harness.Client, pr *Probe) sample {
@@ -295,10 +301,7 @@ func (p *prober) callTool(ctx context.Context, c *harness.Client, pr *Probe) sam
 	if x.Lacks != "" && strings.Contains(text, x.Lacks) {
 		problems = append(problems, fmt.Sprintf("text contains %q", x.Lacks))
 	}
-	if len(problems) > 0 {
-		return sample{observed: strings.Join(problems, "; ") + " (" + obs + ")", took: took}
-	}
-	return sample{ok: true, observed: obs, took: took}
+	return judged(problems, obs, took)
 }
 
 func (p *prober) health(ctx context.Context, pr *Probe) sample {
@@ -328,10 +331,7 @@ func (p *prober) health(ctx context.Context, pr *Probe) sample {
 	if len(pr.Breaker) > 0 && !containsFold(pr.Breaker, st.Breaker) {
 		problems = append(problems, "breaker state not accepted")
 	}
-	if len(problems) > 0 {
-		return sample{observed: strings.Join(problems, "; ") + " (" + obs + ")"}
-	}
-	return sample{ok: true, observed: obs}
+	return judged(problems, obs, 0) // once times the health read
 }
 
 func (p *prober) readHealth(ctx context.Context) (harness.BackendStates, error) {

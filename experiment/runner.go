@@ -115,19 +115,18 @@ func Run(ctx context.Context, e *Experiment, opts Options) *Outcome {
 	}
 	runCtx, cancel := context.WithTimeoutCause(ctx, e.Safeguards.MaxDuration, errMaxDuration)
 	defer cancel()
-	out := &Outcome{Status: StatusHeld}
 	r.progress("experiment %q against %s", e.Title, e.Deployment.Gateway)
 	if opts.DryRun {
 		r.printPlan()
 	}
-	status, reason := r.phases(runCtx)
+	out := &Outcome{}
+	out.Status, out.Reason = r.phases(runCtx)
 	r.probes.close()
 	if ctx.Err() != nil {
-		status, reason = StatusInterrupted, "interrupted ("+context.Cause(ctx).Error()+"): rolled back"
+		out.Status, out.Reason = StatusInterrupted, "interrupted ("+context.Cause(ctx).Error()+"): rolled back"
 	} else if errors.Is(context.Cause(runCtx), errMaxDuration) {
-		status, reason = StatusAborted, fmt.Sprintf("safeguards.maxDuration %s ran out", e.Safeguards.MaxDuration)
+		out.Status, out.Reason = StatusAborted, fmt.Sprintf("safeguards.maxDuration %s ran out", e.Safeguards.MaxDuration)
 	}
-	out.Status, out.Reason = status, reason
 	if !opts.DryRun {
 		out.RollbackErrors = r.rollback()
 		out.RollbackFailed = len(out.RollbackErrors) > 0
@@ -333,8 +332,7 @@ func (r *runner) startLease(ctx context.Context, name string, c *control) {
 	}
 	ttl := r.e.Safeguards.LeaseTTL
 	var t *time.Timer
-	var renew func()
-	renew = func() {
+	renew := func() {
 		rctx, cancel := context.WithTimeout(context.Background(), controlTimeout)
 		gone, err := c.renew(rctx, ttl)
 		cancel()

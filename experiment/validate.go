@@ -56,7 +56,12 @@ func (v *validator) experiment(e *Experiment) error {
 }
 
 func (v *validator) deployment(d *Deployment) error {
-	allowed := func(field, raw string) error {
+	// allowed checks a required URL: given (else missing is the error),
+	// http(s), and loopback or in allowHosts.
+	allowed := func(field, raw, missing string) error {
+		if raw == "" {
+			return v.errf(field, "%s", missing)
+		}
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return v.errf(field, "invalid URL %q: want http(s)://host[:port]/path", raw)
@@ -71,10 +76,7 @@ func (v *validator) deployment(d *Deployment) error {
 			return v.errf(fmt.Sprintf("deployment.allowHosts[%d]", i), "want a host name or IP address, got %q", h)
 		}
 	}
-	if d.Gateway == "" {
-		return v.errf("deployment.gateway", "required: the gateway's MCP URL")
-	}
-	if err := allowed("deployment.gateway", d.Gateway); err != nil {
+	if err := allowed("deployment.gateway", d.Gateway, "required: the gateway's MCP URL"); err != nil {
 		return err
 	}
 	if err := v.env("deployment.authEnv", d.AuthEnv); err != nil {
@@ -84,10 +86,7 @@ func (v *validator) deployment(d *Deployment) error {
 		return v.errf("deployment.protocol", "unknown protocol %q (want legacy or modern)", d.Protocol)
 	}
 	if d.Health != nil {
-		if d.Health.URL == "" {
-			return v.errf("deployment.health.url", "required with health")
-		}
-		if err := allowed("deployment.health.url", d.Health.URL); err != nil {
+		if err := allowed("deployment.health.url", d.Health.URL, "required with health"); err != nil {
 			return err
 		}
 	}
@@ -101,10 +100,7 @@ func (v *validator) deployment(d *Deployment) error {
 			return v.errf(f+".name", "duplicate backend %q", b.Name)
 		}
 		seen[b.Name] = true
-		if b.Control == "" {
-			return v.errf(f+".control", "required: the control API URL of the proxy in front of %s", b.Name)
-		}
-		if err := allowed(f+".control", b.Control); err != nil {
+		if err := allowed(f+".control", b.Control, "required: the control API URL of the proxy in front of "+b.Name); err != nil {
 			return err
 		}
 		if err := v.env(f+".tokenEnv", b.TokenEnv); err != nil {
@@ -128,14 +124,10 @@ func (v *validator) env(field, name string) error {
 
 func (v *validator) step(s *Step, f string, e *Experiment) error {
 	n := 0
-	if s.Action != nil {
-		n++
-	}
-	if s.Pause != 0 {
-		n++
-	}
-	if s.Probe != nil {
-		n++
+	for _, given := range []bool{s.Action != nil, s.Pause != 0, s.Probe != nil} {
+		if given {
+			n++
+		}
 	}
 	if n != 1 {
 		return v.errf(f, "a step is exactly one of action, pause (> 0) or probe")

@@ -43,7 +43,6 @@ var styleSheet string
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"css":   func() template.CSS { return template.CSS(styleSheet) },
-	"add":   func(a, b int) int { return a + b },
 	"short": func(s string) string { return clip(s, 48) },
 }).Parse(pageTemplate))
 
@@ -131,15 +130,8 @@ func WriteFile(path string, in []Input, opt Options) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := Render(tmp, in, opt); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
+	// The file is closed whatever happens (and removed unless renamed).
+	if err := errors.Join(Render(tmp, in, opt), tmp.Chmod(0o644), tmp.Close()); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)

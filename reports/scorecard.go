@@ -36,7 +36,7 @@ func buildGrid(scs []*scenarioView) gridView {
 		if !slices.Contains(g.Variants, s.Variant) {
 			g.Variants = append(g.Variants, s.Variant)
 		}
-		cells[[2]string{s.Group, s.Variant}] = &gridCell{ID: s.ID, Verdict: s.Verdict, Badge: s.Badge, Partial: s.Partial, Failed: failedChecks(s)}
+		cells[[2]string{s.Group, s.Variant}] = newCell(s)
 	}
 	// Variants in a stable, readable order: legacy before modern,
 	// streamable-http before sse, as the catalogue lists them.
@@ -59,14 +59,15 @@ func variantKey(v string) string {
 	return r.Replace(v)
 }
 
-func failedChecks(s *scenarioView) []string {
-	var out []string
-	for _, c := range s.Checks {
-		if c.Verdict == "failed" {
-			out = append(out, c.Name)
+// newCell is a scenario's cell, naming its failed checks.
+func newCell(s *scenarioView) *gridCell {
+	c := &gridCell{ID: s.ID, Verdict: s.Verdict, Badge: s.Badge, Partial: s.Partial}
+	for _, ch := range s.Checks {
+		if ch.Verdict == "failed" {
+			c.Failed = append(c.Failed, ch.Name)
 		}
 	}
-	return out
+	return c
 }
 
 // compareView puts several runs side by side: a column per run (gateway,
@@ -112,7 +113,7 @@ func buildCompare(runs []*runView) *compareView {
 			var c *gridCell
 			key := "absent"
 			if s != nil {
-				c = &gridCell{ID: s.ID, Verdict: s.Verdict, Badge: s.Badge, Partial: s.Partial, Failed: failedChecks(s)}
+				c = newCell(s)
 				// Same verdict, partiality and failed checks: no
 				// difference, even when only one run has per-check results.
 				key = fmt.Sprintf("%s|%v|%s", s.Verdict, s.Partial, strings.Join(c.Failed, "|"))
@@ -141,29 +142,24 @@ func buildCompare(runs []*runView) *compareView {
 
 func compareChecks(name string, byRun []map[string]*scenarioView) []checkRow {
 	var names []string
-	for _, m := range byRun {
+	verdicts := make([]map[string]string, len(byRun)) // per run: check name -> verdict
+	for i, m := range byRun {
 		if s := m[name]; s != nil {
+			verdicts[i] = map[string]string{}
 			for _, c := range s.Checks {
 				if !slices.Contains(names, c.Name) {
 					names = append(names, c.Name)
 				}
+				verdicts[i][c.Name] = c.Verdict
 			}
 		}
 	}
 	var out []checkRow
 	for _, cn := range names {
 		row := checkRow{Name: cn}
-		for i, m := range byRun {
-			v := ""
-			if s := m[name]; s != nil {
-				for _, c := range s.Checks {
-					if c.Name == cn {
-						v = c.Verdict
-					}
-				}
-			}
-			row.Verdicts = append(row.Verdicts, v)
-			if i > 0 && v != row.Verdicts[0] {
+		for i := range byRun {
+			row.Verdicts = append(row.Verdicts, verdicts[i][cn]) // "" when the run has no such check
+			if i > 0 && row.Verdicts[i] != row.Verdicts[0] {
 				row.Differs = true
 			}
 		}

@@ -60,16 +60,15 @@ func ExternalRefs(r io.Reader) ([]string, error) {
 					refs = append(refs, fmt.Sprintf("<%s %s> script handler", name, a.Key))
 				}
 			}
-			if name == "style" || name == "script" {
+			switch name {
+			case "script":
+				refs = append(refs, "<script> element")
+			case "style":
 				var b strings.Builder
 				for c := n.FirstChild; c != nil; c = c.NextSibling {
 					b.WriteString(c.Data)
 				}
-				if name == "style" {
-					checkCSS("<style>", b.String())
-				} else {
-					refs = append(refs, "<script> element")
-				}
+				checkCSS("<style>", b.String())
 			}
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {

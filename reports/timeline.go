@@ -52,7 +52,6 @@ type timelineView struct {
 	Rects   []svgRect
 	Lines   []svgLine
 	Texts   []svgText
-	Dense   bool
 	Caption string
 }
 
@@ -86,7 +85,6 @@ func buildTimeline(s *harness.ScenarioResult, calls []seqCall, ws []window, evid
 	laneTop := y + 4
 	tv.Texts = append(tv.Texts, svgText{X: 4, Y: laneTop + 9, Class: "lane", Text: "client calls"})
 	if len(calls) > tlDenseOver {
-		tv.Dense = true
 		h := 56.0
 		tv.Caption = fmt.Sprintf("%d calls, drawn as calls started per %s, stacked by outcome", len(calls), fmtDur(end/tlBins))
 		tv.Rects = append(tv.Rects, density(calls, end, x, laneTop, h)...)
@@ -192,13 +190,7 @@ func packRows(calls []seqCall) []int {
 	rows := make([]int, len(calls))
 	var free []time.Duration
 	for i, c := range calls {
-		r := -1
-		for j, f := range free {
-			if f <= c.Start.D() {
-				r = j
-				break
-			}
-		}
+		r := slices.IndexFunc(free, func(f time.Duration) bool { return f <= c.Start.D() })
 		if r < 0 {
 			if len(free) < tlMaxRows {
 				free = append(free, 0)
@@ -221,11 +213,7 @@ func density(calls []seqCall, end time.Duration, x func(time.Duration) float64, 
 	peak := 0
 	for _, c := range calls {
 		b := min(int(float64(c.Start.D())/float64(end)*tlBins), tlBins-1)
-		for k, cl := range classes {
-			if cl == outcomeClass(c.CallRecord) {
-				bins[b][k]++
-			}
-		}
+		bins[b][slices.Index(classes, outcomeClass(c.CallRecord))]++
 		peak = max(peak, bins[b][0]+bins[b][1]+bins[b][2]+bins[b][3])
 	}
 	var out []svgRect

@@ -62,14 +62,10 @@ the token to every local user (ps, /proc/PID/cmdline).`,
 			if err != nil {
 				return usageError(err)
 			}
-			logLevel := slog.LevelWarn
-			if verbose {
-				logLevel = slog.LevelInfo
-			}
 			opts := []fakebackends.Option{
 				fakebackends.WithExit(os.Exit),
 				fakebackends.WithAdminToken(adminToken),
-				fakebackends.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel}))),
+				fakebackends.WithLogger(newLogger(os.Stderr, verbose, slog.LevelInfo)),
 			}
 			if script.Transport == fakebackends.TransportStdio {
 				return runStdioBackend(cmd.Context(), script, opts)
@@ -88,6 +84,14 @@ the token to every local user (ps, /proc/PID/cmdline).`,
 	f.BoolVar(&stdio, "stdio", false, "serve MCP on stdin/stdout")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log to stderr")
 	return cmd
+}
+
+// newLogger logs text to w: at level with -v, else warnings only.
+func newLogger(w io.Writer, verbose bool, level slog.Level) *slog.Logger {
+	if !verbose {
+		level = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 func runHTTPBackend(ctx context.Context, script *fakebackends.Script, opts []fakebackends.Option, out io.Writer) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -17,28 +18,13 @@ import (
 
 // benchOptions are the flags of `chaos bench`.
 type benchOptions struct {
-	profile        string
-	gatewayCmd     string
-	configTemplate string
-	readyURL       string
-	mcpPath        string
-	clients        int
-	duration       time.Duration
-	calls          int
-	callTimeout    time.Duration
-	opens          int
-	sessions       int
-	revisions      []string
-	steps          []string
-	errorCalls     int
-	stallTimeout   time.Duration
-	stallCalls     int
-	stallDeadline  time.Duration
-	scaleSessions  []int
-	scaleDuration  time.Duration
-	scaleRate      int
-	crashEvery     time.Duration
-	out            string
+	// target: --profile and the exec flags (Kind is always exec).
+	target harness.TargetConfig
+	// cfg: the figures' flags (Target, Runtime, Revisions and Progress
+	// are set by runBench).
+	cfg       bench.Config
+	revisions []string
+	out       string
 }
 
 func newBenchCmd() *cobra.Command {
@@ -89,28 +75,28 @@ call or session open failed), 2 bad flags or the topology did not start,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.profile, "profile", "", "a target profile (YAML) describing the gateway under test (as chaos run --profile); "+
+	f.StringVar(&o.target.Profile, "profile", "", "a target profile (YAML) describing the gateway under test (as chaos run --profile); "+
 		"--gateway-cmd, --config-template, --ready-url and --mcp-path override its fields")
-	f.StringVar(&o.gatewayCmd, "gateway-cmd", "", "the gateway's command line (templates as in chaos run); default: this binary's `vmcp`")
-	f.StringVar(&o.configTemplate, "config-template", "", "the gateway's config file template (required with --gateway-cmd)")
-	f.StringVar(&o.readyURL, "ready-url", "", "URL template polled until the gateway answers")
-	f.StringVar(&o.mcpPath, "mcp-path", "", "the gateway's MCP endpoint path (default /mcp, or the profile's)")
-	f.IntVar(&o.clients, "clients", 64, "concurrent clients in the call runs")
-	f.DurationVar(&o.duration, "duration", 2*time.Second, "length of each call run (per revision, per endpoint)")
-	f.IntVar(&o.calls, "calls", 100000, "at most this many calls per call run")
-	f.DurationVar(&o.callTimeout, "call-timeout", 5*time.Second, "deadline of every call (and the gateway's backend call timeout)")
-	f.IntVar(&o.opens, "opens", 30, "sessions opened one after another for the session-open medians")
-	f.IntVar(&o.sessions, "sessions", 1000, "sessions opened (16 at a time) and held for the many-sessions figure; 0 skips it")
+	f.StringVar(&o.target.GatewayCmd, "gateway-cmd", "", "the gateway's command line (templates as in chaos run); default: this binary's `vmcp`")
+	f.StringVar(&o.target.ConfigTemplate, "config-template", "", "the gateway's config file template (required with --gateway-cmd)")
+	f.StringVar(&o.target.ReadyURL, "ready-url", "", "URL template polled until the gateway answers")
+	f.StringVar(&o.target.MCPPath, "mcp-path", "", "the gateway's MCP endpoint path (default /mcp, or the profile's)")
+	f.IntVar(&o.cfg.Clients, "clients", 64, "concurrent clients in the call runs")
+	f.DurationVar(&o.cfg.Duration, "duration", 2*time.Second, "length of each call run (per revision, per endpoint)")
+	f.IntVar(&o.cfg.Calls, "calls", 100000, "at most this many calls per call run")
+	f.DurationVar(&o.cfg.CallTimeout, "call-timeout", 5*time.Second, "deadline of every call (and the gateway's backend call timeout)")
+	f.IntVar(&o.cfg.Opens, "opens", 30, "sessions opened one after another for the session-open medians")
+	f.IntVar(&o.cfg.Sessions, "sessions", 1000, "sessions opened (16 at a time) and held for the many-sessions figure; 0 skips it")
 	f.StringSliceVar(&o.revisions, "revision", []string{"legacy", "modern"}, "protocol revisions of the call runs (legacy = 2025-11-25, modern = 2026-07-28)")
-	f.StringSliceVar(&o.steps, "steps", bench.StepNames, "what to run: "+strings.Join(bench.StepNames, ", "))
-	f.IntVar(&o.errorCalls, "error-calls", 100, "calls per endpoint and fault for the time-to-error figures")
-	f.DurationVar(&o.stallTimeout, "stall-timeout", time.Second, "the gateway's backend call timeout in the error and stall figures")
-	f.IntVar(&o.stallCalls, "stall-calls", 5, "calls made at once to the stalled backend")
-	f.DurationVar(&o.stallDeadline, "stall-deadline", 35*time.Second, "each stall call's own deadline (how long a gateway that ignores its timeout is watched)")
-	f.IntSliceVar(&o.scaleSessions, "scale-sessions", []int{100}, "sessions of the scale figures, one scenario per count (e.g. 1000,5000)")
-	f.DurationVar(&o.scaleDuration, "scale-duration", 5*time.Second, "length of each scale load")
-	f.IntVar(&o.scaleRate, "scale-rate", 500, "healthy calls per second in the scale load")
-	f.DurationVar(&o.crashEvery, "crash-every", time.Second, "period of the crash-looping backend in the scale figures")
+	f.StringSliceVar(&o.cfg.Steps, "steps", bench.StepNames, "what to run: "+strings.Join(bench.StepNames, ", "))
+	f.IntVar(&o.cfg.ErrorCalls, "error-calls", 100, "calls per endpoint and fault for the time-to-error figures")
+	f.DurationVar(&o.cfg.StallTimeout, "stall-timeout", time.Second, "the gateway's backend call timeout in the error and stall figures")
+	f.IntVar(&o.cfg.StallCalls, "stall-calls", 5, "calls made at once to the stalled backend")
+	f.DurationVar(&o.cfg.StallDeadline, "stall-deadline", 35*time.Second, "each stall call's own deadline (how long a gateway that ignores its timeout is watched)")
+	f.IntSliceVar(&o.cfg.ScaleSessions, "scale-sessions", []int{100}, "sessions of the scale figures, one scenario per count (e.g. 1000,5000)")
+	f.DurationVar(&o.cfg.ScaleDuration, "scale-duration", 5*time.Second, "length of each scale load")
+	f.IntVar(&o.cfg.ScaleRate, "scale-rate", 500, "healthy calls per second in the scale load")
+	f.DurationVar(&o.cfg.CrashEvery, "crash-every", time.Second, "period of the crash-looping backend in the scale figures")
 	f.StringVarP(&o.out, "out", "o", "", "write the results JSON here")
 	return cmd
 }
@@ -121,18 +107,18 @@ func usage(format string, args ...any) error {
 
 func runBench(cmd *cobra.Command, o benchOptions) error {
 	switch {
-	case o.clients < 1 || o.clients > 10000:
-		return usage("--clients %d: want 1..10000", o.clients)
-	case o.duration <= 0 || o.duration > 10*time.Minute:
-		return usage("--duration %v: want more than 0 and at most 10m", o.duration)
-	case o.calls < 1:
-		return usage("--calls %d: want at least 1", o.calls)
-	case o.callTimeout <= 0 || o.callTimeout > 5*time.Minute:
-		return usage("--call-timeout %v: want more than 0 and at most 5m", o.callTimeout)
-	case o.opens < 1 || o.opens > 10000:
-		return usage("--opens %d: want 1..10000", o.opens)
-	case o.sessions < 0 || o.sessions > 20000:
-		return usage("--sessions %d: want 0..20000", o.sessions)
+	case o.cfg.Clients < 1 || o.cfg.Clients > 10000:
+		return usage("--clients %d: want 1..10000", o.cfg.Clients)
+	case o.cfg.Duration <= 0 || o.cfg.Duration > 10*time.Minute:
+		return usage("--duration %v: want more than 0 and at most 10m", o.cfg.Duration)
+	case o.cfg.Calls < 1:
+		return usage("--calls %d: want at least 1", o.cfg.Calls)
+	case o.cfg.CallTimeout <= 0 || o.cfg.CallTimeout > 5*time.Minute:
+		return usage("--call-timeout %v: want more than 0 and at most 5m", o.cfg.CallTimeout)
+	case o.cfg.Opens < 1 || o.cfg.Opens > 10000:
+		return usage("--opens %d: want 1..10000", o.cfg.Opens)
+	case o.cfg.Sessions < 0 || o.cfg.Sessions > 20000:
+		return usage("--sessions %d: want 0..20000", o.cfg.Sessions)
 	}
 	if err := checkBenchFaultFlags(o); err != nil {
 		return err
@@ -146,9 +132,8 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 			return usage("--revision %q: want legacy or modern", r)
 		}
 	}
-	tc := harness.TargetConfig{Profile: o.profile, Kind: "exec", GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
-		ReadyURL: o.readyURL, MCPPath: o.mcpPath}
-	target, err := tc.Target(os.Executable)
+	o.target.Kind = "exec"
+	target, err := o.target.Target(os.Executable)
 	if err != nil {
 		return usage("%v", err)
 	}
@@ -160,11 +145,8 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	w := cmd.OutOrStdout()
 	ctx := cmd.Context()
 	start := time.Now()
-	results, err := bench.Run(ctx, bench.Config{Target: target, Runtime: harness.Process{Binary: self},
-		Clients: o.clients, Duration: o.duration, Calls: o.calls, CallTimeout: o.callTimeout,
-		Opens: o.opens, Sessions: o.sessions, Revisions: revs, Progress: w,
-		Steps: o.steps, ErrorCalls: o.errorCalls, StallTimeout: o.stallTimeout, StallCalls: o.stallCalls, StallDeadline: o.stallDeadline,
-		ScaleSessions: o.scaleSessions, ScaleDuration: o.scaleDuration, ScaleRate: o.scaleRate, CrashEvery: o.crashEvery})
+	o.cfg.Target, o.cfg.Runtime, o.cfg.Revisions, o.cfg.Progress = target, harness.Process{Binary: self}, revs, w
+	results, err := bench.Run(ctx, o.cfg)
 	if results != nil {
 		printBench(w, results)
 		if o.out != "" {
@@ -177,11 +159,11 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	fmt.Fprintf(w, "chaos bench: done in %s\n", time.Since(start).Round(time.Millisecond))
 	switch {
 	case results != nil && results.Interrupted:
-		return &exitError{code: 130, err: fmt.Errorf("bench: interrupted (%v)", context.Cause(ctx))}
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("bench: interrupted (%v)", context.Cause(ctx))}
 	case err != nil:
-		return &exitError{code: 2, err: fmt.Errorf("bench: %w", err)}
+		return usageError(fmt.Errorf("bench: %w", err))
 	case results.Failed():
-		return &exitError{code: 1, err: fmt.Errorf("bench: a scenario failed")}
+		return &exitError{code: exitFailed, err: fmt.Errorf("bench: a scenario failed")}
 	}
 	return nil
 }
@@ -189,28 +171,28 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 // checkBenchFaultFlags checks the flags of the error, stall and scale
 // figures.
 func checkBenchFaultFlags(o benchOptions) error {
-	for _, s := range o.steps {
+	for _, s := range o.cfg.Steps {
 		if !slices.Contains(bench.StepNames, s) {
 			return usage("--steps %q: want some of %s", s, strings.Join(bench.StepNames, ", "))
 		}
 	}
 	switch {
-	case o.errorCalls < 1 || o.errorCalls > 100000:
-		return usage("--error-calls %d: want 1..100000", o.errorCalls)
-	case o.stallTimeout <= 0 || o.stallTimeout > time.Minute:
-		return usage("--stall-timeout %v: want more than 0 and at most 1m", o.stallTimeout)
-	case o.stallCalls < 1 || o.stallCalls > 1000:
-		return usage("--stall-calls %d: want 1..1000", o.stallCalls)
-	case o.stallDeadline <= o.stallTimeout || o.stallDeadline > 10*time.Minute:
-		return usage("--stall-deadline %v: want more than --stall-timeout (%v) and at most 10m", o.stallDeadline, o.stallTimeout)
-	case o.scaleDuration <= 0 || o.scaleDuration > 10*time.Minute:
-		return usage("--scale-duration %v: want more than 0 and at most 10m", o.scaleDuration)
-	case o.scaleRate < 1 || o.scaleRate > 100000:
-		return usage("--scale-rate %d: want 1..100000", o.scaleRate)
-	case o.crashEvery < 50*time.Millisecond || o.crashEvery > 10*time.Minute:
-		return usage("--crash-every %v: want 50ms..10m", o.crashEvery)
+	case o.cfg.ErrorCalls < 1 || o.cfg.ErrorCalls > 100000:
+		return usage("--error-calls %d: want 1..100000", o.cfg.ErrorCalls)
+	case o.cfg.StallTimeout <= 0 || o.cfg.StallTimeout > time.Minute:
+		return usage("--stall-timeout %v: want more than 0 and at most 1m", o.cfg.StallTimeout)
+	case o.cfg.StallCalls < 1 || o.cfg.StallCalls > 1000:
+		return usage("--stall-calls %d: want 1..1000", o.cfg.StallCalls)
+	case o.cfg.StallDeadline <= o.cfg.StallTimeout || o.cfg.StallDeadline > 10*time.Minute:
+		return usage("--stall-deadline %v: want more than --stall-timeout (%v) and at most 10m", o.cfg.StallDeadline, o.cfg.StallTimeout)
+	case o.cfg.ScaleDuration <= 0 || o.cfg.ScaleDuration > 10*time.Minute:
+		return usage("--scale-duration %v: want more than 0 and at most 10m", o.cfg.ScaleDuration)
+	case o.cfg.ScaleRate < 1 || o.cfg.ScaleRate > 100000:
+		return usage("--scale-rate %d: want 1..100000", o.cfg.ScaleRate)
+	case o.cfg.CrashEvery < 50*time.Millisecond || o.cfg.CrashEvery > 10*time.Minute:
+		return usage("--crash-every %v: want 50ms..10m", o.cfg.CrashEvery)
 	}
-	for _, n := range o.scaleSessions {
+	for _, n := range o.cfg.ScaleSessions {
 		if n < 1 || n > 20000 {
 			return usage("--scale-sessions %d: want 1..20000 each", n)
 		}
@@ -219,7 +201,7 @@ func checkBenchFaultFlags(o benchOptions) error {
 }
 
 // printBench prints each bench scenario's verdict and figures.
-func printBench(w interface{ Write([]byte) (int, error) }, results *harness.Results) {
+func printBench(w io.Writer, results *harness.Results) {
 	fmt.Fprintln(w)
 	for _, s := range results.Scenarios {
 		fmt.Fprintf(w, "%-7s %s\n", strings.ToUpper(string(s.Verdict)), s.Name)

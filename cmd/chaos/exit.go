@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,11 +37,9 @@ func exitCode(err error) int {
 		return e.code
 	}
 	// cobra's own usage errors (unknown command, bad arguments).
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "invalid argument"} {
-		if strings.HasPrefix(msg, p) {
-			return exitUsage
-		}
+	cobraUsage := []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "invalid argument"}
+	if slices.ContainsFunc(cobraUsage, func(p string) bool { return strings.HasPrefix(err.Error(), p) }) {
+		return exitUsage
 	}
 	return exitFailed
 }

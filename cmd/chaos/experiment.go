@@ -13,30 +13,39 @@ import (
 )
 
 func newExperimentCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "experiment",
-		Short: "Chaos experiments against a real deployment (steady state, method, rollback)",
-		Long: `Chaos experiments against a running deployment: a gateway's MCP URL and,
+	return groupCmd("experiment", "Chaos experiments against a real deployment (steady state, method, rollback)",
+		`Chaos experiments against a running deployment: a gateway's MCP URL and,
 per backend, the control API of the chaos proxy in front of it. See
 experiments/README.md for the file format and the shipped experiments.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(newExperimentRunCmd(), newExperimentValidateCmd(), newExperimentInitCmd())
-	return cmd
+		newExperimentRunCmd(), newExperimentValidateCmd(), newExperimentInitCmd())
 }
 
-// parseParams reads --param name=value flags.
-func parseParams(list []string) (map[string]string, error) {
+// parsePairs reads repeated --flag name=value values; want is the form
+// the error asks for, and valueRequired refuses an empty value.
+func parsePairs(flag, want string, list []string, valueRequired bool) (map[string]string, error) {
 	out := map[string]string{}
 	for _, p := range list {
 		k, v, ok := strings.Cut(p, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--param %q: want name=value", p)
+		if !ok || k == "" || (valueRequired && v == "") {
+			return nil, fmt.Errorf("--%s %q: want %s", flag, p, want)
 		}
 		out[k] = v
 	}
 	return out, nil
+}
+
+// loadExperiment loads file with the --param overrides; any error is bad
+// input.
+func loadExperiment(file string, params []string) (*experiment.Experiment, error) {
+	ps, err := parsePairs("param", "name=value", params, false)
+	var e *experiment.Experiment
+	if err == nil {
+		e, err = experiment.Load(file, ps)
+	}
+	if err != nil {
+		return nil, &exitError{code: experiment.ExitBadInput, err: err}
+	}
+	return e, nil
 }
 
 func newExperimentRunCmd() *cobra.Command {
@@ -71,23 +80,19 @@ endpoint unreachable before any fault, a fault refused, a lease lost,
 safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ps, err := parseParams(params)
+			e, err := loadExperiment(args[0], params)
 			if err != nil {
-				return &exitError{code: experiment.ExitBadInput, err: err}
-			}
-			e, err := experiment.Load(args[0], ps)
-			if err != nil {
-				return &exitError{code: experiment.ExitBadInput, err: err}
+				return err
 			}
 			opts := experiment.Options{DryRun: dryRun}
 			if !quiet {
 				opts.Progress = cmd.ErrOrStderr()
 			}
 			out := experiment.Run(cmd.Context(), e, opts)
-			var errs []error
+			var journalErr error
 			if journal != "" {
 				if err := out.Results.WriteFile(journal); err != nil {
-					errs = append(errs, fmt.Errorf("journal: %w", err))
+					journalErr = fmt.Errorf("journal: %w", err)
 				} else if !quiet {
 					fmt.Fprintf(cmd.ErrOrStderr(), "journal: %s\n", journal)
 				}
@@ -96,7 +101,7 @@ safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 				fmt.Fprintln(cmd.ErrOrStderr(), m)
 			}
 			code := out.ExitCode()
-			if code == 0 && len(errs) == 0 {
+			if code == 0 && journalErr == nil {
 				return nil
 			}
 			code = cmp.Or(code, experiment.ExitAborted)
@@ -107,8 +112,7 @@ safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 			if out.RollbackFailed {
 				msg += fmt.Sprintf("; ROLLBACK FAILED on %d backend(s), see above", len(out.RollbackErrors))
 			}
-			errs = append([]error{errors.New(msg)}, errs...)
-			return &exitError{code: code, err: errors.Join(errs...)}
+			return &exitError{code: code, err: errors.Join(errors.New(msg), journalErr)}
 		},
 	}
 	f := cmd.Flags()
@@ -130,12 +134,8 @@ bodies) and report the first error as file:line: field: message.
 Exit codes: 0 valid, 2 invalid.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ps, err := parseParams(params)
-			if err == nil {
-				_, err = experiment.Load(args[0], ps)
-			}
-			if err != nil {
-				return &exitError{code: experiment.ExitBadInput, err: err}
+			if _, err := loadExperiment(args[0], params); err != nil {
+				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", args[0])
 			return nil
@@ -164,19 +164,15 @@ flags or the output exists (use --force).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.Gateway == "" {
-				return &exitError{code: 2, err: errors.New("experiment init: --gateway is required")}
+				return usageError(errors.New("experiment init: --gateway is required"))
 			}
-			o.Controls = map[string]string{}
-			for _, c := range controls {
-				k, v, ok := strings.Cut(c, "=")
-				if !ok || k == "" || v == "" {
-					return &exitError{code: 2, err: fmt.Errorf("--control %q: want NAME=URL", c)}
-				}
-				o.Controls[k] = v
+			var err error
+			if o.Controls, err = parsePairs("control", "NAME=URL", controls, true); err != nil {
+				return usageError(err)
 			}
 			if out != "-" && !force {
 				if _, err := os.Stat(out); err == nil {
-					return &exitError{code: 2, err: fmt.Errorf("%s exists (use --force to overwrite)", out)}
+					return usageError(fmt.Errorf("%s exists (use --force to overwrite)", out))
 				}
 			}
 			text, err := experiment.Starter(cmd.Context(), o)

@@ -49,3 +49,12 @@ func newRootCmd() *cobra.Command {
 	withUsageExits(root)
 	return root
 }
+
+// groupCmd is a command that holds subcommands; run alone it prints its
+// help.
+func groupCmd(use, short, long string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Long: long, Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }}
+	cmd.AddCommand(subs...)
+	return cmd
+}

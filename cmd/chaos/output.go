@@ -7,18 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
-
-// addOutputFlags adds the output flags of `chaos run`.
-func addOutputFlags(f *pflag.FlagSet, o *runOptions) {
-	f.StringVar(&o.html, "html", "", "write the HTML report here (default: report.html beside --out, i.e. out/report.html)")
-	f.BoolVar(&o.noHTML, "no-html", false, "do not write the HTML report")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress and no table, only the final summary line")
-}
 
 // checkOutput rejects contradictory output flags.
 func (o runOptions) checkOutput() error {
@@ -46,9 +37,9 @@ func (o runOptions) htmlPath() string {
 
 // finishRun prints the table (unless quiet) and the summary line, writes
 // the JSON results and the HTML report, and returns the run's exit error:
-// 2 when an output could not be written, 130 when interrupted, 1 when a
-// scenario failed.
-func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.Time, cause error) error {
+// 2 when an output could not be written, 130 (with interruption) when
+// interrupted, 1 when a scenario failed.
+func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.Time, interruption error) error {
 	if !o.quiet {
 		fmt.Fprintln(w)
 		printTable(w, results)
@@ -75,9 +66,8 @@ func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.T
 	if partial > 0 {
 		fmt.Fprintf(w, " (%d with checks skipped)", partial)
 	}
-	fmt.Fprintf(w, ", %d failed, %d skipped in %s", counts[harness.VerdictFailed],
+	fmt.Fprintf(w, ", %d failed, %d skipped in %s\n", counts[harness.VerdictFailed],
 		counts[harness.VerdictSkipped], time.Since(start).Round(time.Millisecond))
-	fmt.Fprintln(w)
 	for _, s := range wrote {
 		fmt.Fprintln(w, s)
 	}
@@ -85,7 +75,7 @@ func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.T
 	case writeErr != nil:
 		return usageError(writeErr)
 	case results.Interrupted:
-		return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted (%v); %d scenario(s) did not finish", cause, countInterrupted(results))}
+		return &exitError{code: exitInterrupted, err: interruption}
 	case results.Failed():
 		return &exitError{code: exitFailed, err: fmt.Errorf("%d scenario(s) failed", counts[harness.VerdictFailed])}
 	}

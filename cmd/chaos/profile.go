@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -16,17 +15,11 @@ import (
 )
 
 func newProfileCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "profile",
-		Short: "Work with target profiles (YAML files describing a gateway under test)",
-		Long: `A target profile describes a gateway under test: how to start it, where
+	return groupCmd("profile", "Work with target profiles (YAML files describing a gateway under test)",
+		`A target profile describes a gateway under test: how to start it, where
 its MCP endpoint and admin APIs are, how it names tools and what it offers.
 See README.md, "Judge your own gateway: writing a profile", and profiles/.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(newProfileCheckCmd())
-	return cmd
+		newProfileCheckCmd())
 }
 
 func newProfileCheckCmd() *cobra.Command {
@@ -64,11 +57,11 @@ func profileCheck(cmd *cobra.Command, file string, timeout time.Duration) error 
 	w := cmd.OutOrStdout()
 	p, err := harness.LoadProfile(file)
 	if err != nil {
-		return &exitError{code: 2, err: err}
+		return usageError(err)
 	}
 	target, err := harness.TargetConfig{Profile: file}.Target(os.Executable)
 	if err != nil {
-		return &exitError{code: 2, err: err}
+		return usageError(err)
 	}
 	caps, _ := p.Caps()
 	fmt.Fprintf(w, "profile %s: gateway %s, capabilities [%s], tool names %q, ready.tools %v\n",
@@ -88,27 +81,10 @@ func profileCheck(cmd *cobra.Command, file string, timeout time.Duration) error 
 	_ = tw.Flush()
 	switch {
 	case cmd.Context().Err() != nil:
-		return &exitError{code: 130, err: fmt.Errorf("profile check interrupted (%v)", context.Cause(cmd.Context()))}
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("profile check interrupted (%v)", context.Cause(cmd.Context()))}
 	case failed > 0:
-		return &exitError{code: 1, err: fmt.Errorf("profile %s: %d check(s) failed", file, failed)}
+		return &exitError{code: exitFailed, err: fmt.Errorf("profile %s: %d check(s) failed", file, failed)}
 	}
 	fmt.Fprintf(w, "profile %s: everything declared works\n", file)
 	return nil
-}
-
-// runProfileTarget is runTarget for `chaos run --profile`: the profile's
-// gateway, with the exec flags as overrides. A bad profile is a config
-// error (exit 2).
-func runProfileTarget(o runOptions) (harness.Target, error) {
-	cfg := harness.TargetConfig{Profile: o.profile, Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
-		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet}
-	t, err := cfg.Target(os.Executable)
-	var pe *harness.ProfileError
-	if errors.As(err, &pe) {
-		return nil, &exitError{code: 2, err: fmt.Errorf("run: --profile: %w", err)}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("run: %w", err)
-	}
-	return t, nil
 }

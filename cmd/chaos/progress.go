@@ -10,55 +10,45 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
-// progress prints a line per scenario as it ends (counter, elapsed time,
-// verdict, name, duration); verbose adds the reason, the checks that
-// failed or did not apply, and the key figures; quiet prints nothing.
-type progress struct {
-	w       io.Writer
-	total   int
-	done    int
-	start   time.Time
-	quiet   bool
-	verbose bool
-}
-
-func newProgress(w io.Writer, total int, quiet, verbose bool) *progress {
-	return &progress{w: w, total: total, start: time.Now(), quiet: quiet, verbose: verbose && !quiet}
-}
-
-// scenarioDone reports one finished scenario.
-func (p *progress) scenarioDone(r harness.ScenarioResult) {
-	p.done++
-	if p.quiet {
-		return
-	}
-	width := len(fmt.Sprint(p.total))
-	fmt.Fprintf(p.w, "[%*d/%d %7s] %-12s %s (%s)\n", width, p.done, p.total, elapsed(time.Since(p.start)),
-		reports.Badge(&r), r.Name, r.Duration.D().Round(time.Millisecond))
-	if !p.verbose {
-		return
-	}
-	indent := "        "
-	var lines []string
-	if r.Reason != "" {
-		lines = append(lines, reports.Redact(r.Reason))
-	}
-	for _, c := range r.Checks {
-		switch c.Verdict {
-		case harness.CheckFailed:
-			lines = append(lines, fmt.Sprintf("✗ %s: expected %s; observed %s", c.Name, c.Expected, reports.Redact(c.Observed)))
-		case harness.CheckNotApplicable:
-			lines = append(lines, fmt.Sprintf("– %s: not applicable: %s", c.Name, c.Reason))
+// newProgress returns the function that prints a line per scenario as it
+// ends (counter, elapsed time, verdict, name, duration); verbose adds the
+// reason, the checks that failed or did not apply, and the key figures;
+// quiet prints nothing.
+func newProgress(w io.Writer, total int, quiet, verbose bool) func(harness.ScenarioResult) {
+	start, done := time.Now(), 0
+	width := len(fmt.Sprint(total))
+	return func(r harness.ScenarioResult) {
+		done++
+		if quiet {
+			return
 		}
-	}
-	for _, s := range r.SkippedChecks {
-		lines = append(lines, "skipped: "+s)
-	}
-	if f := keyFigures(r.Figures); f != "-" {
-		lines = append(lines, "figures: "+f)
-	}
-	for _, l := range lines {
-		fmt.Fprintf(p.w, "%s%s\n", indent, strings.ReplaceAll(l, "\n", "\n"+indent))
+		fmt.Fprintf(w, "[%*d/%d %7s] %-12s %s (%s)\n", width, done, total, elapsed(time.Since(start)),
+			reports.Badge(&r), r.Name, r.Duration.D().Round(time.Millisecond))
+		if !verbose {
+			return
+		}
+		indent := "        "
+		var lines []string
+		if r.Reason != "" {
+			lines = append(lines, reports.Redact(r.Reason))
+		}
+		for _, c := range r.Checks {
+			switch c.Verdict {
+			case harness.CheckFailed:
+				lines = append(lines, fmt.Sprintf("✗ %s: expected %s; observed %s", c.Name, c.Expected, reports.Redact(c.Observed)))
+			case harness.CheckNotApplicable:
+				lines = append(lines, fmt.Sprintf("– %s: not applicable: %s", c.Name, c.Reason))
+			}
+		}
+		for _, s := range r.SkippedChecks {
+			lines = append(lines, "skipped: "+s)
+		}
+		if f := keyFigures(r.Figures); f != "-" {
+			lines = append(lines, "figures: "+f)
+		}
+		for _, l := range lines {
+			fmt.Fprintf(w, "%s%s\n", indent, strings.ReplaceAll(l, "\n", "\n"+indent))
+		}
 	}
 }
 

@@ -54,7 +54,7 @@ SIGINT or SIGTERM clears the faults and stops.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Upstream == "" {
-				return &exitError{code: 2, err: errors.New("proxy: --upstream is required")}
+				return usageError(errors.New("proxy: --upstream is required"))
 			}
 			tok, err := resolveSecret("admin-token", opts.AdminToken, "admin-token-file", adminTokenFile, "CHAOS_ADMIN_TOKEN")
 			if err != nil {
@@ -62,20 +62,16 @@ SIGINT or SIGTERM clears the faults and stops.`,
 			}
 			opts.AdminToken = tok
 			opts.LeaseTTL, opts.MaxLeaseTTL = leaseTTL, maxTTL
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelDebug
-			}
-			opts.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			opts.Logger = newLogger(cmd.ErrOrStderr(), verbose, slog.LevelDebug)
 			p, err := proxy.New(opts)
 			if err != nil {
-				return &exitError{code: 2, err: err}
+				return usageError(err)
 			}
 			startCtx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			err = p.Start(startCtx)
 			cancel()
 			if err != nil {
-				return &exitError{code: 2, err: err}
+				return usageError(err)
 			}
 			ready := ProxyReadyLine{Upstream: p.Upstream(), URL: p.URL(), Admin: p.AdminURL(), LeaseTTL: leaseTTL.String(), PID: os.Getpid()}
 			if err := json.NewEncoder(cmd.OutOrStdout()).Encode(ready); err != nil {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,25 +20,15 @@ import (
 
 // runOptions are the flags of `chaos run`.
 type runOptions struct {
-	// profile is a target profile (--profile).
-	profile string
-
-	target         string
-	gatewayCmd     string
-	configTemplate string
-	readyURL       string
-	mcpPath        string
-	capabilities   string
-	// capabilitiesSet: --capabilities was given (even empty: none).
-	capabilitiesSet bool
-	toolNames       string
-	labels          []string
-	out             string
-	list            bool
-	noLeakCheck     bool
-	verbose         bool
-	runtime         string
-	gatewayImage    string
+	// target is the gateway under test: --target, --profile and the exec
+	// flags (CapabilitiesSet: --capabilities was given, even empty).
+	target      harness.TargetConfig
+	labels      []string
+	out         string
+	list        bool
+	noLeakCheck bool
+	verbose     bool
+	runtime     string
 	// output: --html, --no-html, --quiet (see output.go)
 	html   string
 	noHTML bool
@@ -87,27 +79,27 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 ` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.capabilitiesSet = cmd.Flags().Changed("capabilities")
+			o.target.CapabilitiesSet = cmd.Flags().Changed("capabilities")
 			sweepLeftovers(cmd.ErrOrStderr())
-			if o.profile != "" && !cmd.Flags().Changed("target") {
-				o.target = "" // a profile is an exec target
+			if o.target.Profile != "" && !cmd.Flags().Changed("target") {
+				o.target.Kind = "" // a profile is an exec target
 			}
 			return runScenarios(cmd, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.target, "target", "reference", "gateway under test: reference (in-process) or exec (a gateway process)")
-	f.StringVar(&o.gatewayCmd, "gateway-cmd", "", "exec: the gateway's command line, split into words like a shell does ('single' and \"double\" quotes, "+
+	f.StringVar(&o.target.Kind, "target", "reference", "gateway under test: reference (in-process) or exec (a gateway process)")
+	f.StringVar(&o.target.GatewayCmd, "gateway-cmd", "", "exec: the gateway's command line, split into words like a shell does ('single' and \"double\" quotes, "+
 		"backslash escapes, no expansion); each word is a template ({{.ConfigPath}}, {{.Listen}}, {{.Port}}, ...); needs --config-template; "+
 		"default: this binary's 'vmcp --config {{.ConfigPath}} --listen {{.Listen}}'")
-	f.StringVar(&o.configTemplate, "config-template", "", "exec: the gateway's config file template (required with --gateway-cmd; default for chaos vmcp: the shipped template)")
-	f.StringVar(&o.readyURL, "ready-url", "", "exec: URL template polled until the gateway answers (default {{.BaseURL}}/status for chaos vmcp, else {{.BaseURL}}<mcp-path>)")
-	f.StringVar(&o.mcpPath, "mcp-path", "", "exec: the gateway's MCP endpoint path (default /mcp, or the profile's)")
-	f.StringVar(&o.profile, "profile", "", "a target profile (YAML) describing the gateway under test: an exec target; "+
+	f.StringVar(&o.target.ConfigTemplate, "config-template", "", "exec: the gateway's config file template (required with --gateway-cmd; default for chaos vmcp: the shipped template)")
+	f.StringVar(&o.target.ReadyURL, "ready-url", "", "exec: URL template polled until the gateway answers (default {{.BaseURL}}/status for chaos vmcp, else {{.BaseURL}}<mcp-path>)")
+	f.StringVar(&o.target.MCPPath, "mcp-path", "", "exec: the gateway's MCP endpoint path (default /mcp, or the profile's)")
+	f.StringVar(&o.target.Profile, "profile", "", "a target profile (YAML) describing the gateway under test: an exec target; "+
 		"--gateway-cmd, --config-template, --ready-url, --mcp-path and --capabilities override its fields (see chaos profile check; $"+harness.ProfileEnv+")")
-	f.StringVar(&o.capabilities, "capabilities", "", "capabilities the target declares, comma-separated ("+
-		capList()+", or all); default: the reference gateway's for reference and chaos vmcp, none for another exec gateway")
-	f.StringVar(&o.toolNames, "tool-names", "", "how the gateway names a backend's tools and prompts, a pattern of {backend} and {tool} "+
+	f.StringVar(&o.target.Capabilities, "capabilities", "", "capabilities the target declares, comma-separated ("+
+		strings.ReplaceAll(harness.AllCapabilities.String(), ",", ", ")+", or all); default: the reference gateway's for reference and chaos vmcp, none for another exec gateway")
+	f.StringVar(&o.target.ToolNamePattern, "tool-names", "", "how the gateway names a backend's tools and prompts, a pattern of {backend} and {tool} "+
 		"(default {backend}_{tool}; $"+harness.ToolNamesEnv+"); tools are found by their origin marker first, the pattern is the fallback")
 	f.StringArrayVar(&o.labels, "label", nil, "run only the scenarios matching this Ginkgo label filter (the syntax of -ginkgo.label-filter: "+
 		"&&, ||, !, parentheses, a comma for ||) or named so; repeatable (either matches). Labels: "+strings.Join(scenarios.Labels(), ", "))
@@ -115,41 +107,50 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label) and exit")
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print with each scenario its full reason, failed checks and key figures")
-	addOutputFlags(f, &o)
+	f.StringVar(&o.html, "html", "", "write the HTML report here (default: report.html beside --out, i.e. out/report.html)")
+	f.BoolVar(&o.noHTML, "no-html", false, "do not write the HTML report")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress and no table, only the final summary line")
 	f.StringVar(&o.runtime, "runtime", "", "backend runtime: container runs every scenario's HTTP backends as Docker containers (default: each scenario's own)")
-	f.StringVar(&o.gatewayImage, "gateway-image", "", "exec: a container image of the gateway, for the container scenarios (runs --gateway-cmd with the rendered config)")
+	f.StringVar(&o.target.Image, "gateway-image", "", "exec: a container image of the gateway, for the container scenarios (runs --gateway-cmd with the rendered config)")
 	return cmd
 }
 
-func capList() string {
-	names := make([]string, len(harness.AllCapabilities))
-	for i, c := range harness.AllCapabilities {
-		names[i] = string(c)
-	}
-	return strings.Join(names, ", ")
-}
-
 // runTarget builds the target from the flags (the same rules as the
-// Ginkgo suite's VMCP_CHAOS_* variables: harness.TargetConfig).
-func runTarget(o runOptions) (harness.Target, error) {
-	if o.profile != "" {
-		return runProfileTarget(o)
+// Ginkgo suite's VMCP_CHAOS_* variables: harness.TargetConfig). With
+// --profile it is the profile's gateway, with the exec flags as
+// overrides, and a bad profile is a config error.
+func runTarget(cfg harness.TargetConfig) (harness.Target, error) {
+	if cfg.Profile != "" {
+		cfg.ToolNamePattern, cfg.Image = "", "" // not among the flags --profile takes as overrides
 	}
-	cfg := harness.TargetConfig{Kind: o.target, GatewayCmd: o.gatewayCmd, ConfigTemplate: o.configTemplate,
-		ReadyURL: o.readyURL, MCPPath: o.mcpPath, Capabilities: o.capabilities, CapabilitiesSet: o.capabilitiesSet, ToolNamePattern: o.toolNames,
-		Image: o.gatewayImage}
 	t, err := cfg.Target(os.Executable)
+	if pe := (*harness.ProfileError)(nil); errors.As(err, &pe) {
+		return nil, fmt.Errorf("run: --profile: %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	return t, nil
 }
 
+// sweepLeftovers removes the temporary directories that runs killed before
+// they could clean up (SIGKILL, a test timeout) left behind, and says so on
+// w. A failure to sweep is reported, never fatal.
+func sweepLeftovers(w io.Writer) {
+	removed, err := harness.SweepLeftovers("")
+	if len(removed) > 0 {
+		fmt.Fprintf(w, "chaos run: removed %d temporary directories left by dead runs\n", len(removed))
+	}
+	if err != nil {
+		fmt.Fprintf(w, "chaos run: sweeping leftovers: %v\n", err)
+	}
+}
+
 func runScenarios(cmd *cobra.Command, o runOptions) error {
 	if err := o.checkOutput(); err != nil {
 		return usageError(err)
 	}
-	target, err := runTarget(o)
+	target, err := runTarget(o.target)
 	if err != nil {
 		return usageError(err)
 	}
@@ -199,12 +200,14 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	}
 	results := harness.NewResults(target)
 	start := time.Now()
-	prog := newProgress(w, len(selected), o.quiet, o.verbose)
+	progress := newProgress(w, len(selected), o.quiet, o.verbose)
 	ctx := cmd.Context()
+	cut := 0 // scenarios an interruption cut short or kept from running
 	for i, sc := range selected {
 		if ctx.Err() != nil {
 			// Interrupted: list what did not run, then report what did.
 			results.Interrupted = true
+			cut += len(selected) - i
 			for _, rest := range selected[i:] {
 				rec := harness.NewRecorder(rest.Name, rest.Labels...)
 				rec.Skip("not run: the run was interrupted")
@@ -218,22 +221,11 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 			r := rec.Result()
 			if r.Verdict != harness.VerdictSkipped {
 				rec.SetVerdict(harness.VerdictFailed, "interrupted while running: "+r.Reason)
+				cut++
 			}
 		}
 		results.Add(rec)
-		prog.scenarioDone(rec.Result())
+		progress(rec.Result())
 	}
-	return finishRun(w, o, results, start, context.Cause(ctx))
-}
-
-// countInterrupted counts the scenarios an interruption cut short or
-// kept from running.
-func countInterrupted(results *harness.Results) int {
-	n := 0
-	for _, s := range results.Scenarios {
-		if strings.HasPrefix(s.Reason, "not run: the run was interrupted") || strings.HasPrefix(s.Reason, "interrupted while running") {
-			n++
-		}
-	}
-	return n
+	return finishRun(w, o, results, start, fmt.Errorf("interrupted (%v); %d scenario(s) did not finish", context.Cause(ctx), cut))
 }

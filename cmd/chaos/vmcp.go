@@ -55,32 +55,29 @@ the time it serves until SIGINT/SIGTERM, e.g. under chaos bench:
 			if err != nil {
 				return usageError(err)
 			}
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelInfo
-			}
-			g, err := vmcp.New(cfg, vmcp.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))))
+			g, err := vmcp.New(cfg, vmcp.WithLogger(newLogger(os.Stderr, verbose, slog.LevelInfo)))
 			if err != nil {
+				return err
+			}
+			// abort shuts down a gateway that did not get to serve.
+			abort := func(err error) error {
+				sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer scancel()
+				_ = g.Shutdown(sctx)
 				return err
 			}
 			startCtx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			err = g.Start(startCtx, listen)
 			cancel()
+			if errors.Is(err, vmcp.ErrExposed) {
+				return abort(usageError(err))
+			}
 			if err != nil {
-				sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-				_ = g.Shutdown(sctx)
-				scancel()
-				if errors.Is(err, vmcp.ErrExposed) {
-					return usageError(err)
-				}
-				return err
+				return abort(err)
 			}
 			stopProfile, err := startCPUProfile(cpuProfile)
 			if err != nil {
-				sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-				_ = g.Shutdown(sctx)
-				scancel()
-				return usageError(err)
+				return abort(usageError(err))
 			}
 			if err := json.NewEncoder(cmd.OutOrStdout()).Encode(gatewayReadyLine{Name: cfg.Name, URL: g.URL(), Addr: g.Addr(), PID: os.Getpid()}); err != nil {
 				return err
