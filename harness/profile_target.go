@@ -42,6 +42,7 @@ func (c TargetConfig) profileTarget(chaosBinary func() (string, error)) (Target,
 	}
 	e.ReadyURL = cmp.Or(c.ReadyURL, e.ReadyURL)
 	e.MCPPath = cmp.Or(c.MCPPath, e.MCPPath)
+	e.Image = cmp.Or(c.Image, e.Image)
 	if c.ToolNamePattern != "" {
 		if err := ValidateToolNamePattern(c.ToolNamePattern); err != nil {
 			return nil, fmt.Errorf("--tool-names ($%s): %w", ToolNamesEnv, err)

@@ -119,12 +119,12 @@ func TestProfileTargetOverrides(t *testing.T) {
 		t.Fatalf("from the profile: %+v", e)
 	}
 	tg, err = TargetConfig{Kind: "exec", Profile: prof, GatewayCmd: "other --x", MCPPath: "/m", Capabilities: "", CapabilitiesSet: true,
-		ToolNamePattern: "{backend}.{tool}"}.Target(nil)
+		ToolNamePattern: "{backend}.{tool}", Image: "gw:local"}.Target(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e = tg.(Exec)
-	if e.Command[0] != "other" || e.MCPPath != "/m" || len(e.Caps) != 0 || e.Name() != "gw" || e.ToolNames != "{backend}.{tool}" {
+	if e.Command[0] != "other" || e.MCPPath != "/m" || len(e.Caps) != 0 || e.Name() != "gw" || e.ToolNames != "{backend}.{tool}" || e.Image != "gw:local" {
 		t.Fatalf("overridden: %+v", e)
 	}
 	if _, err := (TargetConfig{Profile: prof, ToolNamePattern: "{nope}"}).Target(nil); err == nil || !strings.Contains(err.Error(), "--tool-names") {

@@ -99,8 +99,9 @@ func TestProfileCheck(t *testing.T) {
 }
 
 // TestRunProfileFlag: `chaos run --profile` runs the gateway the profile
-// describes (named by it), and refuses a missing profile and --target
-// reference with a profile.
+// describes (named by it), and refuses a missing profile, --target
+// reference with a profile, and a bad --tool-names beside a profile (it
+// overrides the profile's toolNames, so it is read, never ignored).
 func TestRunProfileFlag(t *testing.T) {
 	out, errOut, code := runChaosProfile(t, "run", "--profile", filepath.Join("..", "..", "profiles", "chaos-vmcp.yaml"), "--label", "wrapping/legacy/streamable-http", "--out", filepath.Join(t.TempDir(), "r.json"))
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
@@ -114,5 +115,9 @@ func TestRunProfileFlag(t *testing.T) {
 	_, errOut, code = runChaosProfile(t, "run", "--target", "reference", "--profile", filepath.Join("..", "..", "profiles", "chaos-vmcp.yaml"), "--list")
 	if code == 0 || !strings.Contains(errOut, "--profile") {
 		t.Fatalf("--target reference with --profile: exit %d %s", code, errOut)
+	}
+	_, errOut, code = runChaosProfile(t, "run", "--profile", filepath.Join("..", "..", "profiles", "chaos-vmcp.yaml"), "--tool-names", "{nope}", "--list")
+	if code != 2 || !strings.Contains(errOut, "--tool-names") {
+		t.Fatalf("a bad --tool-names with --profile: exit %d %s", code, errOut)
 	}
 }

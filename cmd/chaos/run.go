@@ -96,7 +96,7 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 	f.StringVar(&o.target.ReadyURL, "ready-url", "", "exec: URL template polled until the gateway answers (default {{.BaseURL}}/status for chaos vmcp, else {{.BaseURL}}<mcp-path>)")
 	f.StringVar(&o.target.MCPPath, "mcp-path", "", "exec: the gateway's MCP endpoint path (default /mcp, or the profile's)")
 	f.StringVar(&o.target.Profile, "profile", "", "a target profile (YAML) describing the gateway under test: an exec target; "+
-		"--gateway-cmd, --config-template, --ready-url, --mcp-path and --capabilities override its fields (see chaos profile check; $"+harness.ProfileEnv+")")
+		"--gateway-cmd, --config-template, --ready-url, --mcp-path, --capabilities and --tool-names override its fields, --gateway-image gives its image (see chaos profile check; $"+harness.ProfileEnv+")")
 	f.StringVar(&o.target.Capabilities, "capabilities", "", "capabilities the target declares, comma-separated ("+
 		strings.ReplaceAll(harness.AllCapabilities.String(), ",", ", ")+", or all); default: the reference gateway's for reference and chaos vmcp, none for another exec gateway")
 	f.StringVar(&o.target.ToolNamePattern, "tool-names", "", "how the gateway names a backend's tools and prompts, a pattern of {backend} and {tool} "+
@@ -120,9 +120,6 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 // --profile it is the profile's gateway, with the exec flags as
 // overrides, and a bad profile is a config error.
 func runTarget(cfg harness.TargetConfig) (harness.Target, error) {
-	if cfg.Profile != "" {
-		cfg.ToolNamePattern, cfg.Image = "", "" // not among the flags --profile takes as overrides
-	}
 	t, err := cfg.Target(os.Executable)
 	if pe := (*harness.ProfileError)(nil); errors.As(err, &pe) {
 		return nil, fmt.Errorf("run: --profile: %w", err)

@@ -49,7 +49,7 @@ the time it serves until SIGINT/SIGTERM, e.g. under chaos bench:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configPath == "" {
-				return errors.New("vmcp: --config is required")
+				return usageError(errors.New("vmcp: --config is required"))
 			}
 			cfg, err := vmcp.LoadConfig(configPath)
 			if err != nil {

@@ -66,11 +66,17 @@ func TestVMCPCommandServesAggregatedBackends(t *testing.T) {
 	}
 }
 
+// TestVMCPCommandBadConfig: a bad config and a missing --config are usage
+// errors (exit 2) that say what is wrong.
 func TestVMCPCommandBadConfig(t *testing.T) {
 	cfg := writeScript(t, "backends:\n  - {name: a, url: \"ftp://x\"}\n")
 	out, err := exec.Command(chaosBin, "vmcp", "--config", cfg).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "script.yaml:2") || !strings.Contains(string(out), "url") {
+	if exitCodeOf(err) != 2 || !strings.Contains(string(out), "script.yaml:2") || !strings.Contains(string(out), "url") {
 		t.Fatalf("bad config: %v, output %q", err, out)
+	}
+	out, err = exec.Command(chaosBin, "vmcp").CombinedOutput()
+	if exitCodeOf(err) != 2 || !strings.Contains(string(out), "--config is required") {
+		t.Fatalf("no --config: %v, output %q", err, out)
 	}
 }
 
