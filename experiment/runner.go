@@ -241,13 +241,13 @@ func (r *runner) method(ctx context.Context) (Status, string) {
 
 // act carries out one action.
 func (r *runner) act(ctx context.Context, i int, a *Action) error {
-	start := time.Now()
 	if a.Type == ActionClear {
 		var errs []error
 		for _, b := range r.e.Deployment.Backends {
 			if a.Backend != "*" && b.Name != a.Backend {
 				continue
 			}
+			start := time.Now() // each backend's clear is timed on its own
 			err := r.controls[b.Name].clear(ctx)
 			r.recordFault(b.Name, "clear", nil, err, start)
 			r.progress("method[%d]: clear %s%s", i, b.Name, errSuffix(err))
@@ -258,6 +258,7 @@ func (r *runner) act(ctx context.Context, i int, a *Action) error {
 		}
 		return nil
 	}
+	start := time.Now()
 	c := r.controls[a.Backend]
 	r.mu.Lock()
 	r.dirty[a.Backend] = true // before the request: a timeout may still have set it
