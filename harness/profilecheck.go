@@ -124,11 +124,13 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 
 	apis := TargetAdminAPIs(target)
 	if caps.Has(CapHealthAPI) || caps.Has(CapBreaker) {
+		// Read even when only the breaker is declared (its state is read
+		// from the health API).
 		u, _ := apis.Health.URL(env.Gateway().BaseURL(), HealthPath, "")
-		st, err := env.healthStatesAny(ctx)
+		st, err := env.readStates(ctx, "health", apis.Health, HealthPath, "")
 		switch {
 		case err != nil:
-			add("health-api", CheckFailed, "GET %s: %v", u, err)
+			add("health-api", CheckFailed, "%v", err)
 		default:
 			add(string(CapHealthAPI), statesStatus(st, env, false), "GET %s: %s", u, summarize(st))
 			if caps.Has(CapBreaker) {
@@ -183,21 +185,6 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 		out = append(out, checkOptimizer(ctx, target, pattern))
 	}
 	return out
-}
-
-// healthStatesAny reads the health API even when only the breaker is
-// declared (the breaker's state is read from it).
-func (e *Env) healthStatesAny(ctx context.Context) (BackendStates, error) {
-	api := TargetAdminAPIs(e.target).Health
-	u, err := api.URL(e.gateway.BaseURL(), HealthPath, "")
-	if err != nil {
-		return nil, err
-	}
-	data, err := getJSON(ctx, adminHTTP, u)
-	if err != nil {
-		return nil, err
-	}
-	return api.Parse(data)
 }
 
 // statesStatus is ok when every backend of env has a state (a breaker
