@@ -46,15 +46,6 @@ func breakerScenarios() []Scenario {
 	})
 }
 
-// breakerState reads beta's circuit state from the health API.
-func breakerState(ctx context.Context, env *harness.Env, backend string) string {
-	states, err := env.HealthStates(ctx)
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	return states[backend].Breaker
-}
-
 // The breaker scenario's checks that need metrics, and those that read
 // the circuit's state from the health API. Without the health API the
 // breaker is judged by its behaviour alone: it opens (calls stop reaching
@@ -83,7 +74,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
 	health := k.Has(harness.CapHealthAPI)
 	checkHealth(k, 0, func(ck *kit.C) {
-		ck.Expect(breakerState(ctx, env, beta)).To(gomega.Equal("closed"), "beta's circuit at the start")
+		ck.Expect(healthOf(ctx, env, beta).Breaker).To(gomega.Equal("closed"), "beta's circuit at the start")
 	})
 
 	// Consecutive failures open the circuit.
@@ -94,7 +85,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	}
 	// The circuit opens: the health API says so (when there is one), and
 	// calls stop reaching beta.
-	opened := !health || kit.Until(ctx, 2*time.Second, func() bool { return breakerState(ctx, env, beta) == "open" })
+	opened := !health || kit.Until(ctx, 2*time.Second, func() bool { return healthOf(ctx, env, beta).Breaker == "open" })
 	rec.SetFigure("time_to_open_ms", ms(time.Since(failStart)))
 	// The health poller records each state the waits here saw: it samples
 	// in the background, and on a loaded machine it missed the open
@@ -109,7 +100,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	}
 	state := "(no health API)"
 	if health {
-		state = breakerState(ctx, env, beta)
+		state = healthOf(ctx, env, beta).Breaker
 	}
 
 	// While open: calls fail at once, naming beta, and never reach it.
@@ -150,18 +141,18 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 		sleep(ctx, breakerOpenTimeout+200*time.Millisecond) // nothing to watch: wait the open timeout out
 	}
 	checkHealth(k, 1, func(ck *kit.C) {
-		halfOpen := kit.Until(ctx, breakerOpenTimeout+2*time.Second, func() bool { return breakerState(ctx, env, beta) == "half-open" })
+		halfOpen := kit.Until(ctx, breakerOpenTimeout+2*time.Second, func() bool { return healthOf(ctx, env, beta).Breaker == "half-open" })
 		rec.SetFigure("time_to_half_open_ms", ms(time.Since(recovered)))
 		if halfOpen {
 			pollNow()
 		}
-		ck.Expect(halfOpen).To(gomega.BeTrue(), "beta's circuit goes half-open after the open timeout (state %q)", breakerState(ctx, env, beta))
+		ck.Expect(halfOpen).To(gomega.BeTrue(), "beta's circuit goes half-open after the open timeout (state %q)", healthOf(ctx, env, beta).Breaker)
 	})
 	k.CheckOK("the trial call in half-open succeeds", c.CallTool(ctx, betaEcho, echoArgs("trial")))
 	checkHealth(k, 2, func(ck *kit.C) {
-		closed := kit.Until(ctx, 2*time.Second, func() bool { return breakerState(ctx, env, beta) == "closed" })
+		closed := kit.Until(ctx, 2*time.Second, func() bool { return healthOf(ctx, env, beta).Breaker == "closed" })
 		rec.SetFigure("time_to_close_ms", ms(time.Since(recovered)))
-		ck.Expect(closed).To(gomega.BeTrue(), "beta's circuit closes after a successful trial (state %q)", breakerState(ctx, env, beta))
+		ck.Expect(closed).To(gomega.BeTrue(), "beta's circuit closes after a successful trial (state %q)", healthOf(ctx, env, beta).Breaker)
 	})
 	k.Check("beta's tools and resources work after its circuit closed", func(ck *kit.C) {
 		for range 3 {

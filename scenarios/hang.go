@@ -324,7 +324,7 @@ func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		ck.Expect(inflight).NotTo(gomega.BeNil(), "the call in flight at the SIGSTOP returned")
 		ck.Evidence(inflight)
 		k.Figure("time_to_error_ms.sigstop_in_flight", ms(inflight.Took()))
-		expectFailed(ck, inflight)
+		kit.ExpectFailed(ck, inflight)
 		ck.Expect(inflight).To(matchers.ReturnWithin(bound))
 	})
 
@@ -355,7 +355,7 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 		ck.Expect(inflight).NotTo(gomega.BeNil(), "the call in flight returned after the kill")
 		ck.Evidence(inflight)
 		k.Figure("time_to_error_ms.sigkill_in_flight", ms(sinceKill))
-		expectFailed(ck, inflight)
+		kit.ExpectFailed(ck, inflight)
 		ck.Expect(sinceKill).To(gomega.BeNumerically("<=", transportBound), "the call in flight failed %s after the SIGKILL", sinceKill)
 	})
 
@@ -367,14 +367,6 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	k.Must(env.RespawnBackend(ctx, beta), "respawn beta")
 	allowed := allowedFailures(env, v.Transport)
 	checkRecovers(k, c, fmt.Sprintf("beta answers after the respawn (at most %d failed calls)", allowed), betaEcho, allowed, "failed_calls_after_respawn")
-}
-
-// expectFailed asserts a call ended with an error or an isError result
-// (not a success, and not the client's own deadline: the gateway
-// answered).
-func expectFailed(g gomega.Gomega, call *harness.Call) {
-	g.ExpectWithOffset(1, call.Outcome).To(gomega.BeElementOf(harness.OutcomeBackendUnavailable, harness.OutcomeError, harness.OutcomeToolError),
-		"%s %s ended %s after %s: %s", call.Method, call.Target, call.Outcome, call.Took(), call.Text())
 }
 
 // allowedFailures is how many failed calls a backend restart may cost:

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
@@ -23,6 +24,16 @@ var (
 	ms       = kit.Ms
 	sleep    = kit.Sleep
 )
+
+// healthOf reads backend's state from the health API; when that fails,
+// its State and Breaker say why ("error: ...").
+func healthOf(ctx context.Context, env *harness.Env, backend string) harness.BackendState {
+	states, err := env.HealthStates(ctx)
+	if err != nil {
+		return harness.BackendState{State: "error: " + err.Error(), Breaker: "error: " + err.Error()}
+	}
+	return states[backend]
+}
 
 // twoBackends is alpha (streamable HTTP) and beta on the variant's
 // transport, both in-process.

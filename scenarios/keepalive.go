@@ -94,20 +94,15 @@ func stallNote(excused []string) string {
 	return "; late while the machine ran nothing: " + strings.Join(excused, ", ")
 }
 
-// keepaliveHealth reads a backend's keepalive state from the health API,
+// keepaliveOf reads a backend's keepalive state from the health API,
 // through the target's mapping (harness.StateAPI.Keepalive; the
-// reference's keepalive object by default): enabled, consecutive failures,
-// sessions (-1 when the API does not report the number).
-func keepaliveHealth(ctx context.Context, env *harness.Env, backend string) (enabled bool, failures, sessions int, ok bool) {
-	states, err := env.HealthStates(ctx)
-	if err != nil {
-		return false, 0, 0, false
+// reference's keepalive object by default); ok is false (and the state
+// zero) when it reports none.
+func keepaliveOf(ctx context.Context, env *harness.Env, backend string) (ka harness.KeepaliveState, ok bool) {
+	if p := healthOf(ctx, env, backend).Keepalive; p != nil {
+		return *p, true
 	}
-	ka := states[backend].Keepalive
-	if ka == nil {
-		return false, 0, 0, false
-	}
-	return ka.Enabled, ka.Failures, ka.Sessions, true
+	return ka, false
 }
 
 // healthLacksKeepalive says why t's health API cannot be judged on
@@ -195,11 +190,11 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		k.CheckIf(keepaliveHealthChecks[i].Needs, keepaliveHealthChecks[i].Name, body)
 	}
 	healthCheck(0, func(ck *kit.C) {
-		enabled, _, sessions, ok := keepaliveHealth(ctx, env, beta)
+		ka, ok := keepaliveOf(ctx, env, beta)
 		ck.Expect(ok).To(gomega.BeTrue(), "the health API reports beta's keepalive")
-		ck.Expect(enabled).To(gomega.BeTrue(), "beta's keepalive is enabled")
-		if sessions >= 0 {
-			ck.Expect(sessions).To(gomega.Equal(1), "one session runs beta's keepalive")
+		ck.Expect(ka.Enabled).To(gomega.BeTrue(), "beta's keepalive is enabled")
+		if ka.Sessions >= 0 {
+			ck.Expect(ka.Sessions).To(gomega.Equal(1), "one session runs beta's keepalive")
 		}
 	})
 
@@ -221,13 +216,12 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	health := k.Has(harness.CapHealthAPI) && kaReported
 	healthCheck(1, func(ck *kit.C) {
 		disabled := kit.Until(ctx, kaMaxFailures*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool {
-			en, _, _, ok := keepaliveHealth(ctx, env, beta)
-			return ok && !en
+			ka, ok := keepaliveOf(ctx, env, beta)
+			return ok && !ka.Enabled
 		})
 		ck.Expect(disabled).To(gomega.BeTrue(), "beta's keepalive disables itself after %d failed probes", kaMaxFailures)
-		_, failures, _, _ := keepaliveHealth(ctx, env, beta)
-		if failures >= 0 {
-			ck.Expect(failures).To(gomega.Equal(kaMaxFailures), "consecutive failures when it disabled itself")
+		if ka, _ := keepaliveOf(ctx, env, beta); ka.Failures >= 0 {
+			ck.Expect(ka.Failures).To(gomega.Equal(kaMaxFailures), "consecutive failures when it disabled itself")
 		}
 	})
 	k.Check(fmt.Sprintf("keepalive stops after exactly %d failed probes", kaMaxFailures), func(ck *kit.C) {
@@ -247,8 +241,8 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	k.ClearFaults(beta)
 	healthCheck(2, func(ck *kit.C) {
 		reenabled := kit.Until(ctx, kaProbeAfter+kaSlack+time.Second, func() bool {
-			en, _, _, ok := keepaliveHealth(ctx, env, beta)
-			return ok && en
+			ka, ok := keepaliveOf(ctx, env, beta)
+			return ok && ka.Enabled
 		})
 		ck.Expect(reenabled).To(gomega.BeTrue(), "beta's keepalive re-enables after a successful re-probe")
 	})

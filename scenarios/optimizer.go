@@ -147,14 +147,6 @@ const (
 	optHealthAllDown   = "health API: both backends unhealthy when every request fails"
 )
 
-func healthStatus(ctx context.Context, env *harness.Env, backend string) (status, circuit string) {
-	states, err := env.HealthStates(ctx)
-	if err != nil {
-		return "error: " + err.Error(), ""
-	}
-	return states[backend].State, states[backend].Breaker
-}
-
 func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
 	o := &optRun{k: kit.New(ctx, env, g), ctx: ctx, env: env, g: g, v: v, health: env.Capabilities().Has(harness.CapHealthAPI)}
 	k := o.k

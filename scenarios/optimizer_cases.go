@@ -64,15 +64,14 @@ func (o *optRun) openBeta() bool {
 	if o.health {
 		opened := k.Check(optHealthOpen, func(ck *kit.C) {
 			ok := kit.Until(ctx, 5*time.Second, func() bool {
-				if _, circuit := healthStatus(ctx, o.env, beta); circuit == "open" {
+				if healthOf(ctx, o.env, beta).Breaker == "open" {
 					return true
 				}
 				callTool(ctx, o.warm, o.betaEcho, echoArgs("fail"))
-				_, circuit := healthStatus(ctx, o.env, beta)
-				return circuit == "open"
+				return healthOf(ctx, o.env, beta).Breaker == "open"
 			})
-			status, circuit := healthStatus(ctx, o.env, beta)
-			ck.Expect(ok).To(gomega.BeTrue(), "beta's circuit opens after failed calls (status %q, circuit %q)", status, circuit)
+			h := healthOf(ctx, o.env, beta)
+			ck.Expect(ok).To(gomega.BeTrue(), "beta's circuit opens after failed calls (status %q, circuit %q)", h.State, h.Breaker)
 		})
 		if !opened {
 			return false
@@ -102,8 +101,7 @@ func (o *optRun) openBeta() bool {
 // half-open circuit lets it through).
 func (o *optRun) stillOpen() {
 	if o.health {
-		_, circuit := healthStatus(o.ctx, o.env, beta)
-		o.g.Expect(circuit).To(gomega.Equal("open"), "beta's circuit was still open when the session was created")
+		o.g.Expect(healthOf(o.ctx, o.env, beta).Breaker).To(gomega.Equal("open"), "beta's circuit was still open when the session was created")
 		return
 	}
 	ok, _, seen := o.rejected("still open")
@@ -161,11 +159,11 @@ func (o *optRun) case3(c1 *harness.Client) *harness.Client {
 	if o.health {
 		back := k.Check(optHealthRecovered, func(ck *kit.C) {
 			ok := kit.Until(ctx, optOpenTimeout+5*time.Second, func() bool {
-				status, circuit := healthStatus(ctx, o.env, beta)
-				return circuit == "closed" && status == "healthy"
+				h := healthOf(ctx, o.env, beta)
+				return h.Breaker == "closed" && h.State == "healthy"
 			})
-			status, circuit := healthStatus(ctx, o.env, beta)
-			ck.Expect(ok).To(gomega.BeTrue(), "beta healthy with its circuit closed again (status %q, circuit %q)", status, circuit)
+			h := healthOf(ctx, o.env, beta)
+			ck.Expect(ok).To(gomega.BeTrue(), "beta healthy with its circuit closed again (status %q, circuit %q)", h.State, h.Breaker)
 		})
 		if !back {
 			return nil
@@ -232,13 +230,9 @@ func (o *optRun) case4(c2 *harness.Client) {
 	if o.health {
 		down := k.Check(optHealthAllDown, func(ck *kit.C) {
 			ok := kit.Until(ctx, 5*time.Second, func() bool {
-				a, _ := healthStatus(ctx, o.env, alpha)
-				b, _ := healthStatus(ctx, o.env, beta)
-				return a == "unhealthy" && b == "unhealthy"
+				return healthOf(ctx, o.env, alpha).State == "unhealthy" && healthOf(ctx, o.env, beta).State == "unhealthy"
 			})
-			a, _ := healthStatus(ctx, o.env, alpha)
-			b, _ := healthStatus(ctx, o.env, beta)
-			ck.Expect(ok).To(gomega.BeTrue(), "both backends unhealthy (alpha %q, beta %q)", a, b)
+			ck.Expect(ok).To(gomega.BeTrue(), "both backends unhealthy (alpha %q, beta %q)", healthOf(ctx, o.env, alpha).State, healthOf(ctx, o.env, beta).State)
 		})
 		if !down {
 			return
