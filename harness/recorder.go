@@ -163,13 +163,7 @@ func (r *Recorder) Checks() []Check {
 
 // FailedChecks returns the checks that failed, in order.
 func (r *Recorder) FailedChecks() []Check {
-	var out []Check
-	for _, c := range r.Checks() {
-		if c.Verdict == CheckFailed {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(r.Checks(), func(c Check) bool { return c.Verdict != CheckFailed })
 }
 
 // SetFigure sets a key figure, e.g. SetFigure("time_to_error_ms", 0.8).

@@ -60,12 +60,7 @@ func pings(ctx context.Context, env *harness.Env, backend string) []fakebackends
 	if err != nil {
 		return nil
 	}
-	var out []fakebackends.RequestRecord
-	for _, r := range reqs {
-		if r.Method == "ping" {
-			out = append(out, r)
-		}
-	}
+	out := slices.DeleteFunc(reqs, func(r fakebackends.RequestRecord) bool { return r.Method != "ping" })
 	slices.SortFunc(out, func(a, b fakebackends.RequestRecord) int { return a.Time.Compare(b.Time) })
 	return out
 }
@@ -205,13 +200,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	faultSet := time.Now()
 	k.SetFaults(beta, faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "ping"}, Params: &faults.HTTPStatus{Status: 500}})
 	failedPings := func() []fakebackends.RequestRecord {
-		var out []fakebackends.RequestRecord
-		for _, p := range pings(ctx, env, beta) {
-			if p.Time.After(faultSet) && pingFailed(p) {
-				out = append(out, p)
-			}
-		}
-		return out
+		return slices.DeleteFunc(pings(ctx, env, beta), func(p fakebackends.RequestRecord) bool { return !p.Time.After(faultSet) || !pingFailed(p) })
 	}
 	health := k.Has(harness.CapHealthAPI) && kaReported
 	healthCheck(1, func(ck *kit.C) {
