@@ -42,17 +42,12 @@ func (c TargetConfig) profileTarget(chaosBinary func() (string, error)) (Target,
 	}
 	e.ReadyURL = cmp.Or(c.ReadyURL, e.ReadyURL)
 	e.MCPPath = cmp.Or(c.MCPPath, e.MCPPath)
-	if c.ToolNamePattern != "" {
-		if err := ValidateToolNamePattern(c.ToolNamePattern); err != nil {
-			return nil, fmt.Errorf("--tool-names ($%s): %w", ToolNamesEnv, err)
-		}
-		e.ToolNames = c.ToolNamePattern
+	caps, err := c.checkCapsAndNames()
+	if err != nil {
+		return nil, err
 	}
+	e.ToolNames = cmp.Or(c.ToolNamePattern, e.ToolNames)
 	if c.CapabilitiesSet {
-		caps, err := ParseCapabilities(c.Capabilities)
-		if err != nil {
-			return nil, fmt.Errorf("--capabilities ($%s): %w", CapabilitiesEnv, err)
-		}
 		e.Caps = caps
 	}
 	return e, nil

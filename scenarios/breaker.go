@@ -36,11 +36,10 @@ func breakerScenarios() []Scenario {
 			Needs:       []harness.Capability{harness.CapBreaker},
 			Conditional: append(slices.Clone(breakerHealthChecks), breakerMetricsCheck),
 			Timeout:     30 * time.Second,
-			Topology: func() harness.Topology {
-				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: breakerCallTimeout, PollHealth: 20 * time.Millisecond,
-					Features:      harness.Features{Breaker: &harness.BreakerFeature{FailureThreshold: breakerThreshold, OpenTimeout: breakerOpenTimeout}, Metrics: true},
-					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(10 * time.Second)}}
-			},
+			Topology: twoBackendsTopology(v, breakerCallTimeout, 10*time.Second, func(t *harness.Topology) {
+				t.PollHealth = 20 * time.Millisecond
+				t.Features = harness.Features{Breaker: &harness.BreakerFeature{FailureThreshold: breakerThreshold, OpenTimeout: breakerOpenTimeout}, Metrics: true}
+			}),
 			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runBreaker(ctx, env, g, v) },
 		}
 	})

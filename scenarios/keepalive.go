@@ -42,13 +42,11 @@ func keepaliveScenarios() []Scenario {
 			Needs:       []harness.Capability{harness.CapKeepalive},
 			Conditional: append(slices.Clone(keepaliveHealthChecks), keepaliveMetricsCheck),
 			Timeout:     30 * time.Second,
-			Topology: func() harness.Topology {
-				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: 2 * time.Second,
-					Features: harness.Features{Metrics: true, Keepalive: map[string]harness.KeepaliveFeature{
-						beta: {Method: "ping", Interval: kaInterval, Jitter: kaJitter, Timeout: kaTimeout, MaxFailures: kaMaxFailures, ProbeAfter: kaProbeAfter},
-					}},
-					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(10 * time.Second)}}
-			},
+			Topology: twoBackendsTopology(v, 2*time.Second, 10*time.Second, func(t *harness.Topology) {
+				t.Features = harness.Features{Metrics: true, Keepalive: map[string]harness.KeepaliveFeature{
+					beta: {Method: "ping", Interval: kaInterval, Jitter: kaJitter, Timeout: kaTimeout, MaxFailures: kaMaxFailures, ProbeAfter: kaProbeAfter},
+				}}
+			}),
 			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runKeepalive(ctx, env, g, v) },
 		}
 	})

@@ -44,15 +44,14 @@ func optimizerScenarios() []Scenario {
 			Needs:       []harness.Capability{harness.CapOptimizer, harness.CapBreaker},
 			Conditional: optimizerHealthChecks,
 			Timeout:     45 * time.Second,
-			Topology: func() harness.Topology {
-				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: 2 * time.Second, PollHealth: 25 * time.Millisecond,
-					Features: harness.Features{
-						Optimizer: true,
-						Breaker:   &harness.BreakerFeature{FailureThreshold: 2, OpenTimeout: optOpenTimeout},
-						Health:    &harness.HealthFeature{Interval: optHealthInterval, Timeout: optHealthTimeout, UnhealthyThreshold: 2},
-					},
-					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(10 * time.Second)}}
-			},
+			Topology: twoBackendsTopology(v, 2*time.Second, 10*time.Second, func(t *harness.Topology) {
+				t.PollHealth = 25 * time.Millisecond
+				t.Features = harness.Features{
+					Optimizer: true,
+					Breaker:   &harness.BreakerFeature{FailureThreshold: 2, OpenTimeout: optOpenTimeout},
+					Health:    &harness.HealthFeature{Interval: optHealthInterval, Timeout: optHealthTimeout, UnhealthyThreshold: 2},
+				}
+			}),
 			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runOptimizer(ctx, env, g, v) },
 		}
 	})
