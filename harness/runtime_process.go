@@ -274,13 +274,19 @@ func (pb *processBackend) Kill(ctx context.Context) error {
 		return err
 	}
 	p, _ := pb.snapshot()
-	ctx, cancel := withDefaultTimeout(ctx, DefaultControlTimeout)
+	return pb.waitExit(ctx, p, DefaultControlTimeout, "kill", "still running")
+}
+
+// waitExit waits until p has exited, bounded by ctx and d; else the error
+// of op says how p is.
+func (pb *processBackend) waitExit(ctx context.Context, p *backendProc, d time.Duration, op, how string) error {
+	ctx, cancel := withDefaultTimeout(ctx, d)
 	defer cancel()
 	select {
 	case <-p.exited:
 		return nil
 	case <-ctx.Done():
-		return pb.wrap("kill", fmt.Errorf("process %d still running: %w", p.cmd.Process.Pid, ctx.Err()))
+		return pb.wrap(op, fmt.Errorf("process %d %s: %w", p.cmd.Process.Pid, how, ctx.Err()))
 	}
 }
 
@@ -370,14 +376,7 @@ func (pb *processBackend) stop(ctx context.Context) error {
 	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	_ = p.cmd.Process.Kill()
-	ctx, cancel := withDefaultTimeout(ctx, DefaultCloseTimeout)
-	defer cancel()
-	select {
-	case <-p.exited:
-		return nil
-	case <-ctx.Done():
-		return pb.wrap("stop", fmt.Errorf("process %d did not exit: %w", p.cmd.Process.Pid, ctx.Err()))
-	}
+	return pb.waitExit(ctx, p, DefaultCloseTimeout, "stop", "did not exit")
 }
 
 // Close kills the process, waits for it (bounded) and removes its files.
