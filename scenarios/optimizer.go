@@ -147,7 +147,7 @@ const (
 )
 
 func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
-	o := &optRun{k: kit.New(ctx, env, g), ctx: ctx, env: env, g: g, v: v, health: env.Capabilities().Has(harness.CapHealthAPI)}
+	o := &optRun{k: kit.New(ctx, env, g), v: v, health: env.Capabilities().Has(harness.CapHealthAPI)}
 	k := o.k
 	// Beta fails its tools/call (it still answers initialize and lists)
 	// until its circuit opens: a backend no session should be given.

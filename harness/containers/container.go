@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
@@ -197,26 +198,13 @@ func tail(ctx context.Context, e *Engine, id string) string {
 		return ""
 	}
 	defer rc.Close()
-	data, _ := io.ReadAll(io.LimitReader(rc, 16<<10))
-	s := strings.TrimSpace(stripLogHeaders(data))
+	var out strings.Builder // stdout and stderr, demultiplexed
+	_, _ = stdcopy.StdCopy(&out, &out, io.LimitReader(rc, 16<<10))
+	s := strings.TrimSpace(out.String())
 	if s == "" {
 		return ""
 	}
 	return "\n--- container output ---\n" + s
-}
-
-// stripLogHeaders removes Docker's 8-byte multiplexing headers.
-func stripLogHeaders(b []byte) string {
-	var out strings.Builder
-	for len(b) >= 8 && (b[0] == 1 || b[0] == 2) && b[1] == 0 && b[2] == 0 && b[3] == 0 {
-		n := int(b[4])<<24 | int(b[5])<<16 | int(b[6])<<8 | int(b[7])
-		b = b[8:]
-		n = min(n, len(b))
-		out.Write(b[:n])
-		b = b[n:]
-	}
-	out.Write(b)
-	return out.String()
 }
 
 func (c *ctr) wrap(op string, err error) error {
