@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -225,28 +227,19 @@ func (g *execGateway) ConfigPath() string { return g.configPath }
 // PID is the gateway process id.
 func (g *execGateway) PID() int { return g.cmd.Process.Pid }
 
-func (g *execGateway) waitReady(ctx context.Context, url string, timeout time.Duration) error {
+func (g *execGateway) waitReady(ctx context.Context, u string, timeout time.Duration) error {
 	ctx, cancel := withDefaultTimeout(ctx, timeout)
 	defer cancel()
-	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	if _, err := url.Parse(u); err != nil {
+		return fmt.Errorf("harness: exec target %s: ready URL %q: %w", g.target, u, err)
+	}
+	ready := HTTPReady(u, nil, time.Second)
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
-	var last error
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return fmt.Errorf("harness: exec target %s: ready URL %q: %w", g.target, url, err)
-		}
-		resp, err := hc.Do(req)
-		if err == nil {
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-			resp.Body.Close()
-			if resp.StatusCode < 500 {
-				return nil
-			}
-			last = fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
-		} else {
-			last = err
+		last := ready(ctx)
+		if last == nil {
+			return nil
 		}
 		select {
 		case <-g.exited:
@@ -255,6 +248,29 @@ func (g *execGateway) waitReady(ctx context.Context, url string, timeout time.Du
 			return fmt.Errorf("harness: exec target %s: not ready within %v (last: %v)%s", g.target, timeout, last, quoteTail(g.output.String()))
 		case <-tick.C:
 		}
+	}
+}
+
+// HTTPReady returns a readiness check: a GET of u (with header) answers
+// below HTTP 500 within timeout.
+func HTTPReady(u string, header http.Header, timeout time.Duration) func(ctx context.Context) error {
+	hc := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		maps.Copy(req.Header, header)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		_ = resp.Body.Close()
+		if resp.StatusCode >= 500 {
+			return fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
+		}
+		return nil
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -54,7 +55,7 @@ func (t *Topology) Start(ctx context.Context, script *fakebackends.Script) (harn
 		files: []file{{path: "/etc/chaos/script.yaml", data: string(data)}},
 		ports: []int{BackendMCPPort, BackendAdminPort},
 		ready: func(hp map[int]int) func(context.Context) error {
-			return httpReady(fmt.Sprintf("http://127.0.0.1:%d/healthz", hp[BackendAdminPort]), auth)
+			return harness.HTTPReady(fmt.Sprintf("http://127.0.0.1:%d/healthz", hp[BackendAdminPort]), auth, 2*time.Second)
 		},
 	})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -415,26 +414,4 @@ func (c *ctr) remove(ctx context.Context) error {
 	errs = append(errs, c.t.net.release(ctx, c.t.e))
 	_ = c.t.e.cli.Close()
 	return errors.Join(errs...)
-}
-
-// httpReady returns a readiness check: GET url answers below 500.
-func httpReady(url string, header http.Header) func(ctx context.Context) error {
-	cl := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		req.Header = header.Clone()
-		res, err := cl.Do(req)
-		if err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<16))
-		_ = res.Body.Close()
-		if res.StatusCode >= 500 {
-			return fmt.Errorf("GET %s: %s", url, res.Status)
-		}
-		return nil
-	}
 }

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
@@ -119,7 +119,7 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 	c, err := t.runContainer(ctx, spec{
 		alias: "gateway", image: img, cmd: argv, env: env, files: files, ports: []int{GatewayPort},
 		ready: func(hp map[int]int) func(context.Context) error {
-			return httpReady(fmt.Sprintf("http://127.0.0.1:%d%s", hp[GatewayPort], ready), http.Header{})
+			return harness.HTTPReady(fmt.Sprintf("http://127.0.0.1:%d%s", hp[GatewayPort], ready), nil, 2*time.Second)
 		},
 	})
 	if err != nil {
@@ -129,8 +129,9 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 }
 
 // RunningGateway is a gateway container: a harness.Gateway and a Faulter,
-// plus Restart. Its published port is fixed, so its URLs survive a
-// restart.
+// plus Restart (stop gracefully, start again and wait until it is ready,
+// bounded by ctx, default StartTimeout). Its published port is fixed, so
+// its URLs survive a restart.
 type RunningGateway struct {
 	*ctr
 	mcpPath string
@@ -148,10 +149,6 @@ func (rg *RunningGateway) BaseURL() string {
 
 // MCPURL is BaseURL plus the MCP path.
 func (rg *RunningGateway) MCPURL() string { return rg.BaseURL() + rg.mcpPath }
-
-// Restart stops the gateway gracefully and starts it again, returning once
-// it is ready (bounded by ctx, default 30 s).
-func (rg *RunningGateway) Restart(ctx context.Context) error { return rg.ctr.Restart(ctx) }
 
 // Close removes the gateway's container and, in parallel, the backend
 // containers of its topology (and then the network): it is the teardown
