@@ -324,20 +324,32 @@ func processStopped(pid int) (stopped, known bool) {
 		return false, false
 	}
 	for _, task := range tasks {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
-		if err != nil {
+		f := ProcStatFields(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if len(f) == 0 {
 			continue // the thread ended
 		}
-		// The state follows the command name in parentheses: "TID (comm) S ...".
-		i := strings.LastIndexByte(string(data), ')')
-		if i < 0 || i+2 >= len(data) {
-			return false, false
-		}
-		if data[i+2] != 'T' {
+		if f[0] != "T" {
 			return false, true
 		}
 	}
 	return true, true
+}
+
+// ProcStatFields returns the fields of a /proc stat file (/proc/PID/stat,
+// /proc/PID/task/TID/stat) that follow the command name, from the state
+// on ("PID (comm) S ...": comm may hold spaces and parentheses), or nil
+// when it cannot be read.
+func ProcStatFields(path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(s[i+1:])
 }
 
 // Resume sends SIGCONT.

@@ -93,10 +93,7 @@ func (a StateAPI) keepalive(obj map[string]any) *KeepaliveState {
 	if !ok {
 		return nil
 	}
-	en, err := ResolveJSONPointer(obj, f.Enabled)
-	if err != nil {
-		return nil
-	}
+	en, _ := ResolveJSONPointer(obj, f.Enabled) // nil when it points at nothing
 	enabled, ok := en.(bool)
 	if !ok {
 		return nil
@@ -107,10 +104,7 @@ func (a StateAPI) keepalive(obj map[string]any) *KeepaliveState {
 		if p == "" {
 			return -1, true
 		}
-		v, err := ResolveJSONPointer(obj, p)
-		if err != nil {
-			return 0, false
-		}
+		v, _ := ResolveJSONPointer(obj, p)
 		n, ok := v.(float64)
 		return int(n), ok
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
 // Labels on every container, network and image a run makes.
@@ -45,21 +46,11 @@ func (e *Engine) labels() map[string]string {
 
 // processStart reads a process's start time from /proc ("" if unknown).
 func processStart(pid int) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(s[i+1:])
 	// Fields after the command: state is field 3, starttime field 22.
-	if len(f) < 20 {
-		return ""
+	if f := harness.ProcStatFields(fmt.Sprintf("/proc/%d/stat", pid)); len(f) >= 20 {
+		return f[19]
 	}
-	return f[19]
+	return ""
 }
 
 // ownerAlive reports whether the owner named by a resource's labels still
