@@ -60,11 +60,6 @@ var (
 	}
 )
 
-// checkHealth judges the breaker health check i (breakerHealthChecks).
-func checkHealth(k *kit.Kit, i int, body func(ck *kit.C)) {
-	k.CheckIf(breakerHealthChecks[i].Needs, breakerHealthChecks[i].Name, body)
-}
-
 func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
 	k := kit.New(ctx, env, g)
 	rec := env.Recorder()
@@ -72,7 +67,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	betaEcho := k.Tool(beta, "echo")
 	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
 	health := k.Has(harness.CapHealthAPI)
-	checkHealth(k, 0, func(ck *kit.C) {
+	breakerHealthChecks[0].judge(k, func(ck *kit.C) {
 		ck.Expect(healthOf(ctx, env, beta).Breaker).To(gomega.Equal("closed"), "beta's circuit at the start")
 	})
 
@@ -139,7 +134,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	if !health {
 		sleep(ctx, breakerOpenTimeout+200*time.Millisecond) // nothing to watch: wait the open timeout out
 	}
-	checkHealth(k, 1, func(ck *kit.C) {
+	breakerHealthChecks[1].judge(k, func(ck *kit.C) {
 		halfOpen := kit.Until(ctx, breakerOpenTimeout+2*time.Second, func() bool { return healthOf(ctx, env, beta).Breaker == "half-open" })
 		rec.SetFigure("time_to_half_open_ms", ms(time.Since(recovered)))
 		if halfOpen {
@@ -148,7 +143,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 		ck.Expect(halfOpen).To(gomega.BeTrue(), "beta's circuit goes half-open after the open timeout (state %q)", healthOf(ctx, env, beta).Breaker)
 	})
 	k.CheckOK("the trial call in half-open succeeds", c.CallTool(ctx, betaEcho, echoArgs("trial")))
-	checkHealth(k, 2, func(ck *kit.C) {
+	breakerHealthChecks[2].judge(k, func(ck *kit.C) {
 		closed := kit.Until(ctx, 2*time.Second, func() bool { return healthOf(ctx, env, beta).Breaker == "closed" })
 		rec.SetFigure("time_to_close_ms", ms(time.Since(recovered)))
 		ck.Expect(closed).To(gomega.BeTrue(), "beta's circuit closes after a successful trial (state %q)", healthOf(ctx, env, beta).Breaker)
@@ -174,7 +169,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	if len(path) == 0 || path[0] != "closed" {
 		path = append([]string{"closed"}, path...)
 	}
-	checkHealth(k, 3, func(ck *kit.C) {
+	breakerHealthChecks[3].judge(k, func(ck *kit.C) {
 		ck.Observed("%v", path)
 		ck.Expect(isSubsequence(path, []string{"closed", "open", "half-open", "closed"})).To(gomega.BeTrue(),
 			"beta's circuit states seen by the health poller %v do not follow closed, open, half-open, closed", path)
@@ -182,7 +177,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	})
 
 	// The metrics counters match them, exactly.
-	k.CheckIf(breakerMetricsCheck.Needs, breakerMetricsCheck.Name, func(ck *kit.C) {
+	breakerMetricsCheck.judge(k, func(ck *kit.C) {
 		m, err := kit.ScrapeTargetMetrics(ctx, env)
 		ck.Expect(err).NotTo(gomega.HaveOccurred(), "scrape /metrics")
 		const name = "vmcp_circuit_breaker_transitions_total"

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -32,8 +31,8 @@ type hangCase struct {
 	// names: the error must also name the backend (a cut answer is the
 	// backend failing, not a slow one).
 	names bool
-	// transports limits the case to these backend transports (nil: all).
-	transports []fakebackends.Transport
+	// httpOnly: the case applies on a streamable-HTTP backend only.
+	httpOnly bool
 }
 
 func hangCases() []hangCase {
@@ -63,17 +62,12 @@ func hangCases() []hangCase {
 		// The first 16 bytes of the answer, then the connection closes
 		// (on an SSE backend the answer goes to the session stream:
 		// malformed_truncated_sse is that case).
-		{name: "truncate", fault: onCall(faults.Fault{Kind: faults.KindTruncate, Params: &faults.Truncate{Size: 16}}), names: true,
-			transports: []fakebackends.Transport{fakebackends.TransportStreamableHTTP}},
+		{name: "truncate", fault: onCall(faults.Fault{Kind: faults.KindTruncate, Params: &faults.Truncate{Size: 16}}), names: true, httpOnly: true},
 		{name: "stall_before_headers", fault: stall(faults.StageBeforeHeaders), stall: true},
 		{name: "stall_after_headers", fault: stall(faults.StageAfterHeaders), stall: true},
 		{name: "stall_after_progress", fault: stall(faults.StageAfterProgress), stall: true},
 		{name: "stall_mid_body", fault: stall(faults.StageMidBody), stall: true},
 	}
-}
-
-func (hc hangCase) appliesTo(t fakebackends.Transport) bool {
-	return hc.transports == nil || slices.Contains(hc.transports, t)
 }
 
 // slowProcessTopology is alpha in process and beta as a process whose slow
@@ -150,7 +144,7 @@ func runHang(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	betaEcho := k.Tool(beta, "echo")
 	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
 	for _, hc := range hangCases() {
-		if !hc.appliesTo(v.Transport) {
+		if hc.httpOnly && v.Transport != fakebackends.TransportStreamableHTTP {
 			continue
 		}
 		k.SetFaults(beta, hc.fault)

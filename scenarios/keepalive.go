@@ -170,19 +170,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 			ck.Expect(pingFailed(p)).To(gomega.BeFalse(), "a ping failed before any fault: %+v", p)
 		}
 	})
-	// Whether the target's health API reports keepalive state (the
-	// reference's does; a profile's when it maps healthAPI.keepalive), and
-	// if not why, for the not_applicable checks.
-	kaWhyNot := healthLacksKeepalive(env.Target())
-	kaReported := kaWhyNot == ""
-	healthCheck := func(i int, body func(ck *kit.C)) {
-		if k.Has(harness.CapHealthAPI) && !kaReported {
-			k.NotApplicable(keepaliveHealthChecks[i].Name, kaWhyNot)
-			return
-		}
-		k.CheckIf(keepaliveHealthChecks[i].Needs, keepaliveHealthChecks[i].Name, body)
-	}
-	healthCheck(0, func(ck *kit.C) {
+	keepaliveHealthChecks[0].judge(k, func(ck *kit.C) {
 		ka, ok := keepaliveOf(ctx, env, beta)
 		ck.Expect(ok).To(gomega.BeTrue(), "the health API reports beta's keepalive")
 		ck.Expect(ka.Enabled).To(gomega.BeTrue(), "beta's keepalive is enabled")
@@ -200,8 +188,10 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	failedPings := func() []fakebackends.RequestRecord {
 		return slices.DeleteFunc(pings(ctx, env, beta), func(p fakebackends.RequestRecord) bool { return !p.Time.After(faultSet) || !pingFailed(p) })
 	}
-	health := k.Has(harness.CapHealthAPI) && kaReported
-	healthCheck(1, func(ck *kit.C) {
+	// Whether the target's health API reports keepalive state (the
+	// reference's does; a profile's when it maps healthAPI.keepalive).
+	health := k.Has(harness.CapHealthAPI) && healthLacksKeepalive(env.Target()) == ""
+	keepaliveHealthChecks[1].judge(k, func(ck *kit.C) {
 		disabled := kit.Until(ctx, kaMaxFailures*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool {
 			ka, ok := keepaliveOf(ctx, env, beta)
 			return ok && !ka.Enabled
@@ -226,7 +216,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 
 	// Beta answers pings again: the re-probe after probeAfter re-enables.
 	k.ClearFaults(beta)
-	healthCheck(2, func(ck *kit.C) {
+	keepaliveHealthChecks[2].judge(k, func(ck *kit.C) {
 		reenabled := kit.Until(ctx, kaProbeAfter+kaSlack+time.Second, func() bool {
 			ka, ok := keepaliveOf(ctx, env, beta)
 			return ok && ka.Enabled
@@ -268,7 +258,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// the baseline. Read them at a moment no probe is in flight: attempts
 	// = successes + failures, and the same before and after reading beta's
 	// log.
-	k.CheckIf(keepaliveMetricsCheck.Needs, keepaliveMetricsCheck.Name, func(ck *kit.C) {
+	keepaliveMetricsCheck.judge(k, func(ck *kit.C) {
 		ck.Expect(base.quiet).To(gomega.BeTrue(), "beta's keepalive counters and pings settle before the scenario's session opens "+
 			"(for %s: no session of the scenario's was open; %+v, beta logged %d pings)", kaQuiet, base.counts, base.pings.ok+base.pings.bad)
 		var before, after kaCounts
