@@ -160,21 +160,15 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 	}
 	if caps.Has(CapKeepalive) {
 		var n int
-		ok := pollUntil(ctx, 5*time.Second, func() bool {
+		verdict, within := CheckPassed, ""
+		if !pollUntil(ctx, 5*time.Second, func() bool {
 			reqs, err := env.Backend("beta").Requests(ctx)
-			n = 0
-			for _, r := range reqs {
-				if r.Method == "ping" {
-					n++
-				}
-			}
+			n = len(slices.DeleteFunc(reqs, func(r fakebackends.RequestRecord) bool { return r.Method != "ping" }))
 			return err == nil && n >= 2
-		})
-		if ok {
-			add(string(CapKeepalive), CheckPassed, "beta got %d pings (keepalive ping every 200ms asked)", n)
-		} else {
-			add(string(CapKeepalive), CheckFailed, "beta got %d pings within 5s (keepalive ping every 200ms asked)", n)
+		}) {
+			verdict, within = CheckFailed, " within 5s"
 		}
+		add(string(CapKeepalive), verdict, "beta got %d pings%s (keepalive ping every 200ms asked)", n, within)
 	}
 	if caps.Has(CapReinitOn404) {
 		add(string(CapReinitOn404), CheckNotApplicable, "needs a backend restart: judged by the restart scenarios")
