@@ -52,6 +52,7 @@ type Topology struct {
 // with Client and the recorder. Close tears everything down.
 type Env struct {
 	topo     Topology
+	info     TopologyInfo // what the target was started with
 	target   Target
 	rec      *Recorder
 	gateway  Gateway
@@ -106,17 +107,20 @@ func Start(ctx context.Context, topo Topology) (*Env, error) {
 		_ = e.closeBackends(context.Background())
 		return nil, err
 	}
-	info := TopologyInfo{CallTimeout: topo.GatewayCallTimeout, Features: topo.Features}
-	for _, b := range e.backends {
+	e.info = TopologyInfo{CallTimeout: topo.GatewayCallTimeout, Features: topo.Features}
+	for i, b := range e.backends {
 		e.byName[b.Name()] = b
 		bi := b.Info()
 		if ka, ok := topo.Features.Keepalive[b.Name()]; ok {
 			bi.Keepalive = &ka
 		}
-		bi.Tools = scriptToolNames(topo.Backends, b.Name())
-		info.Backends = append(info.Backends, bi)
+		bi.Tools = make([]string, 0, len(topo.Backends[i].Script.Tools))
+		for _, t := range topo.Backends[i].Script.Tools {
+			bi.Tools = append(bi.Tools, t.Name)
+		}
+		e.info.Backends = append(e.info.Backends, bi)
 	}
-	g, err := e.target.Start(ctx, info)
+	g, err := e.target.Start(ctx, e.info)
 	if err != nil {
 		_ = e.closeBackends(context.Background())
 		return nil, fmt.Errorf("harness: start target %s: %w", e.target.Name(), err)

@@ -93,11 +93,7 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 		add("tools found", CheckFailed, "tools/list: %v", call.Err)
 		return out
 	}
-	var infos []BackendInfo
-	for _, b := range env.Backends() {
-		infos = append(infos, BackendInfo{Name: b.Name(), Tools: scriptToolNames(env.topo.Backends, b.Name())})
-	}
-	matches := MatchTools(call.Tools.Tools, infos, pattern)
+	matches := MatchTools(call.Tools.Tools, env.info.Backends, pattern)
 	var found []string
 	for _, m := range matches {
 		if m.Exposed != "" {
