@@ -122,32 +122,33 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 	name := cmp.Or(e.ConfigName, "config.yaml")
 	data := TemplateData{Backends: topo.Backends, Host: "127.0.0.1", Port: port, Listen: listen,
 		BaseURL: "http://" + listen, ConfigPath: filepath.Join(dir, name), Dir: dir, CallTimeout: topo.GatewayCallTimeout().String(), Features: topo.Features}
+	fail := func(err error) (Gateway, error) { return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err) }
 	if e.ConfigTemplate != "" {
 		cfg, err := RenderTemplate("config", e.ConfigTemplate, data)
-		if err != nil {
-			return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+		if err == nil {
+			err = os.WriteFile(data.ConfigPath, []byte(cfg), 0o600)
 		}
-		if err := os.WriteFile(data.ConfigPath, []byte(cfg), 0o600); err != nil {
-			return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+		if err != nil {
+			return fail(err)
 		}
 	}
 	argv := make([]string, len(e.Command))
 	for i, a := range e.Command {
 		if argv[i], err = RenderTemplate(fmt.Sprintf("command[%d]", i), a, data); err != nil {
-			return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+			return fail(err)
 		}
 	}
 	env := os.Environ()
 	for i, kv := range e.Env {
 		v, err := RenderTemplate(fmt.Sprintf("env[%d]", i), kv, data)
 		if err != nil {
-			return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+			return fail(err)
 		}
 		env = append(env, v)
 	}
 	readyURL, err := RenderTemplate("readyURL", cmp.Or(e.ReadyURL, "{{.BaseURL}}"+e.mcpPath()), data)
 	if err != nil {
-		return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+		return fail(err)
 	}
 
 	cmd := exec.Command(argv[0], argv[1:]...)

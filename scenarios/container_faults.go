@@ -203,10 +203,10 @@ func runContainerPartition(k *kit.Kit, rev harness.Revision) {
 
 func partition(k *kit.Kit, active, idle *harness.Client, newIP bool) {
 	ctx := k.Ctx
-	phase, undo := "partition", "network-reconnect"
+	phase, undo, after := "partition", "network-reconnect", "reconnect"
 	reconnect := func(ctx context.Context, f containers.Faulter) error { return f.Reconnect(ctx) }
 	if newIP {
-		phase, undo = "re-address", "network-reconnect-new-ip"
+		phase, undo, after = "re-address", "network-reconnect-new-ip", "reconnect on a new address"
 		reconnect = func(ctx context.Context, f containers.Faulter) error { return f.ReconnectNewIP(ctx) }
 	}
 	checkAnswers(k, active, "before the "+phase, containerFaulty...)
@@ -229,10 +229,6 @@ func partition(k *kit.Kit, active, idle *harness.Client, newIP bool) {
 	}
 	eachFaulty(k, undo, reconnect)
 	undone = true
-	after := "reconnect"
-	if newIP {
-		after = "reconnect on a new address"
-	}
 	checkRecovered(k, active, after, "")
 	checkRecovered(k, idle, after, " (idle client)")
 }

@@ -124,21 +124,18 @@ func (e *Engine) Leftovers(ctx context.Context, id string) ([]string, error) {
 // remove removes containers (forced), then networks, then images matching
 // filter whose labels satisfy pick.
 func (e *Engine) remove(ctx context.Context, f client.Filters, pick func(map[string]string) bool) error {
-	var errs []error
 	cs, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
 		return fmt.Errorf("list containers: %w", err)
 	}
 	// Containers in parallel, each with one forced remove.
-	var mu sync.Mutex
+	errs := make([]error, len(cs.Items))
 	var wg sync.WaitGroup
-	for _, c := range cs.Items {
+	for i, c := range cs.Items {
 		if pick(c.Labels) {
 			wg.Go(func() {
 				if _, err := e.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !isNotFound(err) {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("remove container %s: %w", c.ID[:12], err))
-					mu.Unlock()
+					errs[i] = fmt.Errorf("remove container %s: %w", c.ID[:12], err)
 				}
 			})
 		}
