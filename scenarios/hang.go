@@ -73,18 +73,10 @@ func hangCases() []hangCase {
 // slowProcessTopology is alpha in process and beta as a process whose slow
 // tool answers after slowDelay, behind a gateway with callTimeout.
 func slowProcessTopology(v Variant, slowDelay, callTimeout time.Duration) func() harness.Topology {
-	return func() harness.Topology {
-		slow := script(beta, v.Transport)
-		slow.Tools[1].Delay = fakebackends.Duration(slowDelay)
-		return harness.Topology{
-			Backends: []harness.BackendSpec{
-				{Script: script(alpha, fakebackends.TransportStreamableHTTP)},
-				{Script: slow, Runtime: harness.Process{}},
-			},
-			GatewayCallTimeout: callTimeout,
-			ClientOptions:      []harness.ClientOption{harness.WithCallTimeout(hangClientDeadline)},
-		}
-	}
+	return twoBackendsTopology(v, callTimeout, hangClientDeadline, func(t *harness.Topology) {
+		t.Backends[1].Runtime = harness.Process{}
+		t.Backends[1].Script.Tools[1].Delay = fakebackends.Duration(slowDelay)
+	})
 }
 
 // hangScenarios: scenario 2, calls that never hang.
