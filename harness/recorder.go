@@ -73,6 +73,18 @@ func (r *Recorder) RecordFaultSpan(f FaultRecord, start time.Time) Event {
 	return r.add(Event{Kind: EventFault, At: Millis(r.Offset(start)), Fault: &f})
 }
 
+// RecordAction runs fn, an action on f.Backend, and records it as
+// RecordFaultSpan does, with fn's error (if any) in f.Error.
+func (r *Recorder) RecordAction(f FaultRecord, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	if err != nil {
+		f.Error = err.Error()
+	}
+	r.RecordFaultSpan(f, start)
+	return err
+}
+
 // RecordTransition records an observed state change now.
 func (r *Recorder) RecordTransition(t TransitionRecord) Event {
 	return r.add(Event{Kind: EventTransition, At: Millis(r.Since()), Transition: &t})

@@ -24,25 +24,18 @@ import (
 // containerAct runs a container fault verb on backend (or the gateway,
 // backend "gateway") and records it on the timeline.
 func containerAct(env *harness.Env, backend, action string, fn func(containers.Faulter) error) error {
-	start := time.Now()
-	var f containers.Faulter
-	var err error
-	if backend == "gateway" {
-		f, _ = env.Gateway().(containers.Faulter)
-	} else {
-		f, _ = env.Backend(backend).(containers.Faulter)
-	}
-	if f == nil {
-		err = fmt.Errorf("%s is not a container: %w", backend, harness.ErrNotSupported)
-	} else {
-		err = fn(f)
-	}
-	rec := harness.FaultRecord{Backend: backend, Action: action}
-	if err != nil {
-		rec.Error = err.Error()
-	}
-	env.Recorder().RecordFaultSpan(rec, start)
-	return err
+	return env.Recorder().RecordAction(harness.FaultRecord{Backend: backend, Action: action}, func() error {
+		var f containers.Faulter
+		if backend == "gateway" {
+			f, _ = env.Gateway().(containers.Faulter)
+		} else {
+			f, _ = env.Backend(backend).(containers.Faulter)
+		}
+		if f == nil {
+			return fmt.Errorf("%s is not a container: %w", backend, harness.ErrNotSupported)
+		}
+		return fn(f)
+	})
 }
 
 // eachFaulty runs a verb on beta and gamma in parallel, ending the
