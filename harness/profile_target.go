@@ -42,11 +42,13 @@ func (c TargetConfig) profileTarget(chaosBinary func() (string, error)) (Target,
 	}
 	e.ReadyURL = cmp.Or(c.ReadyURL, e.ReadyURL)
 	e.MCPPath = cmp.Or(c.MCPPath, e.MCPPath)
+	if c.ToolNamePattern != "" {
+		e.ToolNames = c.ToolNamePattern
+	}
 	caps, err := c.checkCapsAndNames()
 	if err != nil {
 		return nil, err
 	}
-	e.ToolNames = cmp.Or(c.ToolNamePattern, e.ToolNames)
 	if c.CapabilitiesSet {
 		e.Caps = caps
 	}
