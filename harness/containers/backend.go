@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -45,18 +44,15 @@ func (t *Topology) Start(ctx context.Context, script *fakebackends.Script) (harn
 	if err != nil {
 		return nil, fmt.Errorf("containers: backend %q: encode script: %w", s.Name, err)
 	}
-	auth := http.Header{"Authorization": {"Bearer " + e.token}}
 	c, err := t.runContainer(ctx, spec{
 		alias: s.Name,
 		image: img,
 		cmd: []string{"backend", "--script", "/etc/chaos/script.yaml",
 			"--listen", fmt.Sprintf("0.0.0.0:%d", BackendMCPPort), "--admin", fmt.Sprintf("0.0.0.0:%d", BackendAdminPort)},
-		env:   map[string]string{"CHAOS_ADMIN_TOKEN": e.token},
-		files: []file{{path: "/etc/chaos/script.yaml", data: string(data)}},
-		ports: []int{BackendMCPPort, BackendAdminPort},
-		ready: func(hp map[int]int) func(context.Context) error {
-			return harness.HTTPReady(fmt.Sprintf("http://127.0.0.1:%d/healthz", hp[BackendAdminPort]), auth, 2*time.Second)
-		},
+		env:       map[string]string{"CHAOS_ADMIN_TOKEN": e.token},
+		files:     []file{{path: "/etc/chaos/script.yaml", data: string(data)}},
+		ports:     []int{BackendMCPPort, BackendAdminPort},
+		readyPort: BackendAdminPort, readyPath: "/healthz", readyHeader: http.Header{"Authorization": {"Bearer " + e.token}},
 	})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -80,8 +81,11 @@ type spec struct {
 	env   map[string]string
 	files []file
 	ports []int // container ports to publish on 127.0.0.1
-	// ready builds the readiness check from the published ports.
-	ready func(hostPorts map[int]int) func(ctx context.Context) error
+	// The container is ready when GET readyPath (with readyHeader) on the
+	// published readyPort answers below HTTP 500 ("": at once).
+	readyPort   int
+	readyPath   string
+	readyHeader http.Header
 }
 
 // runContainer starts a container on the topology's network with the
@@ -151,8 +155,8 @@ func (t *Topology) runContainerOnce(ctx context.Context, s spec) (*ctr, error) {
 	var cc *ctr
 	if err == nil {
 		cc = &ctr{t: t, alias: s.alias, id: c.GetContainerID(), ports: hostPorts}
-		if s.ready != nil {
-			cc.ready = s.ready(hostPorts)
+		if s.readyPath != "" {
+			cc.ready = harness.HTTPReady(fmt.Sprintf("http://127.0.0.1:%d%s", hostPorts[s.readyPort], s.readyPath), s.readyHeader, 2*time.Second)
 		}
 		err = cc.waitReady(ctx)
 	}

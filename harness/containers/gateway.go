@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
@@ -118,9 +117,7 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 	}
 	c, err := t.runContainer(ctx, spec{
 		alias: "gateway", image: img, cmd: argv, env: env, files: files, ports: []int{GatewayPort},
-		ready: func(hp map[int]int) func(context.Context) error {
-			return harness.HTTPReady(fmt.Sprintf("http://127.0.0.1:%d%s", hp[GatewayPort], ready), nil, 2*time.Second)
-		},
+		readyPort: GatewayPort, readyPath: ready,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("containers: gateway %s: %w", g.Name(), err)
