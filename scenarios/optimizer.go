@@ -92,33 +92,26 @@ func callTool(ctx context.Context, c *harness.Client, name string, params map[st
 	return c.CallTool(ctx, "call_tool", map[string]any{"tool_name": name, "parameters": params})
 }
 
-// findQuery is a find_tool query.
-type findQuery struct {
-	description string
-	keywords    []string
-}
-
-// betaQueries would all find beta's tools if beta were in the view.
-func betaQueries(k *kit.Kit) []findQuery {
-	return []findQuery{
+// checkNoBeta judges that none of the queries below finds a tool of beta
+// in c's session (each would, were beta in the view), and, so that an
+// empty or failing find_tool cannot pass for an exclusion, that the same
+// queries do find alpha's tools (alpha is healthy wherever this is called).
+func checkNoBeta(k *kit.Kit, c *harness.Client, why string) {
+	betaTools := []string{k.Tool(beta, "echo"), k.Tool(beta, "slow")}
+	alphaTools := []string{k.Tool(alpha, "echo"), k.Tool(alpha, "slow")}
+	queries := []struct {
+		description string
+		keywords    []string
+	}{
 		{"echo the arguments of beta", []string{"beta"}},
 		{"a slow tool of beta", []string{"beta", "slow"}},
 		{"echo", nil},
 		{"slow", nil},
-		{"beta", []string{k.Tool(beta, "echo"), k.Tool(beta, "slow")}},
+		{"beta", betaTools},
 	}
-}
-
-// checkNoBeta judges that none of betaQueries finds a tool of beta in c's
-// session, and, so that an empty or failing find_tool cannot pass for an
-// exclusion, that the same queries do find alpha's tools (alpha is
-// healthy wherever this is called).
-func checkNoBeta(k *kit.Kit, c *harness.Client, why string) {
-	betaTools := []string{k.Tool(beta, "echo"), k.Tool(beta, "slow")}
-	alphaTools := []string{k.Tool(alpha, "echo"), k.Tool(alpha, "slow")}
 	k.Check(why+": find_tool never returns beta's tools", func(ck *kit.C) {
 		sawAlpha := false
-		for _, q := range betaQueries(k) {
+		for _, q := range queries {
 			res := findTool(k.Ctx, ck, c, q.description, q.keywords...)
 			for _, n := range res.names() {
 				ck.Expect(betaTools).NotTo(gomega.ContainElement(n), "%s: find_tool %q returned beta's %s (%v)", why, q.description, n, res.names())
