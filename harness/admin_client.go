@@ -13,13 +13,33 @@ import (
 
 // AdminAPI is a client of a fake backend's control API (`chaos backend
 // --admin`), for the process runtime and runtimes outside this package.
-// Every call has a deadline (its ctx, else DefaultControlTimeout).
-type AdminAPI struct{ api *control.Client }
+// Every call has a deadline (its ctx, else DefaultControlTimeout). Its
+// methods are those of RunningBackend that act through the control API, so
+// a runtime's backend can embed it (see Named).
+type AdminAPI struct {
+	api  *control.Client
+	wrap func(op string, err error) error // see Named
+}
 
 // NewAdminAPI returns a client of the control API at base (e.g.
 // http://127.0.0.1:41234) sending token as a bearer token ("" for none).
 func NewAdminAPI(base, token string) *AdminAPI {
 	return &AdminAPI{api: control.NewClient(base, token, DefaultControlTimeout)}
+}
+
+// Named returns a copy of a whose methods pass their errors through wrap
+// with the operation ("set faults on", "restart", ...), e.g. to name the
+// backend; wrap returns nil for a nil error.
+func (a *AdminAPI) Named(wrap func(op string, err error) error) *AdminAPI {
+	return &AdminAPI{api: a.api, wrap: wrap}
+}
+
+// named passes an error of op through wrap (Named).
+func (a *AdminAPI) named(op string, err error) error {
+	if a.wrap == nil {
+		return err
+	}
+	return a.wrap(op, err)
 }
 
 // do sends one request; out, when non-nil, receives the JSON answer.
@@ -55,17 +75,17 @@ func (a *AdminAPI) setFaults(ctx context.Context, method string, fs []faults.Fau
 
 // SetFaults replaces every fault in force.
 func (a *AdminAPI) SetFaults(ctx context.Context, fs ...faults.Fault) error {
-	return a.setFaults(ctx, http.MethodPut, fs)
+	return a.named("set faults on", a.setFaults(ctx, http.MethodPut, fs))
 }
 
 // AddFaults adds faults after those in force.
 func (a *AdminAPI) AddFaults(ctx context.Context, fs ...faults.Fault) error {
-	return a.setFaults(ctx, http.MethodPost, fs)
+	return a.named("add faults to", a.setFaults(ctx, http.MethodPost, fs))
 }
 
 // ClearFaults removes every fault.
 func (a *AdminAPI) ClearFaults(ctx context.Context) error {
-	return a.do(ctx, http.MethodDelete, "/faults", nil, nil)
+	return a.named("clear faults of", a.do(ctx, http.MethodDelete, "/faults", nil, nil))
 }
 
 // ExpireSessions makes the backend forget its sessions.
@@ -74,12 +94,12 @@ func (a *AdminAPI) ExpireSessions(ctx context.Context) (int, error) {
 		Expired int `json:"expired"`
 	}
 	err := a.do(ctx, http.MethodPost, "/expire-sessions", nil, &out)
-	return out.Expired, err
+	return out.Expired, a.named("expire sessions of", err)
 }
 
 // Restart restarts the backend's MCP server behind the same listener.
 func (a *AdminAPI) Restart(ctx context.Context) error {
-	return a.do(ctx, http.MethodPost, "/restart", nil, nil)
+	return a.named("restart", a.do(ctx, http.MethodPost, "/restart", nil, nil))
 }
 
 // Requests returns the backend's request log.
@@ -88,5 +108,5 @@ func (a *AdminAPI) Requests(ctx context.Context) ([]fakebackends.RequestRecord, 
 		Requests []fakebackends.RequestRecord `json:"requests"`
 	}
 	err := a.do(ctx, http.MethodGet, "/requests", nil, &out)
-	return out.Requests, err
+	return out.Requests, a.named("read requests of", err)
 }

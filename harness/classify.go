@@ -140,19 +140,23 @@ func classify(rec *CallRecord, isError bool, text string, meta map[string]any, e
 	if k, ok := meta[MetaErrorKind].(string); ok {
 		rec.ErrorKind = k
 	}
+	// unavailable reports whether text says a backend is unavailable: in
+	// the reference's words, or (when byName) by naming one of backends
+	// without saying it answered with an error of its own.
+	unavailable := func(text string, byName bool) bool {
+		named, names := namedBackend(text, backends)
+		rec.Backend = cmp.Or(rec.Backend, named)
+		_, said := UnavailableBackend(text)
+		return said || (byName && names && !backendErrRE.MatchString(text))
+	}
 	switch {
 	case err != nil:
 		rec.Error = err.Error()
-		named, names := namedBackend(rec.Error, backends)
-		rec.Backend = cmp.Or(rec.Backend, named)
-		_, unavailable := UnavailableBackend(rec.Error)
-		if !unavailable && names && !backendErrRE.MatchString(rec.Error) {
-			unavailable = true
-		}
+		down := unavailable(rec.Error, true)
 		switch {
-		case errors.Is(ctxErr, context.DeadlineExceeded) || (errors.Is(err, context.DeadlineExceeded) && !unavailable):
+		case errors.Is(ctxErr, context.DeadlineExceeded) || (errors.Is(err, context.DeadlineExceeded) && !down):
 			rec.Outcome = OutcomeTimeout
-		case unavailable:
+		case down:
 			rec.Outcome = OutcomeBackendUnavailable
 		default:
 			rec.Outcome = OutcomeError
@@ -160,13 +164,7 @@ func classify(rec *CallRecord, isError bool, text string, meta map[string]any, e
 	case isError:
 		rec.IsError = true
 		rec.Error = text
-		named, names := namedBackend(text, backends)
-		rec.Backend = cmp.Or(rec.Backend, named)
-		_, unavailable := UnavailableBackend(text)
-		if !unavailable && names && rec.ErrorKind == "" && !backendErrRE.MatchString(text) {
-			unavailable = true
-		}
-		if unavailable || (rec.ErrorKind != "" && !notUnavailableKinds[rec.ErrorKind]) {
+		if unavailable(text, rec.ErrorKind == "") || (rec.ErrorKind != "" && !notUnavailableKinds[rec.ErrorKind]) {
 			rec.Outcome = OutcomeBackendUnavailable
 		} else {
 			rec.Outcome = OutcomeToolError

@@ -52,6 +52,7 @@ type Topology struct {
 // with Client and the recorder. Close tears everything down.
 type Env struct {
 	topo     Topology
+	info     TopologyInfo // what the target was started with
 	target   Target
 	rec      *Recorder
 	gateway  Gateway
@@ -94,33 +95,32 @@ func Start(ctx context.Context, topo Topology) (*Env, error) {
 	}
 
 	e.backends = make([]RunningBackend, len(topo.Backends))
-	errs := make([]error, len(topo.Backends))
-	var wg sync.WaitGroup
-	for i, bs := range topo.Backends {
-		rt := bs.Runtime
+	err := inParallel(len(topo.Backends), func(i int) (err error) {
+		rt := topo.Backends[i].Runtime
 		if rt == nil {
 			rt = InProcess{}
 		}
-		wg.Go(func() {
-			e.backends[i], errs[i] = rt.Start(ctx, bs.Script)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+		e.backends[i], err = rt.Start(ctx, topo.Backends[i].Script)
+		return err
+	})
+	if err != nil {
 		_ = e.closeBackends(context.Background())
 		return nil, err
 	}
-	info := TopologyInfo{CallTimeout: topo.GatewayCallTimeout, Features: topo.Features}
-	for _, b := range e.backends {
+	e.info = TopologyInfo{CallTimeout: topo.GatewayCallTimeout, Features: topo.Features}
+	for i, b := range e.backends {
 		e.byName[b.Name()] = b
 		bi := b.Info()
 		if ka, ok := topo.Features.Keepalive[b.Name()]; ok {
 			bi.Keepalive = &ka
 		}
-		bi.Tools = scriptToolNames(topo.Backends, b.Name())
-		info.Backends = append(info.Backends, bi)
+		bi.Tools = make([]string, 0, len(topo.Backends[i].Script.Tools))
+		for _, t := range topo.Backends[i].Script.Tools {
+			bi.Tools = append(bi.Tools, t.Name)
+		}
+		e.info.Backends = append(e.info.Backends, bi)
 	}
-	g, err := e.target.Start(ctx, info)
+	g, err := e.target.Start(ctx, e.info)
 	if err != nil {
 		_ = e.closeBackends(context.Background())
 		return nil, fmt.Errorf("harness: start target %s: %w", e.target.Name(), err)
@@ -230,20 +230,11 @@ func (e *Env) Close(ctx context.Context) error {
 	ctx, cancel := withDefaultTimeout(ctx, e.CloseTimeout())
 	defer cancel()
 
-	var errs []error
 	for _, p := range pollers {
 		p.Stop()
 	}
 	// Clients in parallel, each bounded.
-	cerrs := make([]error, len(clients))
-	var wg sync.WaitGroup
-	for i, c := range clients {
-		wg.Go(func() {
-			cerrs[i] = c.Close(ctx)
-		})
-	}
-	wg.Wait()
-	errs = append(errs, cerrs...)
+	errs := []error{inParallel(len(clients), func(i int) error { return clients[i].Close(ctx) })}
 	if e.gateway != nil {
 		if err := runBounded(ctx, closeTimeoutOf(e.gateway), "harness: close gateway "+e.target.Name(), e.gateway.Close); err != nil {
 			errs = append(errs, err)
@@ -255,15 +246,20 @@ func (e *Env) Close(ctx context.Context) error {
 
 // closeBackends closes every started backend in parallel, bounded.
 func (e *Env) closeBackends(ctx context.Context) error {
-	errs := make([]error, len(e.backends))
-	var wg sync.WaitGroup
-	for i, b := range e.backends {
-		if b == nil {
-			continue
+	return inParallel(len(e.backends), func(i int) error {
+		if b := e.backends[i]; b != nil {
+			return runBounded(ctx, closeTimeoutOf(b), "harness: close backend "+b.Name(), b.Close)
 		}
-		wg.Go(func() {
-			errs[i] = runBounded(ctx, closeTimeoutOf(b), "harness: close backend "+b.Name(), b.Close)
-		})
+		return nil
+	})
+}
+
+// inParallel runs fn(0), ..., fn(n-1) at once and joins their errors.
+func inParallel(n int, fn func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = fn(i) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
@@ -12,30 +11,18 @@ import (
 // error, if the action failed), placed at the moment the action started
 // and carrying how long it took. An unknown backend name is an error.
 
-func (e *Env) backendOrErr(name string) (RunningBackend, error) {
-	b := e.byName[name]
-	if b == nil {
-		return nil, fmt.Errorf("harness: no backend %q in the topology", name)
-	}
-	return b, nil
-}
-
 func (e *Env) act(backend, action string, fs []faults.Fault, fn func(RunningBackend) error) error {
-	rec := FaultRecord{Backend: backend, Action: action}
+	rec := FaultRecord{Backend: backend, Action: action, Detail: faults.Describe(fs)}
 	for _, f := range fs {
 		rec.Kinds = append(rec.Kinds, string(f.Kind))
 	}
-	rec.Detail = faults.Describe(fs)
-	start := time.Now()
-	b, err := e.backendOrErr(backend)
-	if err == nil {
-		err = fn(b)
-	}
-	if err != nil {
-		rec.Error = err.Error()
-	}
-	e.rec.RecordFaultSpan(rec, start)
-	return err
+	return e.rec.RecordAction(rec, func() error {
+		b := e.byName[backend]
+		if b == nil {
+			return fmt.Errorf("harness: no backend %q in the topology", backend)
+		}
+		return fn(b)
+	})
 }
 
 // SetFaults replaces the backend's faults.

@@ -166,13 +166,11 @@ func (p *HealthPoller) WaitForState(ctx context.Context, backend, aspect, want s
 	})
 }
 
+// summarize is "{alpha: healthy/closed, beta: ...}" (state/breaker).
 func summarize(s BackendStates) string {
-	out := "{"
-	for i, n := range s.Names() {
-		if i > 0 {
-			out += ", "
-		}
-		out += fmt.Sprintf("%s: %s/%s", n, s[n].State, s[n].Breaker)
+	parts := make([]string, 0, len(s))
+	for _, n := range s.Names() {
+		parts = append(parts, fmt.Sprintf("%s: %s/%s", n, s[n].State, s[n].Breaker))
 	}
-	return out + "}"
+	return "{" + strings.Join(parts, ", ") + "}"
 }

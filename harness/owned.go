@@ -89,3 +89,10 @@ func processAlive(pid int) bool {
 	}
 	return !isZombie(pid)
 }
+
+// isZombie reports whether /proc says the process has exited but is not
+// reaped yet (never where there is no /proc).
+func isZombie(pid int) bool {
+	f := ProcStatFields("/proc/" + strconv.Itoa(pid) + "/stat")
+	return len(f) > 0 && f[0] == "Z"
+}

@@ -10,5 +10,3 @@ import "syscall"
 func childProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
-
-func isZombie(int) bool { return false }

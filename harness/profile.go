@@ -338,17 +338,3 @@ func (p *Profile) Exec(chaosBinary func() (string, error)) (Exec, error) {
 	}
 	return e, nil
 }
-
-// scriptToolNames returns the tool names of the backend named name.
-func scriptToolNames(specs []BackendSpec, name string) []string {
-	for _, bs := range specs {
-		if bs.Script != nil && bs.Script.Name == name {
-			out := make([]string, 0, len(bs.Script.Tools))
-			for _, t := range bs.Script.Tools {
-				out = append(out, t.Name)
-			}
-			return out
-		}
-	}
-	return nil
-}

@@ -44,16 +44,13 @@ func (c TargetConfig) profileTarget(chaosBinary func() (string, error)) (Target,
 	e.MCPPath = cmp.Or(c.MCPPath, e.MCPPath)
 	e.Image = cmp.Or(c.Image, e.Image)
 	if c.ToolNamePattern != "" {
-		if err := ValidateToolNamePattern(c.ToolNamePattern); err != nil {
-			return nil, fmt.Errorf("--tool-names ($%s): %w", ToolNamesEnv, err)
-		}
 		e.ToolNames = c.ToolNamePattern
 	}
+	caps, err := c.checkCapsAndNames()
+	if err != nil {
+		return nil, err
+	}
 	if c.CapabilitiesSet {
-		caps, err := ParseCapabilities(c.Capabilities)
-		if err != nil {
-			return nil, fmt.Errorf("--capabilities ($%s): %w", CapabilitiesEnv, err)
-		}
 		e.Caps = caps
 	}
 	return e, nil

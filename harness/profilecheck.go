@@ -93,11 +93,7 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 		add("tools found", CheckFailed, "tools/list: %v", call.Err)
 		return out
 	}
-	var infos []BackendInfo
-	for _, b := range env.Backends() {
-		infos = append(infos, BackendInfo{Name: b.Name(), Tools: scriptToolNames(env.topo.Backends, b.Name())})
-	}
-	matches := MatchTools(call.Tools.Tools, infos, pattern)
+	matches := MatchTools(call.Tools.Tools, env.info.Backends, pattern)
 	var found []string
 	for _, m := range matches {
 		if m.Exposed != "" {
@@ -124,11 +120,13 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 
 	apis := TargetAdminAPIs(target)
 	if caps.Has(CapHealthAPI) || caps.Has(CapBreaker) {
+		// Read even when only the breaker is declared (its state is read
+		// from the health API).
 		u, _ := apis.Health.URL(env.Gateway().BaseURL(), HealthPath, "")
-		st, err := env.healthStatesAny(ctx)
+		st, err := env.readStates(ctx, "health", apis.Health, HealthPath, "")
 		switch {
 		case err != nil:
-			add("health-api", CheckFailed, "GET %s: %v", u, err)
+			add("health-api", CheckFailed, "%v", err)
 		default:
 			add(string(CapHealthAPI), statesStatus(st, env, false), "GET %s: %s", u, summarize(st))
 			if caps.Has(CapBreaker) {
@@ -158,21 +156,15 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 	}
 	if caps.Has(CapKeepalive) {
 		var n int
-		ok := pollUntil(ctx, 5*time.Second, func() bool {
+		verdict, within := CheckPassed, ""
+		if !pollUntil(ctx, 5*time.Second, func() bool {
 			reqs, err := env.Backend("beta").Requests(ctx)
-			n = 0
-			for _, r := range reqs {
-				if r.Method == "ping" {
-					n++
-				}
-			}
+			n = len(slices.DeleteFunc(reqs, func(r fakebackends.RequestRecord) bool { return r.Method != "ping" }))
 			return err == nil && n >= 2
-		})
-		if ok {
-			add(string(CapKeepalive), CheckPassed, "beta got %d pings (keepalive ping every 200ms asked)", n)
-		} else {
-			add(string(CapKeepalive), CheckFailed, "beta got %d pings within 5s (keepalive ping every 200ms asked)", n)
+		}) {
+			verdict, within = CheckFailed, " within 5s"
 		}
+		add(string(CapKeepalive), verdict, "beta got %d pings%s (keepalive ping every 200ms asked)", n, within)
 	}
 	if caps.Has(CapReinitOn404) {
 		add(string(CapReinitOn404), CheckNotApplicable, "needs a backend restart: judged by the restart scenarios")
@@ -183,21 +175,6 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 		out = append(out, checkOptimizer(ctx, target, pattern))
 	}
 	return out
-}
-
-// healthStatesAny reads the health API even when only the breaker is
-// declared (the breaker's state is read from it).
-func (e *Env) healthStatesAny(ctx context.Context) (BackendStates, error) {
-	api := TargetAdminAPIs(e.target).Health
-	u, err := api.URL(e.gateway.BaseURL(), HealthPath, "")
-	if err != nil {
-		return nil, err
-	}
-	data, err := getJSON(ctx, adminHTTP, u)
-	if err != nil {
-		return nil, err
-	}
-	return api.Parse(data)
 }
 
 // statesStatus is ok when every backend of env has a state (a breaker

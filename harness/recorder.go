@@ -73,6 +73,18 @@ func (r *Recorder) RecordFaultSpan(f FaultRecord, start time.Time) Event {
 	return r.add(Event{Kind: EventFault, At: Millis(r.Offset(start)), Fault: &f})
 }
 
+// RecordAction runs fn, an action on f.Backend, and records it as
+// RecordFaultSpan does, with fn's error (if any) in f.Error.
+func (r *Recorder) RecordAction(f FaultRecord, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	if err != nil {
+		f.Error = err.Error()
+	}
+	r.RecordFaultSpan(f, start)
+	return err
+}
+
 // RecordTransition records an observed state change now.
 func (r *Recorder) RecordTransition(t TransitionRecord) Event {
 	return r.add(Event{Kind: EventTransition, At: Millis(r.Since()), Transition: &t})
@@ -163,13 +175,7 @@ func (r *Recorder) Checks() []Check {
 
 // FailedChecks returns the checks that failed, in order.
 func (r *Recorder) FailedChecks() []Check {
-	var out []Check
-	for _, c := range r.Checks() {
-		if c.Verdict == CheckFailed {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(r.Checks(), func(c Check) bool { return c.Verdict != CheckFailed })
 }
 
 // SetFigure sets a key figure, e.g. SetFigure("time_to_error_ms", 0.8).

@@ -75,8 +75,11 @@ func (rt Process) Start(ctx context.Context, script *fakebackends.Script) (Runni
 	return pb, nil
 }
 
-// processBackend is a RunningBackend over a `chaos backend` process.
+// processBackend is a RunningBackend over a `chaos backend` process. Its
+// control methods are the control API's (the embedded *AdminAPI, set by
+// the first start: a respawn serves the same addresses).
 type processBackend struct {
+	*AdminAPI
 	rt     Process
 	bin    string
 	dir    string
@@ -87,7 +90,6 @@ type processBackend struct {
 	adminAddr string // control API address pinned by the first start
 	cur       *backendProc
 	ready     fakebackends.ReadyLine
-	admin     *AdminAPI
 	closed    bool
 }
 
@@ -198,7 +200,9 @@ func (pb *processBackend) spawn(ctx context.Context) error {
 	}
 	defer pb.mu.Unlock()
 	pb.cur, pb.ready = p, rl
-	pb.admin = NewAdminAPI(rl.Admin, "")
+	if pb.AdminAPI == nil {
+		pb.AdminAPI = NewAdminAPI(rl.Admin, "").Named(pb.wrap)
+	}
 	// Pin the addresses so a respawn serves the same URLs.
 	if u, err := url.Parse(rl.URL); err == nil {
 		pb.listen = u.Host
@@ -209,15 +213,15 @@ func (pb *processBackend) spawn(ctx context.Context) error {
 	return nil
 }
 
-func (pb *processBackend) snapshot() (*backendProc, fakebackends.ReadyLine, *AdminAPI) {
+func (pb *processBackend) snapshot() (*backendProc, fakebackends.ReadyLine) {
 	pb.mu.Lock()
 	defer pb.mu.Unlock()
-	return pb.cur, pb.ready, pb.admin
+	return pb.cur, pb.ready
 }
 
 // PID is the current process id (0 when none runs).
 func (pb *processBackend) PID() int {
-	p, _, _ := pb.snapshot()
+	p, _ := pb.snapshot()
 	if p == nil {
 		return 0
 	}
@@ -226,7 +230,7 @@ func (pb *processBackend) PID() int {
 
 // Stderr returns the tail of the current process's stderr.
 func (pb *processBackend) Stderr() string {
-	p, _, _ := pb.snapshot()
+	p, _ := pb.snapshot()
 	if p == nil {
 		return ""
 	}
@@ -234,12 +238,12 @@ func (pb *processBackend) Stderr() string {
 }
 
 func (pb *processBackend) Name() string                      { return pb.script.Name }
-func (pb *processBackend) URL() string                       { _, rl, _ := pb.snapshot(); return rl.URL }
-func (pb *processBackend) AdminURL() string                  { _, rl, _ := pb.snapshot(); return rl.Admin }
+func (pb *processBackend) URL() string                       { _, rl := pb.snapshot(); return rl.URL }
+func (pb *processBackend) AdminURL() string                  { _, rl := pb.snapshot(); return rl.Admin }
 func (pb *processBackend) Transport() fakebackends.Transport { return pb.script.Transport }
 
 func (pb *processBackend) Info() BackendInfo {
-	_, rl, _ := pb.snapshot()
+	_, rl := pb.snapshot()
 	return BackendInfo{Name: pb.script.Name, URL: rl.URL, AdminURL: rl.Admin, Transport: string(pb.script.Transport), Protocol: string(pb.script.Protocol)}
 }
 
@@ -250,41 +254,9 @@ func (pb *processBackend) wrap(op string, err error) error {
 	return fmt.Errorf("harness: %s backend %q: %w", op, pb.script.Name, err)
 }
 
-func (pb *processBackend) SetFaults(ctx context.Context, faults ...faults.Fault) error {
-	_, _, a := pb.snapshot()
-	return pb.wrap("set faults on", a.SetFaults(ctx, faults...))
-}
-
-func (pb *processBackend) AddFaults(ctx context.Context, faults ...faults.Fault) error {
-	_, _, a := pb.snapshot()
-	return pb.wrap("add faults to", a.AddFaults(ctx, faults...))
-}
-
-func (pb *processBackend) ClearFaults(ctx context.Context) error {
-	_, _, a := pb.snapshot()
-	return pb.wrap("clear faults of", a.ClearFaults(ctx))
-}
-
-func (pb *processBackend) ExpireSessions(ctx context.Context) (int, error) {
-	_, _, a := pb.snapshot()
-	n, err := a.ExpireSessions(ctx)
-	return n, pb.wrap("expire sessions of", err)
-}
-
-func (pb *processBackend) Restart(ctx context.Context) error {
-	_, _, a := pb.snapshot()
-	return pb.wrap("restart", a.Restart(ctx))
-}
-
-func (pb *processBackend) Requests(ctx context.Context) ([]fakebackends.RequestRecord, error) {
-	_, _, a := pb.snapshot()
-	r, err := a.Requests(ctx)
-	return r, pb.wrap("read requests of", err)
-}
-
 // signal sends sig to the current process.
 func (pb *processBackend) signal(op string, sig syscall.Signal) error {
-	p, _, _ := pb.snapshot()
+	p, _ := pb.snapshot()
 	if p == nil {
 		return pb.wrap(op, errors.New("no process"))
 	}
@@ -301,14 +273,20 @@ func (pb *processBackend) Kill(ctx context.Context) error {
 	if err := pb.signal("kill", syscall.SIGKILL); err != nil {
 		return err
 	}
-	p, _, _ := pb.snapshot()
-	ctx, cancel := withDefaultTimeout(ctx, DefaultControlTimeout)
+	p, _ := pb.snapshot()
+	return pb.waitExit(ctx, p, DefaultControlTimeout, "kill", "still running")
+}
+
+// waitExit waits until p has exited, bounded by ctx and d; else the error
+// of op says how p is.
+func (pb *processBackend) waitExit(ctx context.Context, p *backendProc, d time.Duration, op, how string) error {
+	ctx, cancel := withDefaultTimeout(ctx, d)
 	defer cancel()
 	select {
 	case <-p.exited:
 		return nil
 	case <-ctx.Done():
-		return pb.wrap("kill", fmt.Errorf("process %d still running: %w", p.cmd.Process.Pid, ctx.Err()))
+		return pb.wrap(op, fmt.Errorf("process %d %s: %w", p.cmd.Process.Pid, how, ctx.Err()))
 	}
 }
 
@@ -322,7 +300,7 @@ func (pb *processBackend) Pause(ctx context.Context) error {
 	if err := pb.signal("pause", syscall.SIGSTOP); err != nil {
 		return err
 	}
-	p, _, _ := pb.snapshot()
+	p, _ := pb.snapshot()
 	ctx, cancel := withDefaultTimeout(ctx, DefaultControlTimeout)
 	defer cancel()
 	for {
@@ -346,20 +324,32 @@ func processStopped(pid int) (stopped, known bool) {
 		return false, false
 	}
 	for _, task := range tasks {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
-		if err != nil {
+		f := ProcStatFields(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if len(f) == 0 {
 			continue // the thread ended
 		}
-		// The state follows the command name in parentheses: "TID (comm) S ...".
-		i := strings.LastIndexByte(string(data), ')')
-		if i < 0 || i+2 >= len(data) {
-			return false, false
-		}
-		if data[i+2] != 'T' {
+		if f[0] != "T" {
 			return false, true
 		}
 	}
 	return true, true
+}
+
+// ProcStatFields returns the fields of a /proc stat file (/proc/PID/stat,
+// /proc/PID/task/TID/stat) that follow the command name, from the state
+// on ("PID (comm) S ...": comm may hold spaces and parentheses), or nil
+// when it cannot be read.
+func ProcStatFields(path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(s[i+1:])
 }
 
 // Resume sends SIGCONT.
@@ -368,7 +358,7 @@ func (pb *processBackend) Resume(context.Context) error { return pb.signal("resu
 // Exited reports whether the current process has exited, and its Wait
 // error.
 func (pb *processBackend) Exited() (bool, error) {
-	p, _, _ := pb.snapshot()
+	p, _ := pb.snapshot()
 	if p == nil {
 		return true, nil
 	}
@@ -392,20 +382,13 @@ func (pb *processBackend) Respawn(ctx context.Context) error {
 
 // stop kills the current process and waits for it, bounded.
 func (pb *processBackend) stop(ctx context.Context) error {
-	p, _, _ := pb.snapshot()
+	p, _ := pb.snapshot()
 	if p == nil {
 		return nil
 	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	_ = p.cmd.Process.Kill()
-	ctx, cancel := withDefaultTimeout(ctx, DefaultCloseTimeout)
-	defer cancel()
-	select {
-	case <-p.exited:
-		return nil
-	case <-ctx.Done():
-		return pb.wrap("stop", fmt.Errorf("process %d did not exit: %w", p.cmd.Process.Pid, ctx.Err()))
-	}
+	return pb.waitExit(ctx, p, DefaultCloseTimeout, "stop", "did not exit")
 }
 
 // Close kills the process, waits for it (bounded) and removes its files.

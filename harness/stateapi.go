@@ -93,10 +93,7 @@ func (a StateAPI) keepalive(obj map[string]any) *KeepaliveState {
 	if !ok {
 		return nil
 	}
-	en, err := ResolveJSONPointer(obj, f.Enabled)
-	if err != nil {
-		return nil
-	}
+	en, _ := ResolveJSONPointer(obj, f.Enabled) // nil when it points at nothing
 	enabled, ok := en.(bool)
 	if !ok {
 		return nil
@@ -107,10 +104,7 @@ func (a StateAPI) keepalive(obj map[string]any) *KeepaliveState {
 		if p == "" {
 			return -1, true
 		}
-		v, err := ResolveJSONPointer(obj, p)
-		if err != nil {
-			return 0, false
-		}
+		v, _ := ResolveJSONPointer(obj, p)
 		n, ok := v.(float64)
 		return int(n), ok
 	}
@@ -161,36 +155,16 @@ func (a StateAPI) Parse(data []byte) (BackendStates, error) {
 		}
 		doc = v
 	}
-	nameKey := cmp.Or(a.Name, "name")
 	out := BackendStates{}
 	add := func(name string, v any) {
 		obj, ok := v.(map[string]any)
 		if !ok || name == "" {
 			return
 		}
-		bs := BackendState{Name: name, Raw: obj, Keepalive: a.keepalive(obj)}
-		if a.Status != "" {
-			bs.State, _ = lookupFold(obj, a.Status).(string)
-		} else {
-			bs.State = firstString(obj, stateKeys)
-		}
-		if a.Circuit != "" {
-			bs.Breaker = circuitString(lookupFold(obj, a.Circuit))
-		} else {
-			for _, k := range breakerKeys {
-				if bs.Breaker = circuitString(obj[k]); bs.Breaker != "" {
-					break
-				}
-			}
-		}
-		if a.LastError != "" {
-			bs.LastError, _ = lookupFold(obj, a.LastError).(string)
-		} else {
-			bs.LastError, _ = obj["lastError"].(string)
-		}
-		bs.State = mapValue(a.StatusValues, bs.State)
-		bs.Breaker = mapValue(a.CircuitValues, bs.Breaker)
-		out[name] = bs
+		out[name] = BackendState{Name: name, Raw: obj, Keepalive: a.keepalive(obj),
+			State:     mapValue(a.StatusValues, field(obj, a.Status, stateKeys, asString)),
+			Breaker:   mapValue(a.CircuitValues, field(obj, a.Circuit, breakerKeys, circuitString)),
+			LastError: field(obj, a.LastError, []string{"lastError"}, asString)}
 	}
 	switch d := doc.(type) {
 	case map[string]any:
@@ -200,19 +174,33 @@ func (a StateAPI) Parse(data []byte) (BackendStates, error) {
 	case []any:
 		for _, v := range d {
 			if obj, ok := v.(map[string]any); ok {
-				var name string
-				if a.Name != "" {
-					name, _ = lookupFold(obj, nameKey).(string)
-				} else {
-					name, _ = obj[nameKey].(string)
-				}
-				add(name, obj)
+				add(field(obj, a.Name, []string{"name"}, asString), obj)
 			}
 		}
 	default:
 		return nil, fmt.Errorf("harness: backend states: want an object or a list of backends, got %T", doc)
 	}
 	return out, nil
+}
+
+// field reads obj's declared field (matched case-insensitively), or else
+// the first of defaults (matched exactly) that conv makes non-empty.
+func field(obj map[string]any, declared string, defaults []string, conv func(any) string) string {
+	if declared != "" {
+		return conv(lookupFold(obj, declared))
+	}
+	for _, k := range defaults {
+		if s := conv(obj[k]); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// asString is v when it is a string, else "".
+func asString(v any) string {
+	s, _ := v.(string)
+	return s
 }
 
 // circuitString reads a breaker state: a string, or an object's state or
@@ -222,7 +210,7 @@ func circuitString(v any) string {
 	case string:
 		return bv
 	case map[string]any:
-		return firstString(bv, []string{"state", "status"})
+		return field(bv, "", []string{"state", "status"}, asString)
 	}
 	return ""
 }

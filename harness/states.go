@@ -56,15 +56,6 @@ func ParseBackendStates(data []byte) (BackendStates, error) {
 	return StateAPI{}.Parse(data)
 }
 
-func firstString(obj map[string]any, keys []string) string {
-	for _, k := range keys {
-		if s, ok := obj[k].(string); ok && s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 // MissingCapabilityError says a scenario needs capabilities the target
 // lacks: the scenario is skipped with this reason.
 type MissingCapabilityError struct {

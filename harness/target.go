@@ -50,13 +50,7 @@ func (cs Capabilities) Has(c Capability) bool { return slices.Contains(cs, c) }
 // Missing returns the capabilities of need that are not in the set, in
 // order.
 func (cs Capabilities) Missing(need ...Capability) Capabilities {
-	var out Capabilities
-	for _, c := range need {
-		if !cs.Has(c) {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(need), cs.Has)
 }
 
 // String renders the set as "a,b,c".

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,32 +122,33 @@ func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 	name := cmp.Or(e.ConfigName, "config.yaml")
 	data := TemplateData{Backends: topo.Backends, Host: "127.0.0.1", Port: port, Listen: listen,
 		BaseURL: "http://" + listen, ConfigPath: filepath.Join(dir, name), Dir: dir, CallTimeout: topo.GatewayCallTimeout().String(), Features: topo.Features}
+	fail := func(err error) (Gateway, error) { return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err) }
 	if e.ConfigTemplate != "" {
 		cfg, err := RenderTemplate("config", e.ConfigTemplate, data)
-		if err != nil {
-			return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+		if err == nil {
+			err = os.WriteFile(data.ConfigPath, []byte(cfg), 0o600)
 		}
-		if err := os.WriteFile(data.ConfigPath, []byte(cfg), 0o600); err != nil {
-			return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+		if err != nil {
+			return fail(err)
 		}
 	}
 	argv := make([]string, len(e.Command))
 	for i, a := range e.Command {
 		if argv[i], err = RenderTemplate(fmt.Sprintf("command[%d]", i), a, data); err != nil {
-			return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+			return fail(err)
 		}
 	}
 	env := os.Environ()
 	for i, kv := range e.Env {
 		v, err := RenderTemplate(fmt.Sprintf("env[%d]", i), kv, data)
 		if err != nil {
-			return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+			return fail(err)
 		}
 		env = append(env, v)
 	}
 	readyURL, err := RenderTemplate("readyURL", cmp.Or(e.ReadyURL, "{{.BaseURL}}"+e.mcpPath()), data)
 	if err != nil {
-		return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err)
+		return fail(err)
 	}
 
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -225,28 +228,19 @@ func (g *execGateway) ConfigPath() string { return g.configPath }
 // PID is the gateway process id.
 func (g *execGateway) PID() int { return g.cmd.Process.Pid }
 
-func (g *execGateway) waitReady(ctx context.Context, url string, timeout time.Duration) error {
+func (g *execGateway) waitReady(ctx context.Context, u string, timeout time.Duration) error {
 	ctx, cancel := withDefaultTimeout(ctx, timeout)
 	defer cancel()
-	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	if _, err := url.Parse(u); err != nil {
+		return fmt.Errorf("harness: exec target %s: ready URL %q: %w", g.target, u, err)
+	}
+	ready := HTTPReady(u, nil, time.Second)
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
-	var last error
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return fmt.Errorf("harness: exec target %s: ready URL %q: %w", g.target, url, err)
-		}
-		resp, err := hc.Do(req)
-		if err == nil {
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-			resp.Body.Close()
-			if resp.StatusCode < 500 {
-				return nil
-			}
-			last = fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
-		} else {
-			last = err
+		last := ready(ctx)
+		if last == nil {
+			return nil
 		}
 		select {
 		case <-g.exited:
@@ -255,6 +249,29 @@ func (g *execGateway) waitReady(ctx context.Context, url string, timeout time.Du
 			return fmt.Errorf("harness: exec target %s: not ready within %v (last: %v)%s", g.target, timeout, last, quoteTail(g.output.String()))
 		case <-tick.C:
 		}
+	}
+}
+
+// HTTPReady returns a readiness check: a GET of u (with header) answers
+// below HTTP 500 within timeout.
+func HTTPReady(u string, header http.Header, timeout time.Duration) func(ctx context.Context) error {
+	hc := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		maps.Copy(req.Header, header)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		_ = resp.Body.Close()
+		if resp.StatusCode >= 500 {
+			return fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
+		}
+		return nil
 	}
 }
 

@@ -111,17 +111,9 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 	if c.Profile != "" {
 		return c.profileTarget(chaosBinary)
 	}
-	var caps Capabilities
-	if c.CapabilitiesSet {
-		var err error
-		if caps, err = ParseCapabilities(c.Capabilities); err != nil {
-			return nil, fmt.Errorf("--capabilities ($%s): %w", CapabilitiesEnv, err)
-		}
-	}
-	if c.ToolNamePattern != "" {
-		if err := ValidateToolNamePattern(c.ToolNamePattern); err != nil {
-			return nil, fmt.Errorf("--tool-names ($%s): %w", ToolNamesEnv, err)
-		}
+	caps, err := c.checkCapsAndNames()
+	if err != nil {
+		return nil, err
 	}
 	switch c.Kind {
 	case "", "reference":
@@ -171,6 +163,24 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 	e.Command = argv
 	e.TargetName = filepath.Base(argv[0])
 	return e, nil
+}
+
+// checkCapsAndNames parses --capabilities (nil when not set) and checks
+// --tool-names, naming the flag at fault.
+func (c TargetConfig) checkCapsAndNames() (Capabilities, error) {
+	var caps Capabilities
+	if c.CapabilitiesSet {
+		var err error
+		if caps, err = ParseCapabilities(c.Capabilities); err != nil {
+			return nil, fmt.Errorf("--capabilities ($%s): %w", CapabilitiesEnv, err)
+		}
+	}
+	if c.ToolNamePattern != "" {
+		if err := ValidateToolNamePattern(c.ToolNamePattern); err != nil {
+			return nil, fmt.Errorf("--tool-names ($%s): %w", ToolNamesEnv, err)
+		}
+	}
+	return caps, nil
 }
 
 // SplitCommand splits a command line into words the way a POSIX shell

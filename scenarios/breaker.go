@@ -36,23 +36,13 @@ func breakerScenarios() []Scenario {
 			Needs:       []harness.Capability{harness.CapBreaker},
 			Conditional: append(slices.Clone(breakerHealthChecks), breakerMetricsCheck),
 			Timeout:     30 * time.Second,
-			Topology: func() harness.Topology {
-				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: breakerCallTimeout, PollHealth: 20 * time.Millisecond,
-					Features:      harness.Features{Breaker: &harness.BreakerFeature{FailureThreshold: breakerThreshold, OpenTimeout: breakerOpenTimeout}, Metrics: true},
-					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(10 * time.Second)}}
-			},
+			Topology: twoBackendsTopology(v, breakerCallTimeout, 10*time.Second, func(t *harness.Topology) {
+				t.PollHealth = 20 * time.Millisecond
+				t.Features = harness.Features{Breaker: &harness.BreakerFeature{FailureThreshold: breakerThreshold, OpenTimeout: breakerOpenTimeout}, Metrics: true}
+			}),
 			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runBreaker(ctx, env, g, v) },
 		}
 	})
-}
-
-// breakerState reads beta's circuit state from the health API.
-func breakerState(ctx context.Context, env *harness.Env, backend string) string {
-	states, err := env.HealthStates(ctx)
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	return states[backend].Breaker
 }
 
 // The breaker scenario's checks that need metrics, and those that read
@@ -70,11 +60,6 @@ var (
 	}
 )
 
-// checkHealth judges the breaker health check i (breakerHealthChecks).
-func checkHealth(k *kit.Kit, i int, body func(ck *kit.C)) {
-	k.CheckIf(breakerHealthChecks[i].Needs, breakerHealthChecks[i].Name, body)
-}
-
 func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
 	k := kit.New(ctx, env, g)
 	rec := env.Recorder()
@@ -82,8 +67,8 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	betaEcho := k.Tool(beta, "echo")
 	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
 	health := k.Has(harness.CapHealthAPI)
-	checkHealth(k, 0, func(ck *kit.C) {
-		ck.Expect(breakerState(ctx, env, beta)).To(gomega.Equal("closed"), "beta's circuit at the start")
+	breakerHealthChecks[0].judge(k, func(ck *kit.C) {
+		ck.Expect(healthOf(ctx, env, beta).Breaker).To(gomega.Equal("closed"), "beta's circuit at the start")
 	})
 
 	// Consecutive failures open the circuit.
@@ -94,7 +79,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	}
 	// The circuit opens: the health API says so (when there is one), and
 	// calls stop reaching beta.
-	opened := !health || kit.Until(ctx, 2*time.Second, func() bool { return breakerState(ctx, env, beta) == "open" })
+	opened := !health || kit.Until(ctx, 2*time.Second, func() bool { return healthOf(ctx, env, beta).Breaker == "open" })
 	rec.SetFigure("time_to_open_ms", ms(time.Since(failStart)))
 	// The health poller records each state the waits here saw: it samples
 	// in the background, and on a loaded machine it missed the open
@@ -109,7 +94,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	}
 	state := "(no health API)"
 	if health {
-		state = breakerState(ctx, env, beta)
+		state = healthOf(ctx, env, beta).Breaker
 	}
 
 	// While open: calls fail at once, naming beta, and never reach it.
@@ -149,19 +134,19 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	if !health {
 		sleep(ctx, breakerOpenTimeout+200*time.Millisecond) // nothing to watch: wait the open timeout out
 	}
-	checkHealth(k, 1, func(ck *kit.C) {
-		halfOpen := kit.Until(ctx, breakerOpenTimeout+2*time.Second, func() bool { return breakerState(ctx, env, beta) == "half-open" })
+	breakerHealthChecks[1].judge(k, func(ck *kit.C) {
+		halfOpen := kit.Until(ctx, breakerOpenTimeout+2*time.Second, func() bool { return healthOf(ctx, env, beta).Breaker == "half-open" })
 		rec.SetFigure("time_to_half_open_ms", ms(time.Since(recovered)))
 		if halfOpen {
 			pollNow()
 		}
-		ck.Expect(halfOpen).To(gomega.BeTrue(), "beta's circuit goes half-open after the open timeout (state %q)", breakerState(ctx, env, beta))
+		ck.Expect(halfOpen).To(gomega.BeTrue(), "beta's circuit goes half-open after the open timeout (state %q)", healthOf(ctx, env, beta).Breaker)
 	})
 	k.CheckOK("the trial call in half-open succeeds", c.CallTool(ctx, betaEcho, echoArgs("trial")))
-	checkHealth(k, 2, func(ck *kit.C) {
-		closed := kit.Until(ctx, 2*time.Second, func() bool { return breakerState(ctx, env, beta) == "closed" })
+	breakerHealthChecks[2].judge(k, func(ck *kit.C) {
+		closed := kit.Until(ctx, 2*time.Second, func() bool { return healthOf(ctx, env, beta).Breaker == "closed" })
 		rec.SetFigure("time_to_close_ms", ms(time.Since(recovered)))
-		ck.Expect(closed).To(gomega.BeTrue(), "beta's circuit closes after a successful trial (state %q)", breakerState(ctx, env, beta))
+		ck.Expect(closed).To(gomega.BeTrue(), "beta's circuit closes after a successful trial (state %q)", healthOf(ctx, env, beta).Breaker)
 	})
 	k.Check("beta's tools and resources work after its circuit closed", func(ck *kit.C) {
 		for range 3 {
@@ -184,7 +169,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	if len(path) == 0 || path[0] != "closed" {
 		path = append([]string{"closed"}, path...)
 	}
-	checkHealth(k, 3, func(ck *kit.C) {
+	breakerHealthChecks[3].judge(k, func(ck *kit.C) {
 		ck.Observed("%v", path)
 		ck.Expect(isSubsequence(path, []string{"closed", "open", "half-open", "closed"})).To(gomega.BeTrue(),
 			"beta's circuit states seen by the health poller %v do not follow closed, open, half-open, closed", path)
@@ -192,7 +177,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	})
 
 	// The metrics counters match them, exactly.
-	k.CheckIf(breakerMetricsCheck.Needs, breakerMetricsCheck.Name, func(ck *kit.C) {
+	breakerMetricsCheck.judge(k, func(ck *kit.C) {
 		m, err := kit.ScrapeTargetMetrics(ctx, env)
 		ck.Expect(err).NotTo(gomega.HaveOccurred(), "scrape /metrics")
 		const name = "vmcp_circuit_breaker_transitions_total"

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // Labels of the catalogue. A scenario also carries the labels of its
@@ -75,6 +76,19 @@ type ConditionalCheck struct {
 	// judged on the check ("" when it can): e.g. a health API that reports
 	// no keepalive state. The scenario records it not_applicable then.
 	Unless func(t harness.Target) string
+}
+
+// judge judges the check with body (kit.Kit.CheckIf) when the target can
+// be judged on it, and records it not_applicable with the reason when it
+// lacks a capability of Needs or Unless says why not.
+func (c ConditionalCheck) judge(k *kit.Kit, body func(ck *kit.C)) bool {
+	if c.Unless != nil && k.Lacks(c.Needs...) == "" {
+		if why := c.Unless(k.Env.Target()); why != "" {
+			k.NotApplicable(c.Name, why)
+			return false
+		}
+	}
+	return k.CheckIf(c.Needs, c.Name, body)
 }
 
 // NotApplicable lists what of the scenario a target with caps cannot be

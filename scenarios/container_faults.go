@@ -24,25 +24,18 @@ import (
 // containerAct runs a container fault verb on backend (or the gateway,
 // backend "gateway") and records it on the timeline.
 func containerAct(env *harness.Env, backend, action string, fn func(containers.Faulter) error) error {
-	start := time.Now()
-	var f containers.Faulter
-	var err error
-	if backend == "gateway" {
-		f, _ = env.Gateway().(containers.Faulter)
-	} else {
-		f, _ = env.Backend(backend).(containers.Faulter)
-	}
-	if f == nil {
-		err = fmt.Errorf("%s is not a container: %w", backend, harness.ErrNotSupported)
-	} else {
-		err = fn(f)
-	}
-	rec := harness.FaultRecord{Backend: backend, Action: action}
-	if err != nil {
-		rec.Error = err.Error()
-	}
-	env.Recorder().RecordFaultSpan(rec, start)
-	return err
+	return env.Recorder().RecordAction(harness.FaultRecord{Backend: backend, Action: action}, func() error {
+		var f containers.Faulter
+		if backend == "gateway" {
+			f, _ = env.Gateway().(containers.Faulter)
+		} else {
+			f, _ = env.Backend(backend).(containers.Faulter)
+		}
+		if f == nil {
+			return fmt.Errorf("%s is not a container: %w", backend, harness.ErrNotSupported)
+		}
+		return fn(f)
+	})
 }
 
 // eachFaulty runs a verb on beta and gamma in parallel, ending the
@@ -203,10 +196,10 @@ func runContainerPartition(k *kit.Kit, rev harness.Revision) {
 
 func partition(k *kit.Kit, active, idle *harness.Client, newIP bool) {
 	ctx := k.Ctx
-	phase, undo := "partition", "network-reconnect"
+	phase, undo, after := "partition", "network-reconnect", "reconnect"
 	reconnect := func(ctx context.Context, f containers.Faulter) error { return f.Reconnect(ctx) }
 	if newIP {
-		phase, undo = "re-address", "network-reconnect-new-ip"
+		phase, undo, after = "re-address", "network-reconnect-new-ip", "reconnect on a new address"
 		reconnect = func(ctx context.Context, f containers.Faulter) error { return f.ReconnectNewIP(ctx) }
 	}
 	checkAnswers(k, active, "before the "+phase, containerFaulty...)
@@ -229,10 +222,6 @@ func partition(k *kit.Kit, active, idle *harness.Client, newIP bool) {
 	}
 	eachFaulty(k, undo, reconnect)
 	undone = true
-	after := "reconnect"
-	if newIP {
-		after = "reconnect on a new address"
-	}
 	checkRecovered(k, active, after, "")
 	checkRecovered(k, idle, after, " (idle client)")
 }

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -32,8 +31,8 @@ type hangCase struct {
 	// names: the error must also name the backend (a cut answer is the
 	// backend failing, not a slow one).
 	names bool
-	// transports limits the case to these backend transports (nil: all).
-	transports []fakebackends.Transport
+	// httpOnly: the case applies on a streamable-HTTP backend only.
+	httpOnly bool
 }
 
 func hangCases() []hangCase {
@@ -63,8 +62,7 @@ func hangCases() []hangCase {
 		// The first 16 bytes of the answer, then the connection closes
 		// (on an SSE backend the answer goes to the session stream:
 		// malformed_truncated_sse is that case).
-		{name: "truncate", fault: onCall(faults.Fault{Kind: faults.KindTruncate, Params: &faults.Truncate{Size: 16}}), names: true,
-			transports: []fakebackends.Transport{fakebackends.TransportStreamableHTTP}},
+		{name: "truncate", fault: onCall(faults.Fault{Kind: faults.KindTruncate, Params: &faults.Truncate{Size: 16}}), names: true, httpOnly: true},
 		{name: "stall_before_headers", fault: stall(faults.StageBeforeHeaders), stall: true},
 		{name: "stall_after_headers", fault: stall(faults.StageAfterHeaders), stall: true},
 		{name: "stall_after_progress", fault: stall(faults.StageAfterProgress), stall: true},
@@ -72,25 +70,13 @@ func hangCases() []hangCase {
 	}
 }
 
-func (hc hangCase) appliesTo(t fakebackends.Transport) bool {
-	return hc.transports == nil || slices.Contains(hc.transports, t)
-}
-
 // slowProcessTopology is alpha in process and beta as a process whose slow
 // tool answers after slowDelay, behind a gateway with callTimeout.
 func slowProcessTopology(v Variant, slowDelay, callTimeout time.Duration) func() harness.Topology {
-	return func() harness.Topology {
-		slow := script(beta, v.Transport)
-		slow.Tools[1].Delay = fakebackends.Duration(slowDelay)
-		return harness.Topology{
-			Backends: []harness.BackendSpec{
-				{Script: script(alpha, fakebackends.TransportStreamableHTTP)},
-				{Script: slow, Runtime: harness.Process{}},
-			},
-			GatewayCallTimeout: callTimeout,
-			ClientOptions:      []harness.ClientOption{harness.WithCallTimeout(hangClientDeadline)},
-		}
-	}
+	return twoBackendsTopology(v, callTimeout, hangClientDeadline, func(t *harness.Topology) {
+		t.Backends[1].Runtime = harness.Process{}
+		t.Backends[1].Script.Tools[1].Delay = fakebackends.Duration(slowDelay)
+	})
 }
 
 // hangScenarios: scenario 2, calls that never hang.
@@ -150,7 +136,7 @@ func runHang(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	betaEcho := k.Tool(beta, "echo")
 	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
 	for _, hc := range hangCases() {
-		if !hc.appliesTo(v.Transport) {
+		if hc.httpOnly && v.Transport != fakebackends.TransportStreamableHTTP {
 			continue
 		}
 		k.SetFaults(beta, hc.fault)
@@ -213,13 +199,8 @@ func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Var
 	k.Check("the slow call reaches beta", func(ck *kit.C) {
 		reached := kit.Until(ctx, 5*time.Second, func() bool {
 			n, _ := k.CountRequests(beta, "tools/call")
-			if n > 1 {
-				return true
-			}
-			if fb, ok := harness.FakeBackend(env.Backend(beta)); ok {
-				return fb.InFlight() > 0
-			}
-			return false
+			fb, inProcess := harness.FakeBackend(env.Backend(beta))
+			return n > 1 || (inProcess && fb.InFlight() > 0)
 		})
 		ck.Observed("in flight: %v", reached)
 		ck.Expect(reached).To(gomega.BeTrue(), "beta's slow tools/call in flight within 5 s")
@@ -246,23 +227,18 @@ func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Var
 	// cancellation.
 	var slow *fakebackends.RequestRecord
 	var cancels int
-	read := func() {
-		reqs, err := env.Backend(beta).Requests(ctx)
-		if err != nil {
-			return
-		}
-		cancels = 0
-		for _, r := range reqs {
-			switch {
-			case r.Method == "tools/call" && r.Tool == k.FixtureName(beta, "slow"):
-				slow = &r
-			case r.Method == "notifications/cancelled":
-				cancels++
+	ended := kit.Until(ctx, 3*time.Second, func() bool {
+		if reqs, err := env.Backend(beta).Requests(ctx); err == nil {
+			cancels = 0
+			for _, r := range reqs {
+				switch {
+				case r.Method == "tools/call" && r.Tool == k.FixtureName(beta, "slow"):
+					slow = &r
+				case r.Method == "notifications/cancelled":
+					cancels++
+				}
 			}
 		}
-	}
-	ended := kit.Until(ctx, 3*time.Second, func() bool {
-		read()
 		return slow != nil && (slow.Protocol != string(fakebackends.ProtocolLegacy) || cancels > before)
 	})
 	k.Figure("backend_cancelled_ms", ms(time.Since(cancelled)))
@@ -324,7 +300,7 @@ func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		ck.Expect(inflight).NotTo(gomega.BeNil(), "the call in flight at the SIGSTOP returned")
 		ck.Evidence(inflight)
 		k.Figure("time_to_error_ms.sigstop_in_flight", ms(inflight.Took()))
-		expectFailed(ck, inflight)
+		kit.ExpectFailed(ck, inflight)
 		ck.Expect(inflight).To(matchers.ReturnWithin(bound))
 	})
 
@@ -355,7 +331,7 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 		ck.Expect(inflight).NotTo(gomega.BeNil(), "the call in flight returned after the kill")
 		ck.Evidence(inflight)
 		k.Figure("time_to_error_ms.sigkill_in_flight", ms(sinceKill))
-		expectFailed(ck, inflight)
+		kit.ExpectFailed(ck, inflight)
 		ck.Expect(sinceKill).To(gomega.BeNumerically("<=", transportBound), "the call in flight failed %s after the SIGKILL", sinceKill)
 	})
 
@@ -367,14 +343,6 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	k.Must(env.RespawnBackend(ctx, beta), "respawn beta")
 	allowed := allowedFailures(env, v.Transport)
 	checkRecovers(k, c, fmt.Sprintf("beta answers after the respawn (at most %d failed calls)", allowed), betaEcho, allowed, "failed_calls_after_respawn")
-}
-
-// expectFailed asserts a call ended with an error or an isError result
-// (not a success, and not the client's own deadline: the gateway
-// answered).
-func expectFailed(g gomega.Gomega, call *harness.Call) {
-	g.ExpectWithOffset(1, call.Outcome).To(gomega.BeElementOf(harness.OutcomeBackendUnavailable, harness.OutcomeError, harness.OutcomeToolError),
-		"%s %s ended %s after %s: %s", call.Method, call.Target, call.Outcome, call.Took(), call.Text())
 }
 
 // allowedFailures is how many failed calls a backend restart may cost:

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
@@ -24,15 +25,27 @@ var (
 	sleep    = kit.Sleep
 )
 
-// twoBackends is alpha (streamable HTTP) and beta on the variant's
-// transport, both in-process.
-func twoBackends(v Variant) []harness.BackendSpec { return kit.TwoBackends(v.Transport) }
+// healthOf reads backend's state from the health API; when that fails,
+// its State and Breaker say why ("error: ...").
+func healthOf(ctx context.Context, env *harness.Env, backend string) harness.BackendState {
+	states, err := env.HealthStates(ctx)
+	if err != nil {
+		return harness.BackendState{State: "error: " + err.Error(), Breaker: "error: " + err.Error()}
+	}
+	return states[backend]
+}
 
-// twoBackendsTopology is twoBackends behind a gateway whose backend call
-// timeout is callTimeout, with clients whose own deadline is clientTimeout.
-func twoBackendsTopology(v Variant, callTimeout, clientTimeout time.Duration) func() harness.Topology {
+// twoBackendsTopology is alpha (streamable HTTP) and beta on the
+// variant's transport, both in-process, behind a gateway whose backend
+// call timeout is callTimeout, with clients whose own deadline is
+// clientTimeout; each of with then adds the scenario's own settings.
+func twoBackendsTopology(v Variant, callTimeout, clientTimeout time.Duration, with ...func(*harness.Topology)) func() harness.Topology {
 	return func() harness.Topology {
-		return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: callTimeout,
+		t := harness.Topology{Backends: kit.TwoBackends(v.Transport), GatewayCallTimeout: callTimeout,
 			ClientOptions: []harness.ClientOption{harness.WithCallTimeout(clientTimeout)}}
+		for _, f := range with {
+			f(&t)
+		}
+		return t
 	}
 }

@@ -42,13 +42,11 @@ func keepaliveScenarios() []Scenario {
 			Needs:       []harness.Capability{harness.CapKeepalive},
 			Conditional: append(slices.Clone(keepaliveHealthChecks), keepaliveMetricsCheck),
 			Timeout:     30 * time.Second,
-			Topology: func() harness.Topology {
-				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: 2 * time.Second,
-					Features: harness.Features{Metrics: true, Keepalive: map[string]harness.KeepaliveFeature{
-						beta: {Method: "ping", Interval: kaInterval, Jitter: kaJitter, Timeout: kaTimeout, MaxFailures: kaMaxFailures, ProbeAfter: kaProbeAfter},
-					}},
-					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(10 * time.Second)}}
-			},
+			Topology: twoBackendsTopology(v, 2*time.Second, 10*time.Second, func(t *harness.Topology) {
+				t.Features = harness.Features{Metrics: true, Keepalive: map[string]harness.KeepaliveFeature{
+					beta: {Method: "ping", Interval: kaInterval, Jitter: kaJitter, Timeout: kaTimeout, MaxFailures: kaMaxFailures, ProbeAfter: kaProbeAfter},
+				}}
+			}),
 			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runKeepalive(ctx, env, g, v) },
 		}
 	})
@@ -60,12 +58,7 @@ func pings(ctx context.Context, env *harness.Env, backend string) []fakebackends
 	if err != nil {
 		return nil
 	}
-	var out []fakebackends.RequestRecord
-	for _, r := range reqs {
-		if r.Method == "ping" {
-			out = append(out, r)
-		}
-	}
+	out := slices.DeleteFunc(reqs, func(r fakebackends.RequestRecord) bool { return r.Method != "ping" })
 	slices.SortFunc(out, func(a, b fakebackends.RequestRecord) int { return a.Time.Compare(b.Time) })
 	return out
 }
@@ -94,20 +87,15 @@ func stallNote(excused []string) string {
 	return "; late while the machine ran nothing: " + strings.Join(excused, ", ")
 }
 
-// keepaliveHealth reads a backend's keepalive state from the health API,
+// keepaliveOf reads a backend's keepalive state from the health API,
 // through the target's mapping (harness.StateAPI.Keepalive; the
-// reference's keepalive object by default): enabled, consecutive failures,
-// sessions (-1 when the API does not report the number).
-func keepaliveHealth(ctx context.Context, env *harness.Env, backend string) (enabled bool, failures, sessions int, ok bool) {
-	states, err := env.HealthStates(ctx)
-	if err != nil {
-		return false, 0, 0, false
+// reference's keepalive object by default); ok is false (and the state
+// zero) when it reports none.
+func keepaliveOf(ctx context.Context, env *harness.Env, backend string) (ka harness.KeepaliveState, ok bool) {
+	if p := healthOf(ctx, env, backend).Keepalive; p != nil {
+		return *p, true
 	}
-	ka := states[backend].Keepalive
-	if ka == nil {
-		return false, 0, 0, false
-	}
-	return ka.Enabled, ka.Failures, ka.Sessions, true
+	return ka, false
 }
 
 // healthLacksKeepalive says why t's health API cannot be judged on
@@ -182,24 +170,12 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 			ck.Expect(pingFailed(p)).To(gomega.BeFalse(), "a ping failed before any fault: %+v", p)
 		}
 	})
-	// Whether the target's health API reports keepalive state (the
-	// reference's does; a profile's when it maps healthAPI.keepalive), and
-	// if not why, for the not_applicable checks.
-	kaWhyNot := healthLacksKeepalive(env.Target())
-	kaReported := kaWhyNot == ""
-	healthCheck := func(i int, body func(ck *kit.C)) {
-		if k.Has(harness.CapHealthAPI) && !kaReported {
-			k.NotApplicable(keepaliveHealthChecks[i].Name, kaWhyNot)
-			return
-		}
-		k.CheckIf(keepaliveHealthChecks[i].Needs, keepaliveHealthChecks[i].Name, body)
-	}
-	healthCheck(0, func(ck *kit.C) {
-		enabled, _, sessions, ok := keepaliveHealth(ctx, env, beta)
+	keepaliveHealthChecks[0].judge(k, func(ck *kit.C) {
+		ka, ok := keepaliveOf(ctx, env, beta)
 		ck.Expect(ok).To(gomega.BeTrue(), "the health API reports beta's keepalive")
-		ck.Expect(enabled).To(gomega.BeTrue(), "beta's keepalive is enabled")
-		if sessions >= 0 {
-			ck.Expect(sessions).To(gomega.Equal(1), "one session runs beta's keepalive")
+		ck.Expect(ka.Enabled).To(gomega.BeTrue(), "beta's keepalive is enabled")
+		if ka.Sessions >= 0 {
+			ck.Expect(ka.Sessions).To(gomega.Equal(1), "one session runs beta's keepalive")
 		}
 	})
 
@@ -210,24 +186,19 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	faultSet := time.Now()
 	k.SetFaults(beta, faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "ping"}, Params: &faults.HTTPStatus{Status: 500}})
 	failedPings := func() []fakebackends.RequestRecord {
-		var out []fakebackends.RequestRecord
-		for _, p := range pings(ctx, env, beta) {
-			if p.Time.After(faultSet) && pingFailed(p) {
-				out = append(out, p)
-			}
-		}
-		return out
+		return slices.DeleteFunc(pings(ctx, env, beta), func(p fakebackends.RequestRecord) bool { return !p.Time.After(faultSet) || !pingFailed(p) })
 	}
-	health := k.Has(harness.CapHealthAPI) && kaReported
-	healthCheck(1, func(ck *kit.C) {
+	// Whether the target's health API reports keepalive state (the
+	// reference's does; a profile's when it maps healthAPI.keepalive).
+	health := k.Has(harness.CapHealthAPI) && healthLacksKeepalive(env.Target()) == ""
+	keepaliveHealthChecks[1].judge(k, func(ck *kit.C) {
 		disabled := kit.Until(ctx, kaMaxFailures*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool {
-			en, _, _, ok := keepaliveHealth(ctx, env, beta)
-			return ok && !en
+			ka, ok := keepaliveOf(ctx, env, beta)
+			return ok && !ka.Enabled
 		})
 		ck.Expect(disabled).To(gomega.BeTrue(), "beta's keepalive disables itself after %d failed probes", kaMaxFailures)
-		_, failures, _, _ := keepaliveHealth(ctx, env, beta)
-		if failures >= 0 {
-			ck.Expect(failures).To(gomega.Equal(kaMaxFailures), "consecutive failures when it disabled itself")
+		if ka, _ := keepaliveOf(ctx, env, beta); ka.Failures >= 0 {
+			ck.Expect(ka.Failures).To(gomega.Equal(kaMaxFailures), "consecutive failures when it disabled itself")
 		}
 	})
 	k.Check(fmt.Sprintf("keepalive stops after exactly %d failed probes", kaMaxFailures), func(ck *kit.C) {
@@ -245,10 +216,10 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 
 	// Beta answers pings again: the re-probe after probeAfter re-enables.
 	k.ClearFaults(beta)
-	healthCheck(2, func(ck *kit.C) {
+	keepaliveHealthChecks[2].judge(k, func(ck *kit.C) {
 		reenabled := kit.Until(ctx, kaProbeAfter+kaSlack+time.Second, func() bool {
-			en, _, _, ok := keepaliveHealth(ctx, env, beta)
-			return ok && en
+			ka, ok := keepaliveOf(ctx, env, beta)
+			return ok && ka.Enabled
 		})
 		ck.Expect(reenabled).To(gomega.BeTrue(), "beta's keepalive re-enables after a successful re-probe")
 	})
@@ -287,7 +258,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// the baseline. Read them at a moment no probe is in flight: attempts
 	// = successes + failures, and the same before and after reading beta's
 	// log.
-	k.CheckIf(keepaliveMetricsCheck.Needs, keepaliveMetricsCheck.Name, func(ck *kit.C) {
+	keepaliveMetricsCheck.judge(k, func(ck *kit.C) {
 		ck.Expect(base.quiet).To(gomega.BeTrue(), "beta's keepalive counters and pings settle before the scenario's session opens "+
 			"(for %s: no session of the scenario's was open; %+v, beta logged %d pings)", kaQuiet, base.counts, base.pings.ok+base.pings.bad)
 		var before, after kaCounts
@@ -306,15 +277,15 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		rec.SetFigure("keepalive_attempts", d.attempts)
 		rec.SetFigure("keepalive_failures", d.failures)
 		rec.SetFigure("keepalive_auto_disabled", d.disabled)
-		ck.Observed("counters %+v (from the baseline %+v); beta logged %v pings since (%v ok, %v failed)", after, base.counts, okPings+badPings, okPings, badPings)
+		seen := fmt.Sprintf("counters %+v (from the baseline %+v); beta logged %v pings since (%v ok, %v failed)", after, base.counts, okPings+badPings, okPings, badPings)
+		ck.Observed("%s", seen)
 		if stall := stalls.Max(); d.timeouts > 0 && stall >= kaTimeout/2 {
 			// The gateway timed out probes while the machine ran nothing
 			// (the harness stalled up to stall): beta answered such a
 			// probe too late, failed it, or never got it. Exact but for
 			// those.
 			t := d.timeouts
-			ck.Observed("counters %+v (from the baseline %+v); beta logged %v pings since (%v ok, %v failed); %v probes timed out with the machine stalled up to %s",
-				after, base.counts, okPings+badPings, okPings, badPings, t, stall)
+			ck.Observed("%s; %v probes timed out with the machine stalled up to %s", seen, t, stall)
 			ck.Expect(d.failures).To(gomega.Equal(d.pingFailed+t), "vmcp_keepalive_failure_total = failed pings + timeouts")
 			ck.Expect(d.attempts).To(gomega.And(gomega.BeNumerically(">=", okPings+badPings), gomega.BeNumerically("<=", okPings+badPings+t)),
 				"vmcp_keepalive_attempt_total = pings beta received, and timed-out probes it may not have")

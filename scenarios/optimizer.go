@@ -44,15 +44,14 @@ func optimizerScenarios() []Scenario {
 			Needs:       []harness.Capability{harness.CapOptimizer, harness.CapBreaker},
 			Conditional: optimizerHealthChecks,
 			Timeout:     45 * time.Second,
-			Topology: func() harness.Topology {
-				return harness.Topology{Backends: twoBackends(v), GatewayCallTimeout: 2 * time.Second, PollHealth: 25 * time.Millisecond,
-					Features: harness.Features{
-						Optimizer: true,
-						Breaker:   &harness.BreakerFeature{FailureThreshold: 2, OpenTimeout: optOpenTimeout},
-						Health:    &harness.HealthFeature{Interval: optHealthInterval, Timeout: optHealthTimeout, UnhealthyThreshold: 2},
-					},
-					ClientOptions: []harness.ClientOption{harness.WithCallTimeout(10 * time.Second)}}
-			},
+			Topology: twoBackendsTopology(v, 2*time.Second, 10*time.Second, func(t *harness.Topology) {
+				t.PollHealth = 25 * time.Millisecond
+				t.Features = harness.Features{
+					Optimizer: true,
+					Breaker:   &harness.BreakerFeature{FailureThreshold: 2, OpenTimeout: optOpenTimeout},
+					Health:    &harness.HealthFeature{Interval: optHealthInterval, Timeout: optHealthTimeout, UnhealthyThreshold: 2},
+				}
+			}),
 			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runOptimizer(ctx, env, g, v) },
 		}
 	})
@@ -93,33 +92,26 @@ func callTool(ctx context.Context, c *harness.Client, name string, params map[st
 	return c.CallTool(ctx, "call_tool", map[string]any{"tool_name": name, "parameters": params})
 }
 
-// findQuery is a find_tool query.
-type findQuery struct {
-	description string
-	keywords    []string
-}
-
-// betaQueries would all find beta's tools if beta were in the view.
-func betaQueries(k *kit.Kit) []findQuery {
-	return []findQuery{
+// checkNoBeta judges that none of the queries below finds a tool of beta
+// in c's session (each would, were beta in the view), and, so that an
+// empty or failing find_tool cannot pass for an exclusion, that the same
+// queries do find alpha's tools (alpha is healthy wherever this is called).
+func checkNoBeta(k *kit.Kit, c *harness.Client, why string) {
+	betaTools := []string{k.Tool(beta, "echo"), k.Tool(beta, "slow")}
+	alphaTools := []string{k.Tool(alpha, "echo"), k.Tool(alpha, "slow")}
+	queries := []struct {
+		description string
+		keywords    []string
+	}{
 		{"echo the arguments of beta", []string{"beta"}},
 		{"a slow tool of beta", []string{"beta", "slow"}},
 		{"echo", nil},
 		{"slow", nil},
-		{"beta", []string{k.Tool(beta, "echo"), k.Tool(beta, "slow")}},
+		{"beta", betaTools},
 	}
-}
-
-// checkNoBeta judges that none of betaQueries finds a tool of beta in c's
-// session, and, so that an empty or failing find_tool cannot pass for an
-// exclusion, that the same queries do find alpha's tools (alpha is
-// healthy wherever this is called).
-func checkNoBeta(k *kit.Kit, c *harness.Client, why string) {
-	betaTools := []string{k.Tool(beta, "echo"), k.Tool(beta, "slow")}
-	alphaTools := []string{k.Tool(alpha, "echo"), k.Tool(alpha, "slow")}
 	k.Check(why+": find_tool never returns beta's tools", func(ck *kit.C) {
 		sawAlpha := false
-		for _, q := range betaQueries(k) {
+		for _, q := range queries {
 			res := findTool(k.Ctx, ck, c, q.description, q.keywords...)
 			for _, n := range res.names() {
 				ck.Expect(betaTools).NotTo(gomega.ContainElement(n), "%s: find_tool %q returned beta's %s (%v)", why, q.description, n, res.names())
@@ -147,16 +139,8 @@ const (
 	optHealthAllDown   = "health API: both backends unhealthy when every request fails"
 )
 
-func healthStatus(ctx context.Context, env *harness.Env, backend string) (status, circuit string) {
-	states, err := env.HealthStates(ctx)
-	if err != nil {
-		return "error: " + err.Error(), ""
-	}
-	return states[backend].State, states[backend].Breaker
-}
-
 func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
-	o := &optRun{k: kit.New(ctx, env, g), ctx: ctx, env: env, g: g, v: v, health: env.Capabilities().Has(harness.CapHealthAPI)}
+	o := &optRun{k: kit.New(ctx, env, g), v: v, health: env.Capabilities().Has(harness.CapHealthAPI)}
 	k := o.k
 	// Beta fails its tools/call (it still answers initialize and lists)
 	// until its circuit opens: a backend no session should be given.

@@ -26,9 +26,6 @@ const optRetry = 100 * time.Millisecond
 // applicable.
 type optRun struct {
 	k      *kit.Kit
-	ctx    context.Context
-	env    *harness.Env
-	g      gomega.Gomega
 	v      Variant
 	health bool
 
@@ -45,7 +42,7 @@ func (o *optRun) healthNA(name string) { o.k.NotApplicable(name, o.k.Lacks(harne
 // with the call.
 func (o *optRun) rejected(why string) (bool, *harness.Call, string) {
 	before, err1 := o.k.CountRequests(beta, "tools/call")
-	call := callTool(o.ctx, o.warm, o.betaEcho, echoArgs(why))
+	call := callTool(o.k.Ctx, o.warm, o.betaEcho, echoArgs(why))
 	after, err2 := o.k.CountRequests(beta, "tools/call")
 	if err1 != nil || err2 != nil {
 		return false, call, fmt.Sprintf("beta's request log: %v %v", err1, err2)
@@ -60,19 +57,18 @@ func (o *optRun) rejected(why string) (bool, *harness.Call, string) {
 // reaching beta; without the health API that is what it waits for). It
 // reports whether the circuit opened: the cases need it.
 func (o *optRun) openBeta() bool {
-	ctx, k := o.ctx, o.k
+	ctx, k := o.k.Ctx, o.k
 	if o.health {
 		opened := k.Check(optHealthOpen, func(ck *kit.C) {
 			ok := kit.Until(ctx, 5*time.Second, func() bool {
-				if _, circuit := healthStatus(ctx, o.env, beta); circuit == "open" {
+				if healthOf(ctx, o.k.Env, beta).Breaker == "open" {
 					return true
 				}
 				callTool(ctx, o.warm, o.betaEcho, echoArgs("fail"))
-				_, circuit := healthStatus(ctx, o.env, beta)
-				return circuit == "open"
+				return healthOf(ctx, o.k.Env, beta).Breaker == "open"
 			})
-			status, circuit := healthStatus(ctx, o.env, beta)
-			ck.Expect(ok).To(gomega.BeTrue(), "beta's circuit opens after failed calls (status %q, circuit %q)", status, circuit)
+			h := healthOf(ctx, o.k.Env, beta)
+			ck.Expect(ok).To(gomega.BeTrue(), "beta's circuit opens after failed calls (status %q, circuit %q)", h.State, h.Breaker)
 		})
 		if !opened {
 			return false
@@ -102,12 +98,11 @@ func (o *optRun) openBeta() bool {
 // half-open circuit lets it through).
 func (o *optRun) stillOpen() {
 	if o.health {
-		_, circuit := healthStatus(o.ctx, o.env, beta)
-		o.g.Expect(circuit).To(gomega.Equal("open"), "beta's circuit was still open when the session was created")
+		o.k.G.Expect(healthOf(o.k.Ctx, o.k.Env, beta).Breaker).To(gomega.Equal("open"), "beta's circuit was still open when the session was created")
 		return
 	}
 	ok, _, seen := o.rejected("still open")
-	o.g.Expect(ok).To(gomega.BeTrue(), "beta's circuit was still open when the session was created (%s)", seen)
+	o.k.G.Expect(ok).To(gomega.BeTrue(), "beta's circuit was still open when the session was created (%s)", seen)
 }
 
 // tryFind calls find_tool and decodes its answer without judging it: err
@@ -133,17 +128,17 @@ func tryFind(ctx context.Context, c *harness.Client, description string, keyword
 // none opened: err), how long opening it took and whether ok held. The
 // sessions before the last are closed.
 func (o *optRun) newSessionUntil(name string, d time.Duration, ok func(c *harness.Client) bool) (c *harness.Client, took time.Duration, held bool, err error) {
-	held = kit.Until(o.ctx, d, func() bool {
+	held = kit.Until(o.k.Ctx, d, func() bool {
 		if c != nil {
-			_ = c.Close(o.ctx)
+			_ = c.Close(o.k.Ctx)
 		}
 		start := time.Now()
-		c, err = o.env.Client(o.ctx, o.v.Revision, harness.WithClientName(name))
+		c, err = o.k.Env.Client(o.k.Ctx, o.v.Revision, harness.WithClientName(name))
 		took = time.Since(start)
 		if err == nil && ok(c) {
 			return true
 		}
-		kit.Sleep(o.ctx, optRetry)
+		kit.Sleep(o.k.Ctx, optRetry)
 		return false
 	})
 	return c, took, held, err
@@ -153,7 +148,7 @@ func (o *optRun) newSessionUntil(name string, d time.Duration, ok func(c *harnes
 // its tools; the old session c1 still does not (its view is fixed). It
 // returns the new session, or nil when beta never came back.
 func (o *optRun) case3(c1 *harness.Client) *harness.Client {
-	ctx, k := o.ctx, o.k
+	ctx, k := o.k.Ctx, o.k
 	const findFirst = "case 3: a new session finds beta's echo first after recovery"
 	k.ClearFaults(beta)
 	recovered := time.Now()
@@ -161,16 +156,16 @@ func (o *optRun) case3(c1 *harness.Client) *harness.Client {
 	if o.health {
 		back := k.Check(optHealthRecovered, func(ck *kit.C) {
 			ok := kit.Until(ctx, optOpenTimeout+5*time.Second, func() bool {
-				status, circuit := healthStatus(ctx, o.env, beta)
-				return circuit == "closed" && status == "healthy"
+				h := healthOf(ctx, o.k.Env, beta)
+				return h.Breaker == "closed" && h.State == "healthy"
 			})
-			status, circuit := healthStatus(ctx, o.env, beta)
-			ck.Expect(ok).To(gomega.BeTrue(), "beta healthy with its circuit closed again (status %q, circuit %q)", status, circuit)
+			h := healthOf(ctx, o.k.Env, beta)
+			ck.Expect(ok).To(gomega.BeTrue(), "beta healthy with its circuit closed again (status %q, circuit %q)", h.State, h.Breaker)
 		})
 		if !back {
 			return nil
 		}
-		o.env.Recorder().SetFigure("recovery_ms", ms(time.Since(recovered)))
+		k.Figure("recovery_ms", ms(time.Since(recovered)))
 		c2 = k.Client(o.v.Revision, harness.WithClientName("after"))
 		k.Check(findFirst, func(ck *kit.C) {
 			res := findTool(ctx, ck, c2, "echo the arguments of beta", "beta")
@@ -198,7 +193,7 @@ func (o *optRun) case3(c1 *harness.Client) *harness.Client {
 		if !back || c2 == nil {
 			return nil
 		}
-		o.env.Recorder().SetFigure("recovery_ms", ms(time.Since(recovered)))
+		k.Figure("recovery_ms", ms(time.Since(recovered)))
 	}
 	k.CheckOK("case 3: call_tool calls beta's echo after recovery", callTool(ctx, c2, o.betaEcho, echoArgs("recovered")))
 	if o.v.Revision == harness.RevisionLegacy {
@@ -218,7 +213,7 @@ func (o *optRun) case3(c1 *harness.Client) *harness.Client {
 // every backend unhealthy; c2 is a session created while both were
 // healthy.
 func (o *optRun) case4(c2 *harness.Client) {
-	ctx, k, rec := o.ctx, o.k, o.env.Recorder()
+	ctx, k, rec := o.k.Ctx, o.k, o.k.Recorder()
 	k.SetFaults(beta, onCall(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}))
 	k.CheckCall("case 4: call_tool while beta dies fails naming beta within 1 s", callTool(ctx, c2, o.betaEcho, echoArgs("dying")),
 		matchers.BeBackendUnavailable(beta), matchers.ReturnWithin(time.Second).As("time_to_error_ms.call_tool_dying"))
@@ -232,19 +227,15 @@ func (o *optRun) case4(c2 *harness.Client) {
 	if o.health {
 		down := k.Check(optHealthAllDown, func(ck *kit.C) {
 			ok := kit.Until(ctx, 5*time.Second, func() bool {
-				a, _ := healthStatus(ctx, o.env, alpha)
-				b, _ := healthStatus(ctx, o.env, beta)
-				return a == "unhealthy" && b == "unhealthy"
+				return healthOf(ctx, o.k.Env, alpha).State == "unhealthy" && healthOf(ctx, o.k.Env, beta).State == "unhealthy"
 			})
-			a, _ := healthStatus(ctx, o.env, alpha)
-			b, _ := healthStatus(ctx, o.env, beta)
-			ck.Expect(ok).To(gomega.BeTrue(), "both backends unhealthy (alpha %q, beta %q)", a, b)
+			ck.Expect(ok).To(gomega.BeTrue(), "both backends unhealthy (alpha %q, beta %q)", healthOf(ctx, o.k.Env, alpha).State, healthOf(ctx, o.k.Env, beta).State)
 		})
 		if !down {
 			return
 		}
 		start := time.Now()
-		c3, err = o.env.Client(ctx, o.v.Revision, harness.WithClientName("all-down"))
+		c3, err = o.k.Env.Client(ctx, o.v.Revision, harness.WithClientName("all-down"))
 		took = time.Since(start)
 	} else {
 		// Every backend is out for the gateway when a new session's

@@ -146,7 +146,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	k.Check("the stalled call fails", func(ck *kit.C) {
 		ck.Expect(stalled).NotTo(gomega.BeNil(), "the stalled call returned")
 		ck.Evidence(stalled)
-		expectFailed(ck, stalled)
+		kit.ExpectFailed(ck, stalled)
 	})
 	checkStates("no backend state is stuck after the stall", func(ck *kit.C, states harness.BackendStates) {
 		for _, name := range []string{alpha, beta} {

@@ -8,7 +8,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
-	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
@@ -45,32 +44,30 @@ func (t *Topology) Start(ctx context.Context, script *fakebackends.Script) (harn
 	if err != nil {
 		return nil, fmt.Errorf("containers: backend %q: encode script: %w", s.Name, err)
 	}
-	auth := http.Header{"Authorization": {"Bearer " + e.token}}
 	c, err := t.runContainer(ctx, spec{
 		alias: s.Name,
 		image: img,
 		cmd: []string{"backend", "--script", "/etc/chaos/script.yaml",
 			"--listen", fmt.Sprintf("0.0.0.0:%d", BackendMCPPort), "--admin", fmt.Sprintf("0.0.0.0:%d", BackendAdminPort)},
-		env:   map[string]string{"CHAOS_ADMIN_TOKEN": e.token},
-		files: []file{{path: "/etc/chaos/script.yaml", data: string(data)}},
-		ports: []int{BackendMCPPort, BackendAdminPort},
-		ready: func(hp map[int]int) func(context.Context) error {
-			return httpReady(fmt.Sprintf("http://127.0.0.1:%d/healthz", hp[BackendAdminPort]), auth)
-		},
+		env:       map[string]string{"CHAOS_ADMIN_TOKEN": e.token},
+		files:     []file{{path: "/etc/chaos/script.yaml", data: string(data)}},
+		ports:     []int{BackendMCPPort, BackendAdminPort},
+		readyPort: BackendAdminPort, readyPath: "/healthz", readyHeader: http.Header{"Authorization": {"Bearer " + e.token}},
 	})
 	if err != nil {
 		return nil, err
 	}
 	admin := fmt.Sprintf("http://127.0.0.1:%d", c.ports[BackendAdminPort])
-	return &Backend{ctr: c, script: s, admin: harness.NewAdminAPI(admin, e.token), adminURL: admin}, nil
+	return &Backend{ctr: c, AdminAPI: harness.NewAdminAPI(admin, e.token).Named(c.wrap), script: s, adminURL: admin}, nil
 }
 
-// Backend is a fake backend in a container: a harness.RunningBackend, a
-// harness.Respawner (kill and start the same container) and a Faulter.
+// Backend is a fake backend in a container: a harness.RunningBackend (its
+// control methods are the control API's), a harness.Respawner (kill and
+// start the same container) and a Faulter.
 type Backend struct {
 	*ctr
+	*harness.AdminAPI
 	script   fakebackends.Script
-	admin    *harness.AdminAPI
 	adminURL string
 }
 
@@ -122,32 +119,8 @@ func (b *Backend) Info() harness.BackendInfo {
 		Transport: string(b.script.Transport), Protocol: string(b.script.Protocol)}
 }
 
-func (b *Backend) SetFaults(ctx context.Context, faults ...faults.Fault) error {
-	return b.wrap("set faults on", b.admin.SetFaults(ctx, faults...))
-}
-
-func (b *Backend) AddFaults(ctx context.Context, faults ...faults.Fault) error {
-	return b.wrap("add faults to", b.admin.AddFaults(ctx, faults...))
-}
-
-func (b *Backend) ClearFaults(ctx context.Context) error {
-	return b.wrap("clear faults of", b.admin.ClearFaults(ctx))
-}
-
-func (b *Backend) ExpireSessions(ctx context.Context) (int, error) {
-	n, err := b.admin.ExpireSessions(ctx)
-	return n, b.wrap("expire sessions of", err)
-}
-
 // Restart restarts the MCP server behind the same listener (control API).
-func (b *Backend) Restart(ctx context.Context) error {
-	return b.wrap("restart", b.admin.Restart(ctx))
-}
-
-func (b *Backend) Requests(ctx context.Context) ([]fakebackends.RequestRecord, error) {
-	r, err := b.admin.Requests(ctx)
-	return r, b.wrap("read requests of", err)
-}
+func (b *Backend) Restart(ctx context.Context) error { return b.AdminAPI.Restart(ctx) }
 
 // Respawn kills the container if it runs and starts it again: a fresh
 // process from the script, same alias and ports (faults set over the

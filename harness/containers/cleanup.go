@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
 // Labels on every container, network and image a run makes.
@@ -45,21 +46,11 @@ func (e *Engine) labels() map[string]string {
 
 // processStart reads a process's start time from /proc ("" if unknown).
 func processStart(pid int) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(s[i+1:])
 	// Fields after the command: state is field 3, starttime field 22.
-	if len(f) < 20 {
-		return ""
+	if f := harness.ProcStatFields(fmt.Sprintf("/proc/%d/stat", pid)); len(f) >= 20 {
+		return f[19]
 	}
-	return f[19]
+	return ""
 }
 
 // ownerAlive reports whether the owner named by a resource's labels still
@@ -133,21 +124,18 @@ func (e *Engine) Leftovers(ctx context.Context, id string) ([]string, error) {
 // remove removes containers (forced), then networks, then images matching
 // filter whose labels satisfy pick.
 func (e *Engine) remove(ctx context.Context, f client.Filters, pick func(map[string]string) bool) error {
-	var errs []error
 	cs, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
 		return fmt.Errorf("list containers: %w", err)
 	}
 	// Containers in parallel, each with one forced remove.
-	var mu sync.Mutex
+	errs := make([]error, len(cs.Items))
 	var wg sync.WaitGroup
-	for _, c := range cs.Items {
+	for i, c := range cs.Items {
 		if pick(c.Labels) {
 			wg.Go(func() {
 				if _, err := e.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !isNotFound(err) {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("remove container %s: %w", c.ID[:12], err))
-					mu.Unlock()
+					errs[i] = fmt.Errorf("remove container %s: %w", c.ID[:12], err)
 				}
 			})
 		}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
@@ -80,8 +81,11 @@ type spec struct {
 	env   map[string]string
 	files []file
 	ports []int // container ports to publish on 127.0.0.1
-	// ready builds the readiness check from the published ports.
-	ready func(hostPorts map[int]int) func(ctx context.Context) error
+	// The container is ready when GET readyPath (with readyHeader) on the
+	// published readyPort answers below HTTP 500 ("": at once).
+	readyPort   int
+	readyPath   string
+	readyHeader http.Header
 }
 
 // runContainer starts a container on the topology's network with the
@@ -151,8 +155,8 @@ func (t *Topology) runContainerOnce(ctx context.Context, s spec) (*ctr, error) {
 	var cc *ctr
 	if err == nil {
 		cc = &ctr{t: t, alias: s.alias, id: c.GetContainerID(), ports: hostPorts}
-		if s.ready != nil {
-			cc.ready = s.ready(hostPorts)
+		if s.readyPath != "" {
+			cc.ready = harness.HTTPReady(fmt.Sprintf("http://127.0.0.1:%d%s", hostPorts[s.readyPort], s.readyPath), s.readyHeader, 2*time.Second)
 		}
 		err = cc.waitReady(ctx)
 	}
@@ -197,26 +201,13 @@ func tail(ctx context.Context, e *Engine, id string) string {
 		return ""
 	}
 	defer rc.Close()
-	data, _ := io.ReadAll(io.LimitReader(rc, 16<<10))
-	s := strings.TrimSpace(stripLogHeaders(data))
+	var out strings.Builder // stdout and stderr, demultiplexed
+	_, _ = stdcopy.StdCopy(&out, &out, io.LimitReader(rc, 16<<10))
+	s := strings.TrimSpace(out.String())
 	if s == "" {
 		return ""
 	}
 	return "\n--- container output ---\n" + s
-}
-
-// stripLogHeaders removes Docker's 8-byte multiplexing headers.
-func stripLogHeaders(b []byte) string {
-	var out strings.Builder
-	for len(b) >= 8 && (b[0] == 1 || b[0] == 2) && b[1] == 0 && b[2] == 0 && b[3] == 0 {
-		n := int(b[4])<<24 | int(b[5])<<16 | int(b[6])<<8 | int(b[7])
-		b = b[8:]
-		n = min(n, len(b))
-		out.Write(b[:n])
-		b = b[n:]
-	}
-	out.Write(b)
-	return out.String()
 }
 
 func (c *ctr) wrap(op string, err error) error {
@@ -427,26 +418,4 @@ func (c *ctr) remove(ctx context.Context) error {
 	errs = append(errs, c.t.net.release(ctx, c.t.e))
 	_ = c.t.e.cli.Close()
 	return errors.Join(errs...)
-}
-
-// httpReady returns a readiness check: GET url answers below 500.
-func httpReady(url string, header http.Header) func(ctx context.Context) error {
-	cl := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		req.Header = header.Clone()
-		res, err := cl.Do(req)
-		if err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<16))
-		_ = res.Body.Close()
-		if res.StatusCode >= 500 {
-			return fmt.Errorf("GET %s: %s", url, res.Status)
-		}
-		return nil
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/http"
 	"path"
 	"strings"
 
@@ -118,9 +117,7 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 	}
 	c, err := t.runContainer(ctx, spec{
 		alias: "gateway", image: img, cmd: argv, env: env, files: files, ports: []int{GatewayPort},
-		ready: func(hp map[int]int) func(context.Context) error {
-			return httpReady(fmt.Sprintf("http://127.0.0.1:%d%s", hp[GatewayPort], ready), http.Header{})
-		},
+		readyPort: GatewayPort, readyPath: ready,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("containers: gateway %s: %w", g.Name(), err)
@@ -129,8 +126,9 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 }
 
 // RunningGateway is a gateway container: a harness.Gateway and a Faulter,
-// plus Restart. Its published port is fixed, so its URLs survive a
-// restart.
+// plus Restart (stop gracefully, start again and wait until it is ready,
+// bounded by ctx, default StartTimeout). Its published port is fixed, so
+// its URLs survive a restart.
 type RunningGateway struct {
 	*ctr
 	mcpPath string
@@ -148,10 +146,6 @@ func (rg *RunningGateway) BaseURL() string {
 
 // MCPURL is BaseURL plus the MCP path.
 func (rg *RunningGateway) MCPURL() string { return rg.BaseURL() + rg.mcpPath }
-
-// Restart stops the gateway gracefully and starts it again, returning once
-// it is ready (bounded by ctx, default 30 s).
-func (rg *RunningGateway) Restart(ctx context.Context) error { return rg.ctr.Restart(ctx) }
 
 // Close removes the gateway's container and, in parallel, the backend
 // containers of its topology (and then the network): it is the teardown

@@ -7,10 +7,7 @@ import (
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -21,6 +18,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+	"github.com/moby/moby/client/pkg/jsonmessage"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
@@ -102,23 +100,9 @@ func (e *Engine) buildImage(ctx context.Context, tag, dockerfile string, bin []b
 	}
 	defer res.Body.Close()
 	// The answer is a stream of JSON messages; an error is one of them.
-	dec := json.NewDecoder(res.Body)
 	var log strings.Builder
-	for {
-		var m struct {
-			Stream string `json:"stream"`
-			Error  string `json:"error"`
-		}
-		if err := dec.Decode(&m); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return fmt.Errorf("containers: build %s: %w", tag, err)
-		}
-		if m.Error != "" {
-			return fmt.Errorf("containers: build %s: %s\n%s", tag, m.Error, log.String())
-		}
-		log.WriteString(m.Stream)
+	if err := jsonmessage.DisplayStream(res.Body, &log); err != nil {
+		return fmt.Errorf("containers: build %s: %w\n%s", tag, err, log.String())
 	}
 	if _, err := e.cli.ImageInspect(ctx, tag); err != nil {
 		return fmt.Errorf("containers: build %s: no image after the build: %w\n%s", tag, err, log.String())

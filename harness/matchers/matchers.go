@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -211,21 +212,7 @@ func replaceFold(s, old, repl string) string {
 	if old == "" {
 		return s
 	}
-	ls, lo := strings.ToLower(s), strings.ToLower(old)
-	if len(ls) != len(s) {
-		return strings.ReplaceAll(s, old, repl) // non-ASCII case folding changed lengths
-	}
-	var b strings.Builder
-	for i := 0; ; {
-		j := strings.Index(ls[i:], lo)
-		if j < 0 {
-			b.WriteString(s[i:])
-			return b.String()
-		}
-		b.WriteString(s[i : i+j])
-		b.WriteString(repl)
-		i += j + len(lo)
-	}
+	return regexp.MustCompile("(?i)"+regexp.QuoteMeta(old)).ReplaceAllLiteralString(s, repl)
 }
 
 func (m *unavailableMatcher) FailureMessage(any) string {

@@ -156,12 +156,19 @@ func (k *Kit) CheckOK(name string, call *harness.Call) bool {
 func (k *Kit) CheckFailed(name string, call *harness.Call, ms ...types.GomegaMatcher) bool {
 	return k.Check(name, func(c *C) {
 		c.Evidence(call)
-		c.Expect(call.Outcome).To(gomega.BeElementOf(harness.OutcomeBackendUnavailable, harness.OutcomeError, harness.OutcomeToolError),
-			"%s %s ended %s after %s: %s", call.Method, call.Target, call.Outcome, call.Took(), call.Text())
+		ExpectFailed(c, call)
 		for _, m := range ms {
 			c.Expect(call).To(m)
 		}
 	})
+}
+
+// ExpectFailed asserts with g that call failed: an error or an isError
+// result, not a success and not the client's own deadline (the gateway
+// answered).
+func ExpectFailed(g gomega.Gomega, call *harness.Call) {
+	g.ExpectWithOffset(1, call.Outcome).To(gomega.BeElementOf(harness.OutcomeBackendUnavailable, harness.OutcomeError, harness.OutcomeToolError),
+		"%s %s ended %s after %s: %s", call.Method, call.Target, call.Outcome, call.Took(), call.Text())
 }
 
 // Lacks returns why the target cannot be judged on a check needing caps

@@ -3,10 +3,12 @@ package kit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
 
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
@@ -145,15 +147,6 @@ func Await[T any](ctx context.Context, ch <-chan T, d time.Duration) (v T, ok bo
 
 // CountRequests counts the backend's logged requests of a JSON-RPC method.
 func (k *Kit) CountRequests(backend, method string) (int, error) {
-	reqs, err := k.Env.Backend(backend).Requests(k.Ctx)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, r := range reqs {
-		if r.Method == method {
-			n++
-		}
-	}
-	return n, nil
+	reqs, err := k.Env.Backend(backend).Requests(k.Ctx) // a copy of the log
+	return len(slices.DeleteFunc(reqs, func(r fakebackends.RequestRecord) bool { return r.Method != method })), err
 }
