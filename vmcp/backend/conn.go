@@ -145,10 +145,8 @@ func (c *Conn) forget(id string) {
 	c.abandonRing = append(c.abandonRing, id)
 }
 
-func (c *Conn) fail(err error) { c.die(err) }
-
-// die records why the connection is unusable and fails its calls at once.
-func (c *Conn) die(err error) {
+// fail records why the connection is unusable and fails its calls at once.
+func (c *Conn) fail(err error) {
 	c.mu.Lock()
 	c.deadErr = cmp.Or(c.deadErr, err)
 	c.mu.Unlock()
@@ -240,7 +238,7 @@ func (d *Dialer) DialPinned(ctx context.Context, b config.Backend, pin string) (
 	opts = append(opts, client.WithDiscoverTimeout(t.Initialize))
 	c.client = client.NewClient(tr, opts...)
 	if b.Transport == config.TransportSSE {
-		c.client.OnConnectionLost(func(err error) { c.die(cmp.Or(err, errors.New("stream ended"))) })
+		c.client.OnConnectionLost(func(err error) { c.fail(cmp.Or(err, errors.New("stream ended"))) })
 	}
 
 	var result *mcp.InitializeResult
@@ -384,7 +382,7 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 		c.notifyCancelled(snap.requestID, be.Cause)
 	}
 	if c.isStdio() && be.Kind == KindConnectionClosed {
-		c.die(err)
+		c.fail(err)
 	}
 	if f.timedOut {
 		c.dropIdleConns()
@@ -396,7 +394,7 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 		if c.d.logger != nil {
 			c.d.logger.Error("backend request panicked in the MCP client", "backend", c.backend.Name, "op", op, "panic", pe.value, "stack", string(pe.stack))
 		}
-		c.die(err)
+		c.fail(err)
 	}
 	return c.finish(op, be)
 }
@@ -487,7 +485,7 @@ func (c *Conn) notifyCancelled(id, reason string) {
 // ended.
 func (c *Conn) Close() <-chan struct{} {
 	c.closeOnce.Do(func() {
-		c.die(ErrSessionClosing)
+		c.fail(ErrSessionClosing)
 		go func() {
 			defer close(c.closed)
 			done := make(chan struct{})

@@ -440,33 +440,25 @@ func arrivedOn(hooks streamHooks, env rpcEnvelope) (late bool, err error) {
 // mcp-go takes such a body as the answer whenever it has an id, even with
 // a method: then the id must be reqID too.
 func checkMessage(data []byte, reqID string, tr *callTrace) error {
-	env, err := parseMessage(data)
-	if err != nil {
-		return err
-	}
-	if idKey(env.ID) != "" && env.Method != "" {
-		env.methodKey = false // a response, whatever else it says
-	}
-	_, err = checkEnvelope(env, reqID, tr)
+	_, err := checkAnswer(data, reqID, tr, true)
 	return err
 }
 
-// checkAnswer is checkMessage that also reports whether the message is
-// the response (rather than a request or notification from the server).
-func checkAnswer(data []byte, reqID string, tr *callTrace) (response bool, err error) {
+// checkAnswer validates a message answering reqID (jsonBody: an
+// application/json body, see checkMessage) and reports whether it is the
+// response (rather than a request or notification from the server).
+func checkAnswer(data []byte, reqID string, tr *callTrace, jsonBody bool) (response bool, err error) {
 	env, err := parseMessage(data)
 	if err != nil {
 		return false, err
 	}
-	return checkEnvelope(env, reqID, tr)
-}
-
-// checkEnvelope is checkAnswer on a parsed message.
-func checkEnvelope(env rpcEnvelope, reqID string, tr *callTrace) (response bool, err error) {
+	got := idKey(env.ID)
+	if jsonBody && got != "" && env.Method != "" {
+		env.methodKey = false // a response, whatever else it says
+	}
 	if env.fromServer() {
 		return false, nil // a request or notification from the server
 	}
-	got := idKey(env.ID)
 	if got != reqID {
 		return false, &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match request id %s", orNone(got), reqID)}
 	}

@@ -201,7 +201,7 @@ func (v *sseValidator) validate() error {
 		}
 		return nil
 	}
-	response, err := checkAnswer(data, v.reqID, v.trace)
+	response, err := checkAnswer(data, v.reqID, v.trace, false)
 	v.responseSeen = v.responseSeen || response
 	return err
 }
