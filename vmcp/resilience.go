@@ -547,10 +547,6 @@ func (r *resilience) gaugeStates() []metrics.BackendState {
 	return out
 }
 
-func (g *Gateway) serveHealth(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, g.Health())
-}
-
 // serveMetrics serves Prometheus metrics when configured.
 func (g *Gateway) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	if g.res.promH == nil {

@@ -488,21 +488,16 @@ func (c *Conn) Close() <-chan struct{} {
 		c.fail(ErrSessionClosing)
 		go func() {
 			defer close(c.closed)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if c.client != nil {
-					_ = guarded(c.client.Close)
+			ctx, cancel := context.WithTimeout(context.Background(), c.d.cfg.Timeouts.Close)
+			defer cancel()
+			// Past the close timeout, lifeCancel kills a stdio process and
+			// ends an SSE stream.
+			_ = runBounded(ctx, c.lifeCancel, func() error {
+				if c.client == nil {
+					return nil
 				}
-			}()
-			timer := time.NewTimer(c.d.cfg.Timeouts.Close)
-			defer timer.Stop()
-			select {
-			case <-done:
-			case <-timer.C:
-				c.lifeCancel() // kills a stdio process, ends an SSE stream
-				<-done
-			}
+				return c.client.Close()
+			})
 			c.lifeCancel()
 			c.mu.Lock()
 			c.bgClosed = true
