@@ -18,13 +18,6 @@ import (
 // A backend that was left out when the session started joins it then too
 // (it is connected first).
 
-// available reports whether views should include the backend now.
-func (r *resilience) available(name string) bool {
-	_, known := r.backends[name]
-	_, down := r.unavailable(name)
-	return known && !down
-}
-
 // unavailable reports whether a backend is unavailable now (health
 // unhealthy or unauthenticated while the monitor runs, or circuit open) and
 // why, in the words of the gate's refusal.
@@ -88,7 +81,8 @@ func (r *resilience) updateViews(name string, u *viewUpdater) {
 		r.mu.Unlock()
 		// Read after clearing the mark: a transition from here on marks it
 		// again and is applied on the next round.
-		avail := r.available(name)
+		_, down := r.unavailable(name)
+		avail := !down
 		r.mu.Lock()
 		prev, known := r.lastAvail[name]
 		r.lastAvail[name] = avail

@@ -193,13 +193,10 @@ func (m *member) current(ctx context.Context, op string, timeout time.Duration) 
 	m.mu.Lock()
 	c, closed := m.conn, m.closed
 	m.mu.Unlock()
-	if closed {
-		return nil, &BackendError{Backend: m.backend.Name, Op: op, Kind: KindClosed, Cause: "session closed", Err: backend.ErrSessionClosing}
-	}
-	if c != nil && c.AliveAfterProbe(ctx) {
+	if !closed && c != nil && c.AliveAfterProbe(ctx) {
 		return c, nil
 	}
-	return m.reconnect(ctx, c, op, timeout)
+	return m.reconnect(ctx, c, op, timeout) // which fails on a closed member
 }
 
 // reconnect replaces failed with a new connection. Concurrent callers share

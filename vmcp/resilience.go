@@ -499,9 +499,7 @@ func (g *Gateway) Health() HealthReport {
 			LastCheckTime: timeOrNil(st.LastCheckTime), CircuitState: breaker.Closed}
 		if br.breaker != nil {
 			snap := br.breaker.Snapshot()
-			bh.CircuitState = snap.State
-			t := snap.LastChanged
-			bh.CircuitLastChanged = &t
+			bh.CircuitState, bh.CircuitLastChanged = snap.State, &snap.LastChanged
 		}
 		method := cmp.Or(b.Keepalive.Method, "none")
 		h, ok := ka[b.Name]

@@ -9,9 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
 // Failure reasons, as reported to the Recorder (and the `reason` metric
@@ -33,15 +34,11 @@ type Method struct {
 
 // ParseMethod parses "ping", "tool:<name>" or "none" ("" is none).
 func ParseMethod(s string) (Method, error) {
-	switch {
-	case s == "" || s == "none":
-		return Method{Kind: "none"}, nil
-	case s == "ping":
-		return Method{Kind: "ping"}, nil
-	case strings.HasPrefix(s, "tool:") && len(s) > len("tool:"):
-		return Method{Kind: "tool", Tool: strings.TrimPrefix(s, "tool:")}, nil
+	kind, tool, err := config.ProbeMethod(cmp.Or(s, "none"), false, true)
+	if err != nil {
+		return Method{}, fmt.Errorf("keepalive method %q: want ping, tool:<name> or none", s)
 	}
-	return Method{}, fmt.Errorf("keepalive method %q: want ping, tool:<name> or none", s)
+	return Method{Kind: kind, Tool: tool}, nil
 }
 
 // String renders the method as ParseMethod reads it.
