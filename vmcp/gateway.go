@@ -143,7 +143,6 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 	}
 	g.res = res
 	g.opt = newOptimizerState(cfg.Optimizer.MaxResults, g.logger)
-	g.opts.gate, g.opts.observer, g.opts.sessionObserver = res, res, res
 	g.pool = newPool(g)
 	g.loops.Go(g.sweepIdle)
 	g.mcp = g.newMCPServer()
@@ -182,16 +181,8 @@ func (g *Gateway) addSession(s *Session) bool {
 	g.sessions[s.id] = s
 	g.live.Store(s.id, s)
 	g.mu.Unlock()
-	if o := g.opts.sessionObserver; o != nil {
-		o.SessionOpened(s)
-	}
+	g.res.SessionOpened(s)
 	return true
-}
-
-func (g *Gateway) sessionClosed(s *Session) {
-	if o := g.opts.sessionObserver; o != nil {
-		o.SessionClosed(s)
-	}
 }
 
 // maxClosedIDs bounds how many closed session ids are remembered.
@@ -212,7 +203,7 @@ func (g *Gateway) closeSessionAsync(id string) {
 			}
 		}
 		g.closed[id] = time.Now()
-		g.bg.Go(func() { s.Close(); g.sessionClosed(s) })
+		g.bg.Go(func() { s.Close(); g.res.SessionClosed(s) })
 	}
 	g.mu.Unlock()
 }
@@ -338,7 +329,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		defer close(done)
 		var wg sync.WaitGroup
 		for _, s := range sessions {
-			wg.Go(func() { s.Close(); g.sessionClosed(s) })
+			wg.Go(func() { s.Close(); g.res.SessionClosed(s) })
 		}
 		wg.Go(g.pool.close)
 		wg.Wait()

@@ -22,24 +22,18 @@ func (g *Gateway) openMember(ctx, ownerCtx context.Context, owner string, wg *sy
 		d:            g.dialer,
 		timeouts:     g.cfg.Timeouts,
 		preferLegacy: preferLegacy,
-		observer:     g.opts.observer,
-		gate:         g.opts.gate,
+		res:          g.res,
 		ctx:          ownerCtx,
 		wg:           wg,
 		state:        StateConnected,
 	}
-	start := time.Now()
-	be := gated(m.gate, b.Name, "initialize", func() *BackendError { return g.connectMember(ctx, m) })
-	now := time.Now()
-	if be != nil {
-		m.state, m.lastErr, m.lastErrAt = StateError, be, now
-	} else {
-		m.lastOKAt = now
-		m.startedOK = true
-	}
-	if m.observer != nil {
-		m.observer.ObserveCall(CallEvent{Backend: b.Name, Op: "initialize", Session: owner, Duration: time.Since(start), Err: be})
-	}
+	m.request("initialize", func() *BackendError { return g.connectMember(ctx, m) }, func(be *BackendError) {
+		if be != nil {
+			m.state, m.lastErr, m.lastErrAt = StateError, be, time.Now()
+		} else {
+			m.lastOKAt, m.startedOK = time.Now(), true
+		}
+	})
 	return m
 }
 
