@@ -36,7 +36,7 @@ type member struct {
 	d            *backend.Dialer
 	timeouts     config.Timeouts
 	preferLegacy bool
-	res          *resilience // the gate and observer of every request
+	res          *resilience     // the gate and observer of every request
 	ctx          context.Context // the owner's lifetime; cause backend.ErrSessionClosing when it ends
 	wg           *sync.WaitGroup // the owner's background work
 
