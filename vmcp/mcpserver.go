@@ -54,12 +54,7 @@ func (g *Gateway) onRequest(ctx context.Context, _ any, message any) error {
 			return nil
 		}
 	}
-	raw, ok := message.(json.RawMessage)
-	if !ok {
-		if b, isBytes := message.([]byte); isBytes {
-			raw = b
-		}
-	}
+	raw, _ := message.(json.RawMessage) // what MCPServer.HandleMessage passes
 	var msg struct {
 		Method string `json:"method"`
 		Params struct {
