@@ -267,15 +267,13 @@ func (r *resilience) probe(ctx context.Context, br *backendResilience) health.Re
 		res.Unauthenticated = be.Status == http.StatusUnauthorized || be.Status == http.StatusForbidden
 	}
 	r.metrics.BackendRequest(br.cfg.Name, "health_probe", outcome(be), res.Latency)
-	if ticket != nil {
-		switch {
-		case ctx.Err() != nil && r.g.ctx.Err() != nil:
-			ticket.Cancel()
-		case be == nil || be.Kind == KindJSONRPCError:
-			ticket.Done(true)
-		default:
-			ticket.Done(false)
-		}
+	switch { // a nil ticket (no breaker) ignores both
+	case ctx.Err() != nil && r.g.ctx.Err() != nil:
+		ticket.Cancel()
+	case be == nil || be.Kind == KindJSONRPCError:
+		ticket.Done(true)
+	default:
+		ticket.Done(false)
 	}
 	return res
 }

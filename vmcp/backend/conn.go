@@ -231,11 +231,10 @@ func (d *Dialer) DialPinned(ctx context.Context, b config.Backend, pin string) (
 		close(c.closed)
 		return nil, &Error{Backend: b.Name, Op: "initialize", Kind: KindTransport, Cause: err.Error(), Err: err}
 	}
-	var opts []client.ClientOption
+	opts := []client.ClientOption{client.WithDiscoverTimeout(t.Initialize)}
 	if pin != "" {
 		opts = append(opts, client.WithProtocolVersion(pin))
 	}
-	opts = append(opts, client.WithDiscoverTimeout(t.Initialize))
 	c.client = client.NewClient(tr, opts...)
 	if b.Transport == config.TransportSSE {
 		c.client.OnConnectionLost(func(err error) { c.fail(cmp.Or(err, errors.New("stream ended"))) })
