@@ -194,33 +194,15 @@ func idKey(raw json.RawMessage) string {
 // zero, or a string of printable ASCII without escapes or the characters
 // json.Marshal escapes (<, >, &).
 func canonicalID(s string) bool {
-	switch {
-	case s[0] == '"':
-		if len(s) < 2 || s[len(s)-1] != '"' {
-			return false
-		}
-		for i := 1; i < len(s)-1; i++ {
-			c := s[i]
-			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-				return false
-			}
-		}
-		return true
-	default:
-		d := s
-		if d[0] == '-' {
-			d = d[1:]
-		}
-		if len(d) == 0 || len(d) > 15 || (d[0] == '0' && (len(d) > 1 || s[0] == '-')) {
-			return false
-		}
-		for i := 0; i < len(d); i++ {
-			if d[i] < '0' || d[i] > '9' {
-				return false
-			}
-		}
-		return true
+	if q, ok := strings.CutPrefix(s, `"`); ok {
+		body, closed := strings.CutSuffix(q, `"`)
+		return closed && !strings.ContainsFunc(body, func(c rune) bool {
+			return c < 0x20 || c > 0x7e || strings.ContainsRune(`"\<>&`, c)
+		})
 	}
+	d := strings.TrimPrefix(s, "-")
+	return len(d) > 0 && len(d) <= 15 && (d[0] != '0' || s == "0") &&
+		!strings.ContainsFunc(d, func(c rune) bool { return c < '0' || c > '9' })
 }
 
 // requestPrefix is how mcp-go's client starts every request body it

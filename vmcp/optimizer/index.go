@@ -343,9 +343,7 @@ func (ix *Index) Search(ctx context.Context, q Query, allowed ToolSet, limit int
 			continue
 		}
 		i := sort.Search(len(top), func(i int) bool { return better(score, d, &top[i]) })
-		top = append(top, Match{})
-		copy(top[i+1:], top[i:])
-		top[i] = Match{Key: d.key, Tool: d.tool, Score: score}
+		top = slices.Insert(top, i, Match{Key: d.key, Tool: d.tool, Score: score})
 		if len(top) > limit {
 			top = top[:limit]
 		}
