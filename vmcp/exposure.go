@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
@@ -58,12 +59,7 @@ func isLoopbackAddr(ctx context.Context, addr string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for _, ip := range ips {
-		if !ip.IP.IsLoopback() {
-			return false, nil
-		}
-	}
-	return len(ips) > 0, nil
+	return len(ips) > 0 && !slices.ContainsFunc(ips, func(ip net.IPAddr) bool { return !ip.IP.IsLoopback() }), nil
 }
 
 // redactURL hides the user information (user:password@) of a backend URL

@@ -484,12 +484,7 @@ func mergeDocs(old, upd []*doc) []*doc {
 	for _, d := range upd {
 		replaced[d.key.Tool] = true
 	}
-	out := make([]*doc, 0, len(old)+len(upd))
-	for _, d := range old {
-		if !replaced[d.key.Tool] {
-			out = append(out, d)
-		}
-	}
+	out := slices.DeleteFunc(slices.Clone(old), func(d *doc) bool { return replaced[d.key.Tool] })
 	return append(out, upd...)
 }
 
