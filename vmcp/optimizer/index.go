@@ -430,23 +430,15 @@ func newDoc(backend string, t mcp.Tool) (*doc, error) {
 	}
 	tokenize(t.Name, maxFieldTokens, add(nameWeight))
 	tokenize(cmp.Or(t.Title, t.Annotations.Title)+"\n"+t.Description, maxFieldTokens, add(1))
-	var ptext []byte
-	for _, p := range params(t) {
-		ptext = append(ptext, p.name...)
-		ptext = append(ptext, '\n')
-		ptext = append(ptext, p.desc...)
-		ptext = append(ptext, '\n')
-	}
-	tokenize(string(ptext), maxFieldTokens, add(paramWeight))
+	tokenize(paramText(t), maxFieldTokens, add(paramWeight))
 	return d, nil
 }
 
-type param struct{ name, desc string }
-
-// params returns the top-level input-schema parameters of t, sorted by name,
-// from InputSchema or RawInputSchema.
-func params(t mcp.Tool) []param {
-	var out []param
+// paramText returns the top-level input-schema parameters of t (from
+// InputSchema or RawInputSchema) in name order, each as its name, then
+// its title and description, on lines of their own.
+func paramText(t mcp.Tool) string {
+	descs := map[string]string{}
 	if t.RawInputSchema != nil {
 		var raw struct {
 			Properties map[string]struct {
@@ -456,25 +448,27 @@ func params(t mcp.Tool) []param {
 		}
 		if json.Unmarshal(t.RawInputSchema, &raw) == nil {
 			for name, p := range raw.Properties {
-				out = append(out, param{name, p.Title + "\n" + p.Description})
+				descs[name] = p.Title + "\n" + p.Description
 			}
 		}
 	} else {
 		for name, p := range t.InputSchema.Properties {
+			m, _ := p.(map[string]any)
 			var desc string
-			if m, ok := p.(map[string]any); ok {
-				if s, ok := m["title"].(string); ok {
-					desc = s + "\n"
-				}
-				if s, ok := m["description"].(string); ok {
-					desc += s
-				}
+			if s, ok := m["title"].(string); ok {
+				desc = s + "\n"
 			}
-			out = append(out, param{name, desc})
+			if s, ok := m["description"].(string); ok {
+				desc += s
+			}
+			descs[name] = desc
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
+	var text strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(descs)) {
+		text.WriteString(name + "\n" + descs[name] + "\n")
+	}
+	return text.String()
 }
 
 // mergeDocs returns old with the documents of upd added, replacing those of
