@@ -65,7 +65,7 @@ type Config struct {
 	// ProbeAfter is how long a disabled keeper waits before probing again
 	// (default 10 × Interval).
 	ProbeAfter time.Duration
-	// Rand returns numbers in [0, 1) for jitter (default: seeded from time).
+	// Rand returns numbers in [0, 1) for jitter (default: math/rand's).
 	Rand func() float64
 }
 
@@ -77,9 +77,7 @@ func (c *Config) defaults() {
 	}
 	c.ProbeAfter = cmp.Or(c.ProbeAfter, 10*c.Interval)
 	if c.Rand == nil {
-		r := rand.New(rand.NewSource(time.Now().UnixNano()))
-		var mu sync.Mutex
-		c.Rand = func() float64 { mu.Lock(); defer mu.Unlock(); return r.Float64() }
+		c.Rand = rand.Float64 // safe for concurrent use, randomly seeded
 	}
 }
 
