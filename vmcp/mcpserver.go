@@ -63,7 +63,7 @@ func (g *Gateway) onRequest(ctx context.Context, _ any, message any) error {
 		} `json:"params"`
 	}
 	_ = json.Unmarshal(raw, &msg)
-	modern := msg.Params.Meta.ProtocolVersion() != "" && mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
+	modern := mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
 
 	switch {
 	case msg.Method == string(mcp.MethodInitialize) && !modern && id != "":
