@@ -79,23 +79,16 @@ func (b *Breaker) Allow() (*Ticket, error) {
 		tr = b.setLocked(HalfOpen, now)
 	}
 	var t *Ticket
-	var err error
-	switch b.state {
-	case Closed:
-		t = &Ticket{b: b, gen: b.gen}
-	case HalfOpen:
-		if b.trial {
-			err = ErrOpen
-		} else {
-			b.trial = true
-			t = &Ticket{b: b, gen: b.gen, trial: true}
-		}
-	default:
-		err = ErrOpen
+	if b.state == Closed || (b.state == HalfOpen && !b.trial) {
+		t = &Ticket{b: b, gen: b.gen, trial: b.state == HalfOpen}
+		b.trial = b.trial || t.trial
 	}
 	b.mu.Unlock()
 	b.notify(tr)
-	return t, err
+	if t == nil {
+		return nil, ErrOpen
+	}
+	return t, nil
 }
 
 // Done records the outcome of an admitted request.
