@@ -43,8 +43,7 @@ type Breaker struct {
 	mu          sync.Mutex
 	state       State
 	failures    int
-	openedAt    time.Time
-	lastChanged time.Time
+	lastChanged time.Time // when the circuit opened, while it is open
 	trial       bool   // a half-open trial is in flight
 	gen         uint64 // bumps on every transition, so stale tickets are ignored
 }
@@ -75,7 +74,7 @@ func (b *Breaker) Allow() (*Ticket, error) {
 	var tr *transition
 	b.mu.Lock()
 	now := b.cfg.Now()
-	if b.state == Open && !now.Before(b.openedAt.Add(b.cfg.OpenTimeout)) {
+	if b.state == Open && !now.Before(b.lastChanged.Add(b.cfg.OpenTimeout)) {
 		tr = b.setLocked(HalfOpen, now)
 	}
 	var t *Ticket
@@ -154,9 +153,6 @@ func (b *Breaker) setLocked(to State, now time.Time) *transition {
 	b.state = to
 	b.gen++
 	b.lastChanged = now
-	if to == Open {
-		b.openedAt = now
-	}
 	if to == Closed {
 		b.failures = 0
 	}
@@ -182,7 +178,7 @@ func (b *Breaker) Snapshot() Snapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := b.state
-	if st == Open && !b.cfg.Now().Before(b.openedAt.Add(b.cfg.OpenTimeout)) {
+	if st == Open && !b.cfg.Now().Before(b.lastChanged.Add(b.cfg.OpenTimeout)) {
 		st = HalfOpen
 	}
 	return Snapshot{State: st, ConsecutiveFailures: b.failures, LastChanged: b.lastChanged}
