@@ -44,8 +44,8 @@ type Breaker struct {
 	state       State
 	failures    int
 	lastChanged time.Time // when the circuit opened, while it is open
-	trial       bool   // a half-open trial is in flight
-	gen         uint64 // bumps on every transition, so stale tickets are ignored
+	trial       bool      // a half-open trial is in flight
+	gen         uint64    // bumps on every transition, so stale tickets are ignored
 }
 
 // New returns a closed breaker.
