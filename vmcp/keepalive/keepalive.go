@@ -204,14 +204,12 @@ func (k *Keeper) probe(ctx context.Context) bool {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.st.LastProbe = start
 	if err == nil {
 		k.rec.Success(latency)
-		k.st.ConsecutiveFailures = 0
-		k.st.LastError = ""
-		k.st.Enabled = true
+		k.st = Status{Enabled: true, LastProbe: start}
 		return true
 	}
+	k.st.LastProbe = start
 	reason := ReasonPingFailed
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
