@@ -78,13 +78,12 @@ type MemberStatus struct {
 func (m *member) status() MemberStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := MemberStatus{State: m.state, Transport: string(m.backend.Transport), Reinitializations: m.reinits}
+	st := MemberStatus{State: m.state, Transport: string(m.backend.Transport), Reinitializations: m.reinits,
+		LastErrorAt: timeOrNil(m.lastErrAt), LastSuccessAt: timeOrNil(m.lastOKAt)} // lastErrAt is set with lastErr
 	if m.lastErr != nil {
 		st.LastError = m.lastErr.Error()
 		st.LastErrorKind = m.lastErr.Kind
-		st.LastErrorAt = timeOrNil(m.lastErrAt)
 	}
-	st.LastSuccessAt = timeOrNil(m.lastOKAt)
 	if m.conn != nil {
 		st.ProtocolVersion = m.conn.Protocol()
 		st.SessionID = m.conn.SessionID()

@@ -63,7 +63,6 @@ type Conn struct {
 	protocol  string
 	sessionID string
 	caps      mcp.ServerCapabilities
-	openedAt  time.Time
 
 	bg        sync.WaitGroup // cancel notifications in flight
 	bgClosed  bool           // under mu: close is waiting for bg; no more Add
@@ -222,7 +221,6 @@ func (d *Dialer) DialPinned(ctx context.Context, b config.Backend, pin string) (
 		kill:        kill,
 		outstanding: map[string]struct{}{},
 		closed:      make(chan struct{}),
-		openedAt:    time.Now(),
 	}
 	tr, err := d.newTransport(b, c)
 	if err != nil {
