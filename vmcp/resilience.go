@@ -57,12 +57,11 @@ type resilience struct {
 	// clock is the circuit breakers' clock (time.Now; tests swap it).
 	clock atomic.Pointer[func() time.Time]
 
-	mu        sync.Mutex
-	keepers   map[*Session][]*sessionKeeper
-	lastAvail map[string]bool         // listchanged.go; written by the backend's view worker
-	viewUpd   map[string]*viewUpdater // listchanged.go
-	stopped   bool
-	bg        sync.WaitGroup // view updates in flight (listchanged.go)
+	mu      sync.Mutex
+	keepers map[*Session][]*sessionKeeper
+	viewUpd map[string]*viewUpdater // listchanged.go
+	stopped bool
+	bg      sync.WaitGroup // view updates in flight (listchanged.go)
 }
 
 // backendResilience is one backend's health tracker and circuit.
@@ -85,7 +84,7 @@ func newResilience(g *Gateway) (*resilience, error) {
 		g: g, cfg: g.cfg,
 		backends: map[string]*backendResilience{},
 		next:     g.opts.gate, observer: g.opts.observer, sessObs: g.opts.sessionObserver,
-		keepers: map[*Session][]*sessionKeeper{}, lastAvail: map[string]bool{}, viewUpd: map[string]*viewUpdater{},
+		keepers: map[*Session][]*sessionKeeper{}, viewUpd: map[string]*viewUpdater{},
 	}
 	now := time.Now
 	r.clock.Store(&now)
