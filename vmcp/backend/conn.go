@@ -197,13 +197,8 @@ func (d *Dialer) Dial(ctx context.Context, b config.Backend, preferLegacy bool) 
 // can reach the stateless one, is worth a try): a JSON-RPC error, or HTTP
 // 400 or 405, which is how a stateless-only server refuses initialize.
 func refusedLegacy(be *Error) bool {
-	switch be.Kind {
-	case KindJSONRPCError:
-		return true
-	case KindHTTPStatus:
-		return be.Status == http.StatusBadRequest || be.Status == http.StatusMethodNotAllowed
-	}
-	return false
+	return be.Kind == KindJSONRPCError ||
+		(be.Kind == KindHTTPStatus && (be.Status == http.StatusBadRequest || be.Status == http.StatusMethodNotAllowed))
 }
 
 // DialPinned connects to backend b speaking protocol revision pin ("" to
