@@ -99,8 +99,7 @@ type Gateway struct {
 	// path looks sessions up without a global lock.
 	live sync.Map // id → *Session
 
-	shutdownMu   sync.Mutex
-	shutdownDone bool
+	shutdownOnce sync.Once
 
 	started  time.Time
 	srv      *http.Server
@@ -305,13 +304,13 @@ func (g *Gateway) URL() string {
 // the close timeout even with stalled backends; ctx bounds it further: when
 // ctx ends first, Shutdown returns ctx.Err() at once and the connections
 // still closing end in the background (cut off, within the close timeout).
-func (g *Gateway) Shutdown(ctx context.Context) error {
-	g.shutdownMu.Lock()
-	defer g.shutdownMu.Unlock()
-	if g.shutdownDone {
-		return nil
-	}
-	g.shutdownDone = true
+// Calls after the first wait for it and return nil.
+func (g *Gateway) Shutdown(ctx context.Context) (err error) {
+	g.shutdownOnce.Do(func() { err = g.shutdown(ctx) })
+	return err
+}
+
+func (g *Gateway) shutdown(ctx context.Context) error {
 	g.mu.Lock()
 	g.closing = true
 	sessions := make([]*Session, 0, len(g.sessions))

@@ -158,13 +158,10 @@ type scratch struct {
 	touched []int32
 }
 
-var scratchPool sync.Pool
+var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
 
 func getScratch(n int) *scratch {
-	sc, _ := scratchPool.Get().(*scratch)
-	if sc == nil {
-		sc = &scratch{}
-	}
+	sc := scratchPool.Get().(*scratch)
 	if len(sc.scores) < n {
 		sc.scores = make([]float64, n)
 		sc.state = make([]uint8, n)
