@@ -36,7 +36,6 @@ type Thresholds struct {
 
 // Result is one probe's or one real request's outcome.
 type Result struct {
-	At      time.Time
 	Latency time.Duration
 	// Err is nil on success.
 	Err error
@@ -76,12 +75,10 @@ func NewTracker(th Thresholds, onTransition func(from, to State)) *Tracker {
 
 // Record folds one result into the state.
 func (t *Tracker) Record(r Result) {
-	if r.At.IsZero() {
-		r.At = time.Now()
-	}
+	now := time.Now()
 	t.mu.Lock()
 	from := t.st.State
-	t.st.LastCheckTime = r.At
+	t.st.LastCheckTime = now
 	to := from
 	if r.Err == nil {
 		hadFailures := t.st.ConsecutiveFailures > 0 || from == Unhealthy || from == Unauthenticated
@@ -103,7 +100,7 @@ func (t *Tracker) Record(r Result) {
 	}
 	t.st.State = to
 	if to != from {
-		t.st.LastChanged = r.At
+		t.st.LastChanged = now
 	}
 	t.mu.Unlock()
 	if to != from && t.onTransition != nil {
