@@ -52,7 +52,6 @@ type Status struct {
 	ConsecutiveFailures int       `json:"consecutiveFailures"`
 	LastCheckTime       time.Time `json:"lastCheckTime"`
 	LastError           string    `json:"lastError,omitempty"`
-	LastChanged         time.Time `json:"lastChanged"`
 }
 
 // Tracker holds one backend's health. It is safe for concurrent use.
@@ -70,7 +69,7 @@ func NewTracker(th Thresholds, onTransition func(from, to State)) *Tracker {
 	if th.UnhealthyThreshold < 1 {
 		th.UnhealthyThreshold = 3
 	}
-	return &Tracker{th: th, onTransition: onTransition, st: Status{State: Unknown, LastChanged: time.Now()}}
+	return &Tracker{th: th, onTransition: onTransition, st: Status{State: Unknown}}
 }
 
 // Record folds one result into the state.
@@ -99,9 +98,6 @@ func (t *Tracker) Record(r Result) {
 		}
 	}
 	t.st.State = to
-	if to != from {
-		t.st.LastChanged = now
-	}
 	t.mu.Unlock()
 	if to != from && t.onTransition != nil {
 		t.onTransition(from, to)
