@@ -167,9 +167,8 @@ func (b *Breaker) notify(tr *transition) {
 
 // Snapshot is a breaker's state for status APIs.
 type Snapshot struct {
-	State               State     `json:"state"`
-	ConsecutiveFailures int       `json:"consecutiveFailures"`
-	LastChanged         time.Time `json:"lastChanged"`
+	State       State     `json:"state"`
+	LastChanged time.Time `json:"lastChanged"`
 }
 
 // Snapshot returns the current state. An open circuit whose timeout has
@@ -181,7 +180,7 @@ func (b *Breaker) Snapshot() Snapshot {
 	if st == Open && !b.cfg.Now().Before(b.lastChanged.Add(b.cfg.OpenTimeout)) {
 		st = HalfOpen
 	}
-	return Snapshot{State: st, ConsecutiveFailures: b.failures, LastChanged: b.lastChanged}
+	return Snapshot{State: st, LastChanged: b.lastChanged}
 }
 
 // State returns the current state (see Snapshot).

@@ -102,10 +102,9 @@ type Exclusive func(ctx context.Context, fn func(ctx context.Context) error) err
 
 // Status is a keeper's state for status APIs.
 type Status struct {
-	Enabled             bool      `json:"enabled"`
-	ConsecutiveFailures int       `json:"consecutiveFailures"`
-	LastProbe           time.Time `json:"lastProbe,omitempty"`
-	LastError           string    `json:"lastError,omitempty"`
+	Enabled             bool   `json:"enabled"`
+	ConsecutiveFailures int    `json:"consecutiveFailures"`
+	LastError           string `json:"lastError,omitempty"`
 }
 
 // Keeper runs one session's keepalive. Stop it with Stop.
@@ -139,7 +138,7 @@ func Start(parent context.Context, cfg Config, target Target, rec Recorder, excl
 	case cfg.Method.Kind == "tool" && !target.HasTool(cfg.Method.Tool):
 		rec.Attempt()
 		rec.Failure(ReasonToolNotConfigured, 0)
-		k.st = Status{ConsecutiveFailures: 1, LastError: fmt.Sprintf("backend has no tool %q", cfg.Method.Tool), LastProbe: time.Now()}
+		k.st = Status{ConsecutiveFailures: 1, LastError: fmt.Sprintf("backend has no tool %q", cfg.Method.Tool)}
 		close(k.done)
 		return k
 	}
@@ -206,10 +205,9 @@ func (k *Keeper) probe(ctx context.Context) bool {
 	defer k.mu.Unlock()
 	if err == nil {
 		k.rec.Success(latency)
-		k.st = Status{Enabled: true, LastProbe: start}
+		k.st = Status{Enabled: true}
 		return true
 	}
-	k.st.LastProbe = start
 	reason := ReasonPingFailed
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
