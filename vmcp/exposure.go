@@ -45,7 +45,6 @@ func isLoopbackAddr(ctx context.Context, addr string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if host == "" {
 		return false, nil
 	}

@@ -477,7 +477,8 @@ type HealthReport struct {
 func (g *Gateway) Health() HealthReport {
 	r := g.res
 	rep := HealthReport{Backends: map[string]BackendHealth{}, Summary: HealthSummary{
-		States: map[health.State]int{}, HealthMonitoring: g.cfg.Health.Enabled, CircuitBreaker: g.cfg.Breaker.Enabled,
+		Total: len(g.cfg.Backends), States: map[health.State]int{},
+		HealthMonitoring: g.cfg.Health.Enabled, CircuitBreaker: g.cfg.Breaker.Enabled,
 	}}
 	r.mu.Lock()
 	ka := map[string]KeepaliveHealth{}
@@ -506,7 +507,6 @@ func (g *Gateway) Health() HealthReport {
 		h.Method = method
 		bh.Keepalive = h
 		rep.Backends[b.Name] = bh
-		rep.Summary.Total++
 		rep.Summary.States[st.State]++
 		if st.State == health.Healthy || st.State == health.Degraded {
 			rep.Summary.Healthy++
