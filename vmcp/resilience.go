@@ -58,8 +58,8 @@ type resilience struct {
 	clock atomic.Pointer[func() time.Time]
 
 	mu      sync.Mutex
-	keepers map[*Session][]*sessionKeeper
-	viewUpd map[string]*viewUpdater // listchanged.go
+	keepers map[*Session]map[string]*keepalive.Keeper // session → backend → its keeper
+	viewUpd map[string]*viewUpdater                   // listchanged.go
 	stopped bool
 	bg      sync.WaitGroup // view updates in flight (listchanged.go)
 }
@@ -74,17 +74,12 @@ type backendResilience struct {
 	probeConn *backend.Conn // the health monitor's own connection
 }
 
-type sessionKeeper struct {
-	backend string
-	keeper  *keepalive.Keeper
-}
-
 func newResilience(g *Gateway) (*resilience, error) {
 	r := &resilience{
 		g: g, cfg: g.cfg,
 		backends: map[string]*backendResilience{},
 		next:     g.opts.gate, observer: g.opts.observer, sessObs: g.opts.sessionObserver,
-		keepers: map[*Session][]*sessionKeeper{}, viewUpd: map[string]*viewUpdater{},
+		keepers: map[*Session]map[string]*keepalive.Keeper{}, viewUpd: map[string]*viewUpdater{},
 	}
 	now := time.Now
 	r.clock.Store(&now)
@@ -353,7 +348,7 @@ func (r *resilience) SessionOpened(s *Session) {
 	if r.sessObs != nil {
 		r.sessObs.SessionOpened(s)
 	}
-	var ks []*sessionKeeper
+	ks := map[string]*keepalive.Keeper{}
 	for _, b := range r.cfg.Backends {
 		if b.Keepalive.Method == "" || b.Keepalive.Method == "none" {
 			continue
@@ -370,13 +365,13 @@ func (r *resilience) SessionOpened(s *Session) {
 			Method: method, Interval: b.Keepalive.Interval, Jitter: b.Keepalive.Jitter, Timeout: b.Keepalive.Timeout,
 			MaxFailures: b.Keepalive.MaxFailures, ProbeAfter: b.Keepalive.ProbeAfter,
 		}, h, r.metrics.Keepalive(b.Name), h.Exclusive)
-		ks = append(ks, &sessionKeeper{backend: b.Name, keeper: k})
+		ks[b.Name] = k
 	}
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
 		for _, k := range ks {
-			k.keeper.Stop()
+			k.Stop()
 		}
 		return
 	}
@@ -391,7 +386,7 @@ func (r *resilience) SessionClosed(s *Session) {
 	delete(r.keepers, s)
 	r.mu.Unlock()
 	for _, k := range ks {
-		k.keeper.Stop()
+		k.Stop()
 	}
 	if r.sessObs != nil {
 		r.sessObs.SessionClosed(s)
@@ -407,11 +402,11 @@ func (r *resilience) stop(ctx context.Context) {
 	r.mu.Lock()
 	r.stopped = true
 	all := r.keepers
-	r.keepers = map[*Session][]*sessionKeeper{}
+	r.keepers = map[*Session]map[string]*keepalive.Keeper{}
 	r.mu.Unlock()
 	for _, ks := range all {
 		for _, k := range ks {
-			k.keeper.Stop()
+			k.Stop()
 		}
 	}
 	for _, br := range r.backends {
@@ -483,9 +478,9 @@ func (g *Gateway) Health() HealthReport {
 	r.mu.Lock()
 	ka := map[string]KeepaliveHealth{}
 	for _, ks := range r.keepers {
-		for _, k := range ks {
-			st, h := k.keeper.Status(), ka[k.backend]
-			ka[k.backend] = KeepaliveHealth{Sessions: h.Sessions + 1, Enabled: h.Enabled || st.Enabled,
+		for name, k := range ks {
+			st, h := k.Status(), ka[name]
+			ka[name] = KeepaliveHealth{Sessions: h.Sessions + 1, Enabled: h.Enabled || st.Enabled,
 				ConsecutiveFailures: max(h.ConsecutiveFailures, st.ConsecutiveFailures)}
 		}
 	}
