@@ -112,7 +112,6 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 		}
 		done := make(chan struct{})
 		p.opening = done
-		p.lastRetry = time.Now()
 		p.opens.Add(1)
 		p.publishLocked()
 		p.mu.Unlock()
