@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
@@ -69,11 +70,11 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		g.streamable.ServeHTTP(w, r)
 		return
 	}
-	h := &errHolder{}
+	h := &atomic.Pointer[BackendError]{}
 	r = r.WithContext(context.WithValue(r.Context(), holderKey{}, h))
 	bw := &bufferedWriter{header: http.Header{}}
 	g.streamable.ServeHTTP(bw, r)
-	bw.flushTo(w, h.get())
+	bw.flushTo(w, h.Load())
 }
 
 // requireAuth enforces incomingAuth on the MCP endpoint.
