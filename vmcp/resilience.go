@@ -305,7 +305,7 @@ func (r *resilience) probeOnce(ctx context.Context, br *backendResilience) *Back
 		fn = func(ctx context.Context) error {
 			res, err := c.Client().CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool}})
 			if err == nil && res != nil && res.IsError {
-				return &toolError{name: tool}
+				return fmt.Errorf("tool %s returned isError", tool)
 			}
 			return err
 		}
