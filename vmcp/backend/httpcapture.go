@@ -401,9 +401,10 @@ func readBody(r io.Reader, length, limit int64) ([]byte, error) {
 // of a connection (legacy SSE's GET stream, stdio's stdout): a response
 // must answer a request the connection is waiting for (or gave up on: late
 // is then true, and the message is dropped).
-func arrivedOn(hooks streamHooks, env rpcEnvelope) (late bool, err error) {
-	if env.fromServer() {
-		return false, nil // a request or notification from the server
+func arrivedOn(hooks streamHooks, data []byte) (late bool, err error) {
+	env, err := parseMessage(data)
+	if err != nil || env.fromServer() {
+		return false, err // malformed, or a request or notification from the server
 	}
 	id := idKey(env.ID)
 	known, late := hooks.arrived(id)

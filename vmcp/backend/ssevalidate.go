@@ -180,13 +180,10 @@ func (v *sseValidator) validate() error {
 	}
 	data := []byte(v.data.String())
 	if v.isStream {
-		env, err := parseMessage(data)
-		if err != nil {
-			return err
-		}
 		// The answer to a request the gateway gave up on (timeout,
 		// cancel): nobody waits for it; drop it.
-		v.drop, err = arrivedOn(v.hooks, env)
+		var err error
+		v.drop, err = arrivedOn(v.hooks, data)
 		return err
 	}
 	if v.reqID == "" {
