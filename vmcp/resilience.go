@@ -52,7 +52,6 @@ type resilience struct {
 	sessObs  SessionObserver
 
 	loops  []*health.Loop
-	probes sync.WaitGroup // probe connections closing
 
 	// clock is the circuit breakers' clock (time.Now; tests swap it).
 	clock atomic.Pointer[func() time.Time]
@@ -61,7 +60,7 @@ type resilience struct {
 	keepers map[*Session]map[string]*keepalive.Keeper // session → backend → its keeper
 	viewUpd map[string]*viewUpdater                   // listchanged.go
 	stopped bool
-	bg      sync.WaitGroup // view updates in flight (listchanged.go)
+	bg      sync.WaitGroup // probe connections closing, view updates in flight (listchanged.go)
 }
 
 // backendResilience is one backend's health tracker and circuit.
@@ -320,7 +319,7 @@ func (r *resilience) probeOnce(ctx context.Context, br *backendResilience) *Back
 		// Start afresh next time: the connection (or its backend session)
 		// may be what failed.
 		br.probeConn = nil
-		r.probes.Go(func() { <-c.Close() })
+		r.bg.Go(func() { <-c.Close() })
 	}
 	return be
 }
@@ -413,11 +412,10 @@ func (r *resilience) stop(ctx context.Context) {
 		br.probeMu.Lock()
 		if c := br.probeConn; c != nil {
 			br.probeConn = nil
-			r.probes.Go(func() { <-c.Close() })
+			r.bg.Go(func() { <-c.Close() })
 		}
 		br.probeMu.Unlock()
 	}
-	r.probes.Wait()
 	r.bg.Wait()
 	r.metrics.Close()
 	if r.ownMP != nil {

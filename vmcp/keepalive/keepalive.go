@@ -46,10 +46,7 @@ func (m Method) String() string {
 	if m.Kind == "tool" {
 		return "tool:" + m.Tool
 	}
-	if m.Kind == "" {
-		return "none"
-	}
-	return m.Kind
+	return cmp.Or(m.Kind, "none")
 }
 
 // Config configures one keeper.
