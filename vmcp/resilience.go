@@ -51,7 +51,7 @@ type resilience struct {
 	observer Observer
 	sessObs  SessionObserver
 
-	loops  []*health.Loop
+	loops []*health.Loop
 
 	// clock is the circuit breakers' clock (time.Now; tests swap it).
 	clock atomic.Pointer[func() time.Time]
