@@ -183,14 +183,7 @@ func putScratch(sc *scratch) {
 func (ix *Index) Len() int { return ix.snap.Load().n }
 
 // Backends returns the backends that have tools in the index, sorted.
-func (ix *Index) Backends() []string {
-	s := ix.snap.Load()
-	out := make([]string, len(s.order))
-	for i, seg := range s.order {
-		out[i] = seg.backend
-	}
-	return out
-}
+func (ix *Index) Backends() []string { return slices.Sorted(maps.Keys(ix.snap.Load().segs)) }
 
 // Add indexes tools of backend, replacing any tool of the same name already
 // indexed for that backend and keeping its other tools. Tokenizing happens
