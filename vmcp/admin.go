@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
@@ -22,11 +23,16 @@ const maxRequestBytes = 8 << 20
 func (g *Gateway) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.requireAuth(http.HandlerFunc(g.serveMCP)))
-	mux.Handle("GET /status", g.requireAdmin(http.HandlerFunc(g.serveStatus)))
-	mux.Handle("GET /api/sessions/{id}", g.requireAdmin(http.HandlerFunc(g.serveSession)))
-	mux.Handle("GET /api/sessions", g.requireAdmin(http.HandlerFunc(g.serveSessions)))
-	mux.Handle("GET /api/backends/health", g.requireAdmin(http.HandlerFunc(g.serveHealth)))
-	mux.Handle("GET /metrics", g.requireAdmin(http.HandlerFunc(g.serveMetrics)))
+	admin := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, g.requireAdmin(h)) }
+	// okJSON serves what v returns as JSON.
+	okJSON := func(v func() any) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, v()) }
+	}
+	admin("GET /status", okJSON(func() any { return g.Status() }))
+	admin("GET /api/sessions/{id}", g.serveSession)
+	admin("GET /api/sessions", okJSON(func() any { return map[string]any{"sessions": g.Sessions()} }))
+	admin("GET /api/backends/health", okJSON(func() any { return g.Health() }))
+	admin("GET /metrics", g.serveMetrics)
 	return mux
 }
 
@@ -64,11 +70,11 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		g.streamable.ServeHTTP(w, r)
 		return
 	}
-	h := &errHolder{}
+	h := &atomic.Pointer[BackendError]{}
 	r = r.WithContext(context.WithValue(r.Context(), holderKey{}, h))
 	bw := &bufferedWriter{header: http.Header{}}
 	g.streamable.ServeHTTP(bw, r)
-	bw.flushTo(w, h.get())
+	bw.flushTo(w, h.Load())
 }
 
 // requireAuth enforces incomingAuth on the MCP endpoint.
@@ -198,14 +204,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
-}
-
-func (g *Gateway) serveStatus(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, g.Status())
-}
-
-func (g *Gateway) serveSessions(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": g.Sessions()})
 }
 
 func (g *Gateway) serveSession(w http.ResponseWriter, r *http.Request) {

@@ -45,29 +45,15 @@ type aggregate struct {
 	sessTools map[string]server.ServerTool // see Gateway.sessionTools
 }
 
-// ranker orders backends: by position in priorityOrder, then unlisted ones
-// by name.
-type ranker struct {
-	pos map[string]int
-}
-
-func newRanker(a config.Aggregation) ranker {
-	r := ranker{pos: map[string]int{}}
-	for i, n := range a.PriorityOrder {
-		r.pos[n] = i
-	}
-	return r
-}
-
-// less reports whether backend a wins over backend b.
-func (r ranker) less(a, b string) bool {
-	pa, oka := r.pos[a]
-	pb, okb := r.pos[b]
+// wins reports whether backend a wins over backend b: by position in
+// order (aggregation.priorityOrder), then unlisted ones by name.
+func wins(order []string, a, b string) bool {
+	pa, pb := slices.Index(order, a), slices.Index(order, b)
 	switch {
-	case oka && okb:
+	case pa >= 0 && pb >= 0:
 		return pa < pb
-	case oka != okb:
-		return oka
+	case pa >= 0 || pb >= 0:
+		return pa >= 0
 	default:
 		return a < b
 	}
@@ -91,11 +77,11 @@ type candidate[T any] struct {
 
 // place resolves candidates that share an exposed name (the best-ranked
 // backend wins) into the items, sorted by exposed name, and their routes.
-func place[T any](r ranker, cands []candidate[T]) ([]T, map[string]route) {
+func place[T any](order []string, cands []candidate[T]) ([]T, map[string]route) {
 	best := map[string]candidate[T]{}
 	for _, c := range cands {
 		cur, ok := best[c.exposed]
-		if !ok || r.less(c.backend, cur.backend) {
+		if !ok || wins(order, c.backend, cur.backend) {
 			best[c.exposed] = c
 		}
 	}
@@ -144,11 +130,10 @@ func buildAggregate(a config.Aggregation, views map[string]backendView) *aggrega
 			templates = append(templates, candidate[mcp.ResourceTemplate]{key, b, key, t})
 		}
 	}
-	r := newRanker(a)
 	agg := &aggregate{}
-	agg.Tools, agg.ToolRoutes = place(r, tools)
-	agg.Prompts, agg.PromptRoutes = place(r, prompts)
-	agg.Resources, agg.ResourceRoutes = place(r, resources)
-	agg.Templates, agg.TemplateRoutes = place(r, templates)
+	agg.Tools, agg.ToolRoutes = place(a.PriorityOrder, tools)
+	agg.Prompts, agg.PromptRoutes = place(a.PriorityOrder, prompts)
+	agg.Resources, agg.ResourceRoutes = place(a.PriorityOrder, resources)
+	agg.Templates, agg.TemplateRoutes = place(a.PriorityOrder, templates)
 	return agg
 }

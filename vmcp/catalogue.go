@@ -96,10 +96,7 @@ func listShared[T any](ctx context.Context, cs *catalogues, c *backend.Conn, bac
 	if err != nil {
 		return nil, true, transport.NewError(err) // as mcp-go's client wraps it
 	}
-	if resp == nil {
-		return nil, true, fmt.Errorf("%s: no answer and no error from the transport", method)
-	}
-	if resp.Error != nil {
+	if resp.Error != nil { // resp is never nil without an error (answeredHTTP)
 		return nil, true, resp.Error.AsError()
 	}
 	res, err = decodeShared[T](cs, backendName, method, resp.Result)

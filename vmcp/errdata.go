@@ -8,32 +8,21 @@ import (
 	"maps"
 	"net/http"
 	"strconv"
-	"sync"
+	"sync/atomic"
 )
 
-// errHolder carries the *BackendError a resources/read or prompts/get
-// handler failed with from the handler back to the HTTP layer, which adds
-// it as the JSON-RPC error's data (mcp-go only sets code and message).
-type errHolder struct {
-	mu  sync.Mutex
-	err *BackendError
-}
-
+// holderKey is the context key of the holder (an
+// *atomic.Pointer[BackendError]) that carries the *BackendError a
+// resources/read or prompts/get handler failed with from the handler back
+// to the HTTP layer, which adds it as the JSON-RPC error's data (mcp-go
+// only sets code and message).
 type holderKey struct{}
 
 // holdError records be for the current request, if it has a holder.
 func holdError(ctx context.Context, be *BackendError) {
-	if h, ok := ctx.Value(holderKey{}).(*errHolder); ok {
-		h.mu.Lock()
-		h.err = be
-		h.mu.Unlock()
+	if h, ok := ctx.Value(holderKey{}).(*atomic.Pointer[BackendError]); ok {
+		h.Store(be)
 	}
-}
-
-func (h *errHolder) get() *BackendError {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.err
 }
 
 // bufferedWriter buffers a whole response. It deliberately does not

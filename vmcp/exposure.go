@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
@@ -44,7 +45,6 @@ func isLoopbackAddr(ctx context.Context, addr string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if host == "" {
 		return false, nil
 	}
@@ -58,12 +58,7 @@ func isLoopbackAddr(ctx context.Context, addr string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for _, ip := range ips {
-		if !ip.IP.IsLoopback() {
-			return false, nil
-		}
-	}
-	return len(ips) > 0, nil
+	return len(ips) > 0 && !slices.ContainsFunc(ips, func(ip net.IPAddr) bool { return !ip.IP.IsLoopback() }), nil
 }
 
 // redactURL hides the user information (user:password@) of a backend URL

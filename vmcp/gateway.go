@@ -99,8 +99,7 @@ type Gateway struct {
 	// path looks sessions up without a global lock.
 	live sync.Map // id → *Session
 
-	shutdownMu   sync.Mutex
-	shutdownDone bool
+	shutdownOnce sync.Once
 
 	started  time.Time
 	srv      *http.Server
@@ -143,7 +142,6 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 	}
 	g.res = res
 	g.opt = newOptimizerState(cfg.Optimizer.MaxResults, g.logger)
-	g.opts.gate, g.opts.observer, g.opts.sessionObserver = res, res, res
 	g.pool = newPool(g)
 	g.loops.Go(g.sweepIdle)
 	g.mcp = g.newMCPServer()
@@ -182,16 +180,8 @@ func (g *Gateway) addSession(s *Session) bool {
 	g.sessions[s.id] = s
 	g.live.Store(s.id, s)
 	g.mu.Unlock()
-	if o := g.opts.sessionObserver; o != nil {
-		o.SessionOpened(s)
-	}
+	g.res.SessionOpened(s)
 	return true
-}
-
-func (g *Gateway) sessionClosed(s *Session) {
-	if o := g.opts.sessionObserver; o != nil {
-		o.SessionClosed(s)
-	}
 }
 
 // maxClosedIDs bounds how many closed session ids are remembered.
@@ -212,7 +202,7 @@ func (g *Gateway) closeSessionAsync(id string) {
 			}
 		}
 		g.closed[id] = time.Now()
-		g.bg.Go(func() { s.Close(); g.sessionClosed(s) })
+		g.bg.Go(func() { s.Close(); g.res.SessionClosed(s) })
 	}
 	g.mu.Unlock()
 }
@@ -314,13 +304,13 @@ func (g *Gateway) URL() string {
 // the close timeout even with stalled backends; ctx bounds it further: when
 // ctx ends first, Shutdown returns ctx.Err() at once and the connections
 // still closing end in the background (cut off, within the close timeout).
-func (g *Gateway) Shutdown(ctx context.Context) error {
-	g.shutdownMu.Lock()
-	defer g.shutdownMu.Unlock()
-	if g.shutdownDone {
-		return nil
-	}
-	g.shutdownDone = true
+// Calls after the first wait for it and return nil.
+func (g *Gateway) Shutdown(ctx context.Context) (err error) {
+	g.shutdownOnce.Do(func() { err = g.shutdown(ctx) })
+	return err
+}
+
+func (g *Gateway) shutdown(ctx context.Context) error {
 	g.mu.Lock()
 	g.closing = true
 	sessions := make([]*Session, 0, len(g.sessions))
@@ -338,7 +328,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		defer close(done)
 		var wg sync.WaitGroup
 		for _, s := range sessions {
-			wg.Go(func() { s.Close(); g.sessionClosed(s) })
+			wg.Go(func() { s.Close(); g.res.SessionClosed(s) })
 		}
 		wg.Go(g.pool.close)
 		wg.Wait()

@@ -89,14 +89,10 @@ func (h *BackendHandle) CallTool(ctx context.Context, name string) error {
 		return be
 	}
 	if res != nil && res.IsError {
-		return &toolError{name: name}
+		return fmt.Errorf("tool %s returned isError", name)
 	}
 	return nil
 }
-
-type toolError struct{ name string }
-
-func (e *toolError) Error() string { return "tool " + e.name + " returned isError" }
 
 // HasTool reports whether the backend listed the tool (original name) when
 // the session started.

@@ -42,8 +42,7 @@ func isSessionfulInitialize(body []byte) bool {
 	if json.Unmarshal(body, &msg) != nil || msg.Method != string(mcp.MethodInitialize) {
 		return false
 	}
-	v := msg.Params.Meta.ProtocolVersion()
-	return v == "" || !mcp.IsModernProtocol(v)
+	return !mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
 }
 
 // refuseSessionLimit answers an initialize over limits.maxSessions: HTTP

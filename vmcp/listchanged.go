@@ -18,13 +18,6 @@ import (
 // A backend that was left out when the session started joins it then too
 // (it is connected first).
 
-// available reports whether views should include the backend now.
-func (r *resilience) available(name string) bool {
-	_, known := r.backends[name]
-	_, down := r.unavailable(name)
-	return known && !down
-}
-
 // unavailable reports whether a backend is unavailable now (health
 // unhealthy or unauthenticated while the monitor runs, or circuit open) and
 // why, in the words of the gate's refusal.
@@ -68,10 +61,13 @@ func (r *resilience) availabilityMayHaveChanged(name string) {
 	r.bg.Go(func() { r.updateViews(name, u) })
 }
 
-// viewUpdater is one backend's view worker state (guarded by r.mu).
+// viewUpdater is one backend's view worker state (running and dirty
+// guarded by r.mu; avail and known are the worker's own).
 type viewUpdater struct {
 	running bool // a worker owns the backend's updates
 	dirty   bool // a transition happened since the worker last looked
+	avail   bool // the availability the last worker round read
+	known   bool // avail was read
 }
 
 // updateViews applies the backend's current availability to every live
@@ -88,15 +84,13 @@ func (r *resilience) updateViews(name string, u *viewUpdater) {
 		r.mu.Unlock()
 		// Read after clearing the mark: a transition from here on marks it
 		// again and is applied on the next round.
-		avail := r.available(name)
-		r.mu.Lock()
-		prev, known := r.lastAvail[name]
-		r.lastAvail[name] = avail
-		r.mu.Unlock()
-		if (known && prev == avail) || (!known && avail) {
+		_, down := r.unavailable(name)
+		prev, known := u.avail, u.known
+		u.avail, u.known = !down, true
+		if (known && prev == u.avail) || (!known && u.avail) {
 			continue
 		}
-		r.g.setBackendAvailable(name, avail)
+		r.g.setBackendAvailable(name, u.avail)
 	}
 }
 

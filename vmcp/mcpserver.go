@@ -54,12 +54,7 @@ func (g *Gateway) onRequest(ctx context.Context, _ any, message any) error {
 			return nil
 		}
 	}
-	raw, ok := message.(json.RawMessage)
-	if !ok {
-		if b, isBytes := message.([]byte); isBytes {
-			raw = b
-		}
-	}
+	raw, _ := message.(json.RawMessage) // what MCPServer.HandleMessage passes
 	var msg struct {
 		Method string `json:"method"`
 		Params struct {
@@ -68,7 +63,7 @@ func (g *Gateway) onRequest(ctx context.Context, _ any, message any) error {
 		} `json:"params"`
 	}
 	_ = json.Unmarshal(raw, &msg)
-	modern := msg.Params.Meta.ProtocolVersion() != "" && mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
+	modern := mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
 
 	switch {
 	case msg.Method == string(mcp.MethodInitialize) && !modern && id != "":

@@ -36,8 +36,7 @@ type member struct {
 	d            *backend.Dialer
 	timeouts     config.Timeouts
 	preferLegacy bool
-	observer     Observer
-	gate         Gate
+	res          *resilience     // the gate and observer of every request
 	ctx          context.Context // the owner's lifetime; cause backend.ErrSessionClosing when it ends
 	wg           *sync.WaitGroup // the owner's background work
 
@@ -79,13 +78,12 @@ type MemberStatus struct {
 func (m *member) status() MemberStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := MemberStatus{State: m.state, Transport: string(m.backend.Transport), Reinitializations: m.reinits}
+	st := MemberStatus{State: m.state, Transport: string(m.backend.Transport), Reinitializations: m.reinits,
+		LastErrorAt: timeOrNil(m.lastErrAt), LastSuccessAt: timeOrNil(m.lastOKAt)} // lastErrAt is set with lastErr
 	if m.lastErr != nil {
 		st.LastError = m.lastErr.Error()
 		st.LastErrorKind = m.lastErr.Kind
-		st.LastErrorAt = timeOrNil(m.lastErrAt)
 	}
-	st.LastSuccessAt = timeOrNil(m.lastOKAt)
 	if m.conn != nil {
 		st.ProtocolVersion = m.conn.Protocol()
 		st.SessionID = m.conn.SessionID()
@@ -127,27 +125,21 @@ func (m *member) record(be *BackendError) {
 // one retry when the backend answers 404 for its session (the request was
 // not executed). No other failure is retried.
 func (m *member) do(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *client.Client) error) *BackendError {
-	start := time.Now()
-	be := gated(m.gate, m.backend.Name, op, func() *BackendError { return m.attempt(ctx, op, timeout, fn) })
-	m.record(be)
-	if m.observer != nil {
-		m.observer.ObserveCall(CallEvent{Backend: m.backend.Name, Op: op, Session: m.owner, Duration: time.Since(start), Err: be})
-	}
-	return be
+	return m.request(op, func() *BackendError { return m.attempt(ctx, op, timeout, fn) }, m.record)
 }
 
-// gated runs fn once gate (nil: none) admits it, and tells the gate its
-// outcome; a refusal is returned as it is.
-func gated(gate Gate, backend, op string, fn func() *BackendError) *BackendError {
-	if gate == nil {
-		return fn()
+// request runs fn once the gate admits it and tells the gate its outcome
+// (a refusal is the outcome as it is), then hands the outcome to record
+// and to the observer.
+func (m *member) request(op string, fn func() *BackendError, record func(*BackendError)) *BackendError {
+	start := time.Now()
+	done, be := m.res.Admit(m.backend.Name, op)
+	if be == nil {
+		be = fn()
+		done(be)
 	}
-	done, refused := gate.Admit(backend, op)
-	if refused != nil {
-		return refused
-	}
-	be := fn()
-	done(be)
+	record(be)
+	m.res.ObserveCall(CallEvent{Backend: m.backend.Name, Op: op, Session: m.owner, Duration: time.Since(start), Err: be})
 	return be
 }
 
@@ -193,13 +185,10 @@ func (m *member) current(ctx context.Context, op string, timeout time.Duration) 
 	m.mu.Lock()
 	c, closed := m.conn, m.closed
 	m.mu.Unlock()
-	if closed {
-		return nil, &BackendError{Backend: m.backend.Name, Op: op, Kind: KindClosed, Cause: "session closed", Err: backend.ErrSessionClosing}
-	}
-	if c != nil && c.AliveAfterProbe(ctx) {
+	if !closed && c != nil && c.AliveAfterProbe(ctx) {
 		return c, nil
 	}
-	return m.reconnect(ctx, c, op, timeout)
+	return m.reconnect(ctx, c, op, timeout) // which fails on a closed member
 }
 
 // reconnect replaces failed with a new connection. Concurrent callers share

@@ -22,24 +22,18 @@ func (g *Gateway) openMember(ctx, ownerCtx context.Context, owner string, wg *sy
 		d:            g.dialer,
 		timeouts:     g.cfg.Timeouts,
 		preferLegacy: preferLegacy,
-		observer:     g.opts.observer,
-		gate:         g.opts.gate,
+		res:          g.res,
 		ctx:          ownerCtx,
 		wg:           wg,
 		state:        StateConnected,
 	}
-	start := time.Now()
-	be := gated(m.gate, b.Name, "initialize", func() *BackendError { return g.connectMember(ctx, m) })
-	now := time.Now()
-	if be != nil {
-		m.state, m.lastErr, m.lastErrAt = StateError, be, now
-	} else {
-		m.lastOKAt = now
-		m.startedOK = true
-	}
-	if m.observer != nil {
-		m.observer.ObserveCall(CallEvent{Backend: b.Name, Op: "initialize", Session: owner, Duration: time.Since(start), Err: be})
-	}
+	m.request("initialize", func() *BackendError { return g.connectMember(ctx, m) }, func(be *BackendError) {
+		if be != nil {
+			m.state, m.lastErr, m.lastErrAt = StateError, be, time.Now()
+		} else {
+			m.lastOKAt, m.startedOK = time.Now(), true
+		}
+	})
 	return m
 }
 
@@ -66,43 +60,18 @@ func (g *Gateway) connectMember(ctx context.Context, m *member) *BackendError {
 // or a list method it does not know, is empty.
 func (g *Gateway) listView(ctx context.Context, name string, c *backend.Conn) (backendView, *BackendError) {
 	var v backendView
-	t := g.cfg.Timeouts.List
-	list := func(op string, declared bool, fn func(context.Context) error) func() *BackendError {
-		return func() *BackendError {
-			if !declared {
-				return nil
-			}
-			be := c.Invoke(ctx, op, t, fn)
-			if be != nil && be.Kind == KindJSONRPCError && be.Code == mcp.METHOD_NOT_FOUND {
-				return nil
-			}
-			return be
-		}
-	}
 	caps := c.Capabilities()
 	steps := []func() *BackendError{
-		list("tools/list", caps.Tools != nil, func(ctx context.Context) (err error) {
-			v.Tools, err = listItems(ctx, g.cats, c, "tools/list", c.Client().ListTools,
-				func(r *mcp.ListToolsResult) ([]mcp.Tool, mcp.Cursor) { return r.Tools, r.NextCursor })
-			return err
-		}),
-		list("resources/list", caps.Resources != nil, func(ctx context.Context) (err error) {
-			v.Resources, err = listItems(ctx, g.cats, c, "resources/list", c.Client().ListResources,
-				func(r *mcp.ListResourcesResult) ([]mcp.Resource, mcp.Cursor) { return r.Resources, r.NextCursor })
-			return err
-		}),
-		list("resources/templates/list", caps.Resources != nil, func(ctx context.Context) (err error) {
-			v.Templates, err = listItems(ctx, g.cats, c, "resources/templates/list", c.Client().ListResourceTemplates,
-				func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, mcp.Cursor) {
-					return r.ResourceTemplates, r.NextCursor
-				})
-			return err
-		}),
-		list("prompts/list", caps.Prompts != nil, func(ctx context.Context) (err error) {
-			v.Prompts, err = listItems(ctx, g.cats, c, "prompts/list", c.Client().ListPrompts,
-				func(r *mcp.ListPromptsResult) ([]mcp.Prompt, mcp.Cursor) { return r.Prompts, r.NextCursor })
-			return err
-		}),
+		listStep(ctx, g, c, "tools/list", caps.Tools != nil, &v.Tools, c.Client().ListTools,
+			func(r *mcp.ListToolsResult) ([]mcp.Tool, mcp.Cursor) { return r.Tools, r.NextCursor }),
+		listStep(ctx, g, c, "resources/list", caps.Resources != nil, &v.Resources, c.Client().ListResources,
+			func(r *mcp.ListResourcesResult) ([]mcp.Resource, mcp.Cursor) { return r.Resources, r.NextCursor }),
+		listStep(ctx, g, c, "resources/templates/list", caps.Resources != nil, &v.Templates, c.Client().ListResourceTemplates,
+			func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, mcp.Cursor) {
+				return r.ResourceTemplates, r.NextCursor
+			}),
+		listStep(ctx, g, c, "prompts/list", caps.Prompts != nil, &v.Prompts, c.Client().ListPrompts,
+			func(r *mcp.ListPromptsResult) ([]mcp.Prompt, mcp.Cursor) { return r.Prompts, r.NextCursor }),
 	}
 	// The lists go out together (one round trip instead of four); the
 	// first failure in list order is the one reported.
@@ -126,27 +95,42 @@ func (g *Gateway) listView(ctx context.Context, name string, c *backend.Conn) (b
 	return v, nil
 }
 
-// listItems lists one kind of item: through the catalogue cache
-// (listShared) when the connection allows it and the answer fits one page,
-// otherwise through the client (fetch), which follows the pages. items
-// picks the list and the next page's cursor out of a result.
-func listItems[Req, R, T any](ctx context.Context, cs *catalogues, c *backend.Conn, op string,
-	fetch func(context.Context, Req) (*R, error), items func(*R) ([]T, mcp.Cursor)) ([]T, error) {
-	if r, ok, err := listShared[R](ctx, cs, c, c.Name(), op); ok {
-		if err != nil {
-			return nil, err
+// listStep is the step of listView that lists one kind of item into dst,
+// bounded by the list timeout: nothing when the backend does not declare
+// the capability or does not know the method. The list goes through the
+// catalogue cache (listShared) when the connection allows it and the
+// answer fits one page, otherwise through the client (fetch), which
+// follows the pages. items picks the list and the next page's cursor out
+// of a result.
+func listStep[Req, R, T any](ctx context.Context, g *Gateway, c *backend.Conn, op string, declared bool, dst *[]T,
+	fetch func(context.Context, Req) (*R, error), items func(*R) ([]T, mcp.Cursor)) func() *BackendError {
+	return func() *BackendError {
+		if !declared {
+			return nil
 		}
-		if list, next := items(r); next == "" {
-			return list, nil
+		be := c.Invoke(ctx, op, g.cfg.Timeouts.List, func(ctx context.Context) error {
+			if r, ok, err := listShared[R](ctx, g.cats, c, c.Name(), op); ok {
+				if err != nil {
+					return err
+				}
+				if list, next := items(r); next == "" {
+					*dst = list
+					return nil
+				}
+			}
+			var req Req
+			r, err := fetch(ctx, req)
+			if err != nil {
+				return err
+			}
+			*dst, _ = items(r)
+			return nil
+		})
+		if be != nil && be.Kind == KindJSONRPCError && be.Code == mcp.METHOD_NOT_FOUND {
+			return nil
 		}
+		return be
 	}
-	var req Req
-	r, err := fetch(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	list, _ := items(r)
-	return list, nil
 }
 
 // openAll opens every configured backend in parallel for an owner.

@@ -83,8 +83,8 @@ func (g *Gateway) optimizerTools() map[string]server.ServerTool {
 // session, however often it re-indexes). The pool's view replaces the
 // previous pool view.
 //
-// For a session it is called with s.viewMu held (applyView at initialize
-// and in setBackendAvailable), which makes s.hidden safe to read.
+// It is called by applyView (with an aggregate, never nil), for a session
+// with s.viewMu held, which makes s.hidden safe to read.
 func (g *Gateway) attachOptimizer(target caller, agg *aggregate) {
 	st := g.opt
 	switch t := target.(type) {
@@ -97,9 +97,6 @@ func (g *Gateway) attachOptimizer(target caller, agg *aggregate) {
 			old.release()
 		}
 	case *pool:
-		if agg == nil {
-			return
-		}
 		ctx, cancel := context.WithTimeout(t.ctx, g.cfg.Timeouts.List)
 		defer cancel()
 		st.poolView(agg).ensure(ctx)
@@ -399,14 +396,11 @@ type optView struct {
 	dropped bool
 }
 
-// newView computes the view of agg (fingerprints, allowed keys, baseline)
-// without touching the index.
+// newView computes the view of agg, never nil (fingerprints, allowed keys,
+// baseline), without touching the index.
 func (st *optimizerState) newView(agg *aggregate) *optView {
 	v := &optView{st: st, agg: agg, segTools: map[string][]mcp.Tool{}, allowed: optimizer.ToolSet{}, held: map[string]*segment{},
 		segOf: map[string]string{}, segSize: map[string][2]int{}}
-	if agg == nil {
-		return v
-	}
 	byBackend := map[string][]mcp.Tool{}
 	for _, t := range agg.Tools {
 		r := agg.ToolRoutes[t.Name]

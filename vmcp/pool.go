@@ -3,6 +3,7 @@ package vmcp
 import (
 	"context"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,7 +112,6 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 		}
 		done := make(chan struct{})
 		p.opening = done
-		p.lastRetry = time.Now()
 		p.opens.Add(1)
 		p.publishLocked()
 		p.mu.Unlock()
@@ -172,13 +172,7 @@ func (p *pool) liveLocked(name string) []*poolSlot { return liveSlots(p.slots[na
 // connection is read under the member's own lock (a re-initialization
 // replaces it); p.mu is taken before m.mu, never after.
 func liveSlots(slots []*poolSlot) []*poolSlot {
-	var out []*poolSlot
-	for _, s := range slots {
-		if s.m.hasView() {
-			out = append(out, s)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(slots), func(s *poolSlot) bool { return !s.m.hasView() })
 }
 
 func (p *pool) rebuildLocked() {

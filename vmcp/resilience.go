@@ -51,18 +51,16 @@ type resilience struct {
 	observer Observer
 	sessObs  SessionObserver
 
-	loops  []*health.Loop
-	probes sync.WaitGroup // probe connections closing
+	loops []*health.Loop
 
 	// clock is the circuit breakers' clock (time.Now; tests swap it).
 	clock atomic.Pointer[func() time.Time]
 
-	mu        sync.Mutex
-	keepers   map[*Session][]*sessionKeeper
-	lastAvail map[string]bool         // listchanged.go; written by the backend's view worker
-	viewUpd   map[string]*viewUpdater // listchanged.go
-	stopped   bool
-	bg        sync.WaitGroup // view updates in flight (listchanged.go)
+	mu      sync.Mutex
+	keepers map[*Session]map[string]*keepalive.Keeper // session → backend → its keeper
+	viewUpd map[string]*viewUpdater                   // listchanged.go
+	stopped bool
+	bg      sync.WaitGroup // probe connections closing, view updates in flight (listchanged.go)
 }
 
 // backendResilience is one backend's health tracker and circuit.
@@ -75,17 +73,12 @@ type backendResilience struct {
 	probeConn *backend.Conn // the health monitor's own connection
 }
 
-type sessionKeeper struct {
-	backend string
-	keeper  *keepalive.Keeper
-}
-
 func newResilience(g *Gateway) (*resilience, error) {
 	r := &resilience{
 		g: g, cfg: g.cfg,
 		backends: map[string]*backendResilience{},
 		next:     g.opts.gate, observer: g.opts.observer, sessObs: g.opts.sessionObserver,
-		keepers: map[*Session][]*sessionKeeper{}, lastAvail: map[string]bool{}, viewUpd: map[string]*viewUpdater{},
+		keepers: map[*Session]map[string]*keepalive.Keeper{}, viewUpd: map[string]*viewUpdater{},
 	}
 	now := time.Now
 	r.clock.Store(&now)
@@ -267,15 +260,13 @@ func (r *resilience) probe(ctx context.Context, br *backendResilience) health.Re
 		res.Unauthenticated = be.Status == http.StatusUnauthorized || be.Status == http.StatusForbidden
 	}
 	r.metrics.BackendRequest(br.cfg.Name, "health_probe", outcome(be), res.Latency)
-	if ticket != nil {
-		switch {
-		case ctx.Err() != nil && r.g.ctx.Err() != nil:
-			ticket.Cancel()
-		case be == nil || be.Kind == KindJSONRPCError:
-			ticket.Done(true)
-		default:
-			ticket.Done(false)
-		}
+	switch { // a nil ticket (no breaker) ignores both
+	case ctx.Err() != nil && r.g.ctx.Err() != nil:
+		ticket.Cancel()
+	case be == nil || be.Kind == KindJSONRPCError:
+		ticket.Done(true)
+	default:
+		ticket.Done(false)
 	}
 	return res
 }
@@ -313,7 +304,7 @@ func (r *resilience) probeOnce(ctx context.Context, br *backendResilience) *Back
 		fn = func(ctx context.Context) error {
 			res, err := c.Client().CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool}})
 			if err == nil && res != nil && res.IsError {
-				return &toolError{name: tool}
+				return fmt.Errorf("tool %s returned isError", tool)
 			}
 			return err
 		}
@@ -328,7 +319,7 @@ func (r *resilience) probeOnce(ctx context.Context, br *backendResilience) *Back
 		// Start afresh next time: the connection (or its backend session)
 		// may be what failed.
 		br.probeConn = nil
-		r.probes.Go(func() { <-c.Close() })
+		r.bg.Go(func() { <-c.Close() })
 	}
 	return be
 }
@@ -356,7 +347,7 @@ func (r *resilience) SessionOpened(s *Session) {
 	if r.sessObs != nil {
 		r.sessObs.SessionOpened(s)
 	}
-	var ks []*sessionKeeper
+	ks := map[string]*keepalive.Keeper{}
 	for _, b := range r.cfg.Backends {
 		if b.Keepalive.Method == "" || b.Keepalive.Method == "none" {
 			continue
@@ -373,13 +364,13 @@ func (r *resilience) SessionOpened(s *Session) {
 			Method: method, Interval: b.Keepalive.Interval, Jitter: b.Keepalive.Jitter, Timeout: b.Keepalive.Timeout,
 			MaxFailures: b.Keepalive.MaxFailures, ProbeAfter: b.Keepalive.ProbeAfter,
 		}, h, r.metrics.Keepalive(b.Name), h.Exclusive)
-		ks = append(ks, &sessionKeeper{backend: b.Name, keeper: k})
+		ks[b.Name] = k
 	}
 	r.mu.Lock()
 	if r.stopped {
 		r.mu.Unlock()
 		for _, k := range ks {
-			k.keeper.Stop()
+			k.Stop()
 		}
 		return
 	}
@@ -394,7 +385,7 @@ func (r *resilience) SessionClosed(s *Session) {
 	delete(r.keepers, s)
 	r.mu.Unlock()
 	for _, k := range ks {
-		k.keeper.Stop()
+		k.Stop()
 	}
 	if r.sessObs != nil {
 		r.sessObs.SessionClosed(s)
@@ -410,22 +401,21 @@ func (r *resilience) stop(ctx context.Context) {
 	r.mu.Lock()
 	r.stopped = true
 	all := r.keepers
-	r.keepers = map[*Session][]*sessionKeeper{}
+	r.keepers = map[*Session]map[string]*keepalive.Keeper{}
 	r.mu.Unlock()
 	for _, ks := range all {
 		for _, k := range ks {
-			k.keeper.Stop()
+			k.Stop()
 		}
 	}
 	for _, br := range r.backends {
 		br.probeMu.Lock()
 		if c := br.probeConn; c != nil {
 			br.probeConn = nil
-			r.probes.Go(func() { <-c.Close() })
+			r.bg.Go(func() { <-c.Close() })
 		}
 		br.probeMu.Unlock()
 	}
-	r.probes.Wait()
 	r.bg.Wait()
 	r.metrics.Close()
 	if r.ownMP != nil {
@@ -480,14 +470,15 @@ type HealthReport struct {
 func (g *Gateway) Health() HealthReport {
 	r := g.res
 	rep := HealthReport{Backends: map[string]BackendHealth{}, Summary: HealthSummary{
-		States: map[health.State]int{}, HealthMonitoring: g.cfg.Health.Enabled, CircuitBreaker: g.cfg.Breaker.Enabled,
+		Total: len(g.cfg.Backends), States: map[health.State]int{},
+		HealthMonitoring: g.cfg.Health.Enabled, CircuitBreaker: g.cfg.Breaker.Enabled,
 	}}
 	r.mu.Lock()
 	ka := map[string]KeepaliveHealth{}
 	for _, ks := range r.keepers {
-		for _, k := range ks {
-			st, h := k.keeper.Status(), ka[k.backend]
-			ka[k.backend] = KeepaliveHealth{Sessions: h.Sessions + 1, Enabled: h.Enabled || st.Enabled,
+		for name, k := range ks {
+			st, h := k.Status(), ka[name]
+			ka[name] = KeepaliveHealth{Sessions: h.Sessions + 1, Enabled: h.Enabled || st.Enabled,
 				ConsecutiveFailures: max(h.ConsecutiveFailures, st.ConsecutiveFailures)}
 		}
 	}
@@ -499,9 +490,7 @@ func (g *Gateway) Health() HealthReport {
 			LastCheckTime: timeOrNil(st.LastCheckTime), CircuitState: breaker.Closed}
 		if br.breaker != nil {
 			snap := br.breaker.Snapshot()
-			bh.CircuitState = snap.State
-			t := snap.LastChanged
-			bh.CircuitLastChanged = &t
+			bh.CircuitState, bh.CircuitLastChanged = snap.State, &snap.LastChanged
 		}
 		method := cmp.Or(b.Keepalive.Method, "none")
 		h, ok := ka[b.Name]
@@ -511,7 +500,6 @@ func (g *Gateway) Health() HealthReport {
 		h.Method = method
 		bh.Keepalive = h
 		rep.Backends[b.Name] = bh
-		rep.Summary.Total++
 		rep.Summary.States[st.State]++
 		if st.State == health.Healthy || st.State == health.Degraded {
 			rep.Summary.Healthy++
@@ -545,10 +533,6 @@ func (r *resilience) gaugeStates() []metrics.BackendState {
 			HealthStates: healthStates, CircuitStates: circuitStates})
 	}
 	return out
-}
-
-func (g *Gateway) serveHealth(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, g.Health())
 }
 
 // serveMetrics serves Prometheus metrics when configured.

@@ -44,10 +44,9 @@ type sseTransport interface {
 	SetConnectionLostHandler(handler func(error))
 }
 
+// The wrappers keep the optional interfaces the client looks for (that
+// mcp-go's transports have them is checked where newTransport wraps them).
 var (
-	_ httpTransport = (*transport.StreamableHTTP)(nil)
-	_ sseTransport  = (*transport.SSE)(nil)
-
 	_ transport.BidirectionalInterface = answeredHTTP{}
 	_ transport.HTTPConnection         = answeredHTTP{}
 	_ transport.HTTPConnection         = answeredSSE{}

@@ -101,13 +101,16 @@ func classify(f failure) *Error {
 	var hs *httpStatusError
 	var inv *invalidResponseError
 	var auth *transport.AuthorizationRequiredError
+	var dns *net.DNSError
 	switch {
 	case errors.As(err, &inv):
 		return set(KindInvalidResponse, inv.Error())
-	case errors.As(err, &hs) && !f.handshake && hs.Status == http.StatusBadRequest && mentionsSession(hs.Snippet):
+	case errors.As(err, &hs) && !f.handshake && hs.Status == http.StatusBadRequest &&
+		strings.Contains(strings.ToLower(hs.Snippet), "session"):
 		// A server that lost the session and says so with a 400 (mcp-go's
 		// SSE server answers `400 Invalid session ID` once a stream is
-		// gone) did not execute the request: the same as a 404.
+		// gone, others "no valid session") did not execute the request:
+		// the same as a 404.
 		be.Status = hs.Status
 		return set(KindSessionExpired, "session expired (HTTP 400: "+hs.Snippet+")")
 	case errors.As(err, &hs):
@@ -125,7 +128,7 @@ func classify(f failure) *Error {
 		return set(KindSessionExpired, "session expired")
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return set(KindConnectionRefused, "connection refused")
-	case isNotFoundDNS(err):
+	case errors.As(err, &dns) && dns.IsNotFound:
 		return set(KindUnreachable, "unreachable: no such host")
 	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
 		return set(KindUnreachable, "unreachable: no route to host")
@@ -175,12 +178,6 @@ func classify(f failure) *Error {
 	return set(KindTransport, oneLine(msg, 160))
 }
 
-// isNotFoundDNS reports a name that does not resolve.
-func isNotFoundDNS(err error) bool {
-	var dns *net.DNSError
-	return errors.As(err, &dns) && dns.IsNotFound
-}
-
 // jsonRPCError recognises the errors mcp-go builds from JSON-RPC error
 // responses with a known code.
 func jsonRPCError(err error) (int, string, bool) {
@@ -206,11 +203,4 @@ func jsonRPCError(err error) (int, string, bool) {
 		}
 	}
 	return 0, "", false
-}
-
-// mentionsSession reports whether an error body speaks of the session (as
-// in "Invalid session ID" or "no valid session"), which makes a 400 a lost
-// session rather than a bad request.
-func mentionsSession(body string) bool {
-	return strings.Contains(strings.ToLower(body), "session")
 }

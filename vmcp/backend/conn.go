@@ -63,7 +63,6 @@ type Conn struct {
 	protocol  string
 	sessionID string
 	caps      mcp.ServerCapabilities
-	openedAt  time.Time
 
 	bg        sync.WaitGroup // cancel notifications in flight
 	bgClosed  bool           // under mu: close is waiting for bg; no more Add
@@ -145,10 +144,8 @@ func (c *Conn) forget(id string) {
 	c.abandonRing = append(c.abandonRing, id)
 }
 
-func (c *Conn) fail(err error) { c.die(err) }
-
-// die records why the connection is unusable and fails its calls at once.
-func (c *Conn) die(err error) {
+// fail records why the connection is unusable and fails its calls at once.
+func (c *Conn) fail(err error) {
 	c.mu.Lock()
 	c.deadErr = cmp.Or(c.deadErr, err)
 	c.mu.Unlock()
@@ -200,13 +197,8 @@ func (d *Dialer) Dial(ctx context.Context, b config.Backend, preferLegacy bool) 
 // can reach the stateless one, is worth a try): a JSON-RPC error, or HTTP
 // 400 or 405, which is how a stateless-only server refuses initialize.
 func refusedLegacy(be *Error) bool {
-	switch be.Kind {
-	case KindJSONRPCError:
-		return true
-	case KindHTTPStatus:
-		return be.Status == http.StatusBadRequest || be.Status == http.StatusMethodNotAllowed
-	}
-	return false
+	return be.Kind == KindJSONRPCError ||
+		(be.Kind == KindHTTPStatus && (be.Status == http.StatusBadRequest || be.Status == http.StatusMethodNotAllowed))
 }
 
 // DialPinned connects to backend b speaking protocol revision pin ("" to
@@ -224,7 +216,6 @@ func (d *Dialer) DialPinned(ctx context.Context, b config.Backend, pin string) (
 		kill:        kill,
 		outstanding: map[string]struct{}{},
 		closed:      make(chan struct{}),
-		openedAt:    time.Now(),
 	}
 	tr, err := d.newTransport(b, c)
 	if err != nil {
@@ -233,14 +224,13 @@ func (d *Dialer) DialPinned(ctx context.Context, b config.Backend, pin string) (
 		close(c.closed)
 		return nil, &Error{Backend: b.Name, Op: "initialize", Kind: KindTransport, Cause: err.Error(), Err: err}
 	}
-	var opts []client.ClientOption
+	opts := []client.ClientOption{client.WithDiscoverTimeout(t.Initialize)}
 	if pin != "" {
 		opts = append(opts, client.WithProtocolVersion(pin))
 	}
-	opts = append(opts, client.WithDiscoverTimeout(t.Initialize))
 	c.client = client.NewClient(tr, opts...)
 	if b.Transport == config.TransportSSE {
-		c.client.OnConnectionLost(func(err error) { c.die(cmp.Or(err, errors.New("stream ended"))) })
+		c.client.OnConnectionLost(func(err error) { c.fail(cmp.Or(err, errors.New("stream ended"))) })
 	}
 
 	var result *mcp.InitializeResult
@@ -384,7 +374,7 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 		c.notifyCancelled(snap.requestID, be.Cause)
 	}
 	if c.isStdio() && be.Kind == KindConnectionClosed {
-		c.die(err)
+		c.fail(err)
 	}
 	if f.timedOut {
 		c.dropIdleConns()
@@ -396,7 +386,7 @@ func (c *Conn) Invoke(ctx context.Context, op string, timeout time.Duration, fn 
 		if c.d.logger != nil {
 			c.d.logger.Error("backend request panicked in the MCP client", "backend", c.backend.Name, "op", op, "panic", pe.value, "stack", string(pe.stack))
 		}
-		c.die(err)
+		c.fail(err)
 	}
 	return c.finish(op, be)
 }
@@ -487,24 +477,19 @@ func (c *Conn) notifyCancelled(id, reason string) {
 // ended.
 func (c *Conn) Close() <-chan struct{} {
 	c.closeOnce.Do(func() {
-		c.die(ErrSessionClosing)
+		c.fail(ErrSessionClosing)
 		go func() {
 			defer close(c.closed)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if c.client != nil {
-					_ = guarded(c.client.Close)
+			ctx, cancel := context.WithTimeout(context.Background(), c.d.cfg.Timeouts.Close)
+			defer cancel()
+			// Past the close timeout, lifeCancel kills a stdio process and
+			// ends an SSE stream.
+			_ = runBounded(ctx, c.lifeCancel, func() error {
+				if c.client == nil {
+					return nil
 				}
-			}()
-			timer := time.NewTimer(c.d.cfg.Timeouts.Close)
-			defer timer.Stop()
-			select {
-			case <-done:
-			case <-timer.C:
-				c.lifeCancel() // kills a stdio process, ends an SSE stream
-				<-done
-			}
+				return c.client.Close()
+			})
 			c.lifeCancel()
 			c.mu.Lock()
 			c.bgClosed = true

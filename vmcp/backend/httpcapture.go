@@ -194,33 +194,15 @@ func idKey(raw json.RawMessage) string {
 // zero, or a string of printable ASCII without escapes or the characters
 // json.Marshal escapes (<, >, &).
 func canonicalID(s string) bool {
-	switch {
-	case s[0] == '"':
-		if len(s) < 2 || s[len(s)-1] != '"' {
-			return false
-		}
-		for i := 1; i < len(s)-1; i++ {
-			c := s[i]
-			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-				return false
-			}
-		}
-		return true
-	default:
-		d := s
-		if d[0] == '-' {
-			d = d[1:]
-		}
-		if len(d) == 0 || len(d) > 15 || (d[0] == '0' && (len(d) > 1 || s[0] == '-')) {
-			return false
-		}
-		for i := 0; i < len(d); i++ {
-			if d[i] < '0' || d[i] > '9' {
-				return false
-			}
-		}
-		return true
+	if q, ok := strings.CutPrefix(s, `"`); ok {
+		body, closed := strings.CutSuffix(q, `"`)
+		return closed && !strings.ContainsFunc(body, func(c rune) bool {
+			return c < 0x20 || c > 0x7e || strings.ContainsRune(`"\<>&`, c)
+		})
 	}
+	d := strings.TrimPrefix(s, "-")
+	return len(d) > 0 && len(d) <= 15 && (d[0] != '0' || s == "0") &&
+		!strings.ContainsFunc(d, func(c rune) bool { return c < '0' || c > '9' })
 }
 
 // requestPrefix is how mcp-go's client starts every request body it
@@ -419,9 +401,10 @@ func readBody(r io.Reader, length, limit int64) ([]byte, error) {
 // of a connection (legacy SSE's GET stream, stdio's stdout): a response
 // must answer a request the connection is waiting for (or gave up on: late
 // is then true, and the message is dropped).
-func arrivedOn(hooks streamHooks, env rpcEnvelope) (late bool, err error) {
-	if env.fromServer() {
-		return false, nil // a request or notification from the server
+func arrivedOn(hooks streamHooks, data []byte) (late bool, err error) {
+	env, err := parseMessage(data)
+	if err != nil || env.fromServer() {
+		return false, err // malformed, or a request or notification from the server
 	}
 	id := idKey(env.ID)
 	known, late := hooks.arrived(id)
@@ -440,33 +423,25 @@ func arrivedOn(hooks streamHooks, env rpcEnvelope) (late bool, err error) {
 // mcp-go takes such a body as the answer whenever it has an id, even with
 // a method: then the id must be reqID too.
 func checkMessage(data []byte, reqID string, tr *callTrace) error {
-	env, err := parseMessage(data)
-	if err != nil {
-		return err
-	}
-	if idKey(env.ID) != "" && env.Method != "" {
-		env.methodKey = false // a response, whatever else it says
-	}
-	_, err = checkEnvelope(env, reqID, tr)
+	_, err := checkAnswer(data, reqID, tr, true)
 	return err
 }
 
-// checkAnswer is checkMessage that also reports whether the message is
-// the response (rather than a request or notification from the server).
-func checkAnswer(data []byte, reqID string, tr *callTrace) (response bool, err error) {
+// checkAnswer validates a message answering reqID (jsonBody: an
+// application/json body, see checkMessage) and reports whether it is the
+// response (rather than a request or notification from the server).
+func checkAnswer(data []byte, reqID string, tr *callTrace, jsonBody bool) (response bool, err error) {
 	env, err := parseMessage(data)
 	if err != nil {
 		return false, err
 	}
-	return checkEnvelope(env, reqID, tr)
-}
-
-// checkEnvelope is checkAnswer on a parsed message.
-func checkEnvelope(env rpcEnvelope, reqID string, tr *callTrace) (response bool, err error) {
+	got := idKey(env.ID)
+	if jsonBody && got != "" && env.Method != "" {
+		env.methodKey = false // a response, whatever else it says
+	}
 	if env.fromServer() {
 		return false, nil // a request or notification from the server
 	}
-	got := idKey(env.ID)
 	if got != reqID {
 		return false, &invalidResponseError{Reason: fmt.Sprintf("response id %s does not match request id %s", orNone(got), reqID)}
 	}

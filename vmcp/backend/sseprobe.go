@@ -53,7 +53,7 @@ func (c *Conn) probeAfterTimeout(op string, timeout time.Duration) {
 			return err
 		})
 		if be != nil && be.Kind == KindTimeout {
-			c.die(fmt.Errorf("%w: SSE stream silent (a tools/list after a timed-out call got no answer within %s)", io.ErrUnexpectedEOF, d))
+			c.fail(fmt.Errorf("%w: SSE stream silent (a tools/list after a timed-out call got no answer within %s)", io.ErrUnexpectedEOF, d))
 		}
 	}()
 }

@@ -91,51 +91,36 @@ func readLine(br *bufio.Reader, had int, maxBytes int64) ([]byte, error) {
 // step consumes one line; a completed, valid event is appended to out.
 func (v *sseValidator) step() error {
 	line, err := readLine(v.br, v.raw.Len(), v.maxBytes)
-	if err != nil {
-		var inv *invalidResponseError
-		if errors.As(err, &inv) {
-			return v.reject(err)
-		}
-		if len(line) > 0 {
-			v.raw.Write(line)
-			v.field(line)
-		}
-		if !errors.Is(err, io.EOF) {
-			v.trace.setBodyErr(err)
-			return err
-		}
-		// A pending event is dispatched at EOF by mcp-go: validate it too.
-		if v.data.Len() > 0 {
-			if verr := v.validate(); verr != nil {
-				return v.reject(&invalidResponseError{Reason: "truncated stream: " + strings.TrimPrefix(verr.Error(), "invalid response: ")})
-			}
-			if !v.drop {
-				v.out.Write(v.raw.Bytes())
-			}
-			v.resetEvent()
-		}
-		if !v.isStream && !v.resumed && v.reqID != "" && !v.responseSeen && !v.sawEventID {
-			// Whatever was validated is delivered first (Read returns out
-			// before the error).
-			return v.reject(&invalidResponseError{Reason: "truncated stream: it ended before the response"})
-		}
-		return io.EOF
+	if errors.As(err, new(*invalidResponseError)) {
+		return v.reject(err)
 	}
 	v.raw.Write(line)
-	if len(bytes.TrimRight(line, "\r\n")) == 0 {
-		if v.data.Len() > 0 {
-			if verr := v.validate(); verr != nil {
-				return v.reject(verr)
-			}
+	if err == nil && len(bytes.TrimRight(line, "\r\n")) == 0 {
+		if err := v.dispatch(); err != nil {
+			return v.reject(err)
 		}
-		if !v.drop {
-			v.out.Write(v.raw.Bytes())
-		}
-		v.resetEvent()
 		return nil
 	}
-	v.field(line)
-	return nil
+	v.field(line) // a field, or what the stream ended with
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, io.EOF):
+		v.trace.setBodyErr(err)
+		return err
+	}
+	// A pending event is dispatched at EOF by mcp-go: validate it too.
+	if v.data.Len() > 0 {
+		if verr := v.dispatch(); verr != nil {
+			return v.reject(&invalidResponseError{Reason: "truncated stream: " + strings.TrimPrefix(verr.Error(), "invalid response: ")})
+		}
+	}
+	if !v.isStream && !v.resumed && v.reqID != "" && !v.responseSeen && !v.sawEventID {
+		// Whatever was validated is delivered first (Read returns out
+		// before the error).
+		return v.reject(&invalidResponseError{Reason: "truncated stream: it ended before the response"})
+	}
+	return io.EOF
 }
 
 func (v *sseValidator) field(line []byte) {
@@ -153,11 +138,22 @@ func (v *sseValidator) field(line []byte) {
 	}
 }
 
-func (v *sseValidator) resetEvent() {
+// dispatch ends the current event: validated (when it carries data), it
+// is passed on unless it is a late response.
+func (v *sseValidator) dispatch() error {
+	if v.data.Len() > 0 {
+		if err := v.validate(); err != nil {
+			return err
+		}
+	}
+	if !v.drop {
+		v.out.Write(v.raw.Bytes())
+	}
 	v.raw.Reset()
 	v.data.Reset()
 	v.event = ""
 	v.drop = false
+	return nil
 }
 
 func (v *sseValidator) reject(err error) error {
@@ -184,13 +180,10 @@ func (v *sseValidator) validate() error {
 	}
 	data := []byte(v.data.String())
 	if v.isStream {
-		env, err := parseMessage(data)
-		if err != nil {
-			return err
-		}
 		// The answer to a request the gateway gave up on (timeout,
 		// cancel): nobody waits for it; drop it.
-		v.drop, err = arrivedOn(v.hooks, env)
+		var err error
+		v.drop, err = arrivedOn(v.hooks, data)
 		return err
 	}
 	if v.reqID == "" {
@@ -201,7 +194,7 @@ func (v *sseValidator) validate() error {
 		}
 		return nil
 	}
-	response, err := checkAnswer(data, v.reqID, v.trace)
+	response, err := checkAnswer(data, v.reqID, v.trace, false)
 	v.responseSeen = v.responseSeen || response
 	return err
 }

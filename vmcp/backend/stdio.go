@@ -126,11 +126,7 @@ func (v *lineValidator) step() error {
 	if len(data) == 0 {
 		return nil
 	}
-	env, err := parseMessage(data)
-	if err != nil {
-		return v.reject(err)
-	}
-	late, err := arrivedOn(v.hooks, env)
+	late, err := arrivedOn(v.hooks, data)
 	if err != nil {
 		return v.reject(err)
 	}

@@ -43,10 +43,9 @@ type Breaker struct {
 	mu          sync.Mutex
 	state       State
 	failures    int
-	openedAt    time.Time
-	lastChanged time.Time
-	trial       bool   // a half-open trial is in flight
-	gen         uint64 // bumps on every transition, so stale tickets are ignored
+	lastChanged time.Time // when the circuit opened, while it is open
+	trial       bool      // a half-open trial is in flight
+	gen         uint64    // bumps on every transition, so stale tickets are ignored
 }
 
 // New returns a closed breaker.
@@ -75,27 +74,20 @@ func (b *Breaker) Allow() (*Ticket, error) {
 	var tr *transition
 	b.mu.Lock()
 	now := b.cfg.Now()
-	if b.state == Open && !now.Before(b.openedAt.Add(b.cfg.OpenTimeout)) {
+	if b.state == Open && !now.Before(b.lastChanged.Add(b.cfg.OpenTimeout)) {
 		tr = b.setLocked(HalfOpen, now)
 	}
 	var t *Ticket
-	var err error
-	switch b.state {
-	case Closed:
-		t = &Ticket{b: b, gen: b.gen}
-	case HalfOpen:
-		if b.trial {
-			err = ErrOpen
-		} else {
-			b.trial = true
-			t = &Ticket{b: b, gen: b.gen, trial: true}
-		}
-	default:
-		err = ErrOpen
+	if b.state == Closed || (b.state == HalfOpen && !b.trial) {
+		t = &Ticket{b: b, gen: b.gen, trial: b.state == HalfOpen}
+		b.trial = b.trial || t.trial
 	}
 	b.mu.Unlock()
 	b.notify(tr)
-	return t, err
+	if t == nil {
+		return nil, ErrOpen
+	}
+	return t, nil
 }
 
 // Done records the outcome of an admitted request.
@@ -161,9 +153,6 @@ func (b *Breaker) setLocked(to State, now time.Time) *transition {
 	b.state = to
 	b.gen++
 	b.lastChanged = now
-	if to == Open {
-		b.openedAt = now
-	}
 	if to == Closed {
 		b.failures = 0
 	}
@@ -178,9 +167,8 @@ func (b *Breaker) notify(tr *transition) {
 
 // Snapshot is a breaker's state for status APIs.
 type Snapshot struct {
-	State               State     `json:"state"`
-	ConsecutiveFailures int       `json:"consecutiveFailures"`
-	LastChanged         time.Time `json:"lastChanged"`
+	State       State     `json:"state"`
+	LastChanged time.Time `json:"lastChanged"`
 }
 
 // Snapshot returns the current state. An open circuit whose timeout has
@@ -189,10 +177,10 @@ func (b *Breaker) Snapshot() Snapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := b.state
-	if st == Open && !b.cfg.Now().Before(b.openedAt.Add(b.cfg.OpenTimeout)) {
+	if st == Open && !b.cfg.Now().Before(b.lastChanged.Add(b.cfg.OpenTimeout)) {
 		st = HalfOpen
 	}
-	return Snapshot{State: st, ConsecutiveFailures: b.failures, LastChanged: b.lastChanged}
+	return Snapshot{State: st, LastChanged: b.lastChanged}
 }
 
 // State returns the current state (see Snapshot).

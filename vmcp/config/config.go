@@ -4,6 +4,7 @@
 package config
 
 import (
+	"slices"
 	"time"
 )
 
@@ -175,10 +176,8 @@ type Pool struct {
 
 // Backend returns the backend named name.
 func (c *Config) Backend(name string) (Backend, bool) {
-	for _, b := range c.Backends {
-		if b.Name == name {
-			return b, true
-		}
+	if i := slices.IndexFunc(c.Backends, func(b Backend) bool { return b.Name == name }); i >= 0 {
+		return c.Backends[i], true
 	}
 	return Backend{}, false
 }

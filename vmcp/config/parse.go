@@ -37,7 +37,6 @@ func ParseWithEnv(data []byte, file string, lookupEnv func(string) (string, bool
 		return nil, err
 	}
 	d := decoder{sd}
-	cfg.File = file
 	a := &cfg.Aggregation
 	if n := a.Nested; n != nil { // toolhive nests the format under conflictResolutionConfig
 		a.PrefixFormat = cmp.Or(n.PrefixFormat, a.PrefixFormat)

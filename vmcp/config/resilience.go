@@ -101,15 +101,11 @@ func applyResilienceDefaults(cfg *Config) {
 // ProbeMethod reports a probe or keepalive method's kind ("ping", "list",
 // "tool", "none") and tool name, or an error for an unknown method.
 func ProbeMethod(s string, allowList, allowNone bool) (kind, tool string, err error) {
-	switch {
-	case s == "ping":
-		return "ping", "", nil
-	case s == "list" && allowList:
-		return "list", "", nil
-	case s == "none" && allowNone:
-		return "none", "", nil
-	case strings.HasPrefix(s, "tool:") && len(s) > len("tool:"):
-		return "tool", strings.TrimPrefix(s, "tool:"), nil
+	if tool, ok := strings.CutPrefix(s, "tool:"); ok && tool != "" {
+		return "tool", tool, nil
+	}
+	if s == "ping" || (s == "list" && allowList) || (s == "none" && allowNone) {
+		return s, "", nil
 	}
 	want := "ping or tool:<name>"
 	if allowList {

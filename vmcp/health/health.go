@@ -36,7 +36,6 @@ type Thresholds struct {
 
 // Result is one probe's or one real request's outcome.
 type Result struct {
-	At      time.Time
 	Latency time.Duration
 	// Err is nil on success.
 	Err error
@@ -53,7 +52,6 @@ type Status struct {
 	ConsecutiveFailures int       `json:"consecutiveFailures"`
 	LastCheckTime       time.Time `json:"lastCheckTime"`
 	LastError           string    `json:"lastError,omitempty"`
-	LastChanged         time.Time `json:"lastChanged"`
 }
 
 // Tracker holds one backend's health. It is safe for concurrent use.
@@ -71,17 +69,15 @@ func NewTracker(th Thresholds, onTransition func(from, to State)) *Tracker {
 	if th.UnhealthyThreshold < 1 {
 		th.UnhealthyThreshold = 3
 	}
-	return &Tracker{th: th, onTransition: onTransition, st: Status{State: Unknown, LastChanged: time.Now()}}
+	return &Tracker{th: th, onTransition: onTransition, st: Status{State: Unknown}}
 }
 
 // Record folds one result into the state.
 func (t *Tracker) Record(r Result) {
-	if r.At.IsZero() {
-		r.At = time.Now()
-	}
+	now := time.Now()
 	t.mu.Lock()
 	from := t.st.State
-	t.st.LastCheckTime = r.At
+	t.st.LastCheckTime = now
 	to := from
 	if r.Err == nil {
 		hadFailures := t.st.ConsecutiveFailures > 0 || from == Unhealthy || from == Unauthenticated
@@ -102,9 +98,6 @@ func (t *Tracker) Record(r Result) {
 		}
 	}
 	t.st.State = to
-	if to != from {
-		t.st.LastChanged = r.At
-	}
 	t.mu.Unlock()
 	if to != from && t.onTransition != nil {
 		t.onTransition(from, to)

@@ -9,9 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
 // Failure reasons, as reported to the Recorder (and the `reason` metric
@@ -33,15 +34,11 @@ type Method struct {
 
 // ParseMethod parses "ping", "tool:<name>" or "none" ("" is none).
 func ParseMethod(s string) (Method, error) {
-	switch {
-	case s == "" || s == "none":
-		return Method{Kind: "none"}, nil
-	case s == "ping":
-		return Method{Kind: "ping"}, nil
-	case strings.HasPrefix(s, "tool:") && len(s) > len("tool:"):
-		return Method{Kind: "tool", Tool: strings.TrimPrefix(s, "tool:")}, nil
+	kind, tool, err := config.ProbeMethod(cmp.Or(s, "none"), false, true)
+	if err != nil {
+		return Method{}, fmt.Errorf("keepalive method %q: want ping, tool:<name> or none", s)
 	}
-	return Method{}, fmt.Errorf("keepalive method %q: want ping, tool:<name> or none", s)
+	return Method{Kind: kind, Tool: tool}, nil
 }
 
 // String renders the method as ParseMethod reads it.
@@ -49,10 +46,7 @@ func (m Method) String() string {
 	if m.Kind == "tool" {
 		return "tool:" + m.Tool
 	}
-	if m.Kind == "" {
-		return "none"
-	}
-	return m.Kind
+	return cmp.Or(m.Kind, "none")
 }
 
 // Config configures one keeper.
@@ -68,7 +62,7 @@ type Config struct {
 	// ProbeAfter is how long a disabled keeper waits before probing again
 	// (default 10 × Interval).
 	ProbeAfter time.Duration
-	// Rand returns numbers in [0, 1) for jitter (default: seeded from time).
+	// Rand returns numbers in [0, 1) for jitter (default: math/rand's).
 	Rand func() float64
 }
 
@@ -80,9 +74,7 @@ func (c *Config) defaults() {
 	}
 	c.ProbeAfter = cmp.Or(c.ProbeAfter, 10*c.Interval)
 	if c.Rand == nil {
-		r := rand.New(rand.NewSource(time.Now().UnixNano()))
-		var mu sync.Mutex
-		c.Rand = func() float64 { mu.Lock(); defer mu.Unlock(); return r.Float64() }
+		c.Rand = rand.Float64 // safe for concurrent use, randomly seeded
 	}
 }
 
@@ -107,10 +99,9 @@ type Exclusive func(ctx context.Context, fn func(ctx context.Context) error) err
 
 // Status is a keeper's state for status APIs.
 type Status struct {
-	Enabled             bool      `json:"enabled"`
-	ConsecutiveFailures int       `json:"consecutiveFailures"`
-	LastProbe           time.Time `json:"lastProbe,omitempty"`
-	LastError           string    `json:"lastError,omitempty"`
+	Enabled             bool   `json:"enabled"`
+	ConsecutiveFailures int    `json:"consecutiveFailures"`
+	LastError           string `json:"lastError,omitempty"`
 }
 
 // Keeper runs one session's keepalive. Stop it with Stop.
@@ -144,7 +135,7 @@ func Start(parent context.Context, cfg Config, target Target, rec Recorder, excl
 	case cfg.Method.Kind == "tool" && !target.HasTool(cfg.Method.Tool):
 		rec.Attempt()
 		rec.Failure(ReasonToolNotConfigured, 0)
-		k.st = Status{ConsecutiveFailures: 1, LastError: fmt.Sprintf("backend has no tool %q", cfg.Method.Tool), LastProbe: time.Now()}
+		k.st = Status{ConsecutiveFailures: 1, LastError: fmt.Sprintf("backend has no tool %q", cfg.Method.Tool)}
 		close(k.done)
 		return k
 	}
@@ -209,12 +200,9 @@ func (k *Keeper) probe(ctx context.Context) bool {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.st.LastProbe = start
 	if err == nil {
 		k.rec.Success(latency)
-		k.st.ConsecutiveFailures = 0
-		k.st.LastError = ""
-		k.st.Enabled = true
+		k.st = Status{Enabled: true}
 		return true
 	}
 	reason := ReasonPingFailed

@@ -4,6 +4,7 @@
 package metrics
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"sync"
@@ -67,23 +68,22 @@ func New(mp metric.MeterProvider) (*Metrics, error) {
 		mp = noop.NewMeterProvider()
 	}
 	m := &Metrics{meter: mp.Meter("github.com/vmcp-chaos/vmcp-chaos/vmcp")}
-	var err error
+	var err error // the first error: no Metrics then
 	counter := func(name, desc string) metric.Int64Counter {
-		if err != nil {
-			return nil
-		}
-		var c metric.Int64Counter
-		c, err = m.meter.Int64Counter(name, metric.WithDescription(desc))
+		c, e := m.meter.Int64Counter(name, metric.WithDescription(desc))
+		err = cmp.Or(err, e)
 		return c
 	}
 	hist := func(name, desc string) metric.Float64Histogram {
-		if err != nil {
-			return nil
-		}
-		var h metric.Float64Histogram
-		h, err = m.meter.Float64Histogram(name, metric.WithDescription(desc), metric.WithUnit("s"),
+		h, e := m.meter.Float64Histogram(name, metric.WithDescription(desc), metric.WithUnit("s"),
 			metric.WithExplicitBucketBoundaries(LatencyBuckets...))
+		err = cmp.Or(err, e)
 		return h
+	}
+	gauge := func(name, desc string) metric.Int64ObservableGauge {
+		g, e := m.meter.Int64ObservableGauge(name, metric.WithDescription(desc))
+		err = cmp.Or(err, e)
+		return g
 	}
 	m.kaAttempts = counter(KeepaliveAttempts, "Keepalive probes attempted")
 	m.kaSuccesses = counter(KeepaliveSuccesses, "Keepalive probes that succeeded")
@@ -93,15 +93,9 @@ func New(mp metric.MeterProvider) (*Metrics, error) {
 	m.requests = counter(BackendRequests, "Backend requests by method and outcome")
 	m.requestDuration = hist(BackendRequestDuration, "Backend request duration")
 	m.transitions = counter(CircuitBreakerTransition, "Circuit breaker state transitions")
+	m.healthGauge = gauge(BackendHealthState, "1 for the backend's current health state, 0 for the others")
+	m.breakerGauge = gauge(CircuitBreakerState, "1 for the backend's current circuit state, 0 for the others")
 	if err != nil {
-		return nil, err
-	}
-	if m.healthGauge, err = m.meter.Int64ObservableGauge(BackendHealthState,
-		metric.WithDescription("1 for the backend's current health state, 0 for the others")); err != nil {
-		return nil, err
-	}
-	if m.breakerGauge, err = m.meter.Int64ObservableGauge(CircuitBreakerState,
-		metric.WithDescription("1 for the backend's current circuit state, 0 for the others")); err != nil {
 		return nil, err
 	}
 	return m, nil

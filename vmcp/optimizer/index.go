@@ -158,13 +158,10 @@ type scratch struct {
 	touched []int32
 }
 
-var scratchPool sync.Pool
+var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
 
 func getScratch(n int) *scratch {
-	sc, _ := scratchPool.Get().(*scratch)
-	if sc == nil {
-		sc = &scratch{}
-	}
+	sc := scratchPool.Get().(*scratch)
 	if len(sc.scores) < n {
 		sc.scores = make([]float64, n)
 		sc.state = make([]uint8, n)
@@ -186,14 +183,7 @@ func putScratch(sc *scratch) {
 func (ix *Index) Len() int { return ix.snap.Load().n }
 
 // Backends returns the backends that have tools in the index, sorted.
-func (ix *Index) Backends() []string {
-	s := ix.snap.Load()
-	out := make([]string, len(s.order))
-	for i, seg := range s.order {
-		out[i] = seg.backend
-	}
-	return out
-}
+func (ix *Index) Backends() []string { return slices.Sorted(maps.Keys(ix.snap.Load().segs)) }
 
 // Add indexes tools of backend, replacing any tool of the same name already
 // indexed for that backend and keeping its other tools. Tokenizing happens
@@ -343,9 +333,7 @@ func (ix *Index) Search(ctx context.Context, q Query, allowed ToolSet, limit int
 			continue
 		}
 		i := sort.Search(len(top), func(i int) bool { return better(score, d, &top[i]) })
-		top = append(top, Match{})
-		copy(top[i+1:], top[i:])
-		top[i] = Match{Key: d.key, Tool: d.tool, Score: score}
+		top = slices.Insert(top, i, Match{Key: d.key, Tool: d.tool, Score: score})
 		if len(top) > limit {
 			top = top[:limit]
 		}
@@ -432,23 +420,15 @@ func newDoc(backend string, t mcp.Tool) (*doc, error) {
 	}
 	tokenize(t.Name, maxFieldTokens, add(nameWeight))
 	tokenize(cmp.Or(t.Title, t.Annotations.Title)+"\n"+t.Description, maxFieldTokens, add(1))
-	var ptext []byte
-	for _, p := range params(t) {
-		ptext = append(ptext, p.name...)
-		ptext = append(ptext, '\n')
-		ptext = append(ptext, p.desc...)
-		ptext = append(ptext, '\n')
-	}
-	tokenize(string(ptext), maxFieldTokens, add(paramWeight))
+	tokenize(paramText(t), maxFieldTokens, add(paramWeight))
 	return d, nil
 }
 
-type param struct{ name, desc string }
-
-// params returns the top-level input-schema parameters of t, sorted by name,
-// from InputSchema or RawInputSchema.
-func params(t mcp.Tool) []param {
-	var out []param
+// paramText returns the top-level input-schema parameters of t (from
+// InputSchema or RawInputSchema) in name order, each as its name, then
+// its title and description, on lines of their own.
+func paramText(t mcp.Tool) string {
+	descs := map[string]string{}
 	if t.RawInputSchema != nil {
 		var raw struct {
 			Properties map[string]struct {
@@ -458,25 +438,27 @@ func params(t mcp.Tool) []param {
 		}
 		if json.Unmarshal(t.RawInputSchema, &raw) == nil {
 			for name, p := range raw.Properties {
-				out = append(out, param{name, p.Title + "\n" + p.Description})
+				descs[name] = p.Title + "\n" + p.Description
 			}
 		}
 	} else {
 		for name, p := range t.InputSchema.Properties {
+			m, _ := p.(map[string]any)
 			var desc string
-			if m, ok := p.(map[string]any); ok {
-				if s, ok := m["title"].(string); ok {
-					desc = s + "\n"
-				}
-				if s, ok := m["description"].(string); ok {
-					desc += s
-				}
+			if s, ok := m["title"].(string); ok {
+				desc = s + "\n"
 			}
-			out = append(out, param{name, desc})
+			if s, ok := m["description"].(string); ok {
+				desc += s
+			}
+			descs[name] = desc
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
+	var text strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(descs)) {
+		text.WriteString(name + "\n" + descs[name] + "\n")
+	}
+	return text.String()
 }
 
 // mergeDocs returns old with the documents of upd added, replacing those of
@@ -486,12 +468,7 @@ func mergeDocs(old, upd []*doc) []*doc {
 	for _, d := range upd {
 		replaced[d.key.Tool] = true
 	}
-	out := make([]*doc, 0, len(old)+len(upd))
-	for _, d := range old {
-		if !replaced[d.key.Tool] {
-			out = append(out, d)
-		}
-	}
+	out := slices.DeleteFunc(slices.Clone(old), func(d *doc) bool { return replaced[d.key.Tool] })
 	return append(out, upd...)
 }
 

@@ -3,7 +3,6 @@ package optimizer
 import (
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // maxFieldTokens bounds the number of tokens taken from one field of one tool
@@ -90,48 +89,34 @@ func tokenize(text string, maxTokens int, emit func(term string)) {
 		n++
 		return n < maxTokens
 	}
-	start := -1
-	var prev rune
+	// start is where the current word began (-1: between words); prev is
+	// the previous rune, at prevAt, and prev2 the one before it.
+	start, prevAt := -1, 0
+	var prev, prev2 rune
 	for i, r := range text {
-		isWordRune := unicode.IsLetter(r) || unicode.IsDigit(r)
-		if !isWordRune {
-			if start >= 0 {
-				if !word(text[start:i]) {
-					return
-				}
-				start = -1
-			}
-			prev = r
-			continue
-		}
-		if start < 0 {
-			start = i
-			prev = r
-			continue
-		}
-		// camelCase boundaries: aB (and 2B), and the last capital of an
-		// acronym followed by a lower-case letter (HTTPServer → HTTP|Server).
+		cut := -1 // where a camelCase boundary starts a new word
 		switch {
-		case unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)):
-			if !word(text[start:i]) {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			if start >= 0 && !word(text[start:i]) {
 				return
 			}
+			start = -1
+		case start < 0:
 			start = i
-		case unicode.IsLower(r) && unicode.IsUpper(prev):
-			// prev starts a new word if it was preceded by another capital.
-			_, size := utf8.DecodeLastRuneInString(text[:i])
-			ps := i - size
-			if ps > start {
-				pp, _ := utf8.DecodeLastRuneInString(text[:ps])
-				if unicode.IsUpper(pp) {
-					if !word(text[start:ps]) {
-						return
-					}
-					start = ps
-				}
-			}
+		// camelCase boundaries: aB (and 2B), and the last capital of an
+		// acronym followed by a lower-case letter (HTTPServer → HTTP|Server).
+		case unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)):
+			cut = i
+		case unicode.IsLower(r) && unicode.IsUpper(prev) && prevAt > start && unicode.IsUpper(prev2):
+			cut = prevAt
 		}
-		prev = r
+		if cut >= 0 {
+			if !word(text[start:cut]) {
+				return
+			}
+			start = cut
+		}
+		prev2, prev, prevAt = prev, r, i
 	}
 	if start >= 0 {
 		word(text[start:])
