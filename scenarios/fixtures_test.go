@@ -207,6 +207,10 @@ func brokenChecks(fixture string, sc scenarios.Scenario) []string {
 				faults = append(faults, "truncate")
 			}
 			faults = append(faults, "forged-event", "forged-resumed") // rejected, but not named
+			if streamable {                                           // answers without an answer: streamable HTTP only
+				faults = append(faults, "no-answer-202", "no-answer-empty-body", "no-answer-stream-ends")
+			}
+			faults = append(faults, "no-result")
 			for _, f := range faults {
 				for _, m := range []string{"tools/call", "resources/read", "prompts/get"} {
 					out = append(out, f+": "+m+" names beta")

@@ -41,7 +41,19 @@ func wrappingFaults() []wrappingFault {
 		// mcp-go's client takes both as its answer; a gateway must not.
 		{"forged-event", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedWrongIDEvent}}, false},
 		{"forged-resumed", faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: faults.MalformedWrongIDResumed}}, false},
+		// Answers that hold no answer (issue 12): 202 with no body, an empty
+		// JSON body, an event stream that ends before the response, and a
+		// response with neither result nor error. Each is a failure of
+		// beta, never an empty success.
+		{"no-answer-202", malformed(faults.MalformedAccepted), true},
+		{"no-answer-empty-body", malformed(faults.MalformedEmptyBody), true},
+		{"no-answer-stream-ends", malformed(faults.MalformedUnansweredSSE), true},
+		{"no-result", malformed(faults.MalformedNoResult), false},
 	}
+}
+
+func malformed(variant string) faults.Fault {
+	return faults.Fault{Kind: faults.KindMalformed, Params: &faults.Malformed{Variant: variant}}
 }
 
 // forged reports whether a call returned a fake backend's forged answer.
@@ -53,7 +65,7 @@ func forged(call *harness.Call) bool {
 func wrappingScenarios() []Scenario {
 	return variants("wrapping", AllVariants, func(v Variant) Scenario {
 		return Scenario{
-			Description: "a failing backend (crash, 403, reset, malformed, timeout, truncate, forged answers) is named in tools/call, resources/read and prompts/get errors; " +
+			Description: "a failing backend (crash, 403, reset, malformed, timeout, truncate, forged answers, answers without an answer) is named in tools/call, resources/read and prompts/get errors; " +
 				"the other backend keeps working in the same session; the session survives every backend failing; a backend's own isError passes through",
 			Labels:   []string{LabelWrapping},
 			Timeout:  60 * time.Second,
