@@ -2,6 +2,7 @@ package faults
 
 import (
 	"cmp"
+	"context"
 	"net/http"
 	"slices"
 )
@@ -103,9 +104,28 @@ func (p *Stall) HTTP(x *Exchange) bool {
 	if p.Stage == StageMidBody {
 		x.Stream.Inject([]byte("\n\n")) // end the cut event; the answer comes as its own
 	}
-	// The POST was answered already: the real answer goes to the stream.
-	x.Next.ServeHTTP(&sinkWriter{header: http.Header{}}, x.R)
+	// The POST was answered already and its connection closed: the real
+	// request goes on for as long as the stream lives, and its answer goes
+	// to the stream.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(x.R.Context()))
+	defer cancel()
+	stop := afterClose(x.Stream.Done(), cancel)
+	defer stop()
+	x.Next.ServeHTTP(&sinkWriter{header: http.Header{}}, x.R.WithContext(ctx))
 	return false
+}
+
+// afterClose calls f once done is closed, until stop is called.
+func afterClose(done <-chan struct{}, f func()) (stop func()) {
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			f()
+		case <-quit:
+		}
+	}()
+	return func() { close(quit) }
 }
 
 // sinkWriter is a ResponseWriter that discards everything.

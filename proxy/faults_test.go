@@ -204,3 +204,53 @@ func TestForgedVariantsThroughProxy(t *testing.T) {
 		})
 	}
 }
+
+// TestSSEStallReleasedByClear: on the legacy SSE transport a stall after
+// headers or in the middle of the answer's event holds the answer back from
+// the session stream; clearing the fault sends the real answer, and the
+// call gets it intact (a cut event is closed on its own, never inside the
+// answer that follows).
+func TestSSEStallReleasedByClear(t *testing.T) {
+	for _, stage := range []string{faults.StageAfterHeaders, faults.StageMidBody} {
+		t.Run(stage, func(t *testing.T) {
+			b := startBackend(t, "alpha", proxytest.SSE)
+			p := startProxy(t, b.URL)
+			s := dialSession(t, p.URL(), proxytest.SSE, true)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if _, err := s.c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.SetFaults([]byte(`[{kind: stall, stage: `+stage+`, match: {tool: echo}}]`), 0); err != nil {
+				t.Fatal(err)
+			}
+			type outcome struct {
+				res *mcp.CallToolResult
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				req := mcp.CallToolRequest{}
+				req.Params.Name, req.Params.Arguments = "echo", map[string]any{"text": "held"}
+				res, err := s.c.CallTool(ctx, req)
+				done <- outcome{res, err}
+			}()
+			select {
+			case o := <-done:
+				t.Fatalf("the stall did not hold the call: %+v, %v", o.res, o.err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			cleared := time.Now()
+			p.ClearFaults()
+			select {
+			case o := <-done:
+				if o.err != nil || o.res.IsError || len(o.res.Content) == 0 || !strings.Contains(mcp.GetTextFromContent(o.res.Content[0]), `"held"`) {
+					t.Fatalf("released %s stall: %+v, %v; want the echo's own answer", stage, o.res, o.err)
+				}
+				t.Logf("released %s after the clear", time.Since(cleared))
+			case <-time.After(5 * time.Second):
+				t.Fatal("clearing the faults did not release the call")
+			}
+		})
+	}
+}
