@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -178,9 +179,10 @@ func TestFaultKindsThroughRealClient(t *testing.T) {
 				}
 				// Requests are logged when their handler returns, which for a
 				// cut connection can be just after the client saw the error.
-				waitFor(t, 2*time.Second, "the faulted request in the log", func() bool {
+				testwait.For(t, 2*time.Second, "the faulted request in the log", func() bool {
 					return strings.HasPrefix(lastRecord(b, "tools/call", "echo").Fault, string(fc.fault.Kind)+"#0")
 				})
+
 			})
 		}
 	}
@@ -250,7 +252,7 @@ func TestCrashDownRefusesConnectionsUntilCleared(t *testing.T) {
 			}
 			// The pooled connection was cut (its first use may see EOF);
 			// new connections are refused, at once.
-			waitFor(t, 15*time.Second, "connection refused while down", func() bool {
+			testwait.For(t, 15*time.Second, "connection refused while down", func() bool {
 				_, err, took := call(c, "echo", map[string]any{"msg": "x"}, 5*time.Second)
 				if err == nil {
 					t.Fatal("call while down succeeded")
@@ -258,6 +260,7 @@ func TestCrashDownRefusesConnectionsUntilCleared(t *testing.T) {
 				atOnce(t, "call while down", err, took)
 				return errors.Is(err, syscall.ECONNREFUSED)
 			})
+
 			b.ClearFaults()
 			// Down is not a restart: a legacy session is still valid.
 			if res, err, _ := call(c, "echo", map[string]any{"msg": "back"}, 5*time.Second); err != nil || resultText(res) != `{"msg":"back"}` {
@@ -283,16 +286,18 @@ func TestScheduledDownWindow(t *testing.T) {
 		t.Logf("connected and called %s after start: %v", ready, err)
 	}
 	var down, up time.Duration
-	waitFor(t, at+window+5*time.Second, "the backend to go down", func() bool {
+	testwait.For(t, at+window+5*time.Second, "the backend to go down", func() bool {
 		_, err, _ := call(c, "greet", nil, time.Second)
 		down = time.Since(start)
 		return errors.Is(err, syscall.ECONNREFUSED)
 	})
-	waitFor(t, window+5*time.Second, "the backend to come back", func() bool {
+
+	testwait.For(t, window+5*time.Second, "the backend to come back", func() bool {
 		_, err, _ := call(c, "greet", nil, time.Second)
 		up = time.Since(start)
 		return err == nil
 	})
+
 	t.Logf("down seen %s after start, up again %s after start (window %s–%s)", down, up, at, at+window)
 	if down < at {
 		t.Fatalf("connection refused %s after start, before at (%s)", down, at)
@@ -342,7 +347,7 @@ func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
 					}
 					closeClient(c)
 				}
-				waitFor(t, 5*time.Second, "the stall to end when its client went away", stalled(0))
+				testwait.For(t, 5*time.Second, "the stall to end when its client went away", stalled(0))
 
 				// Held until cleared: clearing ends the stall at once.
 				type outcome struct {
@@ -362,9 +367,9 @@ func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
 					res, err, took := call(c2, "slow", nil, 10*time.Second)
 					done <- outcome{res, err, took}
 				}()
-				waitFor(t, 5*time.Second, "the second call to be held in the stall", stalled(1))
+				testwait.For(t, 5*time.Second, "the second call to be held in the stall", stalled(1))
 				if stage == faults.StageAfterProgress {
-					waitFor(t, 5*time.Second, "2 progress notifications", func() bool { return progress.Load() == 2 })
+					testwait.For(t, 5*time.Second, "2 progress notifications", func() bool { return progress.Load() == 2 })
 				}
 				select {
 				case o := <-done:
@@ -399,7 +404,7 @@ func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
 				if got := progress.Load(); stage == faults.StageAfterProgress && got != 2 {
 					t.Fatalf("%d progress notifications, want 2", got)
 				}
-				waitFor(t, 5*time.Second, "no stall left", stalled(0))
+				testwait.For(t, 5*time.Second, "no stall left", stalled(0))
 			})
 		}
 	}
@@ -414,7 +419,7 @@ func TestAddingFaultsDoesNotReleaseStalls(t *testing.T) {
 		_, err, _ := call(c, "slow", nil, 10*time.Second)
 		done <- err
 	}()
-	waitFor(t, 5*time.Second, "the call to be held", func() bool { return b.stalls.Load() == 1 })
+	testwait.For(t, 5*time.Second, "the call to be held", func() bool { return b.stalls.Load() == 1 })
 	// Adding faults (Go API and POST /faults) leaves the stall alone.
 	if err := b.AddFaults(Fault{Kind: faults.KindToolError, Match: Match{Tool: "echo"}, Params: &faults.ToolError{Text: "x"}}); err != nil {
 		t.Fatal(err)
@@ -598,7 +603,7 @@ func TestSSEFaultsOnTheStream(t *testing.T) {
 	t.Run("expire closes streams", func(t *testing.T) {
 		b := startBackend(t, testScript(t, TransportSSE, ProtocolLegacy))
 		c := connect(t, b, revLegacy)
-		waitFor(t, 2*time.Second, "the stream to register", func() bool { return b.SessionCount() == 1 })
+		testwait.For(t, 2*time.Second, "the stream to register", func() bool { return b.SessionCount() == 1 })
 		if n := b.ExpireSessions(); n != 1 {
 			t.Fatalf("expired %d, want 1", n)
 		}
@@ -630,7 +635,7 @@ func TestStopWithStalledRequestsIsBounded(t *testing.T) {
 		Fault{Kind: faults.KindStall, Match: Match{Method: "tools/call"}, Params: &faults.Stall{Stage: faults.StageAfterHeaders}}))
 	c := connect(t, b, revLegacy)
 	go func() { _, _, _ = call(c, "echo", nil, 10*time.Second) }()
-	waitFor(t, 2*time.Second, "a held request", func() bool { return b.InFlight() >= 1 })
+	testwait.For(t, 2*time.Second, "a held request", func() bool { return b.InFlight() >= 1 })
 	start := time.Now()
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
@@ -673,11 +678,12 @@ func TestStopThenRestartOnTheSamePort(t *testing.T) {
 	b.Stop()
 	// Pooled connections were dropped (their first use sees EOF); new
 	// connections are refused, at once.
-	waitFor(t, 15*time.Second, "connection refused after Stop", func() bool {
+	testwait.For(t, 15*time.Second, "connection refused after Stop", func() bool {
 		_, err, took := call(c, "greet", nil, 5*time.Second)
 		atOnce(t, "call to a stopped backend", err, took)
 		return errors.Is(err, syscall.ECONNREFUSED)
 	})
+
 	code, _ := adminDo(t, b, http.MethodGet, "/healthz", "", "")
 	if code != 200 {
 		t.Fatalf("control API while stopped: %d", code)
@@ -701,10 +707,11 @@ func TestStopThenRestartOnTheSamePort(t *testing.T) {
 	}
 	// A pooled keep-alive connection may still be in the shared transport
 	// (its first use sees EOF); new connections are refused.
-	waitFor(t, 2*time.Second, "connection refused after POST /stop", func() bool {
+	testwait.For(t, 2*time.Second, "connection refused after POST /stop", func() bool {
 		_, err := dial(b, revLegacy)
 		return errors.Is(err, syscall.ECONNREFUSED)
 	})
+
 }
 
 func TestFlapThroughRealClient(t *testing.T) {
@@ -809,11 +816,12 @@ func TestTemplatesProgressAndRequestLogThroughRealClient(t *testing.T) {
 			}
 			// Notifications are sent before the result on the same stream,
 			// but handled on the client's own goroutine: wait (bounded).
-			waitFor(t, 2*time.Second, "3 progress notifications", func() bool {
+			testwait.For(t, 2*time.Second, "3 progress notifications", func() bool {
 				mu.Lock()
 				defer mu.Unlock()
 				return len(progress) >= 3
 			})
+
 			mu.Lock()
 			got := fmt.Sprint(progress)
 			mu.Unlock()
@@ -824,10 +832,11 @@ func TestTemplatesProgressAndRequestLogThroughRealClient(t *testing.T) {
 			// The log has the call with its time and duration: the tool
 			// sleeps 3×20ms, so at least 60ms.
 			var rec RequestRecord
-			waitFor(t, 2*time.Second, "the ticker call in the log", func() bool {
+			testwait.For(t, 2*time.Second, "the ticker call in the log", func() bool {
 				rec = lastRecord(b, "tools/call", "ticker")
 				return rec.Method != ""
 			})
+
 			if rec.Time.Before(before) || rec.Time.After(after) {
 				t.Fatalf("record time %s outside the call [%s, %s]", rec.Time, before, after)
 			}

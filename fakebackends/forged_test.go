@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 )
 
 // TestMalformedForgedVariants: the two forging variants of malformed send
@@ -45,7 +46,7 @@ func TestMalformedForgedVariants(t *testing.T) {
 						}
 						return n
 					}
-					waitFor(t, 10*time.Second, "the resuming GET in the request log", func() bool { return gets() >= 1 })
+					testwait.For(t, 10*time.Second, "the resuming GET in the request log", func() bool { return gets() >= 1 })
 					if n := gets(); n != 1 {
 						t.Errorf("%d resuming GETs answered with the forged answer, want 1", n)
 					}

@@ -155,17 +155,4 @@ func atOnce(t *testing.T, what string, err error, took time.Duration) {
 	t.Logf("%s: failed after %s", what, took)
 }
 
-// waitFor polls cond until it holds or the timeout ends.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s", timeout, what)
-}
-
 func ptr[T any](v T) *T { return &v }

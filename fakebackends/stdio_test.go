@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -160,7 +161,7 @@ func TestStdioStallHoldsUntilDeadlineOrClear(t *testing.T) {
 	if code, body := stdioAdmin(t, admin, http.MethodDelete, "/faults"); code != 200 {
 		t.Fatalf("DELETE /faults: %d %s", code, body)
 	}
-	waitFor(t, 5*time.Second, "the released line in the request log", slowDone)
+	testwait.For(t, 5*time.Second, "the released line in the request log", slowDone)
 	if res, err, _ := call(c, "slow", nil, 5*time.Second); err != nil || resultText(res) != "done" {
 		t.Fatalf("slow after the clear: %q, %v", resultText(res), err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -106,7 +107,7 @@ func TestClientCancelPropagates(t *testing.T) {
 		if err == nil {
 			t.Fatal("call succeeded")
 		}
-		waitFor(t, 3*time.Second, func() bool { return countMethod(b, "notifications/cancelled") > before })
+		testwait.For(t, 3*time.Second, "the condition", func() bool { return countMethod(b, "notifications/cancelled") > before })
 		t.Logf("modern=%v: backend told notifications/cancelled %v after the call started", modern, time.Since(start))
 		b.ClearFaults()
 		if res, _ := callTool(t, c, "beta_echo", nil); res.IsError {
@@ -136,13 +137,13 @@ func TestNotificationsCancelledFromClient(t *testing.T) {
 		})
 		took = time.Since(start)
 	}()
-	waitFor(t, 3*time.Second, func() bool { return b.InFlight() > 0 })
+	testwait.For(t, 3*time.Second, "the condition", func() bool { return b.InFlight() > 0 })
 	if _, err := rawPost(ctxT(t, 5*time.Second), g.URL(), session, map[string]any{
 		"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 4242, "reason": "user"},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 3*time.Second, func() bool { return countMethod(b, "notifications/cancelled") > 0 })
+	testwait.For(t, 3*time.Second, "the condition", func() bool { return countMethod(b, "notifications/cancelled") > 0 })
 	wg.Wait()
 	t.Logf("cancelled call returned after %v: %v %v", took, resp, callErr)
 	if took > 2*time.Second {
@@ -216,7 +217,7 @@ func TestBoundedShutdownWithStalledBackends(t *testing.T) {
 			_, _ = c.CallTool(ctxT(t, 20*time.Second), req)
 		}()
 	}
-	waitFor(t, 3*time.Second, func() bool { return b.InFlight() >= len(clients) })
+	testwait.For(t, 3*time.Second, "the condition", func() bool { return b.InFlight() >= len(clients) })
 	start := time.Now()
 	if err := g.Shutdown(ctxT(t, 10*time.Second)); err != nil {
 		t.Errorf("shutdown: %v", err)

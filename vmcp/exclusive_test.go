@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -27,7 +28,7 @@ func TestKeepaliveProbeAndReinitNeverOverlap(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := connect(t, g.URL(), false)
-	eventually(t, 10*time.Second, "a stalled keepalive probe", func() bool { return beta.InFlight() == 1 })
+	testwait.For(t, 10*time.Second, "a stalled keepalive probe", func() bool { return beta.InFlight() == 1 })
 	inits := countTool(beta.Requests(), "initialize", "")
 	beta.ExpireSessions()
 

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 )
 
 // forgingBackend is a streamable-HTTP backend, hand-written around an
@@ -165,7 +166,7 @@ func TestForgedAnswersFromFakeBackend(t *testing.T) {
 				// The gateway did resume (so the resumed stream was
 				// checked). The fake logs a request when its handler
 				// returns: wait for it, bounded.
-				eventually(t, 10*time.Second, "the gateway's resuming GET in beta's request log", func() bool {
+				testwait.For(t, 10*time.Second, "the gateway's resuming GET in beta's request log", func() bool {
 					for _, r := range b.Requests() {
 						if r.HTTPMethod == http.MethodGet && strings.Contains(r.Fault, variant) {
 							return true
@@ -173,6 +174,7 @@ func TestForgedAnswersFromFakeBackend(t *testing.T) {
 					}
 					return false
 				})
+
 			}
 		})
 	}

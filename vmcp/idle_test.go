@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 )
 
 func TestIdleSessionsAreClosed(t *testing.T) {
@@ -46,5 +47,5 @@ func TestIdleSessionsAreClosed(t *testing.T) {
 		t.Fatalf("request on an idle-closed session: %v; want session terminated (404)", err)
 	}
 	// Its backend session was closed too.
-	eventually(t, 5*time.Second, "beta's session to be closed", func() bool { return beta.SessionCount() == 1 })
+	testwait.For(t, 5*time.Second, "beta's session to be closed", func() bool { return beta.SessionCount() == 1 })
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -37,10 +38,11 @@ func TestKeepalivePingOnStatelessConnectionFails(t *testing.T) {
 	if res, _ := callTool(t, c, "beta_ok", nil); res.IsError {
 		t.Fatalf("beta (modern-only, reached by fallback) in a legacy session: %s", resultText(res))
 	}
-	eventually(t, 10*time.Second, "keepalive ping to fail twice and disable itself", func() bool {
+	testwait.For(t, 10*time.Second, "keepalive ping to fail twice and disable itself", func() bool {
 		k := healthOf(t, g).Backends["beta"].Keepalive
 		return !k.Enabled && k.ConsecutiveFailures == 2
 	})
+
 	st, _ := g.Session(c.GetSessionId())
 	ms, _ := st.BackendState("beta")
 	if !strings.Contains(ms.LastError, "ping") || !strings.Contains(ms.LastError, "tool:<name>") {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -57,7 +58,7 @@ const listChangedCfg = "timeouts: {call: 2s, initialize: 2s}\nhealth: {interval:
 func TestListChangedWhenBackendLeavesAndRejoins(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+listChangedCfg)
-	eventually(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+	testwait.For(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
 	c, notes := listeningClient(t, g.URL())
 	if !hasPrefix(toolNames(t, c), "beta_") {
 		t.Fatal("beta missing at start")
@@ -65,12 +66,12 @@ func TestListChangedWhenBackendLeavesAndRejoins(t *testing.T) {
 	if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "a list_changed notification", func() bool { return notes.Load() >= 1 })
+	testwait.For(t, 5*time.Second, "a list_changed notification", func() bool { return notes.Load() >= 1 })
 	if names := toolNames(t, c); hasPrefix(names, "beta_") || !hasPrefix(names, "alpha_") {
 		t.Fatalf("tools after beta left: %v", names)
 	}
 	beta.ClearFaults()
-	eventually(t, 5*time.Second, "a second list_changed notification", func() bool { return notes.Load() >= 2 })
+	testwait.For(t, 5*time.Second, "a second list_changed notification", func() bool { return notes.Load() >= 2 })
 	if !hasPrefix(toolNames(t, c), "beta_") {
 		t.Fatal("beta did not rejoin the live session")
 	}
@@ -85,13 +86,13 @@ func TestListChangedLateJoinOfBackendDownAtSessionStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+listChangedCfg)
-	eventually(t, 5*time.Second, "beta unhealthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
+	testwait.For(t, 5*time.Second, "beta unhealthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
 	c, notes := listeningClient(t, g.URL())
 	if hasPrefix(toolNames(t, c), "beta_") {
 		t.Fatal("unhealthy beta in a new session")
 	}
 	beta.ClearFaults()
-	eventually(t, 5*time.Second, "beta to join the live session", func() bool { return notes.Load() >= 1 && hasPrefix(toolNames(t, c), "beta_") })
+	testwait.For(t, 5*time.Second, "beta to join the live session", func() bool { return notes.Load() >= 1 && hasPrefix(toolNames(t, c), "beta_") })
 	if res, _ := callTool(t, c, "beta_ok", nil); res.IsError || resultText(res) != "fine" {
 		t.Fatalf("late-joined beta: %q", resultText(res))
 	}
@@ -104,7 +105,7 @@ func TestListChangedLateJoinOfBackendDownAtSessionStart(t *testing.T) {
 func TestListChangedReindexesOptimizer(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+listChangedCfg+"optimizer: {enabled: true}\n")
-	eventually(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+	testwait.For(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
 	c, notes := listeningClient(t, g.URL())
 	find := func() string {
 		res, _ := callTool(t, c, "find_tool", map[string]any{"tool_description": "always fine", "tool_keywords": []string{"ok", "fine"}})
@@ -116,12 +117,12 @@ func TestListChangedReindexesOptimizer(t *testing.T) {
 	if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "beta to leave", func() bool { return notes.Load() >= 1 })
+	testwait.For(t, 5*time.Second, "beta to leave", func() bool { return notes.Load() >= 1 })
 	if out := find(); strings.Contains(out, "beta_") {
 		t.Fatalf("find_tool returns beta's tools after beta left: %s", out)
 	}
 	beta.ClearFaults()
-	eventually(t, 5*time.Second, "beta to rejoin", func() bool { return notes.Load() >= 2 })
+	testwait.For(t, 5*time.Second, "beta to rejoin", func() bool { return notes.Load() >= 2 })
 	if out := find(); !strings.Contains(out, "beta_ok") {
 		t.Fatalf("find_tool after beta rejoined: %s", out)
 	}
@@ -134,7 +135,7 @@ func TestListChangedOffByDefault(t *testing.T) {
 	if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "beta unhealthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
+	testwait.For(t, 5*time.Second, "beta unhealthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
 	time.Sleep(100 * time.Millisecond)
 	if notes.Load() != 0 || !hasPrefix(toolNames(t, c), "beta_") {
 		t.Fatalf("without listChanged the live session changed: %d notifications", notes.Load())
@@ -150,7 +151,7 @@ func TestListChangedUpdatesApplyInOrder(t *testing.T) {
 	// No health monitor loop: the test drives the tracker itself.
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+"timeouts: {call: 2s, initialize: 2s}\nhealth: {interval: 1h, timeout: 1s, unhealthyThreshold: 1}\nnotifications: {listChanged: true}\n")
 	// The monitor's one probe (at start) lands before the flips.
-	eventually(t, 10*time.Second, "the first probe", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+	testwait.For(t, 10*time.Second, "the first probe", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
 	c, _ := listeningClient(t, g.URL())
 	if !hasPrefix(toolNames(t, c), "beta_") {
 		t.Fatal("beta missing at start")
@@ -161,7 +162,7 @@ func TestListChangedUpdatesApplyInOrder(t *testing.T) {
 			vmcp.RecordHealth(g, "beta", boom) // → unhealthy: hide
 			vmcp.RecordHealth(g, "beta", nil)  // → degraded: show
 		}
-		eventually(t, 10*time.Second, "view updates to settle", func() bool { return vmcp.ViewUpdatesIdle(g) })
+		testwait.For(t, 10*time.Second, "view updates to settle", func() bool { return vmcp.ViewUpdatesIdle(g) })
 		if st := healthOf(t, g).Backends["beta"].Status; st != "degraded" {
 			t.Fatalf("beta %s after the flips, want degraded", st)
 		}
@@ -174,7 +175,7 @@ func TestListChangedUpdatesApplyInOrder(t *testing.T) {
 		vmcp.RecordHealth(g, "beta", nil)
 		vmcp.RecordHealth(g, "beta", boom)
 	}
-	eventually(t, 10*time.Second, "view updates to settle", func() bool { return vmcp.ViewUpdatesIdle(g) })
+	testwait.For(t, 10*time.Second, "view updates to settle", func() bool { return vmcp.ViewUpdatesIdle(g) })
 	if hasPrefix(toolNames(t, c), "beta_") {
 		t.Fatal("beta is unhealthy but still in the live session")
 	}

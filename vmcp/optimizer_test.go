@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -787,9 +788,9 @@ func flapBeta(t *testing.T, beta *fakebackends.Backend, notes *atomic.Int32, n i
 		if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 15*time.Second, fmt.Sprintf("beta to leave (flap %d)", i), func() bool { return notes.Load() >= int32(2*i+1) })
+		testwait.For(t, 15*time.Second, fmt.Sprintf("beta to leave (flap %d)", i), func() bool { return notes.Load() >= int32(2*i+1) })
 		beta.ClearFaults()
-		eventually(t, 15*time.Second, fmt.Sprintf("beta to rejoin (flap %d)", i), func() bool { return notes.Load() >= int32(2*i+2) })
+		testwait.For(t, 15*time.Second, fmt.Sprintf("beta to rejoin (flap %d)", i), func() bool { return notes.Load() >= int32(2*i+2) })
 	}
 }
 
@@ -802,7 +803,7 @@ func flapBeta(t *testing.T, beta *fakebackends.Backend, notes *atomic.Int32, n i
 func TestOptimizerFindToolDuringReindex(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+optimizerFlapCfg)
-	eventually(t, 15*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+	testwait.For(t, 15*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
 	c, notes := listeningClient(t, g.URL())
 	if fr := findTool(t, c, "echo"); !slices.Contains(fr.names(), "alpha_echo") || !slices.Contains(fr.names(), "beta_echo") {
 		t.Fatalf("find_tool(echo) at start = %v", fr.names())
@@ -874,10 +875,11 @@ func TestOptimizerFindToolDuringReindex(t *testing.T) {
 func TestOptimizerLiveSessionLosesEveryBackend(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+optimizerFlapCfg)
-	eventually(t, 15*time.Second, "both healthy", func() bool {
+	testwait.For(t, 15*time.Second, "both healthy", func() bool {
 		h := healthOf(t, g)
 		return h.Backends["alpha"].Status == "healthy" && h.Backends["beta"].Status == "healthy"
 	})
+
 	c, notes := listeningClient(t, g.URL())
 	down := faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}
 
@@ -885,7 +887,7 @@ func TestOptimizerLiveSessionLosesEveryBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(beta.ClearFaults)
-	eventually(t, 15*time.Second, "beta to leave", func() bool { return notes.Load() >= 1 })
+	testwait.For(t, 15*time.Second, "beta to leave", func() bool { return notes.Load() >= 1 })
 	for _, q := range []string{"echo", "always fine", "beta ok", "ok"} {
 		fr := findTool(t, c, q, "beta", "ok")
 		if hasPrefix(fr.names(), "beta_") || (q == "echo" && !slices.Contains(fr.names(), "alpha_echo")) {
@@ -905,7 +907,7 @@ func TestOptimizerLiveSessionLosesEveryBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(alpha.ClearFaults)
-	eventually(t, 15*time.Second, "alpha to leave", func() bool { return notes.Load() >= 2 })
+	testwait.For(t, 15*time.Second, "alpha to leave", func() bool { return notes.Load() >= 2 })
 	fr := findTool(t, c, "echo")
 	want := []string{`backend "alpha" unavailable: unhealthy (health check)`, `backend "beta" unavailable: unhealthy (health check)`}
 	if len(fr.Tools) != 0 || !strings.HasPrefix(fr.Message, vmcp.MsgNoBackend+": ") ||
@@ -918,7 +920,7 @@ func TestOptimizerLiveSessionLosesEveryBackend(t *testing.T) {
 
 	alpha.ClearFaults()
 	beta.ClearFaults()
-	eventually(t, 15*time.Second, "both to rejoin", func() bool { return notes.Load() >= 4 })
+	testwait.For(t, 15*time.Second, "both to rejoin", func() bool { return notes.Load() >= 4 })
 	if fr := findTool(t, c, "echo"); !slices.Contains(fr.names(), "alpha_echo") || !slices.Contains(fr.names(), "beta_echo") || fr.Message != "" {
 		t.Errorf("after both rejoined: find_tool(echo) = %v, message %q", fr.names(), fr.Message)
 	}
@@ -955,7 +957,7 @@ func TestOptimizerExcludesBackendFailingProbesOnly(t *testing.T) {
 			}
 			g := startGateway(t, backendsYAML(map[string]string{"beta": "    probe: \"tool:health\"\n"}, a, b)+
 				optimizerCfg+loadProofHealth)
-			eventually(t, 15*time.Second, "beta "+tc.state, func() bool { return healthOf(t, g).Backends["beta"].Status == tc.state })
+			testwait.For(t, 15*time.Second, "beta "+tc.state, func() bool { return healthOf(t, g).Backends["beta"].Status == tc.state })
 
 			// Beta itself still answers initialize and tools/list.
 			direct := connect(t, b.URL(), false)
@@ -987,7 +989,7 @@ func TestOptimizerExcludesBackendFailingProbesOnly(t *testing.T) {
 
 			// Probes pass again: new sessions include beta.
 			b.ClearFaults()
-			eventually(t, 15*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+			testwait.For(t, 15*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
 			c := connect(t, g.URL(), false)
 			if fr := findTool(t, c, "another tool of beta"); len(fr.Tools) == 0 || fr.Tools[0].Name != "beta_other" {
 				t.Fatalf("after recovery: find_tool = %v", fr.names())
@@ -1037,7 +1039,7 @@ func TestOptimizerStatelessExclusionPerRequest(t *testing.T) {
 	probe := "    probe: \"tool:health\"\n"
 	g := startGateway(t, backendsYAML(map[string]string{"alpha": probe, "beta": probe}, a, b)+
 		optimizerCfg+loadProofHealth)
-	eventually(t, 15*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+	testwait.For(t, 15*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
 	modern := connect(t, g.URL(), true)
 	legacy := connect(t, g.URL(), false)
 	for name, c := range map[string]*client.Client{"modern": modern, "legacy": legacy} {
@@ -1055,7 +1057,7 @@ func TestOptimizerStatelessExclusionPerRequest(t *testing.T) {
 		t.Cleanup(fb.ClearFaults)
 	}
 	forbid(b)
-	eventually(t, 15*time.Second, "beta unauthenticated", func() bool { return healthOf(t, g).Backends["beta"].Status == "unauthenticated" })
+	testwait.For(t, 15*time.Second, "beta unauthenticated", func() bool { return healthOf(t, g).Backends["beta"].Status == "unauthenticated" })
 	for _, q := range []string{"another tool of beta", "echo", "beta other", "health check"} {
 		fr := findTool(t, modern, q, "echo", "beta")
 		if hasPrefix(fr.names(), "beta_") || !slices.Contains(fr.names(), "alpha_echo") {
@@ -1078,7 +1080,7 @@ func TestOptimizerStatelessExclusionPerRequest(t *testing.T) {
 	}
 
 	forbid(a)
-	eventually(t, 15*time.Second, "alpha unauthenticated", func() bool { return healthOf(t, g).Backends["alpha"].Status == "unauthenticated" })
+	testwait.For(t, 15*time.Second, "alpha unauthenticated", func() bool { return healthOf(t, g).Backends["alpha"].Status == "unauthenticated" })
 	fr := findTool(t, modern, "echo")
 	wantMsg := vmcp.MsgNoBackend + `: backend "alpha" unavailable: unauthenticated (health check); backend "beta" unavailable: unauthenticated (health check)`
 	if len(fr.Tools) != 0 || fr.Message != wantMsg {
@@ -1087,10 +1089,11 @@ func TestOptimizerStatelessExclusionPerRequest(t *testing.T) {
 
 	a.ClearFaults()
 	b.ClearFaults()
-	eventually(t, 15*time.Second, "both healthy", func() bool {
+	testwait.For(t, 15*time.Second, "both healthy", func() bool {
 		h := healthOf(t, g)
 		return h.Backends["alpha"].Status == "healthy" && h.Backends["beta"].Status == "healthy"
 	})
+
 	if fr := findTool(t, modern, "another tool of beta"); len(fr.Tools) == 0 || fr.Tools[0].Name != "beta_other" {
 		t.Errorf("modern, beta healthy again: find_tool = %v", fr.names())
 	}

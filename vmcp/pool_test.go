@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -68,7 +69,7 @@ func TestPoolReconnectsUnderLoad(t *testing.T) {
 	}
 	for range 5 {
 		before := calls.Load()
-		waitFor(t, 10*time.Second, func() bool { return calls.Load() >= before+workers })
+		testwait.For(t, 10*time.Second, "the condition", func() bool { return calls.Load() >= before+workers })
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := b.Restart(ctx)
 		cancel()
@@ -77,7 +78,7 @@ func TestPoolReconnectsUnderLoad(t *testing.T) {
 		}
 	}
 	before := calls.Load()
-	waitFor(t, 10*time.Second, func() bool { return calls.Load() >= before+workers })
+	testwait.For(t, 10*time.Second, "the condition", func() bool { return calls.Load() >= before+workers })
 	stop.Store(true)
 	wg.Wait()
 	t.Logf("%d calls during 5 restarts, %d failed", calls.Load(), failures.Load())

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -34,7 +35,7 @@ func TestHealthProbeMethodsReachTheBackend(t *testing.T) {
 			beta := startFake(t, autoBetaScript)
 			g := startGateway(t, backendsYAML(map[string]string{"beta": "    probe: \"" + tc.probe + "\"\n"}, beta)+
 				"timeouts: {initialize: 2s}\nhealth: {interval: 200ms, timeout: 150ms, unhealthyThreshold: 2}\n")
-			eventually(t, 10*time.Second, "3 probes at the backend", func() bool { return countTool(beta.Requests(), tc.method, tc.tool) >= 3 })
+			testwait.For(t, 10*time.Second, "3 probes at the backend", func() bool { return countTool(beta.Requests(), tc.method, tc.tool) >= 3 })
 			if s := healthOf(t, g).Backends["beta"].Status; s != "healthy" && s != "degraded" {
 				t.Fatalf("beta %s while its probes succeed", s)
 			}
@@ -45,11 +46,11 @@ func TestHealthProbeMethodsReachTheBackend(t *testing.T) {
 			}
 
 			beta.Stop()
-			eventually(t, 10*time.Second, "beta unhealthy while stopped", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
+			testwait.For(t, 10*time.Second, "beta unhealthy while stopped", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
 			if err := beta.Restart(ctxT(t, 5*time.Second)); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 10*time.Second, "beta usable after restart", func() bool {
+			testwait.For(t, 10*time.Second, "beta usable after restart", func() bool {
 				s := healthOf(t, g).Backends["beta"].Status
 				return s == "healthy" || s == "degraded"
 			})
@@ -57,7 +58,7 @@ func TestHealthProbeMethodsReachTheBackend(t *testing.T) {
 			if err := beta.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: tc.method}, Params: &faults.HTTPStatus{Status: 403}}); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 10*time.Second, "beta unauthenticated on 403 probes", func() bool { return healthOf(t, g).Backends["beta"].Status == "unauthenticated" })
+			testwait.For(t, 10*time.Second, "beta unauthenticated on 403 probes", func() bool { return healthOf(t, g).Backends["beta"].Status == "unauthenticated" })
 			if e := healthOf(t, g).Backends["beta"].LastError; !strings.Contains(e, "403") {
 				t.Fatalf("lastError %q does not name the 403", e)
 			}
@@ -84,11 +85,11 @@ func TestHealthProbeTimeoutIsATimeout(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	g := startGateway(t, backendsYAML(nil, beta)+"timeouts: {initialize: 2s}\nhealth: {interval: 400ms, timeout: 200ms, unhealthyThreshold: 1}\n",
 		vmcp.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
-	eventually(t, 10*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+	testwait.For(t, 10*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
 	if err := beta.SetFaults(faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/list"}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "beta unhealthy from stalled probes", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
+	testwait.For(t, 10*time.Second, "beta unhealthy from stalled probes", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
 	if e := healthOf(t, g).Backends["beta"].LastError; !strings.Contains(e, "timed out after 200ms") || strings.Contains(e, "cancel") {
 		t.Fatalf("lastError %q, want a timeout after 200ms", e)
 	}

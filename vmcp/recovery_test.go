@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
@@ -167,7 +168,7 @@ func TestSessionStateTransitions(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, func() bool { _, ok := g.Session(id); return !ok })
+	testwait.For(t, 5*time.Second, "the condition", func() bool { _, ok := g.Session(id); return !ok })
 }
 
 // TestSessionStartsWithoutDeadBackend: a backend that cannot be reached at
@@ -236,18 +237,6 @@ func getJSON(t *testing.T, url string, v any) {
 	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// waitFor polls cond until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", d)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -57,17 +58,6 @@ func counter(t *testing.T, r *sdkmetric.ManualReader, name string, kv ...attribu
 		}
 	}
 	return 0
-}
-
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 const resBetaScript = `name: beta
@@ -143,7 +133,7 @@ func TestBreakerOpensFailsFastAndRecoversWithExactTransitions(t *testing.T) {
 	}
 	// The backend recovers; after openTimeout one trial closes the circuit.
 	beta.ClearFaults()
-	eventually(t, 10*time.Second, "half-open after openTimeout", func() bool { return g.Health().Backends["beta"].CircuitState == "half-open" })
+	testwait.For(t, 10*time.Second, "half-open after openTimeout", func() bool { return g.Health().Backends["beta"].CircuitState == "half-open" })
 	if res, _ := callTool(t, c, "beta_echo", map[string]any{"x": 1}); res.IsError {
 		t.Fatalf("trial call: %q", resultText(res))
 	}
@@ -182,7 +172,7 @@ func TestHalfOpenAdmitsOneTrialUnder50Callers(t *testing.T) {
 	if err := beta.SetFaults(faults.Fault{Kind: faults.KindStall, Match: faults.Match{Tool: "echo"}, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "half-open", func() bool { return g.Health().Backends["beta"].CircuitState == "half-open" })
+	testwait.For(t, 10*time.Second, "half-open", func() bool { return g.Health().Backends["beta"].CircuitState == "half-open" })
 	before := betaCalls(beta, "echo")
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -211,7 +201,7 @@ func TestHalfOpenAdmitsOneTrialUnder50Callers(t *testing.T) {
 			}
 		}(clients[i%len(clients)])
 	}
-	eventually(t, 15*time.Second, "49 callers refused while the trial is stalled", func() bool { return returned.Load() == 49 })
+	testwait.For(t, 15*time.Second, "49 callers refused while the trial is stalled", func() bool { return returned.Load() == 49 })
 	if n := beta.InFlight(); n != 1 {
 		t.Fatalf("%d requests in flight at beta, want the one trial", n)
 	}
@@ -264,11 +254,11 @@ func TestHealthMonitorExcludesUnhealthyBackendsFromNewSessions(t *testing.T) {
 	alpha := startFake(t, resAlphaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+
 		"timeouts: {call: 2s, initialize: 2s}\nhealth: {interval: 300ms, timeout: 250ms, unhealthyThreshold: 2}\n")
-	eventually(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
+	testwait.For(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
 	if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "beta unhealthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
+	testwait.For(t, 5*time.Second, "beta unhealthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
 	h := healthOf(t, g)
 	if hb := h.Backends["beta"]; hb.ConsecutiveFailures < 2 || hb.LastError == "" || hb.LastCheckTime == nil {
 		t.Fatalf("beta health %+v", hb)
@@ -305,10 +295,11 @@ func TestHealthMonitorExcludesUnhealthyBackendsFromNewSessions(t *testing.T) {
 	}
 	// Recovery: probes bring it back; new sessions include it.
 	beta.ClearFaults()
-	eventually(t, 5*time.Second, "beta usable again", func() bool {
+	testwait.For(t, 5*time.Second, "beta usable again", func() bool {
 		s := healthOf(t, g).Backends["beta"].Status
 		return s == "healthy" || s == "degraded"
 	})
+
 	c2 := connect(t, g.URL(), false)
 	if res, _ := callTool(t, c2, "beta_ok", nil); res.IsError || resultText(res) != "fine" {
 		t.Fatalf("beta after recovery: %q", resultText(res))
@@ -321,7 +312,7 @@ func TestHealthUnauthenticatedOn403Probe(t *testing.T) {
 	if err := beta.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/list"}, Params: &faults.HTTPStatus{Status: 403}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "beta unauthenticated", func() bool { return healthOf(t, g).Backends["beta"].Status == "unauthenticated" })
+	testwait.For(t, 5*time.Second, "beta unauthenticated", func() bool { return healthOf(t, g).Backends["beta"].Status == "unauthenticated" })
 }
 
 func TestKeepaliveCountersThroughGateway(t *testing.T) {
@@ -333,7 +324,7 @@ func TestKeepaliveCountersThroughGateway(t *testing.T) {
 		vmcp.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	connect(t, g.URL(), false)
 	b := attribute.String("backend_id", "beta")
-	eventually(t, 5*time.Second, "3 keepalive probes", func() bool { return betaCalls(beta, "ok") >= 3 })
+	testwait.For(t, 5*time.Second, "3 keepalive probes", func() bool { return betaCalls(beta, "ok") >= 3 })
 	// Gaps between probes stay within interval ± jitter (generous slack
 	// below for a loaded machine; measured gaps are logged).
 	var last time.Time
@@ -352,7 +343,7 @@ func TestKeepaliveCountersThroughGateway(t *testing.T) {
 	if err := beta.SetFaults(faults.Fault{Kind: faults.KindToolError, Match: faults.Match{Tool: "ok"}, Params: &faults.ToolError{Text: "sick"}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "keepalive auto-disabled", func() bool { return !healthOf(t, g).Backends["beta"].Keepalive.Enabled })
+	testwait.For(t, 5*time.Second, "keepalive auto-disabled", func() bool { return !healthOf(t, g).Backends["beta"].Keepalive.Enabled })
 	if n := counter(t, reader, "vmcp_keepalive_failure_total", b, attribute.String("reason", "tool_call_failed")); n != 2 {
 		t.Fatalf("failures = %d, want exactly maxFailures (2)", n)
 	}
@@ -360,7 +351,7 @@ func TestKeepaliveCountersThroughGateway(t *testing.T) {
 		t.Fatalf("auto_disabled = %d, want 1", n)
 	}
 	beta.ClearFaults()
-	eventually(t, 5*time.Second, "keepalive re-enabled after probeAfter", func() bool { return healthOf(t, g).Backends["beta"].Keepalive.Enabled })
+	testwait.For(t, 5*time.Second, "keepalive re-enabled after probeAfter", func() bool { return healthOf(t, g).Backends["beta"].Keepalive.Enabled })
 	attempts := counter(t, reader, "vmcp_keepalive_attempt_total", b)
 	successes := counter(t, reader, "vmcp_keepalive_success_total", b)
 	failures := counter(t, reader, "vmcp_keepalive_failure_total", b, attribute.String("reason", "tool_call_failed"))
@@ -507,7 +498,7 @@ func TestHealthJSONExactKeys(t *testing.T) {
 	g := startGateway(t, backendsYAML(map[string]string{
 		"beta": "    keepalive: {method: \"tool:ok\", interval: 1h}\n",
 	}, beta)+"health: {interval: 300ms, timeout: 250ms}\nbreaker: {failureThreshold: 5}\n")
-	eventually(t, 10*time.Second, "a probe result", func() bool { return healthOf(t, g).Backends["beta"].LastCheckTime != nil })
+	testwait.For(t, 10*time.Second, "a probe result", func() bool { return healthOf(t, g).Backends["beta"].LastCheckTime != nil })
 	var raw map[string]any
 	getJSON(t, "http://"+g.Addr()+"/api/backends/health", &raw)
 	keys := func(v any) []string {
@@ -567,15 +558,16 @@ func TestKeepaliveStopsWhenSessionCloses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "keepalive probes", func() bool { return betaCalls(beta, "ok") >= 2 })
+	testwait.For(t, 10*time.Second, "keepalive probes", func() bool { return betaCalls(beta, "ok") >= 2 })
 	id := c.GetSessionId()
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the session to close", func() bool { _, ok := g.Session(id); return !ok })
-	eventually(t, 10*time.Second, "keepalive gone from the health API", func() bool {
+	testwait.For(t, 10*time.Second, "the session to close", func() bool { _, ok := g.Session(id); return !ok })
+	testwait.For(t, 10*time.Second, "keepalive gone from the health API", func() bool {
 		return healthOf(t, g).Backends["beta"].Keepalive.ConsecutiveFailures == 0 && sessionsWithKeepalive(t, g) == 0
 	})
+
 	n := betaCalls(beta, "ok")
 	// Ten intervals without a probe: the keeper is stopped (Stop waits for
 	// its goroutine), so none can come; the wait only gives a leak a chance

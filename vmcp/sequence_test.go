@@ -10,6 +10,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -76,7 +77,7 @@ func TestSequenceHealthyUnhealthyOpenHalfOpenClosedAfterRestart(t *testing.T) {
 	}
 
 	// healthy
-	eventually(t, 10*time.Second, "beta healthy", func() bool { s, _ := state(); return s == "healthy" })
+	testwait.For(t, 10*time.Second, "beta healthy", func() bool { s, _ := state(); return s == "healthy" })
 	old := connect(t, g.URL(), false)
 	if !hasPrefix(toolNames(t, old), "beta_") {
 		t.Fatal("beta missing from a session opened while healthy")
@@ -84,10 +85,11 @@ func TestSequenceHealthyUnhealthyOpenHalfOpenClosedAfterRestart(t *testing.T) {
 
 	// → unhealthy and open: the backend process stops (connection refused).
 	beta.Stop()
-	eventually(t, 10*time.Second, "beta unhealthy with its circuit open", func() bool {
+	testwait.For(t, 10*time.Second, "beta unhealthy with its circuit open", func() bool {
 		s, c := state()
 		return s == "unhealthy" && c == "open"
 	})
+
 	if n := counter(t, reader, "vmcp_backend_health_state", b, attribute.String("state", "unhealthy")); n != 1 {
 		t.Fatalf("health gauge unhealthy = %d, want 1", n)
 	}
@@ -138,8 +140,8 @@ func TestSequenceHealthyUnhealthyOpenHalfOpenClosedAfterRestart(t *testing.T) {
 	// → half-open → closed: after openTimeout the next probe is the one
 	// trial; the restarted backend answers it.
 	clock.Advance(openTimeout)
-	eventually(t, 10*time.Second, "circuit closed by the probe trial", func() bool { _, c := state(); return c == "closed" })
-	eventually(t, 10*time.Second, "beta healthy again", func() bool { s, _ := state(); return s == "healthy" })
+	testwait.For(t, 10*time.Second, "circuit closed by the probe trial", func() bool { _, c := state(); return c == "closed" })
+	testwait.For(t, 10*time.Second, "beta healthy again", func() bool { s, _ := state(); return s == "healthy" })
 	for _, tr := range []struct {
 		from, to string
 		want     int64

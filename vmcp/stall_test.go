@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 )
 
 // TestKeepaliveStallCountsForBreaker: a keepalive probe whose own timeout
@@ -22,9 +23,10 @@ func TestKeepaliveStallCountsForBreaker(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	eventually(t, 10*time.Second, "beta's circuit open after stalled keepalive probes", func() bool {
+	testwait.For(t, 10*time.Second, "beta's circuit open after stalled keepalive probes", func() bool {
 		return healthOf(t, g).Backends["beta"].CircuitState == "open"
 	})
+
 	t.Logf("circuit open %v after the stall began", time.Since(start))
 	s, ok := g.Session(c.GetSessionId())
 	if !ok {

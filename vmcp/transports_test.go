@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -191,13 +192,13 @@ func TestSSEBackend(t *testing.T) {
 				t.Fatal("delta's connection is not alive before the stream drop")
 			}
 			b.ExpireSessions()
-			waitFor(t, 5*time.Second, func() bool { return !vmcp.BackendConnAlive(s, "delta") })
+			testwait.For(t, 5*time.Second, "the condition", func() bool { return !vmcp.BackendConnAlive(s, "delta") })
 		} else {
 			if vmcp.PoolConnsAlive(g, "delta") != 1 {
 				t.Fatalf("pool connections to delta alive before the stream drop: %d, want 1", vmcp.PoolConnsAlive(g, "delta"))
 			}
 			b.ExpireSessions()
-			waitFor(t, 5*time.Second, func() bool { return vmcp.PoolConnsAlive(g, "delta") == 0 })
+			testwait.For(t, 5*time.Second, "the condition", func() bool { return vmcp.PoolConnsAlive(g, "delta") == 0 })
 		}
 		res, d := callTool(t, c, "delta_echo", nil)
 		t.Logf("modern=%v sse call after the stream was dropped: %v %s", modern, d, resultText(res))

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 	"go.uber.org/goleak"
 )
 
@@ -70,17 +71,6 @@ func (c *counts) String() string {
 	return fmt.Sprintf("attempts=%d successes=%d failures=%v disabled=%d", c.attempts, c.successes, c.failures, c.disabled)
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func TestParseMethod(t *testing.T) {
 	for in, want := range map[string]string{"": "none", "none": "none", "ping": "ping", "tool:echo": "tool:echo"} {
 		m, err := ParseMethod(in)
@@ -111,7 +101,7 @@ func TestJitterBounds(t *testing.T) {
 	target := &fakeTarget{}
 	start := time.Now()
 	k := Start(context.Background(), Config{Method: Method{Kind: "ping"}, Interval: 40 * time.Millisecond, Jitter: 10 * time.Millisecond}, target, newCounts(), nil)
-	waitUntil(t, "4 probes", func() bool { return target.count() >= 4 })
+	testwait.For(t, 5*time.Second, "4 probes", func() bool { return target.count() >= 4 })
 	k.Stop()
 	ts := target.times()
 	first := ts[0].Sub(start)
@@ -133,7 +123,7 @@ func TestAutoDisableAndReprobeWithExactCounts(t *testing.T) {
 	rec := newCounts()
 	k := Start(context.Background(), Config{Method: Method{Kind: "ping"}, Interval: 5 * time.Millisecond, Jitter: 1, MaxFailures: 3, ProbeAfter: 150 * time.Millisecond}, target, rec, nil)
 	defer k.Stop()
-	waitUntil(t, "auto-disable", func() bool { return !k.Status().Enabled })
+	testwait.For(t, 5*time.Second, "auto-disable", func() bool { return !k.Status().Enabled })
 	// Disabled: no probes until ProbeAfter.
 	n := target.count()
 	time.Sleep(60 * time.Millisecond)
@@ -144,7 +134,7 @@ func TestAutoDisableAndReprobeWithExactCounts(t *testing.T) {
 		t.Fatalf("after auto-disable: %s", got)
 	}
 	target.set(false)
-	waitUntil(t, "re-enable", func() bool { return k.Status().Enabled })
+	testwait.For(t, 5*time.Second, "re-enable", func() bool { return k.Status().Enabled })
 	k.Stop()
 	if got := rec.String(); got != "attempts=4 successes=1 failures=map[ping_failed:3] disabled=1" {
 		t.Fatalf("after re-probe: %s", got)
@@ -158,7 +148,7 @@ func TestTimeoutReasonAndToolNotConfigured(t *testing.T) {
 	target := &fakeTarget{stall: true, tools: map[string]bool{"echo": true}}
 	rec := newCounts()
 	k := Start(context.Background(), Config{Method: Method{Kind: "tool", Tool: "echo"}, Interval: 5 * time.Millisecond, Timeout: 10 * time.Millisecond, MaxFailures: 1, ProbeAfter: time.Hour}, target, rec, nil)
-	waitUntil(t, "timeout failure", func() bool { return !k.Status().Enabled })
+	testwait.For(t, 5*time.Second, "timeout failure", func() bool { return !k.Status().Enabled })
 	k.Stop()
 	if got := rec.String(); got != "attempts=1 successes=0 failures=map[timeout:1] disabled=1" {
 		t.Fatalf("stalled tool probe: %s", got)
@@ -189,7 +179,7 @@ func TestProbesRunInsideExclusive(t *testing.T) {
 		return fn(ctx)
 	}
 	k := Start(context.Background(), Config{Method: Method{Kind: "ping"}, Interval: time.Millisecond, Jitter: 1}, target, newCounts(), exclusive)
-	waitUntil(t, "20 probes", func() bool { return target.count() >= 20 })
+	testwait.For(t, 5*time.Second, "20 probes", func() bool { return target.count() >= 20 })
 	k.Stop()
 	if n := outside.Load(); n != 0 {
 		t.Fatalf("%d probes ran outside Exclusive", n)
@@ -213,7 +203,7 @@ func (c *checkedTarget) Ping(ctx context.Context) error {
 func TestStopDuringStalledProbeIsBounded(t *testing.T) {
 	target := &fakeTarget{stall: true}
 	k := Start(context.Background(), Config{Method: Method{Kind: "ping"}, Interval: time.Millisecond, Timeout: time.Hour}, target, newCounts(), nil)
-	waitUntil(t, "a probe", func() bool { return target.count() >= 1 })
+	testwait.For(t, 5*time.Second, "a probe", func() bool { return target.count() >= 1 })
 	start := time.Now()
 	k.Stop()
 	if d := time.Since(start); d > time.Second {
