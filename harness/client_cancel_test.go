@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
@@ -33,10 +34,7 @@ func TestCancelledCallSendsNotification(t *testing.T) {
 		done := make(chan *Call, 1)
 		go func() { done <- c.CallTool(ctx, "slow", nil) }()
 		fb, _ := FakeBackend(b)
-		deadline := time.Now().Add(5 * time.Second)
-		for fb.InFlight() == 0 && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
+		testwait.For(t, 5*time.Second, "the call to reach the backend", func() bool { return fb.InFlight() > 0 })
 		cancel()
 		call := <-done
 		if call.Outcome == OutcomeOK {

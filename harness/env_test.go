@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
@@ -151,10 +152,9 @@ func TestEnvCloseBoundedWithStall(t *testing.T) {
 		}()
 	}
 	// Let the calls reach the backends, then pause beta mid-flight.
-	deadline := time.Now().Add(5 * time.Second)
-	for env.Backend("alpha").(*inProcessBackend).Backend().InFlight() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, 5*time.Second, "alpha_echo to reach alpha", func() bool {
+		return env.Backend("alpha").(*inProcessBackend).Backend().InFlight() > 0
+	})
 	if err := env.PauseBackend(ctx, "beta"); err != nil {
 		t.Fatal(err)
 	}

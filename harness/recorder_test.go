@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 )
 
 func TestRecorderJSONRoundTrip(t *testing.T) {
@@ -239,15 +241,11 @@ func TestHealthPollerConcurrentPollsKeepOrder(t *testing.T) {
 	ctx := ctxT(t, 10*time.Second)
 	slowDone := make(chan struct{})
 	go func() { defer close(slowDone); _, _ = p.Poll(ctx) }()
-	for { // the slow poll has fetched
+	testwait.For(t, 10*time.Second, "the slow poll to fetch", func() bool {
 		mu.Lock()
-		f := first
-		mu.Unlock()
-		if !f {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer mu.Unlock()
+		return !first
+	})
 	mu.Lock()
 	state = "open"
 	mu.Unlock()

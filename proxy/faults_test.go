@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy/proxytest"
 )
 
@@ -132,13 +133,9 @@ func TestDownAndSessionExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
-	deadline := time.Now().Add(5 * time.Second)
-	for post(t, p.URL(), sid, list).StatusCode != http.StatusNotFound {
-		if time.Now().After(deadline) {
-			t.Fatal("the old session still answers after session_expire")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 5*time.Second, "the old session to expire (404) after session_expire", func() bool {
+		return post(t, p.URL(), sid, list).StatusCode == http.StatusNotFound
+	})
 	sid2 := post(t, p.URL(), "", init).Header.Get("Mcp-Session-Id")
 	if sid2 == "" || post(t, p.URL(), sid2, list).StatusCode != http.StatusOK {
 		t.Fatal("a new session does not work after session_expire")
@@ -157,21 +154,9 @@ func TestDownAndSessionExpire(t *testing.T) {
 		}
 		return strings.Contains(err.Error(), "connection refused")
 	}
-	deadline = time.Now().Add(5 * time.Second)
-	for !refused() {
-		if time.Now().After(deadline) {
-			t.Fatal("not refused while down")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 5*time.Second, "connections refused while down", refused)
 	p.ClearFaults()
-	deadline = time.Now().Add(5 * time.Second)
-	for refused() {
-		if time.Now().After(deadline) {
-			t.Fatal("still refused after the clear")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 5*time.Second, "connections accepted after the clear", func() bool { return !refused() })
 	if post(t, p.URL(), sid2, list).StatusCode != http.StatusOK {
 		t.Fatal("the session does not work after down")
 	}

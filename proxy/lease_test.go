@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
+
 	"github.com/vmcp-chaos/vmcp-chaos/proxy"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy/proxytest"
 )
@@ -54,13 +56,8 @@ func TestLeaseExpiresWithoutRenewal(t *testing.T) {
 	if got := toolsListStatus(t, p.URL()); got != 503 {
 		t.Fatalf("with the fault: %d, want 503", got)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for p.Engine().Len() > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := p.Engine().Len(); n != 0 {
-		t.Fatalf("faults still set %d after the lease ran out", n)
-	}
+	gomega.NewWithT(t).Eventually(p.Engine().Len).WithTimeout(5*time.Second).WithPolling(20*time.Millisecond).
+		Should(gomega.BeZero(), "faults still set after the lease ran out")
 	if got := toolsListStatus(t, p.URL()); got != base {
 		t.Fatalf("after the lease expired: %d, want %d", got, base)
 	}

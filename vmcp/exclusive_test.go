@@ -45,18 +45,17 @@ func TestKeepaliveProbeAndReinitNeverOverlap(t *testing.T) {
 	}()
 	// The call meets the expired session (404) and starts a
 	// re-initialization, which must wait for the probe.
-	deadline := time.Now().Add(10 * time.Second)
-	for !vmcp.ReinitWaitsForKeepalive(g, c.GetSessionId(), "beta") {
+	testwait.For(t, 10*time.Second, "a re-initialization waiting for the keepalive probe", func() bool {
+		if vmcp.ReinitWaitsForKeepalive(g, c.GetSessionId(), "beta") {
+			return true
+		}
 		select {
 		case r := <-done:
 			t.Fatalf("the client call finished (%v, %v) while the keepalive probe was still in flight: the re-initialization did not wait", r.res, r.err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no re-initialization waiting for the keepalive probe after 10s")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return false
+	})
 	if n := countTool(beta.Requests(), "initialize", ""); n != inits {
 		t.Fatalf("%d initialize requests reached beta while the keepalive probe was in flight", n-inits)
 	}

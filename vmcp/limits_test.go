@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -56,10 +57,7 @@ func TestMaxSessions(t *testing.T) {
 	}
 	// DELETE frees the slot.
 	_ = c1.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(g.Sessions()) > 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, "the closed session to end", func() bool { return len(g.Sessions()) <= 1 })
 	if c, err := tryConnect(g.URL(), false); err != nil {
 		t.Fatalf("after closing a session: %v", err)
 	} else {

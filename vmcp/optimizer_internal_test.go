@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/onsi/gomega"
 
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/optimizer"
 )
@@ -213,26 +215,14 @@ func TestOptimizerSessionViewReplaced(t *testing.T) {
 		t.Fatalf("%d cleanup callbacks registered for one session, want 1", n)
 	}
 	cancel()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	type left struct{ Views, Segments, Documents int }
+	gomega.NewWithT(t).Eventually(func() left {
 		st.mu.Lock()
-		views, segs, docs := len(st.sessions), len(st.segs), st.ix.Len()
-		st.mu.Unlock()
-		if views == 0 && segs == 0 && docs == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the session closed: %d views, %d segments, %d documents", views, segs, docs)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer st.mu.Unlock()
+		return left{len(st.sessions), len(st.segs), st.ix.Len()}
+	}).WithTimeout(5*time.Second).WithPolling(5*time.Millisecond).
+		Should(gomega.BeZero(), "views, segments and documents left after the session closed")
 	// A view set after the session closed is dropped too.
 	st.setSessionView(s, both, "")
-	deadline = time.Now().Add(5 * time.Second)
-	for st.sessionView(s) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("a view set on a closed session was kept")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, 5*time.Second, "a view set on a closed session to be dropped", func() bool { return st.sessionView(s) == nil })
 }

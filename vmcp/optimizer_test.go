@@ -19,6 +19,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
@@ -710,14 +711,9 @@ func TestOptimizerWithHealthMonitor(t *testing.T) {
 	g := startGateway(t, gwConfig(optimizerCfg+loadProofHealth, a, b))
 	waitState := func(want func(string) bool, what string) {
 		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for time.Now().Before(deadline) {
-			if st := string(g.Health().Backends["beta"].Status); want(st) {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("beta never became %s: %+v", what, g.Health().Backends["beta"])
+		gomega.NewWithT(t).Eventually(func() vmcp.BackendHealth { return g.Health().Backends["beta"] }).
+			WithTimeout(15*time.Second).WithPolling(20*time.Millisecond).
+			Should(gomega.Satisfy(func(h vmcp.BackendHealth) bool { return want(string(h.Status)) }), "beta never became %s", what)
 	}
 	if err := b.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -572,13 +573,9 @@ func TestKeepaliveStopsWhenSessionCloses(t *testing.T) {
 	// Ten intervals without a probe: the keeper is stopped (Stop waits for
 	// its goroutine), so none can come; the wait only gives a leak a chance
 	// to show.
-	deadline := time.Now().Add(10 * 20 * time.Millisecond)
-	for time.Now().Before(deadline) {
-		if m := betaCalls(beta, "ok"); m != n {
-			t.Fatalf("%d keepalive probes after the session closed", m-n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	gomega.NewWithT(t).Consistently(func() int { return betaCalls(beta, "ok") - n }).
+		WithTimeout(10*20*time.Millisecond).WithPolling(5*time.Millisecond).
+		Should(gomega.BeZero(), "keepalive probes after the session closed")
 }
 
 func sessionsWithKeepalive(t *testing.T, g *vmcp.Gateway) int {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 )
 
 // TestStdioBackendEnvironment: a stdio backend gets the configured env plus
@@ -33,14 +35,11 @@ func TestStdioBackendEnvironment(t *testing.T) {
 		t.Fatalf("echo: %s", resultText(res))
 	}
 	var data []byte
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.For(t, 5*time.Second, "gamma to write "+envFile, func() bool {
 		var err error
-		if data, err = os.ReadFile(envFile); err == nil && len(data) > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		data, err = os.ReadFile(envFile)
+		return err == nil && len(data) > 0
+	})
 	env := map[string]string{}
 	for _, line := range strings.Split(string(data), "\n") {
 		if k, v, ok := strings.Cut(line, "="); ok {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy/proxytest"
 )
 
@@ -143,14 +144,7 @@ func (d *e2eDeployment) verifyClean(t *testing.T) {
 // waitFaults waits until the proxy holds a fault (bounded).
 func waitFaults(t *testing.T, admin string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if n, _ := adminState(t, admin); n > 0 {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("no fault was set within 30s")
+	testwait.For(t, 30*time.Second, "a fault on the proxy", func() bool { n, _ := adminState(t, admin); return n > 0 })
 }
 
 type runResult struct {

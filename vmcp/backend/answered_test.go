@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
@@ -312,13 +313,8 @@ func TestCloseDuringRequestsIsClosed(t *testing.T) {
 			for range n {
 				go func() { errs <- c.Invoke(context.Background(), "tools/call", time.Minute, callEcho(c)) }()
 			}
-			deadline := time.Now().Add(answerBound)
-			for fb.InFlight() < n && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
-			if got := fb.InFlight(); got < n {
-				t.Fatalf("%d of %d calls reached the backend within %v", got, n, answerBound)
-			}
+			gomega.NewWithT(t).Eventually(fb.InFlight).WithTimeout(answerBound).WithPolling(5*time.Millisecond).
+				Should(gomega.BeNumerically(">=", n), "calls in flight at the backend (of %d sent)", n)
 			start := time.Now()
 			closed := c.Close()
 			for range n {
