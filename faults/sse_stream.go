@@ -3,9 +3,12 @@ package faults
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
+	"time"
 )
 
 // SSEStreams are the open SSE session streams of the legacy SSE transport,
@@ -23,7 +26,7 @@ type SSEStreams struct {
 // (SetSession, or its endpoint event written whole).
 func (ss *SSEStreams) Open(ctx context.Context, w http.ResponseWriter) (*SSEStream, context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
-	return &SSEStream{ResponseWriter: w, cancel: cancel, done: ctx.Done(), reg: ss}, ctx
+	return &SSEStream{ResponseWriter: w, cancel: cancel, done: ctx.Done(), closed: make(chan struct{}), reg: ss}, ctx
 }
 
 // Get returns the stream of a session, or nil.
@@ -33,17 +36,32 @@ func (ss *SSEStreams) Get(id string) *SSEStream {
 	return ss.m[id]
 }
 
+// cancelWait bounds how long CancelAll waits for the GET handlers to return.
+const cancelWait = 2 * time.Second
+
 // CancelAll ends every stream (their sessions end with them) and returns
-// how many there were.
+// how many there were. It returns once their GET handlers have returned
+// (Close), at most cancelWait later: until then the server may still take
+// a request on such a session and answer it on the ending stream, so an
+// expiry would not yet be one.
 func (ss *SSEStreams) CancelAll() int {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	n := len(ss.m)
-	for id, s := range ss.m {
+	streams := slices.Collect(maps.Values(ss.m))
+	clear(ss.m)
+	ss.mu.Unlock()
+	for _, s := range streams {
 		s.cancel()
-		delete(ss.m, id)
 	}
-	return n
+	timeout := time.NewTimer(cancelWait)
+	defer timeout.Stop()
+	for _, s := range streams {
+		select {
+		case <-s.closed:
+		case <-timeout.C:
+			return len(streams)
+		}
+	}
+	return len(streams)
 }
 
 // Len is the number of streams with a known session.
@@ -62,6 +80,7 @@ type SSEStream struct {
 	http.ResponseWriter
 	cancel context.CancelFunc
 	done   <-chan struct{}
+	closed chan struct{} // closed by Close: the GET's handler returned
 	reg    *SSEStreams
 
 	mu    sync.Mutex
@@ -148,6 +167,9 @@ func (s *SSEStream) SetSession(id string) bool {
 // are dropped and the stream leaves the registry.
 func (s *SSEStream) Close() {
 	s.mu.Lock()
+	if !s.ended {
+		close(s.closed)
+	}
 	s.ended = true
 	id := s.id
 	s.mu.Unlock()
