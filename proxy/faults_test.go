@@ -11,6 +11,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
+	"github.com/vmcp-chaos/vmcp-chaos/proxy"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy/proxytest"
 )
 
@@ -169,17 +170,7 @@ func TestDownAndSessionExpire(t *testing.T) {
 func TestForgedVariantsThroughProxy(t *testing.T) {
 	for _, variant := range []string{"wrong_id_event", "wrong_id_resumed"} {
 		t.Run(variant, func(t *testing.T) {
-			b := startBackend(t, "alpha", proxytest.StreamableHTTP)
-			p := startProxy(t, b.URL)
-			s := dialSession(t, p.URL(), proxytest.StreamableHTTP, true)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if _, err := s.c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-				t.Fatal(err)
-			}
-			if err := p.SetFaults([]byte(`[{kind: malformed, variant: `+variant+`, match: {tool: echo}}]`), 0); err != nil {
-				t.Fatal(err)
-			}
+			_, s, ctx := faultedSession(t, proxytest.StreamableHTTP, `[{kind: malformed, variant: `+variant+`, match: {tool: echo}}]`)
 			req := mcp.CallToolRequest{}
 			req.Params.Name = "echo"
 			res, err := s.c.CallTool(ctx, req)
@@ -198,17 +189,7 @@ func TestForgedVariantsThroughProxy(t *testing.T) {
 func TestSSEStallReleasedByClear(t *testing.T) {
 	for _, stage := range []string{faults.StageAfterHeaders, faults.StageMidBody} {
 		t.Run(stage, func(t *testing.T) {
-			b := startBackend(t, "alpha", proxytest.SSE)
-			p := startProxy(t, b.URL)
-			s := dialSession(t, p.URL(), proxytest.SSE, true)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if _, err := s.c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-				t.Fatal(err)
-			}
-			if err := p.SetFaults([]byte(`[{kind: stall, stage: `+stage+`, match: {tool: echo}}]`), 0); err != nil {
-				t.Fatal(err)
-			}
+			p, s, ctx := faultedSession(t, proxytest.SSE, `[{kind: stall, stage: `+stage+`, match: {tool: echo}}]`)
 			type outcome struct {
 				res *mcp.CallToolResult
 				err error
@@ -238,4 +219,23 @@ func TestSSEStallReleasedByClear(t *testing.T) {
 			}
 		})
 	}
+}
+
+// faultedSession starts a backend on transport tr behind a proxy holding
+// the faults in yaml, and an initialized client session through it; ctx
+// bounds the test (10 s).
+func faultedSession(t *testing.T, tr, yaml string) (*proxy.Proxy, *session, context.Context) {
+	t.Helper()
+	b := startBackend(t, "alpha", tr)
+	p := startProxy(t, b.URL)
+	s := dialSession(t, p.URL(), tr, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	if _, err := s.c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetFaults([]byte(yaml), 0); err != nil {
+		t.Fatal(err)
+	}
+	return p, s, ctx
 }
