@@ -136,8 +136,13 @@ func TestAutoDisableAndReprobeWithExactCounts(t *testing.T) {
 	target.set(false)
 	testwait.For(t, 5*time.Second, "re-enable", func() bool { return k.Status().Enabled })
 	k.Stop()
-	if got := rec.String(); got != "attempts=4 successes=1 failures=map[ping_failed:3] disabled=1" {
-		t.Fatalf("after re-probe: %s", got)
+	// The re-probe succeeded and re-enabled the keeper; the probes it made
+	// after that (every 5 ms, until Stop) all succeeded too.
+	rec.mu.Lock()
+	attempts, successes, failures, disabled := rec.attempts, rec.successes, fmt.Sprint(rec.failures), rec.disabled
+	rec.mu.Unlock()
+	if successes < 1 || attempts != 3+successes || failures != "map[ping_failed:3]" || disabled != 1 {
+		t.Fatalf("after re-probe: %s; want 3 failures, 1 auto-disable, then only successes", rec)
 	}
 	if st := k.Status(); st.ConsecutiveFailures != 0 || st.LastError != "" {
 		t.Fatalf("status after recovery %+v", st)
