@@ -87,7 +87,6 @@ type SSEStream struct {
 	id    string   // the session, once known
 	tail  []byte   // the server's last bytes, to find event boundaries
 	queue [][]byte // injected bytes waiting for a boundary
-	ended bool
 }
 
 // Write implements http.ResponseWriter. An endpoint event written whole
@@ -120,7 +119,7 @@ func (s *SSEStream) Inject(p []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.ended:
+	case s.ended():
 	case !s.atBoundary():
 		s.queue = append(s.queue, bytes.Clone(p))
 	default:
@@ -167,10 +166,9 @@ func (s *SSEStream) SetSession(id string) bool {
 // are dropped and the stream leaves the registry.
 func (s *SSEStream) Close() {
 	s.mu.Lock()
-	if !s.ended {
+	if !s.ended() {
 		close(s.closed)
 	}
-	s.ended = true
 	id := s.id
 	s.mu.Unlock()
 	s.cancel()
@@ -178,6 +176,16 @@ func (s *SSEStream) Close() {
 	defer s.reg.mu.Unlock()
 	if s.reg.m[id] == s {
 		delete(s.reg.m, id)
+	}
+}
+
+// ended reports whether the GET's handler has returned (Close).
+func (s *SSEStream) ended() bool {
+	select {
+	case <-s.closed:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -189,7 +197,13 @@ func sessionFromEndpointEvent(ev []byte) string {
 	if !ok || !found {
 		return ""
 	}
-	u, err := url.Parse(string(bytes.TrimSpace(data)))
+	return EndpointSession(string(bytes.TrimSpace(data)))
+}
+
+// EndpointSession is the session id of a legacy SSE endpoint URL (its
+// ?sessionId=), or "".
+func EndpointSession(endpoint string) string {
+	u, err := url.Parse(endpoint)
 	if err != nil {
 		return ""
 	}

@@ -109,23 +109,15 @@ func (p *Stall) HTTP(x *Exchange) bool {
 	// to the stream.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(x.R.Context()))
 	defer cancel()
-	stop := afterClose(x.Stream.Done(), cancel)
-	defer stop()
-	x.Next.ServeHTTP(&sinkWriter{header: http.Header{}}, x.R.WithContext(ctx))
-	return false
-}
-
-// afterClose calls f once done is closed, until stop is called.
-func afterClose(done <-chan struct{}, f func()) (stop func()) {
-	quit := make(chan struct{})
 	go func() {
 		select {
-		case <-done:
-			f()
-		case <-quit:
+		case <-x.Stream.Done():
+			cancel()
+		case <-ctx.Done(): // served
 		}
 	}()
-	return func() { close(quit) }
+	x.Next.ServeHTTP(&sinkWriter{header: http.Header{}}, x.R.WithContext(ctx))
+	return false
 }
 
 // sinkWriter is a ResponseWriter that discards everything.

@@ -148,10 +148,8 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		if r, ok := in.(*http.Request); ok && st != nil {
 			resp.Body = newEndpointRewriter(resp.Body, p.upstream, proxyOrigin(r), func(endpoint string) {
 				// The stream joins the registry under the endpoint's session.
-				if u, err := url.Parse(endpoint); err == nil {
-					if id := u.Query().Get("sessionId"); st.SetSession(id) {
-						p.sessions.seen(id)
-					}
+				if id := faults.EndpointSession(endpoint); st.SetSession(id) {
+					p.sessions.seen(id)
 				}
 			})
 		}
