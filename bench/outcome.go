@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -61,10 +59,7 @@ func namesBackend(text string, meta map[string]any, called, backend string) bool
 			all += "\n" + string(b)
 		}
 	}
-	if called != "" && !strings.EqualFold(called, backend) {
-		all = regexp.MustCompile("(?i)"+regexp.QuoteMeta(called)).ReplaceAllLiteralString(all, "<called>")
-	}
-	return harness.NamesBackend(all, backend)
+	return harness.NamesBackend(harness.WithoutCalled(all, called, backend), backend)
 }
 
 // setCallFigures writes the call count, errors, unanswered calls and

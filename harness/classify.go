@@ -58,6 +58,17 @@ func namedBackend(text string, backends []string) (name string, ok bool) {
 	return name, name != ""
 }
 
+// WithoutCalled returns text with the name of what was called (e.g.
+// "beta_echo", "echo@beta", "mem://beta/readme") replaced, in any case, by
+// "<called>", unless called is the backend's own name: `not found: tool
+// "echo@beta"` is the caller's words, not the gateway naming beta.
+func WithoutCalled(text, called, backend string) string {
+	if called == "" || strings.EqualFold(called, backend) {
+		return text
+	}
+	return regexp.MustCompile("(?i)"+regexp.QuoteMeta(called)).ReplaceAllLiteralString(text, "<called>")
+}
+
 // NamesBackend reports whether an error text names backend: the name as a
 // whole word (not part of a longer name or identifier such as
 // "beta_echo" or "beta-2"), bare or quoted, in any case. It is how a

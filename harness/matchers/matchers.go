@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -172,12 +171,7 @@ func (m *unavailableMatcher) Match(actual any) (bool, error) {
 	if o.isError && o.text != "" {
 		text = o.text
 	}
-	// The name of what was called (e.g. "beta_echo", "echo@beta",
-	// "mem://beta/readme") is not the backend named: `not found: tool
-	// "echo@beta"` does not name beta.
-	if o.target != "" && !strings.EqualFold(o.target, m.backend) {
-		text = replaceFold(text, o.target, "<called>")
-	}
+	text = harness.WithoutCalled(text, o.target, m.backend)
 	switch {
 	case o.outcome == harness.OutcomeOK:
 		m.why = "it succeeded"
@@ -205,14 +199,6 @@ func (m *unavailableMatcher) Match(actual any) (bool, error) {
 	}
 	m.why = ""
 	return true, nil
-}
-
-// replaceFold replaces every case-insensitive occurrence of old in s.
-func replaceFold(s, old, repl string) string {
-	if old == "" {
-		return s
-	}
-	return regexp.MustCompile("(?i)"+regexp.QuoteMeta(old)).ReplaceAllLiteralString(s, repl)
 }
 
 func (m *unavailableMatcher) FailureMessage(any) string {
