@@ -157,7 +157,7 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 	if caps.Has(CapKeepalive) {
 		var n int
 		verdict, within := CheckPassed, ""
-		if !pollUntil(ctx, 5*time.Second, func() bool {
+		if !Until(ctx, 5*time.Second, 50*time.Millisecond, func() bool {
 			reqs, err := env.Backend("beta").Requests(ctx)
 			n = len(slices.DeleteFunc(reqs, func(r fakebackends.RequestRecord) bool { return r.Method != "ping" }))
 			return err == nil && n >= 2
@@ -208,18 +208,4 @@ func checkOptimizer(ctx context.Context, target Target, pattern string) ProfileC
 		return ProfileCheck{name, CheckFailed, fmt.Sprintf("tools/list with the optimizer on shows %v, want find_tool and call_tool", names)}
 	}
 	return ProfileCheck{name, CheckPassed, fmt.Sprintf("tools/list with the optimizer on: %v", names)}
-}
-
-// pollUntil polls cond every 50 ms for up to d.
-func pollUntil(ctx context.Context, d time.Duration, cond func() bool) bool {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return cond()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return true
 }

@@ -122,13 +122,9 @@ func Ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 func Sleep(ctx context.Context, d time.Duration) { _ = faults.SleepCtx(ctx, nil, d) }
 
 // Until polls cond every 10 ms until it holds, d passes or ctx ends, and
-// reports whether it held (it is checked once more at the end). It is
-// Gomega's Eventually, as a plain bool: the caller judges the outcome.
+// reports whether it held (harness.Until): the caller judges the outcome.
 func Until(ctx context.Context, d time.Duration, cond func() bool) bool {
-	ok := true
-	g := gomega.NewGomega(func(string, ...int) { ok = false })
-	g.Eventually(ctx, cond).WithTimeout(d).WithPolling(10 * time.Millisecond).Should(gomega.BeTrue())
-	return ok || cond()
+	return harness.Until(ctx, d, 10*time.Millisecond, cond)
 }
 
 // Await waits for a value from ch for at most d; ok is false when none
