@@ -834,7 +834,7 @@ func TestTemplatesProgressAndRequestLogThroughRealClient(t *testing.T) {
 			var rec RequestRecord
 			testwait.For(t, 2*time.Second, "the ticker call in the log", func() bool {
 				rec = lastRecord(b, "tools/call", "ticker")
-				return rec.Method != ""
+				return rec.Method != "" && !rec.Pending
 			})
 
 			if rec.Time.Before(before) || rec.Time.After(after) {

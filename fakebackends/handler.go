@@ -23,10 +23,11 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer g.enter(conn)()
 	sw := &control.StatusWriter{ResponseWriter: w}
 	rec := NewRequestRecord(r)
+	var pending int64
 	defer func() {
 		rec.Status = sw.Status
 		rec.DurationMS = float64(time.Since(rec.Time).Microseconds()) / 1000
-		b.log.Add(rec)
+		b.log.End(pending, rec)
 	}()
 
 	msg, ok := faults.ReadMessage(r)
@@ -34,7 +35,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // the client went away
 	}
 	msg.Modern = mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
-	rec.Method, rec.Tool, rec.ID = msg.Method, msg.Name, string(msg.ID)
+	rec.Method, rec.Tool, rec.ID, rec.Marker = msg.Method, msg.Name, string(msg.ID), msg.Marker
 	switch {
 	case msg.Modern:
 		rec.Protocol = "modern"
@@ -53,6 +54,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	d := b.engine.Decide(msg.Method, msg.Name)
 	rec.Fault = d.Label
+	pending = b.log.Begin(rec) // a stalled request is in the log while it stalls
 	faults.Serve(b.exchange(sw, r, g, msg, d.Label), d)
 }
 

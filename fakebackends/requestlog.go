@@ -2,7 +2,9 @@ package fakebackends
 
 import (
 	"cmp"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -17,8 +19,12 @@ type RequestRecord struct {
 	SessionID  string    `json:"sessionId,omitempty"`
 	Protocol   string    `json:"protocol,omitempty"` // legacy | modern
 	Fault      string    `json:"fault,omitempty"`    // faults applied, e.g. "latency#0,http_status#1"
-	Status     int       `json:"status,omitempty"`   // HTTP status written (0 when none was)
-	DurationMS float64   `json:"durationMs"`
+	Marker     string    `json:"marker,omitempty"`   // the request's _meta "vmcp-chaos/marker" (faults.MarkerKey)
+	// Pending is set while the request is still being served (a stall
+	// holds it): logged when it arrives, completed when it ends.
+	Pending    bool    `json:"pending,omitempty"`
+	Status     int     `json:"status,omitempty"` // HTTP status written (0 when none was)
+	DurationMS float64 `json:"durationMs"`
 }
 
 // maxLogRecords bounds the request log; older records are dropped.
@@ -29,6 +35,32 @@ const maxLogRecords = 10000
 type RequestLog struct {
 	mu      sync.Mutex
 	records []RequestRecord
+	pending map[int64]RequestRecord
+	nextID  int64
+}
+
+// Begin logs r as pending (a request still being served) and returns
+// the handle End completes it by. Snapshot lists it, Pending set, until
+// then.
+func (l *RequestLog) Begin(r RequestRecord) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending == nil {
+		l.pending = map[int64]RequestRecord{}
+	}
+	l.nextID++
+	r.Pending = true
+	l.pending[l.nextID] = r
+	return l.nextID
+}
+
+// End replaces the pending record of handle id (0: none) by r, complete.
+func (l *RequestLog) End(id int64, r RequestRecord) {
+	l.mu.Lock()
+	delete(l.pending, id)
+	l.mu.Unlock()
+	r.Pending = false
+	l.Add(r)
 }
 
 // Add appends r, dropping the oldest record when the log is full.
@@ -41,11 +73,17 @@ func (l *RequestLog) Add(r RequestRecord) {
 	l.records = append(l.records, r)
 }
 
-// Snapshot returns a copy of the records, oldest first.
+// Snapshot returns a copy of the records, oldest first, then the
+// pending ones (by arrival).
 func (l *RequestLog) Snapshot() []RequestRecord {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]RequestRecord(nil), l.records...)
+	out := append([]RequestRecord(nil), l.records...)
+	ids := slices.Sorted(maps.Keys(l.pending))
+	for _, id := range ids {
+		out = append(out, l.pending[id])
+	}
+	return out
 }
 
 // NewRequestRecord starts the record of an HTTP request: its time, method

@@ -136,13 +136,14 @@ type stdioBackend struct {
 func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWriter) bool {
 	start := time.Now()
 	msg := faults.ParseMessage(line)
-	rec := RequestRecord{Time: start, Method: msg.Method, Tool: msg.Name, ID: string(msg.ID), Protocol: "legacy"}
+	rec := RequestRecord{Time: start, Method: msg.Method, Tool: msg.Name, ID: string(msg.ID), Marker: msg.Marker, Protocol: "legacy"}
 	d := sb.engine.Decide(msg.Method, msg.Name)
 	rec.Fault = d.Label
+	pending := sb.log.Begin(rec)
 	forward := func() { _, _ = pw.Write(append(line, '\n')) }
 	logDone := func() {
 		rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-		sb.log.Add(rec)
+		sb.log.End(pending, rec)
 	}
 	f := d.Fault
 	if (f == nil || f.Kind == faults.KindSessionExpire) && d.Delay <= 0 {

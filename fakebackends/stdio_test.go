@@ -144,17 +144,23 @@ func TestStdioStallHoldsUntilDeadlineOrClear(t *testing.T) {
 		t.Fatalf("other tools during a stall: %v", err)
 	}
 	// The client gave up, but over stdio the backend cannot tell: the line
-	// is still held (a request is logged when it is done).
-	slowDone := func() bool {
-		for _, r := range stdioRecords(t, admin) {
-			if r.Tool == "slow" {
-				return true
+	// is still held: logged as pending until it is done.
+	slow := func(pending bool) func() bool {
+		return func() bool {
+			for _, r := range stdioRecords(t, admin) {
+				if r.Tool == "slow" && r.Pending == pending {
+					return true
+				}
 			}
+			return false
 		}
-		return false
 	}
+	slowDone := slow(false)
 	if slowDone() {
 		t.Fatal("the stalled line was logged as done before the clear")
+	}
+	if !slow(true)() {
+		t.Fatal("the stalled line is not in the log as pending")
 	}
 	// Clearing the faults through the control API releases it: the line is
 	// served (its answer goes to an id the client gave up on) and logged.

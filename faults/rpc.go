@@ -15,7 +15,13 @@ type Message struct {
 	ProgressToken json.RawMessage
 	// Modern reports a request of the stateless 2026-07-28 revision.
 	Modern bool
+	// Marker is the request's _meta "vmcp-chaos/marker": the harness marks
+	// every call it judges, so a backend's log can say which call arrived.
+	Marker string
 }
+
+// MarkerKey is the _meta key of the marker a harness call carries.
+const MarkerKey = "vmcp-chaos/marker"
 
 // ParseMessage reads the method, id and addressed name of a JSON-RPC message. It
 // never fails: unparsable input yields an empty message.
@@ -29,17 +35,31 @@ func ParseMessage(body []byte) Message {
 			Meta struct {
 				ProgressToken json.RawMessage `json:"progressToken"`
 				Protocol      string          `json:"io.modelcontextprotocol/protocolVersion"`
+				Marker        json.RawMessage `json:"vmcp-chaos/marker"`
 			} `json:"_meta"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &raw) != nil {
 		return Message{}
 	}
-	m := Message{Method: raw.Method, ID: raw.ID, Name: cmp.Or(raw.Params.Name, raw.Params.URI), ProgressToken: raw.Params.Meta.ProgressToken}
+	m := Message{Method: raw.Method, ID: raw.ID, Name: cmp.Or(raw.Params.Name, raw.Params.URI), ProgressToken: raw.Params.Meta.ProgressToken, Marker: marker(raw.Params.Meta.Marker)}
 	if string(m.ID) == "null" {
 		m.ID = nil
 	}
 	return m
+}
+
+// maxMarker bounds a logged marker: the harness's are short.
+const maxMarker = 128
+
+// marker is a _meta marker when it is a string of at most maxMarker bytes,
+// else "" (anything else is not the harness's).
+func marker(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil || len(s) > maxMarker {
+		return ""
+	}
+	return s
 }
 
 // IDOr returns the id as JSON, or null.

@@ -87,6 +87,10 @@ type SSEStream struct {
 	id    string   // the session, once known
 	tail  []byte   // the server's last bytes, to find event boundaries
 	queue [][]byte // injected bytes waiting for a boundary
+	// cut is set while injected bytes end inside an event (a mid_body
+	// stall's partial answer): the server's next write completes that
+	// event first, so no bytes of it are ever glued to another event.
+	cut bool
 }
 
 // Write implements http.ResponseWriter. An endpoint event written whole
@@ -95,6 +99,12 @@ func (s *SSEStream) Write(p []byte) (int, error) {
 	s.SetSession(sessionFromEndpointEvent(p))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cut {
+		s.cut = false
+		if _, err := s.ResponseWriter.Write([]byte("\n\n")); err != nil {
+			return 0, err
+		}
+	}
 	n, err := s.ResponseWriter.Write(p)
 	s.tail = append(s.tail, p[max(n-4, 0):n]...)
 	s.tail = s.tail[max(len(s.tail)-4, 0):]
@@ -123,7 +133,11 @@ func (s *SSEStream) Inject(p []byte) {
 	case !s.atBoundary():
 		s.queue = append(s.queue, bytes.Clone(p))
 	default:
+		if s.cut { // complete the cut event before anything else
+			_, _ = s.ResponseWriter.Write([]byte("\n\n"))
+		}
 		_, _ = s.ResponseWriter.Write(p)
+		s.cut = len(bytes.TrimSpace(p)) > 0 && !bytes.HasSuffix(p, []byte("\n\n"))
 		_ = http.NewResponseController(s.ResponseWriter).Flush()
 	}
 }

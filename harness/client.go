@@ -8,7 +8,9 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +18,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 // Revision is the MCP protocol revision a client speaks.
@@ -137,7 +141,13 @@ func (c *Call) Text() string {
 	return c.Error
 }
 
-var clientSeq atomic.Int64
+var clientSeq, markerSeq atomic.Int64
+
+// markerMeta is a fresh call marker as the request's _meta.
+func markerMeta(call *Call) *mcp.Meta {
+	call.Marker = fmt.Sprintf("m%d-%d", os.Getpid(), markerSeq.Add(1))
+	return &mcp.Meta{AdditionalFields: map[string]any{faults.MarkerKey: call.Marker}}
+}
 
 // Dial connects a client to a gateway's MCP endpoint (streamable HTTP) and
 // initializes it on the given revision, recording the initialize as a call.
@@ -210,6 +220,23 @@ func (c *Client) Revision() Revision { return c.rev }
 // ProtocolVersion returns the negotiated protocol version.
 func (c *Client) ProtocolVersion() string { return c.mcp.ProtocolVersion() }
 
+// Offers reports whether the gateway advertised the capability of an MCP
+// method's family at initialize: "tools", "resources" or "prompts" (any
+// method under it, e.g. resources/read). Other families are offered.
+func (c *Client) Offers(method string) bool {
+	caps := c.mcp.GetServerCapabilities()
+	family, _, _ := strings.Cut(method, "/")
+	switch family {
+	case "tools":
+		return caps.Tools != nil
+	case "resources":
+		return caps.Resources != nil
+	case "prompts":
+		return caps.Prompts != nil
+	}
+	return true
+}
+
 // SessionID returns the MCP session id ("" on a modern connection).
 func (c *Client) SessionID() string { return c.mcp.GetSessionId() }
 
@@ -264,7 +291,7 @@ func (c *Client) ListPrompts(ctx context.Context) *Call {
 // CallTool calls a tool (tools/call) and records the call.
 func (c *Client) CallTool(ctx context.Context, name string, args map[string]any) *Call {
 	return c.do(ctx, "tools/call", name, func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
-		res, err := c.mcp.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
+		res, err := c.mcp.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args, Meta: markerMeta(call)}})
 		call.Result = res
 		if res == nil {
 			return false, "", nil, err
@@ -276,7 +303,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args map[string]any)
 // ReadResource reads a resource (resources/read) and records the call.
 func (c *Client) ReadResource(ctx context.Context, uri string) *Call {
 	return c.do(ctx, "resources/read", uri, func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
-		res, err := c.mcp.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: uri}})
+		res, err := c.mcp.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: uri, Meta: markerMeta(call)}})
 		call.Resource = res
 		return false, "", resultMeta(res), err
 	})
@@ -285,7 +312,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string) *Call {
 // GetPrompt gets a prompt (prompts/get) and records the call.
 func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) *Call {
 	return c.do(ctx, "prompts/get", name, func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
-		res, err := c.mcp.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: name, Arguments: args}})
+		res, err := c.mcp.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: name, Arguments: args, Meta: markerMeta(call)}})
 		call.Prompt = res
 		return false, "", resultMeta(res), err
 	})

@@ -90,6 +90,10 @@ type CallRecord struct {
 	Duration Millis `json:"durationMs"`
 	// Timeout is the deadline the call had.
 	Timeout Millis `json:"timeoutMs,omitempty"`
+	// Marker is the unique _meta marker the call carried
+	// (faults.MarkerKey): a backend's request log names it when the
+	// gateway forwarded it.
+	Marker string `json:"marker,omitempty"`
 }
 
 // Took returns the call's duration.

@@ -151,6 +151,8 @@ func (r *Recorder) AddCheck(c Check) Check {
 		r.Note("check %q not applicable: %s", c.Name, c.Reason)
 	case CheckFailed:
 		r.Note("check %q FAILED: %s", c.Name, c.Observed)
+	case CheckInconclusive:
+		r.Note("check %q INCONCLUSIVE: %s", c.Name, c.Reason)
 	}
 	return c
 }
@@ -164,6 +166,12 @@ func (r *Recorder) hasCheckLocked(name string) bool {
 // SkippedChecks: a pass with checks not applicable is a partial pass.
 func (r *Recorder) NotApplicable(name, reason string) Check {
 	return r.AddCheck(Check{Name: name, Verdict: CheckNotApplicable, Reason: reason})
+}
+
+// Inconclusive records a check whose premise could not be established,
+// and why (see CheckInconclusive).
+func (r *Recorder) Inconclusive(name, reason string) Check {
+	return r.AddCheck(Check{Name: name, Verdict: CheckInconclusive, Reason: reason})
 }
 
 // Checks returns a copy of the checks judged so far, in order.

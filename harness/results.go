@@ -23,6 +23,10 @@ const (
 	VerdictPassed  Verdict = "passed"
 	VerdictFailed  Verdict = "failed"
 	VerdictSkipped Verdict = "skipped"
+	// VerdictInconclusive: no check failed, but some could not be judged
+	// (CheckInconclusive): the run could not tell whether the gateway
+	// behaves. It counts against success, as a failure does.
+	VerdictInconclusive Verdict = "inconclusive"
 )
 
 // Results is the whole JSON results document: one run of scenarios against
@@ -52,7 +56,7 @@ type ScenarioResult struct {
 	Name string `json:"name"`
 	// Labels are the scenario's labels (wrapping, hang, breaker, ...).
 	Labels []string `json:"labels,omitempty"`
-	// Verdict is passed, failed or skipped.
+	// Verdict is passed, failed, inconclusive or skipped.
 	Verdict Verdict `json:"verdict"`
 	// Reason explains a failure or a skip.
 	Reason string `json:"reason,omitempty"`
@@ -82,6 +86,10 @@ const (
 	CheckPassed        CheckVerdict = "passed"
 	CheckFailed        CheckVerdict = "failed"
 	CheckNotApplicable CheckVerdict = "not_applicable"
+	// CheckInconclusive: the check's premise could not be established
+	// (the fault never acted on the call, the gateway never returned to
+	// steady state, a name could not be resolved); Reason says which.
+	CheckInconclusive CheckVerdict = "inconclusive"
 )
 
 // Check is one named check of a scenario (e.g. "403 names beta", "stall
@@ -89,13 +97,14 @@ const (
 type Check struct {
 	// Name names the check; unique within the scenario.
 	Name string `json:"name"`
-	// Verdict is passed, failed or not_applicable.
+	// Verdict is passed, failed, not_applicable or inconclusive.
 	Verdict CheckVerdict `json:"verdict"`
 	// Expected says what the check expected, in words.
 	Expected string `json:"expected,omitempty"`
 	// Observed says what was seen instead (or as expected).
 	Observed string `json:"observed,omitempty"`
-	// Reason explains a not_applicable verdict (the capability missing).
+	// Reason explains a not_applicable or inconclusive verdict (the
+	// capability missing, the premise not established).
 	Reason string `json:"reason,omitempty"`
 	// At is when the check was judged, from the recorder's start.
 	At Millis `json:"atMs"`
@@ -121,6 +130,11 @@ func (s ScenarioResult) CheckCounts() (failed, judged int) {
 	return failed, judged
 }
 
+// Inconclusive returns the checks judged inconclusive.
+func (s ScenarioResult) Inconclusive() []Check {
+	return slices.DeleteFunc(slices.Clone(s.Checks), func(c Check) bool { return c.Verdict != CheckInconclusive })
+}
+
 // Partial reports whether the scenario passed with some checks skipped.
 func (s ScenarioResult) Partial() bool { return s.Verdict == VerdictPassed && len(s.SkippedChecks) > 0 }
 
@@ -143,9 +157,12 @@ func NewResults(target Target) *Results {
 // Add appends a recorder's scenario result.
 func (r *Results) Add(rec *Recorder) { r.Scenarios = append(r.Scenarios, rec.Result()) }
 
-// Failed reports whether any scenario failed.
+// Failed reports whether any scenario failed or was inconclusive: a run
+// that could not judge the gateway is no success.
 func (r *Results) Failed() bool {
-	return slices.ContainsFunc(r.Scenarios, func(s ScenarioResult) bool { return s.Verdict == VerdictFailed })
+	return slices.ContainsFunc(r.Scenarios, func(s ScenarioResult) bool {
+		return s.Verdict == VerdictFailed || s.Verdict == VerdictInconclusive
+	})
 }
 
 // WriteJSON writes the results as indented JSON, setting SchemaVersion.

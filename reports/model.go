@@ -18,10 +18,10 @@ type runView struct {
 	ID, Label, Target, Profile, Capabilities string
 	Started, Took                            string
 	Interrupted                              bool
-	Passed, Failed, Skipped                  int
+	Passed, Failed, Inconclusive, Skipped    int
 	Partial                                  int
 	ChecksPassed, ChecksFailed               int
-	ChecksNA                                 int
+	ChecksInconclusive, ChecksNA             int
 	Grid                                     gridView
 	Recoveries                               []recoveryRow // slowest and never-recovered faults across the run
 	Scenarios                                []*scenarioView
@@ -89,6 +89,8 @@ func newRunView(id, label string, r *harness.Results) *runView {
 			rv.Passed++
 		case harness.VerdictFailed:
 			rv.Failed++
+		case harness.VerdictInconclusive:
+			rv.Inconclusive++
 		default:
 			rv.Skipped++
 		}
@@ -101,6 +103,8 @@ func newRunView(id, label string, r *harness.Results) *runView {
 				rv.ChecksPassed++
 			case harness.CheckFailed:
 				rv.ChecksFailed++
+			case harness.CheckInconclusive:
+				rv.ChecksInconclusive++
 			default:
 				rv.ChecksNA++
 			}
@@ -169,8 +173,9 @@ func newScenarioView(id string, s *harness.ScenarioResult) *scenarioView {
 		}
 		sv.Checks = append(sv.Checks, cv)
 	}
-	sv.Failed, sv.NA, sv.Partial = checkCounts(s)
-	sv.Badge = badge(s.Verdict, len(s.Checks), sv.Failed, sv.NA, sv.Partial)
+	var inconclusive int
+	sv.Failed, inconclusive, sv.NA, sv.Partial = checkCounts(s)
+	sv.Badge = badge(s.Verdict, len(s.Checks), sv.Failed, inconclusive, sv.NA, sv.Partial)
 	for _, k := range slices.Sorted(maps.Keys(s.Figures)) {
 		sv.Figures = append(sv.Figures, figureView{Name: k, Value: trimFloat(s.Figures[k])})
 	}
@@ -188,7 +193,7 @@ func newScenarioView(id string, s *harness.ScenarioResult) *scenarioView {
 // badge is the short verdict a grid cell and a heading show: FAILED 3/11
 // (failed checks of all), PASSED 11/11, PASSED* when some checks did not
 // apply or were skipped.
-func badge(v harness.Verdict, checks, failed, na int, partial bool) string {
+func badge(v harness.Verdict, checks, failed, inconclusive, na int, partial bool) string {
 	b := strings.ToUpper(string(v))
 	if partial {
 		b += "*"
@@ -198,6 +203,8 @@ func badge(v harness.Verdict, checks, failed, na int, partial bool) string {
 		return b
 	case v == harness.VerdictFailed:
 		return fmt.Sprintf("%s %d/%d", b, failed, checks)
+	case v == harness.VerdictInconclusive:
+		return fmt.Sprintf("%s %d/%d", b, inconclusive, checks)
 	case v == harness.VerdictPassed:
 		return fmt.Sprintf("%s %d/%d", b, checks-failed-na, checks)
 	}
@@ -265,22 +272,24 @@ func trimFloat(v float64) string {
 // for a partial pass (some checks did not apply or were skipped), SKIPPED;
 // without per-check results just the verdict (with * when partial).
 func Badge(s *harness.ScenarioResult) string {
-	failed, na, partial := checkCounts(s)
-	return badge(s.Verdict, len(s.Checks), failed, na, partial)
+	failed, inconclusive, na, partial := checkCounts(s)
+	return badge(s.Verdict, len(s.Checks), failed, inconclusive, na, partial)
 }
 
 // checkCounts counts a scenario's failed and not-applicable checks; a
 // partial pass is a pass with checks not applicable or skipped.
-func checkCounts(s *harness.ScenarioResult) (failed, na int, partial bool) {
+func checkCounts(s *harness.ScenarioResult) (failed, inconclusive, na int, partial bool) {
 	for _, c := range s.Checks {
 		switch c.Verdict {
 		case harness.CheckFailed:
 			failed++
+		case harness.CheckInconclusive:
+			inconclusive++
 		case harness.CheckNotApplicable:
 			na++
 		}
 	}
-	return failed, na, s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || na > 0)
+	return failed, inconclusive, na, s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || na > 0)
 }
 
 // recoveryRow is one fault of the run's recovery overview.

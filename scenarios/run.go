@@ -141,6 +141,10 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 	}
 	if failed := rec.FailedChecks(); len(failed) > 0 && verdict.kind != harness.VerdictSkipped {
 		verdict = outcome{harness.VerdictFailed, checksReason(rec.Result())}
+	} else if verdict.kind == harness.VerdictPassed {
+		if res := rec.Result(); len(res.Inconclusive()) > 0 {
+			verdict = outcome{harness.VerdictInconclusive, inconclusiveReason(res)}
+		}
 	}
 	rec.SetVerdict(verdict.kind, verdict.reason)
 	return rec
@@ -171,6 +175,19 @@ func checksReason(res harness.ScenarioResult) string {
 		fmt.Fprintf(&details, "\n- %s: %s", c.Name, strings.ReplaceAll(c.Observed, "\n", "\n    "))
 	}
 	return fmt.Sprintf("%d/%d checks failed: %s%s", failed, judged, strings.Join(names, "; "), details.String())
+}
+
+// inconclusiveReason is an inconclusive scenario's reason: the checks
+// that could not be judged, and why each.
+func inconclusiveReason(res harness.ScenarioResult) string {
+	inc := res.Inconclusive()
+	var names []string
+	var details strings.Builder
+	for _, c := range inc {
+		names = append(names, c.Name)
+		fmt.Fprintf(&details, "\n- %s: %s", c.Name, strings.ReplaceAll(c.Reason, "\n", "\n    "))
+	}
+	return fmt.Sprintf("%d check(s) inconclusive: %s%s", len(inc), strings.Join(names, "; "), details.String())
 }
 
 type outcome struct {

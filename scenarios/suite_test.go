@@ -107,8 +107,8 @@ var _ = Describe("vMCP", func() {
 					switch res.Verdict {
 					case harness.VerdictSkipped:
 						Skip(res.Reason)
-					case harness.VerdictFailed:
-						Fail(res.Reason)
+					case harness.VerdictFailed, harness.VerdictInconclusive:
+						Fail(strings.ToUpper(string(res.Verdict)) + ": " + res.Reason)
 					}
 				})
 			}

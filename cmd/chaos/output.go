@@ -66,8 +66,8 @@ func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.T
 	if partial > 0 {
 		fmt.Fprintf(w, " (%d with checks skipped)", partial)
 	}
-	fmt.Fprintf(w, ", %d failed, %d skipped in %s\n", counts[harness.VerdictFailed],
-		counts[harness.VerdictSkipped], time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(w, ", %d failed, %d inconclusive, %d skipped in %s\n", counts[harness.VerdictFailed],
+		counts[harness.VerdictInconclusive], counts[harness.VerdictSkipped], time.Since(start).Round(time.Millisecond))
 	for _, s := range wrote {
 		fmt.Fprintln(w, s)
 	}
@@ -77,7 +77,8 @@ func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.T
 	case results.Interrupted:
 		return &exitError{code: exitInterrupted, err: interruption}
 	case results.Failed():
-		return &exitError{code: exitFailed, err: fmt.Errorf("%d scenario(s) failed", counts[harness.VerdictFailed])}
+		return &exitError{code: exitFailed, err: fmt.Errorf("%d scenario(s) failed, %d inconclusive (not judged)",
+			counts[harness.VerdictFailed], counts[harness.VerdictInconclusive])}
 	}
 	return nil
 }

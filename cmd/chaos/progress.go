@@ -38,6 +38,8 @@ func newProgress(w io.Writer, total int, quiet, verbose bool) func(harness.Scena
 				lines = append(lines, fmt.Sprintf("✗ %s: expected %s; observed %s", c.Name, c.Expected, reports.Redact(c.Observed)))
 			case harness.CheckNotApplicable:
 				lines = append(lines, fmt.Sprintf("– %s: not applicable: %s", c.Name, c.Reason))
+			case harness.CheckInconclusive:
+				lines = append(lines, fmt.Sprintf("? %s: inconclusive: %s", c.Name, reports.Redact(c.Reason)))
 			}
 		}
 		for _, s := range r.SkippedChecks {

@@ -50,11 +50,13 @@ func printTable(w io.Writer, results *harness.Results) {
 
 // why says in one line why a scenario did not simply pass.
 func why(s harness.ScenarioResult) string {
-	var failed, na []string
+	var failed, inconclusive, na []string
 	for _, c := range s.Checks {
 		switch c.Verdict {
 		case harness.CheckFailed:
 			failed = append(failed, c.Name)
+		case harness.CheckInconclusive:
+			inconclusive = append(inconclusive, c.Name+" ("+c.Reason+")")
 		case harness.CheckNotApplicable:
 			na = append(na, c.Name)
 		}
@@ -63,6 +65,8 @@ func why(s harness.ScenarioResult) string {
 	switch {
 	case len(failed) > 0:
 		text = "failed: " + strings.Join(failed, "; ")
+	case len(inconclusive) > 0:
+		text = "inconclusive: " + strings.Join(inconclusive, "; ")
 	case s.Verdict != harness.VerdictPassed:
 		text = s.Reason
 	case len(s.SkippedChecks) > 0:
