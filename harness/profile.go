@@ -46,6 +46,10 @@ type Profile struct {
 	// "{backend}_{tool}". The harness finds tools by their origin marker
 	// first and uses the pattern where the gateway drops it.
 	ToolNames string `yaml:"toolNames"`
+	// Methods are the MCP method families the gateway offers: tools,
+	// resources, prompts. Absent: what it advertises at initialize.
+	// Checks on a family it does not offer are not applicable.
+	Methods Methods `yaml:"methods"`
 	// HealthAPI says where the health API is and how to read it (default:
 	// the reference's GET /api/backends/health).
 	HealthAPI *ProfileStateAPI `yaml:"healthAPI"`
@@ -192,6 +196,9 @@ func (p *Profile) validate() error {
 			return p.errf("toolNames", "%v", err)
 		}
 	}
+	if err := p.Methods.Validate(); err != nil {
+		return p.errf("methods", "%v", err)
+	}
 	if err := p.validateAPI("healthAPI", p.HealthAPI, false); err != nil {
 		return err
 	}
@@ -324,7 +331,7 @@ func (p *Profile) Exec(chaosBinary func() (string, error)) (Exec, error) {
 	}
 	e := Exec{TargetName: p.Name, Profile: p.File, Command: append([]string(nil), p.Command...), ConfigTemplate: p.ConfigText,
 		ConfigName: p.ConfigName, MCPPath: p.MCPPath, ReadyURL: p.Ready.URL, ReadyTimeout: p.Ready.Timeout,
-		ReadyTools: p.ReadyTools(), ToolNames: p.ToolNames, Caps: caps, Env: append([]string(nil), p.Env...),
+		ReadyTools: p.ReadyTools(), ToolNames: p.ToolNames, Methods: p.Methods, Caps: caps, Env: append([]string(nil), p.Env...),
 		Health: p.HealthAPI.StateAPI(), Session: p.SessionAPI.StateAPI(), Metrics: p.Metrics}
 	if p.UsesChaosBinary() {
 		if chaosBinary == nil {

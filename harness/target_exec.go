@@ -65,6 +65,9 @@ type Exec struct {
 	ReadyTimeout time.Duration
 	// Caps are the capabilities the gateway offers.
 	Caps Capabilities
+	// Methods are the MCP method families it offers (nil: what it
+	// advertises at initialize).
+	Methods Methods
 	// ToolNames is how the gateway names a backend's tools and prompts
 	// (a pattern of {backend} and {tool}; default DefaultToolNamePattern).
 	ToolNames string

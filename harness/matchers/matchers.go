@@ -381,3 +381,57 @@ func lastError(b harness.BackendState) string {
 	}
 	return " (lastError " + format.Object(b.LastError, 0) + ")"
 }
+
+// FailWithinMatcher is the matcher FailWithin returns.
+type FailWithinMatcher struct {
+	within *ReturnWithinMatcher
+	seen   string
+	failed bool
+}
+
+// FailWithin matches a recorded call that failed (an error, an isError
+// result, the backend named unavailable; not a success and not the
+// client's own deadline) and took at most d. Unlike ReturnWithin, a
+// success does not match. The latency is recorded as a figure (as
+// ReturnWithin's, named by As) only for a call that failed: a time to
+// error is never a success's latency.
+func FailWithin(d time.Duration) *FailWithinMatcher {
+	return &FailWithinMatcher{within: ReturnWithin(d)}
+}
+
+// As names the figure the time to error is recorded under.
+func (m *FailWithinMatcher) As(figure string) *FailWithinMatcher {
+	m.within.As(figure)
+	return m
+}
+
+// Match implements types.GomegaMatcher.
+func (m *FailWithinMatcher) Match(actual any) (bool, error) {
+	o, err := observe(actual)
+	if err != nil {
+		return false, fmt.Errorf("FailWithin: %w", err)
+	}
+	m.seen = o.describe()
+	switch o.outcome {
+	case harness.OutcomeError, harness.OutcomeToolError, harness.OutcomeBackendUnavailable:
+		m.failed = true
+	case "":
+		return false, fmt.Errorf("FailWithin: %T is not a recorded call", actual)
+	default:
+		return false, nil
+	}
+	return m.within.Match(actual)
+}
+
+// FailureMessage implements types.GomegaMatcher.
+func (m *FailWithinMatcher) FailureMessage(actual any) string {
+	if !m.failed {
+		return fmt.Sprintf("Expected the call to fail within %v, it did not fail (the gateway did not answer with an error):\n\t%s", m.within.limit, m.seen)
+	}
+	return m.within.FailureMessage(actual)
+}
+
+// NegatedFailureMessage implements types.GomegaMatcher.
+func (m *FailWithinMatcher) NegatedFailureMessage(any) string {
+	return fmt.Sprintf("Expected the call not to fail within %v:\n\t%s", m.within.limit, m.seen)
+}

@@ -53,6 +53,10 @@ type checkFailure struct{ msg string }
 // evidence call's duration, or else how long body ran. It reports whether
 // the check passed.
 func (k *Kit) Check(name string, body func(c *C)) bool {
+	if k.unsteady != "" {
+		k.Inconclusive(name, k.unsteady)
+		return false
+	}
 	c := &C{k: k}
 	c.Gomega = gomega.NewGomega(func(message string, _ ...int) {
 		if where := scenarioLine(); where != "" {

@@ -24,11 +24,16 @@ type Kit struct {
 	G gomega.Gomega
 
 	names *Names
+	// unsteady, when set, says why the gateway is not in steady state
+	// (Steady, CheckRecovery): checks are inconclusive until it is.
+	unsteady string
+	// lastStep names the fault step Steady last began.
+	lastStep string
 }
 
 // New makes the kit of a scenario body.
 func New(ctx context.Context, env *harness.Env, g gomega.Gomega) *Kit {
-	return &Kit{Ctx: ctx, Env: env, G: g}
+	return &Kit{Ctx: ctx, Env: env, G: g, lastStep: "the start"}
 }
 
 // Recorder is the scenario's recorder.

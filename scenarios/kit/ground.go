@@ -1,0 +1,153 @@
+package kit
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// Grounding: a check about how the gateway treated a fault is judged only
+// when the faulty backend's request log shows that the call arrived there
+// with the fault applied. Otherwise the check is inconclusive, with the
+// reason: a call the gateway answered itself (it had dropped the backend,
+// its breaker was open, ...) says nothing about how it treats the fault.
+
+type groundingKey struct{}
+
+// WithoutGrounding returns a context whose scenarios judge every check on
+// whatever answer came back: no steady state before a fault step, no
+// proof that the fault acted on the call. It exists only to show that
+// the grounding is load-bearing (a test runs gateways without it and
+// finds false verdicts); never use it to judge a gateway.
+func WithoutGrounding(ctx context.Context) context.Context {
+	return context.WithValue(ctx, groundingKey{}, false)
+}
+
+// grounded reports whether ctx judges with grounding (the default).
+func grounded(ctx context.Context) bool {
+	v, ok := ctx.Value(groundingKey{}).(bool)
+	return !ok || v
+}
+
+// arrivalSlack widens a call's window when its arrival is matched by
+// time: the backend's clock is this machine's, its record is made right
+// after the request is read.
+const arrivalSlack = 5 * time.Millisecond
+
+// Arrival returns backend's request-log record of call: the record
+// carrying the call's marker, else the first record of the same method
+// that arrived while the call was in flight (a gateway that drops the
+// client's _meta). A record with a fault applied wins over one without
+// (a gateway that retried). ok is false when the call never arrived.
+func (k *Kit) Arrival(backend string, call *harness.Call) (rec fakebackends.RequestRecord, ok bool, err error) {
+	b := k.Env.Backend(backend)
+	if b == nil {
+		return rec, false, fmt.Errorf("no backend %q", backend)
+	}
+	reqs, err := b.Requests(k.Ctx)
+	if err != nil {
+		return rec, false, fmt.Errorf("read %s's request log: %w", backend, err)
+	}
+	started := k.Recorder().Started()
+	from := started.Add(call.Start.D()).Add(-arrivalSlack)
+	to := started.Add(call.End.D()).Add(arrivalSlack)
+	var byTime []fakebackends.RequestRecord
+	for _, r := range reqs {
+		if call.Marker != "" && r.Marker == call.Marker {
+			return r, true, nil
+		}
+		if r.Method == call.Method && !r.Time.Before(from) && !r.Time.After(to) && (r.Marker == "" || call.Marker == "") {
+			byTime = append(byTime, r)
+		}
+	}
+	for _, r := range byTime {
+		if r.Fault != "" {
+			return r, true, nil
+		}
+	}
+	if len(byTime) > 0 {
+		return byTime[0], true, nil
+	}
+	return rec, false, nil
+}
+
+// FaultActed returns "" when call arrived at backend with a fault applied
+// (the log's fault field), else why the premise does not hold: "the call
+// never reached beta: the gateway answered ... itself".
+func (k *Kit) FaultActed(backend string, call *harness.Call) string {
+	if !grounded(k.Ctx) {
+		return ""
+	}
+	rec, ok, err := k.Arrival(backend, call)
+	switch {
+	case err != nil:
+		return "cannot tell whether the call reached " + backend + ": " + err.Error()
+	case !ok:
+		return fmt.Sprintf("the call never reached %s: the gateway answered %s %s itself, %s in %s",
+			backend, call.Method, call.Target, answered(call), call.Took().Round(10*time.Microsecond))
+	case rec.Fault == "":
+		return fmt.Sprintf("the call reached %s, but no fault acted on it (%s's log: %s %s, no fault)", backend, backend, rec.Method, rec.Tool)
+	}
+	return ""
+}
+
+// Reached returns "" when call arrived at backend (with or without a
+// fault), else why not; for faults that act on the backend's connection
+// or process, where the backend may log nothing, an error naming the
+// backend is the gateway saying it tried it.
+func (k *Kit) Reached(backend string, call *harness.Call) string {
+	if !grounded(k.Ctx) || call.Backend == backend {
+		return ""
+	}
+	_, ok, err := k.Arrival(backend, call)
+	switch {
+	case err != nil:
+		return "cannot tell whether the call reached " + backend + ": " + err.Error()
+	case !ok:
+		return fmt.Sprintf("the call never reached %s, and the gateway's answer does not name it: %s %s %s in %s",
+			backend, call.Method, call.Target, answered(call), call.Took().Round(10*time.Microsecond))
+	}
+	return ""
+}
+
+// answered is what the gateway answered, in words.
+func answered(call *harness.Call) string {
+	if call.Outcome == harness.OutcomeOK {
+		return "a success"
+	}
+	return fmt.Sprintf("%s %q", call.Outcome, excerpt(call.Text(), 160))
+}
+
+// CheckActed judges a check about how the gateway treated the fault on
+// backend: body is judged (with call as evidence) only when the call
+// arrived there with the fault applied (FaultActed); otherwise the check
+// is inconclusive, with the reason. It reports whether the fault acted
+// on the call (whether the check was judged), not whether it passed.
+func (k *Kit) CheckActed(name, backend string, call *harness.Call, body func(c *C)) (acted bool) {
+	if why := cmp.Or(k.unsteady, k.FaultActed(backend, call)); why != "" {
+		k.Inconclusive(name, why, call)
+		return false
+	}
+	k.Check(name, func(c *C) {
+		c.Evidence(call)
+		body(c)
+	})
+	return true
+}
+
+// Inconclusive records a check whose premise does not hold, with why and
+// the calls that show it.
+func (k *Kit) Inconclusive(name, why string, calls ...*harness.Call) {
+	ch := harness.Check{Name: name, Verdict: harness.CheckInconclusive, Reason: why, Expected: name}
+	for _, c := range calls {
+		if c != nil {
+			ch.Calls = append(ch.Calls, c.Seq)
+			ch.Observed = describe(c.CallRecord)
+		}
+	}
+	k.Recorder().AddCheck(ch)
+}

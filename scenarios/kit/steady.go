@@ -1,0 +1,154 @@
+package kit
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+)
+
+// SteadySettle bounds how long Steady waits for every backend to answer
+// through the gateway before a fault step.
+const SteadySettle = 5 * time.Second
+
+// steadyPoll is the pause between two rounds of steady-state probes.
+const steadyPoll = 20 * time.Millisecond
+
+// Steady establishes steady state before the fault step named step: every
+// backend's echo tool answers through c, within SteadySettle. It returns
+// the client the step goes on with: c, or, when c's session no longer
+// serves every backend but a fresh session does, that fresh client, after
+// recording the failed check "the session recovers from <the previous
+// step>" (the gateway kept the session broken; every later step is then
+// judged on its own, on the fresh session). When no session reaches
+// steady state, the kit's checks are inconclusive, with the reason, until
+// a later Steady succeeds.
+func (k *Kit) Steady(c *harness.Client, step string) *harness.Client {
+	if !grounded(k.Ctx) {
+		return c
+	}
+	start := time.Now()
+	failing := k.steadyWithin(c, SteadySettle)
+	if failing == nil {
+		k.unsteady = ""
+		k.lastStep = step
+		return c
+	}
+	fresh, err := k.Env.Client(k.Ctx, c.Revision(), harness.WithClientName(c.Name()+"-fresh"))
+	if err == nil {
+		if k.steadyWithin(fresh, SteadySettle) == nil {
+			k.unsteady = ""
+			k.Check("the session recovers from "+k.lastStep, func(ck *C) {
+				ck.Expected("once %s ended, the session serves every backend again within %s", k.lastStep, SteadySettle)
+				ck.Evidence(failing)
+				ck.Observed("the session still failed after %s (%s %s: %s), while a fresh session served every backend",
+					time.Since(start).Round(time.Millisecond), failing.Method, failing.Target, excerpt(failing.Text(), 200))
+				ck.Expect(false).To(gomega.BeTrue(), "the session does not recover from %s", k.lastStep)
+			})
+			k.lastStep = step
+			return fresh
+		}
+	}
+	k.unsteady = fmt.Sprintf("no steady state before %s: %s %s still failed %s after the previous step, on this session and on a fresh one (%s)",
+		step, failing.Method, failing.Target, time.Since(start).Round(time.Millisecond), excerpt(failing.Text(), 200))
+	k.Note("%s", k.unsteady)
+	k.lastStep = step
+	return c
+}
+
+// steadyWithin probes every backend's echo through c until all answer in
+// one round, for at most d; it returns the last failing call, or nil.
+func (k *Kit) steadyWithin(c *harness.Client, d time.Duration) *harness.Call {
+	deadline := time.Now().Add(d)
+	for {
+		var failing *harness.Call
+		for _, b := range k.Env.Backends() {
+			call := c.CallTool(k.Ctx, k.Tool(b.Name(), "echo"), EchoArgs("steady state"))
+			if call.Outcome != harness.OutcomeOK {
+				failing = call
+				break
+			}
+		}
+		if failing == nil || time.Now().After(deadline) || k.Ctx.Err() != nil {
+			return failing
+		}
+		Sleep(k.Ctx, steadyPoll)
+	}
+}
+
+// CheckRecovery judges backend's recovery from the fault step that just
+// ended: it calls backend's echo through c until a call succeeds, for at
+// most within. The check fails when none succeeded in time, when more
+// than maxFailed calls failed first (maxFailed < 0: any number), or when
+// one of those failures does not name the backend. It records the time
+// to the first good call (figure recovery_ms.<figure>) and the failed
+// calls (failed_calls_after.<figure>). A backend that did not recover
+// leaves the kit unsteady: later checks are inconclusive until Steady
+// succeeds again.
+func (k *Kit) CheckRecovery(name string, c *harness.Client, backend string, within time.Duration, maxFailed int, figure string) bool {
+	tool := k.Tool(backend, "echo")
+	return k.Check(name, func(ck *C) {
+		ck.Expected("%s serves again within %s of the end of the fault%s, and every failure in between names %s",
+			backend, within, maxFailedText(maxFailed), backend)
+		start := time.Now()
+		var failures []*harness.Call
+		var ok *harness.Call
+		for ok == nil && k.Ctx.Err() == nil {
+			call := c.CallTool(k.Ctx, tool, EchoArgs("recovery"))
+			if call.Outcome == harness.OutcomeOK {
+				ok = call
+				break
+			}
+			failures = append(failures, call)
+			if time.Since(start) > within {
+				break
+			}
+			Sleep(k.Ctx, steadyPoll)
+		}
+		took := time.Since(start)
+		k.Figure("failed_calls_after."+figure, float64(len(failures)))
+		ck.Evidence(failures...)
+		ck.Evidence(ok)
+		if ok == nil {
+			k.unsteady = fmt.Sprintf("%s did not recover from %s within %s", backend, k.lastStep, within)
+		} else {
+			k.Figure("recovery_ms."+figure, Ms(took))
+		}
+		var unnamed []string
+		for _, f := range failures {
+			if f.Backend != backend {
+				unnamed = append(unnamed, fmt.Sprintf("%s %s", f.Outcome, excerpt(f.Text(), 120)))
+			}
+		}
+		ck.Observed("%s after %s, %d failed call(s) first%s", map[bool]string{true: "served again", false: "not served"}[ok != nil],
+			took.Round(time.Millisecond), len(failures), unnamedText(unnamed))
+		ck.Expect(ok).NotTo(gomega.BeNil(), "%s did not serve again within %s", backend, within)
+		if maxFailed >= 0 {
+			ck.Expect(len(failures)).To(gomega.BeNumerically("<=", maxFailed), "failed calls before %s served again", backend)
+		}
+		for _, f := range failures {
+			ck.Expect(f).To(matchers.BeBackendUnavailable(backend), "a failure while %s recovered", backend)
+		}
+	})
+}
+
+func maxFailedText(n int) string {
+	switch {
+	case n < 0:
+		return ""
+	case n == 0:
+		return ", with no failed call"
+	}
+	return fmt.Sprintf(", after at most %d failed call(s)", n)
+}
+
+func unnamedText(unnamed []string) string {
+	if len(unnamed) == 0 {
+		return ""
+	}
+	return "; not naming the backend: " + strings.Join(unnamed, "; ")
+}
