@@ -21,6 +21,15 @@
 // Broken variants: --anonymous-errors (look a: errors name no backend);
 // --call-timeout 1h (look b: in effect no call deadline).
 //
+// Behaviours of real gateways, for fixtures c–f (quirks.go, backproxy.go):
+// --no-resources (no resources capability, resources/* answered -32601);
+// --drop-after-error D (after an error answer for a backend, its tools and
+// prompts answer "tool 'NAME' not found", no backend named, for D);
+// --accept-wrong-id (a streamable-HTTP backend's answer carrying another
+// request's id is taken as the answer: a forged answer reaches the client);
+// --sse-never-back (an SSE backend that ended its session stream, as a
+// restart does, is never served again).
+//
 // Usage: fixturegw --config FILE --listen ADDR --look a|b [flags]; FILE is
 // the reference gateway's config (harness/templates/chaos-vmcp.yaml.tmpl).
 package main
@@ -55,6 +64,8 @@ func run() error {
 		cfgPath, listen, look, prefixFormat string
 		priority, anonymous                 bool
 		callTimeout, indexDelay             time.Duration
+		q                                   quirks
+		acceptWrongID, neverBack            bool
 	)
 	flag.StringVar(&cfgPath, "config", "", "the reference gateway's config file")
 	flag.StringVar(&listen, "listen", "127.0.0.1:0", "listen address")
@@ -64,6 +75,10 @@ func run() error {
 	flag.BoolVar(&anonymous, "anonymous-errors", false, "broken: error texts name no backend")
 	flag.DurationVar(&callTimeout, "call-timeout", 0, "timeouts.call (broken: 1h)")
 	flag.DurationVar(&indexDelay, "index-delay", time.Second, "look b: MCP answers 503 this long after start while GET /ready already answers")
+	flag.BoolVar(&q.noResources, "no-resources", false, "fixture c: no resources capability; resources/* answered -32601")
+	flag.DurationVar(&q.dropFor, "drop-after-error", 0, "fixture d: after an error answer for a backend, its tools and prompts are 'not found' (unnamed) for this long")
+	flag.BoolVar(&acceptWrongID, "accept-wrong-id", false, "fixture e: a streamable-HTTP backend's answer with another request's id is taken as the answer")
+	flag.BoolVar(&neverBack, "sse-never-back", false, "fixture f: an SSE backend whose session stream the backend ended (a restart) is never served again")
 	flag.Parse()
 	if look != "a" && look != "b" {
 		return fmt.Errorf("--look %q: want a or b", look)
@@ -81,11 +96,25 @@ func run() error {
 	if callTimeout > 0 {
 		cfg.Timeouts.Call = callTimeout
 	}
+	if acceptWrongID || neverBack {
+		proxies, err := startBackProxies(cfg, acceptWrongID, neverBack)
+		defer func() {
+			for _, p := range proxies {
+				_ = p.Close()
+			}
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	for _, b := range cfg.Backends {
+		q.backends = append(q.backends, b.Name)
+	}
 	g, err := vmcp.New(cfg, vmcp.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	if err != nil {
 		return err
 	}
-	f := &front{g: g, look: look, anonymous: anonymous}
+	f := &front{g: g, look: look, anonymous: anonymous, q: &q}
 	if look == "b" {
 		time.AfterFunc(indexDelay, func() { f.indexed.Store(true) })
 	} else {
@@ -114,6 +143,7 @@ type front struct {
 	look      string
 	anonymous bool
 	indexed   atomic.Bool
+	q         *quirks
 }
 
 func (f *front) routes() http.Handler {
@@ -136,9 +166,15 @@ func (f *front) serveMCP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "indexing upstream servers", http.StatusServiceUnavailable)
 		return
 	}
-	rw := newRewriter(w, f.rewriteMessage)
+	req := f.q.readRequest(r)
+	if f.q.answer(w, req) {
+		return
+	}
+	seen := &errorSeen{fn: f.rewriteMessage}
+	rw := newRewriter(w, seen.rewrite)
 	f.g.ServeHTTP(rw, r)
 	rw.finish()
+	f.q.answered(req, seen.seen.Load())
 }
 
 // healthA is the toolhive-like health API: capitalised Go field names.

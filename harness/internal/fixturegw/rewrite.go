@@ -174,6 +174,7 @@ func (f *front) rewriteOne(m map[string]any) {
 	if !ok {
 		return
 	}
+	f.q.rewriteResult(res)
 	if tools, ok := res["tools"].([]any); ok && f.look == "a" {
 		for _, t := range tools {
 			if tm, ok := t.(map[string]any); ok {

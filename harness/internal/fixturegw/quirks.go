@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// quirks are front-side behaviours of real gateways that fixtures c and d
+// reproduce (see the package doc).
+type quirks struct {
+	// noResources: resources not advertised at initialize, every
+	// resources/* request answered -32601.
+	noResources bool
+	// dropFor: after an error answer for a backend, its tools and
+	// prompts are dropped for this long: calls to them are answered
+	// "tool 'NAME' not found" (no backend named) without reaching it,
+	// and the lists leave them out.
+	dropFor  time.Duration
+	backends []string
+
+	mu      sync.Mutex
+	dropped map[string]time.Time // backend → until
+}
+
+// request is what the front reads of an MCP request.
+type request struct {
+	Method string          `json:"method"`
+	ID     json.RawMessage `json:"id"`
+	Params struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	} `json:"params"`
+	backend string
+}
+
+// readRequest reads (and restores) a POST's JSON-RPC request.
+func (q *quirks) readRequest(r *http.Request) request {
+	var req request
+	if r.Method != http.MethodPost || r.Body == nil {
+		return req
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil || json.Unmarshal(body, &req) != nil {
+		return request{}
+	}
+	req.backend = q.addressed(req.Params.Name, req.Params.URI)
+	return req
+}
+
+// addressed is the backend a request's tool, prompt or resource belongs
+// to ("" when none): by prefix or suffix of the name, or the URI's host.
+func (q *quirks) addressed(name, uri string) string {
+	for _, b := range q.backends {
+		if name != "" && (strings.HasPrefix(name, b+"_") || strings.HasSuffix(name, "_"+b)) {
+			return b
+		}
+		if uri != "" && strings.Contains(uri, "://"+b+"/") {
+			return b
+		}
+	}
+	return ""
+}
+
+// answer answers req itself when a quirk says so, and reports whether it
+// did.
+func (q *quirks) answer(w http.ResponseWriter, req request) bool {
+	switch {
+	case q.noResources && strings.HasPrefix(req.Method, "resources/"):
+		writeRPCError(w, req.ID, -32601, "Method not found")
+		return true
+	case (req.Method == "tools/call" || req.Method == "prompts/get") && q.isDropped(req.backend):
+		kind := "tool"
+		if req.Method == "prompts/get" {
+			kind = "prompt"
+		}
+		writeRPCError(w, req.ID, -32602, fmt.Sprintf("%s '%s' not found", kind, req.Params.Name))
+		return true
+	}
+	return false
+}
+
+// answered notes the gateway's answer to req: an error answer for a
+// backend drops it for dropFor.
+func (q *quirks) answered(req request, isError bool) {
+	if q.dropFor <= 0 || !isError || req.backend == "" {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.dropped == nil {
+		q.dropped = map[string]time.Time{}
+	}
+	q.dropped[req.backend] = time.Now().Add(q.dropFor)
+}
+
+func (q *quirks) isDropped(backend string) bool {
+	if backend == "" {
+		return false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return time.Now().Before(q.dropped[backend])
+}
+
+// rewriteResult applies the quirks to a result: no resources capability;
+// dropped backends' tools and prompts left out of the lists.
+func (q *quirks) rewriteResult(res map[string]any) {
+	if caps, ok := res["capabilities"].(map[string]any); ok && q.noResources {
+		delete(caps, "resources")
+	}
+	for _, key := range []string{"tools", "prompts"} {
+		list, ok := res[key].([]any)
+		if !ok || q.dropFor <= 0 {
+			continue
+		}
+		res[key] = slices.DeleteFunc(list, func(e any) bool {
+			m, _ := e.(map[string]any)
+			name, _ := m["name"].(string)
+			return q.isDropped(q.addressed(name, ""))
+		})
+	}
+}
+
+// errorAnswer reports whether a JSON-RPC message is an error answer: an
+// error, or a result with isError.
+func errorAnswer(body []byte) bool {
+	var m struct {
+		Error  json.RawMessage `json:"error"`
+		Result struct {
+			IsError bool `json:"isError"`
+		} `json:"result"`
+	}
+	return json.Unmarshal(body, &m) == nil && (len(m.Error) > 0 && string(m.Error) != "null" || m.Result.IsError)
+}
+
+// errorSeen is a rewriter's fn wrapper that remembers an error answer.
+type errorSeen struct {
+	fn   func([]byte) []byte
+	seen atomic.Bool
+}
+
+func (e *errorSeen) rewrite(body []byte) []byte {
+	if errorAnswer(body) {
+		e.seen.Store(true)
+	}
+	return e.fn(body)
+}
+
+func writeRPCError(w http.ResponseWriter, id json.RawMessage, code int, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+}
