@@ -178,17 +178,6 @@ func runHang(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	}
 }
 
-// checkRecovers judges that name answers again after at most allowed
-// failed calls, recording the failed calls as figure.
-func checkRecovers(k *kit.Kit, c *harness.Client, check, name string, allowed int, figure string) {
-	k.Check(check, func(ck *kit.C) {
-		failed, last := callsUntilOK(k.Ctx, c, name, allowed+1)
-		k.Figure(figure, float64(failed))
-		ck.Expect(last.Outcome).To(gomega.Equal(harness.OutcomeOK), "%s never succeeded in %d calls: %s", name, allowed+1, last.Text())
-		ck.Expect(failed).To(gomega.BeNumerically("<=", allowed), "failed calls before %s answered", name)
-	})
-}
-
 func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
 	k := kit.New(ctx, env, g)
 	c := k.Client(v.Revision)
@@ -238,7 +227,7 @@ func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Var
 			cancels = 0
 			for _, r := range reqs {
 				switch {
-				case r.Method == "tools/call" && r.Tool == k.FixtureName(beta, "slow"):
+				case r.Method == "tools/call" && r.Tool == k.FixtureName(beta, "slow") && !r.Pending:
 					slow = &r
 				case r.Method == "notifications/cancelled":
 					cancels++
@@ -319,7 +308,7 @@ func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 
 	k.Must(env.ResumeBackend(ctx, beta), "SIGCONT beta")
 	resumed = true
-	checkRecovers(k, c, "beta answers after SIGCONT (at most 1 failed call)", betaEcho, 1, "failed_calls_after_sigcont")
+	k.CheckRecovery("beta answers after SIGCONT (at most 1 failed call)", c, beta, hangRecovery, 1, "sigcont")
 }
 
 func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
@@ -348,7 +337,7 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 
 	k.Must(env.RespawnBackend(ctx, beta), "respawn beta")
 	allowed := allowedFailures(env, v.Transport)
-	checkRecovers(k, c, fmt.Sprintf("beta answers after the respawn (at most %d failed calls)", allowed), betaEcho, allowed, "failed_calls_after_respawn")
+	k.CheckRecovery(fmt.Sprintf("beta answers after the respawn (at most %d failed calls)", allowed), c, beta, hangRecovery, allowed, "respawn")
 }
 
 // allowedFailures is how many failed calls a backend restart may cost:

@@ -29,6 +29,8 @@ type Kit struct {
 	unsteady string
 	// lastStep names the fault step Steady last began.
 	lastStep string
+	// gaveUp is set once no session reached steady state.
+	gaveUp bool
 }
 
 // New makes the kit of a scenario body.

@@ -120,7 +120,7 @@ func (p *backProxy) modify(resp *http.Response) error {
 }
 
 // endWatcher calls onEOF when the upstream ends the body itself (EOF or a
-// read error before the gateway closed it).
+// read error, not the gateway closing or cancelling it).
 type endWatcher struct {
 	io.ReadCloser
 	onEOF  func()
@@ -129,7 +129,7 @@ type endWatcher struct {
 
 func (e *endWatcher) Read(p []byte) (int, error) {
 	n, err := e.ReadCloser.Read(p)
-	if (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) && !e.closed.Load() {
+	if err != nil && !errors.Is(err, context.Canceled) && !e.closed.Load() {
 		e.onEOF()
 	}
 	return n, err
