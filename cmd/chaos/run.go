@@ -190,9 +190,9 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	if !o.quiet {
 		fmt.Fprintf(w, "chaos run: %d scenarios against %s\ncapabilities: %s\n", len(selected), target.Name(), target.Capabilities())
 	}
-	if msg, err := scenarios.PrepareContainers(cmd.Context(), selected, runtime); err != nil {
-		return fmt.Errorf("run: %w", err)
-	} else if msg != "" && !o.quiet {
+	// A runtime that cannot be prepared never ends the run: the scenarios
+	// that need it are skipped or fail with the reason, the others run.
+	if msg := scenarios.PrepareContainers(cmd.Context(), selected, runtime); msg != "" && !o.quiet {
 		fmt.Fprintln(w, msg)
 	}
 	results := harness.NewResults(target)
