@@ -62,8 +62,12 @@ scenarios, fake backends as real processes of this binary).
 The container scenarios (label container) need a Docker engine (probed for
 at most 5 s; without one they are skipped, or fail with
 VMCP_CHAOS_REQUIRE_DOCKER=1); they run the target as a container: the
-reference and chaos vmcp from an image built locally FROM scratch, another
-gateway from --gateway-image.
+reference and chaos vmcp from an image built locally FROM scratch from this
+binary (build it with CGO_ENABLED=0; a dynamically linked one rebuilds itself
+only inside the source tree, elsewhere the container scenarios are skipped
+saying so), another gateway from --gateway-image. A runtime that cannot start
+never ends the run: the scenarios that need it are skipped or fail with the
+reason, the others run.
 
 A scenario that needs a capability the target does not declare is reported
 skipped with that reason; a pass whose optional checks could not run (e.g.
