@@ -48,6 +48,7 @@ func newRootCmd() *cobra.Command {
 		Version:       harness.Version().String(),
 	}
 	// --version prints what `chaos version` prints.
+	root.Flags().BoolP("version", "v", false, "print the harness version (as chaos version)")
 	root.SetVersionTemplate(harness.Version().Long())
 	root.AddCommand(newProfileCmd(), newBackendCmd(), newVMCPCmd(), newRunCmd(),
 		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd(), newVersionCmd())
