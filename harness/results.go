@@ -43,6 +43,10 @@ type Results struct {
 	Profile string `json:"profile,omitempty"`
 	// Capabilities are the target's declared capabilities.
 	Capabilities Capabilities `json:"capabilities"`
+	// HarnessVersion is the version of the harness that wrote the
+	// results (BuildVersion.String; set by NewResults); empty in files
+	// written before it existed.
+	HarnessVersion string `json:"harnessVersion,omitempty"`
 	// Interrupted is set when the run was cut short (SIGINT, SIGTERM):
 	// the scenarios that had not run are listed skipped, with that reason.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -142,6 +146,7 @@ func (s ScenarioResult) Partial() bool { return s.Verdict == VerdictPassed && le
 // allowed).
 func NewResults(target Target) *Results {
 	r := &Results{SchemaVersion: SchemaVersion, Started: time.Now().Round(0), Scenarios: []ScenarioResult{}}
+	r.HarnessVersion = Version().String()
 	if target != nil {
 		r.Target, r.Capabilities = target.Name(), target.Capabilities()
 		if e, ok := target.(Exec); ok {

@@ -16,6 +16,7 @@ import (
 // runView is one results document as the report shows it.
 type runView struct {
 	ID, Label, Target, Profile, Capabilities string
+	Harness                                  string // the harness version that wrote the results
 	Started, Took                            string
 	Interrupted                              bool
 	Passed, Failed, Inconclusive, Skipped    int
@@ -75,7 +76,7 @@ type errorSample struct {
 // newRunView builds the view of one results document.
 func newRunView(id, label string, r *harness.Results) *runView {
 	rv := &runView{ID: id, Label: label, Target: r.Target, Profile: r.Profile, Capabilities: cmp.Or(r.Capabilities.String(), "none declared"),
-		Interrupted: r.Interrupted}
+		Interrupted: r.Interrupted, Harness: cmp.Or(r.HarnessVersion, "not recorded")}
 	if !r.Started.IsZero() {
 		rv.Started = r.Started.UTC().Format("2006-01-02 15:04:05 UTC")
 	}

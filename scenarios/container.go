@@ -145,26 +145,28 @@ func containerize(topo *harness.Topology) {
 // builds the run's image when runtime is RuntimeContainer or any of
 // selected is a container scenario, before the first scenario runs: no
 // scenario pays for the build, and the engine's goroutines predate every
-// scenario's leak snapshot. Without Docker it returns nil (the container
-// scenarios then skip with the probe's reason) unless
-// VMCP_CHAOS_REQUIRE_DOCKER=1, where the error is returned. It returns
-// what it prepared, for a progress line ("" when nothing).
-func PrepareContainers(ctx context.Context, selected []Scenario, runtime string) (string, error) {
+// scenario's leak snapshot. A failure never ends the run: the engine and
+// the image keep it, and each scenario that needs them is skipped (no
+// Docker, no static chaos binary) or fails (VMCP_CHAOS_REQUIRE_DOCKER=1,
+// a failed build) with it when its topology starts, while the others run.
+// It returns what it prepared or what will happen instead, for a progress
+// line ("" when nothing was needed).
+func PrepareContainers(ctx context.Context, selected []Scenario, runtime string) string {
 	need := runtime == RuntimeContainer ||
 		slices.ContainsFunc(selected, func(sc Scenario) bool { return sc.HasLabel(LabelContainer) })
 	if !need {
-		return "", nil
+		return ""
 	}
 	e, err := containers.Get(ctx)
-	if containers.IsSkip(err) {
-		return "container scenarios will be skipped: " + err.Error(), nil
+	var img string
+	if err == nil {
+		img, err = e.Image(ctx)
 	}
-	if err != nil {
-		return "", err
+	switch {
+	case containers.IsSkip(err):
+		return "container scenarios will be skipped: " + err.Error()
+	case err != nil:
+		return "container scenarios will fail: " + err.Error()
 	}
-	img, err := e.Image(ctx)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("containers: run %s, image %s", e.RunID(), img), nil
+	return fmt.Sprintf("containers: run %s, image %s", e.RunID(), img)
 }

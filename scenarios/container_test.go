@@ -32,7 +32,7 @@ func teardownBound(sc scenarios.Scenario) time.Duration {
 // the run's image once, so no spec pays for it and the engine's own
 // goroutines predate every spec's leak snapshot. Without Docker the
 // container scenarios skip with the probe's reason (fail with
-// VMCP_CHAOS_REQUIRE_DOCKER=1, where this fails the suite).
+// VMCP_CHAOS_REQUIRE_DOCKER=1); the others run.
 func prepareContainers(ctx context.Context) {
 	var err error
 	runtime, err = scenarios.ParseRuntime(os.Getenv(containers.RuntimeEnv))
@@ -43,9 +43,7 @@ func prepareContainers(ctx context.Context) {
 			selected = append(selected, sc)
 		}
 	}
-	msg, err := scenarios.PrepareContainers(ctx, selected, runtime)
-	Expect(err).NotTo(HaveOccurred(), "the Docker engine and the chaos image")
-	if msg != "" {
+	if msg := scenarios.PrepareContainers(ctx, selected, runtime); msg != "" {
 		GinkgoWriter.Println(msg)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
 func main() {
@@ -43,9 +45,13 @@ func newRootCmd() *cobra.Command {
 		Long:          "Chaos and acceptance testing for vMCP gateways.\n\n" + exitHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       harness.Version().String(),
 	}
+	// --version prints what `chaos version` prints.
+	root.Flags().BoolP("version", "v", false, "print the harness version (as chaos version)")
+	root.SetVersionTemplate(harness.Version().Long())
 	root.AddCommand(newProfileCmd(), newBackendCmd(), newVMCPCmd(), newRunCmd(),
-		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd())
+		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd(), newVersionCmd())
 	withUsageExits(root)
 	return root
 }

@@ -62,8 +62,12 @@ scenarios, fake backends as real processes of this binary).
 The container scenarios (label container) need a Docker engine (probed for
 at most 5 s; without one they are skipped, or fail with
 VMCP_CHAOS_REQUIRE_DOCKER=1); they run the target as a container: the
-reference and chaos vmcp from an image built locally FROM scratch, another
-gateway from --gateway-image.
+reference and chaos vmcp from an image built locally FROM scratch from this
+binary (build it with CGO_ENABLED=0; a dynamically linked one rebuilds itself
+only inside the source tree, elsewhere the container scenarios are skipped
+saying so), another gateway from --gateway-image. A runtime that cannot start
+never ends the run: the scenarios that need it are skipped or fail with the
+reason, the others run.
 
 A scenario that needs a capability the target does not declare is reported
 skipped with that reason; a pass whose optional checks could not run (e.g.
@@ -190,9 +194,9 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	if !o.quiet {
 		fmt.Fprintf(w, "chaos run: %d scenarios against %s\ncapabilities: %s\n", len(selected), target.Name(), target.Capabilities())
 	}
-	if msg, err := scenarios.PrepareContainers(cmd.Context(), selected, runtime); err != nil {
-		return fmt.Errorf("run: %w", err)
-	} else if msg != "" && !o.quiet {
+	// A runtime that cannot be prepared never ends the run: the scenarios
+	// that need it are skipped or fail with the reason, the others run.
+	if msg := scenarios.PrepareContainers(cmd.Context(), selected, runtime); msg != "" && !o.quiet {
 		fmt.Fprintln(w, msg)
 	}
 	results := harness.NewResults(target)

@@ -10,22 +10,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
 )
 
 // TestRunContainerWithoutDocker: `chaos run --runtime container` with
 // DOCKER_HOST naming no engine (whether or not one answers on the default
 // socket) skips the container scenarios naming the probe's reason and exits
-// 0; with VMCP_CHAOS_REQUIRE_DOCKER=1 it exits 1 naming it, before any
-// scenario runs. Needs no Docker engine.
+// 0; with VMCP_CHAOS_REQUIRE_DOCKER=1 the run still goes on (a runtime that
+// cannot start never aborts it): each scenario that needs the engine fails
+// naming the probe's reason, the results are written, and it exits 1.
+// Needs no Docker engine.
 func TestRunContainerWithoutDocker(t *testing.T) {
 	const host = "unix:///nonexistent/docker.sock"
-	run := func(t *testing.T, require string) (string, int) {
+	run := func(t *testing.T, require string) (string, int, string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
+		results := filepath.Join(t.TempDir(), "results.json")
 		cmd := exec.CommandContext(ctx, chaosBin, "run", "--runtime", "container", "--label", "container-kill/legacy,wrapping/legacy/streamable-http",
-			"--out", filepath.Join(t.TempDir(), "results.json"))
+			"--out", results)
 		var env []string
 		for _, kv := range os.Environ() {
 			k, _, _ := strings.Cut(kv, "=")
@@ -46,11 +50,11 @@ func TestRunContainerWithoutDocker(t *testing.T) {
 			t.Fatalf("chaos run: %v\n%s", err, out)
 		}
 		t.Logf("%s=%q: exit %d\n%s", containers.RequireDockerEnv, require, code, out)
-		return string(out), code
+		return string(out), code, results
 	}
 	t.Run("skip", func(t *testing.T) {
 		t.Parallel()
-		out, code := run(t, "")
+		out, code, _ := run(t, "")
 		if code != 0 {
 			t.Errorf("exit %d, want 0 (skipped)", code)
 		}
@@ -63,17 +67,24 @@ func TestRunContainerWithoutDocker(t *testing.T) {
 	})
 	t.Run("require", func(t *testing.T) {
 		t.Parallel()
-		out, code := run(t, "1")
+		out, code, results := run(t, "1")
 		if code != exitFailed {
 			t.Errorf("exit %d, want %d", code, exitFailed)
 		}
-		for _, want := range []string{"no usable Docker engine: " + containers.DockerHostEnv + "=" + host, containers.RequireDockerEnv + "=1"} {
+		for _, want := range []string{"container scenarios will fail", "[1/2 ", "[2/2 ", "0 passed, 2 failed, 0 skipped",
+			"no usable Docker engine: " + containers.DockerHostEnv + "=" + host, containers.RequireDockerEnv + "=1"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q", want)
 			}
 		}
-		if strings.Contains(out, "[1/2") {
-			t.Error("a scenario ran although the engine probe failed")
+		res := readResults(t, results)
+		for _, s := range res.Scenarios {
+			if s.Verdict != harness.VerdictFailed || !strings.Contains(s.Reason, "no usable Docker engine") {
+				t.Errorf("%s: %s %q, want failed naming the probe", s.Name, s.Verdict, s.Reason)
+			}
+		}
+		if len(res.Scenarios) != 2 {
+			t.Errorf("%d scenarios in the results, want 2", len(res.Scenarios))
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,11 +43,12 @@ func dockerfile(labels map[string]string) string {
 }
 
 // Image returns the run's chaos image, building it on first use: a static
-// (CGO_ENABLED=0) chaos binary — $CHAOS_BIN or this executable when they
-// are static, else built with `go build` — copied into an image FROM
-// scratch, tagged vmcp-chaos/chaos:<sha256 of the binary>-<run id> and
-// labelled with the run (every layer's image: see dockerfile). Later calls return the first result. ctx bounds
-// the build (default 3 minutes).
+// (CGO_ENABLED=0) chaos binary — $CHAOS_BIN or the running chaos command
+// when static, else built with `go build` from the source tree (see
+// staticChaos) — copied into an image FROM scratch, tagged
+// vmcp-chaos/chaos:<sha256 of the binary>-<run id> and labelled with the
+// run (every layer's image: see dockerfile). Later calls return the first
+// result, a failure too. ctx bounds the build (default 3 minutes).
 func (e *Engine) Image(ctx context.Context) (string, error) {
 	e.imgMu.Lock()
 	defer e.imgMu.Unlock()
@@ -110,14 +112,22 @@ func (e *Engine) buildImage(ctx context.Context, tag, dockerfile string, bin []b
 	return nil
 }
 
-// staticChaos returns a statically linked chaos binary: $CHAOS_BIN or this
-// executable when static, else one built with CGO_ENABLED=0 into a
-// temporary directory that Shutdown removes.
+// staticChaos returns a statically linked chaos binary, in this order:
+// $CHAOS_BIN when static; the running chaos command when static (a copy
+// installed anywhere needs no source tree and no Go toolchain); else one
+// built with CGO_ENABLED=0 from the vmcp-chaos source tree the working
+// directory is in, into a temporary directory that Shutdown removes.
+// Without any of these the error says how to get one (see noStaticChaos).
 func (e *Engine) staticChaos(ctx context.Context) (string, error) {
-	for _, p := range []string{os.Getenv(harness.ChaosBinEnv), chaosExecutable()} {
+	env, self := os.Getenv(harness.ChaosBinEnv), chaosExecutable()
+	for _, p := range []string{env, self} {
 		if p != "" && isStatic(p) {
 			return p, nil
 		}
+	}
+	root, why := sourceTree()
+	if root == "" {
+		return "", noStaticChaos(env, self, why)
 	}
 	dir, err := os.MkdirTemp("", "vmcp-chaos-static-")
 	if err != nil {
@@ -125,21 +135,87 @@ func (e *Engine) staticChaos(ctx context.Context) (string, error) {
 	}
 	bin := filepath.Join(dir, "chaos")
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, harness.ChaosPackage)
+	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.WaitDelay = 5 * time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
 		_ = os.RemoveAll(dir)
-		return "", fmt.Errorf("containers: CGO_ENABLED=0 go build %s: %w\n%s", harness.ChaosPackage, err, out)
+		return "", fmt.Errorf("containers: CGO_ENABLED=0 go build %s in %s: %w\n%s", harness.ChaosPackage, root, err, out)
 	}
 	e.binDir = dir
 	return bin, nil
 }
 
+// noStaticChaos is the error when no static chaos binary can be had: the
+// reason and the fix, as a *harness.SkipError (the container scenarios
+// are skipped), or a plain error under VMCP_CHAOS_REQUIRE_DOCKER=1 (they
+// fail). env is $CHAOS_BIN, self the running chaos command ("" when this
+// process is not chaos, e.g. a test binary), why why no source tree is
+// at hand.
+func noStaticChaos(env, self, why string) error {
+	var reason string
+	if self != "" {
+		reason = "this chaos binary is dynamically linked: build it with CGO_ENABLED=0, or set " + harness.ChaosBinEnv + " to a static build"
+	} else {
+		reason = "no static chaos binary: set " + harness.ChaosBinEnv + " to a CGO_ENABLED=0 build of ./cmd/chaos"
+	}
+	if env != "" {
+		reason += fmt.Sprintf(" ($%s=%s is not a static executable)", harness.ChaosBinEnv, env)
+	}
+	reason += " (" + why + ")"
+	if os.Getenv(RequireDockerEnv) == "1" {
+		return fmt.Errorf("containers: %s (and %s=1)", reason, RequireDockerEnv)
+	}
+	return fmt.Errorf("containers: %w", &harness.SkipError{Reason: reason})
+}
+
+// chaosModule is the module the chaos command is built from.
+var chaosModule = strings.TrimSuffix(harness.ChaosPackage, "/cmd/chaos")
+
+// sourceTree returns the root of the vmcp-chaos module that holds the
+// working directory, when a Go toolchain is on PATH to build it; else ""
+// and why not.
+func sourceTree() (root, why string) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Sprintf("no working directory: %v", err)
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+			if modulePath(data) != chaosModule {
+				return "", fmt.Sprintf("%s is not in the %s source tree", wd, chaosModule)
+			}
+			if _, err := exec.LookPath("go"); err != nil {
+				return "", fmt.Sprintf("no Go toolchain on PATH to build one from the source tree %s", dir)
+			}
+			return dir, ""
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Sprintf("%s is not in the %s source tree", wd, chaosModule)
+		}
+	}
+}
+
+// modulePath is the module path a go.mod declares ("" if none).
+func modulePath(gomod []byte) string {
+	for line := range strings.Lines(string(gomod)) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}
+
 // chaosExecutable is this process's executable when it is the chaos
-// command (chaos run), else "".
+// command (chaos run, whatever the file is called), else "" (a test
+// binary, which cannot serve as the image's /chaos).
 func chaosExecutable() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok || info.Path != harness.ChaosPackage {
+		return ""
+	}
 	p, err := os.Executable()
-	if err != nil || filepath.Base(p) != "chaos" {
+	if err != nil {
 		return ""
 	}
 	return p
