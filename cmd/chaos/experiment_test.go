@@ -363,8 +363,8 @@ func TestExperimentDeviationAbortsAndRollsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := filepath.Join(t.TempDir(), "report.html")
-	if out, err := exec.Command(chaosBin, "report", journal, "-o", html).CombinedOutput(); err != nil {
-		t.Fatalf("chaos report of the journal: %v\n%s", err, out)
+	if out, err := exec.Command(chaosBin, "report", journal, "-o", html).CombinedOutput(); exitOf(err) != 1 {
+		t.Fatalf("chaos report of a deviated journal: %v, want exit 1\n%s", err, out)
 	}
 	page, _ := os.ReadFile(html)
 	if !strings.Contains(string(page), "beta answers during the stall") {
