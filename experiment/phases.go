@@ -48,9 +48,9 @@ func (r *runner) preflight(ctx context.Context) string {
 		}
 		if err == nil {
 			if ctl.leases(ctx) {
-				obs += "; holds faults under leases (GET /lease answers)"
+				obs += "; holds faults under leases: GET /lease answers"
 			} else {
-				obs += "; no lease API (GET /lease does not answer): unless POST /faults?ttl= takes a lease, faults stay until cleared"
+				obs += "; no lease API: GET /lease does not answer; unless POST /faults?ttl= takes a lease, faults stay until cleared"
 			}
 		}
 		pass("control "+b.Name, "the control API at "+b.Control+" answers, with no fault set", obs, err, start)

@@ -198,8 +198,8 @@ func (r *runner) hypothesis(ctx context.Context, phase string) string {
 			return "not judged: " + context.Cause(ctx).Error()
 		}
 		name := phase + ": " + p.Name
-		if !r.check(r.probes.run(ctx, p, name)) {
-			return name + " deviated"
+		if c := r.probes.run(ctx, p, name); !r.check(c) {
+			return deviation(c)
 		}
 	}
 	return ""
@@ -229,8 +229,8 @@ func (r *runner) method(ctx context.Context) (Status, string) {
 			}
 		case s.Probe != nil:
 			name := fmt.Sprintf("method[%d]: %s", i, s.Probe.Name)
-			if !r.check(r.probes.run(ctx, s.Probe, name)) {
-				return StatusDeviated, name + " deviated"
+			if c := r.probes.run(ctx, s.Probe, name); !r.check(c) {
+				return StatusDeviated, deviation(c)
 			}
 		case s.Action != nil:
 			if err := r.act(ctx, i, s.Action); err != nil {
@@ -292,6 +292,16 @@ func (r *runner) act(ctx context.Context, i int, a *Action) error {
 		r.mu.Unlock()
 	}
 	return nil
+}
+
+// deviation is the finding of a check that did not hold: its name and
+// what was observed (e.g. "dropped without an answer instead of an
+// answered error").
+func deviation(c harness.Check) string {
+	if c.Verdict == harness.CheckNotApplicable {
+		return c.Name + " " + c.Reason
+	}
+	return c.Name + " deviated: " + clip(c.Observed, 300)
 }
 
 func errSuffix(err error) string {

@@ -270,6 +270,7 @@ func TestExperimentDroppedIsNotAnAnswer(t *testing.T) {
 			args = append(args, "--param", "gateway="+front)
 			cmd, stderr, journal := startExperiment(t, shipped(c.file), args...)
 			r := waitExperiment(t, cmd, stderr, journal, 2*time.Minute)
+			t.Logf("chaos experiment run:\n%s", r.stderr)
 			if r.code != 1 || !strings.Contains(r.stderr, c.check+": DEVIATED") || !strings.Contains(r.stderr, "dropped without an answer instead of an answered error") {
 				t.Fatalf("exit %d, want 1 (deviated: dropped without an answer):\n%s", r.code, r.stderr)
 			}
@@ -279,7 +280,7 @@ func TestExperimentDroppedIsNotAnAnswer(t *testing.T) {
 					found = ck.Verdict == harness.CheckFailed && strings.Contains(ck.Observed, "dropped without an answer")
 				}
 			}
-			if !found || r.journal.Scenarios[0].Verdict != harness.VerdictFailed {
+			if sr := r.journal.Scenarios[0]; !found || sr.Verdict != harness.VerdictFailed || !strings.Contains(sr.Reason, "dropped without an answer") {
 				t.Fatalf("journal: no failed %q observing a dropped call: %+v", c.check, r.journal.Scenarios[0].Checks)
 			}
 			dropped := 0
@@ -294,8 +295,8 @@ func TestExperimentDroppedIsNotAnAnswer(t *testing.T) {
 			d.verifyClean(t)
 			html := filepath.Join(t.TempDir(), "report.html")
 			out, err := exec.Command(chaosBin, "report", journal, "-o", html).CombinedOutput()
-			if exitOf(err) != 1 {
-				t.Errorf("chaos report of a deviated journal: %v, want exit 1\n%s", err, out)
+			if exitOf(err) != 1 || !strings.Contains(string(out), "dropped without an answer") {
+				t.Errorf("chaos report of a deviated journal: %v, want exit 1 naming the dropped call\n%s", err, out)
 			}
 			if page, _ := os.ReadFile(html); !strings.Contains(string(page), "dropped without an answer") {
 				t.Error("the report does not say dropped without an answer")
@@ -497,7 +498,7 @@ func TestExperimentBadInputAndUnreachable(t *testing.T) {
 func TestExperimentInitWritesARunnableStarter(t *testing.T) {
 	d := startE2E(t, "")
 	out := filepath.Join(t.TempDir(), "starter.yaml")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	msg, err := exec.CommandContext(ctx, chaosBin, "experiment", "init", "--gateway", d.gateway,
 		"--control", "beta="+d.proxies["beta"].Admin, "--out", out).CombinedOutput()
@@ -552,6 +553,15 @@ func TestExperimentInitWritesARunnableStarter(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "steady-state before: tool answers in time: DEVIATED") ||
 		!strings.Contains(r.stderr, "an answered error instead of a result") {
 		t.Fatalf("starter with the tool erroring: exit %d, want 1 (deviated):\n%s", r.code, r.stderr)
+	}
+	// Init itself refuses to write a starter from tools that do not work.
+	none := filepath.Join(t.TempDir(), "none.yaml")
+	msg, err = exec.CommandContext(ctx, chaosBin, "experiment", "init", "--gateway", d.gateway, "--out", none).CombinedOutput()
+	if exitOf(err) != 1 || !strings.Contains(string(msg), "no tool answered a result") {
+		t.Fatalf("init against erroring tools: %v, want exit 1\n%s", err, msg)
+	}
+	if _, err := os.Stat(none); err == nil {
+		t.Error("init wrote a starter from tools that do not work")
 	}
 	if out, err := exec.Command(chaosBin, "experiment", "init", "--gateway", d.gateway, "--out", out).CombinedOutput(); err == nil {
 		t.Fatalf("init overwrote its output without --force: %s", out)
