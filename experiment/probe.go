@@ -286,10 +286,7 @@ func (p *prober) callTool(ctx context.Context, c *harness.Client, pr *Probe) sam
 	}
 	obs := fmt.Sprintf("%s in %s: %s", what, took.Round(10*time.Microsecond), clip(text, 300))
 	var problems []string
-	switch {
-	case got == x.Outcome:
-	case x.Outcome == OutcomeAny && (got == OutcomeOK || got == OutcomeError):
-	default:
+	if !outcomeMatches(x.Outcome, got) {
 		problems = append(problems, fmt.Sprintf("%s instead of %s", outcomeWords[got], outcomeWords[x.Outcome]))
 	}
 	if x.Within > 0 && took > x.Within {
@@ -386,6 +383,12 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// outcomeMatches reports whether a call that ended as got meets an
+// expected outcome: the same, or any answer (ok or error) for any.
+func outcomeMatches(want, got string) bool {
+	return got == want || (want == OutcomeAny && (got == OutcomeOK || got == OutcomeError))
 }
 
 // callOutcome says who ended a call: the gateway with a result (ok) or an
