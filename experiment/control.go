@@ -60,21 +60,32 @@ func (c *control) faults(ctx context.Context) ([]any, error) {
 	return doc.Faults, nil
 }
 
-// leases reports whether the control API holds faults under leases (a
-// chaos proxy does; a fake backend does not).
+// leases reports whether the control API has the lease routes (GET
+// /lease answers 200), as a chaos proxy does.
 func (c *control) leases(ctx context.Context) bool {
 	status, _, err := c.do(ctx, http.MethodGet, "/lease", nil)
 	return err == nil && status == http.StatusOK
 }
 
-// inject adds faults under a lease of ttl.
-func (c *control) inject(ctx context.Context, faults []any, ttl time.Duration) error {
+// inject adds faults, asking for a lease of ttl (POST /faults?ttl=, the
+// chaos proxy's lease protocol). leased reports whether the answer says a
+// lease holds them ({"lease": {"active": true}}): a control API that
+// ignores ?ttl= keeps the faults until they are cleared.
+func (c *control) inject(ctx context.Context, faults []any, ttl time.Duration) (leased bool, err error) {
 	body, err := json.Marshal(faults)
 	if err != nil {
-		return err
+		return false, err
 	}
-	_, err = c.call(ctx, http.MethodPost, "/faults?ttl="+ttl.String(), body)
-	return err
+	answer, err := c.call(ctx, http.MethodPost, "/faults?ttl="+ttl.String(), body)
+	if err != nil {
+		return false, err
+	}
+	var doc struct {
+		Lease *struct {
+			Active bool `json:"active"`
+		} `json:"lease"`
+	}
+	return json.Unmarshal(answer, &doc) == nil && doc.Lease != nil && doc.Lease.Active, nil
 }
 
 // renew renews the lease for ttl. gone reports a lease that no longer

@@ -33,9 +33,12 @@ type InitOptions struct {
 
 // Starter writes a starter experiment from a live gateway's tools/list:
 // the tools grouped by backend (origin markers, else the prefix before the
-// first "_"), a hypothesis (the first backend's tool is listed and answers
-// in time) and, when that backend has a control URL, a method that makes
-// it fail and checks the error names it. The result parses with Parse.
+// first "_"), a hypothesis that can fail (a tool of the first backend that
+// init called and saw answer a result is listed and answers ok, within a
+// bound made from the latency measured) and, when that backend has a
+// control URL, a method that makes it fail and checks that the answered
+// error names it. A gateway none of whose tools (of that backend) answers
+// init's call is an error. The result parses with Parse.
 func Starter(ctx context.Context, o InitOptions) (string, error) {
 	o.Timeout = cmp.Or(o.Timeout, 10*time.Second)
 	var headers map[string]string
@@ -78,7 +81,11 @@ func Starter(ctx context.Context, o InitOptions) (string, error) {
 	if i := slices.IndexFunc(names, func(n string) bool { return o.Controls[n] != "" }); i >= 0 {
 		target = names[i]
 	}
-	return render(o, names, byBackend, target)
+	called, err := findWorkingTool(ctx, c, toolsOf(call.Tools.Tools, byBackend[target]), o.Timeout)
+	if err != nil {
+		return "", fmt.Errorf("gateway %s, backend %s: %w", o.Gateway, target, err)
+	}
+	return render(o, names, byBackend, target, called)
 }
 
 // guessBackend names a tool's backend when it carries no origin marker: a
@@ -107,13 +114,15 @@ type starterBackend struct{ Name, Control, Tools string }
 
 // render writes the starter experiment (starter.yaml.tmpl) for the
 // backends names, target being the one the experiment acts on.
-func render(o InitOptions, names []string, byBackend map[string][]string, target string) (string, error) {
+func render(o InitOptions, names []string, byBackend map[string][]string, target string, called calledTool) (string, error) {
 	data := struct {
 		InitOptions
-		Now, Target, Tool string
-		Backends          []starterBackend
-		Controlled        bool // some backend has a control URL
-	}{InitOptions: o, Now: time.Now().UTC().Format(time.RFC3339), Target: target, Tool: byBackend[target][0]}
+		Now, Target, Tool, Args string
+		Took, Within            time.Duration
+		Backends                []starterBackend
+		Controlled              bool // some backend has a control URL
+	}{InitOptions: o, Now: time.Now().UTC().Format(time.RFC3339), Target: target, Tool: called.Name, Args: called.Args,
+		Took: called.Took.Round(100 * time.Microsecond), Within: withinFor(called.Took)}
 	for _, n := range names {
 		data.Backends = append(data.Backends, starterBackend{n, o.Controls[n], clip(strings.Join(byBackend[n], ", "), 120)})
 		data.Controlled = data.Controlled || o.Controls[n] != ""

@@ -181,19 +181,40 @@ const (
 	SessionShared = "shared"
 )
 
-// Outcomes a call_tool probe may expect.
+// Outcomes of a call_tool probe: who ended the call, and how.
 const (
-	OutcomeOK    = "ok"    // a result without isError
-	OutcomeError = "error" // an error, or a result with isError
-	OutcomeAny   = "any"   // either: only time and text are judged
+	// OutcomeOK: the gateway answered a result without isError.
+	OutcomeOK = "ok"
+	// OutcomeError: the gateway answered an error: a JSON-RPC error, an
+	// HTTP error status, or a result with isError.
+	OutcomeError = "error"
+	// OutcomeDropped: the connection ended (or could not be made)
+	// without an answer: EOF, reset, an event stream that ended.
+	OutcomeDropped = "dropped"
+	// OutcomeTimeout: the probe's own deadline (timeout) ended the call.
+	OutcomeTimeout = "timeout"
+	// OutcomeAny: an answer, ok or error (not dropped, not timeout): only
+	// time and text are judged.
+	OutcomeAny = "any"
 )
+
+// outcomeWords says an outcome in the words of progress lines, journals
+// and reports.
+var outcomeWords = map[string]string{
+	OutcomeOK:      "a result",
+	OutcomeError:   "an answered error",
+	OutcomeDropped: "dropped without an answer",
+	OutcomeTimeout: "no answer before the probe's own deadline",
+	OutcomeAny:     "an answer (a result or an error)",
+}
 
 // Expect is what a call_tool answer must look like.
 type Expect struct {
-	// Outcome is ok (default; error when Names is set), error or any.
+	// Outcome is ok (default; error when Names is set), error, dropped,
+	// timeout or any (ok or error).
 	Outcome string `yaml:"outcome,omitempty"`
-	// Within bounds the answer's time, whatever it is: the gateway must
-	// answer (a result or an error) within it.
+	// Within bounds the call's time, whatever its outcome: the call must
+	// end within it.
 	Within time.Duration `yaml:"within,omitempty"`
 	// Names is a backend the error must name (as a whole word, in the
 	// text or the result's _meta).

@@ -48,9 +48,9 @@ func (r *runner) preflight(ctx context.Context) string {
 		}
 		if err == nil {
 			if ctl.leases(ctx) {
-				obs += "; holds faults under leases"
+				obs += "; holds faults under leases: GET /lease answers"
 			} else {
-				obs += "; no leases (faults stay until cleared)"
+				obs += "; no lease API: GET /lease does not answer; unless POST /faults?ttl= takes a lease, faults stay until cleared"
 			}
 		}
 		pass("control "+b.Name, "the control API at "+b.Control+" answers, with no fault set", obs, err, start)
@@ -159,7 +159,7 @@ func (r *runner) printPlan() {
 			if s.Action.Duration > 0 {
 				d = " for " + s.Action.Duration.String()
 			}
-			r.progress("  method[%d]: inject %s on %s%s (lease %s, renewed every %s)", i, clip(fmt.Sprint(s.Action.Faults), 200),
+			r.progress("  method[%d]: inject %s on %s%s (asking for a lease of %s, renewed every %s, where its control API holds leases)", i, clip(faultsYAML(s.Action.Faults), 200),
 				s.Action.Backend, d, e.Safeguards.LeaseTTL, e.Safeguards.LeaseTTL/3)
 		default:
 			r.progress("  method[%d]: clear %s", i, s.Action.Backend)

@@ -113,7 +113,7 @@ func (p *prober) expected(pr *Probe) string {
 		return strings.Join(parts, "; ")
 	case ProbeCallTool:
 		x := pr.Expect
-		s := fmt.Sprintf("tools/call %s answers %s", pr.Tool, x.Outcome)
+		s := fmt.Sprintf("tools/call %s: %s (%s)", pr.Tool, outcomeWords[x.Outcome], x.Outcome)
 		if x.Names != "" {
 			s += fmt.Sprintf(" naming backend %q", x.Names)
 		}
@@ -275,24 +275,24 @@ func (p *prober) callTool(ctx context.Context, c *harness.Client, pr *Probe) sam
 	call := c.CallTool(ctx, pr.Tool, pr.Arguments)
 	x := pr.Expect
 	took := call.Took()
-	isErr := call.Err != nil || call.IsError
+	got := callOutcome(call)
 	text := call.Text()
-	what := "ok"
-	if isErr {
-		what = "error"
+	what := got
+	if got == OutcomeDropped {
+		what = "dropped without an answer"
+		if harness.Unanswered(call.Err) == "refused" {
+			what += " (connection refused)"
+		}
 	}
 	obs := fmt.Sprintf("%s in %s: %s", what, took.Round(10*time.Microsecond), clip(text, 300))
 	var problems []string
-	switch {
-	case x.Outcome == OutcomeOK && isErr:
-		problems = append(problems, "an error instead of a result")
-	case x.Outcome == OutcomeError && !isErr:
-		problems = append(problems, "a result instead of an error")
+	if !outcomeMatches(x.Outcome, got) {
+		problems = append(problems, fmt.Sprintf("%s instead of %s", outcomeWords[got], outcomeWords[x.Outcome]))
 	}
 	if x.Within > 0 && took > x.Within {
 		problems = append(problems, fmt.Sprintf("took %s, more than %s", took.Round(time.Millisecond), x.Within))
 	}
-	if x.Names != "" && isErr && call.Backend != x.Names && !harness.NamesBackend(text, x.Names) {
+	if x.Names != "" && got == OutcomeError && call.Backend != x.Names && !harness.NamesBackend(text, x.Names) {
 		problems = append(problems, fmt.Sprintf("the error does not name backend %q", x.Names))
 	}
 	if x.Contains != "" && !strings.Contains(text, x.Contains) {
@@ -383,4 +383,25 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// outcomeMatches reports whether a call that ended as got meets an
+// expected outcome: the same, or any answer (ok or error) for any.
+func outcomeMatches(want, got string) bool {
+	return got == want || (want == OutcomeAny && (got == OutcomeOK || got == OutcomeError))
+}
+
+// callOutcome says who ended a call: the gateway with a result (ok) or an
+// error (error), nobody (dropped: the connection ended or could not be
+// made without an answer), or the probe's own deadline (timeout).
+func callOutcome(call *harness.Call) string {
+	switch {
+	case call.Outcome == harness.OutcomeTimeout:
+		return OutcomeTimeout
+	case call.Err != nil && harness.Unanswered(call.Err) != "":
+		return OutcomeDropped
+	case call.Err != nil || call.IsError:
+		return OutcomeError
+	}
+	return OutcomeOK
 }

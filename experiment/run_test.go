@@ -141,6 +141,9 @@ func TestRunHeld(t *testing.T) {
 	if out.Status != experiment.StatusHeld || out.ExitCode() != 0 {
 		t.Fatalf("status %s (%s), exit %d\n%s", out.Status, out.Reason, out.ExitCode(), progress)
 	}
+	if !strings.Contains(progress, "on beta (lease 3s, renewed every 1s)") || !strings.Contains(progress, "holds faults under leases") {
+		t.Fatalf("the proxy's lease is not reported:\n%s", progress)
+	}
 	c := checkNamed(t, out, "method[1]: the error names beta")
 	if c.Verdict != harness.CheckPassed || !strings.Contains(c.Observed, "beta") || len(c.Calls) == 0 {
 		t.Fatalf("named check: %+v", c)
@@ -280,6 +283,12 @@ func TestRunRollbackFailureIsLoud(t *testing.T) {
 	}
 	if !strings.Contains(progress, "ROLLBACK FAILED on beta") {
 		t.Fatalf("not in progress:\n%s", progress)
+	}
+	// Its answer to POST /faults?ttl= shows no lease: the inject line
+	// says so instead of claiming one.
+	if !strings.Contains(progress, "on beta (NO lease: its control API did not take ?ttl=") || strings.Contains(progress, "on beta (lease ") ||
+		!strings.Contains(progress, "no lease API: GET /lease does not answer") {
+		t.Fatalf("lease not reported truthfully:\n%s", progress)
 	}
 }
 

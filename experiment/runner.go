@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
@@ -196,8 +198,8 @@ func (r *runner) hypothesis(ctx context.Context, phase string) string {
 			return "not judged: " + context.Cause(ctx).Error()
 		}
 		name := phase + ": " + p.Name
-		if !r.check(r.probes.run(ctx, p, name)) {
-			return name + " deviated"
+		if c := r.probes.run(ctx, p, name); !r.check(c) {
+			return deviation(c)
 		}
 	}
 	return ""
@@ -227,8 +229,8 @@ func (r *runner) method(ctx context.Context) (Status, string) {
 			}
 		case s.Probe != nil:
 			name := fmt.Sprintf("method[%d]: %s", i, s.Probe.Name)
-			if !r.check(r.probes.run(ctx, s.Probe, name)) {
-				return StatusDeviated, name + " deviated"
+			if c := r.probes.run(ctx, s.Probe, name); !r.check(c) {
+				return StatusDeviated, deviation(c)
 			}
 		case s.Action != nil:
 			if err := r.act(ctx, i, s.Action); err != nil {
@@ -263,13 +265,20 @@ func (r *runner) act(ctx context.Context, i int, a *Action) error {
 	r.mu.Lock()
 	r.dirty[a.Backend] = true // before the request: a timeout may still have set it
 	r.mu.Unlock()
-	err := c.inject(ctx, a.Faults, r.e.Safeguards.LeaseTTL)
+	leased, err := c.inject(ctx, a.Faults, r.e.Safeguards.LeaseTTL)
 	r.recordFault(a.Backend, "inject", a.Faults, err, start)
-	r.progress("method[%d]: inject %s on %s (lease %s)%s", i, describeFaults(a.Faults), a.Backend, r.e.Safeguards.LeaseTTL, errSuffix(err))
+	lease := fmt.Sprintf("lease %s, renewed every %s", r.e.Safeguards.LeaseTTL, r.e.Safeguards.LeaseTTL/3)
+	if !leased {
+		lease = "NO lease: its control API did not take ?ttl=; the faults stay until cleared"
+	}
+	if err != nil {
+		lease = "asked for a lease of " + r.e.Safeguards.LeaseTTL.String()
+	}
+	r.progress("method[%d]: inject %s on %s (%s)%s", i, faultsYAML(a.Faults), a.Backend, lease, errSuffix(err))
 	if err != nil {
 		return fmt.Errorf("method[%d]: inject on %s: %w", i, a.Backend, err)
 	}
-	r.startLease(ctx, a.Backend, c)
+	r.startLease(a.Backend, c, leased)
 	if a.Duration > 0 {
 		r.mu.Lock()
 		r.timers = append(r.timers, time.AfterFunc(a.Duration, func() {
@@ -285,11 +294,44 @@ func (r *runner) act(ctx context.Context, i int, a *Action) error {
 	return nil
 }
 
+// deviation is the finding of a check that did not hold: its name and
+// what was observed (e.g. "dropped without an answer instead of an
+// answered error").
+func deviation(c harness.Check) string {
+	if c.Verdict == harness.CheckNotApplicable {
+		return c.Name + " " + c.Reason
+	}
+	return c.Name + " deviated: " + clip(c.Observed, 300)
+}
+
 func errSuffix(err error) string {
 	if err == nil {
 		return ""
 	}
 	return ": FAILED: " + err.Error()
+}
+
+// faultsYAML is faults as one line of flow YAML, as the file writes them.
+func faultsYAML(faults []any) string {
+	var n yaml.Node
+	if err := n.Encode(faults); err != nil {
+		return fmt.Sprint(faults)
+	}
+	var flow func(*yaml.Node)
+	flow = func(n *yaml.Node) {
+		if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+			n.Style = yaml.FlowStyle
+		}
+		for _, c := range n.Content {
+			flow(c)
+		}
+	}
+	flow(&n)
+	out, err := yaml.Marshal(&n)
+	if err != nil {
+		return fmt.Sprint(faults)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func describeFaults(faults []any) string {
@@ -306,7 +348,7 @@ func (r *runner) recordFault(backend, action string, faults []any, err error, st
 	fr := harness.FaultRecord{Backend: backend, Action: action, Duration: harness.Millis(time.Since(start))}
 	if len(faults) > 0 {
 		fr.Kinds = strings.Split(describeFaults(faults), "+")
-		fr.Detail = clip(fmt.Sprint(faults), 300)
+		fr.Detail = clip(faultsYAML(faults), 300)
 	}
 	if err != nil {
 		fr.Error = err.Error()
@@ -315,19 +357,19 @@ func (r *runner) recordFault(backend, action string, faults []any, err error, st
 }
 
 // startLease renews the backend's lease every third of its TTL until the
-// rollback. A control API without leases (a fake backend) is noted once.
-// A lease that is gone (the faults expired) aborts the run.
-func (r *runner) startLease(ctx context.Context, name string, c *control) {
+// rollback; leased is what the injection's answer said. A control API
+// that did not take the lease is noted once. A lease that is gone (the
+// faults expired) aborts the run.
+func (r *runner) startLease(name string, c *control, leased bool) {
 	r.mu.Lock()
 	if _, known := r.leasing[name]; known {
 		r.mu.Unlock()
 		return
 	}
-	leases := c.leases(ctx)
-	r.leasing[name] = leases
+	r.leasing[name] = leased
 	r.mu.Unlock()
-	if !leases {
-		r.rec.Note("%s: control API without leases (a fake backend?): its faults stay until the rollback clears them", name)
+	if !leased {
+		r.rec.Note("%s: its control API did not hold the faults under a lease (no \"lease\" in the answer to POST /faults?ttl=): they stay until the rollback clears them", name)
 		r.progress("note: %s holds faults without a lease", name)
 		return
 	}

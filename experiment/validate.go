@@ -39,6 +39,8 @@ func (v *validator) experiment(e *Experiment) error {
 		return v.errf("safeguards.leaseTTL", "%s: want 1s to 10m", s.LeaseTTL)
 	case s.MaxDuration < time.Second:
 		return v.errf("safeguards.maxDuration", "%s: want at least 1s", s.MaxDuration)
+	case s.CallTimeout < time.Millisecond:
+		return v.errf("safeguards.callTimeout", "%s: want at least 1ms (a call needs time to be answered)", s.CallTimeout)
 	case len(e.SteadyState.Probes) == 0:
 		return v.errf("steadyState.probes", "required: at least one probe (the hypothesis)")
 	}
@@ -202,6 +204,9 @@ func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 		}
 		return nil
 	}
+	if p.Timeout < time.Millisecond {
+		return v.errf(f+".timeout", "%s: want at least 1ms (a call needs time to be answered)", p.Timeout)
+	}
 	switch p.Type {
 	case ProbeToolsListed:
 		if err := only("tools", "absent", "session"); err != nil {
@@ -223,10 +228,10 @@ func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 			return v.errf(f+".tool", "required: the tool to call")
 		}
 		switch x := p.Expect; {
-		case !slices.Contains([]string{OutcomeOK, OutcomeError, OutcomeAny}, x.Outcome):
-			return v.errf(f+".expect.outcome", "unknown outcome %q (want ok, error or any)", x.Outcome)
-		case x.Names != "" && x.Outcome == OutcomeOK:
-			return v.errf(f+".expect.names", "an error that names a backend needs outcome error (or any)")
+		case !slices.Contains([]string{OutcomeOK, OutcomeError, OutcomeDropped, OutcomeTimeout, OutcomeAny}, x.Outcome):
+			return v.errf(f+".expect.outcome", "unknown outcome %q (want ok, error, dropped, timeout or any)", x.Outcome)
+		case x.Names != "" && x.Outcome != OutcomeError && x.Outcome != OutcomeAny:
+			return v.errf(f+".expect.names", "an error that names a backend needs outcome error (or any); a %s call names nothing", x.Outcome)
 		case x.Within != 0 && x.Within >= p.Timeout:
 			return v.errf(f+".expect.within", "%s must be shorter than the call's timeout %s (set timeout)", x.Within, p.Timeout)
 		}

@@ -167,6 +167,8 @@ func classify(rec *CallRecord, isError bool, text string, meta map[string]any, e
 		switch {
 		case errors.Is(ctxErr, context.DeadlineExceeded) || (errors.Is(err, context.DeadlineExceeded) && !down):
 			rec.Outcome = OutcomeTimeout
+		case Unanswered(err) == "dropped":
+			rec.Outcome = OutcomeDropped
 		case down:
 			rec.Outcome = OutcomeBackendUnavailable
 		default:

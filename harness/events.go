@@ -56,6 +56,9 @@ const (
 	OutcomeError Outcome = "error"
 	// OutcomeTimeout: the client's deadline ended the call.
 	OutcomeTimeout Outcome = "timeout"
+	// OutcomeDropped: the connection ended without an answer (EOF, reset,
+	// an event stream that ended): the gateway dropped the call.
+	OutcomeDropped Outcome = "dropped"
 )
 
 // CallRecord is one recorded client call.

@@ -86,13 +86,16 @@ func faultWindows(events []harness.Event, end time.Duration) []window {
 }
 
 // outcomeClass is how the report colours a call: ok, an error naming the
-// backend, an error not naming it, or a timeout.
+// backend, an error not naming it, a timeout, or a call dropped without an
+// answer.
 func outcomeClass(c *harness.CallRecord) string {
 	switch {
 	case c.Outcome == harness.OutcomeOK:
 		return "ok"
 	case c.Outcome == harness.OutcomeTimeout:
 		return "timeout"
+	case c.Outcome == harness.OutcomeDropped:
+		return "dropped"
 	case c.Backend != "" || c.Outcome == harness.OutcomeBackendUnavailable:
 		return "named"
 	default:
@@ -106,6 +109,7 @@ var outcomeText = map[string]string{
 	"named":   "error naming the backend",
 	"unnamed": "error not naming the backend",
 	"timeout": "timeout",
+	"dropped": "dropped without an answer",
 }
 
 // phaseStats are latency quantiles of the calls started in one phase.

@@ -242,7 +242,7 @@ func clientSaw(calls []seqCall) ([]countView, []errorSample) {
 		order = append(order, es)
 	}
 	var saw []countView
-	for _, cls := range []string{"ok", "named", "unnamed", "timeout"} {
+	for _, cls := range []string{"ok", "named", "unnamed", "timeout", "dropped"} {
 		if counts[cls] > 0 {
 			saw = append(saw, countView{Class: cls, Text: outcomeText[cls], N: counts[cls]})
 		}

@@ -10,7 +10,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
@@ -50,34 +52,70 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 type pageView struct {
 	Title, Generated string
 	Runs             []*runView
-	Compare          *compareView
+	// Compares put runs of the same subject side by side (one per
+	// subject run more than once).
+	Compares []*compareView
+	// Experiments lists the experiment journals, when the inputs are of
+	// more than one subject.
+	Experiments []experimentView
 }
 
 // Render writes one self-contained HTML page (inline CSS and SVG; no
 // script, font, image or link fetched from anywhere) for the inputs: for
-// one run its summary, scorecard and scenarios; for several, first a
-// side-by-side scorecard highlighting where they differ, then each run.
+// one run its summary, scorecard and scenarios; for several of the same
+// subject (the same experiment, or the catalogue, against different
+// gateways or at different times), first a side-by-side scorecard
+// highlighting where they differ, then each run. Inputs of different
+// subjects (journals of different experiments) are not compared: they
+// are listed, one section each.
 // Render is pure: the same inputs and options give the same bytes.
 func Render(w io.Writer, in []Input, opt Options) error {
 	if len(in) == 0 {
 		return errors.New("reports: no results to render")
 	}
 	pv := pageView{Title: opt.Title}
+	var subjects []string
 	for i, x := range in {
 		if x.Results == nil {
 			return fmt.Errorf("reports: input %d (%s) has no results", i+1, x.Name)
 		}
 		label := cmp.Or(x.Name, x.Results.Target)
 		pv.Runs = append(pv.Runs, newRunView(fmt.Sprintf("r%d", i), label, x.Results))
+		subjects = append(subjects, subject(x.Results))
+	}
+	groups := groupRuns(pv.Runs, subjects)
+	for _, g := range groups {
+		if len(g) > 1 {
+			cv := buildCompare(g)
+			cv.ID, cv.Subject = "compare", subjects[slices.Index(pv.Runs, g[0])]
+			if n := len(pv.Compares); n > 0 {
+				cv.ID = fmt.Sprintf("compare-%d", n+1)
+			}
+			pv.Compares = append(pv.Compares, cv)
+		}
+	}
+	if len(groups) > 1 {
+		for i, r := range pv.Runs {
+			for _, s := range r.Scenarios {
+				if strings.HasPrefix(subjects[i], "experiment: ") {
+					pv.Experiments = append(pv.Experiments, experimentView{RunID: r.ID, Title: s.Name, Target: r.Target, Verdict: s.Verdict, Reason: firstLine(s.Reason)})
+				}
+			}
+		}
 	}
 	if pv.Title == "" {
 		pv.Title = "vmcp-chaos resilience report: " + pv.Runs[0].Target
-		if len(pv.Runs) > 1 {
+		switch {
+		case len(pv.Runs) > 1 && len(groups) == 1:
 			pv.Title = fmt.Sprintf("vmcp-chaos scorecard: %d runs side by side", len(pv.Runs))
+		case len(groups) > 1 && len(pv.Experiments) > 0:
+			pv.Title = fmt.Sprintf("vmcp-chaos report: %d runs of %d experiments and suites", len(pv.Runs), len(groups))
+			if len(pv.Experiments) == len(pv.Runs) {
+				pv.Title = fmt.Sprintf("vmcp-chaos experiments: %d journals of %d experiments", len(pv.Runs), len(groups))
+			}
+		case len(groups) > 1:
+			pv.Title = fmt.Sprintf("vmcp-chaos report: %d runs", len(pv.Runs))
 		}
-	}
-	if len(pv.Runs) > 1 {
-		pv.Compare = buildCompare(pv.Runs)
 	}
 	if !opt.Generated.IsZero() {
 		pv.Generated = opt.Generated.UTC().Format("2006-01-02 15:04:05 UTC")
@@ -91,9 +129,9 @@ func Render(w io.Writer, in []Input, opt Options) error {
 
 // Load reads results documents (JSON of harness.Results) from files, each
 // named by its file name (by its path when two share a name, as
-// a/results.json and b/results.json do). A file that cannot be read or is
-// not a results document of the current schema is an error naming the
-// file.
+// a/results.json and b/results.json do), decoded strictly (Decode). A file
+// that cannot be read or is not a results document of the current schema
+// is an error naming the file (and, for its content, the byte offset).
 func Load(paths ...string) ([]Input, error) {
 	var out []Input
 	base := map[string]int{}
@@ -101,14 +139,13 @@ func Load(paths ...string) ([]Input, error) {
 		base[filepath.Base(p)]++
 	}
 	for _, p := range paths {
-		f, err := os.Open(p)
+		data, err := os.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
-		r, err := harness.ReadResults(f)
-		f.Close()
+		r, err := Decode(data, p)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
+			return nil, err
 		}
 		name := filepath.Base(p)
 		if base[name] > 1 {
@@ -135,4 +172,10 @@ func WriteFile(path string, in []Input, opt Options) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// firstLine is the first line of s, clipped.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return clip(s, 200)
 }

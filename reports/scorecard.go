@@ -74,6 +74,8 @@ func newCell(s *scenarioView) *gridCell {
 // or one gateway's runs over time), a row per scenario; rows where the
 // runs disagree are marked, with their checks compared.
 type compareView struct {
+	ID      string // the section's anchor
+	Subject string // what the columns ran: "catalogue" or "experiment: <title>"
 	Columns []*runView
 	Rows    []compareRow
 	Differ  int

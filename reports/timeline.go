@@ -208,13 +208,13 @@ func packRows(calls []seqCall) []int {
 // density draws calls as a histogram of the calls started per bin,
 // stacked by outcome, scaled to the fullest bin.
 func density(calls []seqCall, end time.Duration, x func(time.Duration) float64, top, h float64) []svgRect {
-	classes := []string{"ok", "named", "unnamed", "timeout"}
-	bins := make([][4]int, tlBins)
+	classes := []string{"ok", "named", "unnamed", "timeout", "dropped"}
+	bins := make([][5]int, tlBins)
 	peak := 0
 	for _, c := range calls {
 		b := min(int(float64(c.Start.D())/float64(end)*tlBins), tlBins-1)
 		bins[b][slices.Index(classes, outcomeClass(c.CallRecord))]++
-		peak = max(peak, bins[b][0]+bins[b][1]+bins[b][2]+bins[b][3])
+		peak = max(peak, bins[b][0]+bins[b][1]+bins[b][2]+bins[b][3]+bins[b][4])
 	}
 	var out []svgRect
 	binW := end / tlBins

@@ -71,7 +71,8 @@ process dies the proxies drop them within one lease.
 A probe that deviates beyond its tolerance ends the method (then rollback).
 SIGINT or SIGTERM rolls back before exiting; a second signal kills.
 
-The journal (--journal) is a results document (harness.Results): one
+The journal (--journal, default journal.json; a dry run writes none
+unless --journal is given) is a results document (harness.Results): one
 scenario, the experiment, whose checks are every probe, the preflight and
 the rollback.
 
@@ -83,6 +84,9 @@ safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 			e, err := loadExperiment(args[0], params)
 			if err != nil {
 				return err
+			}
+			if dryRun && !cmd.Flags().Changed("journal") {
+				journal = "" // a dry run writes nothing unless asked to
 			}
 			opts := experiment.Options{DryRun: dryRun}
 			if !quiet {
@@ -116,8 +120,8 @@ safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&dryRun, "dry-run", false, "print the plan and check every endpoint; apply nothing")
-	f.StringVar(&journal, "journal", "journal.json", "write the journal (results JSON) here; empty: none")
+	f.BoolVar(&dryRun, "dry-run", false, "print the plan and check every endpoint; apply nothing, write nothing (unless --journal is given)")
+	f.StringVar(&journal, "journal", "journal.json", "write the journal (results JSON) here; empty: none (a dry run writes one only when this is given)")
 	f.StringArrayVar(&params, "param", nil, "override a parameter: name=value (repeatable)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines")
 	return cmd

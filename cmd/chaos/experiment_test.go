@@ -220,7 +220,7 @@ func TestExperimentShippedSeedBehaviours(t *testing.T) {
 		extra []string
 	}{
 		{"error-names-backend.yaml", []string{"--param", "arguments={\"text\": \"hi\"}", "--param", "within=2s"}},
-		{"stall-does-not-hang.yaml", []string{"--param", "bound=6s", "--param", "clientTimeout=20s"}},
+		{"stall-does-not-hang.yaml", []string{"--param", "clientTimeout=20s"}}, // the default bound (5s): the gateway's call timeout is 2s
 		{"breaker-opens-and-recovers.yaml", []string{"--param", "health=" + d.health, "--param", "failures=4",
 			"--param", "opens=10s", "--param", "recovery=30s"}},
 	}
@@ -248,6 +248,61 @@ func TestExperimentShippedSeedBehaviours(t *testing.T) {
 		}
 		od.verifyClean(t)
 	})
+}
+
+// TestExperimentDroppedIsNotAnAnswer holds the stall and error experiments
+// to a fixture gateway that closes the connection instead of answering a
+// stalled or failed call: both deviate, "dropped without an answer" in the
+// progress, the journal and the report (whose exit status is 1).
+func TestExperimentDroppedIsNotAnAnswer(t *testing.T) {
+	d := startE2E(t, "")
+	front := startDropFront(t, d.gateway, time.Second) // before the gateway's 2s call timeout
+	cases := []struct {
+		file, check string
+		extra       []string
+	}{
+		{"stall-does-not-hang.yaml", "method[1]: the stalled call is answered in bounded time", []string{"--param", "clientTimeout=20s"}},
+		{"error-names-backend.yaml", "method[1]: the error names the backend", []string{"--param", "arguments={\"text\": \"hi\"}", "--param", "within=2s"}},
+	}
+	for _, c := range cases {
+		t.Run(strings.TrimSuffix(c.file, ".yaml"), func(t *testing.T) {
+			args := append(d.params("beta"), c.extra...)
+			args = append(args, "--param", "gateway="+front)
+			cmd, stderr, journal := startExperiment(t, shipped(c.file), args...)
+			r := waitExperiment(t, cmd, stderr, journal, 2*time.Minute)
+			t.Logf("chaos experiment run:\n%s", r.stderr)
+			if r.code != 1 || !strings.Contains(r.stderr, c.check+": DEVIATED") || !strings.Contains(r.stderr, "dropped without an answer instead of an answered error") {
+				t.Fatalf("exit %d, want 1 (deviated: dropped without an answer):\n%s", r.code, r.stderr)
+			}
+			var found bool
+			for _, ck := range r.journal.Scenarios[0].Checks {
+				if ck.Name == c.check {
+					found = ck.Verdict == harness.CheckFailed && strings.Contains(ck.Observed, "dropped without an answer")
+				}
+			}
+			if sr := r.journal.Scenarios[0]; !found || sr.Verdict != harness.VerdictFailed || !strings.Contains(sr.Reason, "dropped without an answer") {
+				t.Fatalf("journal: no failed %q observing a dropped call: %+v", c.check, r.journal.Scenarios[0].Checks)
+			}
+			dropped := 0
+			for _, ev := range r.journal.Scenarios[0].Events {
+				if ev.Call != nil && ev.Call.Outcome == harness.OutcomeDropped {
+					dropped++
+				}
+			}
+			if dropped == 0 {
+				t.Error("no call of the journal has outcome dropped")
+			}
+			d.verifyClean(t)
+			html := filepath.Join(t.TempDir(), "report.html")
+			out, err := exec.Command(chaosBin, "report", journal, "-o", html).CombinedOutput()
+			if exitOf(err) != 1 || !strings.Contains(string(out), "dropped without an answer") {
+				t.Errorf("chaos report of a deviated journal: %v, want exit 1 naming the dropped call\n%s", err, out)
+			}
+			if page, _ := os.ReadFile(html); !strings.Contains(string(page), "dropped without an answer") {
+				t.Error("the report does not say dropped without an answer")
+			}
+		})
+	}
 }
 
 // deviationFile is an experiment whose method probe expects beta to answer
@@ -309,8 +364,8 @@ func TestExperimentDeviationAbortsAndRollsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := filepath.Join(t.TempDir(), "report.html")
-	if out, err := exec.Command(chaosBin, "report", journal, "-o", html).CombinedOutput(); err != nil {
-		t.Fatalf("chaos report of the journal: %v\n%s", err, out)
+	if out, err := exec.Command(chaosBin, "report", journal, "-o", html).CombinedOutput(); exitOf(err) != 1 {
+		t.Fatalf("chaos report of a deviated journal: %v, want exit 1\n%s", err, out)
 	}
 	page, _ := os.ReadFile(html)
 	if !strings.Contains(string(page), "beta answers during the stall") {
@@ -376,14 +431,33 @@ func TestExperimentSIGKILLLeaseExpires(t *testing.T) {
 
 func TestExperimentDryRunAppliesNothing(t *testing.T) {
 	d := startE2E(t, "")
-	r := runExperiment(t, d.file(t, "30s", injectStall+"  - pause: 1m\n"), "--dry-run")
-	if r.code != 0 {
-		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	file := d.file(t, "30s", injectStall+"  - pause: 1m\n")
+	// Without --journal, in an empty working directory: it stays empty.
+	wd := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chaosBin, "experiment", "run", "--dry-run", file)
+	cmd.Dir = wd
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("dry run: %v\n%s", err, out)
 	}
-	for _, want := range []string{"plan (dry run)", "method[0]: inject", "preflight: control beta: ok", "nothing applied"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("dry run output lacks %q:\n%s", want, r.stderr)
+	for _, want := range []string{"plan (dry run)", "preflight: control beta: ok", "nothing applied",
+		"method[0]: inject [{kind: stall, match: {method: tools/call}}] on beta"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(string(out), "map[") {
+		t.Errorf("the plan prints faults as Go maps:\n%s", out)
+	}
+	if left, _ := os.ReadDir(wd); len(left) > 0 {
+		t.Errorf("a dry run without --journal wrote %s in the working directory", left[0].Name())
+	}
+	// With --journal, the journal is written.
+	r := runExperiment(t, file, "--dry-run")
+	if r.code != 0 || r.journal == nil {
+		t.Fatalf("exit %d, journal %v:\n%s", r.code, r.journal != nil, r.stderr)
 	}
 	d.verifyClean(t)
 	resp, err := http.Get(d.proxies["beta"].Admin + "/lease")
@@ -424,7 +498,7 @@ func TestExperimentBadInputAndUnreachable(t *testing.T) {
 func TestExperimentInitWritesARunnableStarter(t *testing.T) {
 	d := startE2E(t, "")
 	out := filepath.Join(t.TempDir(), "starter.yaml")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	msg, err := exec.CommandContext(ctx, chaosBin, "experiment", "init", "--gateway", d.gateway,
 		"--control", "beta="+d.proxies["beta"].Admin, "--out", out).CombinedOutput()
@@ -435,6 +509,10 @@ func TestExperimentInitWritesARunnableStarter(t *testing.T) {
 	if !strings.Contains(string(data), "tool: \"beta_echo\"") && !strings.Contains(string(data), "beta_") {
 		t.Fatalf("starter does not target beta:\n%s", data)
 	}
+	if strings.Contains(string(data), "outcome: any") || !strings.Contains(string(data), "expect: {outcome: ok, within:") ||
+		!strings.Contains(string(data), `arguments: "{\"text\":\"chaos\"}"`) {
+		t.Fatalf("starter's steady state does not demand ok from the call init made:\n%s", data)
+	}
 	r := runExperiment(t, out)
 	if r.code != 0 {
 		t.Fatalf("starter experiment: exit %d:\n%s\n%s", r.code, r.stderr, data)
@@ -443,6 +521,48 @@ func TestExperimentInitWritesARunnableStarter(t *testing.T) {
 		t.Fatalf("starter has no fault step:\n%s", r.stderr)
 	}
 	d.verifyClean(t)
+
+	// A starter without a control URL (no method): its steady state fails
+	// when the tool starts erroring.
+	plain := filepath.Join(t.TempDir(), "plain.yaml")
+	if msg, err := exec.CommandContext(ctx, chaosBin, "experiment", "init", "--gateway", d.gateway, "--out", plain).CombinedOutput(); err != nil {
+		t.Fatalf("init: %v\n%s", err, msg)
+	}
+	data, _ = os.ReadFile(plain)
+	backend := "alpha" // the first backend, with no control URL given
+	if !strings.Contains(string(data), `backend: "alpha"`) {
+		t.Fatalf("starter does not target alpha:\n%s", data)
+	}
+	if r := runExperiment(t, plain); r.code != 0 {
+		t.Fatalf("starter before the fault: exit %d:\n%s", r.code, r.stderr)
+	}
+	admin := d.proxies[backend].Admin
+	req, _ := http.NewRequest(http.MethodPost, admin+"/faults?ttl=2m", strings.NewReader(`[{"kind": "http_status", "status": 503, "match": {"method": "tools/call"}}]`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("inject: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	t.Cleanup(func() {
+		req, _ := http.NewRequest(http.MethodDelete, admin+"/faults", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	})
+	r = runExperiment(t, plain)
+	if r.code != 1 || !strings.Contains(r.stderr, "steady-state before: tool answers in time: DEVIATED") ||
+		!strings.Contains(r.stderr, "an answered error instead of a result") {
+		t.Fatalf("starter with the tool erroring: exit %d, want 1 (deviated):\n%s", r.code, r.stderr)
+	}
+	// Init itself refuses to write a starter from tools that do not work.
+	none := filepath.Join(t.TempDir(), "none.yaml")
+	msg, err = exec.CommandContext(ctx, chaosBin, "experiment", "init", "--gateway", d.gateway, "--out", none).CombinedOutput()
+	if exitOf(err) != 1 || !strings.Contains(string(msg), "no tool answered a result") {
+		t.Fatalf("init against erroring tools: %v, want exit 1\n%s", err, msg)
+	}
+	if _, err := os.Stat(none); err == nil {
+		t.Error("init wrote a starter from tools that do not work")
+	}
 	if out, err := exec.Command(chaosBin, "experiment", "init", "--gateway", d.gateway, "--out", out).CombinedOutput(); err == nil {
 		t.Fatalf("init overwrote its output without --force: %s", out)
 	}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
@@ -21,9 +23,17 @@ offline and prints legibly). See reports/README.md.
 
 One file: its summary, scorecard, and every scenario's checks, timeline,
 fault windows (latency before, during and after; recovery) and error
-samples. Several files: first a scorecard with a column per file (one per
-gateway, or one gateway's runs over time) marking the scenarios and checks
-where they differ, then each run in full.
+samples. Several files of the same subject (the catalogue, or the same
+experiment): first a scorecard with a column per file (one per gateway, or
+one gateway's runs over time) marking the scenarios and checks where they
+differ, then each run in full. Journals of different experiments are
+listed, one section each, not compared.
+
+Inputs are decoded strictly: invalid UTF-8, trailing data after the JSON,
+an unknown verdict or a negative time is an error naming the file and the
+byte offset (exit 2). The page is written even when an input holds a
+failed scenario (a failed, deviated, aborted or interrupted experiment);
+the exit status is then 1.
 
   chaos report out/results.json -o out/report.html
   chaos report reference.json toolhive.json other.json -o scorecard.html
@@ -39,6 +49,18 @@ where they differ, then each run in full.
 				return fmt.Errorf("report: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s (%d run(s))\n", out, len(in))
+			var failed []string
+			for _, x := range in {
+				for _, s := range x.Results.Scenarios {
+					if s.Verdict == harness.VerdictFailed {
+						reason, _, _ := strings.Cut(s.Reason, "\n")
+						failed = append(failed, fmt.Sprintf("%s: %s: %s", x.Name, s.Name, reason))
+					}
+				}
+			}
+			if len(failed) > 0 {
+				return &exitError{code: exitFailed, err: fmt.Errorf("report: %d failed scenario(s) in the input:\n  %s", len(failed), strings.Join(failed, "\n  "))}
+			}
 			return nil
 		},
 	}

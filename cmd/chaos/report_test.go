@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
@@ -50,8 +52,9 @@ func TestReportCommand(t *testing.T) {
 	}
 	checkReportFile(t, one, "breaker/legacy/streamable-http", "session/legacy/sse")
 	two := filepath.Join(dir, "scorecard.html")
-	if out, err := exec.CommandContext(ctx, chaosBin, "report", a, b, "--out", two).CombinedOutput(); err != nil {
-		t.Fatalf("chaos report: %v\n%s", err, out)
+	// outcomes.json holds failed scenarios: the page is written, exit 1.
+	if out, err := exec.CommandContext(ctx, chaosBin, "report", a, b, "--out", two).CombinedOutput(); exitOf(err) != 1 || !strings.Contains(string(out), "failed scenario(s) in the input") {
+		t.Fatalf("chaos report of a failed run: %v, want exit 1\n%s", err, out)
 	}
 	checkReportFile(t, two, "hang/modern/streamable-http")
 	page, _ := os.ReadFile(two)
@@ -69,5 +72,77 @@ func TestReportCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.html")); err == nil {
 		t.Error("a report was written for bad input")
+	}
+	// Strict: trailing data after the JSON is exit 2, naming the file and
+	// the byte offset.
+	good, _ := os.ReadFile(a)
+	trail := filepath.Join(dir, "trail.json")
+	os.WriteFile(trail, append(good, []byte("{}")...), 0o644)
+	out, err = exec.CommandContext(ctx, chaosBin, "report", trail, "-o", filepath.Join(dir, "y.html")).CombinedOutput()
+	if exitOf(err) != 2 || !strings.Contains(string(out), fmt.Sprintf("%s: byte %d: trailing data", trail, len(good))) {
+		t.Errorf("trailing data: %v, %s", err, out)
+	}
+}
+
+// exitOf is a command's exit status (0 when err is nil, -1 when it did
+// not exit).
+func exitOf(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// TestReportOfJournals: `chaos report` exits 1 when a journal holds a
+// deviated, aborted or interrupted experiment (0 when all held), and
+// journals of different experiments are listed, one section each, not
+// columns of one comparison.
+func TestReportOfJournals(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	write := func(name, title, reason string, interrupted bool) string {
+		rec := harness.NewRecorder(title, "experiment")
+		if reason == "" {
+			rec.Pass()
+		} else {
+			rec.Fail(reason)
+		}
+		res := harness.NewResults(nil)
+		res.Target, res.Interrupted = "http://127.0.0.1:4483/mcp", interrupted
+		res.Scenarios = append(res.Scenarios, rec.Result())
+		p := filepath.Join(dir, name)
+		if err := res.WriteFile(p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	held := write("held.json", "an error on beta_echo names beta", "", false)
+	held2 := write("held2.json", "the breaker on beta opens and recovers", "", false)
+	out := filepath.Join(dir, "r.html")
+	if msg, err := exec.CommandContext(ctx, chaosBin, "report", held, held2, "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("held journals: %v\n%s", err, msg)
+	}
+	page, _ := os.ReadFile(out)
+	if !bytes.Contains(page, []byte(`id="experiments"`)) || bytes.Contains(page, []byte(`id="compare"`)) || bytes.Contains(page, []byte("not run")) {
+		t.Error("journals of different experiments are not a list of experiments")
+	}
+	for _, c := range []struct{ name, reason string }{
+		{"deviated.json", "deviated: method[1]: the stalled call is answered in bounded time deviated"},
+		{"aborted.json", "aborted: before any fault: control beta: connection refused"},
+		{"interrupted.json", "interrupted: interrupted (signal): rolled back"},
+	} {
+		bad := write(c.name, "a stall on beta does not hang", c.reason, c.name == "interrupted.json")
+		msg, err := exec.CommandContext(ctx, chaosBin, "report", held, bad, "-o", out).CombinedOutput()
+		if exitOf(err) != 1 || !strings.Contains(string(msg), c.reason) {
+			t.Errorf("%s: %v, want exit 1 naming the reason\n%s", c.name, err, msg)
+		}
+		if fi, err := os.Stat(out); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: no page written", c.name)
+		}
 	}
 }

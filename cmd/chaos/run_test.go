@@ -208,8 +208,9 @@ func TestRunFailingAndLackingTarget(t *testing.T) {
 	// against this broken gateway marks where they differ.
 	scorecard := filepath.Join(dir, "scorecard.html")
 	ref := filepath.Join("..", "..", "reports", "testdata", "run-reference.json")
-	if b, err := exec.CommandContext(ctx, chaosBin, "report", ref, out, "-o", scorecard).CombinedOutput(); err != nil {
-		t.Fatalf("chaos report: %v\n%s", err, b)
+	// The broken run failed: the page is written, and the exit status is 1.
+	if b, err := exec.CommandContext(ctx, chaosBin, "report", ref, out, "-o", scorecard).CombinedOutput(); exitOf(err) != 1 {
+		t.Fatalf("chaos report: %v, want exit status 1 (a failed scenario)\n%s", err, b)
 	}
 	page, _ := os.ReadFile(scorecard)
 	for _, want := range []string{`<span class="differs-mark" title="the runs differ">≠</span> breaker/legacy/streamable-http`,
