@@ -33,10 +33,12 @@ func grounded(ctx context.Context) bool {
 	return !ok || v
 }
 
-// arrivalSlack widens a call's window when its arrival is matched by
-// time: the backend's clock is this machine's, its record is made right
-// after the request is read.
-const arrivalSlack = 5 * time.Millisecond
+// arrivalSlack widens the end of a call's window when its arrival is
+// matched by time (a process backend's times come as wall-clock JSON).
+// The start is exact: a request arrives after its call started, and a
+// record of the call before it (which ended before this one started)
+// must never count as this call's.
+const arrivalSlack = 2 * time.Millisecond
 
 // Arrival returns backend's request-log record of call: the record
 // carrying the call's marker, else the first record of the same method
@@ -53,7 +55,7 @@ func (k *Kit) Arrival(backend string, call *harness.Call) (rec fakebackends.Requ
 		return rec, false, fmt.Errorf("read %s's request log: %w", backend, err)
 	}
 	started := k.Recorder().Started()
-	from := started.Add(call.Start.D()).Add(-arrivalSlack)
+	from := started.Add(call.Start.D())
 	to := started.Add(call.End.D()).Add(arrivalSlack)
 	var byTime []fakebackends.RequestRecord
 	for _, r := range reqs {
