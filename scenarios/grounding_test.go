@@ -1,0 +1,180 @@
+package scenarios_test
+
+// Grounded verdicts: fixture gateways c–f (harness/internal/fixturegw,
+// testdata/profiles) each reproduce one behaviour of a real gateway that
+// once made the catalogue give false verdicts. Each is judged exactly:
+// its real defects fail, what it was never asked is not applicable, and
+// what the harness could not establish is inconclusive, never a pass.
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+)
+
+// recoveryCheck matches the names of the checks that judge a backend's
+// recovery once a fault step ends (kit.CheckRecovery, Steady's "the
+// session recovers from", load's last-recovery check).
+var recoveryCheck = regexp.MustCompile(`answers once cleared|answers again|answers at the end|once every backend is cleared|the session recovers from|answers after the respawn|answers after SIGCONT|every session reaches beta after the last recovery|answers once the stall is cleared`)
+
+// namingCheck matches the names of the checks that judge the error names
+// the failing backend.
+var namingCheck = regexp.MustCompile(`names? (beta|alpha)\b|failures name beta`)
+
+// runFixture runs the scenario named name against the fixture profile,
+// grounded unless ungrounded is set.
+func runFixture(t *testing.T, fixture, name string, ungrounded bool) harness.ScenarioResult {
+	t.Helper()
+	sc := scenario(t, name)
+	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+	defer cancel()
+	if ungrounded {
+		ctx = kit.WithoutGrounding(ctx)
+	}
+	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: fixtureTarget(t, fixture), CheckLeaks: true}).Result()
+	t.Logf("%s against %s (grounded %v): %s in %s", name, fixture, !ungrounded, res.Verdict, res.Duration.D())
+	return res
+}
+
+// byVerdict lists the check names of each verdict.
+func byVerdict(res harness.ScenarioResult) map[harness.CheckVerdict][]string {
+	out := map[harness.CheckVerdict][]string{}
+	for _, c := range res.Checks {
+		out[c.Verdict] = append(out[c.Verdict], c.Name)
+	}
+	return out
+}
+
+func verdictOf(res harness.ScenarioResult, check string) harness.CheckVerdict {
+	for _, c := range res.Checks {
+		if c.Name == check {
+			return c.Verdict
+		}
+	}
+	return ""
+}
+
+func TestGroundedFixtures(t *testing.T) {
+	buildFixtureGW(t)
+	const (
+		wrapping = "wrapping/legacy/streamable-http"
+		hang     = "hang/legacy/streamable-http"
+	)
+
+	// (c) offers no resources: its resources checks are not applicable,
+	// with the reason; everything else passes.
+	t.Run("c", func(t *testing.T) {
+		for _, name := range []string{wrapping, hang, "session/legacy/streamable-http"} {
+			res := runFixture(t, "fixture-c", name, false)
+			if res.Verdict != harness.VerdictPassed {
+				t.Errorf("%s: %s, want passed: %s", name, res.Verdict, res.Reason)
+			}
+			for _, c := range res.Checks {
+				resources := strings.Contains(c.Name, "resources/read")
+				lacks := c.Verdict == harness.CheckNotApplicable && strings.Contains(c.Reason, "lacks capability") // its profile's capabilities
+				if resources != (c.Verdict == harness.CheckNotApplicable) && !lacks {
+					t.Errorf("%s: %q is %s (%s)", name, c.Name, c.Verdict, c.Reason)
+				}
+				if resources && !strings.Contains(c.Reason, "does not advertise resources") {
+					t.Errorf("%s: %q not applicable for %q, want the capability named", name, c.Name, c.Reason)
+				}
+			}
+		}
+	})
+
+	// (d) drops a backend for 500 ms after an error answer for it: it
+	// fails naming checks (calls inside a fault's own window it answers
+	// "not found" without naming beta) and recovery checks, nothing else;
+	// the breaker it never fed is inconclusive, not failed.
+	d := map[string]harness.ScenarioResult{}
+	t.Run("d", func(t *testing.T) {
+		for _, name := range []string{wrapping, hang, "session/legacy/streamable-http", "breaker/legacy/streamable-http", "load/legacy/streamable-http", "restart/legacy/streamable-http"} {
+			res := runFixture(t, "fixture-d", name, false)
+			d[name] = res
+			v := byVerdict(res)
+			for _, f := range v[harness.CheckFailed] {
+				if !recoveryCheck.MatchString(f) && !namingCheck.MatchString(f) {
+					t.Errorf("%s: %q failed: neither a naming nor a recovery check", name, f)
+				}
+			}
+			if name == wrapping && !slices.ContainsFunc(v[harness.CheckFailed], recoveryCheck.MatchString) {
+				t.Errorf("%s: no recovery check failed: %q", name, v[harness.CheckFailed])
+			}
+			if inc := v[harness.CheckInconclusive]; len(inc) > 0 && !strings.HasPrefix(name, "breaker/") {
+				t.Errorf("%s: inconclusive %q", name, inc)
+			}
+			if strings.HasPrefix(name, "breaker/") {
+				if verdictOf(res, "the circuit opens after 3 failed calls") != harness.CheckInconclusive {
+					t.Errorf("%s: the breaker (fed one failure of three) is judged: %v", name, v)
+				}
+			}
+		}
+	})
+
+	// (e) is (d) plus it takes a wrong-id answer as the answer: it fails
+	// what (d) fails plus the forged-answer and wrong-id checks, judged on
+	// the first call of each fault window, which reaches beta.
+	t.Run("e", func(t *testing.T) {
+		for name, extra := range map[string][]string{
+			wrapping: {"forged-event: the forged answer never reaches the client", "forged-event: tools/call fails within call timeout + 1 s"},
+			hang:     {"malformed_wrong_id: fails within 1 s"},
+		} {
+			res := runFixture(t, "fixture-e", name, false)
+			failed := byVerdict(res)[harness.CheckFailed]
+			for _, x := range extra {
+				if !slices.Contains(failed, x) {
+					t.Errorf("%s: %q did not fail: %q", name, x, failed)
+				}
+			}
+			for _, f := range failed {
+				if !recoveryCheck.MatchString(f) && !namingCheck.MatchString(f) && !strings.Contains(f, "forged") && !strings.Contains(f, "wrong_id") {
+					t.Errorf("%s: %q failed: not a naming, recovery, forged or wrong-id check", name, f)
+				}
+			}
+		}
+	})
+
+	// (f) never serves an SSE backend again after it restarts: it fails
+	// the restart's recovery check, and the scenario's later steps are
+	// inconclusive, not failed.
+	t.Run("f", func(t *testing.T) {
+		res := runFixture(t, "fixture-f", "restart/legacy/sse", false)
+		v := byVerdict(res)
+		if want := []string{"restart: beta answers again (at most 1 failed calls)"}; !slices.Equal(v[harness.CheckFailed], want) {
+			t.Errorf("failed %q, want %q", v[harness.CheckFailed], want)
+		}
+		for _, c := range res.Checks {
+			if (strings.HasPrefix(c.Name, "expire:") || strings.HasPrefix(c.Name, "restart_again:")) && c.Verdict != harness.CheckInconclusive {
+				t.Errorf("%q is %s after beta never recovered, want inconclusive", c.Name, c.Verdict)
+			}
+		}
+		if res.Verdict != harness.VerdictFailed {
+			t.Errorf("verdict %s", res.Verdict)
+		}
+	})
+
+	// The grounding is load-bearing: without steady state, recovery waits
+	// and proof that the fault acted on the call, (d) and (e) get false
+	// verdicts (a check failed by the previous fault's recovery gap, a
+	// forged answer "rejected" on a call that never reached beta).
+	t.Run("ungrounded", func(t *testing.T) {
+		const tools = "tools/list lists both backends after every backend failed"
+		if g := d[wrapping]; verdictOf(g, tools) != harness.CheckPassed {
+			t.Fatalf("grounded (d): %q is %s, want passed", tools, verdictOf(g, tools))
+		}
+		if u := runFixture(t, "fixture-d", wrapping, true); verdictOf(u, tools) != harness.CheckFailed {
+			t.Errorf("ungrounded (d): %q is %s: want the false failure (a recovery gap blamed on it)", tools, verdictOf(u, tools))
+		}
+		const forged = "forged-event: the forged answer never reaches the client"
+		if u := runFixture(t, "fixture-e", wrapping, true); verdictOf(u, forged) != harness.CheckPassed {
+			t.Errorf("ungrounded (e): %q is %s: want the false pass (the call never reached beta)", forged, verdictOf(u, forged))
+		}
+	})
+}
