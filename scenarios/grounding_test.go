@@ -160,6 +160,22 @@ func TestGroundedFixtures(t *testing.T) {
 		}
 	})
 
+	// Names are discovered everywhere: with the optimizer on, fixture
+	// a's tools show only in find_tool's results; without toolNames in
+	// its profile (the default pattern guesses "beta_echo", it says
+	// "beta__echo") the optimizer scenario still finds and judges them.
+	t.Run("names from find_tool", func(t *testing.T) {
+		e := fixtureTarget(t, "fixture-a")
+		e.ToolNames = ""
+		sc := scenario(t, "optimizer/legacy/streamable-http")
+		ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+		defer cancel()
+		res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
+		if res.Verdict != harness.VerdictPassed {
+			t.Errorf("optimizer against fixture-a without toolNames: %s: %s", res.Verdict, res.Reason)
+		}
+	})
+
 	// The grounding is load-bearing: without steady state, recovery waits
 	// and proof that the fault acted on the call, (d) and (e) get false
 	// verdicts (a check failed by the previous fault's recovery gap, a

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
@@ -59,9 +60,7 @@ func optimizerScenarios() []Scenario {
 
 // findResult is find_tool's answer.
 type findResult struct {
-	Tools []struct {
-		Name string `json:"name"`
-	} `json:"tools"`
+	Tools        []mcp.Tool `json:"tools"`
 	TokenMetrics struct {
 		BaselineTokens float64 `json:"baseline_tokens"`
 		ReturnedTokens float64 `json:"returned_tokens"`
@@ -86,6 +85,20 @@ func findTool(ctx context.Context, g gomega.Gomega, c *harness.Client, descripti
 	g.ExpectWithOffset(1, call).To(matchers.ReturnWithin(time.Second).As("find_tool_ms"))
 	g.ExpectWithOffset(1, err).To(gomega.Succeed(), "find_tool's result is JSON: %s", call.Text())
 	return res
+}
+
+// learnNames finds the backends' tools by their origin markers in
+// find_tool's results (with the optimizer on, tools/list shows only
+// find_tool and call_tool): the names call_tool is then given are the
+// gateway's, not guessed from the toolNames pattern.
+func (o *optRun) learnNames() {
+	for _, b := range []string{alpha, beta} {
+		for _, q := range []string{"echo the arguments of " + b, "a slow tool of " + b} {
+			if res, _, err := tryFind(o.k.Ctx, o.warm, q, b); err == nil {
+				o.k.Names().LearnTools(res.Tools)
+			}
+		}
+	}
 }
 
 func callTool(ctx context.Context, c *harness.Client, name string, params map[string]any) *harness.Call {
@@ -145,6 +158,7 @@ func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// Beta fails its tools/call (it still answers initialize and lists)
 	// until its circuit opens: a backend no session should be given.
 	o.warm = k.Client(v.Revision, harness.WithClientName("warm"))
+	o.learnNames()
 	o.betaEcho, o.alphaEcho = k.Tool(beta, "echo"), k.Tool(alpha, "echo")
 	k.SetFaults(beta, onCall(faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}))
 	if !o.openBeta() {

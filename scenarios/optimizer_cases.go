@@ -58,6 +58,19 @@ func (o *optRun) rejected(why string) (bool, *harness.Call, string) {
 // reports whether the circuit opened: the cases need it.
 func (o *optRun) openBeta() bool {
 	ctx, k := o.k.Ctx, o.k
+	// The breaker is fed only by calls that reach beta: a call_tool by a
+	// name the gateway does not know (guessed from the toolNames pattern)
+	// feeds nothing, and every check that follows is inconclusive.
+	first := callTool(ctx, o.warm, o.betaEcho, echoArgs("fail"))
+	if why := k.FaultActed(beta, first); why != "" {
+		hint := ""
+		if !k.Names().Found(beta, "echo") {
+			hint = fmt.Sprintf(" (%q is guessed from the toolNames pattern: find_tool showed no origin marker for beta's echo; set toolNames in the profile)", o.betaEcho)
+		}
+		k.Assume("call_tool of beta's echo never reached beta, so its breaker was never fed: " + why + hint)
+		k.Check(optHealthOpen, func(*kit.C) {})
+		return false
+	}
 	if o.health {
 		opened := k.Check(optHealthOpen, func(ck *kit.C) {
 			ok := kit.Until(ctx, 5*time.Second, func() bool {

@@ -28,6 +28,7 @@ type Names struct {
 	prompts   map[[2]string]string
 	resources map[[2]string]string
 	rec       *harness.Recorder
+	backends  []string
 
 	mu     sync.Mutex
 	noted  map[string]bool
@@ -40,29 +41,37 @@ type Names struct {
 func NewNames(pattern string, backends []string, tools []mcp.Tool, prompts []mcp.Prompt, resources []mcp.Resource, rec *harness.Recorder) *Names {
 	pattern = cmp.Or(pattern, harness.DefaultToolNamePattern)
 	n := &Names{pattern: pattern, tools: map[[2]string]string{}, prompts: map[[2]string]string{}, resources: map[[2]string]string{},
-		rec: rec, noted: map[string]bool{}}
-	add := func(m map[[2]string]string, kind, exposed, description string, meta *mcp.Meta) {
-		backend, name, ok := harness.ParseOrigin(description, harness.MetaFields(meta))
-		if !ok || !slices.Contains(backends, backend) {
-			return
-		}
-		key := [2]string{backend, name}
-		if prev, dup := m[key]; dup && prev != exposed {
-			n.issues = append(n.issues, fmt.Sprintf("%s %s/%s is exposed twice: %q and %q (using the first)", kind, backend, name, prev, exposed))
-			return
-		}
-		m[key] = exposed
-	}
-	for _, t := range tools {
-		add(n.tools, "tool", t.Name, t.Description, t.Meta)
-	}
+		rec: rec, noted: map[string]bool{}, backends: backends}
+	n.LearnTools(tools)
 	for _, p := range prompts {
-		add(n.prompts, "prompt", p.Name, p.Description, p.Meta)
+		n.add(n.prompts, "prompt", p.Name, p.Description, p.Meta)
 	}
 	for _, r := range resources {
-		add(n.resources, "resource", r.URI, r.Description, r.Meta)
+		n.add(n.resources, "resource", r.URI, r.Description, r.Meta)
 	}
 	return n
+}
+
+// LearnTools adds the origin markers of tools found in other answers than
+// tools/list: the optimizer's find_tool results, with the optimizer on
+// the only place a gateway shows the backends' tools.
+func (n *Names) LearnTools(tools []mcp.Tool) {
+	for _, t := range tools {
+		n.add(n.tools, "tool", t.Name, t.Description, t.Meta)
+	}
+}
+
+func (n *Names) add(m map[[2]string]string, kind, exposed, description string, meta *mcp.Meta) {
+	backend, name, ok := harness.ParseOrigin(description, harness.MetaFields(meta))
+	if !ok || !slices.Contains(n.backends, backend) {
+		return
+	}
+	key := [2]string{backend, name}
+	if prev, dup := m[key]; dup && prev != exposed {
+		n.issues = append(n.issues, fmt.Sprintf("%s %s/%s is exposed twice: %q and %q (using the first)", kind, backend, name, prev, exposed))
+		return
+	}
+	m[key] = exposed
 }
 
 // Discover lists the gateway's tools, prompts and resources with c (the
