@@ -74,6 +74,8 @@ func TestBadProfiles(t *testing.T) {
 		{"unknown capability", ok + "capabilities: [health-api, telepathy]\n", "p.yaml:3: capabilities[1]: unknown capability \"telepathy\""},
 		{"bad tool name pattern", ok + "toolNames: \"{server}__{tool}\"\n", "p.yaml:3: toolNames: tool name pattern \"{server}__{tool}\": only {backend} and {tool} are known"},
 		{"tool name pattern without tool", ok + "toolNames: \"{backend}\"\n", "p.yaml:3: toolNames:"},
+		{"unknown method family", ok + "methods: [tools, sampling]\n", `p.yaml:3: methods: methods[1]: unknown method family "sampling" (want tools, resources, prompts)`},
+		{"method family twice", ok + "methods: [tools, tools]\n", `p.yaml:3: methods: methods[1]: "tools" listed twice`},
 		{"repeated key", ok + "name: again\n", "p.yaml:3: name: duplicate key (first at line 1)"},
 		{"bad metric name", ok + "metrics: {vmcp_x: \"not a name\"}\n", "p.yaml:3: metrics.vmcp_x:"},
 		{"bad env", ok + "env: [NOEQUALS]\n", "p.yaml:3: env[0]: \"NOEQUALS\": want KEY=value"},
@@ -106,7 +108,7 @@ func TestProfileTargetOverrides(t *testing.T) {
 	}
 	prof := filepath.Join(dir, "gw.yaml")
 	if err := os.WriteFile(prof, []byte("name: gw\ncommand: [gw, serve]\nconfigTemplate: gw.tmpl\nmcpPath: /mcp/all\n"+
-		"capabilities: [health-api]\ntoolNames: \"{tool}@{backend}\"\nready: {tools: false}\n"), 0o600); err != nil {
+		"capabilities: [health-api]\ntoolNames: \"{tool}@{backend}\"\nready: {tools: false}\nmethods: [tools, prompts]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tg, err := TargetConfig{Profile: prof}.Target(nil)
@@ -117,6 +119,12 @@ func TestProfileTargetOverrides(t *testing.T) {
 	if e.Name() != "gw" || e.MCPPath != "/mcp/all" || e.ConfigTemplate != "listen: {{.Listen}}\n" || !e.Caps.Has(CapHealthAPI) ||
 		e.ToolNames != "{tool}@{backend}" || e.ReadyTools {
 		t.Fatalf("from the profile: %+v", e)
+	}
+	if why := MethodsOf(e).Lacks("resources/read"); why != "the target's profile offers tools, prompts only, not resources" {
+		t.Fatalf("methods [tools, prompts]: resources/read: %q", why)
+	}
+	if why := MethodsOf(e).Lacks("prompts/get"); why != "" {
+		t.Fatalf("methods [tools, prompts]: prompts/get: %q", why)
 	}
 	tg, err = TargetConfig{Kind: "exec", Profile: prof, GatewayCmd: "other --x", MCPPath: "/m", Capabilities: "", CapabilitiesSet: true,
 		ToolNamePattern: "{backend}.{tool}", Image: "gw:local"}.Target(nil)
