@@ -261,6 +261,7 @@ func (c *Client) do(ctx context.Context, method, target string, fn func(ctx cont
 	}
 	call.Err = err
 	call.Session = c.mcp.GetSessionId()
+	call.Protocol = c.mcp.ProtocolVersion()
 	call.Start, call.End = Millis(c.rec.Offset(start)), Millis(c.rec.Offset(end))
 	call.Duration = Millis(end.Sub(start))
 	classify(&call.CallRecord, isError, text, meta, err, ctx.Err(), c.opts.backends)

@@ -19,12 +19,15 @@ import (
 const cancelNotifyTimeout = 2 * time.Second
 
 // sendsCancel reports whether the client follows an abandoned call with a
-// notifications/cancelled (WithCancelNotifications).
+// notifications/cancelled (WithCancelNotifications): by default on every
+// stateful revision the gateway agreed (whatever the client asked for; a
+// gateway may agree an older revision than a modern client's), where a
+// dropped connection is no cancellation.
 func (c *Client) sendsCancel() bool {
 	if c.opts.cancelNotify != nil {
 		return *c.opts.cancelNotify
 	}
-	return c.rev == RevisionLegacy
+	return !mcp.IsModernProtocol(c.ProtocolVersion())
 }
 
 // notifyCancelled sends notifications/cancelled for the request the call

@@ -67,6 +67,9 @@ type CallRecord struct {
 	Client string `json:"client,omitempty"`
 	// Revision is the client's protocol revision (legacy or modern).
 	Revision Revision `json:"revision,omitempty"`
+	// Protocol is the protocol version the gateway agreed with the client
+	// (it may be older than the revision asked for).
+	Protocol string `json:"protocol,omitempty"`
 	// Session is the client's MCP session id (legacy only).
 	Session string `json:"session,omitempty"`
 	// Method is the MCP method, e.g. tools/call.
