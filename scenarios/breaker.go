@@ -133,7 +133,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 			// Well under the gateway's call timeout: refused before the
 			// network, not waited for (under load, more than 1 s); the
 			// figure is reported.
-			ck.Expect(call).To(matchers.ReturnWithin(breakerCallTimeout / 2).As("open_fail_fast_max_ms"))
+			ck.Expect(call).To(matchers.FailWithin(breakerCallTimeout / 2).As("open_fail_fast_max_ms"))
 		}
 	})
 	k.Check("while open, calls do not reach beta", func(ck *kit.C) {

@@ -106,7 +106,7 @@ func checkAnswers(k *kit.Kit, c *harness.Client, phase string, backends ...strin
 // call the backend never answers.
 func checkAtTimeout(k *kit.Kit, name string, call *harness.Call, backend, figure string) {
 	k.Recorder().MaxFigure(figure, ms(call.Took()))
-	k.CheckCall(name, call, matchers.BeBackendUnavailable(backend), matchers.ReturnWithin(ContainerCallBound))
+	k.CheckCall(name, call, matchers.BeBackendUnavailable(backend), matchers.FailWithin(ContainerCallBound))
 }
 
 // checkRecovered judges, for alpha and each faulty backend, at most one
@@ -162,7 +162,7 @@ func containerDown(k *kit.Kit, c *harness.Client, verb string, fn func(context.C
 		next := c.CallTool(k.Ctx, k.Tool(b, "echo"), echoArgs("down"))
 		k.Recorder().MaxFigure("time_to_error_ms.next_call", ms(next.Took()))
 		k.CheckCall(fmt.Sprintf("after %s the next call fails naming %s within %s", verb, b, containerFailFast), next,
-			matchers.BeBackendUnavailable(b), matchers.ReturnWithin(containerFailFast))
+			matchers.BeBackendUnavailable(b), matchers.FailWithin(containerFailFast))
 	}
 	k.CheckOK(fmt.Sprintf("after %s alpha answers while beta and gamma are down", verb), c.CallTool(k.Ctx, k.Tool(alpha, "echo"), echoArgs("bystander")))
 	eachFaulty(k, "container-start", func(ctx context.Context, f containers.Faulter) error { return f.StartAgain(ctx) })

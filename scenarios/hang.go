@@ -296,12 +296,12 @@ func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		ck.Evidence(inflight)
 		k.Figure("time_to_error_ms.sigstop_in_flight", ms(inflight.Took()))
 		kit.ExpectFailed(ck, inflight)
-		ck.Expect(inflight).To(matchers.ReturnWithin(bound))
+		ck.Expect(inflight).To(matchers.FailWithin(bound))
 	})
 
 	next := c.CallTool(ctx, betaEcho, echoArgs("stopped"))
 	k.Figure("time_to_error_ms.sigstop_next_call", ms(next.Took()))
-	k.CheckFailed("the next call to the stopped backend fails within call timeout + 1 s", next, matchers.ReturnWithin(bound))
+	k.CheckFailed("the next call to the stopped backend fails within call timeout + 1 s", next, matchers.FailWithin(bound))
 	bystander := c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("bystander"))
 	k.CheckCall("alpha answers within 1 s while beta is stopped", bystander,
 		matchers.HaveOutcome(harness.OutcomeOK), matchers.ReturnWithin(transportBound).As("latency_ms.bystander_while_stopped"))
@@ -332,7 +332,7 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 
 	next := c.CallTool(ctx, betaEcho, echoArgs("dead"))
 	k.Figure("time_to_error_ms.sigkill_next_call", ms(next.Took()))
-	k.CheckFailed("the next call to the killed backend fails within 1 s", next, matchers.ReturnWithin(transportBound))
+	k.CheckFailed("the next call to the killed backend fails within 1 s", next, matchers.FailWithin(transportBound))
 	k.CheckOK("alpha answers while beta is dead", c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("bystander")))
 
 	k.Must(env.RespawnBackend(ctx, beta), "respawn beta")

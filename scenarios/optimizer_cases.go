@@ -229,7 +229,7 @@ func (o *optRun) case4(c2 *harness.Client) {
 	ctx, k, rec := o.k.Ctx, o.k, o.k.Recorder()
 	k.SetFaults(beta, onCall(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}))
 	k.CheckCall("case 4: call_tool while beta dies fails naming beta within 1 s", callTool(ctx, c2, o.betaEcho, echoArgs("dying")),
-		matchers.BeBackendUnavailable(beta), matchers.ReturnWithin(time.Second).As("time_to_error_ms.call_tool_dying"))
+		matchers.BeBackendUnavailable(beta), matchers.FailWithin(time.Second).As("time_to_error_ms.call_tool_dying"))
 	// ... and every backend unhealthy.
 	all500 := faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}
 	k.SetFaults(alpha, all500)
@@ -274,17 +274,17 @@ func (o *optRun) case4(c2 *harness.Client) {
 			ck.Expect(strings.ToLower(empty.Message)).To(gomega.ContainSubstring("no backend"), "find_tool says no backend is available")
 		})
 		k.CheckCall("case 4: call_tool with every backend unhealthy fails within 1 s", callTool(ctx, c3, o.alphaEcho, echoArgs("x")),
-			gomega.Not(matchers.HaveOutcome(harness.OutcomeOK)), matchers.ReturnWithin(time.Second).As("time_to_error_ms.call_tool_all_down"))
+			gomega.Not(matchers.HaveOutcome(harness.OutcomeOK)), matchers.FailWithin(time.Second).As("time_to_error_ms.call_tool_all_down"))
 	}
 	// The earlier session still answers, with errors naming the backend
 	// (a stateless client's request is judged now: alpha is out of it).
 	old := callTool(ctx, c2, o.alphaEcho, echoArgs("x"))
 	if o.v.Revision == harness.RevisionLegacy {
 		k.CheckCall("case 4: call_tool in an older session with alpha down names alpha within 1 s", old,
-			matchers.BeBackendUnavailable(alpha), matchers.ReturnWithin(time.Second))
+			matchers.BeBackendUnavailable(alpha), matchers.FailWithin(time.Second))
 	} else {
 		k.CheckCall("case 4: call_tool from a stateless client with alpha down fails within 1 s", old,
-			gomega.Not(matchers.HaveOutcome(harness.OutcomeOK)), matchers.ReturnWithin(time.Second))
+			gomega.Not(matchers.HaveOutcome(harness.OutcomeOK)), matchers.FailWithin(time.Second))
 	}
 	k.Check("case 4: find_tool still answers in the older session", func(ck *kit.C) { findTool(ctx, ck, c2, "echo") })
 
