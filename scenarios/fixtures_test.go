@@ -221,6 +221,10 @@ func brokenChecks(fixture string, sc scenarios.Scenario) []string {
 			if streamable {
 				out = append(out, "truncate: the error names beta")
 			}
+		case "load":
+			// Every failure of beta's calls is judged, whatever its class
+			// (its unnamed isError results were once never looked at).
+			out = append(out, "beta's failures name beta")
 		case "breaker":
 			out = append(out, "failing call 1 names beta", "failing call 2 names beta", "failing call 3 names beta",
 				"while open, calls fail fast naming beta")
