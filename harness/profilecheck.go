@@ -35,8 +35,14 @@ func checkBackends(pattern string) []BackendSpec {
 		if !strings.Contains(cmp.Or(pattern, DefaultToolNamePattern), "{backend}") {
 			tool = b.name + "_echo"
 		}
+		prompt, uri := b.name+"_greet", "mem://"+b.name+"/readme"
 		out = append(out, BackendSpec{Script: &fakebackends.Script{Name: b.name, Transport: b.tr, Protocol: fakebackends.ProtocolAuto,
-			Tools: []fakebackends.ToolSpec{{Name: tool, Description: "Echo of " + b.name + " " + OriginMarker(b.name, tool)}}}})
+			Tools: []fakebackends.ToolSpec{{Name: tool, Description: "Echo of " + b.name + " " + OriginMarker(b.name, tool)}},
+			Prompts: []fakebackends.PromptSpec{{Name: prompt, Text: "Hello from " + b.name,
+				Description: "A greeting from " + b.name + " " + OriginMarker(b.name, prompt), Meta: map[string]any{OriginMetaKey: b.name + "/" + prompt}}},
+			Resources: []fakebackends.ResourceSpec{{URI: uri, Name: "readme", Text: "hello from " + b.name,
+				Description: "The readme of " + b.name + " " + OriginMarker(b.name, uri), Meta: map[string]any{OriginMetaKey: b.name + "/" + uri}}},
+		}})
 	}
 	return out
 }
@@ -117,6 +123,7 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 			add("call "+m.Exposed, CheckPassed, "answered in %s", r.Took().Round(time.Millisecond))
 		}
 	}
+	out = append(out, checkOffered(ctx, c, MethodsOf(target))...)
 
 	apis := TargetAdminAPIs(target)
 	if caps.Has(CapHealthAPI) || caps.Has(CapBreaker) {
@@ -208,4 +215,75 @@ func checkOptimizer(ctx context.Context, target Target, pattern string) ProfileC
 		return ProfileCheck{name, CheckFailed, fmt.Sprintf("tools/list with the optimizer on shows %v, want find_tool and call_tool", names)}
 	}
 	return ProfileCheck{name, CheckPassed, fmt.Sprintf("tools/list with the optimizer on: %v", names)}
+}
+
+// checkOffered reports what the gateway advertised at initialize and
+// exercises resources and prompts when it offers them (listing each
+// backend's, and reading or getting one found by its origin marker). A
+// family the profile's methods leave out, or the gateway does not
+// advertise, is not applicable: the scenarios will not judge it.
+func checkOffered(ctx context.Context, c *Client, declared Methods) []ProfileCheck {
+	var offered []string
+	for _, f := range MethodFamilies {
+		if c.Offers(f + "/") {
+			offered = append(offered, f)
+		}
+	}
+	out := []ProfileCheck{{Name: "advertised", Status: CheckPassed, Detail: fmt.Sprintf("at initialize the gateway offers %s", strings.Join(offered, ", "))}}
+	if len(declared) > 0 {
+		out[0].Detail += fmt.Sprintf("; the profile's methods: %s", strings.Join(declared, ", "))
+	}
+	for _, family := range []string{"resources", "prompts"} {
+		if why := declared.Lacks(family + "/"); why != "" {
+			out = append(out, ProfileCheck{Name: family, Status: CheckNotApplicable, Detail: why})
+			continue
+		}
+		if !slices.Contains(offered, family) {
+			out = append(out, ProfileCheck{Name: family, Status: CheckNotApplicable, Detail: "the gateway does not advertise " + family + ": its " + family + " checks are not applicable"})
+			continue
+		}
+		out = append(out, exerciseFamily(ctx, c, family))
+	}
+	return out
+}
+
+// exerciseFamily lists a family's entries, finds beta's by origin marker
+// and reads (gets) it.
+func exerciseFamily(ctx context.Context, c *Client, family string) ProfileCheck {
+	fail := func(format string, args ...any) ProfileCheck {
+		return ProfileCheck{Name: family, Status: CheckFailed, Detail: fmt.Sprintf(format, args...)}
+	}
+	var exposed string
+	var use func() *Call
+	if family == "resources" {
+		list := c.ListResources(ctx)
+		if list.Err != nil {
+			return fail("resources/list: %v", list.Err)
+		}
+		for _, r := range list.Resources.Resources {
+			if b, _, ok := ParseOrigin(r.Description, MetaFields(r.Meta)); ok && b == "beta" {
+				exposed = r.URI
+			}
+		}
+		use = func() *Call { return c.ReadResource(ctx, exposed) }
+	} else {
+		list := c.ListPrompts(ctx)
+		if list.Err != nil {
+			return fail("prompts/list: %v", list.Err)
+		}
+		for _, p := range list.Prompts.Prompts {
+			if b, _, ok := ParseOrigin(p.Description, MetaFields(p.Meta)); ok && b == "beta" {
+				exposed = p.Name
+			}
+		}
+		use = func() *Call { return c.GetPrompt(ctx, exposed, nil) }
+	}
+	if exposed == "" {
+		return fail("no %s of beta found by origin marker in the list: the gateway drops descriptions and _meta, or does not aggregate its backends' %s", family, family)
+	}
+	r := use()
+	if r.Outcome != OutcomeOK {
+		return fail("%s %s: %s after %s: %s", r.Method, exposed, r.Outcome, r.Took(), r.Text())
+	}
+	return ProfileCheck{Name: family, Status: CheckPassed, Detail: fmt.Sprintf("beta's found as %q and answered in %s", exposed, r.Took().Round(time.Millisecond))}
 }

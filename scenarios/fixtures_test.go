@@ -71,7 +71,7 @@ func TestFixtureGateways(t *testing.T) {
 					t.Errorf("%s: %s", c.Name, c.Detail)
 				}
 			}
-			want := []string{"start", "tools found", "health-api", "breaker state", "metrics", "keepalive", "optimizer"}
+			want := []string{"start", "tools found", "advertised", "resources", "prompts", "health-api", "breaker state", "metrics", "keepalive", "optimizer"}
 			if strings.HasPrefix(name, "fixture-b") {
 				want = append(want, "session-api")
 			}

@@ -71,6 +71,18 @@ func TestGroundedFixtures(t *testing.T) {
 	// (c) offers no resources: its resources checks are not applicable,
 	// with the reason; everything else passes.
 	t.Run("c", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		status := map[string]harness.ProfileCheck{}
+		for _, c := range harness.CheckTarget(ctx, fixtureTarget(t, "fixture-c"), nil) {
+			status[c.Name] = c
+		}
+		if c := status["advertised"]; !strings.Contains(c.Detail, "offers tools, prompts") {
+			t.Errorf("profile check advertised: %+v", c)
+		}
+		if status["resources"].Status != harness.CheckNotApplicable || status["prompts"].Status != harness.CheckPassed {
+			t.Errorf("profile check: resources %+v, prompts %+v", status["resources"], status["prompts"])
+		}
 		for _, name := range []string{wrapping, hang, "session/legacy/streamable-http"} {
 			res := runFixture(t, "fixture-c", name, false)
 			if res.Verdict != harness.VerdictPassed {

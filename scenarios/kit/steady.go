@@ -59,8 +59,8 @@ func (k *Kit) Steady(c *harness.Client, step string) *harness.Client {
 			return fresh
 		}
 	}
-	k.unsteady = fmt.Sprintf("no steady state before %s: %s %s still failed %s after the previous step, on this session and on a fresh one (%s)",
-		step, failing.Method, failing.Target, time.Since(start).Round(time.Millisecond), excerpt(failing.Text(), 200))
+	k.unsteady = fmt.Sprintf("no steady state before %s: %s %s still failed %s after the previous step, on this session and on a fresh one (%s)%s",
+		step, failing.Method, failing.Target, time.Since(start).Round(time.Millisecond), excerpt(failing.Text(), 200), k.guessHint(failing.Target))
 	k.Note("%s", k.unsteady)
 	k.lastStep, k.gaveUp = step, true
 	return c
@@ -73,6 +73,17 @@ func (k *Kit) Assume(why string) {
 		k.unsteady = why
 		k.Note("premise lost: %s", why)
 	}
+}
+
+// guessHint says, for a tool name guessed from the toolNames pattern (no
+// origin marker found it), that the name may be the problem.
+func (k *Kit) guessHint(exposed string) string {
+	for _, b := range k.Env.Backends() {
+		if k.Tool(b.Name(), "echo") == exposed && !k.Names().Found(b.Name(), "echo") {
+			return fmt.Sprintf("; %q is guessed from the toolNames pattern (no origin marker found it): if the gateway names it otherwise, set toolNames in the profile", exposed)
+		}
+	}
+	return ""
 }
 
 // steadyWithin probes every backend's echo through c until all answer in
