@@ -60,6 +60,29 @@ func missingTools(ms []ToolMatch) []string {
 	return out
 }
 
+// collisions says which missing tools share their bare name with a tool
+// of another backend (a gateway that drops tools whose names collide):
+// "; their names collide across backends: echo (alpha, beta)".
+func collisions(missing []string, backends []BackendInfo) string {
+	owners := map[string][]string{}
+	for _, b := range backends {
+		for _, t := range b.Tools {
+			owners[t] = append(owners[t], b.Name)
+		}
+	}
+	var out []string
+	for _, m := range missing {
+		_, tool, _ := strings.Cut(m, "/")
+		if o := owners[tool]; len(o) > 1 && !slices.Contains(out, tool+" ("+strings.Join(o, ", ")+")") {
+			out = append(out, tool+" ("+strings.Join(o, ", ")+")")
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; their names collide across backends: " + strings.Join(out, ", ") + " (a gateway that drops colliding names needs toolNames without {backend}, which makes the fixture names distinct)"
+}
+
 // waitTools polls tools/list through the gateway at mcpURL until every
 // backend's tools show (with the optimizer on, until any tool shows: the
 // backends' tools hide behind find_tool), or ctx ends.
@@ -100,7 +123,7 @@ func waitTools(ctx context.Context, mcpURL string, backends []BackendInfo, patte
 					names[i] = t.Name
 				}
 				slices.Sort(names)
-				last = fmt.Sprintf("tools/list lacks %s (listed: %s)", strings.Join(missing, ", "), strings.Join(names, ", "))
+				last = fmt.Sprintf("tools/list lacks %s%s (listed: %s)", strings.Join(missing, ", "), collisions(missing, backends), strings.Join(names, ", "))
 			}
 		}
 		select {

@@ -3,6 +3,8 @@ package kit
 import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"maps"
+	"strings"
 )
 
 // The fixture backends: Alpha is the healthy bystander, Beta the backend
@@ -66,9 +68,11 @@ func FixtureName(pattern, backend, name string) string {
 
 // AdaptTopology renames the fixture tools and prompts (those carrying an
 // origin marker) of topo's backends to FixtureName for target's tool name
-// pattern, and the tool matches of their scripted faults with them. The
-// markers keep the logical names, so Kit.Tool(Beta, "echo") still finds
-// beta's echo. scenarios.Run calls it before starting a topology.
+// pattern, with their markers (so readiness, profile check and the
+// scenarios look for the same names), and the tool matches of their
+// scripted faults with them. Kit.Tool(Beta, "echo") still finds beta's
+// echo (Names looks the renamed marker up). scenarios.Run calls it before
+// starting a topology.
 func AdaptTopology(topo *harness.Topology, target harness.Target) {
 	pattern := harness.ToolNamePatternOf(target)
 	if harness.PatternPrefixesBackend(pattern) {
@@ -82,13 +86,17 @@ func AdaptTopology(topo *harness.Topology, target harness.Target) {
 		renamed := map[string]string{}
 		for i, t := range s.Tools {
 			if _, name, ok := harness.ParseOrigin(t.Description, t.Meta); ok {
-				s.Tools[i].Name = FixtureName(pattern, s.Name, name)
-				renamed[t.Name] = s.Tools[i].Name
+				to := FixtureName(pattern, s.Name, name)
+				s.Tools[i].Name = to
+				s.Tools[i].Description, s.Tools[i].Meta = remark(t.Description, t.Meta, s.Name, name, to)
+				renamed[t.Name] = to
 			}
 		}
 		for i, p := range s.Prompts {
 			if _, name, ok := harness.ParseOrigin(p.Description, p.Meta); ok {
-				s.Prompts[i].Name = FixtureName(pattern, s.Name, name)
+				to := FixtureName(pattern, s.Name, name)
+				s.Prompts[i].Name = to
+				s.Prompts[i].Description, s.Prompts[i].Meta = remark(p.Description, p.Meta, s.Name, name, to)
 			}
 		}
 		for i, f := range s.Faults {
@@ -97,4 +105,15 @@ func AdaptTopology(topo *harness.Topology, target harness.Target) {
 			}
 		}
 	}
+}
+
+// remark moves an origin marker from backend's name to its new name, in
+// the description and in a copy of the _meta.
+func remark(description string, meta map[string]any, backend, name, to string) (string, map[string]any) {
+	description = strings.ReplaceAll(description, harness.OriginMarker(backend, name), harness.OriginMarker(backend, to))
+	m := maps.Clone(meta)
+	if _, ok := m[harness.OriginMetaKey]; ok {
+		m[harness.OriginMetaKey] = backend + "/" + to
+	}
+	return description, m
 }

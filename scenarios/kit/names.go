@@ -148,12 +148,22 @@ func (n *Names) Resource(backend, uri string) string {
 // Found reports whether backend's tool was found by its marker (not by
 // the pattern).
 func (n *Names) Found(backend, tool string) bool {
-	_, ok := n.tools[[2]string{backend, tool}]
+	_, ok := n.marked(n.tools, backend, tool)
 	return ok
 }
 
-func (n *Names) lookup(kind string, m map[[2]string]string, backend, name string) string {
+// marked is the exposed name found by the marker of backend's name, or of
+// its fixture name for the pattern (AdaptTopology renames both).
+func (n *Names) marked(m map[[2]string]string, backend, name string) (string, bool) {
 	if v, ok := m[[2]string{backend, name}]; ok {
+		return v, true
+	}
+	v, ok := m[[2]string{backend, FixtureName(n.pattern, backend, name)}]
+	return v, ok
+}
+
+func (n *Names) lookup(kind string, m map[[2]string]string, backend, name string) string {
+	if v, ok := n.marked(m, backend, name); ok {
 		return v
 	}
 	v := harness.ExposedName(n.pattern, backend, FixtureName(n.pattern, backend, name))

@@ -95,8 +95,18 @@ func TestFixtureNamesAndAdaptTopology(t *testing.T) {
 	if s.Tools[0].Name != "echo_beta" || s.Tools[1].Name != "slow_beta" || s.Prompts[0].Name != "greet_beta" || s.Resources[0].URI != Readme(Beta) {
 		t.Fatalf("adapted: %+v %+v", s.Tools, s.Prompts)
 	}
-	if _, name, ok := harness.ParseOrigin(s.Tools[0].Description, s.Tools[0].Meta); !ok || name != "echo" {
-		t.Fatalf("the marker keeps the logical name: %q", name)
+	// The markers carry the new names (readiness and profile check look
+	// for those), in the description and in _meta; Names still finds
+	// beta's echo by its logical name.
+	if _, name, ok := harness.ParseOrigin(s.Tools[0].Description, nil); !ok || name != "echo_beta" {
+		t.Fatalf("the description's marker carries the new name: %q", name)
+	}
+	if _, name, ok := harness.ParseOrigin("", s.Tools[0].Meta); !ok || name != "echo_beta" {
+		t.Fatalf("the _meta marker carries the new name: %q", name)
+	}
+	n := NewNames("{tool}", []string{Alpha, Beta}, []mcp.Tool{tool("echo_beta", s.Tools[0].Description, s.Tools[0].Meta)}, nil, nil, nil)
+	if n.Tool(Beta, "echo") != "echo_beta" || !n.Found(Beta, "echo") {
+		t.Fatalf("Names: beta's echo by its renamed marker: %s", n)
 	}
 	topo = harness.Topology{Backends: TwoBackends("streamable-http")}
 	AdaptTopology(&topo, target{"{backend}__{tool}"})
