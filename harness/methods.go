@@ -53,3 +53,40 @@ func MethodsOf(t Target) Methods {
 
 // OfferedMethods implements MethodLister (Exec.Methods).
 func (e Exec) OfferedMethods() Methods { return e.Methods }
+
+// Transports are the backend transports a gateway takes
+// ("streamable-http", "sse", "stdio"). Empty: every one.
+type Transports []string
+
+// TransportNames are the transports a profile's backendTransports may list.
+var TransportNames = []string{"streamable-http", "sse", "stdio"}
+
+// Validate checks that every entry is a known transport, listed once.
+func (t Transports) Validate() error {
+	for i, tr := range t {
+		if !slices.Contains(TransportNames, tr) {
+			return fmt.Errorf("backendTransports[%d]: unknown transport %q (want %s)", i, tr, strings.Join(TransportNames, ", "))
+		}
+		if slices.Index(t, tr) != i {
+			return fmt.Errorf("backendTransports[%d]: %q listed twice", i, tr)
+		}
+	}
+	return nil
+}
+
+// Lacks returns why a backend on transport cannot be put behind the
+// gateway, or "" when it can (or no transports are declared).
+func (t Transports) Lacks(transport string) string {
+	if len(t) == 0 || slices.Contains(t, transport) {
+		return ""
+	}
+	return fmt.Sprintf("the target's profile takes %s backends only, not %s", strings.Join(t, ", "), transport)
+}
+
+// TransportsOf returns t's declared backend transports (nil: any).
+func TransportsOf(t Target) Transports {
+	if e, ok := t.(Exec); ok {
+		return e.Transports
+	}
+	return nil
+}

@@ -50,6 +50,10 @@ type Profile struct {
 	// resources, prompts. Absent: what it advertises at initialize.
 	// Checks on a family it does not offer are not applicable.
 	Methods Methods `yaml:"methods"`
+	// BackendTransports are the backend transports the gateway takes
+	// (streamable-http, sse, stdio). Absent: all. Scenario variants that
+	// need another are not applicable; profile check uses one it takes.
+	BackendTransports Transports `yaml:"backendTransports"`
 	// HealthAPI says where the health API is and how to read it (default:
 	// the reference's GET /api/backends/health).
 	HealthAPI *ProfileStateAPI `yaml:"healthAPI"`
@@ -199,6 +203,9 @@ func (p *Profile) validate() error {
 	if err := p.Methods.Validate(); err != nil {
 		return p.errf("methods", "%v", err)
 	}
+	if err := p.BackendTransports.Validate(); err != nil {
+		return p.errf("backendTransports", "%v", err)
+	}
 	if err := p.validateAPI("healthAPI", p.HealthAPI, false); err != nil {
 		return err
 	}
@@ -331,7 +338,7 @@ func (p *Profile) Exec(chaosBinary func() (string, error)) (Exec, error) {
 	}
 	e := Exec{TargetName: p.Name, Profile: p.File, Command: append([]string(nil), p.Command...), ConfigTemplate: p.ConfigText,
 		ConfigName: p.ConfigName, MCPPath: p.MCPPath, ReadyURL: p.Ready.URL, ReadyTimeout: p.Ready.Timeout,
-		ReadyTools: p.ReadyTools(), ToolNames: p.ToolNames, Methods: p.Methods, Caps: caps, Env: append([]string(nil), p.Env...),
+		ReadyTools: p.ReadyTools(), ToolNames: p.ToolNames, Methods: p.Methods, Transports: p.BackendTransports, Caps: caps, Env: append([]string(nil), p.Env...),
 		Health: p.HealthAPI.StateAPI(), Session: p.SessionAPI.StateAPI(), Metrics: p.Metrics}
 	if p.UsesChaosBinary() {
 		if chaosBinary == nil {

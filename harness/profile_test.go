@@ -75,6 +75,7 @@ func TestBadProfiles(t *testing.T) {
 		{"bad tool name pattern", ok + "toolNames: \"{server}__{tool}\"\n", "p.yaml:3: toolNames: tool name pattern \"{server}__{tool}\": only {backend} and {tool} are known"},
 		{"tool name pattern without tool", ok + "toolNames: \"{backend}\"\n", "p.yaml:3: toolNames:"},
 		{"unknown method family", ok + "methods: [tools, sampling]\n", `p.yaml:3: methods: methods[1]: unknown method family "sampling" (want tools, resources, prompts)`},
+		{"unknown backend transport", ok + "backendTransports: [streamable-http, grpc]\n", `p.yaml:3: backendTransports: backendTransports[1]: unknown transport "grpc" (want streamable-http, sse, stdio)`},
 		{"method family twice", ok + "methods: [tools, tools]\n", `p.yaml:3: methods: methods[1]: "tools" listed twice`},
 		{"repeated key", ok + "name: again\n", "p.yaml:3: name: duplicate key (first at line 1)"},
 		{"bad metric name", ok + "metrics: {vmcp_x: \"not a name\"}\n", "p.yaml:3: metrics.vmcp_x:"},

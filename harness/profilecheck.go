@@ -25,12 +25,16 @@ type ProfileCheck struct {
 // backends on both HTTP transports, each with an echo tool carrying its
 // origin marker. When the target's tool names carry no backend, the tool
 // names differ per backend (as the scenarios' do).
-func checkBackends(pattern string) []BackendSpec {
+func checkBackends(pattern string, takes Transports) []BackendSpec {
+	betaTransport := fakebackends.TransportSSE
+	if takes.Lacks(string(betaTransport)) != "" {
+		betaTransport = fakebackends.TransportStreamableHTTP
+	}
 	var out []BackendSpec
 	for _, b := range []struct {
 		name string
 		tr   fakebackends.Transport
-	}{{"alpha", fakebackends.TransportStreamableHTTP}, {"beta", fakebackends.TransportSSE}} {
+	}{{"alpha", fakebackends.TransportStreamableHTTP}, {"beta", betaTransport}} {
 		tool := "echo"
 		if !strings.Contains(cmp.Or(pattern, DefaultToolNamePattern), "{backend}") {
 			tool = b.name + "_echo"
@@ -79,9 +83,10 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 	if caps.Has(CapKeepalive) {
 		feats.Keepalive = map[string]KeepaliveFeature{"beta": {Method: "ping", Interval: 200 * time.Millisecond}}
 	}
-	say("starting %s in front of fake backends alpha (streamable-http) and beta (sse)", target.Name())
+	backends := checkBackends(pattern, TransportsOf(target))
+	say("starting %s in front of fake backends alpha (streamable-http) and beta (%s)", target.Name(), backends[1].Script.Transport)
 	start := time.Now()
-	env, err := Start(ctx, Topology{Name: "profile-check", Target: target, Backends: checkBackends(pattern), Features: feats})
+	env, err := Start(ctx, Topology{Name: "profile-check", Target: target, Backends: backends, Features: feats})
 	if err != nil {
 		add("start", CheckFailed, "%v", err)
 		return out
@@ -198,7 +203,7 @@ func statesStatus(st BackendStates, env *Env, breaker bool) CheckVerdict {
 
 func checkOptimizer(ctx context.Context, target Target, pattern string) ProfileCheck {
 	name := string(CapOptimizer)
-	env, err := Start(ctx, Topology{Name: "profile-check-optimizer", Target: target, Backends: checkBackends(pattern), Features: Features{Optimizer: true}})
+	env, err := Start(ctx, Topology{Name: "profile-check-optimizer", Target: target, Backends: checkBackends(pattern, TransportsOf(target)), Features: Features{Optimizer: true}})
 	if err != nil {
 		return ProfileCheck{name, CheckFailed, fmt.Sprintf("start with the optimizer: %v", err)}
 	}

@@ -68,6 +68,8 @@ type Exec struct {
 	// Methods are the MCP method families it offers (nil: what it
 	// advertises at initialize).
 	Methods Methods
+	// Transports are the backend transports it takes (nil: all).
+	Transports Transports
 	// ToolNames is how the gateway names a backend's tools and prompts
 	// (a pattern of {backend} and {tool}; default DefaultToolNamePattern).
 	ToolNames string

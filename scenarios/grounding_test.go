@@ -188,6 +188,26 @@ func TestGroundedFixtures(t *testing.T) {
 		}
 	})
 
+	// A gateway that takes streamable-HTTP backends only: its SSE variants
+	// are not applicable (skipped, with the reason), and profile check puts
+	// beta on a transport it takes.
+	t.Run("backend transports", func(t *testing.T) {
+		e := fixtureTarget(t, "fixture-a")
+		e.Transports = harness.Transports{"streamable-http"}
+		sc := scenario(t, "restart/legacy/sse")
+		res := scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
+		if res.Verdict != harness.VerdictSkipped || !strings.Contains(res.Reason, "takes streamable-http backends only, not sse") {
+			t.Errorf("restart/legacy/sse against a streamable-HTTP-only gateway: %s: %s", res.Verdict, res.Reason)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, c := range harness.CheckTarget(ctx, e, nil) {
+			if c.Name == "start" && !strings.Contains(c.Detail, "ready") || c.Status == harness.CheckFailed {
+				t.Errorf("profile check: %+v", c)
+			}
+		}
+	})
+
 	// The grounding is load-bearing: without steady state, recovery waits
 	// and proof that the fault acted on the call, (d) and (e) get false
 	// verdicts (a check failed by the previous fault's recovery gap, a

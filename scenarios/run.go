@@ -94,6 +94,14 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 	defer cancel()
 
 	topo := sc.Topology()
+	for _, b := range topo.Backends {
+		if b.Script != nil {
+			if why := harness.TransportsOf(target).Lacks(string(b.Script.Transport)); why != "" {
+				rec.Skip("not applicable: " + why)
+				return rec
+			}
+		}
+	}
 	kit.AdaptTopology(&topo, target)
 	topo.Name, topo.Labels, topo.Target, topo.Recorder = sc.Name, sc.Labels, target, rec
 	if cfg.Runtime == RuntimeContainer {
