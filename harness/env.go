@@ -123,7 +123,7 @@ func Start(ctx context.Context, topo Topology) (*Env, error) {
 	g, err := e.target.Start(ctx, e.info)
 	if err != nil {
 		_ = e.closeBackends(context.Background())
-		return nil, fmt.Errorf("harness: start target %s: %w", e.target.Name(), err)
+		return nil, &TargetStartError{Target: e.target.Name(), Err: err}
 	}
 	e.gateway = g
 	rec.Note("topology up: target %s, %d backends", e.target.Name(), len(e.backends))

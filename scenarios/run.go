@@ -30,6 +30,10 @@ type RunConfig struct {
 	// Runtime is RuntimeDefault or RuntimeContainer (the HTTP backends of
 	// every scenario run as containers).
 	Runtime string
+	// Starts, when set, is shared by the scenarios of one run: once
+	// topologies failed to start twice in a row, the rest fail at once
+	// with that reason instead of each waiting out its readiness.
+	Starts *harness.StartGuard
 }
 
 // failure is what the fail handler panics with; the runner recovers it.
@@ -107,6 +111,11 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 	if cfg.Runtime == RuntimeContainer {
 		containerize(&topo)
 	}
+	if why := cfg.Starts.Tripped(); why != "" {
+		rec.AddCheck(harness.Check{Name: "topology starts", Verdict: harness.CheckFailed, Observed: why})
+		rec.Fail("start topology: " + why)
+		return rec
+	}
 	env, err := harness.Start(runCtx, topo)
 	var skipErr *harness.SkipError
 	if errors.As(err, &skipErr) {
@@ -114,10 +123,12 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 		return rec
 	}
 	if err != nil {
+		cfg.Starts.Failed(err)
 		rec.AddCheck(harness.Check{Name: "topology starts", Verdict: harness.CheckFailed, Observed: err.Error()})
 		rec.Fail("start topology: " + err.Error())
 		return rec
 	}
+	cfg.Starts.Started()
 
 	verdict := runBody(runCtx, sc, env)
 	if verdict.kind == harness.VerdictFailed {

@@ -41,6 +41,10 @@ var (
 
 var target harness.Target
 
+// starts is the suite's: a gateway that cannot start twice in a row fails
+// the remaining specs at once, with the reason.
+var starts = &harness.StartGuard{}
+
 var _ = BeforeSuite(func(ctx SpecContext) {
 	cfg := harness.TargetConfigFromEnv()
 	// Build the chaos binary (for process backends and an exec target
@@ -88,7 +92,7 @@ var _ = Describe("vMCP", func() {
 			for _, sc := range groups[group] {
 				name := strings.TrimPrefix(sc.Name, group+"/")
 				It(name, Label(sc.Labels...), SpecTimeout(sc.Timeout+teardownBound(sc)+30*time.Second), func(ctx SpecContext) {
-					rec := runSpec(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: true, Runtime: runtime})
+					rec := runSpec(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: true, Runtime: runtime, Starts: starts})
 					resultsMu.Lock()
 					results.Add(rec)
 					resultsMu.Unlock()

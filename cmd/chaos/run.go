@@ -203,7 +203,8 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	start := time.Now()
 	progress := newProgress(w, len(selected), o.quiet, o.verbose)
 	ctx := cmd.Context()
-	cut := 0 // scenarios an interruption cut short or kept from running
+	cut := 0                        // scenarios an interruption cut short or kept from running
+	starts := &harness.StartGuard{} // a gateway that cannot start is waited for twice, not per scenario
 	for i, sc := range selected {
 		if ctx.Err() != nil {
 			// Interrupted: list what did not run, then report what did.
@@ -216,7 +217,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 			}
 			break
 		}
-		rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck, Runtime: runtime})
+		rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck, Runtime: runtime, Starts: starts})
 		if ctx.Err() != nil {
 			results.Interrupted = true
 			r := rec.Result()
