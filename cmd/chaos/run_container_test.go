@@ -58,7 +58,7 @@ func TestRunContainerWithoutDocker(t *testing.T) {
 		if code != 0 {
 			t.Errorf("exit %d, want 0 (skipped)", code)
 		}
-		for _, want := range []string{"container scenarios will be skipped", "0 passed, 0 failed, 2 skipped",
+		for _, want := range []string{"container scenarios will be skipped", "0 passed, 0 failed, 0 inconclusive, 2 skipped",
 			"SKIPPED      container-kill/legacy", "SKIPPED      wrapping/legacy/streamable-http", "no usable Docker engine: " + containers.DockerHostEnv + "=" + host} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q", want)
@@ -71,7 +71,7 @@ func TestRunContainerWithoutDocker(t *testing.T) {
 		if code != exitFailed {
 			t.Errorf("exit %d, want %d", code, exitFailed)
 		}
-		for _, want := range []string{"container scenarios will fail", "[1/2 ", "[2/2 ", "0 passed, 2 failed, 0 skipped",
+		for _, want := range []string{"container scenarios will fail", "[1/2 ", "[2/2 ", "0 passed, 2 failed, 0 inconclusive, 0 skipped",
 			"no usable Docker engine: " + containers.DockerHostEnv + "=" + host, containers.RequireDockerEnv + "=1"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q", want)

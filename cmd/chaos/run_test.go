@@ -33,7 +33,7 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 	}
 	table := stdout.String()
 	for _, want := range []string{"[1/2 ", "[2/2 ", "SCENARIO", "VERDICT", "WHY", "wrapping/legacy/streamable-http", "wrapping/modern/sse",
-		"2 passed, 0 failed, 0 skipped", "report: " + filepath.Join(filepath.Dir(out), "report.html")} {
+		"2 passed, 0 failed, 0 inconclusive, 0 skipped", "report: " + filepath.Join(filepath.Dir(out), "report.html")} {
 		if !strings.Contains(table, want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -186,7 +186,7 @@ func TestRunFailingAndLackingTarget(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("chaos run against a broken gateway: %v, want exit status 1", err)
 	}
-	for _, want := range []string{"FAILED", "SKIPPED", "0 passed, 1 failed, 1 skipped"} {
+	for _, want := range []string{"FAILED", "SKIPPED", "0 passed, 1 failed, 0 inconclusive, 1 skipped"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q", want)
 		}
