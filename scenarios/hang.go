@@ -204,14 +204,12 @@ func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Var
 	cancel()
 	call, _ := kit.Await(ctx, done, transportBound+5*time.Second)
 	returned := time.Since(cancelled)
+	// How soon the client got its call back is the harness's own doing
+	// (it abandons the call): a figure, not a check of the gateway.
 	k.Figure("cancel_return_ms", ms(returned))
-	k.Check("a cancelled call returns within 1 s of the cancel", func(ck *kit.C) {
-		ck.Expect(call).NotTo(gomega.BeNil(), "the cancelled call returned")
-		ck.Evidence(call)
-		ck.Observed("returned %s after the cancel", returned)
-		ck.Expect(returned).To(gomega.BeNumerically("<=", transportBound), "the cancelled call returned %s after the cancel", returned)
-		ck.Expect(call.Outcome).NotTo(gomega.Equal(harness.OutcomeOK), "a cancelled call does not succeed")
-	})
+	if call == nil {
+		k.Note("the cancelled call did not return within %s of the cancel", transportBound+5*time.Second)
+	}
 
 	// The backend call is cancelled: beta's stalled tools/call ends (it
 	// would stall until the fault is cleared otherwise), and on a legacy
@@ -236,7 +234,9 @@ func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Var
 		}
 		return slow != nil && (slow.Protocol != string(fakebackends.ProtocolLegacy) || cancels > before)
 	})
-	k.Figure("backend_cancelled_ms", ms(time.Since(cancelled)))
+	if slow != nil { // when beta's call ended, by beta's own log
+		k.Figure("backend_cancelled_ms", ms(slow.Time.Add(time.Duration(slow.DurationMS*float64(time.Millisecond))).Sub(cancelled)))
+	}
 	k.Check("beta's stalled call ends within 3 s of the cancel", func(ck *kit.C) {
 		ck.Expect(slow).NotTo(gomega.BeNil(), "beta's stalled tools/call ended within 3 s of the client cancelling")
 		ck.Observed("beta's slow call ended after %.1f ms on a %s backend session", slow.DurationMS, slow.Protocol)
