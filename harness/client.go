@@ -205,6 +205,9 @@ func Dial(ctx context.Context, mcpURL string, rev Revision, rec *Recorder, opts 
 		_ = c.Close(context.Background())
 		return nil, fmt.Errorf("harness: client %s: initialize (%s) %s: %w", o.name, rev, mcpURL, call.Err)
 	}
+	if a := c.Agreed(); a != "" {
+		rec.AddAgreed(a)
+	}
 	return c, nil
 }
 
@@ -235,6 +238,26 @@ func (c *Client) Offers(method string) bool {
 		return caps.Prompts != nil
 	}
 	return true
+}
+
+// Stateless reports whether the gateway agreed a stateless protocol
+// revision (2026-07-28 or later) with the client. A modern client may be
+// agreed an older, stateful one: what it was agreed decides which checks
+// apply (a session that survives, cancellation by notification), never
+// what it asked for.
+func (c *Client) Stateless() bool { return mcp.IsModernProtocol(c.ProtocolVersion()) }
+
+// Agreed says which protocol the client asked for and which it was
+// agreed when they differ ("modern→2025-06-18"), else "".
+func (c *Client) Agreed() string {
+	asked := mcp.LATEST_PROTOCOL_VERSION
+	if c.rev == RevisionLegacy {
+		asked = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	}
+	if v := c.ProtocolVersion(); v != "" && v != asked {
+		return string(c.rev) + "→" + v
+	}
+	return ""
 }
 
 // SessionID returns the MCP session id ("" on a modern connection).

@@ -25,6 +25,19 @@ type Recorder struct {
 	events  []Event
 	skipped []string
 	checks  []Check
+	agreed  []string
+}
+
+// AddAgreed records that a client was agreed another protocol revision
+// than it asked for ("modern→2025-06-18"; see Client.Agreed).
+func (r *Recorder) AddAgreed(a string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !slices.Contains(r.agreed, a) {
+		r.agreed = append(r.agreed, a)
+		r.events = append(r.events, Event{Seq: len(r.events) + 1, Kind: EventNote, At: Millis(time.Since(r.start)),
+			Note: "the gateway agreed another protocol revision than asked: " + a + " (checks are chosen by what was agreed)"})
+	}
 }
 
 // NewRecorder starts a recorder for the named scenario.
@@ -269,7 +282,8 @@ func (r *Recorder) Result() ScenarioResult {
 		ev = []Event{}
 	}
 	return ScenarioResult{Name: r.name, Labels: slices.Clone(r.labels), Verdict: v, Reason: r.reason,
-		SkippedChecks: slices.Clone(r.skipped), Checks: slices.Clone(r.checks), Started: r.start.Round(0), Duration: Millis(d), Figures: maps.Clone(r.figures), Events: ev}
+		SkippedChecks: slices.Clone(r.skipped), Checks: slices.Clone(r.checks), Started: r.start.Round(0), Duration: Millis(d), Figures: maps.Clone(r.figures), Events: ev,
+		Agreed: slices.Clone(r.agreed)}
 }
 
 // JSON returns a versioned results document holding this one scenario.

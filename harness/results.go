@@ -60,6 +60,10 @@ type ScenarioResult struct {
 	Name string `json:"name"`
 	// Labels are the scenario's labels (wrapping, hang, breaker, ...).
 	Labels []string `json:"labels,omitempty"`
+	// Agreed lists, when the gateway agreed another protocol revision
+	// than a client asked for, what was asked and agreed
+	// ("modern→2025-06-18"): the checks were chosen by what was agreed.
+	Agreed []string `json:"agreed,omitempty"`
 	// Verdict is passed, failed, inconclusive or skipped.
 	Verdict Verdict `json:"verdict"`
 	// Reason explains a failure or a skip.

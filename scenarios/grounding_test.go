@@ -188,6 +188,29 @@ func TestGroundedFixtures(t *testing.T) {
 		}
 	})
 
+	// (g) agrees every client the stateful 2025-06-18, a modern one too:
+	// the modern variants are judged by what was agreed (a session that
+	// survives, session-held views, cancellation by notification), pass,
+	// and record "modern→2025-06-18".
+	t.Run("g", func(t *testing.T) {
+		for _, name := range []string{"wrapping/modern/streamable-http", "optimizer/modern/streamable-http", "hang-cancel/modern/streamable-http"} {
+			res := runFixture(t, "fixture-g", name, false)
+			if res.Verdict != harness.VerdictPassed {
+				t.Errorf("%s: %s: %s", name, res.Verdict, res.Reason)
+			}
+			if !slices.Contains(res.Agreed, "modern→2025-06-18") {
+				t.Errorf("%s: agreed %q, want modern→2025-06-18 recorded", name, res.Agreed)
+			}
+			names := byVerdict(res)[harness.CheckPassed]
+			switch {
+			case strings.HasPrefix(name, "wrapping/") && !slices.Contains(names, "the session survives every backend failing"):
+				t.Errorf("%s: the session check of a stateful agreed revision was not judged: %q", name, names)
+			case strings.HasPrefix(name, "optimizer/") && slices.Contains(names, "case 3: a stateless client's request after recovery finds beta"):
+				t.Errorf("%s: a stateless expectation judged on a stateful session", name)
+			}
+		}
+	})
+
 	// A gateway that takes streamable-HTTP backends only: its SSE variants
 	// are not applicable (skipped, with the reason), and profile check puts
 	// beta on a transport it takes.
@@ -214,7 +237,11 @@ func TestGroundedFixtures(t *testing.T) {
 	// forged answer "rejected" on a call that never reached beta).
 	t.Run("ungrounded", func(t *testing.T) {
 		const tools = "tools/list lists both backends after every backend failed"
-		if g := d[wrapping]; verdictOf(g, tools) != harness.CheckPassed {
+		g, ok := d[wrapping]
+		if !ok { // subtest d did not run (-run)
+			g = runFixture(t, "fixture-d", wrapping, false)
+		}
+		if verdictOf(g, tools) != harness.CheckPassed {
 			t.Fatalf("grounded (d): %q is %s, want passed", tools, verdictOf(g, tools))
 		}
 		if u := runFixture(t, "fixture-d", wrapping, true); verdictOf(u, tools) != harness.CheckFailed {

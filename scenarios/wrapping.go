@@ -186,7 +186,7 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	for _, b := range []string{alpha, beta} {
 		k.CheckRecovery("all back: "+b+" answers once every backend is cleared", c, b, wrappingRecovery, 0, "all_down."+b)
 	}
-	if v.Revision == harness.RevisionLegacy {
+	if !c.Stateless() {
 		// A legacy session has an id, and it is the same one: the gateway
 		// did not end the session. (The modern revision is stateless: no
 		// id; the same client calling on is what survives.)

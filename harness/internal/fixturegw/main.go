@@ -28,7 +28,8 @@
 // --accept-wrong-id (a streamable-HTTP backend's answer carrying another
 // request's id is taken as the answer: a forged answer reaches the client);
 // --sse-never-back (an SSE backend that ended its session stream, as a
-// restart does, is never served again).
+// restart does, is never served again); --agree-old-revision (every client,
+// a modern one too, is agreed the stateful 2025-06-18).
 //
 // Usage: fixturegw --config FILE --listen ADDR --look a|b [flags]; FILE is
 // the reference gateway's config (harness/templates/chaos-vmcp.yaml.tmpl).
@@ -78,6 +79,7 @@ func run() error {
 	flag.BoolVar(&q.noResources, "no-resources", false, "fixture c: no resources capability; resources/* answered -32601")
 	flag.DurationVar(&q.dropFor, "drop-after-error", 0, "fixture d: after an error answer for a backend, its tools and prompts are 'not found' (unnamed) for this long")
 	flag.BoolVar(&acceptWrongID, "accept-wrong-id", false, "fixture e: a streamable-HTTP backend's answer with another request's id is taken as the answer")
+	flag.BoolVar(&q.agreeOld, "agree-old-revision", false, "fixture g: every client is agreed protocol 2025-06-18 (server/discover answered -32601), whatever it asks for")
 	flag.BoolVar(&neverBack, "sse-never-back", false, "fixture f: an SSE backend whose session stream the backend ended (a restart) is never served again")
 	flag.Parse()
 	if look != "a" && look != "b" {

@@ -25,10 +25,16 @@ type quirks struct {
 	// and the lists leave them out.
 	dropFor  time.Duration
 	backends []string
+	// agreeOld: every client is agreed revision 2025-06-18, however new
+	// the one it asks for (server/discover answered -32601).
+	agreeOld bool
 
 	mu      sync.Mutex
 	dropped map[string]time.Time // backend → until
 }
+
+// oldRevision is the revision an agreeOld front agrees with every client.
+const oldRevision = "2025-06-18"
 
 // request is what the front reads of an MCP request.
 type request struct {
@@ -74,6 +80,9 @@ func (q *quirks) addressed(name, uri string) string {
 // did.
 func (q *quirks) answer(w http.ResponseWriter, req request) bool {
 	switch {
+	case q.agreeOld && req.Method == "server/discover":
+		writeRPCError(w, req.ID, -32601, "Method not found")
+		return true
 	case q.noResources && strings.HasPrefix(req.Method, "resources/"):
 		writeRPCError(w, req.ID, -32601, "Method not found")
 		return true
@@ -116,6 +125,9 @@ func (q *quirks) isDropped(backend string) bool {
 func (q *quirks) rewriteResult(res map[string]any) {
 	if caps, ok := res["capabilities"].(map[string]any); ok && q.noResources {
 		delete(caps, "resources")
+	}
+	if _, ok := res["protocolVersion"].(string); ok && q.agreeOld {
+		res["protocolVersion"] = oldRevision
 	}
 	for _, key := range []string{"tools", "prompts"} {
 		list, ok := res[key].([]any)
