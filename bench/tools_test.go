@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
@@ -34,5 +37,33 @@ func TestEchoScriptNames(t *testing.T) {
 				t.Errorf("pattern %q: tool %s carries origin %s/%s (%v), want b2/%s", tc.pattern, tl.Name, b, n, ok, tl.Name)
 			}
 		}
+	}
+}
+
+// seenTarget records the topology it is asked to start and refuses it.
+type seenTarget struct{ info *harness.TopologyInfo }
+
+func (s seenTarget) Name() string                       { return "seen" }
+func (s seenTarget) Capabilities() harness.Capabilities { return nil }
+func (s seenTarget) ToolNamePattern() string            { return "{tool}" }
+func (s seenTarget) Start(_ context.Context, topo harness.TopologyInfo) (harness.Gateway, error) {
+	*s.info = topo
+	return nil, errors.New("not started")
+}
+
+// TestStartPassesTools: the target is given every backend's tool names
+// (what a profile with ready.tools waits for), named for its pattern.
+func TestStartPassesTools(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var seen harness.TopologyInfo
+	c := Config{Target: seenTarget{&seen}, Runtime: harness.InProcess{}}
+	c.defaults()
+	if _, err := c.start(ctx, time.Second, c.echoScript("alpha", 2), c.echoScript("beta", 1)); err == nil {
+		t.Fatal("start: no error from a target that refuses")
+	}
+	if len(seen.Backends) != 2 || !slices.Equal(seen.Backends[0].Tools, []string{"echo_alpha", "tool_001_alpha"}) ||
+		!slices.Equal(seen.Backends[1].Tools, []string{"echo_beta"}) {
+		t.Errorf("target saw backends %+v, want alpha [echo_alpha tool_001_alpha] and beta [echo_beta]", seen.Backends)
 	}
 }
