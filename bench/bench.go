@@ -66,6 +66,10 @@ type Config struct {
 	CrashEvery    time.Duration
 	// Progress receives one line per step (nil: none).
 	Progress io.Writer
+
+	// pattern is the target's tool name pattern
+	// (harness.ToolNamePatternOf), set by defaults.
+	pattern string
 }
 
 func (c *Config) defaults() {
@@ -87,6 +91,9 @@ func (c *Config) defaults() {
 	orPositive(&c.ScaleRate, 500)
 	orPositive(&c.CrashEvery, time.Second)
 	c.Progress = cmp.Or(c.Progress, io.Discard)
+	if c.Target != nil {
+		c.pattern = harness.ToolNamePatternOf(c.Target)
+	}
 }
 
 // orPositive sets *v to def unless it is positive.
@@ -96,27 +103,13 @@ func orPositive[T int | time.Duration](v *T, def T) {
 	}
 }
 
-// echoScript is a healthy backend with an echo tool (and tools-1 more, to
-// make its catalogue as large as wanted).
-func echoScript(name string, tools int) *fakebackends.Script {
-	s := &fakebackends.Script{Name: name, Transport: fakebackends.TransportStreamableHTTP, Protocol: fakebackends.ProtocolAuto}
-	s.Tools = append(s.Tools, fakebackends.ToolSpec{Name: "echo", Description: "Echo " + harness.OriginMarker(name, "echo"),
-		Input:  map[string]any{"type": "object", "properties": map[string]any{"msg": map[string]any{"type": "string"}}},
-		Result: fakebackends.ToolResult{Echo: true}})
-	for i := 1; i < tools; i++ {
-		n := fmt.Sprintf("tool_%03d", i)
-		s.Tools = append(s.Tools, fakebackends.ToolSpec{Name: n,
-			Description: "A filler tool with a description of ordinary length " + harness.OriginMarker(name, n),
-			Input:       map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string", "description": "query"}}},
-			Result:      fakebackends.ToolResult{Text: "ok"}})
-	}
-	return s
-}
-
 // topology is started backends with a gateway in front of them.
 type topology struct {
 	backends []harness.RunningBackend
 	gateway  harness.Gateway
+	// info is what the gateway was started with (each backend's Tools
+	// included: a target with ready.tools waits until it lists them).
+	info harness.TopologyInfo
 }
 
 func (t *topology) close() {
@@ -156,8 +149,11 @@ func (c *Config) start(ctx context.Context, callTimeout time.Duration, scripts .
 			return nil, fmt.Errorf("start backend %s: %w", s.Name, err)
 		}
 		t.backends = append(t.backends, b)
-		info.Backends = append(info.Backends, b.Info())
+		bi := b.Info()
+		bi.Tools = scriptTools(s)
+		info.Backends = append(info.Backends, bi)
 	}
+	t.info = info
 	g, err := c.Target.Start(ctx, info)
 	if err != nil {
 		t.close()

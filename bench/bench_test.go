@@ -83,7 +83,8 @@ func TestRunSmall(t *testing.T) {
 	errFigures := []string{"direct.calls", "direct.errors", "direct.p50_ms", "direct.p99_ms", "direct.max_ms", "gateway.calls", "gateway.errors",
 		"gateway.p50_ms", "gateway.p99_ms", "gateway.max_ms", "gateway.errors_naming_backend", "gateway.unanswered", "ratio.p50"}
 	want := map[string][]string{
-		"bench/calls/legacy":     {"direct.throughput_per_s", "gateway.throughput_per_s", "ratio.throughput", "gateway.cpu_ms_per_call", "ratio.cpu_per_call", "gateway.rss_peak_mb", "c1_p50_overhead_ms"},
+		"bench/calls/legacy": {"direct.throughput_per_s", "gateway.throughput_per_s", "ratio.throughput", "gateway.cpu_ms_per_call", "ratio.cpu_per_call",
+			"direct.backend_cpu_ms_per_call", "gateway.backend_cpu_ms_per_call", "ratio.backend_amplification", "ratio.total_cpu_per_call", "gateway.rss_peak_mb", "c1_p50_overhead_ms"},
 		"bench/calls/modern":     {"direct.p50_ms", "gateway.p99_ms", "gateway.max_ms", "gateway.errors"},
 		"bench/open/2-backends":  {"direct.open_ms", "gateway.open_ms", "ratio.open"},
 		"bench/open/20-sessions": {"gateway.open_all_s", "gateway.rss_mb", "errors"},
@@ -109,7 +110,7 @@ func TestRunSmall(t *testing.T) {
 		if calls, ok := s.Figures["gateway.calls"]; ok && strings.HasPrefix(s.Name, "bench/calls/") && (calls < 1 || calls > 400) {
 			t.Errorf("%s: gateway.calls %v, want 1..400 (the --calls bound)", s.Name, calls)
 		}
-		checkFaultFigures(t, s.Name, s.Figures)
+		checkFaultFigures(t, s.Name, s.Figures, 20, 2)
 	}
 	for name := range want {
 		if !seen[name] {
@@ -121,7 +122,7 @@ func TestRunSmall(t *testing.T) {
 // checkFaultFigures holds our gateway's fault and scale figures to what it
 // does: every faulted call fails, in time, naming the backend; no healthy
 // call fails while a backend crash-loops.
-func checkFaultFigures(t *testing.T, name string, f map[string]float64) {
+func checkFaultFigures(t *testing.T, name string, f map[string]float64, errorCalls, stallCalls float64) {
 	t.Helper()
 	is := func(fig string, want float64) {
 		if got, ok := f[fig]; ok && got != want {
@@ -131,18 +132,18 @@ func checkFaultFigures(t *testing.T, name string, f map[string]float64) {
 	switch {
 	case strings.HasPrefix(name, "bench/error/"):
 		for _, side := range []string{"direct", "gateway"} {
-			is(side+".calls", 20)
-			is(side+".errors", 20)
+			is(side+".calls", errorCalls)
+			is(side+".errors", errorCalls)
 			is(side+".unanswered", 0)
 		}
-		is("gateway.errors_naming_backend", 20)
+		is("gateway.errors_naming_backend", errorCalls)
 	case strings.HasPrefix(name, "bench/stall/"):
-		is("gateway.calls", 2)
-		is("direct.calls", 2)
-		is("direct.errors", 2)
-		is("gateway.errors", 2)
+		is("gateway.calls", stallCalls)
+		is("direct.calls", stallCalls)
+		is("direct.errors", stallCalls)
+		is("gateway.errors", stallCalls)
 		is("gateway.unanswered", 0)
-		is("gateway.errors_naming_backend", 2)
+		is("gateway.errors_naming_backend", stallCalls)
 		// Ended by the gateway's 1 s timeout: not before it, and not
 		// near the client's 20 s deadline (a generous bound: the machine
 		// is loaded; the figure itself is the measurement).

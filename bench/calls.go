@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
@@ -16,7 +15,7 @@ import (
 // backends and many sessions.
 func runCalls2(ctx context.Context, c *Config, results *harness.Results) error {
 	c.progress("starting 2 backends and %s", c.Target.Name())
-	t, err := c.start(ctx, c.CallTimeout, echoScript("alpha", 1), echoScript("beta", 1))
+	t, err := c.start(ctx, c.CallTimeout, c.echoScript("alpha", 1), c.echoScript("beta", 1))
 	if err != nil {
 		return err
 	}
@@ -53,34 +52,6 @@ func record(ctx context.Context, results *harness.Results, name, group string, m
 	return ctx.Err()
 }
 
-// findTool returns the name under which url exposes backend's tool,
-// found by its origin marker (any gateway's naming), or by a name that
-// ends in the tool's own name and mentions the backend.
-func findTool(ctx context.Context, url string, rev harness.Revision, backend, tool string, timeout time.Duration) (string, error) {
-	cl, err := harness.Dial(ctx, url, rev, nil, harness.WithCallTimeout(timeout))
-	if err != nil {
-		return "", err
-	}
-	defer closeClients([]*harness.Client{cl})
-	call := cl.ListTools(ctx)
-	if call.Err != nil || call.Tools == nil {
-		return "", fmt.Errorf("tools/list at %s: %v", url, call.Err)
-	}
-	var guess string
-	for _, tl := range call.Tools.Tools {
-		if b, n, ok := harness.ParseOrigin(tl.Description, harness.MetaFields(tl.Meta)); ok && b == backend && n == tool {
-			return tl.Name, nil
-		}
-		if strings.HasSuffix(tl.Name, tool) && strings.Contains(tl.Name, backend) {
-			guess = tl.Name
-		}
-	}
-	if guess == "" {
-		return "", fmt.Errorf("tools/list at %s: no tool of backend %s named %s (by origin marker or name)", url, backend, tool)
-	}
-	return guess, nil
-}
-
 // round is one measurement of one endpoint.
 type round struct {
 	load    LoadResult
@@ -109,11 +80,11 @@ func measure(ctx context.Context, c *Config, url, tool string, rev harness.Revis
 func callFigures(ctx context.Context, c *Config, t *topology, rev harness.Revision, rec *harness.Recorder) error {
 	alpha := t.backends[0]
 	bpid, gpid := pidOf(alpha), pidOf(t.gateway)
-	tool, err := findTool(ctx, t.gateway.MCPURL(), rev, alpha.Name(), "echo", c.CallTimeout)
+	tool, err := c.exposedEcho(ctx, t, alpha.Name())
 	if err != nil {
 		return err
 	}
-	direct, err := measure(ctx, c, alpha.URL(), "echo", rev, bpid)
+	direct, err := measure(ctx, c, alpha.URL(), c.echoTool(alpha.Name()), rev, bpid)
 	if err != nil {
 		return err
 	}
@@ -142,22 +113,16 @@ func callFigures(ctx context.Context, c *Config, t *topology, rev harness.Revisi
 		set("ratio.p50", float64(gw.load.P50)/float64(direct.load.P50))
 	}
 	set("c1_p50_overhead_ms", ms(gw.c1.P50-direct.c1.P50))
-	perCall := func(d time.Duration, calls int) float64 { return ms(d) / float64(max(calls, 1)) }
-	if direct.cpu[0] >= 0 {
-		set("direct.backend_cpu_ms_per_call", perCall(direct.cpu[0], direct.load.Calls))
+	cpu := cpuFigures(direct, gw)
+	for k, v := range cpu {
+		set(k, v)
 	}
 	if gw.cpu[0] >= 0 {
-		set("gateway.cpu_s", gw.cpu[0].Seconds())
-		set("gateway.cpu_ms_per_call", perCall(gw.cpu[0], gw.load.Calls))
 		set("gateway.rss_peak_mb", float64(gw.samples[0].PeakRSS)/(1<<20))
 	}
-	if gw.cpu[0] >= 0 && gw.cpu[1] > 0 {
-		set("gateway.backend_cpu_ms_per_call", perCall(gw.cpu[1], gw.load.Calls))
-		set("ratio.cpu_per_call", float64(gw.cpu[0])/float64(gw.cpu[1]))
-	}
-	c.progress("calls %s: direct %.0f/s p50 %.2fms | gateway %.0f/s (%.2f×) p50 %.2fms p99 %.2fms | gateway CPU/call %.3fms = %.2f× backend's | 1 client p50 +%.2fms | errors %d/%d",
+	c.progress("calls %s: direct %.0f/s p50 %.2fms | gateway %.0f/s (%.2f×) p50 %.2fms p99 %.2fms | CPU/call: gateway %.3fms = %s the direct backend's, backend amplification %s | 1 client p50 +%.2fms | errors %d/%d",
 		rev, direct.load.Throughput, ms(direct.load.P50), gw.load.Throughput, gw.load.Throughput/max(direct.load.Throughput, 1e-9),
-		ms(gw.load.P50), ms(gw.load.P99), perCall(max(gw.cpu[0], 0), gw.load.Calls), float64(gw.cpu[0])/float64(max(gw.cpu[1], 1)),
+		ms(gw.load.P50), ms(gw.load.P99), cpu["gateway.cpu_ms_per_call"], times(cpu, "ratio.cpu_per_call"), times(cpu, "ratio.backend_amplification"),
 		ms(gw.c1.P50-direct.c1.P50), direct.load.Errors, gw.load.Errors)
 	if n := direct.load.Errors + gw.load.Errors; n > 0 {
 		first := cmp.Or(gw.load.FirstError, direct.load.FirstError)

@@ -25,13 +25,13 @@ const maxUnanswered = 3
 // legacy-session (2025-11-25) call with its own deadline.
 func runFaults(ctx context.Context, c *Config, results *harness.Results) error {
 	c.progress("starting 2 backends and %s (backend call timeout %v) for the fault figures", c.Target.Name(), c.StallTimeout)
-	t, err := c.start(ctx, c.StallTimeout, echoScript("alpha", 1), echoScript("beta", 1))
+	t, err := c.start(ctx, c.StallTimeout, c.echoScript("alpha", 1), c.echoScript("beta", 1))
 	if err != nil {
 		return err
 	}
 	defer t.close()
 	beta := t.backends[1]
-	tool, err := findTool(ctx, t.gateway.MCPURL(), harness.RevisionLegacy, beta.Name(), "echo", c.CallTimeout)
+	tool, err := c.exposedEcho(ctx, t, beta.Name())
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func timeToError(ctx context.Context, c *Config, rec *harness.Recorder, pair []*
 	for done := 0; done < c.ErrorCalls; done += errorBatch {
 		for range min(errorBatch, c.ErrorCalls-done) {
 			if d.unanswered < maxUnanswered {
-				d.add(callOnce(ctx, pair[1], "echo", backend, c.CallTimeout))
+				d.add(callOnce(ctx, pair[1], c.echoTool(backend), backend, c.CallTimeout))
 			}
 			if g.unanswered < maxUnanswered {
 				g.add(callOnce(ctx, pair[0], tool, backend, c.CallTimeout))
@@ -157,7 +157,7 @@ func stallFigures(ctx context.Context, c *Config, t *topology, rec *harness.Reco
 	var wg sync.WaitGroup
 	for i := range gw {
 		wg.Go(func() { gOuts[i] = callOnce(ctx, gw[i], tool, backend, c.StallDeadline) })
-		wg.Go(func() { dOuts[i] = callOnce(ctx, direct[i], "echo", backend, c.StallTimeout) })
+		wg.Go(func() { dOuts[i] = callOnce(ctx, direct[i], c.echoTool(backend), backend, c.StallTimeout) })
 	}
 	wg.Wait()
 	if ctx.Err() != nil {

@@ -132,7 +132,7 @@ func openSessions(ctx context.Context, url string, n int, timeout time.Duration)
 // and measures session opens.
 func runOpen500(ctx context.Context, c *Config, results *harness.Results) error {
 	c.progress("starting 4 backends × 500 tools and %s", c.Target.Name())
-	t, err := c.start(ctx, c.CallTimeout, echoScript("b1", 500), echoScript("b2", 500), echoScript("b3", 500), echoScript("b4", 500))
+	t, err := c.start(ctx, c.CallTimeout, c.echoScript("b1", 500), c.echoScript("b2", 500), c.echoScript("b3", 500), c.echoScript("b4", 500))
 	if err != nil {
 		return err
 	}

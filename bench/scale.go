@@ -25,7 +25,7 @@ const scaleWorkers = 256
 func runScale(ctx context.Context, c *Config, results *harness.Results) error {
 	for _, n := range c.ScaleSessions {
 		c.progress("scale %d sessions: starting 4 backends and %s", n, c.Target.Name())
-		t, err := c.start(ctx, c.CallTimeout, echoScript("b1", 1), echoScript("b2", 1), echoScript("b3", 1), echoScript("b4", 1))
+		t, err := c.start(ctx, c.CallTimeout, c.echoScript("b1", 1), c.echoScript("b2", 1), c.echoScript("b3", 1), c.echoScript("b4", 1))
 		if err != nil {
 			return err
 		}
@@ -48,13 +48,13 @@ func runScale(ctx context.Context, c *Config, results *harness.Results) error {
 // through the gateway.
 func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harness.Recorder) error {
 	healthy, looping := t.backends[:len(t.backends)-1], t.backends[len(t.backends)-1]
-	tools := make([]string, len(healthy))
+	tools, own := make([]string, len(healthy)), make([]string, len(healthy))
 	for i, b := range healthy {
-		tool, err := findTool(ctx, t.gateway.MCPURL(), harness.RevisionLegacy, b.Name(), "echo", c.CallTimeout)
+		tool, err := c.exposedEcho(ctx, t, b.Name())
 		if err != nil {
 			return err
 		}
-		tools[i] = tool
+		tools[i], own[i] = tool, c.echoTool(b.Name())
 	}
 	gpid := pidOf(t.gateway)
 	stopCPU := startCPU(gpid)
@@ -74,7 +74,12 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 		n, len(liveClients(direct)), dwall.Seconds(), c.ScaleRate, c.ScaleDuration)
 	var d, g scaleLoad
 	if len(direct) > 0 && !slices.Contains(direct, nil) {
-		d = pacedLoad(ctx, c, "direct", func(i int) (*harness.Client, string) { return direct[i%len(direct)], "echo" })
+		// Session k is at healthy[k mod len] (openDirect), so it calls
+		// that backend's own echo.
+		d = pacedLoad(ctx, c, "direct", func(i int) (*harness.Client, string) {
+			k := i % len(direct)
+			return direct[k], own[k%len(own)]
+		})
 	}
 	stopCPU = startCPU(gpid)
 	if len(gw) > 0 {

@@ -129,7 +129,9 @@ func Render(w io.Writer, in []Input, opt Options) error {
 
 // Load reads results documents (JSON of harness.Results) from files, each
 // named by its file name (by its path when two share a name, as
-// a/results.json and b/results.json do), decoded strictly (Decode). A file
+// a/results.json and b/results.json do), decoded strictly (Decode). A
+// file holding a set of runs (harness.ResultsSet, DecodeAll) gives one
+// input per run, named "file: target". A file
 // that cannot be read or is not a results document of the current schema
 // is an error naming the file (and, for its content, the byte offset).
 func Load(paths ...string) ([]Input, error) {
@@ -143,7 +145,7 @@ func Load(paths ...string) ([]Input, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := Decode(data, p)
+		runs, err := DecodeAll(data, p)
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +153,23 @@ func Load(paths ...string) ([]Input, error) {
 		if base[name] > 1 {
 			name = filepath.Clean(p)
 		}
-		out = append(out, Input{Name: name, Results: r})
+		if len(runs) == 1 {
+			out = append(out, Input{Name: name, Results: runs[0]})
+			continue
+		}
+		// A set (chaos bench --profile A --profile B): a column per run,
+		// named by its target.
+		targets := map[string]int{}
+		for _, r := range runs {
+			targets[r.Target]++
+		}
+		for i, r := range runs {
+			label := name + ": " + cmp.Or(r.Target, "run")
+			if targets[r.Target] > 1 || r.Target == "" {
+				label += fmt.Sprintf(" #%d", i+1)
+			}
+			out = append(out, Input{Name: label, Results: r})
+		}
 	}
 	return out, nil
 }

@@ -79,6 +79,9 @@ type compareView struct {
 	Columns []*runView
 	Rows    []compareRow
 	Differ  int
+	// Figures are the bench scenarios' figures, a value per column
+	// (compareFigures).
+	Figures []figureRow
 }
 
 type compareRow struct {
@@ -139,6 +142,7 @@ func buildCompare(runs []*runView) *compareView {
 		}
 		cv.Rows = append(cv.Rows, row)
 	}
+	cv.Figures = compareFigures(runs)
 	return cv
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -18,8 +19,12 @@ import (
 
 // benchOptions are the flags of `chaos bench`.
 type benchOptions struct {
-	// target: --profile and the exec flags (Kind is always exec).
+	// target: the exec flags (Kind is always exec); Profile is set from
+	// profiles, one bench per profile.
 	target harness.TargetConfig
+	// profiles: --profile, repeatable (several gateways, one after
+	// another, side by side).
+	profiles []string
 	// cfg: the figures' flags (Target, Runtime, Revisions and Progress
 	// are set by runBench).
 	cfg       bench.Config
@@ -62,21 +67,28 @@ from /proc. Every call has a deadline (--call-timeout).
 
   chaos bench                                   # our gateway (chaos vmcp)
   chaos bench --profile profiles/chaos-vmcp.yaml # the gateway a target profile describes
+  chaos bench --profile a.yaml --profile b.yaml --out bench.json
+                                                # several gateways, one after another
   chaos bench --out bench.json --duration 5s
   chaos bench --steps scale --scale-sessions 1000,5000 --scale-duration 60s
   chaos bench --gateway-cmd 'vmcp serve --config {{.ConfigPath}}' \
       --config-template toolhive.yaml.tmpl --ready-url '{{.BaseURL}}/status'
 
 The figures go into the results JSON (--out) as scenarios named bench/...
-with Figures. Exit status: 0 measured, 1 a bench scenario failed (a healthy
+with Figures. With several --profile, the gateways are benched one after
+another (each with its own backends, the same flags), printed side by
+side (a column per gateway), and --out holds one results set (a run per
+gateway) that chaos report renders as a scorecard with the figures side
+by side. A gateway whose topology does not start is reported and the next
+one benched. Exit status: 0 measured, 1 a bench scenario failed (a healthy
 call or session open failed), 2 bad flags or the topology did not start,
 130 interrupted (the figures measured so far are written).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.target.Profile, "profile", "", "a target profile (YAML) describing the gateway under test (as chaos run --profile); "+
-		"--gateway-cmd, --config-template, --ready-url and --mcp-path override its fields")
+	f.StringArrayVar(&o.profiles, "profile", nil, "a target profile (YAML) describing a gateway under test (as chaos run --profile); repeat it to bench "+
+		"several gateways side by side; with one, --gateway-cmd, --config-template, --ready-url and --mcp-path override its fields")
 	f.StringVar(&o.target.GatewayCmd, "gateway-cmd", "", "the gateway's command line (templates as in chaos run); default: this binary's `vmcp`")
 	f.StringVar(&o.target.ConfigTemplate, "config-template", "", "the gateway's config file template (required with --gateway-cmd)")
 	f.StringVar(&o.target.ReadyURL, "ready-url", "", "URL template polled until the gateway answers")
@@ -132,10 +144,9 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 			return usage("--revision %q: want legacy or modern", r)
 		}
 	}
-	o.target.Kind = "exec"
-	target, err := o.target.Target(os.Executable)
+	targets, err := benchTargets(o)
 	if err != nil {
-		return usage("%v", err)
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -145,27 +156,89 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	w := cmd.OutOrStdout()
 	ctx := cmd.Context()
 	start := time.Now()
-	o.cfg.Target, o.cfg.Runtime, o.cfg.Revisions, o.cfg.Progress = target, harness.Process{Binary: self}, revs, w
-	results, err := bench.Run(ctx, o.cfg)
-	if results != nil {
-		printBench(w, results)
-		if o.out != "" {
-			if err := writeResults(results, o.out); err != nil {
-				return fmt.Errorf("bench: write results: %w", err)
-			}
-			fmt.Fprintf(w, "results: %s\n", o.out)
+	o.cfg.Runtime, o.cfg.Revisions, o.cfg.Progress = harness.Process{Binary: self}, revs, w
+	set := harness.NewResultsSet()
+	var startErrs []error
+	for i, target := range targets {
+		if ctx.Err() != nil {
+			set.Interrupted = true
+			break
 		}
+		if len(targets) > 1 {
+			fmt.Fprintf(w, "chaos bench: gateway %d of %d: %s (%s)\n", i+1, len(targets), target.Name(), o.profiles[i])
+		}
+		cfg := o.cfg
+		cfg.Target = target
+		results, err := bench.Run(ctx, cfg)
+		if err != nil && (results == nil || !results.Interrupted) {
+			startErrs = append(startErrs, fmt.Errorf("%s: %w", target.Name(), err))
+			fmt.Fprintf(w, "chaos bench: %s: %v\n", target.Name(), err)
+		}
+		if results != nil {
+			set.Runs = append(set.Runs, results)
+			set.Interrupted = set.Interrupted || results.Interrupted
+		}
+	}
+	switch {
+	case len(targets) == 1 && len(set.Runs) == 1:
+		printBench(w, set.Runs[0])
+	case len(set.Runs) > 0:
+		printBenchSide(w, set.Runs)
+	}
+	if o.out != "" && len(set.Runs) > 0 {
+		var err error
+		if len(targets) == 1 {
+			err = writeResults(set.Runs[0], o.out)
+		} else {
+			err = writeResultsSet(set, o.out)
+		}
+		if err != nil {
+			return fmt.Errorf("bench: write results: %w", err)
+		}
+		fmt.Fprintf(w, "results: %s\n", o.out)
 	}
 	fmt.Fprintf(w, "chaos bench: done in %s\n", time.Since(start).Round(time.Millisecond))
 	switch {
-	case results != nil && results.Interrupted:
+	case set.Interrupted:
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("bench: interrupted (%v)", context.Cause(ctx))}
-	case err != nil:
-		return usageError(fmt.Errorf("bench: %w", err))
-	case results.Failed():
+	case len(startErrs) > 0:
+		return usageError(fmt.Errorf("bench: %w", errors.Join(startErrs...)))
+	case set.Failed():
 		return &exitError{code: exitFailed, err: fmt.Errorf("bench: a scenario failed")}
 	}
 	return nil
+}
+
+// benchTargets builds the gateways under test: one per --profile (the
+// exec flags only with a single one), or the one the exec flags describe
+// (default: this binary's vmcp). Every profile is read before anything
+// starts: a bad one is a usage error naming its file.
+func benchTargets(o benchOptions) ([]harness.Target, error) {
+	o.target.Kind = "exec"
+	if len(o.profiles) > 1 && (o.target.GatewayCmd != "" || o.target.ConfigTemplate != "" || o.target.ReadyURL != "" || o.target.MCPPath != "") {
+		return nil, usage("--gateway-cmd, --config-template, --ready-url and --mcp-path override one profile's fields: not with %d --profile", len(o.profiles))
+	}
+	if len(o.profiles) == 0 {
+		target, err := o.target.Target(os.Executable)
+		if err != nil {
+			return nil, usage("%v", err)
+		}
+		return []harness.Target{target}, nil
+	}
+	var out []harness.Target
+	for i, p := range o.profiles {
+		if slices.Contains(o.profiles[:i], p) {
+			return nil, usage("--profile %s given twice", p)
+		}
+		tc := o.target
+		tc.Profile = p
+		target, err := tc.Target(os.Executable)
+		if err != nil {
+			return nil, usage("%v", err)
+		}
+		out = append(out, target)
+	}
+	return out, nil
 }
 
 // checkBenchFaultFlags checks the flags of the error, stall and scale

@@ -26,7 +26,9 @@ fault windows (latency before, during and after; recovery) and error
 samples. Several files of the same subject (the catalogue, or the same
 experiment): first a scorecard with a column per file (one per gateway, or
 one gateway's runs over time) marking the scenarios and checks where they
-differ, then each run in full. Journals of different experiments are
+differ, then each run in full. A results set (chaos bench --profile A
+--profile B --out F) is a column per gateway, with the bench figures side
+by side. Journals of different experiments are
 listed, one section each, not compared.
 
 Inputs are decoded strictly: invalid UTF-8, trailing data after the JSON,
@@ -37,6 +39,7 @@ the exit status is then 1.
 
   chaos report out/results.json -o out/report.html
   chaos report reference.json toolhive.json other.json -o scorecard.html
+  chaos report bench.json -o bench.html     # a results set: a column per gateway
 
 ` + exitHelp,
 		Args: cobra.MinimumNArgs(1),

@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	harness.CleanupChaosBuild()
+	os.Exit(code)
+}
+
+// fixtureGWEnv is the variable the fixture profiles' command reads the
+// fixture gateway binary from.
+const fixtureGWEnv = "VMCP_CHAOS_FIXTUREGW"
+
+// fixtureTarget builds harness/internal/fixturegw into the test's
+// temporary directory and returns the target of
+// scenarios/testdata/profiles/<name>.yaml, built as `chaos bench
+// --profile` builds it.
+func fixtureTarget(ctx context.Context, t *testing.T, name string) harness.Target {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fixturegw")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../harness/internal/fixturegw").CombinedOutput(); err != nil {
+		t.Fatalf("build fixturegw: %v\n%s", err, out)
+	}
+	t.Setenv(fixtureGWEnv, bin)
+	target, err := harness.TargetConfig{Kind: "exec", Profile: filepath.Join("..", "scenarios", "testdata", "profiles", name+".yaml")}.Target(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return target
+}
+
+// TestRunFixtureB runs every bench step, scaled down, against fixture
+// gateway b: its ready URL answers before its tools are listed
+// (ready.tools: true), and it exposes tools under their own names
+// ("{tool}", priority on conflicts), so the backends' tools must be
+// named apart and found by origin marker. Every scenario measures (no
+// healthy call fails, every fault is in force through the gateway) and
+// carries the CPU figures against the direct backend.
+func TestRunFixtureB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the chaos and fixture gateway binaries and starts processes; not in -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	target := fixtureTarget(ctx, t, "fixture-b")
+	if p := harness.ToolNamePatternOf(target); p != "{tool}" {
+		t.Fatalf("fixture-b's tool name pattern %q, want {tool} (the premise of this test)", p)
+	}
+	bin, err := harness.BuildChaos(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress strings.Builder
+	res, err := Run(ctx, Config{Target: target, Runtime: harness.Process{Binary: bin}, Clients: 4,
+		Duration: 300 * time.Millisecond, Calls: 400, CallTimeout: 10 * time.Second, Opens: 2, Sessions: 10,
+		ErrorCalls: 10, StallTimeout: time.Second, StallCalls: 2, StallDeadline: 20 * time.Second,
+		ScaleSessions: []int{10}, ScaleDuration: time.Second, ScaleRate: 50, CrashEvery: 500 * time.Millisecond, Progress: &progress})
+	t.Log(progress.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Target != "fixture-b" || !strings.HasSuffix(res.Profile, "fixture-b.yaml") {
+		t.Errorf("results name target %q, profile %q; want fixture-b and its profile", res.Target, res.Profile)
+	}
+	want := []string{"bench/calls/legacy", "bench/calls/modern", "bench/open/2-backends", "bench/open/10-sessions", "bench/open/4x500-tools",
+		"bench/error/http-403", "bench/stall/1s-timeout", "bench/error/sigkill", "bench/scale/10-sessions"}
+	var got []string
+	for _, s := range res.Scenarios {
+		got = append(got, s.Name)
+		if s.Verdict != harness.VerdictPassed {
+			t.Errorf("%s: %s (%s)", s.Name, s.Verdict, s.Reason)
+		}
+		if strings.HasPrefix(s.Name, "bench/calls/") {
+			for _, f := range []string{"direct.backend_cpu_ms_per_call", "gateway.backend_cpu_ms_per_call", "gateway.cpu_ms_per_call"} {
+				if _, ok := s.Figures[f]; !ok {
+					t.Errorf("%s: no figure %s (have %v)", s.Name, f, s.Figures)
+				}
+			}
+		}
+		checkFaultFigures(t, s.Name, s.Figures, 10, 2)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("scenarios %v, want %v", got, want)
+	}
+}
