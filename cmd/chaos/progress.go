@@ -23,7 +23,7 @@ func newProgress(w io.Writer, total int, quiet, verbose bool) func(harness.Scena
 			return
 		}
 		fmt.Fprintf(w, "[%*d/%d %7s] %-12s %s (%s)\n", width, done, total, elapsed(time.Since(start)),
-			reports.Badge(&r), r.Name, r.Duration.D().Round(time.Millisecond))
+			reports.Badge(&r), r.Name+agreedNote(r.Agreed), r.Duration.D().Round(time.Millisecond))
 		if !verbose {
 			return
 		}
@@ -60,4 +60,13 @@ func elapsed(d time.Duration) string {
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	}
 	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// agreedNote is " [modern→2025-06-18]" when the gateway agreed another
+// protocol revision than a client asked for (the checks followed it).
+func agreedNote(agreed []string) string {
+	if len(agreed) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(agreed, ", ") + "]"
 }
