@@ -24,6 +24,11 @@ import (
 // session recovers from", load's last-recovery check).
 var recoveryCheck = regexp.MustCompile(`answers once cleared|answers again|answers at the end|once every backend is cleared|the session recovers from|answers after the respawn|answers after SIGCONT|every session reaches beta after the last recovery|answers once the stall is cleared`)
 
+// hangTimeoutFloor is well under the hang scenarios' 500 ms call timeout:
+// a stall check judged on a call that reached the stalled backend took at
+// least this long (one judged on a leftover local error takes ~1 ms).
+const hangTimeoutFloor = 300 * time.Millisecond
+
 // namingCheck matches the names of the checks that judge the error names
 // the failing backend.
 var namingCheck = regexp.MustCompile(`names? (beta|alpha)\b|failures name beta`)
@@ -207,6 +212,34 @@ func TestGroundedFixtures(t *testing.T) {
 				t.Errorf("%s: the session check of a stateful agreed revision was not judged: %q", name, names)
 			case strings.HasPrefix(name, "optimizer/") && slices.Contains(names, "case 3: a stateless client's request after recovery finds beta"):
 				t.Errorf("%s: a stateless expectation judged on a stateful session", name)
+			}
+		}
+	})
+
+	// (h) never rebuilds a session's backend client after a failed call: it
+	// fails one "the session recovers from X" check per session-killing
+	// fault and nothing else; every later fault is judged on a fresh
+	// session (no stall check passes on the old session's local error).
+	t.Run("h", func(t *testing.T) {
+		for _, name := range []string{hang, "session/legacy/streamable-http"} {
+			res := runFixture(t, "fixture-h", name, false)
+			failed := byVerdict(res)[harness.CheckFailed]
+			if len(failed) == 0 {
+				t.Errorf("%s: nothing failed", name)
+			}
+			for _, f := range failed {
+				if !strings.HasPrefix(f, "the session recovers from ") {
+					t.Errorf("%s: %q failed, want only the session's recovery checks", name, f)
+				}
+			}
+			if name == hang {
+				for _, stall := range []string{"stall_before_headers", "stall_after_headers", "stall_after_progress", "stall_mid_body"} {
+					for _, c := range res.Checks {
+						if strings.HasPrefix(c.Name, stall+": fails within") && (c.Verdict != harness.CheckPassed || c.Took.D() < hangTimeoutFloor) {
+							t.Errorf("%s: %q %s in %s: want judged on a call that reached the stalled beta", name, c.Name, c.Verdict, c.Took.D())
+						}
+					}
+				}
 			}
 		}
 	})

@@ -281,6 +281,7 @@ func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	betaEcho := k.Tool(beta, "echo")
 	k.CheckOK("beta answers before the pause", c.CallTool(ctx, betaEcho, echoArgs("before")))
 
+	c = k.Steady(c, "the SIGSTOP")
 	done := slowCallInFlight(k, c, "the SIGSTOP")
 	k.Must(env.PauseBackend(ctx, beta), "SIGSTOP beta")
 	resumed := false
@@ -317,6 +318,7 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	betaEcho := k.Tool(beta, "echo")
 	k.CheckOK("beta answers before the kill", c.CallTool(ctx, betaEcho, echoArgs("before")))
 
+	c = k.Steady(c, "the SIGKILL")
 	done := slowCallInFlight(k, c, "the kill")
 	killed := time.Now()
 	k.Must(env.KillBackend(ctx, beta), "SIGKILL beta")

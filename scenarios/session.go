@@ -166,6 +166,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	})
 	k.ClearFaults(beta)
 	k.CheckRecovery("beta answers once the stall is cleared", c, beta, sessionRecovery, 0, "stall")
+	steady("the end")
 	k.CheckOK("beta's slow answers after the stall cleared", c.CallTool(ctx, slow, nil))
 	checkStates("beta connected at the end", func(ck *kit.C, states harness.BackendStates) {
 		ck.Expect(states).To(matchers.HaveBackendState(beta, "connected"), "beta at the end")

@@ -186,7 +186,11 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	for _, b := range []string{alpha, beta} {
 		k.CheckRecovery("all back: "+b+" answers once every backend is cleared", c, b, wrappingRecovery, 0, "all_down."+b)
 	}
-	if !c.Stateless() {
+	if c.SessionID() != session && session != "" {
+		// The kit went on with a fresh session after this one did not
+		// recover from a fault: that defect is judged there, once.
+		k.Inconclusive("the session survives every backend failing", "the first session was replaced after it did not recover from an earlier fault (the failed check \"the session recovers from ...\")")
+	} else if !c.Stateless() {
 		// A legacy session has an id, and it is the same one: the gateway
 		// did not end the session. (The modern revision is stateless: no
 		// id; the same client calling on is what survives.)

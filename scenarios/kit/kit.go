@@ -31,6 +31,9 @@ type Kit struct {
 	lastStep string
 	// gaveUp is set once no session reached steady state.
 	gaveUp bool
+	// fresh is the session the next Steady goes on with: CheckRecovery
+	// found the old one broken while a fresh one was served.
+	fresh *harness.Client
 }
 
 // New makes the kit of a scenario body.

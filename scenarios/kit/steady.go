@@ -31,6 +31,9 @@ func (k *Kit) Steady(c *harness.Client, step string) *harness.Client {
 	if !grounded(k.Ctx) {
 		return c
 	}
+	if k.fresh != nil { // CheckRecovery found c's session broken, a fresh one served
+		c, k.fresh = k.fresh, nil
+	}
 	start := time.Now()
 	// Once steady state could not be reached, later steps look once
 	// more, without waiting: the scenario stays within its timeout.
@@ -112,38 +115,58 @@ func (k *Kit) steadyWithin(c *harness.Client, d time.Duration) *harness.Call {
 // than maxFailed calls failed first (maxFailed < 0: any number), or when
 // one of those failures does not name the backend. It records the time
 // to the first good call (figure recovery_ms.<figure>) and the failed
-// calls (failed_calls_after.<figure>). A backend that did not recover
-// leaves the kit unsteady: later checks are inconclusive until Steady
-// succeeds again.
+// calls (failed_calls_after.<figure>).
+//
+// When the backend does not serve c's session again but a fresh session
+// serves it at once, the defect is the session's: it is recorded once,
+// as the failed check "the session recovers from <step>" (in place of
+// name), and the next Steady goes on with the fresh session, so every
+// later fault is judged on its own. When no session is served, the kit
+// is unsteady: later checks are inconclusive until Steady succeeds.
 func (k *Kit) CheckRecovery(name string, c *harness.Client, backend string, within time.Duration, maxFailed int, figure string) bool {
+	if k.unsteady != "" {
+		k.Inconclusive(name, k.unsteady)
+		return false
+	}
 	tool := k.Tool(backend, "echo")
+	start := time.Now()
+	var failures []*harness.Call
+	var ok *harness.Call
+	for ok == nil && k.Ctx.Err() == nil {
+		call := c.CallTool(k.Ctx, tool, EchoArgs("recovery"))
+		if call.Outcome == harness.OutcomeOK {
+			ok = call
+			break
+		}
+		failures = append(failures, call)
+		if time.Since(start) > within || !grounded(k.Ctx) { // ungrounded: the first call only
+			break
+		}
+		Sleep(k.Ctx, steadyPoll)
+	}
+	took := time.Since(start)
+	k.Figure("failed_calls_after."+figure, float64(len(failures)))
+	if ok != nil {
+		k.Figure("recovery_ms."+figure, Ms(took))
+	} else if grounded(k.Ctx) {
+		if fresh, served := k.freshServes(c, tool); served != nil {
+			k.fresh = fresh
+			return k.Check("the session recovers from "+k.lastStep, func(ck *C) {
+				ck.Evidence(failures...)
+				ck.Evidence(served)
+				ck.Expected("once %s ended, the session serves %s again within %s", k.lastStep, backend, within)
+				ck.Observed("the session still failed after %s (%d calls; last: %s), while a fresh session was served at once",
+					took.Round(time.Millisecond), len(failures), excerpt(failures[len(failures)-1].Text(), 200))
+				ck.Expect(false).To(gomega.BeTrue(), "the session does not recover from %s", k.lastStep)
+			})
+		}
+		k.unsteady = fmt.Sprintf("%s did not recover from %s within %s, on this session or a fresh one", backend, k.lastStep, within)
+	}
 	return k.Check(name, func(ck *C) {
 		ck.Expected("%s serves again within %s of the end of the fault%s, and every failure in between names %s",
 			backend, within, maxFailedText(maxFailed), backend)
-		start := time.Now()
-		var failures []*harness.Call
-		var ok *harness.Call
-		for ok == nil && k.Ctx.Err() == nil {
-			call := c.CallTool(k.Ctx, tool, EchoArgs("recovery"))
-			if call.Outcome == harness.OutcomeOK {
-				ok = call
-				break
-			}
-			failures = append(failures, call)
-			if time.Since(start) > within || !grounded(k.Ctx) { // ungrounded: the first call only
-				break
-			}
-			Sleep(k.Ctx, steadyPoll)
-		}
-		took := time.Since(start)
-		k.Figure("failed_calls_after."+figure, float64(len(failures)))
 		ck.Evidence(failures...)
 		ck.Evidence(ok)
-		if ok == nil && grounded(k.Ctx) {
-			k.unsteady = fmt.Sprintf("%s did not recover from %s within %s", backend, k.lastStep, within)
-		} else if ok != nil {
-			k.Figure("recovery_ms."+figure, Ms(took))
-		}
 		var unnamed []string
 		for _, f := range failures {
 			if f.Backend != backend {
@@ -160,6 +183,19 @@ func (k *Kit) CheckRecovery(name string, c *harness.Client, backend string, with
 			ck.Expect(f).To(matchers.BeBackendUnavailable(backend), "a failure while %s recovered", backend)
 		}
 	})
+}
+
+// freshServes opens a fresh session like c's and calls tool once through
+// it: the session and the call when it succeeded.
+func (k *Kit) freshServes(c *harness.Client, tool string) (*harness.Client, *harness.Call) {
+	fresh, err := k.Env.Client(k.Ctx, c.Revision(), harness.WithClientName(c.Name()+"-fresh"))
+	if err != nil {
+		return nil, nil
+	}
+	if call := fresh.CallTool(k.Ctx, tool, EchoArgs("fresh session")); call.Outcome == harness.OutcomeOK {
+		return fresh, call
+	}
+	return nil, nil
 }
 
 func maxFailedText(n int) string {

@@ -80,6 +80,7 @@ func run() error {
 	flag.DurationVar(&q.dropFor, "drop-after-error", 0, "fixture d: after an error answer for a backend, its tools and prompts are 'not found' (unnamed) for this long")
 	flag.BoolVar(&acceptWrongID, "accept-wrong-id", false, "fixture e: a streamable-HTTP backend's answer with another request's id is taken as the answer")
 	flag.BoolVar(&q.agreeOld, "agree-old-revision", false, "fixture g: every client is agreed protocol 2025-06-18 (server/discover answered -32601), whatever it asks for")
+	flag.BoolVar(&q.keepBroken, "keep-broken-session", false, "fixture h: after an error answer for a backend in a session, the session's backend client is never rebuilt (new sessions work)")
 	flag.BoolVar(&neverBack, "sse-never-back", false, "fixture f: an SSE backend whose session stream the backend ended (a restart) is never served again")
 	flag.Parse()
 	if look != "a" && look != "b" {

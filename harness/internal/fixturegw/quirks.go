@@ -28,6 +28,12 @@ type quirks struct {
 	// agreeOld: every client is agreed revision 2025-06-18, however new
 	// the one it asks for (server/discover answered -32601).
 	agreeOld bool
+	// keepBroken: after an error answer for a backend in a client session,
+	// that session's backend client is never rebuilt: every later call
+	// of the backend in the session answers "connection closed: client is
+	// closing" (no backend named); a new session works.
+	keepBroken bool
+	broken     map[[2]string]bool // (session, backend)
 
 	mu      sync.Mutex
 	dropped map[string]time.Time // backend → until
@@ -38,9 +44,10 @@ const oldRevision = "2025-06-18"
 
 // request is what the front reads of an MCP request.
 type request struct {
-	Method string          `json:"method"`
-	ID     json.RawMessage `json:"id"`
-	Params struct {
+	session string
+	Method  string          `json:"method"`
+	ID      json.RawMessage `json:"id"`
+	Params  struct {
 		Name string `json:"name"`
 		URI  string `json:"uri"`
 	} `json:"params"`
@@ -59,6 +66,7 @@ func (q *quirks) readRequest(r *http.Request) request {
 		return request{}
 	}
 	req.backend = q.addressed(req.Params.Name, req.Params.URI)
+	req.session = r.Header.Get("Mcp-Session-Id")
 	return req
 }
 
@@ -86,6 +94,9 @@ func (q *quirks) answer(w http.ResponseWriter, req request) bool {
 	case q.noResources && strings.HasPrefix(req.Method, "resources/"):
 		writeRPCError(w, req.ID, -32601, "Method not found")
 		return true
+	case q.keepBroken && req.backend != "" && q.isBroken(req.session, req.backend):
+		writeRPCError(w, req.ID, -32603, "connection closed: client is closing: an earlier call failed")
+		return true
 	case (req.Method == "tools/call" || req.Method == "prompts/get") && q.isDropped(req.backend):
 		kind := "tool"
 		if req.Method == "prompts/get" {
@@ -100,15 +111,30 @@ func (q *quirks) answer(w http.ResponseWriter, req request) bool {
 // answered notes the gateway's answer to req: an error answer for a
 // backend drops it for dropFor.
 func (q *quirks) answered(req request, isError bool) {
-	if q.dropFor <= 0 || !isError || req.backend == "" {
+	if !isError || req.backend == "" {
 		return
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.keepBroken && req.session != "" {
+		if q.broken == nil {
+			q.broken = map[[2]string]bool{}
+		}
+		q.broken[[2]string{req.session, req.backend}] = true
+	}
+	if q.dropFor <= 0 {
+		return
+	}
 	if q.dropped == nil {
 		q.dropped = map[string]time.Time{}
 	}
 	q.dropped[req.backend] = time.Now().Add(q.dropFor)
+}
+
+func (q *quirks) isBroken(session, backend string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.broken[[2]string{session, backend}]
 }
 
 func (q *quirks) isDropped(backend string) bool {
