@@ -26,14 +26,14 @@ type adminOps struct {
 func (c *core) serveAdmin(ctx context.Context, inflight *sync.WaitGroup, ops adminOps) (url string, srv *http.Server, err error) {
 	host, _, err := net.SplitHostPort(c.script.Admin)
 	if err != nil {
-		return "", nil, fmt.Errorf("fakebackends: %s: admin address %q: %w", c.script.Name, c.script.Admin, err)
+		return "", nil, fmt.Errorf("fakebackends: %s: %w: admin address %q: %w", c.script.Name, ErrAddress, c.script.Admin, err)
 	}
 	if !control.IsLoopback(host) && c.opts.adminToken == "" {
-		return "", nil, fmt.Errorf("fakebackends: %s: control API on non-loopback address %q needs an admin token (--admin-token)", c.script.Name, c.script.Admin)
+		return "", nil, fmt.Errorf("fakebackends: %s: %w: control API on non-loopback address %q needs an admin token (--admin-token-file FILE or $CHAOS_ADMIN_TOKEN)", c.script.Name, ErrAddress, c.script.Admin)
 	}
 	ln, err := listen(ctx, c.script.Admin)
 	if err != nil {
-		return "", nil, fmt.Errorf("fakebackends: %s: admin listen %s: %w", c.script.Name, c.script.Admin, err)
+		return "", nil, fmt.Errorf("fakebackends: %s: %w: admin listen %s: %w", c.script.Name, ErrAddress, c.script.Admin, err)
 	}
 	srv = &http.Server{Handler: c.newAdminMux(inflight, ops), ReadHeaderTimeout: 10 * time.Second}
 	inflight.Go(func() { _ = srv.Serve(ln) })

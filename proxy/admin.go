@@ -18,7 +18,7 @@ func checkAdminAddr(addr, token string) error {
 		return fmt.Errorf("proxy: --admin %q: %w", addr, err)
 	}
 	if !control.IsLoopback(host) && token == "" {
-		return fmt.Errorf("proxy: control API on non-loopback address %q needs an admin token (--admin-token or $CHAOS_ADMIN_TOKEN)", addr)
+		return fmt.Errorf("proxy: control API on non-loopback address %q needs an admin token (--admin-token-file FILE or $CHAOS_ADMIN_TOKEN)", addr)
 	}
 	return nil
 }

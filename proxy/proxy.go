@@ -40,6 +40,9 @@ type Options struct {
 	// AdminToken, when set, is required as a bearer token by the control
 	// API; a non-loopback Admin address needs one.
 	AdminToken string
+	// Token, when set, is required on the MCP listener (Proxy-Authorization
+	// or Authorization: Bearer); a non-loopback Listen address needs one.
+	Token string
 	// LeaseTTL is the lease of faults set without a ttl (default
 	// DefaultLeaseTTL); MaxLeaseTTL bounds any lease (default
 	// DefaultMaxLeaseTTL).
@@ -240,6 +243,9 @@ func (p *Proxy) Start(ctx context.Context) error {
 	if err := checkAdminAddr(p.opts.Admin, p.opts.AdminToken); err != nil {
 		return err
 	}
+	if err := checkListenAddr(p.opts.Listen, p.opts.Token); err != nil {
+		return err
+	}
 	var lc net.ListenConfig
 	mln, err := lc.Listen(ctx, "tcp", p.opts.Listen)
 	if err != nil {
@@ -252,7 +258,7 @@ func (p *Proxy) Start(ctx context.Context) error {
 	}
 	p.mcpURL = "http://" + mln.Addr().String() + p.upstream.EscapedPath()
 	p.adminURL = "http://" + aln.Addr().String()
-	p.mcp = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ConnState: p.mcpLn.ConnState}
+	p.mcp = &http.Server{Handler: requireProxyToken(p.opts.Token, p), ReadHeaderTimeout: 10 * time.Second, ConnState: p.mcpLn.ConnState}
 	p.admin = &http.Server{Handler: p.AdminHandler(), ReadHeaderTimeout: 10 * time.Second}
 	p.mcpLn.Serve(mln, p.serve)
 	p.wg.Go(func() {

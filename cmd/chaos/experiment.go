@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 
@@ -32,6 +33,16 @@ func parsePairs(flag, want string, list []string, valueRequired bool) (map[strin
 		out[k] = v
 	}
 	return out, nil
+}
+
+// checkHTTPURL refuses a flag value that is not an http(s) URL with a
+// host (a usage error, exit 2, rather than a failed connection, exit 1).
+func checkHTTPURL(flag, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageError(fmt.Errorf("--%s %q: want an http or https URL with a host, such as http://127.0.0.1:8080/mcp", flag, raw))
+	}
+	return nil
 }
 
 // loadExperiment loads file with the --param overrides; any error is bad
@@ -166,9 +177,17 @@ flags or the output exists (use --force).`,
 			if o.Gateway == "" {
 				return usageError(errors.New("experiment init: --gateway is required"))
 			}
+			if err := checkHTTPURL("gateway", o.Gateway); err != nil {
+				return err
+			}
 			var err error
 			if o.Controls, err = parsePairs("control", "NAME=URL", controls, true); err != nil {
 				return usageError(err)
+			}
+			for name, u := range o.Controls {
+				if err := checkHTTPURL("control "+name, u); err != nil {
+					return err
+				}
 			}
 			if out != "-" && !force {
 				if _, err := os.Stat(out); err == nil {

@@ -43,6 +43,9 @@ func newRootCmd() *cobra.Command {
 		Long:          "Chaos and acceptance testing for vMCP gateways.\n\n" + exitHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Every subcommand's flags are checked first (none defines its own
+		// persistent pre-run).
+		PersistentPreRunE: refuseNonPositiveDurations,
 	}
 	root.AddCommand(newProfileCmd(), newBackendCmd(), newVMCPCmd(), newRunCmd(),
 		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd())
