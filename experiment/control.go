@@ -15,7 +15,7 @@ import (
 const controlTimeout = 5 * time.Second
 
 // control talks to one backend's control API (a chaos proxy or a fake
-// backend: the same fault routes; only a proxy has /lease).
+// backend: the same fault routes and /lease).
 type control struct {
 	b    Backend
 	api  *ctlapi.Client
@@ -61,7 +61,7 @@ func (c *control) faults(ctx context.Context) ([]any, error) {
 }
 
 // leases reports whether the control API holds faults under leases (a
-// chaos proxy does; a fake backend does not).
+// chaos proxy and a fake backend do; an older fake backend did not).
 func (c *control) leases(ctx context.Context) bool {
 	status, _, err := c.do(ctx, http.MethodGet, "/lease", nil)
 	return err == nil && status == http.StatusOK

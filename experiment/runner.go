@@ -265,11 +265,15 @@ func (r *runner) act(ctx context.Context, i int, a *Action) error {
 	r.mu.Unlock()
 	err := c.inject(ctx, a.Faults, r.e.Safeguards.LeaseTTL)
 	r.recordFault(a.Backend, "inject", a.Faults, err, start)
-	r.progress("method[%d]: inject %s on %s (lease %s)%s", i, describeFaults(a.Faults), a.Backend, r.e.Safeguards.LeaseTTL, errSuffix(err))
 	if err != nil {
+		r.progress("method[%d]: inject %s on %s%s", i, describeFaults(a.Faults), a.Backend, errSuffix(err))
 		return fmt.Errorf("method[%d]: inject on %s: %w", i, a.Backend, err)
 	}
-	r.startLease(ctx, a.Backend, c)
+	lease := "no lease: the faults stay until cleared"
+	if r.startLease(ctx, a.Backend, c) {
+		lease = "lease " + r.e.Safeguards.LeaseTTL.String()
+	}
+	r.progress("method[%d]: inject %s on %s (%s)", i, describeFaults(a.Faults), a.Backend, lease)
 	if a.Duration > 0 {
 		r.mu.Lock()
 		r.timers = append(r.timers, time.AfterFunc(a.Duration, func() {
@@ -315,21 +319,22 @@ func (r *runner) recordFault(backend, action string, faults []any, err error, st
 }
 
 // startLease renews the backend's lease every third of its TTL until the
-// rollback. A control API without leases (a fake backend) is noted once.
-// A lease that is gone (the faults expired) aborts the run.
-func (r *runner) startLease(ctx context.Context, name string, c *control) {
+// rollback, and reports whether the control API holds the faults under a
+// lease. A control API without leases (an older fake backend) is noted
+// once. A lease that is gone (the faults expired) aborts the run.
+func (r *runner) startLease(ctx context.Context, name string, c *control) bool {
 	r.mu.Lock()
-	if _, known := r.leasing[name]; known {
+	if leases, known := r.leasing[name]; known {
 		r.mu.Unlock()
-		return
+		return leases
 	}
 	leases := c.leases(ctx)
 	r.leasing[name] = leases
 	r.mu.Unlock()
 	if !leases {
-		r.rec.Note("%s: control API without leases (a fake backend?): its faults stay until the rollback clears them", name)
+		r.rec.Note("%s: control API without leases: its faults stay until the rollback clears them", name)
 		r.progress("note: %s holds faults without a lease", name)
-		return
+		return false
 	}
 	ttl := r.e.Safeguards.LeaseTTL
 	var t *time.Timer
@@ -357,6 +362,7 @@ func (r *runner) startLease(ctx context.Context, name string, c *control) {
 	t = time.AfterFunc(ttl/3, renew)
 	r.timers = append(r.timers, t)
 	r.mu.Unlock()
+	return true
 }
 
 // stopTimers ends lease renewals and scheduled clears.

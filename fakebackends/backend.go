@@ -31,8 +31,10 @@ type options struct {
 	adminToken   string
 	token        string // MCP listener's bearer token
 	allowNetwork bool   // MCP listener off loopback without a token
-	logger     *slog.Logger
-	onReady    func(adminURL string)
+	leaseTTL     time.Duration
+	maxLeaseTTL  time.Duration
+	logger       *slog.Logger
+	onReady      func(adminURL string)
 }
 
 // WithExit allows `crash` faults with `exit: true` (process mode): exit is
@@ -69,6 +71,7 @@ type core struct {
 	engine  *faults.Engine
 	log     RequestLog
 	changed func() // called after the faults change; may be nil
+	leased  leased // the control API's lease
 }
 
 // newCore validates a copy of script with its defaults (transport stdio
@@ -96,6 +99,7 @@ func newCore(script *Script, stdio bool, opts []Option) (*core, error) {
 	if c.opts.logger == nil {
 		c.opts.logger = slog.New(slog.DiscardHandler)
 	}
+	c.startLease()
 	if err := c.checkFaults(s.Faults); err != nil {
 		return nil, err
 	}
@@ -448,6 +452,7 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.stopped = true
+	b.leased.lease.Stop()
 	b.mcpLn.Close() // its server closes it
 	close(b.closed)
 	close(b.gen.done)

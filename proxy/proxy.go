@@ -59,7 +59,7 @@ type Proxy struct {
 	opts     Options
 	upstream *url.URL
 	engine   Engine
-	lease    *lease
+	lease    *control.Lease
 	ctl      sync.Mutex            // serializes fault changes and lease expiry
 	streams  faults.SSEStreams     // legacy SSE session streams, by session id
 	sessions sessions              // session ids seen, and those expired by a fault
@@ -96,10 +96,10 @@ func New(opts Options) (*Proxy, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Proxy{opts: opts, upstream: u, engine: opts.Engine, logger: opts.Logger, closed: make(chan struct{})}
-	p.lease = newLease(func(gen uint64) {
+	p.lease = control.NewLease(func(gen uint64) {
 		p.ctl.Lock()
 		defer p.ctl.Unlock()
-		if !p.lease.expired(gen) {
+		if !p.lease.Expired(gen) {
 			return
 		}
 		n := p.engine.Len()
@@ -296,7 +296,7 @@ func (p *Proxy) Close(ctx context.Context) error {
 	if p.mcpLn.Close() && p.mcp != nil {
 		_ = p.mcp.Close() // down: nothing listens; drop what is left
 	}
-	p.lease.stop()
+	p.lease.Stop()
 	p.engine.Clear()
 	// Requests get a short grace; long-lived streams (SSE, standalone GET)
 	// are then cut, as the backend going away would cut them.

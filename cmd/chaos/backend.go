@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
 func newBackendCmd() *cobra.Command {
@@ -20,6 +21,7 @@ func newBackendCmd() *cobra.Command {
 		scriptPath, listen, admin, adminToken, adminTokenFile, transport, protocol string
 		token, tokenFile                                                           string
 		stdio, allowNetwork                                                        bool
+		leaseTTL, maxTTL                                                           time.Duration
 		verbose                                                                    bool
 	)
 	cmd := &cobra.Command{
@@ -40,7 +42,11 @@ loopback is refused without one (exit 2).
 The MCP listener is loopback by default. Off loopback it needs a bearer
 token too, from --token-file FILE or $VMCP_CHAOS_TOKEN (--token shows it in
 ps); every MCP request then needs "Authorization: Bearer TOKEN".
---allow-network serves it without one: only inside an isolated network.`,
+--allow-network serves it without one: only inside an isolated network.
+
+Faults set through the control API are held by a lease, as on chaos proxy:
+PUT/POST /faults?ttl=D (default --lease-ttl), renewed by POST /lease; when
+nobody renews it the faults are cleared.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if scriptPath == "" {
@@ -68,6 +74,9 @@ ps); every MCP request then needs "Authorization: Bearer TOKEN".
 			if err := script.Validate(); err != nil {
 				return usageError(fmt.Errorf("backend: %w", err)) // a bad --listen or --admin
 			}
+			if leaseTTL > maxTTL {
+				return usageError(fmt.Errorf("backend: --lease-ttl %s, --max-lease-ttl %s: want 0 < lease-ttl <= max-lease-ttl", leaseTTL, maxTTL))
+			}
 			adminToken, err = resolveSecret("admin-token", adminToken, "admin-token-file", adminTokenFile, "CHAOS_ADMIN_TOKEN")
 			if err != nil {
 				return usageError(err)
@@ -80,6 +89,7 @@ ps); every MCP request then needs "Authorization: Bearer TOKEN".
 				fakebackends.WithExit(os.Exit),
 				fakebackends.WithAdminToken(adminToken),
 				fakebackends.WithToken(token),
+				fakebackends.WithLease(leaseTTL, maxTTL),
 				fakebackends.WithLogger(newLogger(os.Stderr, verbose, slog.LevelInfo)),
 			}
 			if allowNetwork {
@@ -107,6 +117,8 @@ ps); every MCP request then needs "Authorization: Bearer TOKEN".
 	f.StringVar(&token, "token", "", "bearer token the MCP listener requires; required off loopback. Visible in ps: prefer --token-file or env VMCP_CHAOS_TOKEN")
 	f.StringVar(&tokenFile, "token-file", "", "read the MCP listener's bearer token from this file (surrounding whitespace trimmed)")
 	f.BoolVar(&allowNetwork, "allow-network", false, "serve MCP off loopback without a token (inside an isolated network only)")
+	f.DurationVar(&leaseTTL, "lease-ttl", control.DefaultLeaseTTL, "lease of faults set through the control API without ?ttl=")
+	f.DurationVar(&maxTTL, "max-lease-ttl", control.DefaultMaxLeaseTTL, "longest lease a controller may ask for")
 	f.BoolVar(&stdio, "stdio", false, "serve MCP on stdin/stdout")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log to stderr")
 	return cmd
