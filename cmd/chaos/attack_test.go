@@ -18,6 +18,7 @@ import (
 // found by trying the commands as a new user would.
 func TestFlagAttacks(t *testing.T) {
 	script := writeScript(t, "name: b\ntools: [{name: echo}]\n")
+	badListen := writeScript(t, "name: b\nlisten: 999.1.1.1:0\ntools: [{name: echo}]\n")
 	cases := []struct {
 		name string
 		env  []string
@@ -28,6 +29,7 @@ func TestFlagAttacks(t *testing.T) {
 		{"backend --admin off loopback without a token", nil, []string{"backend", "--script", script, "--admin", "0.0.0.0:0"}, "needs an admin token (--admin-token-file FILE or $CHAOS_ADMIN_TOKEN)"},
 		{"backend --listen off loopback without a token", nil, []string{"backend", "--script", script, "--listen", "0.0.0.0:0"}, "MCP listener on non-loopback address \"0.0.0.0:0\" needs a token"},
 		{"backend --listen that cannot be bound", nil, []string{"backend", "--script", script, "--listen", "127.0.0.1:99999"}, "listen: bad address"},
+		{"script listen that cannot be bound", []string{"VMCP_CHAOS_TOKEN=t"}, []string{"backend", "--script", badListen}, "listen 999.1.1.1:0"},
 		{"backend --token with --token-file", nil, []string{"backend", "--script", script, "--token", "a", "--token-file", script}, "not both"},
 		{"proxy --lease-ttl 0s", nil, []string{"proxy", "--upstream", "http://127.0.0.1:1/mcp", "--lease-ttl", "0s"}, "--lease-ttl 0s: want a duration > 0"},
 		{"proxy --lease-ttl above the maximum", nil, []string{"proxy", "--upstream", "http://127.0.0.1:1/mcp", "--lease-ttl", "1h"}, "want 0 < lease-ttl <= max-lease-ttl"},
