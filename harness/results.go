@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
 )
 
 // SchemaVersion is the version of the JSON results format. It changes when
@@ -23,6 +24,9 @@ const (
 	VerdictPassed  Verdict = "passed"
 	VerdictFailed  Verdict = "failed"
 	VerdictSkipped Verdict = "skipped"
+	// VerdictInterrupted: SIGINT or SIGTERM cut the scenario short; what
+	// it recorded until then is kept.
+	VerdictInterrupted Verdict = "interrupted"
 )
 
 // Results is the whole JSON results document: one run of scenarios against
@@ -52,7 +56,7 @@ type ScenarioResult struct {
 	Name string `json:"name"`
 	// Labels are the scenario's labels (wrapping, hang, breaker, ...).
 	Labels []string `json:"labels,omitempty"`
-	// Verdict is passed, failed or skipped.
+	// Verdict is passed, failed, skipped or interrupted.
 	Verdict Verdict `json:"verdict"`
 	// Reason explains a failure or a skip.
 	Reason string `json:"reason,omitempty"`
@@ -161,15 +165,7 @@ func (r *Results) WriteJSON(w io.Writer) error {
 
 // WriteFile writes the results to path (see WriteJSON).
 func (r *Results) WriteFile(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := r.WriteJSON(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Write(path, r.WriteJSON) // whole or not at all
 }
 
 // ReadResults decodes a results document and checks its schema version.

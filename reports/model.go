@@ -19,6 +19,7 @@ type runView struct {
 	Started, Took                            string
 	Interrupted                              bool
 	Passed, Failed, Skipped                  int
+	InterruptedN                             int // scenarios cut short
 	Partial                                  int
 	ChecksPassed, ChecksFailed               int
 	ChecksNA                                 int
@@ -89,6 +90,8 @@ func newRunView(id, label string, r *harness.Results) *runView {
 			rv.Passed++
 		case harness.VerdictFailed:
 			rv.Failed++
+		case harness.VerdictInterrupted:
+			rv.InterruptedN++
 		default:
 			rv.Skipped++
 		}

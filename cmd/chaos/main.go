@@ -10,9 +10,14 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
 )
 
 func main() {
+	// Every command handles SIGINT and SIGTERM through ctx: it stops, removes
+	// what it owns, writes what finished and exits 130.
+	containers.LeaveSignalsToCaller()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The first signal lets `chaos run` report what finished; a second one
@@ -21,10 +26,25 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	if err := newRootCmd().ExecuteContext(ctx); err != nil {
+	err := newRootCmd().ExecuteContext(ctx)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos:", err)
-		os.Exit(exitCode(err))
 	}
+	os.Exit(exitStatus(err, ctx.Err() != nil))
+}
+
+// exitStatus is the process's exit status: a command's own status (a usage
+// error stays 2), else 130 once a signal arrived, whatever the command
+// returned (a server that stopped cleanly included), else 1 for an error.
+func exitStatus(err error, interrupted bool) int {
+	code := exitOK
+	if err != nil {
+		code = exitCode(err)
+	}
+	if interrupted && code != exitUsage {
+		return exitInterrupted
+	}
+	return code
 }
 
 // exitError carries a specific exit code out of a subcommand.

@@ -212,12 +212,13 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 			}
 			break
 		}
+		began := time.Now()
 		rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck, Runtime: runtime})
 		if ctx.Err() != nil {
 			results.Interrupted = true
-			r := rec.Result()
-			if r.Verdict != harness.VerdictSkipped {
-				rec.SetVerdict(harness.VerdictFailed, "interrupted while running: "+r.Reason)
+			if r := rec.Result(); r.Verdict != harness.VerdictSkipped {
+				// Not "overran its timeout": the signal cut it short.
+				rec.SetVerdict(harness.VerdictInterrupted, fmt.Sprintf("interrupted (%v) after %s", context.Cause(ctx), time.Since(began).Round(time.Millisecond)))
 				cut++
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -192,10 +193,25 @@ func isNotFound(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "No such") || strings.Contains(err.Error(), "not found"))
 }
 
+// callerOwnsSignals is set by LeaveSignalsToCaller.
+var callerOwnsSignals atomic.Bool
+
+// LeaveSignalsToCaller says the process handles SIGINT and SIGTERM itself
+// and removes the run's resources through ShutdownDefault (the chaos
+// command line, which must exit 130 having written its results): the
+// Engine then installs no signal handler of its own. Without it (tests),
+// the Engine removes its resources on a signal and delivers it again.
+func LeaveSignalsToCaller() { callerOwnsSignals.Store(true) }
+
 // installSignalCleanup removes the run's resources on SIGINT or SIGTERM,
 // then delivers the signal again with the handler gone, so the process
-// ends (or its own handler runs) as it would have.
+// ends (or its own handler runs) as it would have. It does nothing once
+// LeaveSignalsToCaller was called: re-delivering the signal would kill a
+// process that is still writing its report (exit 143, partial files).
 func installSignalCleanup(e *Engine) {
+	if callerOwnsSignals.Load() {
+		return
+	}
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	go func() {
