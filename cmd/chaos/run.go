@@ -190,13 +190,17 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	if !o.quiet {
 		fmt.Fprintf(w, "chaos run: %d scenarios against %s\ncapabilities: %s\n", len(selected), target.Name(), target.Capabilities())
 	}
+	results := harness.NewResults(target)
+	start := time.Now()
 	if msg, err := scenarios.PrepareContainers(cmd.Context(), selected, runtime); err != nil {
-		return fmt.Errorf("run: %w", err)
+		if cmd.Context().Err() == nil {
+			return fmt.Errorf("run: %w", err)
+		}
+		// Interrupted while preparing: the loop below lists every scenario
+		// as not run, and the results and report say so.
 	} else if msg != "" && !o.quiet {
 		fmt.Fprintln(w, msg)
 	}
-	results := harness.NewResults(target)
-	start := time.Now()
 	progress := newProgress(w, len(selected), o.quiet, o.verbose)
 	ctx := cmd.Context()
 	cut := 0 // scenarios an interruption cut short or kept from running
