@@ -28,10 +28,10 @@ import (
 func TestRunSignals(t *testing.T) {
 	type point struct {
 		name string
-		args  []string // after `chaos run`
+		args []string // after `chaos run`
 		// when reports, from the output lines so far and the run's pid,
 		// whether to send the signal now.
-		when func(lines []string, pid int) bool
+		when   func(lines []string, pid int) bool
 		docker bool
 	}
 	started := func(lines []string, _ int) bool { return len(lines) > 0 }
