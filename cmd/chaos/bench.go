@@ -72,7 +72,10 @@ with Figures. Exit status: 0 measured, 1 a bench scenario failed (a healthy
 call or session open failed), 2 bad flags or the topology did not start,
 130 interrupted (the figures measured so far are written).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sweepBefore(cmd, "chaos bench")
+			return runBench(cmd, o)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.target.Profile, "profile", "", "a target profile (YAML) describing the gateway under test (as chaos run --profile); "+

@@ -95,6 +95,9 @@ safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 			if err != nil {
 				return err
 			}
+			if !dryRun {
+				sweepBefore(cmd, "chaos experiment run")
+			}
 			opts := experiment.Options{DryRun: dryRun}
 			if !quiet {
 				opts.Progress = cmd.ErrOrStderr()

@@ -68,7 +68,7 @@ func newRootCmd() *cobra.Command {
 		PersistentPreRunE: refuseNonPositiveDurations,
 	}
 	root.AddCommand(newProfileCmd(), newBackendCmd(), newVMCPCmd(), newRunCmd(),
-		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd())
+		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd(), newCleanCmd())
 	withUsageExits(root)
 	return root
 }

@@ -49,6 +49,7 @@ Exit status: 0 everything declared works, 1 something declared does not,
 			if timeout <= 0 {
 				return usageError(fmt.Errorf("profile check: --timeout %s: want a duration > 0, such as 2m", timeout))
 			}
+			sweepBefore(cmd, "chaos profile check")
 			return profileCheck(cmd, args[0], timeout)
 		},
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,7 +79,7 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.target.CapabilitiesSet = cmd.Flags().Changed("capabilities")
-			sweepLeftovers(cmd.ErrOrStderr())
+			sweepBefore(cmd, "chaos run", filepath.Dir(o.out), filepath.Dir(o.htmlPath()))
 			if o.target.Profile != "" && !cmd.Flags().Changed("target") {
 				o.target.Kind = "" // a profile is an exec target
 			}
@@ -128,19 +127,6 @@ func runTarget(cfg harness.TargetConfig) (harness.Target, error) {
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	return t, nil
-}
-
-// sweepLeftovers removes the temporary directories that runs killed before
-// they could clean up (SIGKILL, a test timeout) left behind, and says so on
-// w. A failure to sweep is reported, never fatal.
-func sweepLeftovers(w io.Writer) {
-	removed, err := harness.SweepLeftovers("")
-	if len(removed) > 0 {
-		fmt.Fprintf(w, "chaos run: removed %d temporary directories left by dead runs\n", len(removed))
-	}
-	if err != nil {
-		fmt.Fprintf(w, "chaos run: sweeping leftovers: %v\n", err)
-	}
 }
 
 func runScenarios(cmd *cobra.Command, o runOptions) error {
