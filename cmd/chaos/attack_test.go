@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -161,4 +162,44 @@ func runChaosEnv(t *testing.T, env []string, args ...string) ([]byte, error) {
 		t.Setenv(k, v)
 	}
 	return runChaos(t, args...)
+}
+
+// TestServersExit130OnSignals: the long-running commands (backend, proxy,
+// vmcp) stop on SIGINT and SIGTERM with exit 130, like every command.
+func TestServersExit130OnSignals(t *testing.T) {
+	script := writeScript(t, "name: b\nprotocol: legacy\ntools: [{name: echo}]\n")
+	_, up := spawn(t, "--script", script)
+	cfg := filepath.Join(t.TempDir(), "gw.yaml")
+	if err := os.WriteFile(cfg, []byte("backends:\n  - {name: b, url: '"+up.URL+"'}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"backend", "--script", script},
+		{"proxy", "--upstream", up.URL},
+		{"vmcp", "--config", cfg, "--listen", "127.0.0.1:0"},
+	} {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			t.Run(args[0]+"/"+sig.String(), func(t *testing.T) {
+				cmd := exec.Command(chaosBin, args...)
+				stdout, _ := cmd.StdoutPipe()
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+				var ready map[string]any
+				readReady(t, stdout, &ready)
+				_ = cmd.Process.Signal(sig)
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				select {
+				case err := <-done:
+					if code := exitCodeOf(err); code != exitInterrupted {
+						t.Fatalf("chaos %s after %s: exit %d (%v), want 130", args[0], sig, code, err)
+					}
+				case <-time.After(20 * time.Second):
+					t.Fatalf("chaos %s did not stop within 20s of %s", args[0], sig)
+				}
+			})
+		}
+	}
 }

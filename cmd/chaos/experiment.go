@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-chaos/vmcp-chaos/experiment"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
 )
 
 func newExperimentCmd() *cobra.Command {
@@ -205,7 +207,7 @@ flags or the output exists (use --force).`,
 				_, err = fmt.Fprint(cmd.OutOrStdout(), text)
 				return err
 			}
-			if err := os.WriteFile(out, []byte(text), 0o644); err != nil {
+			if err := atomicfile.Write(out, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s; check it with: chaos experiment run --dry-run %s\n", out, out)

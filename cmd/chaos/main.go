@@ -33,18 +33,18 @@ func main() {
 	os.Exit(exitStatus(err, ctx.Err() != nil))
 }
 
-// exitStatus is the process's exit status: a command's own status (a usage
-// error stays 2), else 130 once a signal arrived, whatever the command
-// returned (a server that stopped cleanly included), else 1 for an error.
+// exitStatus is the process's exit status: 130 once a signal arrived,
+// whatever the command returned (a server that stopped cleanly, or a
+// command whose work the signal cut short, included), else the command's
+// own status.
 func exitStatus(err error, interrupted bool) int {
-	code := exitOK
-	if err != nil {
-		code = exitCode(err)
-	}
-	if interrupted && code != exitUsage {
+	switch {
+	case interrupted:
 		return exitInterrupted
+	case err != nil:
+		return exitCode(err)
 	}
-	return code
+	return exitOK
 }
 
 // exitError carries a specific exit code out of a subcommand.
