@@ -51,25 +51,26 @@ func TestFlagAttacks(t *testing.T) {
 	}
 }
 
-// TestEveryDurationFlagIsBounded: every duration flag of every command,
-// given -1s, is refused with exit 2 naming it; a new duration flag is
-// covered without a new row.
-func TestEveryDurationFlagIsBounded(t *testing.T) {
+// TestEveryNumericFlagIsBounded: every duration flag of every command
+// given -1s, and every integer flag given -1, is refused with exit 2 naming
+// it; a new numeric flag is covered without a new row.
+func TestEveryNumericFlagIsBounded(t *testing.T) {
 	var walk func(c *cobra.Command)
 	n := 0
 	walk = func(c *cobra.Command) {
 		c.Flags().VisitAll(func(f *pflag.Flag) {
-			if f.Value.Type() != "duration" {
+			bad := map[string]string{"duration": "-1s", "int": "-1", "int64": "-1"}[f.Value.Type()]
+			if bad == "" {
 				return
 			}
 			n++
-			args := append(strings.Fields(strings.TrimPrefix(c.CommandPath(), "chaos ")), "--"+f.Name, "-1s")
+			args := append(strings.Fields(strings.TrimPrefix(c.CommandPath(), "chaos ")), "--"+f.Name, bad)
 			out, err := runChaos(t, args...)
 			if strings.Contains(string(out), "arg(s)") { // a command that takes a file
 				args = append(args, "x.yaml")
 				out, err = runChaos(t, args...)
 			}
-			if code := exitCodeOf(err); code != exitUsage || !strings.Contains(string(out), "--"+f.Name+" -1s") {
+			if code := exitCodeOf(err); code != exitUsage || !strings.Contains(string(out), "--"+f.Name+" "+bad) {
 				t.Errorf("chaos %s: exit %d, %s; want exit 2 naming the flag", strings.Join(args, " "), code, out)
 			}
 		})
@@ -78,8 +79,8 @@ func TestEveryDurationFlagIsBounded(t *testing.T) {
 		}
 	}
 	walk(newRootCmd())
-	if n < 5 {
-		t.Fatalf("found %d duration flags: the walk is broken", n)
+	if n < 10 {
+		t.Fatalf("found %d numeric flags: the walk is broken", n)
 	}
 }
 
