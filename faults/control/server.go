@@ -1,7 +1,8 @@
 // Package control holds what the control APIs of the chaos proxy and the
 // fake backends share: the server side (bounded bodies, JSON answers, the
-// bearer-token gate, the loopback rule, a status-recording writer) and the
-// client both the harness and the experiment runner use.
+// bearer-token gate, the loopback rule, a status-recording writer, the
+// lease that clears faults nobody renews) and the client both the harness
+// and the experiment runner use.
 package control
 
 import (
