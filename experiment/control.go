@@ -15,7 +15,7 @@ import (
 const controlTimeout = 5 * time.Second
 
 // control talks to one backend's control API (a chaos proxy or a fake
-// backend: the same fault routes; only a proxy has /lease).
+// backend: the same fault routes and /lease).
 type control struct {
 	b    Backend
 	api  *ctlapi.Client

@@ -91,7 +91,7 @@ func (r *runner) rollback() []string {
 		if err != nil {
 			msg := fmt.Sprintf("ROLLBACK FAILED on %s: %v\n  clear it by hand: %s", name, err, ctl.curl())
 			if dirty {
-				msg += fmt.Sprintf("\n  (a chaos proxy also drops its faults when their lease of %s is not renewed)", r.e.Safeguards.LeaseTTL)
+				msg += fmt.Sprintf("\n  (a control API with leases, a chaos proxy or fake backend, also drops its faults when their lease of %s is not renewed)", r.e.Safeguards.LeaseTTL)
 			}
 			failures = append(failures, msg)
 			r.progress("%s", msg)

@@ -351,8 +351,8 @@ func TestRunActionDuration(t *testing.T) {
 }
 
 // TestRunAgainstFakeBackend: a backend's control URL may be a fake
-// backend's control API (no leases): faults are set, noted as unleased,
-// and cleared by the rollback.
+// backend's control API: faults are set under a lease (said so in the
+// preflight and the inject line, truthfully) and cleared by the rollback.
 func TestRunAgainstFakeBackend(t *testing.T) {
 	sc, err := fakebackends.ParseScript([]byte("name: gamma\ntools:\n  - {name: echo}\n"), "gamma.yaml")
 	if err != nil {
@@ -394,7 +394,7 @@ method:
 	if out.Status != experiment.StatusDeviated || !strings.Contains(out.Reason, "steady-state after") {
 		t.Fatalf("status %s (%s)\n%s", out.Status, out.Reason, progress)
 	}
-	if !strings.Contains(progress, "gamma holds faults without a lease") || !strings.Contains(progress, "method[1]: call_tool gamma_echo: ok") {
+	if !strings.Contains(progress, "on gamma (lease ") || strings.Contains(progress, "without a lease") || !strings.Contains(progress, "method[1]: call_tool gamma_echo: ok") {
 		t.Fatalf("progress:\n%s", progress)
 	}
 	if n := len(fb.Faults()); n != 0 {

@@ -276,6 +276,7 @@ func (r *runner) act(ctx context.Context, i int, a *Action) error {
 	}
 	r.progress("method[%d]: inject %s on %s (%s)%s", i, faultsYAML(a.Faults), a.Backend, lease, errSuffix(err))
 	if err != nil {
+		r.progress("method[%d]: inject %s on %s%s", i, describeFaults(a.Faults), a.Backend, errSuffix(err))
 		return fmt.Errorf("method[%d]: inject on %s: %w", i, a.Backend, err)
 	}
 	r.startLease(a.Backend, c, leased)

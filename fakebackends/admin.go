@@ -26,14 +26,14 @@ type adminOps struct {
 func (c *core) serveAdmin(ctx context.Context, inflight *sync.WaitGroup, ops adminOps) (url string, srv *http.Server, err error) {
 	host, _, err := net.SplitHostPort(c.script.Admin)
 	if err != nil {
-		return "", nil, fmt.Errorf("fakebackends: %s: admin address %q: %w", c.script.Name, c.script.Admin, err)
+		return "", nil, fmt.Errorf("fakebackends: %s: %w: admin address %q: %w", c.script.Name, ErrAddress, c.script.Admin, err)
 	}
 	if !control.IsLoopback(host) && c.opts.adminToken == "" {
-		return "", nil, fmt.Errorf("fakebackends: %s: control API on non-loopback address %q needs an admin token (--admin-token)", c.script.Name, c.script.Admin)
+		return "", nil, fmt.Errorf("fakebackends: %s: %w: control API on non-loopback address %q needs an admin token (--admin-token-file FILE or $CHAOS_ADMIN_TOKEN)", c.script.Name, ErrAddress, c.script.Admin)
 	}
 	ln, err := listen(ctx, c.script.Admin)
 	if err != nil {
-		return "", nil, fmt.Errorf("fakebackends: %s: admin listen %s: %w", c.script.Name, c.script.Admin, err)
+		return "", nil, fmt.Errorf("fakebackends: %s: %w: admin listen %s: %w", c.script.Name, ErrAddress, c.script.Admin, err)
 	}
 	srv = &http.Server{Handler: c.newAdminMux(inflight, ops), ReadHeaderTimeout: 10 * time.Second}
 	inflight.Go(func() { _ = srv.Serve(ln) })
@@ -42,10 +42,13 @@ func (c *core) serveAdmin(ctx context.Context, inflight *sync.WaitGroup, ops adm
 
 // newAdminMux is the control API:
 //
-//	GET /faults            the faults in force
-//	PUT /faults            replace them (YAML or JSON, list or {faults: [...]})
-//	POST /faults           add to them
-//	DELETE /faults         clear them
+//	GET /faults            the faults in force and the lease
+//	PUT /faults?ttl=D      replace them (YAML or JSON, list or {faults: [...]});
+//	                       they are held by a lease of D (default 30s)
+//	POST /faults?ttl=D     add to them; the lease is renewed for D
+//	DELETE /faults         clear them; the lease ends
+//	GET /lease             the lease
+//	POST /lease?ttl=D      renew it (409 when no faults are held)
 //	POST /restart          restart (forgets every session; serves again after a stop)
 //	POST /stop             stop serving MCP (connection refused) until restart
 //	POST /expire-sessions  forget every session now
@@ -55,17 +58,14 @@ func (c *core) newAdminMux(inflight *sync.WaitGroup, ops adminOps) http.Handler 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { control.WriteJSON(w, http.StatusOK, ops.info()) })
 	control.HandleFaults(mux, control.Faults{
-		List: func() map[string]any { return map[string]any{"faults": c.engine.List()} },
-		Change: func(r *http.Request, body []byte, add bool) (map[string]any, error) {
-			faults, err := ParseFaults(body, r.Method+" /faults")
-			if err == nil {
-				err = c.changeFaults(add, faults...)
-			}
-			return map[string]any{"faults": c.engine.List()}, err
+		List: func() map[string]any {
+			return map[string]any{"faults": c.engine.List(), "lease": c.leased.lease.Status()}
 		},
-		Clear:    func() map[string]any { _ = c.changeFaults(false); return map[string]any{"faults": []Fault{}} },
+		Change:   c.leasedChange,
+		Clear:    c.leasedClear,
 		Requests: func() any { return c.log.Snapshot() },
 	})
+	control.HandleLease(mux, c.leased.lease, c.leased.max)
 	mux.HandleFunc("POST /restart", func(w http.ResponseWriter, r *http.Request) {
 		if ops.restart == nil {
 			control.WriteError(w, http.StatusNotImplemented, fmt.Errorf("restart is not supported on this transport"))

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/downlistener"
 )
 
@@ -26,10 +27,14 @@ var errStopped = errors.New("fake backend stopped")
 type Option func(*options)
 
 type options struct {
-	exit       func(code int) // nil: crash faults with exit: true are refused
-	adminToken string
-	logger     *slog.Logger
-	onReady    func(adminURL string)
+	exit         func(code int) // nil: crash faults with exit: true are refused
+	adminToken   string
+	token        string // MCP listener's bearer token
+	allowNetwork bool   // MCP listener off loopback without a token
+	leaseTTL     time.Duration
+	maxLeaseTTL  time.Duration
+	logger       *slog.Logger
+	onReady      func(adminURL string)
 }
 
 // WithExit allows `crash` faults with `exit: true` (process mode): exit is
@@ -39,6 +44,21 @@ func WithExit(exit func(code int)) Option { return func(o *options) { o.exit = e
 // WithAdminToken requires `Authorization: Bearer <token>` on the control API.
 // A control API bound to a non-loopback address refuses to start without one.
 func WithAdminToken(token string) Option { return func(o *options) { o.adminToken = token } }
+
+// WithToken requires `Authorization: Bearer <token>` on the MCP listener.
+// An MCP listener bound to a non-loopback address refuses to start without
+// one (unless WithAllowNetwork).
+func WithToken(token string) Option { return func(o *options) { o.token = token } }
+
+// WithAllowNetwork lets the MCP listener serve a non-loopback address
+// without a token: for a backend inside an isolated network (the harness's
+// containers), never for a shared host.
+func WithAllowNetwork() Option { return func(o *options) { o.allowNetwork = true } }
+
+// ErrAddress marks errors about a listen address: a non-loopback address
+// without a token, or an address that cannot be listened on. The command
+// line reports them as configuration errors (exit 2).
+var ErrAddress = errors.New("bad listen address")
 
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
@@ -51,6 +71,7 @@ type core struct {
 	engine  *faults.Engine
 	log     RequestLog
 	changed func() // called after the faults change; may be nil
+	leased  leased // the control API's lease
 }
 
 // newCore validates a copy of script with its defaults (transport stdio
@@ -78,6 +99,7 @@ func newCore(script *Script, stdio bool, opts []Option) (*core, error) {
 	if c.opts.logger == nil {
 		c.opts.logger = slog.New(slog.DiscardHandler)
 	}
+	c.startLease()
 	if err := c.checkFaults(s.Faults); err != nil {
 		return nil, err
 	}
@@ -195,13 +217,16 @@ func Start(ctx context.Context, script *Script, opts ...Option) (*Backend, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if host, _, err := net.SplitHostPort(s.Listen); err != nil || (!control.IsLoopback(host) && c.opts.token == "" && !c.opts.allowNetwork) {
+		return nil, fmt.Errorf("fakebackends: %s: %w: MCP listener on non-loopback address %q needs a token (--token-file FILE or $VMCP_CHAOS_TOKEN)", s.Name, ErrAddress, s.Listen)
+	}
 	ln, err := listen(ctx, s.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("fakebackends: %s: listen %s: %w", s.Name, s.Listen, err)
+		return nil, fmt.Errorf("fakebackends: %s: %w: listen %s: %w", s.Name, ErrAddress, s.Listen, err)
 	}
 	b.addr = ln.Addr().String()
 	b.srv = &http.Server{
-		Handler:           b,
+		Handler:           control.RequireToken(c.opts.token, "fakebackend", b),
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnState:         b.mcpLn.ConnState,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
@@ -427,6 +452,7 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.stopped = true
+	b.leased.lease.Stop()
 	b.mcpLn.Close() // its server closes it
 	close(b.closed)
 	close(b.gen.done)

@@ -99,6 +99,11 @@ func ParseFaults(data []byte, source string) ([]Fault, error) {
 			return nil, err
 		}
 	}
+	if err := checkFaultBounds(list.Faults, func(field, format string, args ...any) error {
+		return &ScriptError{File: source, Line: d.LineOf(field), Field: field, Msg: fmt.Sprintf(format, args...)}
+	}); err != nil {
+		return nil, err
+	}
 	return list.Faults, nil
 }
 

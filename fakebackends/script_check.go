@@ -121,6 +121,9 @@ func (v *validator) script(s *Script) error {
 	if strings.TrimSpace(s.Name) == "" {
 		return v.errf("name", "required")
 	}
+	if err := checkName(v, "name", s.Name); err != nil {
+		return err
+	}
 	switch s.Transport {
 	case "", TransportStreamableHTTP, TransportSSE, TransportStdio:
 	default:
@@ -183,7 +186,7 @@ func (v *validator) script(s *Script) error {
 			return err
 		}
 	}
-	return nil
+	return checkFaultBounds(s.Faults, func(field, format string, args ...any) error { return v.errf(field, format, args...) })
 }
 
 // uniqueKeys checks that every item of list has a non-empty key, unique in
@@ -196,6 +199,11 @@ func uniqueKeys[T any](v *validator, list []T, listField, keyField, what string,
 		k := key(item)
 		if k == "" {
 			return v.errf(f, "required")
+		}
+		if keyField == "name" {
+			if err := checkName(v, f, k); err != nil {
+				return err
+			}
 		}
 		if first, dup := seen[k]; dup {
 			return v.errf(f, "duplicate %s %q (also %s[%d])", what, k, listField, first)

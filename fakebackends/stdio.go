@@ -113,6 +113,7 @@ loop:
 		}
 	}
 	close(sb.done)
+	sb.leased.lease.Stop()
 	_ = pw.Close()
 	cancel()
 	sb.pending.Wait()

@@ -70,7 +70,9 @@ func (a *AdminAPI) setFaults(ctx context.Context, method string, fs []faults.Fau
 	if fs == nil {
 		fs = []faults.Fault{}
 	}
-	return a.do(ctx, method, "/faults", map[string]any{"faults": fs}, nil)
+	// The harness owns its backends and clears their faults itself: it
+	// takes the longest lease, never renewed (no scenario lasts 10 min).
+	return a.do(ctx, method, "/faults?ttl="+control.DefaultMaxLeaseTTL.String(), map[string]any{"faults": fs}, nil)
 }
 
 // SetFaults replaces every fault in force.

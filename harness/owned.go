@@ -76,6 +76,10 @@ func ownerPID(name string) (int, bool) {
 	return 0, false
 }
 
+// ProcessAlive reports whether a process with this pid exists and is not
+// a zombie (see processAlive): whether what it owns may be swept.
+func ProcessAlive(pid int) bool { return processAlive(pid) }
+
 // processAlive reports whether a process with this pid exists (a zombie,
 // dead but not yet reaped, counts as gone). A pid reused by an unrelated
 // process keeps its directory until that one ends: never a wrong removal.

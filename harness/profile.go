@@ -3,10 +3,12 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -288,13 +290,22 @@ func (p *Profile) validateAPI(field string, a *ProfileStateAPI, session bool) er
 			}
 		}
 	}
+	statusWords := HealthStateWords
+	if session {
+		statusWords = SessionStateWords
+	}
 	for _, m := range []struct {
-		name string
-		vals map[string]string
-	}{{"statusValues", a.StatusValues}, {"circuitValues", a.CircuitValues}} {
-		for from, to := range m.vals {
+		name  string
+		vals  map[string]string
+		words []string
+	}{{"statusValues", a.StatusValues, statusWords}, {"circuitValues", a.CircuitValues, CircuitStateWords}} {
+		for _, from := range slices.Sorted(maps.Keys(m.vals)) {
+			to := m.vals[from]
 			if from == "" || to == "" {
 				return p.errf(field+"."+m.name, "%q: %q: empty value", from, to)
+			}
+			if !slices.Contains(m.words, to) {
+				return p.errf(field+"."+m.name, "%q: %q is not one of ours: use %s", from, to, strings.Join(m.words, ", "))
 			}
 		}
 	}

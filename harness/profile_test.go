@@ -86,6 +86,9 @@ func TestBadProfiles(t *testing.T) {
 		{"keepalive without enabled", ok + "healthAPI:\n  keepalive:\n    failures: /ka/failures\n", "p.yaml:4: healthAPI.keepalive.enabled: required"},
 		{"keepalive bad pointer", ok + "healthAPI:\n  keepalive:\n    enabled: ka/on\n", "p.yaml:5: healthAPI.keepalive.enabled: JSON pointer"},
 		{"keepalive in the session API", ok + "sessionAPI:\n  path: /s/{{.SessionID}}\n  keepalive: {enabled: /on}\n", "p.yaml:5: sessionAPI.keepalive: keepalive state is read from the health API"},
+		{"status value outside ours", ok + "healthAPI:\n  statusValues: {up: teleported}\n", "p.yaml:4: healthAPI.statusValues: \"up\": \"teleported\" is not one of ours: use healthy, unhealthy, degraded, unknown, unauthenticated"},
+		{"circuit value outside ours", ok + "healthAPI:\n  circuitValues: {up: sideways}\n", "p.yaml:4: healthAPI.circuitValues: \"up\": \"sideways\" is not one of ours: use closed, open, half-open"},
+		{"session status value is a health word", ok + "sessionAPI:\n  path: /s/{{.SessionID}}\n  statusValues: {ok: healthy}\n", "p.yaml:5: sessionAPI.statusValues: \"ok\": \"healthy\" is not one of ours: use connected, error, closed"},
 	} {
 		_, err := ParseProfile([]byte(tc.yaml), "p.yaml")
 		var pe *ProfileError

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
 )
 
 // SchemaVersion is the version of the JSON results format. It changes when
@@ -27,6 +28,9 @@ const (
 	// (CheckInconclusive): the run could not tell whether the gateway
 	// behaves. It counts against success, as a failure does.
 	VerdictInconclusive Verdict = "inconclusive"
+	// VerdictInterrupted: SIGINT or SIGTERM cut the scenario short; what
+	// it recorded until then is kept.
+	VerdictInterrupted Verdict = "interrupted"
 )
 
 // Results is the whole JSON results document: one run of scenarios against
@@ -64,7 +68,7 @@ type ScenarioResult struct {
 	// than a client asked for, what was asked and agreed
 	// ("modern→2025-06-18"): the checks were chosen by what was agreed.
 	Agreed []string `json:"agreed,omitempty"`
-	// Verdict is passed, failed, inconclusive or skipped.
+	// Verdict is passed, failed, inconclusive, skipped or interrupted.
 	Verdict Verdict `json:"verdict"`
 	// Reason explains a failure or a skip.
 	Reason string `json:"reason,omitempty"`
@@ -187,15 +191,7 @@ func (r *Results) WriteJSON(w io.Writer) error {
 
 // WriteFile writes the results to path (see WriteJSON).
 func (r *Results) WriteFile(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := r.WriteJSON(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Write(path, r.WriteJSON) // whole or not at all
 }
 
 // ReadResults decodes a results document and checks its schema version.

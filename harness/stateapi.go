@@ -60,6 +60,15 @@ type KeepaliveFields struct {
 	Sessions string `yaml:"sessions"`
 }
 
+// The words a profile's statusValues and circuitValues may map to: the
+// reference gateway's health states (healthAPI), session states
+// (sessionAPI) and circuit states.
+var (
+	HealthStateWords  = []string{"healthy", "unhealthy", "degraded", "unknown", "unauthenticated"}
+	SessionStateWords = []string{"connected", "error", "closed"}
+	CircuitStateWords = []string{"closed", "open", "half-open"}
+)
+
 // DefaultKeepaliveFields are the reference gateway's.
 var DefaultKeepaliveFields = KeepaliveFields{Enabled: "/keepalive/enabled", Failures: "/keepalive/consecutiveFailures", Sessions: "/keepalive/sessions"}
 

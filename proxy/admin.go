@@ -18,7 +18,7 @@ func checkAdminAddr(addr, token string) error {
 		return fmt.Errorf("proxy: --admin %q: %w", addr, err)
 	}
 	if !control.IsLoopback(host) && token == "" {
-		return fmt.Errorf("proxy: control API on non-loopback address %q needs an admin token (--admin-token or $CHAOS_ADMIN_TOKEN)", addr)
+		return fmt.Errorf("proxy: control API on non-loopback address %q needs an admin token (--admin-token-file FILE or $CHAOS_ADMIN_TOKEN)", addr)
 	}
 	return nil
 }
@@ -38,10 +38,10 @@ func (p *Proxy) AdminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		control.WriteJSON(w, http.StatusOK, map[string]any{"kind": "proxy", "upstream": p.upstream.String(), "url": p.mcpURL,
-			"faults": p.engine.Len(), "lease": p.lease.status()})
+			"faults": p.engine.Len(), "lease": p.lease.Status()})
 	})
 	control.HandleFaults(mux, control.Faults{
-		List: func() map[string]any { return map[string]any{"faults": p.engine.List(), "lease": p.lease.status()} },
+		List: func() map[string]any { return map[string]any{"faults": p.engine.List(), "lease": p.lease.Status()} },
 		Change: func(r *http.Request, body []byte, add bool) (map[string]any, error) {
 			ttl, err := p.ttlParam(r)
 			if err != nil {
@@ -52,29 +52,11 @@ func (p *Proxy) AdminHandler() http.Handler {
 		},
 		Clear: func() map[string]any {
 			p.ClearFaults()
-			return map[string]any{"faults": []any{}, "lease": p.lease.status()}
+			return map[string]any{"faults": []any{}, "lease": p.lease.Status()}
 		},
 		Requests: func() any { return p.Requests() },
 	})
-	mux.HandleFunc("GET /lease", func(w http.ResponseWriter, r *http.Request) {
-		control.WriteJSON(w, http.StatusOK, p.lease.status())
-	})
-	mux.HandleFunc("POST /lease", func(w http.ResponseWriter, r *http.Request) {
-		ttl, err := p.ttlParam(r)
-		if err != nil {
-			control.WriteError(w, http.StatusBadRequest, err)
-			return
-		}
-		if !r.URL.Query().Has("ttl") {
-			ttl = 0 // renew for the lease's own TTL
-		}
-		st, err := p.lease.renew(ttl)
-		if err != nil {
-			control.WriteJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "lease": st})
-			return
-		}
-		control.WriteJSON(w, http.StatusOK, st)
-	})
+	control.HandleLease(mux, p.lease, p.opts.MaxLeaseTTL)
 	for _, route := range []string{"POST /restart", "POST /stop", "POST /expire-sessions"} {
 		mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) {
 			control.WriteError(w, http.StatusNotImplemented, fmt.Errorf("%s is not supported by a proxy: it does not own the backend", route))
@@ -85,15 +67,7 @@ func (p *Proxy) AdminHandler() http.Handler {
 
 // ttlParam reads the ttl query parameter (default the proxy's lease TTL).
 func (p *Proxy) ttlParam(r *http.Request) (time.Duration, error) {
-	v := r.URL.Query().Get("ttl")
-	if v == "" {
-		return p.opts.LeaseTTL, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 || d > p.opts.MaxLeaseTTL {
-		return 0, fmt.Errorf("ttl %q: want a duration > 0 and <= %s, such as \"30s\"", v, p.opts.MaxLeaseTTL)
-	}
-	return d, nil
+	return control.ParseTTL(r, p.opts.LeaseTTL, p.opts.MaxLeaseTTL)
 }
 
 // SetFaults replaces (add false) or extends (add true) the faults from a
@@ -109,13 +83,13 @@ func (p *Proxy) setFaults(body []byte, source string, add bool, ttl time.Duratio
 		err = p.engine.Set(body, source)
 	}
 	if err != nil {
-		return p.lease.status(), err
+		return p.lease.Status(), err
 	}
 	if p.engine.Len() == 0 {
-		p.lease.stop()
-		return p.lease.status(), nil
+		p.lease.Stop()
+		return p.lease.Status(), nil
 	}
-	return p.lease.hold(ttl), nil
+	return p.lease.Hold(ttl), nil
 }
 
 // SetFaults replaces the faults with those of a control API body (YAML or
@@ -131,8 +105,8 @@ func (p *Proxy) ClearFaults() {
 	p.ctl.Lock()
 	defer p.ctl.Unlock()
 	p.engine.Clear()
-	p.lease.stop()
+	p.lease.Stop()
 }
 
 // Lease returns the lease's status.
-func (p *Proxy) Lease() LeaseStatus { return p.lease.status() }
+func (p *Proxy) Lease() LeaseStatus { return p.lease.Status() }

@@ -40,6 +40,9 @@ type Options struct {
 	// AdminToken, when set, is required as a bearer token by the control
 	// API; a non-loopback Admin address needs one.
 	AdminToken string
+	// Token, when set, is required on the MCP listener (Proxy-Authorization
+	// or Authorization: Bearer); a non-loopback Listen address needs one.
+	Token string
 	// LeaseTTL is the lease of faults set without a ttl (default
 	// DefaultLeaseTTL); MaxLeaseTTL bounds any lease (default
 	// DefaultMaxLeaseTTL).
@@ -56,7 +59,7 @@ type Proxy struct {
 	opts     Options
 	upstream *url.URL
 	engine   Engine
-	lease    *lease
+	lease    *control.Lease
 	ctl      sync.Mutex            // serializes fault changes and lease expiry
 	streams  faults.SSEStreams     // legacy SSE session streams, by session id
 	sessions sessions              // session ids seen, and those expired by a fault
@@ -93,10 +96,10 @@ func New(opts Options) (*Proxy, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Proxy{opts: opts, upstream: u, engine: opts.Engine, logger: opts.Logger, closed: make(chan struct{})}
-	p.lease = newLease(func(gen uint64) {
+	p.lease = control.NewLease(func(gen uint64) {
 		p.ctl.Lock()
 		defer p.ctl.Unlock()
-		if !p.lease.expired(gen) {
+		if !p.lease.Expired(gen) {
 			return
 		}
 		n := p.engine.Len()
@@ -240,6 +243,9 @@ func (p *Proxy) Start(ctx context.Context) error {
 	if err := checkAdminAddr(p.opts.Admin, p.opts.AdminToken); err != nil {
 		return err
 	}
+	if err := checkListenAddr(p.opts.Listen, p.opts.Token); err != nil {
+		return err
+	}
 	var lc net.ListenConfig
 	mln, err := lc.Listen(ctx, "tcp", p.opts.Listen)
 	if err != nil {
@@ -252,7 +258,7 @@ func (p *Proxy) Start(ctx context.Context) error {
 	}
 	p.mcpURL = "http://" + mln.Addr().String() + p.upstream.EscapedPath()
 	p.adminURL = "http://" + aln.Addr().String()
-	p.mcp = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ConnState: p.mcpLn.ConnState}
+	p.mcp = &http.Server{Handler: requireProxyToken(p.opts.Token, p), ReadHeaderTimeout: 10 * time.Second, ConnState: p.mcpLn.ConnState}
 	p.admin = &http.Server{Handler: p.AdminHandler(), ReadHeaderTimeout: 10 * time.Second}
 	p.mcpLn.Serve(mln, p.serve)
 	p.wg.Go(func() {
@@ -290,7 +296,7 @@ func (p *Proxy) Close(ctx context.Context) error {
 	if p.mcpLn.Close() && p.mcp != nil {
 		_ = p.mcp.Close() // down: nothing listens; drop what is left
 	}
-	p.lease.stop()
+	p.lease.Stop()
 	p.engine.Clear()
 	// Requests get a short grace; long-lived streams (SSE, standalone GET)
 	// are then cut, as the backend going away would cut them.

@@ -20,6 +20,7 @@ type runView struct {
 	Started, Took                            string
 	Interrupted                              bool
 	Passed, Failed, Inconclusive, Skipped    int
+	InterruptedN                             int // scenarios cut short
 	Partial                                  int
 	ChecksPassed, ChecksFailed               int
 	ChecksInconclusive, ChecksNA             int
@@ -92,6 +93,8 @@ func newRunView(id, label string, r *harness.Results) *runView {
 			rv.Failed++
 		case harness.VerdictInconclusive:
 			rv.Inconclusive++
+		case harness.VerdictInterrupted:
+			rv.InterruptedN++
 		default:
 			rv.Skipped++
 		}

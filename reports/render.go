@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
 )
 
 // Input is one results document (a suite run, a `chaos run`, an
@@ -177,19 +178,7 @@ func Load(paths ...string) ([]Input, error) {
 // WriteFile renders the inputs to path (its directory is created),
 // replacing it only once the page is complete.
 func WriteFile(path string, in []Input, opt Options) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.html")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	// The file is closed whatever happens (and removed unless renamed).
-	if err := errors.Join(Render(tmp, in, opt), tmp.Chmod(0o644), tmp.Close()); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, func(w io.Writer) error { return Render(w, in, opt) })
 }
 
 // firstLine is the first line of s, clipped.

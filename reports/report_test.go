@@ -419,3 +419,27 @@ func TestScorecardReferenceAndFixtures(t *testing.T) {
 		}
 	}
 }
+
+// TestReportCSPAndInterrupted: every report carries the strict CSP meta
+// first in its head (a second line of defence behind the escaping), and a
+// scenario a signal cut short is shown and counted as interrupted.
+func TestReportCSPAndInterrupted(t *testing.T) {
+	r := harness.NewResults(nil)
+	r.Interrupted = true
+	rec := harness.NewRecorder("wrapping/legacy/sse")
+	rec.SetVerdict(harness.VerdictInterrupted, "interrupted (interrupt signal received) after 442ms")
+	r.Add(rec)
+	b := string(render(t, []Input{{Results: r}}))
+	const csp = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`
+	if i := strings.Index(b, csp); i < 0 || i > strings.Index(b, "<title>") {
+		t.Errorf("no CSP meta before the title")
+	}
+	for _, want := range []string{"1 interrupted", "b-interrupted", "INTERRUPTED", "after 442ms"} {
+		if !strings.Contains(b, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(b, "overran") {
+		t.Error("an interrupted scenario reported as overrunning")
+	}
+}

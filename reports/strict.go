@@ -12,11 +12,12 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
-// Verdicts a results document may hold. "inconclusive" is accepted for
-// both: a run that could not reach a verdict.
+// Verdicts a results document may hold: the harness's own.
 var (
-	scenarioVerdicts = []string{"passed", "failed", "skipped", "inconclusive"}
-	checkVerdicts    = []string{"passed", "failed", "not_applicable", "inconclusive"}
+	scenarioVerdicts = []string{string(harness.VerdictPassed), string(harness.VerdictFailed), string(harness.VerdictSkipped),
+		string(harness.VerdictInconclusive), string(harness.VerdictInterrupted)}
+	checkVerdicts = []string{string(harness.CheckPassed), string(harness.CheckFailed), string(harness.CheckNotApplicable),
+		string(harness.CheckInconclusive)}
 )
 
 // InputError is a results document that cannot be read: the file and the

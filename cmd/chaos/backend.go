@@ -13,12 +13,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
 func newBackendCmd() *cobra.Command {
 	var (
 		scriptPath, listen, admin, adminToken, adminTokenFile, transport, protocol string
-		stdio                                                                      bool
+		token, tokenFile                                                           string
+		stdio, allowNetwork                                                        bool
+		leaseTTL, maxTTL                                                           time.Duration
 		verbose                                                                    bool
 	)
 	cmd := &cobra.Command{
@@ -33,7 +36,17 @@ Crash faults with exit: true end the process with their exit code.
 
 The control API's bearer token comes from --admin-token-file FILE or the
 CHAOS_ADMIN_TOKEN environment variable; --admin-token works too but shows
-the token to every local user (ps, /proc/PID/cmdline).`,
+the token to every local user (ps, /proc/PID/cmdline). A control API off
+loopback is refused without one (exit 2).
+
+The MCP listener is loopback by default. Off loopback it needs a bearer
+token too, from --token-file FILE or $VMCP_CHAOS_TOKEN (--token shows it in
+ps); every MCP request then needs "Authorization: Bearer TOKEN".
+--allow-network serves it without one: only inside an isolated network.
+
+Faults set through the control API are held by a lease, as on chaos proxy:
+PUT/POST /faults?ttl=D (default --lease-ttl), renewed by POST /lease; when
+nobody renews it the faults are cleared.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if scriptPath == "" {
@@ -58,19 +71,39 @@ the token to every local user (ps, /proc/PID/cmdline).`,
 			if stdio {
 				script.Transport = fakebackends.TransportStdio
 			}
+			if err := script.Validate(); err != nil {
+				return usageError(fmt.Errorf("backend: %w", err)) // a bad --listen or --admin
+			}
+			if leaseTTL > maxTTL {
+				return usageError(fmt.Errorf("backend: --lease-ttl %s, --max-lease-ttl %s: want 0 < lease-ttl <= max-lease-ttl", leaseTTL, maxTTL))
+			}
 			adminToken, err = resolveSecret("admin-token", adminToken, "admin-token-file", adminTokenFile, "CHAOS_ADMIN_TOKEN")
+			if err != nil {
+				return usageError(err)
+			}
+			token, err = resolveSecret("token", token, "token-file", tokenFile, "VMCP_CHAOS_TOKEN")
 			if err != nil {
 				return usageError(err)
 			}
 			opts := []fakebackends.Option{
 				fakebackends.WithExit(os.Exit),
 				fakebackends.WithAdminToken(adminToken),
+				fakebackends.WithToken(token),
+				fakebackends.WithLease(leaseTTL, maxTTL),
 				fakebackends.WithLogger(newLogger(os.Stderr, verbose, slog.LevelInfo)),
 			}
-			if script.Transport == fakebackends.TransportStdio {
-				return runStdioBackend(cmd.Context(), script, opts)
+			if allowNetwork {
+				opts = append(opts, fakebackends.WithAllowNetwork())
 			}
-			return runHTTPBackend(cmd.Context(), script, opts, cmd.OutOrStdout())
+			if script.Transport == fakebackends.TransportStdio {
+				err = runStdioBackend(cmd.Context(), script, opts)
+			} else {
+				err = runHTTPBackend(cmd.Context(), script, opts, cmd.OutOrStdout())
+			}
+			if errors.Is(err, fakebackends.ErrAddress) {
+				return usageError(err)
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -81,6 +114,11 @@ the token to every local user (ps, /proc/PID/cmdline).`,
 	f.StringVar(&adminTokenFile, "admin-token-file", "", "read the control API's bearer token from this file (surrounding whitespace trimmed)")
 	f.StringVar(&transport, "transport", "", "streamable-http | sse | stdio (overrides the script)")
 	f.StringVar(&protocol, "protocol", "", "legacy | modern | auto (overrides the script)")
+	f.StringVar(&token, "token", "", "bearer token the MCP listener requires; required off loopback. Visible in ps: prefer --token-file or env VMCP_CHAOS_TOKEN")
+	f.StringVar(&tokenFile, "token-file", "", "read the MCP listener's bearer token from this file (surrounding whitespace trimmed)")
+	f.BoolVar(&allowNetwork, "allow-network", false, "serve MCP off loopback without a token (inside an isolated network only)")
+	f.DurationVar(&leaseTTL, "lease-ttl", control.DefaultLeaseTTL, "lease of faults set through the control API without ?ttl=")
+	f.DurationVar(&maxTTL, "max-lease-ttl", control.DefaultMaxLeaseTTL, "longest lease a controller may ask for")
 	f.BoolVar(&stdio, "stdio", false, "serve MCP on stdin/stdout")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log to stderr")
 	return cmd

@@ -84,7 +84,10 @@ one benched. Exit status: 0 measured, 1 a bench scenario failed (a healthy
 call or session open failed), 2 bad flags or the topology did not start,
 130 interrupted (the figures measured so far are written).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sweepBefore(cmd, "chaos bench")
+			return runBench(cmd, o)
+		},
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&o.profiles, "profile", nil, "a target profile (YAML) describing a gateway under test (as chaos run --profile); repeat it to bench "+

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -39,8 +40,9 @@ func findBrowser(t *testing.T) string {
 
 // TestReportInBrowser renders the report of a real run (chaos run against
 // the reference gateway, two scenarios) and opens it in headless
-// Chromium: the page loads with no console error or exception, makes no
-// network request beyond its own file, draws its timelines, its
+// Chromium: the page loads under its strict Content-Security-Policy with
+// no console or log error (a CSP violation included) or exception, its
+// styles applied, makes no network request beyond its own file, draws its timelines, its
 // screenshot is not blank, and it prints to PDF. The screenshot is kept
 // in $VMCP_CHAOS_SCREENSHOT_DIR when set.
 func TestReportInBrowser(t *testing.T) {
@@ -92,19 +94,28 @@ func TestReportInBrowser(t *testing.T) {
 			}
 		case *network.EventLoadingFailed:
 			problems = append(problems, "loading failed: "+ev.ErrorText)
+		case *cdplog.EventEntryAdded: // CSP violations are reported here
+			if ev.Entry.Level == cdplog.LevelError {
+				problems = append(problems, fmt.Sprintf("log %s: %s", ev.Entry.Source, ev.Entry.Text))
+			}
 		}
 	})
 	var rects, scenarios int
-	var title string
+	var title, csp, badgeBorder string
 	var shot []byte
 	err = chromedp.Run(bctx,
 		network.Enable(),
 		runtime.Enable(),
+		cdplog.Enable(),
 		chromedp.Navigate(url),
 		chromedp.WaitVisible("section.scenario svg", chromedp.ByQuery),
 		chromedp.Title(&title),
 		chromedp.Evaluate(`document.querySelectorAll("section.scenario svg rect").length`, &rects),
 		chromedp.Evaluate(`document.querySelectorAll("section.scenario").length`, &scenarios),
+		// The page renders under its own strict CSP: the policy is there and
+		// the inline stylesheet it allows is applied.
+		chromedp.Evaluate(`document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.content ?? ""`, &csp),
+		chromedp.Evaluate(`getComputedStyle(document.querySelector(".badge")).borderStyle`, &badgeBorder),
 		chromedp.CaptureScreenshot(&shot),
 	)
 	if err != nil {
@@ -127,6 +138,9 @@ func TestReportInBrowser(t *testing.T) {
 	defer mu.Unlock()
 	if len(problems) > 0 {
 		t.Errorf("the page had problems:\n%s", strings.Join(problems, "\n"))
+	}
+	if csp != "default-src 'none'; style-src 'unsafe-inline'; img-src data:" || badgeBorder == "" || badgeBorder == "none" {
+		t.Errorf("CSP %q, badge border style %q: want the strict policy with the inline styles applied", csp, badgeBorder)
 	}
 	if !strings.Contains(title, "reference") || scenarios != 2 || rects < 20 {
 		t.Errorf("page: title %q, %d scenario sections, %d timeline rects", title, scenarios, rects)

@@ -2,10 +2,13 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit statuses of every chaos command (documented in `chaos --help` and
@@ -58,4 +61,20 @@ func withUsageExits(cmd *cobra.Command) {
 		}
 	}
 	wrap(cmd)
+}
+
+// refuseNonPositiveDurations is every command's first check: a duration
+// flag given as zero or negative is a usage error (exit 2) naming the flag,
+// whatever the command (no chaos duration flag means "none" at 0).
+func refuseNonPositiveDurations(cmd *cobra.Command, _ []string) error {
+	var err error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if err != nil || !f.Changed || f.Value.Type() != "duration" {
+			return
+		}
+		if d, perr := time.ParseDuration(f.Value.String()); perr == nil && d <= 0 {
+			err = usageError(fmt.Errorf("--%s %s: want a duration > 0", f.Name, f.Value))
+		}
+	})
+	return err
 }

@@ -4,12 +4,15 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-chaos/vmcp-chaos/experiment"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
 )
 
 func newExperimentCmd() *cobra.Command {
@@ -32,6 +35,16 @@ func parsePairs(flag, want string, list []string, valueRequired bool) (map[strin
 		out[k] = v
 	}
 	return out, nil
+}
+
+// checkHTTPURL refuses a flag value that is not an http(s) URL with a
+// host (a usage error, exit 2, rather than a failed connection, exit 1).
+func checkHTTPURL(flag, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageError(fmt.Errorf("--%s %q: want an http or https URL with a host, such as http://127.0.0.1:8080/mcp", flag, raw))
+	}
+	return nil
 }
 
 // loadExperiment loads file with the --param overrides; any error is bad
@@ -87,6 +100,9 @@ safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 			}
 			if dryRun && !cmd.Flags().Changed("journal") {
 				journal = "" // a dry run writes nothing unless asked to
+			}
+			if !dryRun {
+				sweepBefore(cmd, "chaos experiment run")
 			}
 			opts := experiment.Options{DryRun: dryRun}
 			if !quiet {
@@ -170,9 +186,17 @@ flags or the output exists (use --force).`,
 			if o.Gateway == "" {
 				return usageError(errors.New("experiment init: --gateway is required"))
 			}
+			if err := checkHTTPURL("gateway", o.Gateway); err != nil {
+				return err
+			}
 			var err error
 			if o.Controls, err = parsePairs("control", "NAME=URL", controls, true); err != nil {
 				return usageError(err)
+			}
+			for name, u := range o.Controls {
+				if err := checkHTTPURL("control "+name, u); err != nil {
+					return err
+				}
 			}
 			if out != "-" && !force {
 				if _, err := os.Stat(out); err == nil {
@@ -187,7 +211,7 @@ flags or the output exists (use --force).`,
 				_, err = fmt.Fprint(cmd.OutOrStdout(), text)
 				return err
 			}
-			if err := os.WriteFile(out, []byte(text), 0o644); err != nil {
+			if err := atomicfile.Write(out, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s; check it with: chaos experiment run --dry-run %s\n", out, out)

@@ -12,9 +12,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
 )
 
 func main() {
+	// Every command handles SIGINT and SIGTERM through ctx: it stops, removes
+	// what it owns, writes what finished and exits 130.
+	containers.LeaveSignalsToCaller()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The first signal lets `chaos run` report what finished; a second one
@@ -23,10 +27,25 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	if err := newRootCmd().ExecuteContext(ctx); err != nil {
+	err := newRootCmd().ExecuteContext(ctx)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos:", err)
-		os.Exit(exitCode(err))
 	}
+	os.Exit(exitStatus(err, ctx.Err() != nil))
+}
+
+// exitStatus is the process's exit status: 130 once a signal arrived,
+// whatever the command returned (a server that stopped cleanly, or a
+// command whose work the signal cut short, included), else the command's
+// own status.
+func exitStatus(err error, interrupted bool) int {
+	switch {
+	case interrupted:
+		return exitInterrupted
+	case err != nil:
+		return exitCode(err)
+	}
+	return exitOK
 }
 
 // exitError carries a specific exit code out of a subcommand.
@@ -46,12 +65,15 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       harness.Version().String(),
+		// Every subcommand's flags are checked first (none defines its own
+		// persistent pre-run).
+		PersistentPreRunE: refuseNonPositiveDurations,
 	}
 	// --version prints what `chaos version` prints.
 	root.Flags().BoolP("version", "v", false, "print the harness version (as chaos version)")
 	root.SetVersionTemplate(harness.Version().Long())
 	root.AddCommand(newProfileCmd(), newBackendCmd(), newVMCPCmd(), newRunCmd(),
-		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd(), newVersionCmd())
+		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd(), newVersionCmd(), newCleanCmd())
 	withUsageExits(root)
 	return root
 }

@@ -66,8 +66,11 @@ func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.T
 	if partial > 0 {
 		fmt.Fprintf(w, " (%d with checks skipped)", partial)
 	}
-	fmt.Fprintf(w, ", %d failed, %d inconclusive, %d skipped in %s\n", counts[harness.VerdictFailed],
-		counts[harness.VerdictInconclusive], counts[harness.VerdictSkipped], time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(w, ", %d failed, %d inconclusive, %d skipped", counts[harness.VerdictFailed], counts[harness.VerdictInconclusive], counts[harness.VerdictSkipped])
+	if n := counts[harness.VerdictInterrupted]; n > 0 {
+		fmt.Fprintf(w, ", %d interrupted", n)
+	}
+	fmt.Fprintf(w, " in %s\n", time.Since(start).Round(time.Millisecond))
 	for _, s := range wrote {
 		fmt.Fprintln(w, s)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -28,6 +29,7 @@ func newProxyCmd() *cobra.Command {
 		verbose          bool
 		leaseTTL, maxTTL time.Duration
 		adminTokenFile   string
+		tokenFile        string
 	)
 	cmd := &cobra.Command{
 		Use:   "proxy --upstream URL [--listen ADDR] [--admin ADDR]",
@@ -47,7 +49,15 @@ Every fault set holds a lease (--lease-ttl unless ?ttl= says otherwise): if
 nobody renews it, the faults are cleared and the deployment heals itself.
 The control API binds loopback unless a token is given (--admin-token-file
 FILE or $CHAOS_ADMIN_TOKEN; --admin-token shows it to every local user in
-ps), which every control request must then carry as a bearer token.
+ps), which every control request must then carry as a bearer token; a
+token can be set on loopback too.
+
+The MCP listener is loopback by default: the proxy relays whoever reaches
+it to the backend. Off loopback it needs a token (--token-file FILE or
+$VMCP_CHAOS_TOKEN; --token shows it in ps), carried as
+"Proxy-Authorization: Bearer TOKEN" (the client's own Authorization then
+goes upstream) or "Authorization: Bearer TOKEN"; the proxy removes it
+before relaying.
 
 Prints one JSON line {upstream,url,admin,leaseTtl,pid} once it serves;
 SIGINT or SIGTERM clears the faults and stops.`,
@@ -61,6 +71,12 @@ SIGINT or SIGTERM clears the faults and stops.`,
 				return err
 			}
 			opts.AdminToken = tok
+			if opts.Token, err = resolveSecret("token", opts.Token, "token-file", tokenFile, "VMCP_CHAOS_TOKEN"); err != nil {
+				return err
+			}
+			if leaseTTL <= 0 || maxTTL <= 0 || leaseTTL > maxTTL {
+				return usageError(fmt.Errorf("proxy: --lease-ttl %s, --max-lease-ttl %s: want 0 < lease-ttl <= max-lease-ttl", leaseTTL, maxTTL))
+			}
 			opts.LeaseTTL, opts.MaxLeaseTTL = leaseTTL, maxTTL
 			opts.Logger = newLogger(cmd.ErrOrStderr(), verbose, slog.LevelDebug)
 			p, err := proxy.New(opts)
@@ -86,9 +102,11 @@ SIGINT or SIGTERM clears the faults and stops.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Upstream, "upstream", "", "the backend's MCP URL (http or https), e.g. http://10.0.0.7:8080/mcp")
 	f.StringVar(&opts.Listen, "listen", "127.0.0.1:0", "MCP listen address")
-	f.StringVar(&opts.Admin, "admin", "127.0.0.1:0", "control API listen address (non-loopback needs --admin-token)")
+	f.StringVar(&opts.Admin, "admin", "127.0.0.1:0", "control API listen address (non-loopback needs --admin-token-file or $CHAOS_ADMIN_TOKEN)")
 	f.StringVar(&opts.AdminToken, "admin-token", "", "bearer token the control API requires (default $CHAOS_ADMIN_TOKEN). Visible in ps: prefer --admin-token-file")
 	f.StringVar(&adminTokenFile, "admin-token-file", "", "read the control API's bearer token from this file (surrounding whitespace trimmed)")
+	f.StringVar(&opts.Token, "token", "", "bearer token the MCP listener requires; required off loopback. Visible in ps: prefer --token-file or env VMCP_CHAOS_TOKEN")
+	f.StringVar(&tokenFile, "token-file", "", "read the MCP listener's bearer token from this file (surrounding whitespace trimmed)")
 	f.DurationVar(&leaseTTL, "lease-ttl", proxy.DefaultLeaseTTL, "lease of faults set without ?ttl=")
 	f.DurationVar(&maxTTL, "max-lease-ttl", proxy.DefaultMaxLeaseTTL, "longest lease a controller may ask for")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log upstream errors to stderr")

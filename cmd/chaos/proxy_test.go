@@ -13,7 +13,7 @@ import (
 
 // TestProxyCommand runs chaos proxy in front of a real mcp-go server: MCP
 // passes through, the control API needs the token from the environment,
-// and SIGTERM stops it cleanly.
+// and SIGTERM stops it cleanly with exit 130.
 func TestProxyCommand(t *testing.T) {
 	b, err := proxytest.Start("alpha", proxytest.StreamableHTTP)
 	if err != nil {
@@ -50,8 +50,8 @@ func TestProxyCommand(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v", err)
+		if code := exitCodeOf(err); code != 130 {
+			t.Fatalf("chaos proxy after SIGTERM: exit %d (%v), want 130 (interrupted)", code, err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("chaos proxy did not stop within 10s of SIGTERM")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,7 +83,7 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.target.CapabilitiesSet = cmd.Flags().Changed("capabilities")
-			sweepLeftovers(cmd.ErrOrStderr())
+			sweepBefore(cmd, "chaos run", filepath.Dir(o.out), filepath.Dir(o.htmlPath()))
 			if o.target.Profile != "" && !cmd.Flags().Changed("target") {
 				o.target.Kind = "" // a profile is an exec target
 			}
@@ -134,19 +133,6 @@ func runTarget(cfg harness.TargetConfig) (harness.Target, error) {
 	return t, nil
 }
 
-// sweepLeftovers removes the temporary directories that runs killed before
-// they could clean up (SIGKILL, a test timeout) left behind, and says so on
-// w. A failure to sweep is reported, never fatal.
-func sweepLeftovers(w io.Writer) {
-	removed, err := harness.SweepLeftovers("")
-	if len(removed) > 0 {
-		fmt.Fprintf(w, "chaos run: removed %d temporary directories left by dead runs\n", len(removed))
-	}
-	if err != nil {
-		fmt.Fprintf(w, "chaos run: sweeping leftovers: %v\n", err)
-	}
-}
-
 func runScenarios(cmd *cobra.Command, o runOptions) error {
 	if err := o.checkOutput(); err != nil {
 		return usageError(err)
@@ -194,13 +180,15 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	if !o.quiet {
 		fmt.Fprintf(w, "chaos run: %d scenarios against %s\ncapabilities: %s\n", len(selected), target.Name(), target.Capabilities())
 	}
+	results := harness.NewResults(target)
+	start := time.Now()
 	// A runtime that cannot be prepared never ends the run: the scenarios
 	// that need it are skipped or fail with the reason, the others run.
+	// Interrupted while preparing, the loop below lists every scenario as
+	// not run, and the results and report say so.
 	if msg := scenarios.PrepareContainers(cmd.Context(), selected, runtime); msg != "" && !o.quiet {
 		fmt.Fprintln(w, msg)
 	}
-	results := harness.NewResults(target)
-	start := time.Now()
 	progress := newProgress(w, len(selected), o.quiet, o.verbose)
 	ctx := cmd.Context()
 	cut := 0                        // scenarios an interruption cut short or kept from running
@@ -217,12 +205,13 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 			}
 			break
 		}
+		began := time.Now()
 		rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck, Runtime: runtime, Starts: starts})
 		if ctx.Err() != nil {
 			results.Interrupted = true
-			r := rec.Result()
-			if r.Verdict != harness.VerdictSkipped {
-				rec.SetVerdict(harness.VerdictFailed, "interrupted while running: "+r.Reason)
+			if r := rec.Result(); r.Verdict != harness.VerdictSkipped {
+				// Not "overran its timeout": the signal cut it short.
+				rec.SetVerdict(harness.VerdictInterrupted, fmt.Sprintf("interrupted (%v) after %s", context.Cause(ctx), time.Since(began).Round(time.Millisecond)))
 				cut++
 			}
 		}

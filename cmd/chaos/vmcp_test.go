@@ -48,14 +48,14 @@ func TestVMCPCommandServesAggregatedBackends(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("alpha_echo through the gateway: %+v, %v", res, err)
 	}
-	// SIGTERM shuts down cleanly.
+	// SIGTERM shuts down cleanly, exit 130 (interrupted).
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("chaos vmcp exited with %v after SIGTERM", err)
+		if code := exitCodeOf(err); code != 130 {
+			t.Fatalf("chaos vmcp after SIGTERM: exit %d (%v), want 130 (interrupted)", code, err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("chaos vmcp did not stop within 10s of SIGTERM")

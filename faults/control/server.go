@@ -1,12 +1,14 @@
 // Package control holds what the control APIs of the chaos proxy and the
 // fake backends share: the server side (bounded bodies, JSON answers, the
-// bearer-token gate, the loopback rule, a status-recording writer) and the
-// client both the harness and the experiment runner use.
+// bearer-token gate, the loopback rule, a status-recording writer, the
+// lease that clears faults nobody renews) and the client both the harness
+// and the experiment runner use.
 package control
 
 import (
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,12 +25,16 @@ func IsLoopback(host string) bool {
 	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
+// ErrBodyTooLarge is ReadBody's error for a body over MaxBody (answered
+// 413).
+var ErrBodyTooLarge = fmt.Errorf("body larger than %d bytes (1 MiB)", MaxBody)
+
 // ReadBody reads a request body of at most MaxBody bytes; a larger body is
-// an error, never truncated.
+// ErrBodyTooLarge, never truncated.
 func ReadBody(r *http.Request) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	if err == nil && len(data) > MaxBody {
-		err = fmt.Errorf("body larger than %d bytes", MaxBody)
+		err = ErrBodyTooLarge
 	}
 	return data, err
 }
@@ -106,12 +112,17 @@ type Faults struct {
 }
 
 // HandleFaults registers GET|PUT|POST|DELETE /faults and GET /requests on
-// mux. A body over MaxBody or a rejected change answers 400 with its error.
+// mux. A body over MaxBody answers 413, a rejected change 400, each with
+// its error.
 func HandleFaults(mux *http.ServeMux, f Faults) {
 	mux.HandleFunc("GET /faults", func(w http.ResponseWriter, r *http.Request) { WriteJSON(w, http.StatusOK, f.List()) })
 	change := func(add bool) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			body, err := ReadBody(r)
+			if errors.Is(err, ErrBodyTooLarge) {
+				WriteError(w, http.StatusRequestEntityTooLarge, err)
+				return
+			}
 			var answer map[string]any
 			if err == nil {
 				answer, err = f.Change(r, body, add)

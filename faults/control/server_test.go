@@ -1,6 +1,7 @@
 package control
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,7 +10,7 @@ import (
 
 func TestReadBodyRefusesOversizedBodyInsteadOfTruncating(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPut, "/faults", strings.NewReader(strings.Repeat("x", MaxBody+1)))
-	if _, err := ReadBody(r); err == nil || !strings.Contains(err.Error(), "body larger than") {
+	if _, err := ReadBody(r); err == nil || !errors.Is(err, ErrBodyTooLarge) {
 		t.Fatalf("ReadBody of %d bytes: err = %v, want \"body larger than\"", MaxBody+1, err)
 	}
 	r = httptest.NewRequest(http.MethodPut, "/faults", strings.NewReader(strings.Repeat("x", MaxBody)))

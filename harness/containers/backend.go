@@ -48,7 +48,8 @@ func (t *Topology) Start(ctx context.Context, script *fakebackends.Script) (harn
 		alias: s.Name,
 		image: img,
 		cmd: []string{"backend", "--script", "/etc/chaos/script.yaml",
-			"--listen", fmt.Sprintf("0.0.0.0:%d", BackendMCPPort), "--admin", fmt.Sprintf("0.0.0.0:%d", BackendAdminPort)},
+			"--listen", fmt.Sprintf("0.0.0.0:%d", BackendMCPPort), "--admin", fmt.Sprintf("0.0.0.0:%d", BackendAdminPort),
+			"--allow-network"}, // the MCP listener serves the gateway on the run's own Docker network
 		env:       map[string]string{"CHAOS_ADMIN_TOKEN": e.token},
 		files:     []file{{path: "/etc/chaos/script.yaml", data: string(data)}},
 		ports:     []int{BackendMCPPort, BackendAdminPort},

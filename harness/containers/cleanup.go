@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -76,14 +77,22 @@ func ownerAlive(l map[string]string) bool {
 }
 
 // SweepDead removes every container, network and image labelled by an
-// owner on this host that no longer runs.
-func (e *Engine) SweepDead(ctx context.Context) error {
-	return e.remove(ctx, client.Filters{}.Add("label", LabelRun), func(l map[string]string) bool { return !ownerAlive(l) })
+// owner on this host that no longer runs, and returns what it removed
+// ("container NAME", "network NAME", "image ID").
+func (e *Engine) SweepDead(ctx context.Context) ([]string, error) {
+	var removed []string
+	var mu sync.Mutex
+	err := e.remove(ctx, client.Filters{}.Add("label", LabelRun), func(l map[string]string) bool { return !ownerAlive(l) },
+		func(what string) { mu.Lock(); removed = append(removed, what); mu.Unlock() })
+	return removed, err
 }
+
+// Swept is what the sweep at connection removed (see Get).
+func (e *Engine) Swept() []string { return slices.Clone(e.swept) }
 
 // RemoveRun removes every container, network and image of run id.
 func (e *Engine) RemoveRun(ctx context.Context, id string) error {
-	return e.remove(ctx, client.Filters{}.Add("label", LabelRun+"="+id), func(map[string]string) bool { return true })
+	return e.remove(ctx, client.Filters{}.Add("label", LabelRun+"="+id), func(map[string]string) bool { return true }, func(string) {})
 }
 
 // Leftovers lists the containers, networks and images of run id (for
@@ -122,8 +131,8 @@ func (e *Engine) Leftovers(ctx context.Context, id string) ([]string, error) {
 }
 
 // remove removes containers (forced), then networks, then images matching
-// filter whose labels satisfy pick.
-func (e *Engine) remove(ctx context.Context, f client.Filters, pick func(map[string]string) bool) error {
+// filter whose labels satisfy pick, telling removed what went.
+func (e *Engine) remove(ctx context.Context, f client.Filters, pick func(map[string]string) bool, removed func(string)) error {
 	cs, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
 		return fmt.Errorf("list containers: %w", err)
@@ -136,6 +145,8 @@ func (e *Engine) remove(ctx context.Context, f client.Filters, pick func(map[str
 			wg.Go(func() {
 				if _, err := e.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !isNotFound(err) {
 					errs[i] = fmt.Errorf("remove container %s: %w", c.ID[:12], err)
+				} else {
+					removed("container " + strings.TrimPrefix(strings.Join(c.Names, ","), "/"))
 				}
 			})
 		}
@@ -149,16 +160,18 @@ func (e *Engine) remove(ctx context.Context, f client.Filters, pick func(map[str
 		if pick(n.Labels) {
 			if _, err := e.cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !isNotFound(err) {
 				errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
+			} else {
+				removed("network " + n.Name)
 			}
 		}
 	}
-	return errors.Join(append(errs, e.removeImages(ctx, f, pick))...)
+	return errors.Join(append(errs, e.removeImages(ctx, f, pick, removed))...)
 }
 
 // removeImages removes the images matching filter whose labels satisfy
 // pick, children first (a build's intermediate images are labelled too, and
 // an image with a child cannot be removed), in rounds until none is left.
-func (e *Engine) removeImages(ctx context.Context, f client.Filters, pick func(map[string]string) bool) error {
+func (e *Engine) removeImages(ctx context.Context, f client.Filters, pick func(map[string]string) bool, removedFn func(string)) error {
 	var errs []error
 	for range 8 {
 		is, err := e.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: f})
@@ -179,6 +192,11 @@ func (e *Engine) removeImages(ctx context.Context, f client.Filters, pick func(m
 				errs = append(errs, fmt.Errorf("remove image %s: %w", i.ID, err))
 			} else {
 				removed++
+				name := strings.TrimPrefix(i.ID, "sha256:")[:12]
+				if len(i.RepoTags) > 0 && i.RepoTags[0] != "<none>:<none>" {
+					name = i.RepoTags[0]
+				}
+				removedFn("image " + name)
 			}
 		}
 		if removed == 0 {
@@ -192,10 +210,25 @@ func isNotFound(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "No such") || strings.Contains(err.Error(), "not found"))
 }
 
+// callerOwnsSignals is set by LeaveSignalsToCaller.
+var callerOwnsSignals atomic.Bool
+
+// LeaveSignalsToCaller says the process handles SIGINT and SIGTERM itself
+// and removes the run's resources through ShutdownDefault (the chaos
+// command line, which must exit 130 having written its results): the
+// Engine then installs no signal handler of its own. Without it (tests),
+// the Engine removes its resources on a signal and delivers it again.
+func LeaveSignalsToCaller() { callerOwnsSignals.Store(true) }
+
 // installSignalCleanup removes the run's resources on SIGINT or SIGTERM,
 // then delivers the signal again with the handler gone, so the process
-// ends (or its own handler runs) as it would have.
+// ends (or its own handler runs) as it would have. It does nothing once
+// LeaveSignalsToCaller was called: re-delivering the signal would kill a
+// process that is still writing its report (exit 143, partial files).
 func installSignalCleanup(e *Engine) {
+	if callerOwnsSignals.Load() {
+		return
+	}
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	go func() {

@@ -62,6 +62,7 @@ type Engine struct {
 	binDir string // temp dir of a static binary we built
 
 	netSeq atomic.Int64
+	swept  []string // what the sweep at connection removed
 }
 
 var engine struct {
@@ -108,7 +109,9 @@ func connect(ctx context.Context) (*Engine, error) {
 	e := &Engine{cli: cli, runID: randomHex(6), token: randomHex(16)}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if err := e.SweepDead(sctx); err != nil {
+	swept, err := e.SweepDead(sctx)
+	e.swept = swept
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "containers: sweep of dead owners' resources: %v\n", err)
 	}
 	installSignalCleanup(e)

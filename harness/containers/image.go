@@ -94,6 +94,11 @@ func (e *Engine) buildImage(ctx context.Context, tag, dockerfile string, bin []b
 	if err := tw.Close(); err != nil {
 		return err
 	}
+	// Never cancelled mid-flight: the engine goes on building (and leaves
+	// the image) after a cancelled request; finished, the run's cleanup
+	// removes it. The build takes seconds.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
 	res, err := e.cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{
 		Tags: []string{tag}, Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
 	})

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
@@ -87,10 +88,18 @@ func (e *Engine) createNetwork(ctx context.Context) (*netState, error) {
 	for range 8 {
 		subnet := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(100 + rand.IntN(150)), byte(rand.IntN(256)), 0}), 24)
 		gw := subnet.Addr().Next()
-		res, err := e.cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("containers: create network %s: %w", name, err)
+		}
+		// Never cancelled mid-flight: the engine may still create a network
+		// whose request was cancelled, after the run's cleanup listed what
+		// to remove (an interrupted run left one). Created, it is found.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		res, err := e.cli.NetworkCreate(cctx, name, client.NetworkCreateOptions{
 			Driver: "bridge", Labels: e.labels(),
 			IPAM: &network.IPAM{Driver: "default", Config: []network.IPAMConfig{{Subnet: subnet, Gateway: gw}}},
 		})
+		cancel()
 		if err != nil {
 			lastErr = err
 			if strings.Contains(err.Error(), "overlap") {

@@ -26,6 +26,12 @@ const (
 	DefaultMaxSessions = 500
 	// MaxMaxSessions is the largest limits.maxSessions.
 	MaxMaxSessions = 100_000
+	// MaxMaxResponseBytes is the largest limits.maxResponseBytes (1 GiB):
+	// one message larger than that is no longer a response but a memory
+	// exhaustion.
+	MaxMaxResponseBytes = 1 << 30
+	// MaxPoolSize is the largest pool.size.
+	MaxPoolSize = 10_000
 )
 
 // Duration bounds: values below the minimum turn a timer into a busy loop
@@ -68,6 +74,12 @@ func validateBounds(d decoder, cfg *Config) error {
 	}
 	if l.MaxSessions < 1 || l.MaxSessions > MaxMaxSessions {
 		return d.errf("limits.maxSessions", "%d is out of range: allowed 1 to %d", l.MaxSessions, MaxMaxSessions)
+	}
+	if l.MaxResponseBytes < 1 || l.MaxResponseBytes > MaxMaxResponseBytes {
+		return d.errf("limits.maxResponseBytes", "%d is out of range: allowed 1 to %d (1GiB)", l.MaxResponseBytes, MaxMaxResponseBytes)
+	}
+	if cfg.Pool.Size < 1 || cfg.Pool.Size > MaxPoolSize {
+		return d.errf("pool.size", "%d is out of range: allowed 1 to %d", cfg.Pool.Size, MaxPoolSize)
 	}
 	for i, b := range cfg.Backends {
 		p := fmt.Sprintf("backends[%d]", i)

@@ -25,6 +25,8 @@ func TestBoundsRefused(t *testing.T) {
 		{"tools limit", be + "limits: {maxToolsPerBackend: 1000000}\n", `f.yaml:3: limits.maxToolsPerBackend: 1000000 is out of range: allowed 1 to 100000`},
 		{"sessions limit", be + "limits: {maxSessions: 0}\n", `f.yaml:3: limits.maxSessions: must be at least 1`},
 		{"sessions limit high", be + "limits: {maxSessions: 200000}\n", `limits.maxSessions: 200000 is out of range: allowed 1 to 100000`},
+		{"response bytes 900GiB", be + "limits: {maxResponseBytes: 900GiB}\n", `f.yaml:3: limits.maxResponseBytes: 966367641600 is out of range: allowed 1 to 1073741824 (1GiB)`},
+		{"pool size 1e9", be + "pool: {size: 1000000000}\n", `f.yaml:3: pool.size: 1000000000 is out of range: allowed 1 to 10000`},
 		{"allowNetwork with bearer", be + "incomingAuth: {type: bearer, tokenEnv: T, allowNetwork: true}\n", `f.yaml:3: incomingAuth.allowNetwork: only anonymous auth takes allowNetwork`},
 	}
 	for _, tc := range cases {
@@ -42,7 +44,7 @@ func TestBoundsAccepted(t *testing.T) {
 	src := "backends:\n  - name: a\n    url: 'http://127.0.0.1:65535/mcp'\n    headers: {X-Team: a}\n" +
 		"    keepalive: {method: ping, interval: 10ms, timeout: 10ms, jitter: 1ms}\n" +
 		"timeouts: {sessionIdle: 100ms}\nhealth: {interval: 10ms, timeout: 5ms}\n" +
-		"incomingAuth: {type: anonymous, allowNetwork: true}\nlimits: {maxToolsPerBackend: 100000, maxSessions: 1}\n"
+		"incomingAuth: {type: anonymous, allowNetwork: true}\nlimits: {maxToolsPerBackend: 100000, maxSessions: 1, maxResponseBytes: 1GiB}\npool: {size: 10000}\n"
 	cfg, err := ParseWithEnv([]byte(src), "f.yaml", env(nil))
 	if err != nil {
 		t.Fatal(err)
