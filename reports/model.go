@@ -34,6 +34,7 @@ type runView struct {
 type scenarioView struct {
 	ID, Name, Group, Variant string
 	Labels                   string
+	Agreed                   string // "modern→2025-06-18": the revision the gateway agreed, when not the one asked for
 	Verdict, Badge           string
 	Partial                  bool
 	Reason                   string
@@ -135,7 +136,7 @@ func splitName(name string) (group, variant string) {
 }
 
 func newScenarioView(id string, s *harness.ScenarioResult) *scenarioView {
-	sv := &scenarioView{ID: id, Name: s.Name, Labels: strings.Join(s.Labels, ", "), Verdict: string(s.Verdict),
+	sv := &scenarioView{ID: id, Name: s.Name, Labels: strings.Join(s.Labels, ", "), Agreed: strings.Join(s.Agreed, ", "), Verdict: string(s.Verdict),
 		Reason: Redact(s.Reason), Duration: fmtDur(s.Duration.D())}
 	sv.Group, sv.Variant = splitName(s.Name)
 	if !s.Started.IsZero() {

@@ -235,7 +235,7 @@ func TestRenderEveryOutcome(t *testing.T) {
 		"not run: the run was interrupted", "interrupted while running",
 		"failed_calls_after_restart: 1 calls failed",
 		"5 passed (2 partial: some checks did not apply), 3 failed, 1 inconclusive, 2 skipped", "6 passed, 2 failed, 1 inconclusive (not judged: see each), 2 not applicable",
-		"INCONCLUSIVE 1/2", "? inconclusive", "no call reached beta with the fault applied",
+		"INCONCLUSIVE 1/2", "? inconclusive", "no call reached beta with the fault applied", "modern→2025-06-18",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("report lacks %q", want)
