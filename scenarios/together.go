@@ -31,25 +31,31 @@ func RunTogether(ctx context.Context, scs []Scenario, cfg RunConfig) []*harness.
 		wg.Go(func() { recs[i] = Run(ctx, sc, each) })
 	}
 	wg.Wait()
-	if leakCheck == nil {
-		return recs
+	if leakCheck != nil {
+		names := make([]string, len(scs))
+		for i, sc := range scs {
+			names[i] = sc.Name
+		}
+		failLeaks(leakCheck, recs, "run together with "+strings.Join(names, ", "))
 	}
+	return recs
+}
+
+// failLeaks runs leakCheck after scenarios that ran at once, and on a
+// leak fails every one of recs that ran (not skipped, not nil): which one
+// leaked cannot be told apart. how says how they ran.
+func failLeaks(leakCheck func(harness.TB), recs []*harness.Recorder, how string) {
 	tb := &leakTB{}
 	leakCheck(tb)
 	if tb.msg == "" {
-		return recs
-	}
-	names := make([]string, len(scs))
-	for i, sc := range scs {
-		names[i] = sc.Name
+		return
 	}
 	for _, rec := range recs {
-		if rec.Result().Verdict == harness.VerdictSkipped {
+		if rec == nil || rec.Result().Verdict == harness.VerdictSkipped {
 			continue
 		}
 		rec.AddCheck(harness.Check{Name: "no goroutine leaked", Verdict: harness.CheckFailed,
-			Observed: fmt.Sprintf("(run together with %s; the leak is one of theirs) %s", strings.Join(names, ", "), tb.msg)})
+			Observed: fmt.Sprintf("(%s; the leak is one of theirs) %s", how, tb.msg)})
 		rec.SetVerdict(harness.VerdictFailed, checksReason(rec.Result()))
 	}
-	return recs
 }

@@ -27,6 +27,7 @@ type runOptions struct {
 	list        bool
 	noLeakCheck bool
 	verbose     bool
+	parallel    int
 	runtime     string
 	// output: --html, --no-html, --quiet (see output.go)
 	html   string
@@ -109,6 +110,8 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 	f.StringVar(&o.out, "out", filepath.Join("out", "results.json"), "write the JSON results here")
 	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label) and exit")
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
+	f.IntVar(&o.parallel, "parallel", scenarios.DefaultParallel(), "run up to this many scenarios at once, each with its own topology (container and load scenarios run alone; "+
+		"1 to 16; default: one per core, at most 4)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print with each scenario its full reason, failed checks and key figures")
 	f.StringVar(&o.html, "html", "", "write the HTML report here (default: report.html beside --out, i.e. out/report.html)")
 	f.BoolVar(&o.noHTML, "no-html", false, "do not write the HTML report")
@@ -136,6 +139,9 @@ func runTarget(cfg harness.TargetConfig) (harness.Target, error) {
 func runScenarios(cmd *cobra.Command, o runOptions) error {
 	if err := o.checkOutput(); err != nil {
 		return usageError(err)
+	}
+	if o.parallel < 1 || o.parallel > 16 {
+		return usageError(fmt.Errorf("run: --parallel %d: want 1 to 16", o.parallel))
 	}
 	target, err := runTarget(o.target)
 	if err != nil {
@@ -193,30 +199,28 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	ctx := cmd.Context()
 	cut := 0                        // scenarios an interruption cut short or kept from running
 	starts := &harness.StartGuard{} // a gateway that cannot start is waited for twice, not per scenario
-	for i, sc := range selected {
+	cfg := scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck, Runtime: runtime, Starts: starts}
+	recs := scenarios.RunPool(ctx, selected, cfg, o.parallel, func(_ int, rec *harness.Recorder) {
 		if ctx.Err() != nil {
-			// Interrupted: list what did not run, then report what did.
-			results.Interrupted = true
-			cut += len(selected) - i
-			for _, rest := range selected[i:] {
-				rec := harness.NewRecorder(rest.Name, rest.Labels...)
-				rec.Skip("not run: the run was interrupted")
-				results.Add(rec)
-			}
-			break
-		}
-		began := time.Now()
-		rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck, Runtime: runtime, Starts: starts})
-		if ctx.Err() != nil {
-			results.Interrupted = true
 			if r := rec.Result(); r.Verdict != harness.VerdictSkipped {
 				// Not "overran its timeout": the signal cut it short.
-				rec.SetVerdict(harness.VerdictInterrupted, fmt.Sprintf("interrupted (%v) after %s", context.Cause(ctx), time.Since(began).Round(time.Millisecond)))
+				rec.SetVerdict(harness.VerdictInterrupted, fmt.Sprintf("interrupted (%v) after %s", context.Cause(ctx), r.Duration.D().Round(time.Millisecond)))
 				cut++
 			}
 		}
-		results.Add(rec)
 		progress(rec.Result())
+	})
+	for i, rec := range recs {
+		if rec == nil {
+			// Interrupted before it started: listed as not run.
+			rec = harness.NewRecorder(selected[i].Name, selected[i].Labels...)
+			rec.Skip("not run: the run was interrupted")
+			cut++
+		}
+		results.Add(rec)
+	}
+	if ctx.Err() != nil {
+		results.Interrupted = true
 	}
 	return finishRun(w, o, results, start, fmt.Errorf("interrupted (%v); %d scenario(s) did not finish", context.Cause(ctx), cut))
 }
