@@ -53,7 +53,7 @@ func TestReportInBrowser(t *testing.T) {
 	if b, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("chaos run: %v\n%s", err, b)
 	}
-	report := filepath.Join(dir, "report.html")
+	report := filepath.Join(dir, "results.html")
 	url := "file://" + report
 
 	// The browser's profile is its own temp dir, named on its command

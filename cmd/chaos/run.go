@@ -42,7 +42,9 @@ func newRunCmd() *cobra.Command {
 		Short: "Run the acceptance scenarios against a vMCP gateway",
 		Long: `Run the scenario catalogue (see scenarios/README.md) against a gateway
 under test, print progress and a verdict table, and write the JSON results and an HTML
-report (out/report.html beside out/results.json; see reports/README.md).
+report named after the results (out/results.html beside out/results.json;
+--out out/X.json writes out/X.html; see reports/README.md). The findings, one
+line per property the gateway failed, are printed above the table.
 
 With no arguments it starts the built-in topology: the reference vMCP
 in-process in front of in-process fake backends (and, for the process
@@ -111,7 +113,7 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label) and exit")
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print with each scenario its full reason, failed checks and key figures")
-	f.StringVar(&o.html, "html", "", "write the HTML report here (default: report.html beside --out, i.e. out/report.html)")
+	f.StringVar(&o.html, "html", "", "write the HTML report here (default: --out with .html for .json, i.e. out/results.html)")
 	f.BoolVar(&o.noHTML, "no-html", false, "do not write the HTML report")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress and no table, only the final summary line")
 	f.StringVar(&o.runtime, "runtime", "", "backend runtime: container runs every scenario's HTTP backends as Docker containers (default: each scenario's own)")
@@ -200,6 +202,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 		fmt.Fprintln(w, msg)
 	}
 	results := harness.NewResults(target)
+	results.Rerun = rerunCommand(o)
 	start := time.Now()
 	progress := newProgress(w, len(selected), o.quiet, o.verbose)
 	ctx := cmd.Context()

@@ -33,7 +33,7 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 	}
 	table := stdout.String()
 	for _, want := range []string{"[1/2 ", "[2/2 ", "SCENARIO", "VERDICT", "WHY", "wrapping/legacy/streamable-http", "wrapping/modern/sse",
-		"2 passed, 0 failed, 0 skipped", "report: " + filepath.Join(filepath.Dir(out), "report.html")} {
+		"2 passed, 0 failed, 0 skipped", "report: " + strings.TrimSuffix(out, ".json") + ".html"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -43,7 +43,7 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 			t.Errorf("line wider than 120 columns: %q", line)
 		}
 	}
-	checkReportFile(t, filepath.Join(filepath.Dir(out), "report.html"), "wrapping/legacy/streamable-http", "wrapping/modern/sse")
+	checkReportFile(t, strings.TrimSuffix(out, ".json")+".html", "wrapping/legacy/streamable-http", "wrapping/modern/sse")
 	if strings.Contains(table, "hang/") || strings.Contains(table, "FAILED") {
 		t.Errorf("table has other scenarios or failures")
 	}

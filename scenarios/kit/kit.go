@@ -31,6 +31,9 @@ type Kit struct {
 	lastStep string
 	// gaveUp is set once no session reached steady state.
 	gaveUp bool
+	// property, when set, is the property the checks being recorded
+	// judge (asProperty).
+	property harness.Property
 }
 
 // New makes the kit of a scenario body.
