@@ -124,7 +124,7 @@ func BuildFindings(r *Results) []Finding {
 			if c.Verdict == CheckPassed {
 				continue
 			}
-			k := key{c.Verdict, cmp.Or(c.Property, PropertyOf(c.Name))}
+			k := key{c.Verdict, cmp.Or(c.Property, PropertyOf(c.Name), PropOther)}
 			f := byKey[k]
 			if f == nil {
 				f = &Finding{Property: k.p, Text: k.p.Text(), Verdict: k.v, Reproduce: reproduce(r, s.Name)}

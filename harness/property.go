@@ -30,6 +30,10 @@ const (
 	PropMetrics      Property = "metrics"
 	PropBaseline     Property = "serves-before-fault"
 	PropRuns         Property = "scenario-runs"
+	// PropOther is no property of the catalogue: findings group under it
+	// the checks of results written before checks declared one, whose
+	// names no rule knows. It is not in Properties.
+	PropOther Property = "other"
 )
 
 // Properties is the closed catalogue, in the order findings list them.
@@ -51,6 +55,7 @@ var propertyText = map[Property]string{
 	PropMetrics:      "metrics",
 	PropBaseline:     "every backend answers before any fault",
 	PropRuns:         "the scenario runs to the end",
+	PropOther:        "checks of no catalogued property",
 }
 
 // Text is the property in words ("the call is bounded by the call

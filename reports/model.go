@@ -26,6 +26,10 @@ type runView struct {
 	Grid                                     gridView
 	Recoveries                               []recoveryRow // slowest and never-recovered faults across the run
 	Scenarios                                []*scenarioView
+	// Findings are the properties the run failed; NotJudged those it
+	// could not be judged on (inconclusive, not applicable).
+	Findings, NotJudged []findingView
+	results             *harness.Results
 }
 
 // scenarioView is one scenario: verdict, checks with evidence, figures,
@@ -118,6 +122,8 @@ func newRunView(id, label string, r *harness.Results) *runView {
 		rv.Took = fmtDur(last.Sub(r.Started))
 	}
 	rv.Grid = buildGrid(rv.Scenarios)
+	rv.Findings, rv.NotJudged = newFindingViews(r)
+	rv.results = r
 	rv.Recoveries = slowestRecoveries(rv.Scenarios, 8)
 	return rv
 }

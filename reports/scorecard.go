@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
 // gridView is a run's scorecard: a row per scenario group, a column per
@@ -79,6 +81,8 @@ type compareView struct {
 	Columns []*runView
 	Rows    []compareRow
 	Differ  int
+	// Matrix is the property × run matrix that opens the scorecard.
+	Matrix matrixView
 }
 
 type compareRow struct {
@@ -96,6 +100,11 @@ type checkRow struct {
 
 func buildCompare(runs []*runView) *compareView {
 	cv := &compareView{Columns: runs}
+	var rs []*harness.Results
+	for _, r := range runs {
+		rs = append(rs, r.results)
+	}
+	cv.Matrix = buildMatrix(rs)
 	var names []string
 	byRun := make([]map[string]*scenarioView, len(runs))
 	for i, r := range runs {
