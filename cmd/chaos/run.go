@@ -110,7 +110,8 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 	f.StringArrayVar(&o.labels, "label", nil, "run only the scenarios matching this Ginkgo label filter (the syntax of -ginkgo.label-filter: "+
 		"&&, ||, !, parentheses, a comma for ||) or named so; repeatable (either matches). Labels: "+strings.Join(scenarios.Labels(), ", "))
 	f.StringVar(&o.out, "out", filepath.Join("out", "results.json"), "write the JSON results here")
-	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label) and exit")
+	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label), with the capabilities they need, the gateway features they render into its config, "+
+		"and their checks not applicable to the target, and exit")
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print with each scenario its full reason, failed checks and key figures")
 	f.StringVar(&o.html, "html", "", "write the HTML report here (default: --out with .html for .json, i.e. out/results.html)")
@@ -178,13 +179,13 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	w := cmd.OutOrStdout()
 	if o.list {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SCENARIO\tLABELS\tNEEDS\tNOT APPLICABLE TO "+target.Name())
+		fmt.Fprintln(tw, "SCENARIO\tLABELS\tNEEDS\tCONFIG FEATURES\tNOT APPLICABLE TO "+target.Name())
 		for _, s := range selected {
 			na := s.NotApplicableTo(target)
 			if len(na) == 0 {
 				na = []string{"-"}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, strings.Join(s.Labels, ","), harness.Capabilities(s.Needs), strings.Join(na, "; "))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, strings.Join(s.Labels, ","), harness.Capabilities(s.Needs), s.FeatureNames(), strings.Join(na, "; "))
 		}
 		return tw.Flush()
 	}

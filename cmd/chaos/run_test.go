@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,11 @@ func TestRunFlags(t *testing.T) {
 	out, err := exec.CommandContext(ctx, chaosBin, "run", "--list", "--label", "breaker,session").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "session/legacy/sse") || strings.Contains(string(out), "wrapping/") {
 		t.Errorf("--list: %v\n%s", err, out)
+	}
+	// --list shows the config features each scenario renders: the breaker
+	// scenario asks for metrics too, whatever the target declares.
+	if !regexp.MustCompile(`(?m)^breaker/legacy/streamable-http .*breaker, metrics`).Match(out) || !strings.Contains(string(out), "CONFIG FEATURES") {
+		t.Errorf("--list does not show the breaker scenario's config features:\n%s", out)
 	}
 	testListNotApplicable(ctx, t)
 }
