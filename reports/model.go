@@ -51,6 +51,10 @@ type scenarioView struct {
 	Saw                      []countView
 	ErrorSamples             []errorSample
 	Notes                    []string
+	// Brief: in a scorecard, a scenario whose checks all passed shows
+	// only its heading and counts (the evidence, timeline and figures are
+	// in the run's own report): three gateways' scorecard stays small.
+	Brief bool
 }
 
 type checkView struct {
