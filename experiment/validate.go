@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	ctlapi "github.com/vmcp-chaos/vmcp-chaos/faults/control"
 )
 
@@ -203,6 +204,13 @@ func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 			}
 		}
 		return nil
+	}
+	if p.Property != "" && !harness.Property(p.Property).Known() {
+		var known []string
+		for _, k := range harness.Properties {
+			known = append(known, string(k))
+		}
+		return v.errf(f+".property", "unknown property %q (want one of %s)", p.Property, strings.Join(known, ", "))
 	}
 	if p.Timeout < time.Millisecond {
 		return v.errf(f+".timeout", "%s: want at least 1ms (a call needs time to be answered)", p.Timeout)
