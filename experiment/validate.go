@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	ctlapi "github.com/vmcp-chaos/vmcp-chaos/faults/control"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
 type validator struct {
