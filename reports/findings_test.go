@@ -83,6 +83,19 @@ func TestScorecardMatrix(t *testing.T) {
 			t.Errorf("matrix row %q: %q, want %q", prop, rows[prop], cells)
 		}
 	}
+	// Each run's details stay small (a scorecard of three full runs: 0.75
+	// MB, was 3.6): a scenario that passed is brief, one that did not
+	// keeps only its checks that did not pass.
+	for _, sec := range find(p.ids["r1"], "section", "scenario") {
+		h := text(find(sec, "h3", "")[0])
+		brief, hidden := len(find(sec, "p", "brief")) == 1, len(find(sec, "p", "passed-hidden")) == 1
+		switch {
+		case strings.Contains(h, "breaker/legacy/streamable-http") && (!brief || len(find(sec, "svg", "")) > 0):
+			t.Errorf("%s: a passed scenario in a scorecard is not brief", h)
+		case strings.Contains(h, "hang/modern/streamable-http") && (!hidden || len(find(sec, "tr", "cv-passed")) > 0 || len(find(sec, "tr", "cv-failed")) != 2):
+			t.Errorf("%s: a failed scenario in a scorecard shows passed checks, or not its failed ones", h)
+		}
+	}
 	det := find(cmp, "details", "percheck")
 	if len(det) != 1 || len(find(det[0], "table", "compare")) != 1 || attr(det[0], "open") != "" {
 		t.Error("the per-scenario comparison is not below the matrix, collapsed")

@@ -55,6 +55,10 @@ type scenarioView struct {
 	// only its heading and counts (the evidence, timeline and figures are
 	// in the run's own report): three gateways' scorecard stays small.
 	Brief bool
+	// PassedHidden counts the passed checks a scorecard leaves out of a
+	// scenario shown in full (the checks that did not pass stay, with
+	// their evidence).
+	PassedHidden int
 }
 
 type checkView struct {

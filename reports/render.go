@@ -91,6 +91,11 @@ func Render(w io.Writer, in []Input, opt Options) error {
 					s.Brief = s.Verdict == string(harness.VerdictPassed) && len(s.Checks) > 0 && s.Failed == 0 && !slices.ContainsFunc(s.Checks, func(c checkView) bool {
 						return c.Verdict == string(harness.CheckInconclusive)
 					})
+					if !s.Brief {
+						n := len(s.Checks)
+						s.Checks = slices.DeleteFunc(s.Checks, func(c checkView) bool { return c.Verdict == string(harness.CheckPassed) })
+						s.PassedHidden = n - len(s.Checks)
+					}
 				}
 			}
 			cv := buildCompare(g)
