@@ -32,7 +32,7 @@ type Kit struct {
 	// gaveUp is set once no session reached steady state.
 	gaveUp bool
 	// property, when set, is the property the checks being recorded
-	// judge (asProperty).
+	// judge (declare).
 	property harness.Property
 }
 

@@ -24,13 +24,12 @@ func (k *Kit) stamp(ch *harness.Check, evidence ...harness.CallRecord) {
 	}
 }
 
-// asProperty runs body with every check it records declared as judging
-// p (e.g. CheckRecovery: "the backend recovers after the fault").
-func (k *Kit) asProperty(p harness.Property, body func()) {
+// declare makes the checks recorded until restore is called judge p
+// (e.g. CheckRecovery: "the backend recovers after the fault").
+func (k *Kit) declare(p harness.Property) (restore func()) {
 	prev := k.property
 	k.property = p
-	defer func() { k.property = prev }()
-	body()
+	return func() { k.property = prev }
 }
 
 // deadlineFirst is the property a failed check is counted under: a

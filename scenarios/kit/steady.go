@@ -48,15 +48,15 @@ func (k *Kit) Steady(c *harness.Client, step string) *harness.Client {
 	if err == nil {
 		if k.steadyWithin(fresh, settle) == nil {
 			k.unsteady, k.gaveUp = "", false
-			k.asProperty(harness.PropSession, func() {
-				k.Check("the session recovers from "+k.lastStep, func(ck *C) {
-					ck.Expected("once %s ended, the session serves every backend again within %s", k.lastStep, SteadySettle)
-					ck.Evidence(failing)
-					ck.Observed("the session still failed after %s (%s %s: %s), while a fresh session served every backend",
-						time.Since(start).Round(time.Millisecond), failing.Method, failing.Target, excerpt(failing.Text(), 200))
-					ck.Expect(false).To(gomega.BeTrue(), "the session does not recover from %s", k.lastStep)
-				})
+			restore := k.declare(harness.PropSession)
+			k.Check("the session recovers from "+k.lastStep, func(ck *C) {
+				ck.Expected("once %s ended, the session serves every backend again within %s", k.lastStep, SteadySettle)
+				ck.Evidence(failing)
+				ck.Observed("the session still failed after %s (%s %s: %s), while a fresh session served every backend",
+					time.Since(start).Round(time.Millisecond), failing.Method, failing.Target, excerpt(failing.Text(), 200))
+				ck.Expect(false).To(gomega.BeTrue(), "the session does not recover from %s", k.lastStep)
 			})
+			restore()
 			k.lastStep = step
 			return fresh
 		}
@@ -119,9 +119,7 @@ func (k *Kit) steadyWithin(c *harness.Client, d time.Duration) *harness.Call {
 // succeeds again.
 func (k *Kit) CheckRecovery(name string, c *harness.Client, backend string, within time.Duration, maxFailed int, figure string) bool {
 	tool := k.Tool(backend, "echo")
-	prev := k.property
-	k.property = harness.PropRecovers
-	defer func() { k.property = prev }()
+	defer k.declare(harness.PropRecovers)()
 	return k.Check(name, func(ck *C) {
 		ck.Expected("%s serves again within %s of the end of the fault%s, and every failure in between names %s",
 			backend, within, maxFailedText(maxFailed), backend)
