@@ -8,7 +8,12 @@
 // than one lease. The journal is a harness.Results document.
 package experiment
 
-import "time"
+import (
+	"cmp"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
 
 // Experiment is one experiment file, decoded strictly (see Parse).
 type Experiment struct {
@@ -145,6 +150,14 @@ type Probe struct {
 	Name string `yaml:"name"`
 	// Type is tools_listed, call_tool or health.
 	Type string `yaml:"type"`
+	// Property is what the probe judges, from the closed catalogue of
+	// harness.Properties (e.g. optimizer-excludes-unhealthy): findings
+	// group experiments' probes with the scenarios' checks by it. Empty:
+	// from the probe (a health probe of the breaker: breaker; of states:
+	// health-reports; a call that must name a backend:
+	// names-failing-backend; one bounded in time: bounded-by-call-timeout;
+	// else by its name, or serves-before-fault).
+	Property string `yaml:"property,omitempty"`
 
 	// Tools (tools_listed) are glob patterns (path.Match) that must each
 	// match a listed tool; Absent are patterns no listed tool may match.
@@ -242,3 +255,21 @@ const (
 	DefaultCallTimeout = 10 * time.Second
 	DefaultRetryEvery  = 250 * time.Millisecond
 )
+
+// JudgedProperty is the property the probe judges (see Property).
+func (p *Probe) JudgedProperty() harness.Property {
+	if p.Property != "" {
+		return harness.Property(p.Property)
+	}
+	switch {
+	case p.Type == ProbeHealth && len(p.Breaker) > 0:
+		return harness.PropBreaker
+	case p.Type == ProbeHealth:
+		return harness.PropHealth
+	case p.Type == ProbeCallTool && p.Expect != nil && p.Expect.Names != "":
+		return harness.PropNamesBackend
+	case p.Type == ProbeCallTool && p.Expect != nil && p.Expect.Within > 0:
+		return harness.PropBounded
+	}
+	return cmp.Or(harness.PropertyOf(p.Name), harness.PropBaseline)
+}

@@ -74,6 +74,8 @@ func TestParseBad(t *testing.T) {
 		{"negative callTimeout", strings.Replace(goodExperiment, "safeguards: {leaseTTL: 5s}", "safeguards: {leaseTTL: 5s, callTimeout: -1s}", 1), "x.yaml:8: safeguards.callTimeout: negative duration", nil},
 		{"probe timeout below 1ms", strings.Replace(goodExperiment, "within: 2s}", "within: 2s}, timeout: 10us", 1), "method[2].probe.timeout: 10µs: want at least 1ms", nil},
 		{"unknown outcome", strings.Replace(goodExperiment, "expect: {names", "expect: {outcome: eror, names", 1), "method[2].probe.expect.outcome: unknown outcome \"eror\" (want ok, error, dropped, timeout or any)", nil},
+		{"unknown property", strings.Replace(goodExperiment, "expect: {names", "property: fast, expect: {names", 1), "method[2].probe.property: unknown property \"fast\" (want one of names-failing-backend, ", nil},
+		{"known property", strings.Replace(goodExperiment, "expect: {names", "property: breaker, expect: {names", 1), "", nil},
 		{"names with dropped", strings.Replace(goodExperiment, "expect: {names", "expect: {outcome: dropped, names", 1), "method[2].probe.expect.names: an error that names a backend needs outcome error", nil},
 		{"wrong type", strings.Replace(goodExperiment, "safeguards: {leaseTTL: 5s}", "safeguards: [5s]", 1), "x.yaml:8: safeguards: want a mapping", nil},
 		{"no hypothesis", "title: t\ndeployment: {gateway: \"http://127.0.0.1:1/mcp\"}\nsteadyState: {probes: []}\n", "x.yaml:3: steadyState.probes: required", nil},

@@ -105,7 +105,7 @@ func (r *runner) rollback() []string {
 // observed, or failed with err.
 func (r *runner) errCheck(name, expected, observed string, err error, start time.Time) harness.Check {
 	c := harness.Check{Name: name, Expected: expected, Observed: observed,
-		At: harness.Millis(r.rec.Since()), Took: harness.Millis(time.Since(start)), Verdict: harness.CheckPassed}
+		At: harness.Millis(r.rec.Since()), Took: harness.Millis(time.Since(start)), Verdict: harness.CheckPassed, Property: harness.PropRuns}
 	if err != nil {
 		c.Verdict, c.Observed = harness.CheckFailed, err.Error()
 	}

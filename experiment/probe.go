@@ -72,7 +72,7 @@ func (p *prober) run(ctx context.Context, pr *Probe, checkName string) harness.C
 		retry := !held && ctx.Err() == nil && time.Now().Add(t.RetryEvery).Before(deadline)
 		if !retry {
 			c := harness.Check{Name: checkName, Expected: p.expected(pr), At: harness.Millis(p.rec.Since()),
-				Took: harness.Millis(took), Calls: calls, Verdict: harness.CheckPassed}
+				Took: harness.Millis(took), Calls: calls, Verdict: harness.CheckPassed, Property: pr.JudgedProperty()}
 			obs := last.observed
 			if len(failed) > 0 {
 				obs = failed[len(failed)-1].observed

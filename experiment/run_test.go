@@ -148,7 +148,15 @@ func TestRunHeld(t *testing.T) {
 	if c.Verdict != harness.CheckPassed || !strings.Contains(c.Observed, "beta") || len(c.Calls) == 0 {
 		t.Fatalf("named check: %+v", c)
 	}
-	checkNamed(t, out, "rollback: beta clean")
+	// Probes map onto the scenarios' properties: a call that must name
+	// the backend judges "names the failing backend"; the rollback is the
+	// experiment running to its end.
+	if c.Property != harness.PropNamesBackend {
+		t.Errorf("the naming probe's property: %q", c.Property)
+	}
+	if rb := checkNamed(t, out, "rollback: beta clean"); rb.Property != harness.PropRuns {
+		t.Errorf("the rollback's property: %q", rb.Property)
+	}
 	if sr := out.Results.Scenarios[0]; sr.Verdict != harness.VerdictPassed {
 		t.Fatalf("journal verdict %s", sr.Verdict)
 	}

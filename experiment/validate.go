@@ -12,6 +12,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	ctlapi "github.com/vmcp-chaos/vmcp-chaos/faults/control"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
 type validator struct {
@@ -203,6 +204,13 @@ func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 			}
 		}
 		return nil
+	}
+	if p.Property != "" && !harness.Property(p.Property).Known() {
+		var known []string
+		for _, k := range harness.Properties {
+			known = append(known, string(k))
+		}
+		return v.errf(f+".property", "unknown property %q (want one of %s)", p.Property, strings.Join(known, ", "))
 	}
 	if p.Timeout < time.Millisecond {
 		return v.errf(f+".timeout", "%s: want at least 1ms (a call needs time to be answered)", p.Timeout)

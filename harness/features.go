@@ -57,3 +57,36 @@ type KeepaliveFeature struct {
 	MaxFailures int           `json:"maxFailures,omitempty"`
 	ProbeAfter  time.Duration `json:"probeAfter,omitempty"`
 }
+
+// Names lists the features f turns on, in a fixed order (health, breaker,
+// keepalive, metrics, optimizer); none for the zero value.
+func (f Features) Names() []string {
+	var out []string
+	if f.Health != nil {
+		out = append(out, "health")
+	}
+	if f.Breaker != nil {
+		out = append(out, "breaker")
+	}
+	if len(f.Keepalive) > 0 {
+		out = append(out, "keepalive")
+	}
+	if f.Metrics {
+		out = append(out, "metrics")
+	}
+	if f.Optimizer {
+		out = append(out, "optimizer")
+	}
+	return out
+}
+
+// FeatureSet is one distinct set of features a catalogue renders into a
+// target's config, with the scenarios that render it.
+type FeatureSet struct {
+	// Name lists the features, e.g. "breaker, metrics".
+	Name string
+	// Features are the features exactly as the scenarios ask for them.
+	Features Features
+	// Scenarios are the scenarios that render this set.
+	Scenarios []string
+}

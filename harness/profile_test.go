@@ -1,14 +1,17 @@
 package harness
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"go.yaml.in/yaml/v3"
 )
 
 // TestShippedProfilesLoad: the profiles in profiles/ are valid and say
@@ -179,5 +182,73 @@ func TestMatchTools(t *testing.T) {
 	}
 	if got := MatchTools(tools, backends, ""); got[1].Exposed != "" || got[2].Exposed != "" {
 		t.Errorf("default pattern {backend}_{tool} must not match {backend}__{tool} names: %+v", got)
+	}
+}
+
+// TestShippedProfilesKeepGatewayRules: the example profiles render configs
+// their gateways take (rules learnt by starting them, field notes
+// 2026-11), for every feature set: toolhive's healthCheckTimeout is less
+// than its healthCheckInterval and its telemetry names a service;
+// mcpproxy-go aggregates upstream prompts, and its profile leaves out the
+// resources it does not offer.
+func TestShippedProfilesKeepGatewayRules(t *testing.T) {
+	sets := []Features{{}, {Health: &HealthFeature{}}, {Breaker: &BreakerFeature{FailureThreshold: 3}, Metrics: true},
+		{Health: &HealthFeature{}, Breaker: &BreakerFeature{}, Optimizer: true}, {Metrics: true}}
+	render := func(file string, f Features) string {
+		t.Helper()
+		p, err := LoadProfile(filepath.Join("..", "profiles", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := sampleData
+		data.Features = f
+		out, err := RenderTemplate("config", p.ConfigText, data)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		return out
+	}
+	for _, f := range sets {
+		var th struct {
+			Operational struct {
+				FailureHandling *struct {
+					HealthCheckInterval string `yaml:"healthCheckInterval"`
+					HealthCheckTimeout  string `yaml:"healthCheckTimeout"`
+				} `yaml:"failureHandling"`
+			}
+			Telemetry *struct {
+				ServiceName string `yaml:"serviceName"`
+			}
+		}
+		out := render("toolhive-vmcp.yaml", f)
+		if err := yaml.Unmarshal([]byte(out), &th); err != nil {
+			t.Fatalf("toolhive config for %v: %v\n%s", f.Names(), err, out)
+		}
+		if fh := th.Operational.FailureHandling; fh != nil {
+			iv, err1 := time.ParseDuration(fh.HealthCheckInterval)
+			to, err2 := time.ParseDuration(fh.HealthCheckTimeout)
+			if err1 != nil || err2 != nil || to >= iv {
+				t.Errorf("toolhive config for %v: healthCheckTimeout %q must be less than healthCheckInterval %q", f.Names(), fh.HealthCheckTimeout, fh.HealthCheckInterval)
+			}
+		}
+		if th.Telemetry != nil && th.Telemetry.ServiceName == "" {
+			t.Errorf("toolhive config for %v: telemetry without a serviceName", f.Names())
+		}
+		if f.Metrics && th.Telemetry == nil {
+			t.Errorf("toolhive config for %v: no telemetry though metrics are asked for", f.Names())
+		}
+
+		var mp map[string]any
+		out = render("mcpproxy-go.yaml", f)
+		if err := json.Unmarshal([]byte(out), &mp); err != nil {
+			t.Fatalf("mcpproxy-go config: %v\n%s", err, out)
+		}
+		if mp["enable_prompts"] != true || mp["aggregate_upstream_prompts"] != true {
+			t.Errorf("mcpproxy-go config does not aggregate upstream prompts: %s", out)
+		}
+	}
+	p, err := LoadProfile(filepath.Join("..", "profiles", "mcpproxy-go.yaml"))
+	if err != nil || p.Methods.Lacks("resources/read") == "" || p.Methods.Lacks("prompts/get") != "" {
+		t.Errorf("mcpproxy-go profile methods %v (%v): want tools and prompts, no resources", p.Methods, err)
 	}
 }

@@ -292,3 +292,32 @@ func exerciseFamily(ctx context.Context, c *Client, family string) ProfileCheck 
 	}
 	return ProfileCheck{Name: family, Status: CheckPassed, Detail: fmt.Sprintf("beta's found as %q and answered in %s", exposed, r.Took().Round(time.Millisecond))}
 }
+
+// CheckFeatureSets starts the target once for each feature set (the
+// distinct sets the scenario catalogue renders into its config:
+// scenarios.FeatureSets), in front of the same fake backends as
+// CheckTarget, and reports, per set, whether the gateway started and was
+// ready with that config, or the gateway's own error when it refused it:
+// a config it rejects is caught here, not in the middle of a run.
+func CheckFeatureSets(ctx context.Context, target Target, sets []FeatureSet, progress func(string)) []ProfileCheck {
+	pattern := ""
+	if e, ok := target.(Exec); ok {
+		pattern = e.ToolNames
+	}
+	var out []ProfileCheck
+	for _, set := range sets {
+		if progress != nil {
+			progress(fmt.Sprintf("starting %s with the config of %s (%s)", target.Name(), strings.Join(set.Scenarios, ", "), set.Name))
+		}
+		name := "config: " + set.Name
+		start := time.Now()
+		env, err := Start(ctx, Topology{Name: "profile-check-features", Target: target, Backends: checkBackends(pattern, TransportsOf(target)), Features: set.Features})
+		if err != nil {
+			out = append(out, ProfileCheck{name, CheckFailed, fmt.Sprintf("the gateway refused the config rendered for %s: %v", strings.Join(set.Scenarios, ", "), err)})
+			continue
+		}
+		out = append(out, ProfileCheck{name, CheckPassed, fmt.Sprintf("started and ready in %s (the config of %s)", time.Since(start).Round(time.Millisecond), strings.Join(set.Scenarios, ", "))})
+		_ = env.Close(ctx)
+	}
+	return out
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -145,9 +146,16 @@ func (r *Recorder) CallsBetween(after, upTo int) []Event {
 
 // AddCheck records a judged check (its At is set to now when zero) and
 // a note on the timeline. A check named like an earlier one gets a " #2"
-// (#3, ...) suffix, so names stay unique within the scenario.
+// (#3, ...) suffix, so names stay unique within the scenario. A check
+// without a Property gets the one the catalogue declares for its name
+// (PropertyOf); Transport and Revision default to the scenario's labels,
+// Fault to "none".
 func (r *Recorder) AddCheck(c Check) Check {
 	c.At = cmp.Or(c.At, Millis(r.Since()))
+	c.Property = cmp.Or(c.Property, PropertyOf(c.Name))
+	c.Transport = cmp.Or(c.Transport, labelsOf(r.labels, "streamable-http", "sse", "stdio"))
+	c.Revision = cmp.Or(c.Revision, labelsOf(r.labels, string(RevisionLegacy), string(RevisionModern)))
+	c.Fault = cmp.Or(c.Fault, "none")
 	r.mu.Lock()
 	base, n := c.Name, 1
 	for r.hasCheckLocked(c.Name) {
@@ -294,4 +302,15 @@ func (r *Recorder) JSON() ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// labelsOf joins (with "+") those of want that labels hold.
+func labelsOf(labels []string, want ...string) string {
+	var out []string
+	for _, w := range want {
+		if slices.Contains(labels, w) {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, "+")
 }

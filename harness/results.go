@@ -54,6 +54,15 @@ type Results struct {
 	// Interrupted is set when the run was cut short (SIGINT, SIGTERM):
 	// the scenarios that had not run are listed skipped, with that reason.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Rerun is the command line that runs scenarios against this run's
+	// gateway again (its target flags; set by chaos run): findings append
+	// --label to it. Empty: "chaos run", with --profile when Profile is set.
+	Rerun string `json:"rerun,omitempty"`
+	// Findings are the run's checks that did not pass, grouped by
+	// property and verdict (BuildFindings; failures first): what is
+	// wrong with the gateway in a few lines. WriteJSON sets them; [] when
+	// every check passed.
+	Findings []Finding `json:"findings"`
 	// Scenarios are the scenario results, in run order.
 	Scenarios []ScenarioResult `json:"scenarios"`
 }
@@ -124,6 +133,19 @@ type Check struct {
 	Took Millis `json:"tookMs,omitempty"`
 	// Calls are the Seq numbers of the call events that are its evidence.
 	Calls []int `json:"calls,omitempty"`
+	// Property is what the check judges, from the closed catalogue
+	// (Properties); findings group failed checks by it.
+	Property Property `json:"property,omitempty"`
+	// Fault is the fault step the check was judged under (e.g. "timeout
+	// on tools/call", "stall_mid_body"); "none" before any fault.
+	Fault string `json:"fault,omitempty"`
+	// Transport is the backends' transport of the scenario
+	// (streamable-http, sse, or both).
+	Transport string `json:"transport,omitempty"`
+	// Revision is the protocol revision the check was judged on: the
+	// version the gateway agreed on the evidence call when known, else
+	// the scenario's (legacy or modern).
+	Revision string `json:"revision,omitempty"`
 }
 
 // CheckCounts returns how many of the scenario's checks failed and how
@@ -184,6 +206,7 @@ func (r *Results) WriteJSON(w io.Writer) error {
 	if r.Capabilities == nil {
 		r.Capabilities = Capabilities{} // written as [], never null
 	}
+	r.Findings = BuildFindings(r)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)

@@ -27,6 +27,10 @@ type runView struct {
 	Grid                                     gridView
 	Recoveries                               []recoveryRow // slowest and never-recovered faults across the run
 	Scenarios                                []*scenarioView
+	// Findings are the properties the run failed; NotJudged those it
+	// could not be judged on (inconclusive, not applicable).
+	Findings, NotJudged []findingView
+	results             *harness.Results
 }
 
 // scenarioView is one scenario: verdict, checks with evidence, figures,
@@ -49,6 +53,14 @@ type scenarioView struct {
 	Saw                      []countView
 	ErrorSamples             []errorSample
 	Notes                    []string
+	// Brief: in a scorecard, a scenario whose checks all passed shows
+	// only its heading and counts (the evidence, timeline and figures are
+	// in the run's own report): three gateways' scorecard stays small.
+	Brief bool
+	// PassedHidden counts the passed checks a scorecard leaves out of a
+	// scenario shown in full (the checks that did not pass stay, with
+	// their evidence).
+	PassedHidden int
 }
 
 type checkView struct {
@@ -122,6 +134,8 @@ func newRunView(id, label string, r *harness.Results) *runView {
 		rv.Took = fmtDur(last.Sub(r.Started))
 	}
 	rv.Grid = buildGrid(rv.Scenarios)
+	rv.Findings, rv.NotJudged = newFindingViews(r)
+	rv.results = r
 	rv.Recoveries = slowestRecoveries(rv.Scenarios, 8)
 	return rv
 }

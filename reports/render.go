@@ -87,6 +87,18 @@ func Render(w io.Writer, in []Input, opt Options) error {
 	groups := groupRuns(pv.Runs, subjects)
 	for _, g := range groups {
 		if len(g) > 1 {
+			for _, r := range g {
+				for _, s := range r.Scenarios {
+					s.Brief = s.Verdict == string(harness.VerdictPassed) && len(s.Checks) > 0 && s.Failed == 0 && !slices.ContainsFunc(s.Checks, func(c checkView) bool {
+						return c.Verdict == string(harness.CheckInconclusive)
+					})
+					if !s.Brief {
+						n := len(s.Checks)
+						s.Checks = slices.DeleteFunc(s.Checks, func(c checkView) bool { return c.Verdict == string(harness.CheckPassed) })
+						s.PassedHidden = n - len(s.Checks)
+					}
+				}
+			}
 			cv := buildCompare(g)
 			cv.ID, cv.Subject = "compare", subjects[slices.Index(pv.Runs, g[0])]
 			if n := len(pv.Compares); n > 0 {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
 // gridView is a run's scorecard: a row per scenario group, a column per
@@ -82,6 +84,8 @@ type compareView struct {
 	// Figures are the bench scenarios' figures, a value per column
 	// (compareFigures).
 	Figures []figureRow
+	// Matrix is the property × run matrix that opens the scorecard.
+	Matrix matrixView
 }
 
 type compareRow struct {
@@ -99,6 +103,11 @@ type checkRow struct {
 
 func buildCompare(runs []*runView) *compareView {
 	cv := &compareView{Columns: runs}
+	var rs []*harness.Results
+	for _, r := range runs {
+		rs = append(rs, r.results)
+	}
+	cv.Matrix = buildMatrix(rs)
 	var names []string
 	byRun := make([]map[string]*scenarioView, len(runs))
 	for i, r := range runs {

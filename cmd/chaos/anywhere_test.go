@@ -60,7 +60,7 @@ func TestRunAnywhereStatic(t *testing.T) {
 	if res.HarnessVersion == "" || res.HarnessVersion != harnessVersionOf(t, bin) {
 		t.Errorf("results harnessVersion %q, want the binary's (%q)", res.HarnessVersion, harnessVersionOf(t, bin))
 	}
-	report, err := os.ReadFile(filepath.Join(dir, "out", "report.html"))
+	report, err := os.ReadFile(filepath.Join(dir, "out", "results.html"))
 	if err != nil || !strings.Contains(string(report), "<dt>harness</dt><dd>"+res.HarnessVersion) {
 		t.Errorf("the report does not name the harness version %q (%v)", res.HarnessVersion, err)
 	}

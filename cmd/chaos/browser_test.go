@@ -42,9 +42,11 @@ func findBrowser(t *testing.T) string {
 // the reference gateway, two scenarios) and opens it in headless
 // Chromium: the page loads under its strict Content-Security-Policy with
 // no console or log error (a CSP violation included) or exception, its
-// styles applied, makes no network request beyond its own file, draws its timelines, its
-// screenshot is not blank, and it prints to PDF. The screenshot is kept
-// in $VMCP_CHAOS_SCREENSHOT_DIR when set.
+// styles applied, makes no network request beyond its own file, draws its
+// timelines, its screenshot is not blank, and it prints to PDF; its
+// findings are at the top. The scorecard of that run beside one with
+// failures opens with the property x gateway matrix and the findings. The
+// screenshot is kept in $VMCP_CHAOS_SCREENSHOT_DIR when set.
 func TestReportInBrowser(t *testing.T) {
 	browser := findBrowser(t)
 	dir := t.TempDir()
@@ -55,8 +57,16 @@ func TestReportInBrowser(t *testing.T) {
 	if b, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("chaos run: %v\n%s", err, b)
 	}
-	report := filepath.Join(dir, "report.html")
+	report := filepath.Join(dir, "results.html")
 	url := "file://" + report
+	// The scorecard of this run beside a run with failures (reports'
+	// testdata): it opens with the property x gateway matrix.
+	scorecard := filepath.Join(dir, "scorecard.html")
+	score := exec.CommandContext(ctx, chaosBin, "report", out, filepath.Join("..", "..", "reports", "testdata", "outcomes.json"), "-o", scorecard)
+	if b, err := score.CombinedOutput(); err != nil && score.ProcessState.ExitCode() != 1 { // 1: the input holds failed scenarios
+		t.Fatalf("chaos report: %v\n%s", err, b)
+	}
+	scoreURL := "file://" + scorecard
 
 	// The browser's profile is its own temp dir, named on its command
 	// line: once the browser is closed, any process still naming it is
@@ -89,7 +99,7 @@ func TestReportInBrowser(t *testing.T) {
 		case *runtime.EventExceptionThrown:
 			problems = append(problems, "exception: "+ev.ExceptionDetails.Error())
 		case *network.EventRequestWillBeSent:
-			if ev.Request.URL != url {
+			if ev.Request.URL != url && ev.Request.URL != scoreURL {
 				problems = append(problems, "request: "+ev.Request.URL)
 			}
 		case *network.EventLoadingFailed:
@@ -120,6 +130,43 @@ func TestReportInBrowser(t *testing.T) {
 	)
 	if err != nil {
 		t.Fatalf("browser: %v", err)
+	}
+	// The findings open the report: visible in the first screen, without
+	// scrolling, above the run's summary and scorecard.
+	var top struct {
+		Top, Height, SummaryTop float64
+		Text                    string
+	}
+	if err := chromedp.Run(bctx, chromedp.Evaluate(`(() => { const f = document.getElementById("r0-findings");
+		return {top: f ? f.getBoundingClientRect().top : -1, height: window.innerHeight, text: f ? f.innerText : "",
+			summaryTop: document.querySelector("dl.summary").getBoundingClientRect().top}; })()`, &top)); err != nil {
+		t.Fatalf("browser: findings: %v", err)
+	}
+	if top.Top < 0 || top.Top > top.Height || top.Top > top.SummaryTop || !strings.Contains(top.Text, "Findings") || !strings.Contains(top.Text, "None: every check judged passed") {
+		t.Errorf("the report's findings are not at the top: at %.0fpx of a %.0fpx screen (summary at %.0fpx): %q", top.Top, top.Height, top.SummaryTop, top.Text)
+	}
+	// The scorecard opens with the matrix: the property of the run with
+	// failures marked ✖ in the first screen; the per-scenario comparison
+	// below it, collapsed; that run's findings next.
+	var sc struct {
+		MatrixTop, Height float64
+		Matrix, Findings  string
+		DetailsOpen       bool
+	}
+	if err := chromedp.Run(bctx, chromedp.Navigate(scoreURL), chromedp.WaitVisible("#compare-matrix", chromedp.ByQuery),
+		chromedp.Evaluate(`(() => { const m = document.getElementById("compare-matrix");
+		return {matrixTop: m.getBoundingClientRect().top, height: window.innerHeight, matrix: m.innerText,
+			findings: [...document.querySelectorAll("#compare ol.findings")].map(e => e.innerText).join("\n"),
+			detailsOpen: document.querySelector("#compare details.percheck").open}; })()`, &sc)); err != nil {
+		t.Fatalf("browser: scorecard: %v", err)
+	}
+	if sc.MatrixTop < 0 || sc.MatrixTop > sc.Height || !strings.Contains(sc.Matrix, "the error names the failing backend") || !strings.Contains(sc.Matrix, "✖ 1") ||
+		!strings.Contains(sc.Findings, "the error names the failing backend") || sc.DetailsOpen {
+		t.Errorf("the scorecard does not open with the matrix and findings (matrix at %.0fpx of %.0fpx, details open %v):\n%s\n%s",
+			sc.MatrixTop, sc.Height, sc.DetailsOpen, sc.Matrix, sc.Findings)
+	}
+	if err := chromedp.Run(bctx, chromedp.Navigate(url), chromedp.WaitVisible("section.scenario svg", chromedp.ByQuery)); err != nil {
+		t.Fatalf("browser: back to the report: %v", err)
 	}
 	var pdf, printShot []byte
 	if err := chromedp.Run(bctx, chromedp.ActionFunc(func(ctx context.Context) error {

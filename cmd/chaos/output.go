@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
@@ -22,7 +23,9 @@ func (o runOptions) checkOutput() error {
 	return nil
 }
 
-// htmlPath is where the report goes, "" for none.
+// htmlPath is where the report goes, "" for none: --html, else the
+// results file's name with .html (out/X.json → out/X.html), so a second
+// run into the same folder keeps the first run's report.
 func (o runOptions) htmlPath() string {
 	switch {
 	case o.noHTML:
@@ -30,9 +33,12 @@ func (o runOptions) htmlPath() string {
 	case o.html != "":
 		return o.html
 	case o.out != "":
-		return filepath.Join(filepath.Dir(o.out), "report.html")
+		if filepath.Ext(o.out) == ".html" {
+			return strings.TrimSuffix(o.out, ".html") + ".report.html"
+		}
+		return strings.TrimSuffix(o.out, filepath.Ext(o.out)) + ".html"
 	}
-	return filepath.Join("out", "report.html")
+	return filepath.Join("out", "results.html")
 }
 
 // finishRun prints the table (unless quiet) and the summary line, writes
@@ -42,6 +48,7 @@ func (o runOptions) htmlPath() string {
 func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.Time, interruption error) error {
 	if !o.quiet {
 		fmt.Fprintln(w)
+		printFindings(w, results)
 		printTable(w, results)
 	}
 	var writeErr error

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
 func newProfileCmd() *cobra.Command {
@@ -26,7 +27,7 @@ func newProfileCheckCmd() *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "check FILE",
-		Short: "Start the profile's gateway once and report what works",
+		Short: "Start the profile's gateway and report what works, and whether it takes every config the scenarios render",
 		Long: `Check a target profile before a long run: load it strictly (an error names
 file:line: field), start the gateway once in front of two fake backends
 (alpha on streamable HTTP, beta on SSE; health monitor, breaker, keepalive
@@ -41,6 +42,13 @@ and metrics on as far as the profile declares them) and report:
   metrics        GET /metrics serves Prometheus text
   keepalive      the backend sees the keepalive pings asked for
   optimizer      (a second start) tools/list shows find_tool and call_tool
+  advertised     what the gateway offers at initialize (tools, resources,
+                 prompts); resources and prompts read and got through it
+  config: F      one more start per distinct feature set F the scenarios
+                 will render into its config (chaos run --list shows them:
+                 e.g. the breaker scenario asks for breaker and metrics),
+                 so a config the gateway refuses fails here, with the
+                 gateway's own message, not in the middle of chaos run
 
 Exit status: 0 everything declared works, 1 something declared does not,
 2 the profile is bad (or the arguments are), 130 interrupted.`,
@@ -72,7 +80,11 @@ func profileCheck(cmd *cobra.Command, file string, timeout time.Duration) error 
 		file, p.Name, caps, cmp.Or(p.ToolNames, harness.DefaultToolNamePattern), p.ReadyTools())
 	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 	defer cancel()
-	checks := harness.CheckTarget(ctx, target, func(s string) { fmt.Fprintln(w, "  ...", s) })
+	progress := func(s string) { fmt.Fprintln(w, "  ...", s) }
+	checks := harness.CheckTarget(ctx, target, progress)
+	if ctx.Err() == nil {
+		checks = append(checks, harness.CheckFeatureSets(ctx, target, scenarios.FeatureSets(scenarios.Catalogue(), target), progress)...)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHECK\tRESULT\tDETAIL")
 	failed := 0

@@ -121,3 +121,38 @@ func TestRunProfileFlag(t *testing.T) {
 		t.Fatalf("a bad --tool-names with --profile: exit %d %s", code, errOut)
 	}
 }
+
+// TestProfileCheckStartsEachFeatureSet: `chaos profile check` starts the
+// gateway once per distinct feature set the catalogue renders, so a
+// gateway that refuses one of them fails the check (exit 1) with the
+// gateway's own message: fixture a refusing metrics, whose profile
+// declares none (one start with the declared features passes), fails on
+// the breaker scenario's config, which asks for metrics anyway.
+func TestProfileCheckStartsEachFeatureSet(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "fixturegw")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../harness/internal/fixturegw").CombinedOutput(); err != nil {
+		t.Fatalf("build fixturegw: %v\n%s", err, out)
+	}
+	t.Setenv("VMCP_CHAOS_FIXTUREGW", bin)
+	prof := filepath.Join("..", "..", "scenarios", "testdata", "profiles", "fixture-a-rejects-metrics.yaml")
+	out, errOut, code := runChaosProfile(t, "profile", "check", prof)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	var failed []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "FAILED") {
+			failed = append(failed, line)
+		}
+	}
+	if len(failed) != 1 || !strings.HasPrefix(failed[0], "config: breaker, metrics") ||
+		!strings.Contains(failed[0], "breaker/legacy/streamable-http") || !strings.Contains(failed[0], "metrics: service name cannot be empty") {
+		t.Errorf("want exactly the breaker scenario's config failed, with the gateway's message; failed: %q", failed)
+	}
+	if !strings.Contains(out, "start ") || strings.Contains(out, "start                     FAILED") {
+		t.Errorf("the start with the declared features should pass")
+	}
+}

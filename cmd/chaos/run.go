@@ -42,7 +42,9 @@ func newRunCmd() *cobra.Command {
 		Short: "Run the acceptance scenarios against a vMCP gateway",
 		Long: `Run the scenario catalogue (see scenarios/README.md) against a gateway
 under test, print progress and a verdict table, and write the JSON results and an HTML
-report (out/report.html beside out/results.json; see reports/README.md).
+report named after the results (out/results.html beside out/results.json;
+--out out/X.json writes out/X.html; see reports/README.md). The findings, one
+line per property the gateway failed, are printed above the table.
 
 With no arguments it starts the built-in topology: the reference vMCP
 in-process in front of in-process fake backends (and, for the process
@@ -108,12 +110,13 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 	f.StringArrayVar(&o.labels, "label", nil, "run only the scenarios matching this Ginkgo label filter (the syntax of -ginkgo.label-filter: "+
 		"&&, ||, !, parentheses, a comma for ||) or named so; repeatable (either matches). Labels: "+strings.Join(scenarios.Labels(), ", "))
 	f.StringVar(&o.out, "out", filepath.Join("out", "results.json"), "write the JSON results here")
-	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label) and exit")
+	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label), with the capabilities they need, the gateway features they render into its config, "+
+		"and their checks not applicable to the target, and exit")
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
 	f.IntVar(&o.parallel, "parallel", scenarios.DefaultParallel(), "run up to this many scenarios at once, each with its own topology (container and load scenarios run alone; "+
 		"1 to 16; default: one per core, at most 4)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print with each scenario its full reason, failed checks and key figures")
-	f.StringVar(&o.html, "html", "", "write the HTML report here (default: report.html beside --out, i.e. out/report.html)")
+	f.StringVar(&o.html, "html", "", "write the HTML report here (default: --out with .html for .json, i.e. out/results.html)")
 	f.BoolVar(&o.noHTML, "no-html", false, "do not write the HTML report")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no progress and no table, only the final summary line")
 	f.StringVar(&o.runtime, "runtime", "", "backend runtime: container runs every scenario's HTTP backends as Docker containers (default: each scenario's own)")
@@ -168,13 +171,13 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	w := cmd.OutOrStdout()
 	if o.list {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SCENARIO\tLABELS\tNEEDS\tNOT APPLICABLE TO "+target.Name())
+		fmt.Fprintln(tw, "SCENARIO\tLABELS\tNEEDS\tCONFIG FEATURES\tNOT APPLICABLE TO "+target.Name())
 		for _, s := range selected {
 			na := s.NotApplicableTo(target)
 			if len(na) == 0 {
 				na = []string{"-"}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, strings.Join(s.Labels, ","), harness.Capabilities(s.Needs), strings.Join(na, "; "))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, strings.Join(s.Labels, ","), harness.Capabilities(s.Needs), s.FeatureNames(), strings.Join(na, "; "))
 		}
 		return tw.Flush()
 	}
@@ -187,6 +190,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 		fmt.Fprintf(w, "chaos run: %d scenarios against %s\ncapabilities: %s\n", len(selected), target.Name(), target.Capabilities())
 	}
 	results := harness.NewResults(target)
+	results.Rerun = rerunCommand(o)
 	start := time.Now()
 	// A runtime that cannot be prepared never ends the run: the scenarios
 	// that need it are skipped or fail with the reason, the others run.

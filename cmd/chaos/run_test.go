@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 	}
 	table := stdout.String()
 	for _, want := range []string{"[1/2 ", "[2/2 ", "SCENARIO", "VERDICT", "WHY", "wrapping/legacy/streamable-http", "wrapping/modern/sse",
-		"2 passed, 0 failed, 0 inconclusive, 0 skipped", "report: " + filepath.Join(filepath.Dir(out), "report.html")} {
+		"2 passed, 0 failed, 0 inconclusive, 0 skipped", "report: " + strings.TrimSuffix(out, ".json") + ".html"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -43,7 +44,7 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 			t.Errorf("line wider than 120 columns: %q", line)
 		}
 	}
-	checkReportFile(t, filepath.Join(filepath.Dir(out), "report.html"), "wrapping/legacy/streamable-http", "wrapping/modern/sse")
+	checkReportFile(t, strings.TrimSuffix(out, ".json")+".html", "wrapping/legacy/streamable-http", "wrapping/modern/sse")
 	if strings.Contains(table, "hang/") || strings.Contains(table, "FAILED") {
 		t.Errorf("table has other scenarios or failures")
 	}
@@ -107,6 +108,11 @@ func TestRunFlags(t *testing.T) {
 	out, err := exec.CommandContext(ctx, chaosBin, "run", "--list", "--label", "breaker,session").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "session/legacy/sse") || strings.Contains(string(out), "wrapping/") {
 		t.Errorf("--list: %v\n%s", err, out)
+	}
+	// --list shows the config features each scenario renders: the breaker
+	// scenario asks for metrics too, whatever the target declares.
+	if !regexp.MustCompile(`(?m)^breaker/legacy/streamable-http .*breaker, metrics`).Match(out) || !strings.Contains(string(out), "CONFIG FEATURES") {
+		t.Errorf("--list does not show the breaker scenario's config features:\n%s", out)
 	}
 	testListNotApplicable(ctx, t)
 }
@@ -186,6 +192,13 @@ func TestRunFailingAndLackingTarget(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("chaos run against a broken gateway: %v, want exit status 1", err)
 	}
+	// The findings, above the table: one, the call timeout, counting the
+	// four stalls, with the command that reproduces it on this gateway.
+	findings, _, _ := strings.Cut(stdout.String(), "SCENARIO ")
+	if n := strings.Count(findings, "✖ "); n != 1 || !strings.Contains(findings, "FINDINGS\n✖ the call is bounded by the call timeout: 4 checks failed in 1 scenario; first evidence: `tools/call beta_") ||
+		!strings.Contains(findings, "reproduce: chaos run --target exec --config-template "+tmpl+" --capabilities session-api --label hang/legacy/streamable-http") {
+		t.Errorf("want one finding above the table, the call timeout, and how to reproduce it:\n%s", findings)
+	}
 	for _, want := range []string{"FAILED", "SKIPPED", "0 passed, 1 failed, 0 inconclusive, 1 skipped"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q", want)
@@ -202,7 +215,10 @@ func TestRunFailingAndLackingTarget(t *testing.T) {
 	if breaker.Verdict != harness.VerdictSkipped || !strings.Contains(breaker.Reason, "breaker") {
 		t.Errorf("breaker against a target without it: %s %s", breaker.Verdict, breaker.Reason)
 	}
-	checkReportFile(t, filepath.Join(dir, "report.html"), "hang/legacy/streamable-http", "breaker/legacy/streamable-http")
+	checkReportFile(t, filepath.Join(dir, "results.html"), "hang/legacy/streamable-http", "breaker/legacy/streamable-http")
+	if len(res.Findings) != 1 || res.Findings[0].Property != harness.PropBounded || res.Findings[0].Checks != 4 {
+		t.Errorf("JSON findings: %+v", res.Findings)
+	}
 
 	// The scorecard of the reference (a real run, in reports/testdata)
 	// against this broken gateway marks where they differ.

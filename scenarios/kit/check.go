@@ -86,8 +86,14 @@ func (k *Kit) Check(name string, body func(c *C)) bool {
 	if len(order) == 1 {
 		ch.Took = evidence[order[0]].Duration
 	}
+	var records []harness.CallRecord
+	for _, seq := range order {
+		records = append(records, evidence[seq])
+	}
+	k.stamp(&ch, records...)
 	if failed {
 		ch.Verdict = harness.CheckFailed
+		ch.Property = deadlineFirst(ch.Property, records)
 		ch.Observed = excerpt(strings.TrimSpace(failMsg), 1500)
 		if c.observed != "" {
 			ch.Observed = c.observed + ": " + ch.Observed
@@ -198,7 +204,11 @@ func (k *Kit) CheckIf(needs []harness.Capability, name string, body func(c *C)) 
 }
 
 // NotApplicable records a check not judged, and why.
-func (k *Kit) NotApplicable(name, reason string) { k.Recorder().NotApplicable(name, reason) }
+func (k *Kit) NotApplicable(name, reason string) {
+	ch := harness.Check{Name: name, Verdict: harness.CheckNotApplicable, Reason: reason}
+	k.stamp(&ch)
+	k.Recorder().AddCheck(ch)
+}
 
 // describe is one call as evidence: method, target, outcome, duration
 // and an excerpt of its text.

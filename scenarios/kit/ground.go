@@ -159,11 +159,14 @@ func (k *Kit) checkPremise(name, why string, call *harness.Call, body func(c *C)
 // the calls that show it.
 func (k *Kit) Inconclusive(name, why string, calls ...*harness.Call) {
 	ch := harness.Check{Name: name, Verdict: harness.CheckInconclusive, Reason: why, Expected: name}
+	var records []harness.CallRecord
 	for _, c := range calls {
 		if c != nil {
 			ch.Calls = append(ch.Calls, c.Seq)
 			ch.Observed = describe(c.CallRecord)
+			records = append(records, c.CallRecord)
 		}
 	}
+	k.stamp(&ch, records...)
 	k.Recorder().AddCheck(ch)
 }

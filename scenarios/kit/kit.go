@@ -34,6 +34,9 @@ type Kit struct {
 	// fresh is the session the next Steady goes on with: CheckRecovery
 	// found the old one broken while a fresh one was served.
 	fresh *harness.Client
+	// property, when set, is the property the checks being recorded
+	// judge (declare).
+	property harness.Property
 }
 
 // New makes the kit of a scenario body.

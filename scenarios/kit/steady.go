@@ -51,6 +51,7 @@ func (k *Kit) Steady(c *harness.Client, step string) *harness.Client {
 	if err == nil {
 		if k.steadyWithin(fresh, settle) == nil {
 			k.unsteady, k.gaveUp = "", false
+			restore := k.declare(harness.PropSession)
 			k.Check("the session recovers from "+k.lastStep, func(ck *C) {
 				ck.Expected("once %s ended, the session serves every backend again within %s", k.lastStep, SteadySettle)
 				ck.Evidence(failing)
@@ -58,6 +59,7 @@ func (k *Kit) Steady(c *harness.Client, step string) *harness.Client {
 					time.Since(start).Round(time.Millisecond), failing.Method, failing.Target, excerpt(failing.Text(), 200))
 				ck.Expect(false).To(gomega.BeTrue(), "the session does not recover from %s", k.lastStep)
 			})
+			restore()
 			k.lastStep = step
 			return fresh
 		}
@@ -129,6 +131,7 @@ func (k *Kit) CheckRecovery(name string, c *harness.Client, backend string, with
 		return false
 	}
 	tool := k.Tool(backend, "echo")
+	defer k.declare(harness.PropRecovers)()
 	start := time.Now()
 	var failures []*harness.Call
 	var ok *harness.Call
@@ -151,6 +154,7 @@ func (k *Kit) CheckRecovery(name string, c *harness.Client, backend string, with
 	} else if grounded(k.Ctx) {
 		if fresh, served := k.freshServes(c, tool); served != nil {
 			k.fresh = fresh
+			defer k.declare(harness.PropSession)()
 			return k.Check("the session recovers from "+k.lastStep, func(ck *C) {
 				ck.Evidence(failures...)
 				ck.Evidence(served)

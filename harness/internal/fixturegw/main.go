@@ -19,7 +19,9 @@
 //	          answers 503 for --index-delay).
 //
 // Broken variants: --anonymous-errors (look a: errors name no backend);
-// --call-timeout 1h (look b: in effect no call deadline).
+// --call-timeout 1h (look b: in effect no call deadline); --reject-feature
+// F (refuses, at start, a config that turns feature F on, as toolhive
+// refuses telemetry without a serviceName).
 //
 // Behaviours of real gateways, for fixtures c–f (quirks.go, backproxy.go):
 // --no-resources (no resources capability, resources/* answered -32601);
@@ -45,6 +47,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -67,6 +70,7 @@ func run() error {
 		callTimeout, indexDelay             time.Duration
 		q                                   quirks
 		acceptWrongID, neverBack            bool
+		reject                              string
 	)
 	flag.StringVar(&cfgPath, "config", "", "the reference gateway's config file")
 	flag.StringVar(&listen, "listen", "127.0.0.1:0", "listen address")
@@ -82,12 +86,17 @@ func run() error {
 	flag.BoolVar(&q.agreeOld, "agree-old-revision", false, "fixture g: every client is agreed protocol 2025-06-18 (server/discover answered -32601), whatever it asks for")
 	flag.BoolVar(&q.keepBroken, "keep-broken-session", false, "fixture h: after an error answer for a backend in a session, the session's backend client is never rebuilt (new sessions work)")
 	flag.BoolVar(&neverBack, "sse-never-back", false, "fixture f: an SSE backend whose session stream the backend ended (a restart) is never served again")
+	flag.StringVar(&reject, "reject-feature", "", "refuse to start when the config turns this feature on (health, breaker, keepalive, metrics or optimizer), "+
+		"as a gateway that does not support it, or needs more settings for it, does")
 	flag.Parse()
 	if look != "a" && look != "b" {
 		return fmt.Errorf("--look %q: want a or b", look)
 	}
 	cfg, err := vmcp.LoadConfig(cfgPath)
 	if err != nil {
+		return err
+	}
+	if err := rejectFeature(cfg, cfgPath, reject); err != nil {
 		return err
 	}
 	if prefixFormat != "" {
@@ -225,4 +234,24 @@ func (f *front) sessionB(w http.ResponseWriter, r *http.Request) {
 		list = append(list, map[string]any{"server": name, "status": string(m.State), "error": m.LastError})
 	}
 	writeJSON(w, map[string]any{"session": map[string]any{"id": st.ID, "upstreams": list}})
+}
+
+// rejectFeature is the error a gateway gives for a config that turns on
+// the feature it rejects (none when reject is "" or the feature is off).
+func rejectFeature(cfg *vmcp.Config, path, reject string) error {
+	on := map[string]bool{
+		"health": cfg.Health.Enabled, "breaker": cfg.Breaker.Enabled, "metrics": cfg.Metrics.Prometheus, "optimizer": cfg.Optimizer.Enabled,
+	}
+	for _, b := range cfg.Backends {
+		on["keepalive"] = on["keepalive"] || b.Keepalive.Method != "" && b.Keepalive.Method != "none"
+	}
+	switch {
+	case reject == "":
+		return nil
+	case !slices.Contains([]string{"health", "breaker", "keepalive", "metrics", "optimizer"}, reject):
+		return fmt.Errorf("--reject-feature %q: want health, breaker, keepalive, metrics or optimizer", reject)
+	case on[reject]:
+		return fmt.Errorf("config %s: %s: service name cannot be empty (this gateway needs settings for %s that the config does not give)", path, reject, reject)
+	}
+	return nil
 }

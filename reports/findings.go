@@ -1,0 +1,130 @@
+package reports
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// findingView is one finding as the report shows it: the property failed
+// (or not judged), its counts, evidence, places and reproducing command.
+type findingView struct {
+	Verdict, Line, Text, Reproduce string
+	Checks, Scenarios              int
+	First, Worst                   string
+	Where                          []string
+	Reasons                        []string
+}
+
+// newFindingViews builds the findings of a run: the failures and the
+// checks not judged, apart.
+func newFindingViews(r *harness.Results) (failed, notJudged []findingView) {
+	for _, f := range harness.BuildFindings(r) {
+		v := findingView{Verdict: string(f.Verdict), Line: Redact(f.Line()), Text: f.Text, Reproduce: Redact(f.Reproduce),
+			Checks: f.Checks, Scenarios: len(f.Scenarios), Reasons: f.Reasons}
+		if f.First != nil {
+			v.First = Redact(f.First.String())
+		}
+		if f.Worst != nil && (f.First == nil || *f.Worst != *f.First) {
+			v.Worst = Redact(f.Worst.String())
+		}
+		for _, p := range f.Where {
+			parts := []string{p.Scenario}
+			if p.Fault != "" {
+				parts = append(parts, "fault "+p.Fault)
+			}
+			for _, s := range []string{p.Transport, p.Revision} {
+				if s != "" {
+					parts = append(parts, s)
+				}
+			}
+			v.Where = append(v.Where, fmt.Sprintf("%s: %d check(s)", strings.Join(parts, " · "), p.Checks))
+		}
+		if f.Judged() {
+			failed = append(failed, v)
+		} else {
+			notJudged = append(notJudged, v)
+		}
+	}
+	return failed, notJudged
+}
+
+// matrixView is the scorecard's top: a row per property, a column per
+// run (gateway), a cell saying how the run did on it.
+type matrixView struct {
+	Rows []matrixRow
+}
+
+type matrixRow struct {
+	Property, Text string
+	Cells          []matrixCell
+}
+
+// matrixCell is ✔ (judged, every check passed), ✖ with counts (failed),
+// ? with counts (none failed, some inconclusive), — (not applicable, or
+// no check of the property in the run).
+type matrixCell struct {
+	Mark, Class, Title string
+}
+
+// propCounts counts a run's checks of each property by verdict.
+func propCounts(r *harness.Results) map[harness.Property]map[harness.CheckVerdict]int {
+	out := map[harness.Property]map[harness.CheckVerdict]int{}
+	scen := map[harness.Property]map[string]bool{}
+	for _, s := range r.Scenarios {
+		for _, c := range s.Checks {
+			p := cmp.Or(c.Property, harness.PropertyOf(c.Name), harness.PropOther)
+			if out[p] == nil {
+				out[p], scen[p] = map[harness.CheckVerdict]int{}, map[string]bool{}
+			}
+			out[p][c.Verdict]++
+			if c.Verdict == harness.CheckFailed {
+				scen[p][s.Name] = true
+			}
+		}
+	}
+	for p, m := range scen {
+		out[p]["scenarios"] = len(m)
+	}
+	return out
+}
+
+// buildMatrix builds the property × run matrix of runs.
+func buildMatrix(runs []*harness.Results) matrixView {
+	counts := make([]map[harness.Property]map[harness.CheckVerdict]int, len(runs))
+	for i, r := range runs {
+		counts[i] = propCounts(r)
+	}
+	var mv matrixView
+	for _, p := range append(slices.Clone(harness.Properties), harness.PropOther) {
+		row := matrixRow{Property: string(p), Text: p.Text()}
+		seen := false
+		for i := range runs {
+			row.Cells = append(row.Cells, newMatrixCell(counts[i][p]))
+			seen = seen || counts[i][p] != nil
+		}
+		if seen || p != harness.PropOther { // "other" only for results that have such checks
+			mv.Rows = append(mv.Rows, row)
+		}
+	}
+	return mv
+}
+
+func newMatrixCell(n map[harness.CheckVerdict]int) matrixCell {
+	switch {
+	case n[harness.CheckFailed] > 0:
+		return matrixCell{Mark: fmt.Sprintf("✖ %d", n[harness.CheckFailed]), Class: "failed",
+			Title: fmt.Sprintf("%d checks failed in %d scenarios, %d passed", n[harness.CheckFailed], n["scenarios"], n[harness.CheckPassed])}
+	case n[harness.CheckInconclusive] > 0:
+		return matrixCell{Mark: fmt.Sprintf("? %d", n[harness.CheckInconclusive]), Class: "inconclusive",
+			Title: fmt.Sprintf("%d checks inconclusive, %d passed", n[harness.CheckInconclusive], n[harness.CheckPassed])}
+	case n[harness.CheckPassed] > 0:
+		return matrixCell{Mark: "✔", Class: "passed", Title: fmt.Sprintf("%d checks passed", n[harness.CheckPassed])}
+	case n[harness.CheckNotApplicable] > 0:
+		return matrixCell{Mark: "—", Class: "not_applicable", Title: fmt.Sprintf("%d checks not applicable", n[harness.CheckNotApplicable])}
+	}
+	return matrixCell{Mark: "—", Class: "absent", Title: "no check of this property ran"}
+}

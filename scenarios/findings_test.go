@@ -1,0 +1,146 @@
+package scenarios_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+)
+
+// runForFindings runs the named scenarios (all but the container ones
+// when names is empty) against target and returns the results, with
+// their findings.
+func runForFindings(t *testing.T, target harness.Target, names ...string) *harness.Results {
+	t.Helper()
+	res := harness.NewResults(target)
+	for _, sc := range scenarios.Catalogue() {
+		if len(names) == 0 && sc.HasLabel(scenarios.LabelContainer) || len(names) > 0 && !contains(names, sc.Name) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+scenarios.TeardownBound(sc, "")+30*time.Second)
+		res.Add(scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target}))
+		cancel()
+	}
+	res.Findings = harness.BuildFindings(res)
+	for _, f := range res.Findings {
+		t.Logf("%s: %s", target.Name(), f.Line())
+	}
+	return res
+}
+
+func contains(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// failedFindings are the findings of failed checks.
+func failedFindings(res *harness.Results) []harness.Finding {
+	var out []harness.Finding
+	for _, f := range res.Findings {
+		if f.Judged() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// TestEveryCheckHasAProperty runs the catalogue (but the container
+// scenarios) against the reference gateway: every check it records
+// declares a property of the closed catalogue, and the reference, which
+// behaves, has no finding at all.
+func TestEveryCheckHasAProperty(t *testing.T) {
+	// The process scenarios run this module's chaos binary: build it
+	// once, here, so no scenario's timeout pays for a compile under load.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := harness.BuildChaos(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(harness.CleanupChaosBuild)
+	res := runForFindings(t, harness.Reference{})
+	n := 0
+	for _, s := range res.Scenarios {
+		for _, c := range s.Checks {
+			n++
+			if !c.Property.Known() {
+				t.Errorf("%s: check %q declares no property of the catalogue (%q): add a rule to harness/property.go", s.Name, c.Name, c.Property)
+			}
+			if c.Transport == "" || c.Revision == "" || c.Fault == "" {
+				t.Errorf("%s: check %q lacks what it was judged under: fault %q, transport %q, revision %q", s.Name, c.Name, c.Fault, c.Transport, c.Revision)
+			}
+		}
+	}
+	if n < 500 {
+		t.Errorf("only %d checks in the catalogue's run", n)
+	}
+	if len(res.Findings) != 0 {
+		t.Errorf("the reference has %d findings, want none", len(res.Findings))
+	}
+}
+
+// TestFindingsOfKnownDefects: a gateway with one known defect gives
+// exactly one finding, that defect's property, counting every check it
+// failed: the no-deadline mutant (the reference with an hour-long call
+// timeout) "bounded by the call timeout", also for its naming checks
+// whose call only the client's own deadline ended; fixture a's broken
+// variant (errors name no backend) "names the failing backend".
+func TestFindingsOfKnownDefects(t *testing.T) {
+	t.Run("no-deadline mutant", func(t *testing.T) {
+		target := harness.Reference{TargetName: "mutant-no-deadline", Configure: func(cfg *vmcp.Config) { cfg.Timeouts.Call = time.Hour }}
+		names := []string{"wrapping/legacy/streamable-http", "hang/legacy/streamable-http"}
+		res := runForFindings(t, target, names...)
+		// As many as fixture b's broken variant (no deadline either) fails.
+		expectOneFinding(t, res, harness.PropBounded, 2, pinnedCount(t, "fixture-b-broken", names))
+	})
+	t.Run("fixture-a-broken", func(t *testing.T) {
+		buildFixtureGW(t)
+		names := []string{"wrapping/legacy/streamable-http", "breaker/legacy/streamable-http"}
+		res := runForFindings(t, fixtureTarget(t, "fixture-a-broken"), names...)
+		expectOneFinding(t, res, harness.PropNamesBackend, 2, pinnedCount(t, "fixture-a-broken", names))
+	})
+}
+
+// pinnedCount is how many checks the broken fixture fails in the named
+// scenarios (brokenChecks, pinned from runs).
+func pinnedCount(t *testing.T, fixture string, names []string) int {
+	n := 0
+	for _, name := range names {
+		n += len(brokenChecks(fixture, scenario(t, name)))
+	}
+	return n
+}
+
+// expectOneFinding fails unless the run's only failed finding is of
+// property p, counts every failed check of the run (want of them), and
+// spans scenarios scenarios; its evidence and reproducing command are
+// filled.
+func expectOneFinding(t *testing.T, res *harness.Results, p harness.Property, scenarios, want int) {
+	t.Helper()
+	failed := 0
+	for _, s := range res.Scenarios {
+		n, _ := s.CheckCounts()
+		failed += n
+	}
+	got := failedFindings(res)
+	if len(got) != 1 {
+		t.Fatalf("%d findings, want exactly one (%s)", len(got), p)
+	}
+	f := got[0]
+	if f.Property != p || f.Checks != failed || f.Checks != want || len(f.Scenarios) != scenarios {
+		t.Errorf("finding %s: %d checks in %d scenarios; want %s, %d checks (every failed one: %d) in %d scenarios",
+			f.Property, f.Checks, len(f.Scenarios), p, want, failed, scenarios)
+	}
+	if f.First == nil || f.First.Call == "" || f.Worst == nil || f.Worst.Took < f.First.Took || len(f.Where) == 0 {
+		t.Errorf("finding evidence: first %+v, worst %+v, where %+v", f.First, f.Worst, f.Where)
+	}
+	if f.Reproduce != "chaos run --label "+f.Scenarios[0] && f.Reproduce != "chaos run --profile "+res.Profile+" --label "+f.Scenarios[0] {
+		t.Errorf("reproduce: %q", f.Reproduce)
+	}
+}

@@ -1,0 +1,50 @@
+package kit
+
+import (
+	"cmp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+)
+
+// stamp sets what a check was judged under: the property the kit
+// declares for it (k.property, set by CheckRecovery and Steady; else the
+// catalogue's, by name: harness.PropertyOf), the fault step Steady
+// last began, and the protocol version the gateway agreed on its
+// evidence (else the scenario's revision, by label).
+func (k *Kit) stamp(ch *harness.Check, evidence ...harness.CallRecord) {
+	ch.Property = cmp.Or(ch.Property, k.property, harness.PropertyOf(ch.Name))
+	if k.lastStep != "the start" {
+		ch.Fault = k.lastStep
+	}
+	for _, c := range evidence {
+		if c.Protocol != "" {
+			ch.Revision = c.Protocol
+			break
+		}
+	}
+}
+
+// declare makes the checks recorded until restore is called judge p
+// (e.g. CheckRecovery: "the backend recovers after the fault").
+func (k *Kit) declare(p harness.Property) (restore func()) {
+	prev := k.property
+	k.property = p
+	return func() { k.property = prev }
+}
+
+// deadlineFirst is the property a failed check is counted under: a
+// check of what the gateway answered (that it names the backend) whose
+// every evidence call ended by the client's own deadline judged no
+// answer at all: the gateway never answered, so the failure is that the
+// call was not bounded by the call timeout. Any other failure keeps p.
+func deadlineFirst(p harness.Property, evidence []harness.CallRecord) harness.Property {
+	if p != harness.PropNamesBackend || len(evidence) == 0 {
+		return p
+	}
+	for _, c := range evidence {
+		if c.Outcome != harness.OutcomeTimeout {
+			return p
+		}
+	}
+	return harness.PropBounded
+}
