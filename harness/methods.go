@@ -15,13 +15,17 @@ type Methods []string
 var MethodFamilies = []string{"tools", "resources", "prompts"}
 
 // Validate checks that every entry is a known family, listed once.
-func (m Methods) Validate() error {
-	for i, f := range m {
-		if !slices.Contains(MethodFamilies, f) {
-			return fmt.Errorf("methods[%d]: unknown method family %q (want %s)", i, f, strings.Join(MethodFamilies, ", "))
+func (m Methods) Validate() error { return checkList("methods", "method family", m, MethodFamilies) }
+
+// checkList checks that each of list (the profile's field) is one of
+// known and listed once.
+func checkList(field, what string, list, known []string) error {
+	for i, v := range list {
+		if !slices.Contains(known, v) {
+			return fmt.Errorf("%s[%d]: unknown %s %q (want %s)", field, i, what, v, strings.Join(known, ", "))
 		}
-		if slices.Index(m, f) != i {
-			return fmt.Errorf("methods[%d]: %q listed twice", i, f)
+		if slices.Index(list, v) != i {
+			return fmt.Errorf("%s[%d]: %q listed twice", field, i, v)
 		}
 	}
 	return nil
@@ -63,15 +67,7 @@ var TransportNames = []string{"streamable-http", "sse", "stdio"}
 
 // Validate checks that every entry is a known transport, listed once.
 func (t Transports) Validate() error {
-	for i, tr := range t {
-		if !slices.Contains(TransportNames, tr) {
-			return fmt.Errorf("backendTransports[%d]: unknown transport %q (want %s)", i, tr, strings.Join(TransportNames, ", "))
-		}
-		if slices.Index(t, tr) != i {
-			return fmt.Errorf("backendTransports[%d]: %q listed twice", i, tr)
-		}
-	}
-	return nil
+	return checkList("backendTransports", "transport", t, TransportNames)
 }
 
 // Lacks returns why a backend on transport cannot be put behind the
