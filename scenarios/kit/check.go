@@ -51,7 +51,9 @@ type checkFailure struct{ msg string }
 // as what was observed, and the scenario goes on. The check's evidence is
 // every call recorded while body ran plus c.Evidence; Took is the one
 // evidence call's duration, or else how long body ran. It reports whether
-// the check passed.
+// the check passed. While the gateway is not in steady state (see Steady,
+// CheckRecovery, Assume) the check is recorded inconclusive, with the
+// reason, and body does not run.
 func (k *Kit) Check(name string, body func(c *C)) bool {
 	if k.unsteady != "" {
 		k.Inconclusive(name, k.unsteady)
