@@ -145,13 +145,13 @@ wait:
 	if cut == 0 {
 		t.Errorf("no scenario marked interrupted or not run: %+v", res.Scenarios)
 	}
-	if st, err := os.Stat(filepath.Join(outDir, "report.html")); err != nil || st.Size() < 1000 {
-		t.Errorf("report.html: %v", err)
+	if st, err := os.Stat(filepath.Join(outDir, "results.html")); err != nil || st.Size() < 1000 {
+		t.Errorf("results.html (the report): %v", err)
 	}
 	// 3. No partial file.
 	entries, _ := os.ReadDir(outDir)
 	for _, e := range entries {
-		if e.Name() != "results.json" && e.Name() != "report.html" {
+		if e.Name() != "results.json" && e.Name() != "results.html" {
 			t.Errorf("left in the output folder: %s", e.Name())
 		}
 	}
