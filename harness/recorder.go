@@ -33,11 +33,13 @@ type Recorder struct {
 // than it asked for ("modern→2025-06-18"; see Client.Agreed).
 func (r *Recorder) AddAgreed(a string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !slices.Contains(r.agreed, a) {
+	seen := slices.Contains(r.agreed, a)
+	if !seen {
 		r.agreed = append(r.agreed, a)
-		r.events = append(r.events, Event{Seq: len(r.events) + 1, Kind: EventNote, At: Millis(time.Since(r.start)),
-			Note: "the gateway agreed another protocol revision than asked: " + a + " (checks are chosen by what was agreed)"})
+	}
+	r.mu.Unlock()
+	if !seen {
+		r.Note("the gateway agreed another protocol revision than asked: %s (checks are chosen by what was agreed)", a)
 	}
 }
 
