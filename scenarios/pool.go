@@ -39,12 +39,7 @@ func RunPool(ctx context.Context, scs []Scenario, cfg RunConfig, parallel int, d
 		}
 		return recs
 	}
-	var leakCheck func(harness.TB)
-	if cfg.CheckLeaks {
-		leakCheck = harness.LeakSnapshot()
-	}
-	each := cfg
-	each.CheckLeaks = false
+	leakCheck, each := sharedLeakCheck(cfg)
 	recs := make([]*harness.Recorder, len(scs))
 	slots := make(chan struct{}, parallel)
 	var wg sync.WaitGroup

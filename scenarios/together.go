@@ -19,12 +19,7 @@ import (
 // share nothing, such as a container scenario on both revisions (each has
 // its own network and containers).
 func RunTogether(ctx context.Context, scs []Scenario, cfg RunConfig) []*harness.Recorder {
-	var leakCheck func(harness.TB)
-	if cfg.CheckLeaks {
-		leakCheck = harness.LeakSnapshot()
-	}
-	each := cfg
-	each.CheckLeaks = false
+	leakCheck, each := sharedLeakCheck(cfg)
 	recs := make([]*harness.Recorder, len(scs))
 	var wg sync.WaitGroup
 	for i, sc := range scs {
@@ -39,6 +34,19 @@ func RunTogether(ctx context.Context, scs []Scenario, cfg RunConfig) []*harness.
 		failLeaks(leakCheck, recs, "run together with "+strings.Join(names, ", "))
 	}
 	return recs
+}
+
+// sharedLeakCheck is the leak check of scenarios run at once: one
+// snapshot before the first starts (nil without cfg.CheckLeaks), and the
+// config each runs with, its own check off (it would take the others'
+// goroutines for leaks). failLeaks judges it once they have all ended.
+func sharedLeakCheck(cfg RunConfig) (leakCheck func(harness.TB), each RunConfig) {
+	if cfg.CheckLeaks {
+		leakCheck = harness.LeakSnapshot()
+	}
+	each = cfg
+	each.CheckLeaks = false
+	return leakCheck, each
 }
 
 // failLeaks runs leakCheck after scenarios that ran at once, and on a
