@@ -19,6 +19,9 @@ type quirks struct {
 	// noResources: resources not advertised at initialize, every
 	// resources/* request answered -32601.
 	noResources bool
+	// noPrompts: prompts not advertised, every prompts/* request
+	// answered -32601.
+	noPrompts bool
 	// dropFor: after an error answer for a backend, its tools and
 	// prompts are dropped for this long: calls to them are answered
 	// "tool 'NAME' not found" (no backend named) without reaching it,
@@ -91,7 +94,7 @@ func (q *quirks) answer(w http.ResponseWriter, req request) bool {
 	case q.agreeOld && req.Method == "server/discover":
 		writeRPCError(w, req.ID, -32601, "Method not found")
 		return true
-	case q.noResources && strings.HasPrefix(req.Method, "resources/"):
+	case q.noResources && strings.HasPrefix(req.Method, "resources/"), q.noPrompts && strings.HasPrefix(req.Method, "prompts/"):
 		writeRPCError(w, req.ID, -32601, "Method not found")
 		return true
 	case q.keepBroken && req.backend != "" && q.isBroken(req.session, req.backend):
@@ -149,8 +152,13 @@ func (q *quirks) isDropped(backend string) bool {
 // rewriteResult applies the quirks to a result: no resources capability;
 // dropped backends' tools and prompts left out of the lists.
 func (q *quirks) rewriteResult(res map[string]any) {
-	if caps, ok := res["capabilities"].(map[string]any); ok && q.noResources {
-		delete(caps, "resources")
+	if caps, ok := res["capabilities"].(map[string]any); ok {
+		if q.noResources {
+			delete(caps, "resources")
+		}
+		if q.noPrompts {
+			delete(caps, "prompts")
+		}
 	}
 	if _, ok := res["protocolVersion"].(string); ok && q.agreeOld {
 		res["protocolVersion"] = oldRevision
