@@ -244,6 +244,62 @@ func TestGroundedFixtures(t *testing.T) {
 		}
 	})
 
+	// (i) is a gateway of its own: streamable-HTTP backends and tools only,
+	// a fresh backend session per call, no call timeout, initialize errors
+	// named and tools/call errors passed through unnamed. It fails exactly
+	// the tools/call naming checks, plus what a gateway with no call
+	// timeout built on mcp-go's client truly fails (the stall is never
+	// bounded; mcp-go's client takes a forged answer as the answer); its
+	// initialize-path checks pass; resources, prompts and SSE variants are
+	// not applicable; nothing is inconclusive.
+	t.Run("i", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, c := range harness.CheckTarget(ctx, fixtureTarget(t, "fixture-i"), nil) {
+			if c.Status == harness.CheckFailed || (c.Name == "resources" || c.Name == "prompts") && c.Status != harness.CheckNotApplicable {
+				t.Errorf("profile check %s: %s: %s", c.Name, c.Status, c.Detail)
+			}
+		}
+		if res := runFixture(t, "fixture-i", "wrapping/legacy/sse", false); res.Verdict != harness.VerdictSkipped || !strings.Contains(res.Reason, "streamable-http") {
+			t.Errorf("wrapping/legacy/sse: %s (%s), want skipped: it takes streamable-http backends only", res.Verdict, res.Reason)
+		}
+		want := []string{"timeout: tools/call fails within call timeout + 1 s"}
+		for _, f := range []string{"crash", "403", "reset", "malformed", "timeout", "truncate", "forged-event", "forged-resumed",
+			"no-answer-202", "no-answer-empty-body", "no-answer-stream-ends", "no-result"} {
+			want = append(want, f+": tools/call names beta")
+		}
+		for _, f := range []string{"forged-event", "forged-resumed"} {
+			want = append(want, f+": tools/call fails within call timeout + 1 s", f+": the forged answer never reaches the client")
+		}
+		res := runFixture(t, "fixture-i", wrapping, false)
+		v := byVerdict(res)
+		if got := slices.Sorted(slices.Values(v[harness.CheckFailed])); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+			t.Errorf("failed %q,\nwant %q", got, slices.Sorted(slices.Values(want)))
+		}
+		if inc := v[harness.CheckInconclusive]; len(inc) > 0 {
+			t.Errorf("inconclusive %q", inc)
+		}
+		initialized := 0
+		for _, c := range res.Checks {
+			offered := !strings.Contains(c.Name, "resources/read") && !strings.Contains(c.Name, "prompts/get")
+			if offered == (c.Verdict == harness.CheckNotApplicable) {
+				t.Errorf("%q is %s (%s)", c.Name, c.Verdict, c.Reason)
+			}
+			if !offered && !strings.Contains(c.Reason, "offers tools only") {
+				t.Errorf("%q not applicable for %q, want the methods it offers named", c.Name, c.Reason)
+			}
+			if strings.Contains(c.Name, " on initialize: ") {
+				initialized++
+				if c.Verdict != harness.CheckPassed {
+					t.Errorf("%q is %s, want passed (it names beta on the initialize path): %s", c.Name, c.Verdict, c.Observed)
+				}
+			}
+		}
+		if initialized == 0 {
+			t.Errorf("no initialize-path check: %q", v)
+		}
+	})
+
 	// A gateway that takes streamable-HTTP backends only: its SSE variants
 	// are not applicable (skipped, with the reason), and profile check puts
 	// beta on a transport it takes.
