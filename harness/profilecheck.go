@@ -23,9 +23,10 @@ type ProfileCheck struct {
 
 // checkBackends is the topology CheckTarget starts: two in-process fake
 // backends on both HTTP transports, each with an echo tool carrying its
-// origin marker. When the target's tool names carry no backend, the tool
-// names differ per backend (as the scenarios' do).
-func checkBackends(pattern string, takes Transports) []BackendSpec {
+// origin marker. When the target's tool names carry no backend, or it
+// wants backend-distinct names (DistinctToolNamesOf), the tool names
+// differ per backend (as the scenarios' do).
+func checkBackends(distinct bool, takes Transports) []BackendSpec {
 	betaTransport := fakebackends.TransportSSE
 	if takes.Lacks(string(betaTransport)) != "" {
 		betaTransport = fakebackends.TransportStreamableHTTP
@@ -36,7 +37,7 @@ func checkBackends(pattern string, takes Transports) []BackendSpec {
 		tr   fakebackends.Transport
 	}{{"alpha", fakebackends.TransportStreamableHTTP}, {"beta", betaTransport}} {
 		tool := "echo"
-		if !strings.Contains(cmp.Or(pattern, DefaultToolNamePattern), "{backend}") {
+		if distinct {
 			tool = b.name + "_echo"
 		}
 		prompt, uri := b.name+"_greet", "mem://"+b.name+"/readme"
@@ -83,7 +84,7 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 	if caps.Has(CapKeepalive) {
 		feats.Keepalive = map[string]KeepaliveFeature{"beta": {Method: "ping", Interval: 200 * time.Millisecond}}
 	}
-	backends := checkBackends(pattern, TransportsOf(target))
+	backends := checkBackends(DistinctToolNamesOf(target), TransportsOf(target))
 	say("starting %s in front of fake backends alpha (streamable-http) and beta (%s)", target.Name(), backends[1].Script.Transport)
 	start := time.Now()
 	env, err := Start(ctx, Topology{Name: "profile-check", Target: target, Backends: backends, Features: feats})
@@ -112,8 +113,8 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 		}
 	}
 	if missing := missingTools(matches); len(missing) > 0 {
-		add("tools found", CheckFailed, "not found: %s (pattern %q; listed %d tools); found: %s",
-			strings.Join(missing, ", "), cmp.Or(pattern, DefaultToolNamePattern), len(call.Tools.Tools), strings.Join(found, "; "))
+		add("tools found", CheckFailed, "not found: %s (pattern %q; listed %d tools)%s; found: %s",
+			strings.Join(missing, ", "), cmp.Or(pattern, DefaultToolNamePattern), len(call.Tools.Tools), collisions(missing, env.info.Backends), strings.Join(found, "; "))
 	} else {
 		add("tools found", CheckPassed, "%s", strings.Join(found, "; "))
 	}
@@ -203,7 +204,7 @@ func statesStatus(st BackendStates, env *Env, breaker bool) CheckVerdict {
 
 func checkOptimizer(ctx context.Context, target Target, pattern string) ProfileCheck {
 	name := string(CapOptimizer)
-	env, err := Start(ctx, Topology{Name: "profile-check-optimizer", Target: target, Backends: checkBackends(pattern, TransportsOf(target)), Features: Features{Optimizer: true}})
+	env, err := Start(ctx, Topology{Name: "profile-check-optimizer", Target: target, Backends: checkBackends(DistinctToolNamesOf(target), TransportsOf(target)), Features: Features{Optimizer: true}})
 	if err != nil {
 		return ProfileCheck{name, CheckFailed, fmt.Sprintf("start with the optimizer: %v", err)}
 	}
@@ -300,10 +301,6 @@ func exerciseFamily(ctx context.Context, c *Client, family string) ProfileCheck 
 // ready with that config, or the gateway's own error when it refused it:
 // a config it rejects is caught here, not in the middle of a run.
 func CheckFeatureSets(ctx context.Context, target Target, sets []FeatureSet, progress func(string)) []ProfileCheck {
-	pattern := ""
-	if e, ok := target.(Exec); ok {
-		pattern = e.ToolNames
-	}
 	var out []ProfileCheck
 	for _, set := range sets {
 		if progress != nil {
@@ -311,7 +308,7 @@ func CheckFeatureSets(ctx context.Context, target Target, sets []FeatureSet, pro
 		}
 		name := "config: " + set.Name
 		start := time.Now()
-		env, err := Start(ctx, Topology{Name: "profile-check-features", Target: target, Backends: checkBackends(pattern, TransportsOf(target)), Features: set.Features})
+		env, err := Start(ctx, Topology{Name: "profile-check-features", Target: target, Backends: checkBackends(DistinctToolNamesOf(target), TransportsOf(target)), Features: set.Features})
 		if err != nil {
 			out = append(out, ProfileCheck{name, CheckFailed, fmt.Sprintf("the gateway refused the config rendered for %s: %v", strings.Join(set.Scenarios, ", "), err)})
 			continue

@@ -80,7 +80,17 @@ func collisions(missing []string, backends []BackendInfo) string {
 	if len(out) == 0 {
 		return ""
 	}
-	return "; their names collide across backends: " + strings.Join(out, ", ") + " (a gateway that drops colliding names needs toolNames without {backend}, which makes the fixture names distinct)"
+	return "; their names collide across backends: " + strings.Join(out, ", ") + " (a gateway that drops colliding names needs distinctToolNames: true in its profile, or toolNames without {backend})"
+}
+
+// lastUnlessEnded is what a readiness wait last saw: now, unless the
+// wait's ctx ended under it and an earlier observation says more (the
+// tools a list lacked, not the deadline cutting the last list short).
+func lastUnlessEnded(ctx context.Context, last, now string) string {
+	if ctx.Err() != nil && last != "" {
+		return last
+	}
+	return now
 }
 
 // waitTools polls tools/list through the gateway at mcpURL until every
@@ -99,14 +109,15 @@ func waitTools(ctx context.Context, mcpURL string, backends []BackendInfo, patte
 			var err error
 			c, err = Dial(ctx, mcpURL, RevisionLegacy, NewRecorder("ready"), WithCallTimeout(5*time.Second), WithCloseGrace(200*time.Millisecond))
 			if err != nil {
-				c, last = nil, err.Error()
+				c = nil
+				last = lastUnlessEnded(ctx, last, err.Error())
 			}
 		}
 		if c != nil {
 			call := c.ListTools(ctx)
 			switch {
 			case call.Err != nil:
-				last = "tools/list: " + call.Err.Error()
+				last = lastUnlessEnded(ctx, last, "tools/list: "+call.Err.Error())
 				_ = c.Close(context.Background())
 				c = nil
 			case optimizer && len(call.Tools.Tools) > 0:

@@ -73,6 +73,9 @@ type Exec struct {
 	// ToolNames is how the gateway names a backend's tools and prompts
 	// (a pattern of {backend} and {tool}; default DefaultToolNamePattern).
 	ToolNames string
+	// DistinctToolNames: fixture tools get backend-distinct bare names
+	// under any ToolNames (Profile.DistinctToolNames).
+	DistinctToolNames bool
 	// Env is extra environment (KEY=value; each value a template).
 	Env []string
 	// Dir is the working directory ("" = the temporary directory).

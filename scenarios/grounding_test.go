@@ -300,6 +300,43 @@ func TestGroundedFixtures(t *testing.T) {
 		}
 	})
 
+	// A gateway that drops a backend's tools whose bare names collide with
+	// another backend's (prefixed or not: fixture a with
+	// --drop-colliding-tools) cannot start any topology, and readiness
+	// and profile check say why; with distinctToolNames every fixture
+	// tool has a bare name of its own, and the same gateway passes.
+	t.Run("distinct tool names", func(t *testing.T) {
+		e := fixtureTarget(t, "fixture-a")
+		e.Command = append(e.Command, "--drop-colliding-tools")
+		e.ReadyTimeout = 10 * time.Second // readiness never comes without distinct names
+		sc := scenario(t, wrapping)
+		for _, distinct := range []bool{false, true} {
+			e.DistinctToolNames = distinct
+			ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+time.Minute)
+			res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
+			var failed []string
+			for _, c := range harness.CheckTarget(ctx, e, nil) {
+				if c.Status == harness.CheckFailed {
+					failed = append(failed, c.Name+": "+c.Detail)
+				}
+			}
+			cancel()
+			t.Logf("distinctToolNames %v: %s (%s); profile check failed %q", distinct, res.Verdict, res.Reason, failed)
+			if !distinct {
+				if res.Verdict != harness.VerdictFailed || !strings.Contains(res.Reason, "collide across backends") {
+					t.Errorf("without distinctToolNames: %s (%s), want failed naming the colliding tools", res.Verdict, res.Reason)
+				}
+				if len(failed) == 0 || !strings.Contains(strings.Join(failed, "\n"), "collide across backends") {
+					t.Errorf("without distinctToolNames: profile check failed %q, want the colliding tools named", failed)
+				}
+				continue
+			}
+			if res.Verdict != harness.VerdictPassed || len(failed) > 0 {
+				t.Errorf("with distinctToolNames: %s (%s); profile check failed %q", res.Verdict, res.Reason, failed)
+			}
+		}
+	})
+
 	// A gateway that takes streamable-HTTP backends only: its SSE variants
 	// are not applicable (skipped, with the reason), and profile check puts
 	// beta on a transport it takes.

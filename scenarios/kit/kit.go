@@ -116,7 +116,7 @@ func (k *Kit) OnTool(backend, tool string, f faults.Fault) faults.Fault {
 // this target (see FixtureName): what its request log and fault matches
 // call it.
 func (k *Kit) FixtureName(backend, name string) string {
-	return FixtureName(harness.ToolNamePatternOf(k.Env.Target()), backend, name)
+	return FixtureName(harness.DistinctToolNamesOf(k.Env.Target()), backend, name)
 }
 
 // Figure sets a key figure of the scenario's results.

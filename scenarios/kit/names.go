@@ -24,6 +24,7 @@ import (
 // own URI for resources. Each fallback is noted on the timeline once.
 type Names struct {
 	pattern   string
+	distinct  bool // fixture names are backend-distinct (FixtureName)
 	tools     map[[2]string]string
 	prompts   map[[2]string]string
 	resources map[[2]string]string
@@ -40,7 +41,7 @@ type Names struct {
 // other backends are ignored), rec (nil allowed) gets the notes.
 func NewNames(pattern string, backends []string, tools []mcp.Tool, prompts []mcp.Prompt, resources []mcp.Resource, rec *harness.Recorder) *Names {
 	pattern = cmp.Or(pattern, harness.DefaultToolNamePattern)
-	n := &Names{pattern: pattern, tools: map[[2]string]string{}, prompts: map[[2]string]string{}, resources: map[[2]string]string{},
+	n := &Names{pattern: pattern, distinct: !harness.PatternPrefixesBackend(pattern), tools: map[[2]string]string{}, prompts: map[[2]string]string{}, resources: map[[2]string]string{},
 		rec: rec, noted: map[string]bool{}, backends: backends}
 	n.LearnTools(tools)
 	for _, p := range prompts {
@@ -102,6 +103,7 @@ func Discover(ctx context.Context, c *harness.Client, env *harness.Env) *Names {
 		failed = append(failed, "resources/list: "+call.Text())
 	}
 	n := NewNames(harness.ToolNamePatternOf(env.Target()), backends, tools, prompts, resources, env.Recorder())
+	n.distinct = harness.DistinctToolNamesOf(env.Target())
 	env.Note("names discovered by origin marker: %s", n)
 	for _, f := range append(failed, n.issues...) {
 		env.Note("name discovery: %s", f)
@@ -158,7 +160,7 @@ func (n *Names) marked(m map[[2]string]string, backend, name string) (string, bo
 	if v, ok := m[[2]string{backend, name}]; ok {
 		return v, true
 	}
-	v, ok := m[[2]string{backend, FixtureName(n.pattern, backend, name)}]
+	v, ok := m[[2]string{backend, FixtureName(n.distinct, backend, name)}]
 	return v, ok
 }
 
@@ -166,7 +168,7 @@ func (n *Names) lookup(kind string, m map[[2]string]string, backend, name string
 	if v, ok := n.marked(m, backend, name); ok {
 		return v
 	}
-	v := harness.ExposedName(n.pattern, backend, FixtureName(n.pattern, backend, name))
+	v := harness.ExposedName(n.pattern, backend, FixtureName(n.distinct, backend, name))
 	n.note(kind+" "+backend+"/"+name, fmt.Sprintf("%s %s of %s has no origin marker in the gateway's list: by the pattern %s it is %q", kind, name, backend, n.pattern, v))
 	return v
 }

@@ -31,7 +31,9 @@
 // request's id is taken as the answer: a forged answer reaches the client);
 // --sse-never-back (an SSE backend that ended its session stream, as a
 // restart does, is never served again); --agree-old-revision (every client,
-// a modern one too, is agreed the stateful 2025-06-18).
+// a modern one too, is agreed the stateful 2025-06-18);
+// --drop-colliding-tools (a backend's tools whose bare names, less the
+// prefix, collide with an earlier backend's are left out of tools/list).
 //
 // --per-call (fixture i, percall.go): not the reference but a gateway of
 // its own, as a public one is: streamable-HTTP backends only, tools only
@@ -94,6 +96,7 @@ func run() error {
 	flag.BoolVar(&q.agreeOld, "agree-old-revision", false, "fixture g: every client is agreed protocol 2025-06-18 (server/discover answered -32601), whatever it asks for")
 	flag.BoolVar(&q.keepBroken, "keep-broken-session", false, "fixture h: after an error answer for a backend in a session, the session's backend client is never rebuilt (new sessions work)")
 	flag.BoolVar(&neverBack, "sse-never-back", false, "fixture f: an SSE backend whose session stream the backend ended (a restart) is never served again")
+	flag.BoolVar(&q.dropColliding, "drop-colliding-tools", false, "a backend's tools whose bare names (less the --prefix-format prefix) another backend listed first are left out of tools/list")
 	flag.BoolVar(&perCallGW, "per-call", false, "fixture i: a gateway of its own: streamable-HTTP backends and tools only, a fresh backend session per call, no call timeout, "+
 		"initialize errors name the backend, tools/call errors pass through unnamed (look a, no health API)")
 	flag.StringVar(&reject, "reject-feature", "", "refuse to start when the config turns this feature on (health, breaker, keepalive, metrics or optimizer), "+
@@ -132,6 +135,7 @@ func run() error {
 	for _, b := range cfg.Backends {
 		q.backends = append(q.backends, b.Name)
 	}
+	q.prefixFormat = prefixFormat
 	f := &front{look: look, anonymous: anonymous, q: &q}
 	if perCallGW {
 		if look != "a" {

@@ -37,6 +37,12 @@ type quirks struct {
 	// closing" (no backend named); a new session works.
 	keepBroken bool
 	broken     map[[2]string]bool // (session, backend)
+	// dropColliding: a backend's tools whose bare names (the name less
+	// the backend's prefix, prefixFormat) another backend listed first
+	// are left out of tools/list, as a gateway whose tool table has a
+	// unique bare-name column does.
+	dropColliding bool
+	prefixFormat  string
 
 	mu      sync.Mutex
 	dropped map[string]time.Time // backend → until
@@ -134,6 +140,23 @@ func (q *quirks) answered(req request, isError bool) {
 	q.dropped[req.backend] = time.Now().Add(q.dropFor)
 }
 
+// withoutColliding leaves out of a tools list every tool whose bare name
+// an earlier tool of another backend has.
+func (q *quirks) withoutColliding(tools []any) []any {
+	first := map[string]string{} // bare name → backend
+	return slices.DeleteFunc(tools, func(e any) bool {
+		m, _ := e.(map[string]any)
+		name, _ := m["name"].(string)
+		backend := q.addressed(name, "")
+		bare := strings.TrimPrefix(name, strings.ReplaceAll(q.prefixFormat, "{backend}", backend))
+		if b, seen := first[bare]; seen && b != backend {
+			return true
+		}
+		first[bare] = backend
+		return false
+	})
+}
+
 func (q *quirks) isBroken(session, backend string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -162,6 +185,9 @@ func (q *quirks) rewriteResult(res map[string]any) {
 	}
 	if _, ok := res["protocolVersion"].(string); ok && q.agreeOld {
 		res["protocolVersion"] = oldRevision
+	}
+	if tools, ok := res["tools"].([]any); ok && q.dropColliding {
+		res["tools"] = q.withoutColliding(tools)
 	}
 	for _, key := range []string{"tools", "prompts"} {
 		list, ok := res[key].([]any)
