@@ -337,6 +337,42 @@ func TestGroundedFixtures(t *testing.T) {
 		}
 	})
 
+	// Cancellation is judged by what beta's log shows the gateway did:
+	// fixture a passes; with --detach-calls (a client's cancel never
+	// reaches the gateway, whose backend call runs on) it fails exactly
+	// the checks that say beta's call was cancelled, though the client
+	// got its own call back at once.
+	t.Run("cancellation", func(t *testing.T) {
+		const ends, notified = "beta's stalled call ends within 3 s of the cancel",
+			"beta (a legacy backend session) receives notifications/cancelled for the stalled call within 3 s of the cancel"
+		for name, want := range map[string][]string{
+			"hang-cancel/legacy/streamable-http": {ends, notified},
+			"hang-cancel/modern/streamable-http": {ends},
+		} {
+			sc := scenario(t, name)
+			for _, detached := range []bool{false, true} {
+				e := fixtureTarget(t, "fixture-a")
+				if detached {
+					e.Command = append(e.Command, "--detach-calls")
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+				res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
+				cancel()
+				v := byVerdict(res)
+				t.Logf("%s (detached %v): %s, failed %q", name, detached, res.Verdict, v[harness.CheckFailed])
+				switch {
+				case !detached && res.Verdict != harness.VerdictPassed:
+					t.Errorf("%s against fixture-a: %s (%s)", name, res.Verdict, res.Reason)
+				case detached && !slices.Equal(v[harness.CheckFailed], want):
+					t.Errorf("%s against fixture-a --detach-calls: failed %q, want %q", name, v[harness.CheckFailed], want)
+				}
+				if passed := v[harness.CheckPassed]; !slices.Contains(passed, ends) && !detached {
+					t.Errorf("%s: %q not judged: %v", name, ends, v)
+				}
+			}
+		}
+	})
+
 	// A gateway that takes streamable-HTTP backends only: its SSE variants
 	// are not applicable (skipped, with the reason), and profile check puts
 	// beta on a transport it takes.

@@ -33,7 +33,9 @@
 // restart does, is never served again); --agree-old-revision (every client,
 // a modern one too, is agreed the stateful 2025-06-18);
 // --drop-colliding-tools (a backend's tools whose bare names, less the
-// prefix, collide with an earlier backend's are left out of tools/list).
+// prefix, collide with an earlier backend's are left out of tools/list);
+// --detach-calls (broken: a client's cancel never reaches the gateway, so
+// backend calls run on after it).
 //
 // --per-call (fixture i, percall.go): not the reference but a gateway of
 // its own, as a public one is: streamable-HTTP backends only, tools only
@@ -97,6 +99,7 @@ func run() error {
 	flag.BoolVar(&q.keepBroken, "keep-broken-session", false, "fixture h: after an error answer for a backend in a session, the session's backend client is never rebuilt (new sessions work)")
 	flag.BoolVar(&neverBack, "sse-never-back", false, "fixture f: an SSE backend whose session stream the backend ended (a restart) is never served again")
 	flag.BoolVar(&q.dropColliding, "drop-colliding-tools", false, "a backend's tools whose bare names (less the --prefix-format prefix) another backend listed first are left out of tools/list")
+	flag.BoolVar(&q.detach, "detach-calls", false, "broken: a client's cancel (its notifications/cancelled, or its request closing) never reaches the gateway: backend calls run on")
 	flag.BoolVar(&perCallGW, "per-call", false, "fixture i: a gateway of its own: streamable-HTTP backends and tools only, a fresh backend session per call, no call timeout, "+
 		"initialize errors name the backend, tools/call errors pass through unnamed (look a, no health API)")
 	flag.StringVar(&reject, "reject-feature", "", "refuse to start when the config turns this feature on (health, breaker, keepalive, metrics or optimizer), "+
@@ -216,6 +219,9 @@ func (f *front) serveMCP(w http.ResponseWriter, r *http.Request) {
 	req := f.q.readRequest(r)
 	if f.q.answer(w, req) {
 		return
+	}
+	if f.q.detach {
+		r = r.WithContext(context.WithoutCancel(r.Context()))
 	}
 	seen := &errorSeen{fn: f.rewriteMessage}
 	rw := newRewriter(w, seen.rewrite)

@@ -43,6 +43,11 @@ type quirks struct {
 	// unique bare-name column does.
 	dropColliding bool
 	prefixFormat  string
+	// detach: a client's request is served on, backend call included,
+	// after the client cancels it or goes away (its context never ends),
+	// and a client's notifications/cancelled is accepted but never
+	// forwarded: the gateway does not cancel backend calls.
+	detach bool
 
 	mu      sync.Mutex
 	dropped map[string]time.Time // backend → until
@@ -97,6 +102,9 @@ func (q *quirks) addressed(name, uri string) string {
 // did.
 func (q *quirks) answer(w http.ResponseWriter, req request) bool {
 	switch {
+	case q.detach && req.Method == "notifications/cancelled":
+		w.WriteHeader(http.StatusAccepted)
+		return true
 	case q.agreeOld && req.Method == "server/discover":
 		writeRPCError(w, req.ID, -32601, "Method not found")
 		return true
