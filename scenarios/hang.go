@@ -93,8 +93,8 @@ func hangScenarios() []Scenario {
 	})
 	out = append(out, variants("hang-cancel", AllVariants, func(v Variant) Scenario {
 		return Scenario{
-			Description: "a client that cancels its call gets it back within 1 s, and the backend call is cancelled: " +
-				"it ends, and a legacy backend session receives notifications/cancelled",
+			Description: "a client cancels a call stalled at beta, and the gateway cancels beta's call, judged by beta's log: " +
+				"the stalled request ends within 3 s of the cancel, and a legacy backend session receives notifications/cancelled naming it",
 			Labels:   []string{LabelHang},
 			Timeout:  30 * time.Second,
 			Topology: twoBackendsTopology(v, 30*time.Second, hangClientDeadline),
