@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
@@ -62,10 +64,14 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release()
 	}
-	var msg struct {
-		Method string `json:"method"`
+	var msg rpcRequest
+	decodeErr := json.Unmarshal(body, &msg)
+	if msg.Method == string(mcp.MethodNotificationCancelled) {
+		g.cancelPassing(r, &msg)
 	}
-	_ = json.Unmarshal(body, &msg)
+	if decodeErr == nil && g.passThrough(w, r, &msg) {
+		return
+	}
 	if msg.Method != "resources/read" && msg.Method != "prompts/get" {
 		g.streamable.ServeHTTP(w, r)
 		return
