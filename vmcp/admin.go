@@ -56,7 +56,9 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if isSessionfulInitialize(body) {
+	var msg rpcRequest
+	decodeErr := json.Unmarshal(body, &msg)
+	if decodeErr == nil && msg.sessionfulInitialize() {
 		release, ok := g.reserveSessionSlot()
 		if !ok {
 			g.refuseSessionLimit(w)
@@ -64,8 +66,6 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release()
 	}
-	var msg rpcRequest
-	decodeErr := json.Unmarshal(body, &msg)
 	if msg.Method == string(mcp.MethodNotificationCancelled) {
 		g.cancelPassing(r, &msg)
 	}

@@ -54,3 +54,6 @@ func ReinitWaitsForKeepalive(g *Gateway, id, backend string) bool {
 // CheckExposure is Start's listen-address check (it decides before
 // binding), for tests that must not bind a non-loopback address.
 var CheckExposure = checkExposure
+
+// PassedThrough is how many requests g answered on the pass-through hop.
+func PassedThrough(g *Gateway) int64 { return g.passed.Load() }

@@ -87,6 +87,7 @@ type Gateway struct {
 	promptNames map[string]bool
 	poolApplied atomic.Int64 // the pool view version installed for stateless requests
 	poolApplyMu sync.Mutex   // serialises installing it
+	passed      atomic.Int64 // requests answered by the pass-through hop (passthrough.go)
 
 	mu              sync.Mutex
 	sessions        map[string]*Session

@@ -30,19 +30,18 @@ func (g *Gateway) reserveSessionSlot() (release func(), ok bool) {
 	}, true
 }
 
-// isSessionfulInitialize reports whether a request body is an initialize
-// that opens a gateway session (not a stateless 2026-07-28 one).
-func isSessionfulInitialize(body []byte) bool {
-	var msg struct {
-		Method string `json:"method"`
-		Params struct {
-			Meta *mcp.Meta `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method != string(mcp.MethodInitialize) {
+// sessionfulInitialize reports whether the request is an initialize
+// that opens a session (not one of the stateless revision, which holds
+// none).
+func (req *rpcRequest) sessionfulInitialize() bool {
+	if req.Method != string(mcp.MethodInitialize) {
 		return false
 	}
-	return !mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
+	var meta *mcp.Meta
+	if raw := req.Params["_meta"]; raw != nil && json.Unmarshal(raw, &meta) != nil {
+		return false
+	}
+	return !mcp.IsModernProtocol(meta.ProtocolVersion())
 }
 
 // refuseSessionLimit answers an initialize over limits.maxSessions: HTTP

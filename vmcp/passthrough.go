@@ -34,9 +34,11 @@ type rpcRequest struct {
 }
 
 // passKey is the params field a forwarded method is routed by.
-var passKey = map[string]string{"tools/call": "name", "resources/read": "uri", "prompts/get": "name"}
+var passKey = map[string]string{"tools/call": "name", "resources/read": "uri", "prompts/get": "name", "tools/list": ""}
 
 // passThrough answers req if the hop serves it, and reports whether it did.
+// A tools/list (without a cursor: mcp-go pages nothing here) is answered
+// from the view's tool list, encoded once per view (aggregate.toolsListJSON).
 func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, req *rpcRequest) bool {
 	key, ok := passKey[req.Method]
 	if !ok || g.cfg.Optimizer.Enabled || req.JSONRPC != mcp.JSONRPC_VERSION || !legacyPost(r) {
@@ -46,6 +48,16 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, req *rpcRe
 	id := strings.TrimSpace(string(req.ID))
 	if s == nil || id == "" || id == "null" || (id[0] != '"' && !isJSONNumber(id)) {
 		return false
+	}
+	if req.Method == string(mcp.MethodToolsList) {
+		list := s.agg.Load().toolsListJSON()
+		if len(req.Params) > 0 || list == nil { // a cursor or _meta: mcp-go reads them
+			return false
+		}
+		s.touch()
+		g.passed.Add(1)
+		writeRPC(w, responseJSON(id, "result", list))
+		return true
 	}
 	rt, params, ok := s.passRoute(req, key)
 	if !ok {
@@ -58,6 +70,7 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, req *rpcRe
 	}
 	defer s.passing.Delete(id)
 	s.touch()
+	g.passed.Add(1)
 	result, be := s.forward(ctx, rt.Backend, req.Method, params)
 	var out []byte
 	switch {
@@ -70,10 +83,16 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, req *rpcRe
 		e, _ := json.Marshal(map[string]any{"code": mcp.INTERNAL_ERROR, "message": be.Error(), "data": be.Data()})
 		out = responseJSON(id, "error", e)
 	}
+	writeRPC(w, out)
+	return true
+}
+
+// writeRPC writes one JSON-RPC response as mcp-go's server does for a
+// request answered without a stream.
+func writeRPC(w http.ResponseWriter, out []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	_, _ = w.Write(out)
-	return true
 }
 
 // legacyPost reports whether r is a sessionful (2025-11-25 era) JSON POST,
