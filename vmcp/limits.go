@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -88,6 +89,12 @@ func (g *Gateway) checkTools(backend string, tools []mcp.Tool) ([]mcp.Tool, *Bac
 		cause := fmt.Sprintf("invalid response: tools/list holds %d tools, more than limits.maxToolsPerBackend (%d)", len(tools), limit)
 		g.logger.Warn("backend refused: too many tools", "backend", backend, "tools", len(tools), "maxToolsPerBackend", limit)
 		return nil, &BackendError{Backend: backend, Op: "tools/list", Kind: KindInvalidResponse, Cause: cause, Err: errors.New(cause)}
+	}
+	if !slices.ContainsFunc(tools, func(t mcp.Tool) bool { return toolNameProblem(t.Name) != "" }) {
+		// The list as it came (from the catalogue cache): sessions with
+		// the same lists then share one aggregate (a copy made them build
+		// and encode their own).
+		return tools, nil
 	}
 	out := tools[:0:0]
 	for _, t := range tools {
