@@ -22,12 +22,17 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/access"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/backend"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
 // Config is the gateway configuration (see package config).
 type Config = config.Config
+
+// ErrExposed is wrapped by Start's error when it refuses to serve an
+// anonymous gateway on a non-loopback address.
+var ErrExposed = access.ErrExposed
 
 // LoadConfig reads, strictly decodes and validates a YAML configuration
 // file. Errors name the file, the line and the field.
@@ -258,7 +263,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // incomingAuth anonymous it refuses a non-loopback address (ErrExposed)
 // unless incomingAuth.allowNetwork is set.
 func (g *Gateway) Start(ctx context.Context, addr string) error {
-	if err := checkExposure(ctx, g.cfg.IncomingAuth, addr); err != nil {
+	if err := access.CheckListen(ctx, g.cfg.IncomingAuth, addr); err != nil {
 		return err
 	}
 	var lc net.ListenConfig

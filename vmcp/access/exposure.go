@@ -1,26 +1,29 @@
-package vmcp
+// Package access decides who may reach the gateway: the listen address
+// an anonymous gateway may bind (CheckListen), the bearer token of the MCP
+// endpoint (RequireToken) and who may read the admin endpoints
+// (RequireAdmin).
+package access
 
 import (
 	"context"
 	"fmt"
 	"net"
-	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
-// ErrExposed is wrapped by Start's error when it refuses to serve an
+// ErrExposed is wrapped by CheckListen's error when it refuses to serve an
 // anonymous gateway on a non-loopback address.
 var ErrExposed = fmt.Errorf("anonymous gateway on a non-loopback address")
 
-// checkExposure refuses to listen on a non-loopback address with
+// CheckListen refuses to listen on a non-loopback address with
 // incomingAuth anonymous, unless incomingAuth.allowNetwork says so: such a
 // gateway serves every backend's tools to anyone who can reach the host.
 // It decides before binding. A host name counts as loopback only when every
 // address it resolves to is loopback.
-func checkExposure(ctx context.Context, auth config.IncomingAuth, addr string) error {
+func CheckListen(ctx context.Context, auth config.IncomingAuth, addr string) error {
 	if auth.Type != config.AuthAnonymous || auth.AllowNetwork {
 		return nil
 	}
@@ -59,18 +62,4 @@ func isLoopbackAddr(ctx context.Context, addr string) (bool, error) {
 		return false, err
 	}
 	return len(ips) > 0 && !slices.ContainsFunc(ips, func(ip net.IPAddr) bool { return !ip.IP.IsLoopback() }), nil
-}
-
-// redactURL hides the user information (user:password@) of a backend URL
-// shown by the admin endpoints.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	if u.User == nil {
-		return raw
-	}
-	u.User = url.User("REDACTED")
-	return u.String()
 }
