@@ -30,10 +30,6 @@ import (
 // Config is the gateway configuration (see package config).
 type Config = config.Config
 
-// ErrExposed is wrapped by Start's error when it refuses to serve an
-// anonymous gateway on a non-loopback address.
-var ErrExposed = access.ErrExposed
-
 // LoadConfig reads, strictly decodes and validates a YAML configuration
 // file. Errors name the file, the line and the field.
 func LoadConfig(path string) (*Config, error) { return config.Load(path) }
@@ -260,7 +256,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Start listens on addr (e.g. "127.0.0.1:4483"; port 0 picks one) and
 // serves in the background until Shutdown. ctx bounds only the start. With
-// incomingAuth anonymous it refuses a non-loopback address (ErrExposed)
+// incomingAuth anonymous it refuses a non-loopback address (access.ErrExposed)
 // unless incomingAuth.allowNetwork is set.
 func (g *Gateway) Start(ctx context.Context, addr string) error {
 	if err := access.CheckListen(ctx, g.cfg.IncomingAuth, addr); err != nil {

@@ -1,13 +1,13 @@
 // Package access decides who may reach the gateway: the listen address
-// an anonymous gateway may bind (CheckListen), the bearer token of the MCP
-// endpoint (RequireToken) and who may read the admin endpoints
-// (RequireAdmin).
+// (CheckListen), the MCP endpoint (RequireToken), the admin endpoints (RequireAdmin).
 package access
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"net"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -62,4 +62,40 @@ func isLoopbackAddr(ctx context.Context, addr string) (bool, error) {
 		return false, err
 	}
 	return len(ips) > 0 && !slices.ContainsFunc(ips, func(ip net.IPAddr) bool { return !ip.IP.IsLoopback() }), nil
+}
+
+// RequireToken enforces auth on next: with bearer auth, a request without
+// the token gets 401; anonymous lets every request through.
+func RequireToken(auth config.IncomingAuth, next http.Handler) http.Handler {
+	if auth.Type != config.AuthBearer {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || auth.Token == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(auth.Token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="vmcp"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// RequireAdmin allows the admin endpoints to loopback clients, or, with
+// bearer auth configured, to holders of the token.
+func RequireAdmin(auth config.IncomingAuth, next http.Handler) http.Handler {
+	if auth.Type == config.AuthBearer {
+		return RequireToken(auth, next)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			http.Error(w, "admin endpoints are served to loopback clients only", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
