@@ -1,0 +1,390 @@
+package scenarios_test
+
+// The behaviour mutants' policies (mutant_front_test.go): each is one
+// defect a real gateway could have, small enough to read at a glance.
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// isCall reports whether method calls a backend's tool, resource or
+// prompt.
+func isCall(method string) bool {
+	return method == "tools/call" || method == "resources/read" || method == "prompts/get"
+}
+
+// passThrough is the policy that changes nothing; the others embed it.
+type passThrough struct{}
+
+func (passThrough) before(rpcMsg) string                     { return "" }
+func (passThrough) after(rpcMsg, bool, bool) time.Duration   { return 0 }
+func (passThrough) backAnswer(method string, status int) int { return status }
+func unavailable(backend, why string) string {
+	return fmt.Sprintf("backend %q unavailable: %s", backend, why)
+}
+
+// slowErrors holds every failed answer to a call of method (any call when
+// "") back for hold: a gateway that reports a failure late (it retries,
+// or waits out a timer, before giving up).
+type slowErrors struct {
+	passThrough
+	method string
+	hold   time.Duration
+}
+
+func (p slowErrors) after(m rpcMsg, failed, _ bool) time.Duration {
+	if failed && isCall(m.Method) && (p.method == "" || p.method == m.Method) {
+		return p.hold
+	}
+	return 0
+}
+
+// stickyFailure fails a backend's next n calls after a call of it failed
+// or was abandoned, naming it: a gateway slow to take a backend back.
+// With perTool, only the next n calls of that tool (prompt, resource)
+// fail: a gateway that holds a call's failure against what it called.
+type stickyFailure struct {
+	passThrough
+	n       int
+	perTool bool
+	mu      sync.Mutex
+	left    map[string]int
+}
+
+func (p *stickyFailure) key(m rpcMsg) string {
+	if p.perTool {
+		return m.Params.Name + m.Params.URI
+	}
+	return m.backend
+}
+
+func (p *stickyFailure) before(m rpcMsg) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m.backend == "" || !isCall(m.Method) || p.left[p.key(m)] == 0 {
+		return ""
+	}
+	p.left[p.key(m)]--
+	return unavailable(m.backend, "still marked failed after its last failure")
+}
+
+func (p *stickyFailure) after(m rpcMsg, failed, abandoned bool) time.Duration {
+	if (failed || abandoned) && m.backend != "" && isCall(m.Method) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.left == nil {
+			p.left = map[string]int{}
+		}
+		p.left[p.key(m)] = p.n
+	}
+	return 0
+}
+
+// blastRadius fails the other backends' calls while beta fails (from a
+// failed answer for beta to its next success) or has a call in flight: a
+// gateway whose one failing backend takes the others down with it.
+type blastRadius struct {
+	passThrough
+	mu      sync.Mutex
+	failing bool
+	pending int
+}
+
+func (p *blastRadius) before(m rpcMsg) string {
+	if !isCall(m.Method) || m.backend == "" {
+		return ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m.backend == "beta" {
+		p.pending++
+		return ""
+	}
+	if p.failing || p.pending > 0 {
+		return unavailable(m.backend, "held back while beta fails")
+	}
+	return ""
+}
+
+func (p *blastRadius) after(m rpcMsg, failed, abandoned bool) time.Duration {
+	if m.backend == "beta" && isCall(m.Method) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.pending--
+		if !abandoned {
+			p.failing = failed
+		}
+	}
+	return 0
+}
+
+// coldStart fails the first call of each client session to beta: a
+// gateway that connects to a backend lazily and fails the call that
+// triggered the connection.
+type coldStart struct {
+	passThrough
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (p *coldStart) before(m rpcMsg) string {
+	if m.backend != "beta" || !isCall(m.Method) {
+		return ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.seen[m.session] {
+		return ""
+	}
+	if p.seen == nil {
+		p.seen = map[string]bool{}
+	}
+	p.seen[m.session] = true
+	return unavailable(m.backend, "connecting")
+}
+
+// swallowErrors answers a failed call to beta with an empty success: a
+// gateway that hides a backend's failure from its client.
+type swallowErrors struct{ passThrough }
+
+func (swallowErrors) rewrite(m rpcMsg, answer map[string]any) map[string]any {
+	if m.backend != "beta" || !failedMessage(answer) {
+		return nil
+	}
+	empty := map[string]string{"tools/call": "content", "resources/read": "contents", "prompts/get": "messages"}[m.Method]
+	if empty == "" {
+		return nil
+	}
+	return map[string]any{"jsonrpc": "2.0", "id": answer["id"], "result": map[string]any{empty: []any{}}}
+}
+
+// wrapToolErrors answers beta's own isError result as the gateway's error
+// naming beta: a gateway that takes a tool's error for the backend
+// failing.
+type wrapToolErrors struct{ passThrough }
+
+func (wrapToolErrors) rewrite(m rpcMsg, answer map[string]any) map[string]any {
+	res, _ := answer["result"].(map[string]any)
+	if isError, _ := res["isError"].(bool); !isError || m.backend != "beta" {
+		return nil
+	}
+	return map[string]any{"jsonrpc": "2.0", "id": answer["id"], "error": map[string]any{"code": -32603, "message": unavailable("beta", "tool error")}}
+}
+
+// forgetsFailedTools leaves beta's tools out of tools/list once a call of
+// beta failed: a gateway that drops a failing backend from its view and
+// never takes it back into the list (calls by name still work).
+type forgetsFailedTools struct {
+	passThrough
+	failed atomic.Bool
+}
+
+func (p *forgetsFailedTools) after(m rpcMsg, failed, _ bool) time.Duration {
+	if failed && m.backend == "beta" {
+		p.failed.Store(true)
+	}
+	return 0
+}
+
+func (p *forgetsFailedTools) rewrite(m rpcMsg, answer map[string]any) map[string]any {
+	res, _ := answer["result"].(map[string]any)
+	tools, ok := res["tools"].([]any)
+	if m.Method != "tools/list" || !ok || !p.failed.Load() {
+		return nil
+	}
+	res["tools"] = slices.DeleteFunc(tools, func(t any) bool {
+		name, _ := t.(map[string]any)["name"].(string)
+		return addressedBackend(name, "") == "beta"
+	})
+	return answer
+}
+
+// refuseTool fails every call of beta's tool without forwarding it: a
+// gateway that lists a tool it never calls.
+type refuseTool struct {
+	passThrough
+	tool string
+}
+
+func (p refuseTool) before(m rpcMsg) string {
+	if m.Method == "tools/call" && m.backend == "beta" && strings.HasSuffix(m.Params.Name, "_"+p.tool) {
+		return unavailable("beta", "tool not served")
+	}
+	return ""
+}
+
+// noCancel never tells the gateway a client cancelled its call: the call
+// to the gateway goes on, and notifications/cancelled is dropped.
+type noCancel struct{ passThrough }
+
+func (noCancel) detach() bool { return true }
+func (noCancel) before(m rpcMsg) string {
+	if m.Method == "notifications/cancelled" {
+		return "dropped"
+	}
+	return ""
+}
+
+// busyBackend refuses a call of beta while another call of beta is in
+// flight: a gateway whose backend session runs one call at a time.
+type busyBackend struct {
+	passThrough
+	mu      sync.Mutex
+	pending int
+}
+
+func (p *busyBackend) before(m rpcMsg) string {
+	if m.backend != "beta" || !isCall(m.Method) {
+		return ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pending > 0 {
+		return unavailable("beta", "busy with another call")
+	}
+	p.pending++
+	return ""
+}
+
+func (p *busyBackend) after(m rpcMsg, _, _ bool) time.Duration {
+	if m.backend == "beta" && isCall(m.Method) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.pending--
+	}
+	return 0
+}
+
+// afterSessionLoss misbehaves once beta lost its backend session (it
+// answered a request 404: restarted, or its sessions expired), by mode:
+// "slow": the gateway takes two more failed calls to re-initialize (the
+// backend's first two 404s reach it as 502s); "alpha": alpha's next call
+// fails; "resources": beta's next resource read and prompt get fail (the
+// gateway re-initialized its tools only).
+type afterSessionLoss struct {
+	passThrough
+	mode     string
+	mu       sync.Mutex
+	hidden   int  // 404s answered 502 since beta last answered
+	alpha    bool // alpha's next call fails
+	resource bool // beta's next resources/read fails
+	prompt   bool // beta's next prompts/get fails
+}
+
+func (p *afterSessionLoss) backAnswer(method string, status int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case status == 404 && method != "initialize":
+		p.alpha, p.resource, p.prompt = p.mode == "alpha", p.mode == "resources", p.mode == "resources"
+		if p.mode == "slow" && p.hidden < 2 {
+			p.hidden++
+			return 502
+		}
+	case status < 300:
+		p.hidden = 0
+	}
+	return status
+}
+
+func (p *afterSessionLoss) before(m rpcMsg) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	flag := map[string]*bool{"alpha": &p.alpha}[m.backend]
+	if m.backend == "beta" {
+		flag = map[string]*bool{"resources/read": &p.resource, "prompts/get": &p.prompt}[m.Method]
+	}
+	if flag == nil || !*flag || !isCall(m.Method) {
+		return ""
+	}
+	*flag = false
+	return unavailable(m.backend, "re-initializing after beta's session loss")
+}
+
+// keepaliveGate fails beta's calls while its last two keepalive pings
+// failed: a gateway that takes keepalive disabling itself for the backend
+// being down.
+type keepaliveGate struct {
+	passThrough
+	failedPings atomic.Int32
+}
+
+func (p *keepaliveGate) backAnswer(method string, status int) int {
+	if method == "ping" {
+		if status >= 400 {
+			p.failedPings.Add(1)
+		} else {
+			p.failedPings.Store(0)
+		}
+	}
+	return status
+}
+
+func (p *keepaliveGate) before(m rpcMsg) string {
+	if m.backend == "beta" && isCall(m.Method) && p.failedPings.Load() >= 2 {
+		return unavailable("beta", "keepalive disabled")
+	}
+	return ""
+}
+
+// stuckHealth is a health API that reports a fixed state, whatever the
+// gateway's: every backend healthy, its circuit circuit, its keepalive
+// off with no failures; and a session API that reports every backend
+// busy.
+type stuckHealth struct {
+	passThrough
+	circuit string
+}
+
+func (p stuckHealth) admin(path string, body []byte) []byte {
+	var doc map[string]any
+	if json.Unmarshal(body, &doc) != nil {
+		return body
+	}
+	backends, _ := doc["backends"].(map[string]any)
+	for _, b := range backends {
+		st, _ := b.(map[string]any)
+		if st == nil {
+			continue
+		}
+		if strings.HasPrefix(path, "/api/sessions/") {
+			st["state"] = "busy"
+			continue
+		}
+		st["status"], st["circuitState"] = "healthy", p.circuit
+		st["keepalive"] = map[string]any{"enabled": false, "consecutiveFailures": 0, "sessions": 0}
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// overcountMetrics adds one to every vmcp_*_total sample of /metrics: a
+// gateway whose counters do not count what happened.
+type overcountMetrics struct{ passThrough }
+
+var totalSampleRE = regexp.MustCompile(`(?m)^(vmcp_\w+_total(?:\{[^}]*\})?) ([0-9.e+-]+)$`)
+
+func (overcountMetrics) admin(path string, body []byte) []byte {
+	if path != "/metrics" {
+		return body
+	}
+	return totalSampleRE.ReplaceAllFunc(body, func(line []byte) []byte {
+		m := totalSampleRE.FindSubmatch(line)
+		v, err := strconv.ParseFloat(string(m[2]), 64)
+		if err != nil {
+			return line
+		}
+		return []byte(fmt.Sprintf("%s %g", m[1], v+1))
+	})
+}
