@@ -31,14 +31,21 @@ type rpcMsg struct {
 	Method string          `json:"method"`
 	ID     json.RawMessage `json:"id"`
 	Params struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
+		Name      string `json:"name"`
+		URI       string `json:"uri"`
+		Arguments struct {
+			ToolName string `json:"tool_name"` // the optimizer's call_tool
+		} `json:"arguments"`
 	} `json:"params"`
 	// session is the client's Mcp-Session-Id ("" for none).
 	session string
 	// backend is the backend the tool, prompt or resource belongs to (by
-	// the reference's "beta_echo" and "mem://beta/readme"), else "".
+	// the reference's "beta_echo" and "mem://beta/readme"; call_tool's by
+	// the tool it calls), else "".
 	backend string
+	// answerText is the text of the gateway's answer (its error message,
+	// or its result's first text), once it answered.
+	answerText string
 }
 
 // addressedBackend is the backend of a tool, prompt or resource name.
@@ -157,6 +164,7 @@ type front struct {
 }
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del("Accept-Encoding") // answers the policy reads and rewrites come plain
 	if r.Method != http.MethodPost {
 		ar, ok := f.pol.(adminRewriter)
 		if !ok || r.Method != http.MethodGet || strings.HasSuffix(r.URL.Path, "/mcp") {
@@ -178,6 +186,9 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var m rpcMsg
 	_ = json.Unmarshal(body, &m)
 	m.backend, m.session = addressedBackend(m.Params.Name, m.Params.URI), r.Header.Get("Mcp-Session-Id")
+	if m.Params.Name == "call_tool" {
+		m.backend = addressedBackend(m.Params.Arguments.ToolName, "")
+	}
 	if text := f.pol.before(m); text != "" {
 		if len(m.ID) == 0 { // a notification: taken, never forwarded
 			w.WriteHeader(http.StatusAccepted)
@@ -208,6 +219,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	answer := answerOf(buf)
+	m.answerText = textOf(answer)
 	hold := f.pol.after(m, buf.status >= 400 || failedMessage(answer), false)
 	if rw, ok := f.pol.(answerRewriter); ok && answer != nil {
 		if out := rw.rewrite(m, answer); out != nil {
@@ -260,6 +272,23 @@ func answerOf(b *answerBuffer) map[string]any {
 		}
 	}
 	return answer
+}
+
+// textOf is a JSON-RPC answer's error message, or its result's first
+// text ("" for none).
+func textOf(answer map[string]any) string {
+	if e, ok := answer["error"].(map[string]any); ok {
+		msg, _ := e["message"].(string)
+		return msg
+	}
+	res, _ := answer["result"].(map[string]any)
+	content, _ := res["content"].([]any)
+	for _, c := range content {
+		if text, ok := c.(map[string]any)["text"].(string); ok {
+			return text
+		}
+	}
+	return ""
 }
 
 // failedMessage reports whether a JSON-RPC answer is an error or an
@@ -320,6 +349,9 @@ type backPolicy interface {
 	// backAnswer is told beta's HTTP status for a POST of method and
 	// returns the status the gateway gets instead (status: unchanged).
 	backAnswer(method string, status int) int
+	// streamEnded is told that a GET stream from beta ended (beta
+	// restarted or ended its sessions, or the gateway closed it).
+	streamEnded()
 }
 
 // startBackProxy starts a proxy to the backend at target with pol; the
@@ -358,6 +390,9 @@ func startBackProxy(target string, pol backPolicy) (*http.Server, string, error)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		rp.ServeHTTP(w, r)
+		if r.Method == http.MethodGet {
+			pol.streamEnded()
+		}
 	})
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 )
 
 // isCall reports whether method calls a backend's tool, resource or
@@ -27,24 +29,25 @@ type passThrough struct{}
 func (passThrough) before(rpcMsg) string                     { return "" }
 func (passThrough) after(rpcMsg, bool, bool) time.Duration   { return 0 }
 func (passThrough) backAnswer(method string, status int) int { return status }
+func (passThrough) streamEnded()                             {}
 func unavailable(backend, why string) string {
 	return fmt.Sprintf("backend %q unavailable: %s", backend, why)
 }
 
-// slowErrors holds every failed answer to a call of method (any call when
-// "") back for hold: a gateway that reports a failure late (it retries,
-// or waits out a timer, before giving up).
+// slowErrors holds every failed answer to a call back for hold (but an
+// open circuit's refusal, with exceptCircuitOpen): a gateway that reports
+// a failure late (it retries, or waits out a timer, before giving up).
 type slowErrors struct {
 	passThrough
-	method string
-	hold   time.Duration
+	hold              time.Duration
+	exceptCircuitOpen bool
 }
 
 func (p slowErrors) after(m rpcMsg, failed, _ bool) time.Duration {
-	if failed && isCall(m.Method) && (p.method == "" || p.method == m.Method) {
-		return p.hold
+	if !failed || !isCall(m.Method) || p.exceptCircuitOpen && strings.Contains(strings.ToLower(m.answerText), "circuit") {
+		return 0
 	}
-	return 0
+	return p.hold
 }
 
 // stickyFailure fails a backend's next n calls after a call of it failed
@@ -264,19 +267,35 @@ func (p *busyBackend) after(m rpcMsg, _, _ bool) time.Duration {
 }
 
 // afterSessionLoss misbehaves once beta lost its backend session (it
-// answered a request 404: restarted, or its sessions expired), by mode:
-// "slow": the gateway takes two more failed calls to re-initialize (the
-// backend's first two 404s reach it as 502s); "alpha": alpha's next call
-// fails; "resources": beta's next resource read and prompt get fail (the
-// gateway re-initialized its tools only).
+// answered a request 404, or its GET stream ended: it restarted, or its
+// sessions expired), by mode: "slow": the gateway takes two more failed
+// calls to re-initialize (beta's next two calls fail; its first two 404s
+// reach the gateway as 502s); "alpha": alpha's next call fails;
+// "resources": beta's next resource read and prompt get fail (the gateway
+// re-initialized its tools only).
 type afterSessionLoss struct {
 	passThrough
 	mode     string
 	mu       sync.Mutex
 	hidden   int  // 404s answered 502 since beta last answered
+	slow     int  // beta's calls still to fail
 	alpha    bool // alpha's next call fails
 	resource bool // beta's next resources/read fails
 	prompt   bool // beta's next prompts/get fails
+}
+
+// lost notes that beta lost its session; p.mu is held.
+func (p *afterSessionLoss) lost() {
+	p.alpha, p.resource, p.prompt = p.mode == "alpha", p.mode == "resources", p.mode == "resources"
+	if p.mode == "slow" {
+		p.slow = 2
+	}
+}
+
+func (p *afterSessionLoss) streamEnded() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lost()
 }
 
 func (p *afterSessionLoss) backAnswer(method string, status int) int {
@@ -284,7 +303,7 @@ func (p *afterSessionLoss) backAnswer(method string, status int) int {
 	defer p.mu.Unlock()
 	switch {
 	case status == 404 && method != "initialize":
-		p.alpha, p.resource, p.prompt = p.mode == "alpha", p.mode == "resources", p.mode == "resources"
+		p.lost()
 		if p.mode == "slow" && p.hidden < 2 {
 			p.hidden++
 			return 502
@@ -296,13 +315,20 @@ func (p *afterSessionLoss) backAnswer(method string, status int) int {
 }
 
 func (p *afterSessionLoss) before(m rpcMsg) string {
+	if !isCall(m.Method) {
+		return ""
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if m.backend == "beta" && p.slow > 0 {
+		p.slow--
+		return unavailable("beta", "re-initializing")
+	}
 	flag := map[string]*bool{"alpha": &p.alpha}[m.backend]
 	if m.backend == "beta" {
 		flag = map[string]*bool{"resources/read": &p.resource, "prompts/get": &p.prompt}[m.Method]
 	}
-	if flag == nil || !*flag || !isCall(m.Method) {
+	if flag == nil || !*flag {
 		return ""
 	}
 	*flag = false
@@ -387,4 +413,81 @@ func (overcountMetrics) admin(path string, body []byte) []byte {
 		}
 		return []byte(fmt.Sprintf("%s %g", m[1], v+1))
 	})
+}
+
+// takesForgedAnswer answers a call of beta that failed on beta's forged
+// answer (another request's id) with that answer's text: a gateway that
+// takes a wrong-id answer for the call's.
+type takesForgedAnswer struct{ passThrough }
+
+func (takesForgedAnswer) rewrite(m rpcMsg, answer map[string]any) map[string]any {
+	if m.backend != "beta" || m.Method != "tools/call" || !failedMessage(answer) || !strings.Contains(m.answerText, strconv.Itoa(faults.ForgedID)) {
+		return nil
+	}
+	return map[string]any{"jsonrpc": "2.0", "id": answer["id"], "result": map[string]any{"content": []any{map[string]any{"type": "text", "text": faults.ForgedText}}}}
+}
+
+// brokenSession fails every call of a backend in a client session once a
+// call of it failed there, naming nothing: a gateway that never rebuilds
+// a session's backend client (fixture h's defect); a new session works.
+type brokenSession struct {
+	passThrough
+	mu     sync.Mutex
+	broken map[[2]string]bool
+}
+
+func (p *brokenSession) before(m rpcMsg) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m.session != "" && isCall(m.Method) && p.broken[[2]string{m.session, m.backend}] {
+		return "connection closed: client is closing"
+	}
+	return ""
+}
+
+func (p *brokenSession) after(m rpcMsg, failed, _ bool) time.Duration {
+	if failed && m.session != "" && m.backend != "" && isCall(m.Method) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.broken == nil {
+			p.broken = map[[2]string]bool{}
+		}
+		p.broken[[2]string{m.session, m.backend}] = true
+	}
+	return 0
+}
+
+// endsSessionWhenAllDown ends a client session (every later call in it
+// fails) once the last calls of both alpha and beta in it failed: a
+// gateway that drops a session none of whose backends answers.
+type endsSessionWhenAllDown struct {
+	passThrough
+	mu      sync.Mutex
+	failing map[[2]string]bool // (session, backend) whose last call failed
+	ended   map[string]bool
+}
+
+func (p *endsSessionWhenAllDown) before(m rpcMsg) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if isCall(m.Method) && p.ended[m.session] {
+		return "session ended: no backend answers"
+	}
+	return ""
+}
+
+func (p *endsSessionWhenAllDown) after(m rpcMsg, failed, _ bool) time.Duration {
+	if m.session == "" || m.backend == "" || !isCall(m.Method) {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failing == nil {
+		p.failing, p.ended = map[[2]string]bool{}, map[string]bool{}
+	}
+	p.failing[[2]string{m.session, m.backend}] = failed
+	if p.failing[[2]string{m.session, "alpha"}] && p.failing[[2]string{m.session, "beta"}] {
+		p.ended[m.session] = true
+	}
+	return 0
 }

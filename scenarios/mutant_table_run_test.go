@@ -135,11 +135,7 @@ type pair struct {
 // each failed on the mutant; for a failure-only row, at least one check
 // matching it failed.
 func TestMutantTable(t *testing.T) {
-	buildFixtureGW(t)
 	targets := mutantTargets()
-	for _, name := range []string{"fixture-e", "fixture-h"} {
-		targets[name] = fixtureTarget(t, name)
-	}
 	var pairs []*pair
 	byKey := map[[2]string]*pair{}
 	for _, r := range mutantTable {

@@ -69,9 +69,10 @@ var mutantTable = []mutantRow{
 		"beta's failed calls are answered with an empty success: the call does not fail"),
 	row(`: alpha unaffected \(tools, resources, prompts\)$`, wrappingSH, "blast-radius", "alpha's calls fail while beta fails"),
 	row(`: beta answers once cleared( \(after (resources/read|prompts/get)\))?$|^all back: (alpha|beta) answers once every backend is cleared$|^beta answers at the end$`,
-		wrappingSH, "sticky-failure", "a failed backend's next two calls fail too"),
-	row(`: the forged answer never reaches the client$`, wrappingSH, "fixture-e", "a streamable-HTTP answer with another request's id is taken as the answer"),
+		wrappingSH, "sticky-failure", "a failed backend's next three calls fail too"),
+	row(`: the forged answer never reaches the client$`, wrappingSH, "takes-forged-answer", "beta's answer with another request's id is taken as the call's"),
 	row(`^tools/list lists both backends after every backend failed$`, wrappingSH, "forgets-failed-tools", "beta's tools leave tools/list once a call of beta failed"),
+	row(`^the session survives every backend failing$`, wrappingSH, "ends-session-when-all-down", "a session ends once none of its backends answered"),
 	row(`^beta's own isError passes through unchanged$`, wrappingSH, "wrap-tool-errors", "beta's own isError result becomes the gateway's error naming beta"),
 
 	// hang
@@ -79,35 +80,35 @@ var mutantTable = []mutantRow{
 	row(`: fails within (1 s|call timeout \+ 1 s)$`, hangSH, "slow-errors", "every failure is reported 1.5 s late"),
 	row(`^truncate: the error names beta$`, hangSH, "no-wrapping", "errors carry no backend name"),
 	row(`: alpha unaffected$`, hangSH, "blast-radius", "alpha's calls fail while beta fails"),
-	row(`: beta answers once cleared \(at most 0 failed calls\)$`, hangSH, "sticky-failure", "a failed backend's next two calls fail too"),
-	row(`: beta answers once cleared \(at most 1 failed calls\)$`, hangSSE, "sticky-failure", "a failed backend's next two calls fail too"),
-	row(`^the session recovers from `, hangSH, "fixture-h", "a session's backend client is never rebuilt after a failed call").failureOnlyRow(),
+	row(`: beta answers once cleared \(at most 0 failed calls\)$`, hangSH, "sticky-failure", "a failed backend's next three calls fail too"),
+	row(`: beta answers once cleared \(at most 1 failed calls\)$`, hangSSE, "sticky-failure", "a failed backend's next three calls fail too"),
+	row(`^the session recovers from `, hangSH, "broken-session", "a session's backend client is never rebuilt after a failed call (fixture h's defect)").failureOnlyRow(),
 
 	// hang-cancel
 	row(`^beta answers before any fault$`, hangCancelSH, "cold-start", "beta's first call in a session fails"),
 	row(`^the slow call reaches beta$`, hangCancelSH, "refuse-slow-tool", "beta's slow tool is listed but never called"),
 	row(`^beta's stalled call ends within 3 s of the cancel$|^beta \(a legacy backend session\) receives notifications/cancelled$`, hangCancelSH, "no-cancel",
 		"the client's cancellation never reaches the gateway: its call to beta goes on, notifications/cancelled is dropped"),
-	row(`^beta answers after the cancel$`, hangCancelSH, "sticky-failure", "a backend's next two calls fail after a call of it was abandoned"),
+	row(`^beta answers after the cancel$`, hangCancelSH, "sticky-failure", "a backend's next three calls fail after a call of it was abandoned"),
 
 	// hang-kill
 	row(`^beta answers before the kill$`, hangKillSH, "cold-start", "beta's first call in a session fails"),
 	row(`^the call in flight at the SIGKILL fails within 1 s$|^the next call to the killed backend fails within 1 s$`, hangKillSH, "slow-errors", "every failure is reported 1.5 s late"),
 	row(`^alpha answers while beta is dead$`, hangKillSH, "blast-radius", "alpha's calls fail while beta fails"),
-	row(`^beta answers after the respawn \(at most 0 failed calls\)$`, hangKillSH, "sticky-failure", "a failed backend's next two calls fail too"),
-	row(`^beta answers after the respawn \(at most 1 failed calls\)$`, hangKillSSE, "sticky-failure", "a failed backend's next two calls fail too"),
+	row(`^beta answers after the respawn \(at most 0 failed calls\)$`, hangKillSH, "sticky-failure", "a failed backend's next three calls fail too"),
+	row(`^beta answers after the respawn \(at most 1 failed calls\)$`, hangKillSSE, "sticky-failure", "a failed backend's next three calls fail too"),
 
 	// hang-pause
 	row(`^beta answers before the pause$`, hangPauseSH, "cold-start", "beta's first call in a session fails"),
 	row(`^the call in flight at the SIGSTOP fails within call timeout \+ 1 s$|^the next call to the stopped backend fails within call timeout \+ 1 s$`, hangPauseSH, "no-deadline",
 		"the call timeout is an hour"),
 	row(`^alpha answers within 1 s while beta is stopped$`, hangPauseSH, "blast-radius", "alpha's calls fail while beta fails"),
-	row(`^beta answers after SIGCONT \(at most 1 failed call\)$`, hangPauseSH, "sticky-failure", "a failed backend's next two calls fail too"),
+	row(`^beta answers after SIGCONT \(at most 1 failed call\)$`, hangPauseSH, "sticky-failure", "a failed backend's next three calls fail too"),
 
 	// session
 	row(`^beta answers before any fault$`, sessionSH, "cold-start", "beta's first call in a session fails"),
 	row(`: the call fails$|^the stalled call fails$`, sessionSH, "swallow-errors", "beta's failed calls are answered with an empty success"),
-	row(`: beta answers once cleared$|^beta answers once the stall is cleared$`, sessionSH, "sticky-failure", "a failed backend's next two calls fail too"),
+	row(`: beta answers once cleared$|^beta answers once the stall is cleared$`, sessionSH, "sticky-failure", "a failed backend's next three calls fail too"),
 	row(`^a stalled call does not block beta's other calls in the session$`, sessionSH, "busy-backend", "a call of beta is refused while another is in flight"),
 	row(`^alpha answers while beta's slow call stalls$`, sessionSH, "blast-radius", "alpha's calls fail while a call of beta is in flight"),
 	row(`^beta's slow answers after the stall cleared$`, sessionSH, "sticky-tool", "a tool's next call fails after a call of it failed"),
@@ -125,7 +126,7 @@ var mutantTable = []mutantRow{
 	row(`^no call hangs until the client's deadline$|^no call takes longer than half the client's deadline$`, loadSH, "slow-errors-11s", "every failure is reported 11 s late"),
 	row(`^alpha never fails while beta crashes$`, loadSH, "blast-radius", "alpha's calls fail while beta fails or has a call in flight"),
 	row(`^beta's failures name beta$`, loadSH, "no-wrapping", "errors carry no backend name"),
-	row(`^every session reaches beta after the last recovery$`, loadSH, "sticky-failure", "a failed backend's next two calls fail too"),
+	row(`^every session reaches beta after the last recovery$`, loadSH, "sticky-failure", "a failed backend's next three calls fail too"),
 
 	// breaker
 	row(`^beta answers before any fault$`, breakerSH, "cold-start", "beta's first call in a session fails"),
@@ -150,6 +151,29 @@ var mutantTable = []mutantRow{
 		keepaliveSH, "health-stuck-closed", "the health API reports keepalive off with no failures, whatever happened"),
 	row(`^beta's tools work while its keepalive is disabled$`, keepaliveSH, "keepalive-gate", "beta's calls fail while its last two pings failed"),
 	row(`^metrics: keepalive counters match the pings beta received$`, keepaliveSH, "overcount-metrics", "every counter reads one more than counted"),
+
+	// optimizer
+	row(`^health API: beta's circuit open after its failed calls$`, optimizerSH, "health-stuck-closed", "the health API reports every circuit closed"),
+	row(`^beta's circuit opens: a call of beta's echo then fails without reaching beta$`, optimizerSH, "health-stuck-open",
+		"the health API reports beta's circuit open before it is: the next call still reaches beta"),
+	row(`^case 1: tools/list shows only the optimizer's tools$`, optimizerSH, "lists-backend-tools", "tools/list lists alpha's echo beside find_tool and call_tool"),
+	row(`find_tool never returns beta's tools$|^case 4: with every backend unhealthy find_tool finds nothing and says no backend$`, optimizerSH, "finds-beta",
+		"find_tool returns beta's echo whatever beta's health"),
+	row(`^case 1: call_tool of beta's tool fails within 1 s naming the tool$|^case 4: call_tool while beta dies fails naming beta within 1 s$|^case 4: call_tool in an older session with alpha down names alpha within 1 s$`,
+		optimizerSH, "anonymous-call-tool", "call_tool's errors name neither the tool nor the backend"),
+	row(`^case 2: alpha's echo is found first, with token metrics$`, optimizerSH, "no-token-metrics", "find_tool reports no token metrics"),
+	row(`^case 2: call_tool calls alpha's echo$`, optimizerSH, "call-tool-skips-alpha", "call_tool never routes to alpha"),
+	row(`^case 3: a new session finds beta's echo first after recovery$`, optimizerSH, "forgets-beta", "find_tool never returns beta's tools once a call of beta failed"),
+	row(`^case 3: a stateless client's request after recovery finds beta$`, optimizerMSH, "forgets-beta", "find_tool never returns beta's tools once a call of beta failed"),
+	row(`^case 3: call_tool calls beta's echo after recovery$`, optimizerSH, "stale-exclusion", "call_tool refuses beta for good once its circuit refused a call"),
+	row(`^health API: beta healthy, its circuit closed again after recovery$`, optimizerSH, "health-stuck-once-open", "the health API reports beta's circuit open for good once it opened"),
+	row(`^health API: both backends unhealthy when every request fails$`, optimizerSH, "health-never-unhealthy", "the health API reports an unhealthy backend degraded"),
+	row(`^case 4: a session opens within 2 s with every backend unhealthy$`, optimizerSH, "slow-initialize", "initialize is answered 2.5 s late"),
+	row(`^case 4: call_tool with every backend unhealthy fails within 1 s$|^case 4: call_tool in an older session with alpha down names alpha within 1 s$`, optimizerSH, "slow-errors-but-open",
+		"every failure but an open circuit's refusal is reported 1.5 s late"),
+	row(`^case 4: call_tool from a stateless client with alpha down fails within 1 s$`, optimizerMSH, "slow-errors-but-open",
+		"every failure but an open circuit's refusal is reported 1.5 s late"),
+	row(`^case 4: find_tool still answers in the older session$`, optimizerSH, "find-fails-after-alpha", "find_tool fails once a call of alpha failed"),
 }
 
 func (r mutantRow) failureOnlyRow() mutantRow {
@@ -157,8 +181,7 @@ func (r mutantRow) failureOnlyRow() mutantRow {
 	return r
 }
 
-// mutantTargets are the table's in-process mutants by name (the fixture
-// gateways are added by TestMutantTable).
+// mutantTargets are the table's mutants by name, all in process.
 func mutantTargets() map[string]harness.Target {
 	configured := func(name string, configure func(*vmcp.Config)) harness.Target {
 		return harness.Reference{TargetName: "mutant-" + name, Configure: configure}
@@ -182,21 +205,37 @@ func mutantTargets() map[string]harness.Target {
 		"keepalive-no-reprobe":     betaKeepalive("keepalive-no-reprobe", func(ka *config.Keepalive) { ka.ProbeAfter = time.Hour }),
 	}
 	for name, policy := range map[string]func() frontPolicy{
-		"slow-errors":          func() frontPolicy { return slowErrors{hold: 1500 * time.Millisecond} },
-		"slow-errors-11s":      func() frontPolicy { return slowErrors{hold: 11 * time.Second} },
-		"swallow-errors":       func() frontPolicy { return swallowErrors{} },
-		"sticky-failure":       func() frontPolicy { return &stickyFailure{n: 2} },
-		"sticky-tool":          func() frontPolicy { return &stickyFailure{n: 1, perTool: true} },
-		"blast-radius":         func() frontPolicy { return &blastRadius{} },
-		"cold-start":           func() frontPolicy { return &coldStart{} },
-		"wrap-tool-errors":     func() frontPolicy { return wrapToolErrors{} },
-		"forgets-failed-tools": func() frontPolicy { return &forgetsFailedTools{} },
-		"refuse-slow-tool":     func() frontPolicy { return refuseTool{tool: "slow"} },
-		"no-cancel":            func() frontPolicy { return noCancel{} },
-		"busy-backend":         func() frontPolicy { return &busyBackend{} },
-		"health-stuck-closed":  func() frontPolicy { return stuckHealth{circuit: "closed"} },
-		"health-stuck-open":    func() frontPolicy { return stuckHealth{circuit: "open"} },
-		"overcount-metrics":    func() frontPolicy { return overcountMetrics{} },
+		"slow-errors":                func() frontPolicy { return slowErrors{hold: 1500 * time.Millisecond} },
+		"slow-errors-11s":            func() frontPolicy { return slowErrors{hold: 11 * time.Second} },
+		"swallow-errors":             func() frontPolicy { return swallowErrors{} },
+		"sticky-failure":             func() frontPolicy { return &stickyFailure{n: 3} },
+		"takes-forged-answer":        func() frontPolicy { return takesForgedAnswer{} },
+		"broken-session":             func() frontPolicy { return &brokenSession{} },
+		"ends-session-when-all-down": func() frontPolicy { return &endsSessionWhenAllDown{} },
+		"sticky-tool":                func() frontPolicy { return &stickyFailure{n: 1, perTool: true} },
+		"blast-radius":               func() frontPolicy { return &blastRadius{} },
+		"cold-start":                 func() frontPolicy { return &coldStart{} },
+		"wrap-tool-errors":           func() frontPolicy { return wrapToolErrors{} },
+		"forgets-failed-tools":       func() frontPolicy { return &forgetsFailedTools{} },
+		"refuse-slow-tool":           func() frontPolicy { return refuseTool{tool: "slow"} },
+		"no-cancel":                  func() frontPolicy { return noCancel{} },
+		"busy-backend":               func() frontPolicy { return &busyBackend{} },
+		"health-stuck-closed":        func() frontPolicy { return stuckHealth{circuit: "closed"} },
+		"health-stuck-open":          func() frontPolicy { return stuckHealth{circuit: "open"} },
+		"overcount-metrics":          func() frontPolicy { return overcountMetrics{} },
+		// The optimizer's (mutant_optimizer_test.go).
+		"slow-errors-but-open":   func() frontPolicy { return slowErrors{hold: 1500 * time.Millisecond, exceptCircuitOpen: true} },
+		"finds-beta":             func() frontPolicy { return findsBeta{} },
+		"forgets-beta":           func() frontPolicy { return &forgetsBeta{} },
+		"no-token-metrics":       func() frontPolicy { return noTokenMetrics{} },
+		"lists-backend-tools":    func() frontPolicy { return listsBackendTools{} },
+		"anonymous-call-tool":    func() frontPolicy { return anonymousCallTool{} },
+		"call-tool-skips-alpha":  func() frontPolicy { return refuseViaCallTool{backend: "alpha"} },
+		"stale-exclusion":        func() frontPolicy { return &staleExclusion{} },
+		"find-fails-after-alpha": func() frontPolicy { return &findFailsAfterAlpha{} },
+		"slow-initialize":        func() frontPolicy { return slowInitialize{hold: 2500 * time.Millisecond} },
+		"health-stuck-once-open": stuckOnceOpen,
+		"health-never-unhealthy": neverUnhealthy,
 	} {
 		out[name] = &mutantTarget{name: "mutant-" + name, policy: policy}
 	}
