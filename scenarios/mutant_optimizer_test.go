@@ -231,15 +231,33 @@ func neverUnhealthy() frontPolicy {
 	}}
 }
 
-// slowInitialize answers initialize hold late: a gateway slow to open a
-// session (it waits on its backends).
+// slowInitialize answers initialize hold late once the health API
+// reported every backend unhealthy: a gateway that waits on its backends
+// before it opens a session.
 type slowInitialize struct {
 	passThrough
-	hold time.Duration
+	hold    time.Duration
+	allDown atomic.Bool
 }
 
-func (p slowInitialize) after(m rpcMsg, _, _ bool) time.Duration {
-	if m.Method == "initialize" {
+func (p *slowInitialize) admin(path string, body []byte) []byte {
+	var doc struct {
+		Backends map[string]struct {
+			Status string `json:"status"`
+		} `json:"backends"`
+	}
+	if path == "/api/backends/health" && json.Unmarshal(body, &doc) == nil && len(doc.Backends) > 0 {
+		down := true
+		for _, b := range doc.Backends {
+			down = down && b.Status == "unhealthy"
+		}
+		p.allDown.Store(down)
+	}
+	return body
+}
+
+func (p *slowInitialize) after(m rpcMsg, _, _ bool) time.Duration {
+	if m.Method == "initialize" && p.allDown.Load() {
 		return p.hold
 	}
 	return 0

@@ -4,7 +4,9 @@ package scenarios_test
 // defect a real gateway could have, small enough to read at a glance.
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
 // isCall reports whether method calls a backend's tool, resource or
@@ -34,17 +37,18 @@ func unavailable(backend, why string) string {
 	return fmt.Sprintf("backend %q unavailable: %s", backend, why)
 }
 
-// slowErrors holds every failed answer to a call back for hold (but an
-// open circuit's refusal, with exceptCircuitOpen): a gateway that reports
-// a failure late (it retries, or waits out a timer, before giving up).
+// slowErrors holds every failed answer to a call (of backend's tools,
+// prompts and resources only, when set) back for hold: a gateway that
+// reports a failure late (it retries, or waits out a timer, before giving
+// up).
 type slowErrors struct {
 	passThrough
-	hold              time.Duration
-	exceptCircuitOpen bool
+	hold    time.Duration
+	backend string
 }
 
 func (p slowErrors) after(m rpcMsg, failed, _ bool) time.Duration {
-	if !failed || !isCall(m.Method) || p.exceptCircuitOpen && strings.Contains(strings.ToLower(m.answerText), "circuit") {
+	if !failed || !isCall(m.Method) || p.backend != "" && m.backend != p.backend {
 		return 0
 	}
 	return p.hold
@@ -267,10 +271,11 @@ func (p *busyBackend) after(m rpcMsg, _, _ bool) time.Duration {
 }
 
 // afterSessionLoss misbehaves once beta lost its backend session (it
-// answered a request 404, or its GET stream ended: it restarted, or its
-// sessions expired), by mode: "slow": the gateway takes two more failed
-// calls to re-initialize (beta's next two calls fail; its first two 404s
-// reach the gateway as 502s); "alpha": alpha's next call fails;
+// answered a request 404, closed a connection, or its GET stream ended:
+// it restarted, or its sessions expired), by mode: "slow": the gateway is slow to take beta
+// back (beta's next two calls fail; its first two 404s reach the gateway
+// as 502s; the end of its SSE stream, a second late); "alpha": alpha's
+// next call fails;
 // "resources": beta's next resource read and prompt get fail (the gateway
 // re-initialized its tools only).
 type afterSessionLoss struct {
@@ -292,13 +297,23 @@ func (p *afterSessionLoss) lost() {
 	}
 }
 
-func (p *afterSessionLoss) streamEnded() {
+func (p *afterSessionLoss) connectionLost() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.lost()
 }
 
-func (p *afterSessionLoss) backAnswer(method string, status int) int {
+func (p *afterSessionLoss) streamEnded() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lost()
+	if p.mode == "slow" {
+		return time.Second
+	}
+	return 0
+}
+
+func (p *afterSessionLoss) backAnswer(_, method string, status int) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -335,28 +350,42 @@ func (p *afterSessionLoss) before(m rpcMsg) string {
 	return unavailable(m.backend, "re-initializing after beta's session loss")
 }
 
-// keepaliveGate fails beta's calls while its last two keepalive pings
-// failed: a gateway that takes keepalive disabling itself for the backend
-// being down.
+// keepaliveGate fails beta's calls while the last two keepalive pings of
+// one of its backend sessions failed: a gateway that takes keepalive
+// disabling itself for the backend being down.
 type keepaliveGate struct {
 	passThrough
-	failedPings atomic.Int32
+	mu     sync.Mutex
+	failed map[string]int // backend session → failed pings in a row
 }
 
-func (p *keepaliveGate) backAnswer(method string, status int) int {
-	if method == "ping" {
-		if status >= 400 {
-			p.failedPings.Add(1)
-		} else {
-			p.failedPings.Store(0)
-		}
+func (p *keepaliveGate) backAnswer(session, method string, status int) int {
+	if method != "ping" {
+		return status
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failed == nil {
+		p.failed = map[string]int{}
+	}
+	if status >= 400 {
+		p.failed[session]++
+	} else {
+		p.failed[session] = 0
 	}
 	return status
 }
 
 func (p *keepaliveGate) before(m rpcMsg) string {
-	if m.backend == "beta" && isCall(m.Method) && p.failedPings.Load() >= 2 {
-		return unavailable("beta", "keepalive disabled")
+	if m.backend != "beta" || !isCall(m.Method) {
+		return ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, n := range p.failed {
+		if n >= 2 {
+			return unavailable("beta", "keepalive disabled")
+		}
 	}
 	return ""
 }
@@ -490,4 +519,25 @@ func (p *endsSessionWhenAllDown) after(m rpcMsg, failed, _ bool) time.Duration {
 		p.ended[m.session] = true
 	}
 	return 0
+}
+
+// refuseSecondSession refuses every initialize but the first: a gateway
+// that serves one client session at a time.
+type refuseSecondSession struct {
+	passThrough
+	sessions atomic.Int32
+}
+
+func (p *refuseSecondSession) before(m rpcMsg) string {
+	if m.Method == "initialize" && p.sessions.Add(1) > 1 {
+		return "too many sessions"
+	}
+	return ""
+}
+
+// noStart is a gateway that exits as it starts.
+type noStart struct{ harness.Reference }
+
+func (noStart) Start(context.Context, harness.TopologyInfo) (harness.Gateway, error) {
+	return nil, errors.New("mutant: the gateway exited at start (status 1)")
 }

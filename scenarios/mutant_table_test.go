@@ -84,6 +84,10 @@ var mutantTable = []mutantRow{
 	row(`: beta answers once cleared \(at most 1 failed calls\)$`, hangSSE, "sticky-failure", "a failed backend's next three calls fail too"),
 	row(`^the session recovers from `, hangSH, "broken-session", "a session's backend client is never rebuilt after a failed call (fixture h's defect)").failureOnlyRow(),
 
+	// Checks any scenario records when it cannot run.
+	row(`^topology starts$`, hangCancelSH, "no-start", "the gateway exits as it starts").failureOnlyRow(),
+	row(`^scenario ran to the end \(aborted at `, optimizerSH, "one-session", "the gateway refuses a second client session").failureOnlyRow(),
+
 	// hang-cancel
 	row(`^beta answers before any fault$`, hangCancelSH, "cold-start", "beta's first call in a session fails"),
 	row(`^the slow call reaches beta$`, hangCancelSH, "refuse-slow-tool", "beta's slow tool is listed but never called"),
@@ -168,11 +172,11 @@ var mutantTable = []mutantRow{
 	row(`^case 3: call_tool calls beta's echo after recovery$`, optimizerSH, "stale-exclusion", "call_tool refuses beta for good once its circuit refused a call"),
 	row(`^health API: beta healthy, its circuit closed again after recovery$`, optimizerSH, "health-stuck-once-open", "the health API reports beta's circuit open for good once it opened"),
 	row(`^health API: both backends unhealthy when every request fails$`, optimizerSH, "health-never-unhealthy", "the health API reports an unhealthy backend degraded"),
-	row(`^case 4: a session opens within 2 s with every backend unhealthy$`, optimizerSH, "slow-initialize", "initialize is answered 2.5 s late"),
-	row(`^case 4: call_tool with every backend unhealthy fails within 1 s$|^case 4: call_tool in an older session with alpha down names alpha within 1 s$`, optimizerSH, "slow-errors-but-open",
-		"every failure but an open circuit's refusal is reported 1.5 s late"),
-	row(`^case 4: call_tool from a stateless client with alpha down fails within 1 s$`, optimizerMSH, "slow-errors-but-open",
-		"every failure but an open circuit's refusal is reported 1.5 s late"),
+	row(`^case 4: a session opens within 2 s with every backend unhealthy$`, optimizerSH, "slow-initialize", "initialize is answered 2.5 s late once every backend is unhealthy"),
+	row(`^case 4: call_tool with every backend unhealthy fails within 1 s$|^case 4: call_tool in an older session with alpha down names alpha within 1 s$`, optimizerSH, "slow-alpha-errors",
+		"alpha's failures are reported 1.5 s late"),
+	row(`^case 4: call_tool from a stateless client with alpha down fails within 1 s$`, optimizerMSH, "slow-alpha-errors",
+		"alpha's failures are reported 1.5 s late"),
 	row(`^case 4: find_tool still answers in the older session$`, optimizerSH, "find-fails-after-alpha", "find_tool fails once a call of alpha failed"),
 }
 
@@ -202,6 +206,7 @@ func mutantTargets() map[string]harness.Target {
 		"never-half-open":          configured("never-half-open", func(cfg *vmcp.Config) { cfg.Breaker.OpenTimeout = time.Hour }),
 		"keepalive-slow-interval":  betaKeepalive("keepalive-slow-interval", func(ka *config.Keepalive) { ka.Interval = 3 * time.Second }),
 		"keepalive-max-failures-4": betaKeepalive("keepalive-max-failures-4", func(ka *config.Keepalive) { ka.MaxFailures = 4 }),
+		"no-start":                 noStart{harness.Reference{TargetName: "mutant-no-start"}},
 		"keepalive-no-reprobe":     betaKeepalive("keepalive-no-reprobe", func(ka *config.Keepalive) { ka.ProbeAfter = time.Hour }),
 	}
 	for name, policy := range map[string]func() frontPolicy{
@@ -212,6 +217,7 @@ func mutantTargets() map[string]harness.Target {
 		"takes-forged-answer":        func() frontPolicy { return takesForgedAnswer{} },
 		"broken-session":             func() frontPolicy { return &brokenSession{} },
 		"ends-session-when-all-down": func() frontPolicy { return &endsSessionWhenAllDown{} },
+		"one-session":                func() frontPolicy { return &refuseSecondSession{} },
 		"sticky-tool":                func() frontPolicy { return &stickyFailure{n: 1, perTool: true} },
 		"blast-radius":               func() frontPolicy { return &blastRadius{} },
 		"cold-start":                 func() frontPolicy { return &coldStart{} },
@@ -224,7 +230,7 @@ func mutantTargets() map[string]harness.Target {
 		"health-stuck-open":          func() frontPolicy { return stuckHealth{circuit: "open"} },
 		"overcount-metrics":          func() frontPolicy { return overcountMetrics{} },
 		// The optimizer's (mutant_optimizer_test.go).
-		"slow-errors-but-open":   func() frontPolicy { return slowErrors{hold: 1500 * time.Millisecond, exceptCircuitOpen: true} },
+		"slow-alpha-errors":      func() frontPolicy { return slowErrors{hold: 1500 * time.Millisecond, backend: "alpha"} },
 		"finds-beta":             func() frontPolicy { return findsBeta{} },
 		"forgets-beta":           func() frontPolicy { return &forgetsBeta{} },
 		"no-token-metrics":       func() frontPolicy { return noTokenMetrics{} },
@@ -233,7 +239,7 @@ func mutantTargets() map[string]harness.Target {
 		"call-tool-skips-alpha":  func() frontPolicy { return refuseViaCallTool{backend: "alpha"} },
 		"stale-exclusion":        func() frontPolicy { return &staleExclusion{} },
 		"find-fails-after-alpha": func() frontPolicy { return &findFailsAfterAlpha{} },
-		"slow-initialize":        func() frontPolicy { return slowInitialize{hold: 2500 * time.Millisecond} },
+		"slow-initialize":        func() frontPolicy { return &slowInitialize{hold: 2500 * time.Millisecond} },
 		"health-stuck-once-open": stuckOnceOpen,
 		"health-never-unhealthy": neverUnhealthy,
 	} {
