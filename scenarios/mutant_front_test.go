@@ -174,18 +174,16 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		buf := &answerBuffer{header: http.Header{}}
 		f.rp.ServeHTTP(buf, r)
-		buf.body = *bytes.NewBuffer(ar.admin(r.URL.Path, buf.body.Bytes()))
+		out := ar.admin(r.URL.Path, bytes.Clone(buf.body.Bytes()))
+		buf.body.Reset()
+		buf.body.Write(out)
 		buf.writeTo(w)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	r.Body.Close()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	m, ok := readRPC(w, r)
+	if !ok {
 		return
 	}
-	var m rpcMsg
-	_ = json.Unmarshal(body, &m)
 	m.backend, m.session = addressedBackend(m.Params.Name, m.Params.URI), r.Header.Get("Mcp-Session-Id")
 	if m.Params.Name == "call_tool" {
 		m.backend = addressedBackend(m.Params.Arguments.ToolName, "")
@@ -200,7 +198,6 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(out)
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	ctx := r.Context()
 	if d, ok := f.pol.(detacher); ok && d.detach() {
 		ctx = context.WithoutCancel(ctx)
@@ -239,6 +236,21 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	buf.writeTo(w)
+}
+
+// readRPC reads a POSTed JSON-RPC message (restoring the body for the
+// proxy); on a body it cannot read it answers 400 and reports false.
+func readRPC(w http.ResponseWriter, r *http.Request) (rpcMsg, bool) {
+	var m rpcMsg
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	r.Body.Close()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return m, false
+	}
+	_ = json.Unmarshal(body, &m)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return m, true
 }
 
 // answerBuffer holds a whole answer of the gateway.
@@ -413,17 +425,13 @@ func startBackProxy(target string, pol backPolicy) (*http.Server, string, error)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(backMethodHeader)
 		if r.Method == http.MethodPost {
-			body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-			r.Body.Close()
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
+			m, ok := readRPC(w, r)
+			if !ok {
 				return
 			}
-			var m rpcMsg
-			if json.Unmarshal(body, &m) == nil && m.Method != "" {
+			if m.Method != "" {
 				r.Header.Set(backMethodHeader, m.Method)
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		rp.ServeHTTP(w, r)
 		if r.Method != http.MethodGet {

@@ -58,17 +58,7 @@ func (findsBeta) rewrite(m rpcMsg, answer map[string]any) map[string]any {
 
 // forgetsBeta leaves beta's tools out of find_tool once a call of beta
 // failed: an optimizer that never takes a recovered backend back.
-type forgetsBeta struct {
-	passThrough
-	failed atomic.Bool
-}
-
-func (p *forgetsBeta) after(m rpcMsg, failed, _ bool) time.Duration {
-	if failed && m.backend == "beta" {
-		p.failed.Store(true)
-	}
-	return 0
-}
+type forgetsBeta struct{ betaFailed }
 
 func (p *forgetsBeta) rewrite(m rpcMsg, answer map[string]any) map[string]any {
 	if !p.failed.Load() {

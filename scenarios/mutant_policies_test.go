@@ -26,6 +26,10 @@ func isCall(method string) bool {
 	return method == "tools/call" || method == "resources/read" || method == "prompts/get"
 }
 
+// isBetaCall reports whether m calls one of beta's tools, resources or
+// prompts.
+func isBetaCall(m rpcMsg) bool { return m.backend == "beta" && isCall(m.Method) }
+
 // passThrough is the policy that changes nothing; the others embed it.
 type passThrough struct{}
 
@@ -189,12 +193,16 @@ func (wrapToolErrors) rewrite(m rpcMsg, answer map[string]any) map[string]any {
 // forgetsFailedTools leaves beta's tools out of tools/list once a call of
 // beta failed: a gateway that drops a failing backend from its view and
 // never takes it back into the list (calls by name still work).
-type forgetsFailedTools struct {
+type forgetsFailedTools struct{ betaFailed }
+
+// betaFailed remembers that a call of beta failed; policies that change
+// for good once beta failed embed it.
+type betaFailed struct {
 	passThrough
 	failed atomic.Bool
 }
 
-func (p *forgetsFailedTools) after(m rpcMsg, failed, _ bool) time.Duration {
+func (p *betaFailed) after(m rpcMsg, failed, _ bool) time.Duration {
 	if failed && m.backend == "beta" {
 		p.failed.Store(true)
 	}
@@ -249,7 +257,7 @@ type busyBackend struct {
 }
 
 func (p *busyBackend) before(m rpcMsg) string {
-	if m.backend != "beta" || !isCall(m.Method) {
+	if !isBetaCall(m) {
 		return ""
 	}
 	p.mu.Lock()
@@ -262,7 +270,7 @@ func (p *busyBackend) before(m rpcMsg) string {
 }
 
 func (p *busyBackend) after(m rpcMsg, _, _ bool) time.Duration {
-	if m.backend == "beta" && isCall(m.Method) {
+	if isBetaCall(m) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.pending--
@@ -350,42 +358,34 @@ func (p *afterSessionLoss) before(m rpcMsg) string {
 	return unavailable(m.backend, "re-initializing after beta's session loss")
 }
 
-// keepaliveGate fails beta's calls while the last two keepalive pings of
-// one of its backend sessions failed: a gateway that takes keepalive
-// disabling itself for the backend being down.
+// keepaliveGate fails beta's calls while the health API reports beta's
+// keepalive disabled: a gateway that takes keepalive disabling itself for
+// the backend being down.
 type keepaliveGate struct {
 	passThrough
-	mu     sync.Mutex
-	failed map[string]int // backend session → failed pings in a row
+	disabled atomic.Bool
 }
 
-func (p *keepaliveGate) backAnswer(session, method string, status int) int {
-	if method != "ping" {
-		return status
+func (p *keepaliveGate) admin(path string, body []byte) []byte {
+	var doc struct {
+		Backends map[string]struct {
+			Keepalive struct {
+				Enabled bool `json:"enabled"`
+			} `json:"keepalive"`
+		} `json:"backends"`
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.failed == nil {
-		p.failed = map[string]int{}
+	if path != "/api/backends/health" || json.Unmarshal(body, &doc) != nil {
+		return body
 	}
-	if status >= 400 {
-		p.failed[session]++
-	} else {
-		p.failed[session] = 0
+	if b, ok := doc.Backends["beta"]; ok {
+		p.disabled.Store(!b.Keepalive.Enabled)
 	}
-	return status
+	return body
 }
 
 func (p *keepaliveGate) before(m rpcMsg) string {
-	if m.backend != "beta" || !isCall(m.Method) {
-		return ""
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, n := range p.failed {
-		if n >= 2 {
-			return unavailable("beta", "keepalive disabled")
-		}
+	if isBetaCall(m) && p.disabled.Load() {
+		return unavailable("beta", "keepalive disabled")
 	}
 	return ""
 }
