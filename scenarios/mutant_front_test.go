@@ -132,7 +132,7 @@ func (m *mutantTarget) Start(ctx context.Context, topo harness.TopologyInfo) (ha
 	}
 	gw, err := inner.Start(ctx, topo)
 	if err != nil {
-		closeServer(ctx, backProxy)
+		_ = closeServer(ctx, backProxy)
 		return nil, err
 	}
 	return startFront(ctx, gw, front, backProxy)
@@ -145,7 +145,7 @@ func startFront(ctx context.Context, gw harness.Gateway, pol frontPolicy, back *
 	ln, lerr := net.Listen("tcp", "127.0.0.1:0")
 	if err = errors.Join(err, lerr); err != nil {
 		_ = gw.Close(ctx)
-		closeServer(ctx, back)
+		_ = closeServer(ctx, back)
 		return nil, err
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
@@ -161,7 +161,7 @@ type front struct {
 	pol      frontPolicy
 	rp       *httputil.ReverseProxy
 	srv      *http.Server
-	detached sync.WaitGroup // calls to the gateway the client abandoned
+	detached sync.WaitGroup // forwarded calls: one the client abandoned may outlive its handler
 }
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {

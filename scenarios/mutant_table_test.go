@@ -1,17 +1,20 @@
 package scenarios_test
 
 // The check → mutant table: every named check of the catalogue, and the
-// mutant or fixture gateway that fails it. A check no gateway can fail is
-// a defect: TestEveryCheckHasAMutant fails naming every check no row
-// covers, and TestMutantTable runs each row's mutant through its scenario
-// and fails unless every check the row covers FAILS there (not
-// inconclusive, not not-applicable).
+// mutant gateway that fails it. A check no gateway can fail is a defect:
+// TestEveryCheckHasAMutant (mutant_table_run_test.go) fails naming every
+// check no row covers, and TestMutantTable runs each row's mutant through
+// its scenario and fails unless every check the row covers FAILS there
+// (not inconclusive, not not-applicable).
 //
-// The mutants are the reference gateway with one defect each: a
-// Configure hook (its config changed), a front proxy with one policy
-// (mutant_policies_test.go: it answers some calls itself, holds failures
-// back, rewrites answers or the admin API), or a proxy between the
-// gateway and beta; and the fixture gateways of grounding_test.go.
+// The mutants are the reference gateway with one defect each, all in
+// process: a Configure hook (its config changed), or a proxy in front of
+// it with one policy (mutant_policies_test.go, mutant_optimizer_test.go:
+// it answers some calls itself, holds failures back, rewrites answers or
+// the admin API), with, for the restart mutants, a proxy between the
+// gateway and beta (mutant_front_test.go). Fixture h's and e's defects
+// (a session's backend client never rebuilt, a wrong-id answer taken) are
+// policies here too: no gateway binary to build.
 
 import (
 	"regexp"
