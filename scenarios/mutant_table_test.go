@@ -9,10 +9,11 @@ package scenarios_test
 //
 // The mutants are the reference gateway with one defect each, all in
 // process: a Configure hook (its config changed), or a proxy in front of
-// it with one policy (mutant_policies_test.go, mutant_optimizer_test.go:
-// it answers some calls itself, holds failures back, rewrites answers or
-// the admin API), with, for the restart mutants, a proxy between the
-// gateway and beta (mutant_front_test.go). Fixture h's and e's defects
+// it with one policy (mutant_front_test.go; the policies in
+// mutant_policies_test.go, mutant_state_test.go and
+// mutant_optimizer_test.go: it answers some calls itself, holds failures
+// back, rewrites answers or the admin API), with, for the restart mutants,
+// a proxy between the gateway and beta (mutant_back_test.go). Fixture h's and e's defects
 // (a session's backend client never rebuilt, a wrong-id answer taken) are
 // policies here too: no gateway binary to build.
 
