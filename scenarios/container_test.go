@@ -76,6 +76,7 @@ func shutdownContainers() {
 // run is left, a dangling image of its build included.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	harness.CleanupChaosBuild() // built by the tests that run the process scenarios
 	if e := containers.Current(); e != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if err := containers.ShutdownDefault(ctx); err != nil {
