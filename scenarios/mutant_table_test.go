@@ -19,6 +19,8 @@ package scenarios_test
 
 import (
 	"regexp"
+	"slices"
+	"testing"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
@@ -38,6 +40,12 @@ type mutantRow struct {
 	// start): no run of the reference names them, so the row asserts that
 	// at least one matching check failed.
 	failureOnly bool
+	// beyondReference: the reference never judges the checks (they are
+	// not applicable to a gateway that keeps its backend sessions open,
+	// as the initialize path's): the row's mutant is a fixture that
+	// judges them, and every matching check it records must fail, at
+	// least one.
+	beyondReference bool
 }
 
 // The scenario variants the rows run.
@@ -65,10 +73,16 @@ func row(checks, scenario, mutant, why string) mutantRow {
 // mutantTable is the table, by scenario group.
 var mutantTable = []mutantRow{
 	// wrapping
-	row(`: (tools/call|resources/read|prompts/get) names beta$|^all down: (alpha|beta)'s error names (alpha|beta) within 1 s$`, wrappingSH, "no-wrapping",
+	row(`^\S+: (tools/call|resources/read|prompts/get) names beta$|^all down: (alpha|beta)'s error names (alpha|beta) within 1 s$`, wrappingSH, "no-wrapping",
 		"errors carry no backend name"),
-	row(`: (tools/call|resources/read|prompts/get) fails within call timeout \+ 1 s$`, wrappingSH, "swallow-errors",
+	row(`^\S+: (tools/call|resources/read|prompts/get) fails within call timeout \+ 1 s$`, wrappingSH, "swallow-errors",
 		"beta's failed calls are answered with an empty success: the call does not fail"),
+	// The initialize path: judged on a gateway that opens a backend
+	// session per call (fixture i), not applicable on the reference.
+	row(`^\S+ on initialize: tools/call names beta$`, wrappingSH, "fixture-i-init-unnamed",
+		"fixture i with its initialize errors passed through naming no backend").beyondReferenceRow(),
+	row(`^\S+ on initialize: tools/call fails within call timeout \+ 1 s$`, wrappingSH, "fixture-i-init-retry",
+		"fixture i retrying a failed initialize for as long as the client waits").beyondReferenceRow(),
 	row(`: alpha unaffected \(tools, resources, prompts\)$`, wrappingSH, "blast-radius", "alpha's calls fail while beta fails"),
 	row(`: beta answers once cleared( \(after (resources/read|prompts/get)\))?$|^all back: (alpha|beta) answers once every backend is cleared$|^beta answers at the end$`,
 		wrappingSH, "sticky-failure", "a failed backend's next three calls fail too"),
@@ -92,7 +106,7 @@ var mutantTable = []mutantRow{
 	// hang-cancel
 	row(`^beta answers before any fault$`, hangCancelSH, "cold-start", "beta's first call in a session fails"),
 	row(`^the slow call reaches beta$`, hangCancelSH, "refuse-slow-tool", "beta's slow tool is listed but never called"),
-	row(`^beta's stalled call ends within 3 s of the cancel$|^beta \(a legacy backend session\) receives notifications/cancelled$`, hangCancelSH, "no-cancel",
+	row(`^beta's stalled call ends within 3 s of the cancel$|^beta \(a legacy backend session\) receives notifications/cancelled for the stalled call within 3 s of the cancel$`, hangCancelSH, "no-cancel",
 		"the client's cancellation never reaches the gateway: its call to beta goes on, notifications/cancelled is dropped"),
 	row(`^beta answers after the cancel$`, hangCancelSH, "sticky-failure", "a backend's next three calls fail after a call of it was abandoned"),
 
@@ -184,6 +198,35 @@ var mutantTable = []mutantRow{
 func (r mutantRow) failureOnlyRow() mutantRow {
 	r.failureOnly = true
 	return r
+}
+
+// beyondReferenceRow marks r as judged by a fixture only (see
+// mutantRow.beyondReference).
+func (r mutantRow) beyondReferenceRow() mutantRow {
+	r.beyondReference = true
+	return r
+}
+
+// fixtureMutants are the table's fixture gateways: fixture i
+// (testdata/profiles/fixture-i.yaml) with one more fixturegw flag each.
+var fixtureMutants = map[string]string{
+	"fixture-i-init-unnamed": "--init-unnamed",
+	"fixture-i-init-retry":   "--init-retry",
+}
+
+// fixtureMutantTargets builds fixturegw (once, for the test) and returns
+// fixtureMutants as exec targets.
+func fixtureMutantTargets(t *testing.T) map[string]harness.Target {
+	t.Helper()
+	buildFixtureGW(t)
+	out := map[string]harness.Target{}
+	for name, flag := range fixtureMutants {
+		e := fixtureTarget(t, "fixture-i")
+		e.TargetName = name
+		e.Command = append(slices.Clone(e.Command), flag)
+		out[name] = e
+	}
+	return out
 }
 
 // mutantTargets are the table's mutants by name, all in process.

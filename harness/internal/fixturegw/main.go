@@ -81,7 +81,7 @@ func run() error {
 		priority, anonymous                 bool
 		callTimeout, indexDelay             time.Duration
 		q                                   quirks
-		acceptWrongID, neverBack, perCallGW bool
+		acceptWrongID, neverBack, perCallGW, initUnnamed, initRetry bool
 		reject                              string
 	)
 	flag.StringVar(&cfgPath, "config", "", "the reference gateway's config file")
@@ -102,9 +102,14 @@ func run() error {
 	flag.BoolVar(&q.detach, "detach-calls", false, "broken: a client's cancel (its notifications/cancelled, or its request closing) never reaches the gateway: backend calls run on")
 	flag.BoolVar(&perCallGW, "per-call", false, "fixture i: a gateway of its own: streamable-HTTP backends and tools only, a fresh backend session per call, no call timeout, "+
 		"initialize errors name the backend, tools/call errors pass through unnamed (look a, no health API)")
+	flag.BoolVar(&initUnnamed, "init-unnamed", false, "broken, with --per-call: an initialize error passes through naming no backend")
+	flag.BoolVar(&initRetry, "init-retry", false, "broken, with --per-call: a call whose initialize fails retries it every 200 ms for as long as the client waits")
 	flag.StringVar(&reject, "reject-feature", "", "refuse to start when the config turns this feature on (health, breaker, keepalive, metrics or optimizer), "+
 		"as a gateway that does not support it, or needs more settings for it, does")
 	flag.Parse()
+	if (initUnnamed || initRetry) && !perCallGW {
+		return fmt.Errorf("--init-unnamed and --init-retry need --per-call")
+	}
 	if look != "a" && look != "b" {
 		return fmt.Errorf("--look %q: want a or b", look)
 	}
@@ -145,7 +150,7 @@ func run() error {
 			return fmt.Errorf("--per-call: look a only")
 		}
 		q.noResources, q.noPrompts = true, true
-		pc, err := newPerCall(context.Background(), cfg, cmp.Or(prefixFormat, "{backend}_"))
+		pc, err := newPerCall(context.Background(), cfg, cmp.Or(prefixFormat, "{backend}_"), initUnnamed, initRetry)
 		if err != nil {
 			return err
 		}

@@ -26,6 +26,13 @@ import (
 // backend.
 type perCall struct {
 	backends map[string]config.Backend
+	// initUnnamed: an initialize error passes through naming no backend
+	// (--init-unnamed: fails the initialize-path naming checks).
+	initUnnamed bool
+	// initRetry: a call whose initialize fails retries it every 200 ms
+	// for as long as the client waits (--init-retry: fails the
+	// initialize-path bounds).
+	initRetry bool
 	srv      *server.MCPServer
 	handler  http.Handler
 }
@@ -37,8 +44,8 @@ var perCallInfo = mcp.Implementation{Name: "fixturegw-per-call", Version: "0.1.0
 // closed after) and serves them as "<prefix><tool>", prefix being
 // prefixFormat with {backend} replaced. A backend that is not
 // streamable-HTTP is refused.
-func newPerCall(ctx context.Context, cfg *config.Config, prefixFormat string) (*perCall, error) {
-	p := &perCall{backends: map[string]config.Backend{}}
+func newPerCall(ctx context.Context, cfg *config.Config, prefixFormat string, initUnnamed, initRetry bool) (*perCall, error) {
+	p := &perCall{backends: map[string]config.Backend{}, initUnnamed: initUnnamed, initRetry: initRetry}
 	p.srv = server.NewMCPServer(cfg.Name, "0.1.0", server.WithToolCapabilities(false), server.WithRecovery())
 	for _, b := range cfg.Backends {
 		if b.Transport != config.TransportStreamableHTTP {
@@ -78,9 +85,28 @@ func (p *perCall) session(ctx context.Context, b config.Backend) (*client.Client
 	req.Params.ClientInfo = perCallInfo
 	if _, err := c.Initialize(ctx, req); err != nil {
 		_ = c.Close()
+		if p.initUnnamed {
+			return nil, err
+		}
 		return nil, fmt.Errorf("backend %s: initialize: %w", b.Name, err)
 	}
 	return c, nil
+}
+
+// callSession is session for a call: with initRetry, a failed initialize
+// is tried again every 200 ms until ctx (the client's request) ends.
+func (p *perCall) callSession(ctx context.Context, b config.Backend) (*client.Client, error) {
+	for {
+		c, err := p.session(ctx, b)
+		if err == nil || !p.initRetry {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // listTools lists backend b's tools in a session of its own, bounded by
@@ -107,7 +133,7 @@ const cfgInitialize = 10 * time.Second
 // call alone, closed after. No deadline but the client's request.
 func (p *perCall) callHandler(b config.Backend, own string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		c, err := p.session(ctx, b)
+		c, err := p.callSession(ctx, b)
 		if err != nil {
 			return nil, err
 		}
