@@ -110,7 +110,7 @@ func (t *Topology) WrapTarget(base harness.Target) (harness.Target, error) {
 	g.Topology = t
 	t.mu.Lock()
 	t.inNetwork = true
-	t.backendAuth = g.Image == ""
+	t.backendAuth = g.Image == "" && g.ConfigTemplate != ""
 	t.mu.Unlock()
 	return g, nil
 }
