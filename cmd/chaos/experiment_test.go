@@ -399,7 +399,15 @@ func TestExperimentSIGKILLLeaseExpires(t *testing.T) {
 	d := startE2E(t, "")
 	const ttl = 2 * time.Second
 	cmd, stderr, journal := startExperiment(t, d.file(t, ttl.String(), injectStall+"  - pause: 1m\n"))
-	admin := d.proxies["beta"].Admin
+	killAndAwaitLeaseExpiry(t, cmd, stderr, journal, d.proxies["beta"].Admin, ttl, d.gateway)
+}
+
+// killAndAwaitLeaseExpiry waits until the experiment cmd has a fault set on
+// the control API admin and renewed its lease of ttl, SIGKILLs it, and
+// checks that the faults are gone within the lease (+1s) and that the
+// gateway serves beta_echo again. It returns the experiment's output.
+func killAndAwaitLeaseExpiry(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, journal, admin string, ttl time.Duration, gateway string) string {
+	t.Helper()
 	waitFaults(t, admin)
 	time.Sleep(ttl) // at least one renewal happened
 	if n, active := adminState(t, admin); n == 0 || !active {
@@ -407,7 +415,7 @@ func TestExperimentSIGKILLLeaseExpires(t *testing.T) {
 	}
 	_ = cmd.Process.Kill()
 	killed := time.Now()
-	_ = waitExperiment(t, cmd, stderr, journal, 10*time.Second)
+	r := waitExperiment(t, cmd, out, journal, 10*time.Second)
 	for {
 		n, _ := adminState(t, admin)
 		if n == 0 {
@@ -423,10 +431,11 @@ func TestExperimentSIGKILLLeaseExpires(t *testing.T) {
 	if healed > ttl+time.Second {
 		t.Errorf("faults outlived their lease: %s > %s (+1s slack)", healed, ttl)
 	}
-	c := mcpClient(t, d.gateway)
+	c := mcpClient(t, gateway)
 	if res, err := callTool(c, "beta_echo"); err != nil || res.IsError {
 		t.Fatalf("beta_echo after the lease expired: %+v %v", res, err)
 	}
+	return r.stderr
 }
 
 func TestExperimentDryRunAppliesNothing(t *testing.T) {
