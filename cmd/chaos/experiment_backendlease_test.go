@@ -17,18 +17,7 @@ func TestExperimentSIGKILLBackendLeaseExpires(t *testing.T) {
 	var gw gatewayReadyLine
 	spawnReady(t, &gw, "vmcp", "--config", cfg, "--listen", "127.0.0.1:0")
 	const ttl = 2 * time.Second
-	file := writeScript(t, fmt.Sprintf(`title: backend lease
-deployment:
-  gateway: %q
-  backends:
-    - {name: beta, control: %q}
-safeguards: {leaseTTL: %s, callTimeout: 5s, maxDuration: 2m}
-steadyState:
-  probes:
-    - {name: beta answers, type: call_tool, tool: beta_echo, tolerance: {eventually: 10s}}
-method:
-%s  - pause: 1m
-`, gw.URL, beta.Admin, ttl, injectStall))
+	file := experimentFile(t, gw.URL, ttl.String(), injectStall+"  - pause: 1m\n", "beta", beta.Admin)
 	cmd, out, journal := startExperiment(t, file)
 	stderr := killAndAwaitLeaseExpiry(t, cmd, out, journal, beta.Admin, ttl, gw.URL)
 	if want := fmt.Sprintf("(lease %s, renewed every", ttl); !strings.Contains(stderr, want) {

@@ -305,22 +305,32 @@ func TestExperimentDroppedIsNotAnAnswer(t *testing.T) {
 	}
 }
 
-// deviationFile is an experiment whose method probe expects beta to answer
-// while it fails: the hypothesis deviates.
+// file is an experiment on d with controls alpha and beta (their
+// proxies), whose steady state is beta answering.
 func (d *e2eDeployment) file(t *testing.T, leaseTTL, method string) string {
 	t.Helper()
+	return experimentFile(t, d.gateway, leaseTTL, method, "alpha", d.proxies["alpha"].Admin, "beta", d.proxies["beta"].Admin)
+}
+
+// experimentFile writes an experiment on gateway whose steady state is
+// beta answering, with the backends' control URLs given as name, URL
+// pairs.
+func experimentFile(t *testing.T, gateway, leaseTTL, method string, controls ...string) string {
+	t.Helper()
+	var backends strings.Builder
+	for i := 0; i+1 < len(controls); i += 2 {
+		fmt.Fprintf(&backends, "    - {name: %s, control: %q}\n", controls[i], controls[i+1])
+	}
 	return writeScript(t, fmt.Sprintf(`title: e2e
 deployment:
   gateway: %q
   backends:
-    - {name: alpha, control: %q}
-    - {name: beta, control: %q}
-safeguards: {leaseTTL: %s, callTimeout: 5s, maxDuration: 2m}
+%ssafeguards: {leaseTTL: %s, callTimeout: 5s, maxDuration: 2m}
 steadyState:
   probes:
     - {name: beta answers, type: call_tool, tool: beta_echo, tolerance: {eventually: 10s}}
 method:
-%s`, d.gateway, d.proxies["alpha"].Admin, d.proxies["beta"].Admin, leaseTTL, method))
+%s`, gateway, backends.String(), leaseTTL, method))
 }
 
 const injectStall = `  - action:
