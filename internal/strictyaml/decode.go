@@ -152,7 +152,9 @@ func ParseDocument(data []byte, file, want string) (*yaml.Node, error) {
 		if len(next.Content) > 0 && next.Content[0].Line > 0 {
 			line = next.Content[0].Line
 		}
-		return nil, &Error{File: file, Line: line, Msg: "multiple YAML documents: want exactly one (remove the second document or its \"---\" separator)"}
+		// An empty second document ("0\r---") is placed on the line after
+		// its "---", which may not exist (found by vmcp/config FuzzParse).
+		return nil, &Error{File: file, Line: clampLine(data, line), Msg: "multiple YAML documents: want exactly one (remove the second document or its \"---\" separator)"}
 	case !errors.Is(err, io.EOF):
 		return nil, yamlError(file, err)
 	}

@@ -68,6 +68,8 @@ func TestDecodeErrors(t *testing.T) {
 		"items:\n  - <<: {n: 1}\n":   `d.yaml:2: items[0]: merge keys (<<) are not supported`,
 		"tags: &t {a: *t}\n":         `d.yaml:1: tags.a: alias *t refers to a value that contains it`,
 		"name: a\n---\nname: b\n":    `d.yaml:3: multiple YAML documents`,
+		"name: a\n---":               `d.yaml:2: multiple YAML documents`,
+		"0\r---":                     `d.yaml:2: multiple YAML documents`,
 		"":                           `d.yaml: empty document: want a doc`,
 		bomb:                         `d.yaml:7: free.f: document too large (more than 1048576 values after expanding aliases)`,
 	} {
