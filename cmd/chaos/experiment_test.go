@@ -305,22 +305,32 @@ func TestExperimentDroppedIsNotAnAnswer(t *testing.T) {
 	}
 }
 
-// deviationFile is an experiment whose method probe expects beta to answer
-// while it fails: the hypothesis deviates.
+// file is an experiment on d with controls alpha and beta (their
+// proxies), whose steady state is beta answering.
 func (d *e2eDeployment) file(t *testing.T, leaseTTL, method string) string {
 	t.Helper()
+	return experimentFile(t, d.gateway, leaseTTL, method, "alpha", d.proxies["alpha"].Admin, "beta", d.proxies["beta"].Admin)
+}
+
+// experimentFile writes an experiment on gateway whose steady state is
+// beta answering, with the backends' control URLs given as name, URL
+// pairs.
+func experimentFile(t *testing.T, gateway, leaseTTL, method string, controls ...string) string {
+	t.Helper()
+	var backends strings.Builder
+	for i := 0; i+1 < len(controls); i += 2 {
+		fmt.Fprintf(&backends, "    - {name: %s, control: %q}\n", controls[i], controls[i+1])
+	}
 	return writeScript(t, fmt.Sprintf(`title: e2e
 deployment:
   gateway: %q
   backends:
-    - {name: alpha, control: %q}
-    - {name: beta, control: %q}
-safeguards: {leaseTTL: %s, callTimeout: 5s, maxDuration: 2m}
+%ssafeguards: {leaseTTL: %s, callTimeout: 5s, maxDuration: 2m}
 steadyState:
   probes:
     - {name: beta answers, type: call_tool, tool: beta_echo, tolerance: {eventually: 10s}}
 method:
-%s`, d.gateway, d.proxies["alpha"].Admin, d.proxies["beta"].Admin, leaseTTL, method))
+%s`, gateway, backends.String(), leaseTTL, method))
 }
 
 const injectStall = `  - action:
@@ -399,7 +409,15 @@ func TestExperimentSIGKILLLeaseExpires(t *testing.T) {
 	d := startE2E(t, "")
 	const ttl = 2 * time.Second
 	cmd, stderr, journal := startExperiment(t, d.file(t, ttl.String(), injectStall+"  - pause: 1m\n"))
-	admin := d.proxies["beta"].Admin
+	killAndAwaitLeaseExpiry(t, cmd, stderr, journal, d.proxies["beta"].Admin, ttl, d.gateway)
+}
+
+// killAndAwaitLeaseExpiry waits until the experiment cmd has a fault set on
+// the control API admin and renewed its lease of ttl, SIGKILLs it, and
+// checks that the faults are gone within the lease (+1s) and that the
+// gateway serves beta_echo again. It returns the experiment's output.
+func killAndAwaitLeaseExpiry(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, journal, admin string, ttl time.Duration, gateway string) string {
+	t.Helper()
 	waitFaults(t, admin)
 	time.Sleep(ttl) // at least one renewal happened
 	if n, active := adminState(t, admin); n == 0 || !active {
@@ -407,7 +425,7 @@ func TestExperimentSIGKILLLeaseExpires(t *testing.T) {
 	}
 	_ = cmd.Process.Kill()
 	killed := time.Now()
-	_ = waitExperiment(t, cmd, stderr, journal, 10*time.Second)
+	r := waitExperiment(t, cmd, out, journal, 10*time.Second)
 	for {
 		n, _ := adminState(t, admin)
 		if n == 0 {
@@ -423,10 +441,11 @@ func TestExperimentSIGKILLLeaseExpires(t *testing.T) {
 	if healed > ttl+time.Second {
 		t.Errorf("faults outlived their lease: %s > %s (+1s slack)", healed, ttl)
 	}
-	c := mcpClient(t, d.gateway)
+	c := mcpClient(t, gateway)
 	if res, err := callTool(c, "beta_echo"); err != nil || res.IsError {
 		t.Fatalf("beta_echo after the lease expired: %+v %v", res, err)
 	}
+	return r.stderr
 }
 
 func TestExperimentDryRunAppliesNothing(t *testing.T) {

@@ -44,13 +44,17 @@ func (t *Topology) Start(ctx context.Context, script *fakebackends.Script) (harn
 	if err != nil {
 		return nil, fmt.Errorf("containers: backend %q: encode script: %w", s.Name, err)
 	}
+	cmd := []string{"backend", "--script", "/etc/chaos/script.yaml",
+		"--listen", fmt.Sprintf("0.0.0.0:%d", BackendMCPPort), "--admin", fmt.Sprintf("0.0.0.0:%d", BackendAdminPort)}
+	env := map[string]string{"CHAOS_ADMIN_TOKEN": e.token}
+	if t.requiresBackendToken() {
+		env["VMCP_CHAOS_TOKEN"] = e.mcpToken
+	} else {
+		// The gateway's config is not ours to write (see backendauth.go).
+		cmd = append(cmd, "--allow-network")
+	}
 	c, err := t.runContainer(ctx, spec{
-		alias: s.Name,
-		image: img,
-		cmd: []string{"backend", "--script", "/etc/chaos/script.yaml",
-			"--listen", fmt.Sprintf("0.0.0.0:%d", BackendMCPPort), "--admin", fmt.Sprintf("0.0.0.0:%d", BackendAdminPort),
-			"--allow-network"}, // the MCP listener serves the gateway on the run's own Docker network
-		env:       map[string]string{"CHAOS_ADMIN_TOKEN": e.token},
+		alias: s.Name, image: img, cmd: cmd, env: env,
 		files:     []file{{path: "/etc/chaos/script.yaml", data: string(data)}},
 		ports:     []int{BackendMCPPort, BackendAdminPort},
 		readyPort: BackendAdminPort, readyPath: "/healthz", readyHeader: http.Header{"Authorization": {"Bearer " + e.token}},

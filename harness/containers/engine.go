@@ -55,6 +55,9 @@ type Engine struct {
 	cli   *testcontainers.DockerClient
 	runID string
 	token string // the backends' control API token
+	// mcpToken is the backends' MCP listener token, given to a gateway
+	// whose config this package writes (backendauth.go).
+	mcpToken string
 
 	imgMu  sync.Mutex
 	image  string
@@ -106,7 +109,7 @@ func connect(ctx context.Context) (*Engine, error) {
 		}
 		return nil, fmt.Errorf("containers: %w", &harness.SkipError{Reason: reason})
 	}
-	e := &Engine{cli: cli, runID: randomHex(6), token: randomHex(16)}
+	e := &Engine{cli: cli, runID: randomHex(6), token: randomHex(16), mcpToken: randomHex(16)}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	swept, err := e.SweepDead(sctx)

@@ -96,6 +96,9 @@ func (g *Gateway) Start(ctx context.Context, topo harness.TopologyInfo) (harness
 			// told: here it listens on the topology's private network, and
 			// its port is published on 127.0.0.1 only.
 			text = strings.Replace(text, "incomingAuth: {type: anonymous}", "incomingAuth: {type: anonymous, allowNetwork: true}", 1)
+			if text, err = t.withBackendToken(text, e.mcpToken); err != nil {
+				return nil, fmt.Errorf("containers: gateway %s: %w", g.Name(), err)
+			}
 		}
 		files = append(files, file{path: data.ConfigPath, data: text})
 	}

@@ -31,6 +31,10 @@ type Topology struct {
 	// inNetwork: the gateway runs on the network, so backends are given
 	// to it by alias; otherwise by their published 127.0.0.1 ports.
 	inNetwork bool
+	// backendAuth: the gateway's config is ours to write (chaos vmcp in
+	// the run's image), so backends require the run's MCP token and the
+	// gateway is given it as their Authorization header.
+	backendAuth bool
 	// ctrs are the topology's started containers.
 	ctrs []*ctr
 }
@@ -76,6 +80,12 @@ func (t *Topology) networkName() string {
 	return t.net.n.name
 }
 
+func (t *Topology) requiresBackendToken() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.backendAuth
+}
+
 func (t *Topology) gatewayInNetwork() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -100,6 +110,7 @@ func (t *Topology) WrapTarget(base harness.Target) (harness.Target, error) {
 	g.Topology = t
 	t.mu.Lock()
 	t.inNetwork = true
+	t.backendAuth = g.Image == "" && g.ConfigTemplate != ""
 	t.mu.Unlock()
 	return g, nil
 }

@@ -119,15 +119,29 @@ func yamlError(file string, err error) *Error {
 	return e
 }
 
-// clampLine bounds line to the lines of data (YAML breaks lines at \n,
-// \r\n and a lone \r).
+// Lines counts the lines of UTF-8 YAML text as yaml.v3 numbers them: it
+// breaks lines at \n, \r\n, a lone \r, and at NEL (U+0085), LS (U+2028)
+// and PS (U+2029).
+func Lines(data []byte) int {
+	n := 1
+	for _, brk := range []string{"\n", "\r", "\u0085", "\u2028", "\u2029"} {
+		n += bytes.Count(data, []byte(brk))
+	}
+	return n - bytes.Count(data, []byte("\r\n"))
+}
+
+// clampLine bounds line to the Lines of data.
 func clampLine(data []byte, line int) int {
-	n := bytes.Count(data, []byte("\n")) + bytes.Count(data, []byte("\r")) - bytes.Count(data, []byte("\r\n")) + 1
-	return min(line, n)
+	return min(line, Lines(data))
 }
 
 // ParseDocument parses exactly one YAML document and returns its root node.
 func ParseDocument(data []byte, file, want string) (*yaml.Node, error) {
+	if bytes.HasPrefix(data, []byte("\xfe\xff")) || bytes.HasPrefix(data, []byte("\xff\xfe")) {
+		// yaml.v3 would read it, but every line and offset we report is
+		// one of the UTF-8 text (found by vmcp/config FuzzParse).
+		return nil, &Error{File: file, Line: 1, Msg: "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8"}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -152,7 +166,9 @@ func ParseDocument(data []byte, file, want string) (*yaml.Node, error) {
 		if len(next.Content) > 0 && next.Content[0].Line > 0 {
 			line = next.Content[0].Line
 		}
-		return nil, &Error{File: file, Line: line, Msg: "multiple YAML documents: want exactly one (remove the second document or its \"---\" separator)"}
+		// An empty second document ("0\r---") is placed on the line after
+		// its "---", which may not exist (found by vmcp/config FuzzParse).
+		return nil, &Error{File: file, Line: clampLine(data, line), Msg: "multiple YAML documents: want exactly one (remove the second document or its \"---\" separator)"}
 	case !errors.Is(err, io.EOF):
 		return nil, yamlError(file, err)
 	}

@@ -68,6 +68,11 @@ func TestDecodeErrors(t *testing.T) {
 		"items:\n  - <<: {n: 1}\n":   `d.yaml:2: items[0]: merge keys (<<) are not supported`,
 		"tags: &t {a: *t}\n":         `d.yaml:1: tags.a: alias *t refers to a value that contains it`,
 		"name: a\n---\nname: b\n":    `d.yaml:3: multiple YAML documents`,
+		"name: a\n---":               `d.yaml:2: multiple YAML documents`,
+		"0\r---":                     `d.yaml:2: multiple YAML documents`,
+		"\xfe\xff (00":               `d.yaml:1: the file is UTF-16`,
+		"\xff\xfe( 00":               `d.yaml:1: the file is UTF-16`,
+		"a: 1\u2028b: [":             `d.yaml:2: `,
 		"":                           `d.yaml: empty document: want a doc`,
 		bomb:                         `d.yaml:7: free.f: document too large (more than 1048576 values after expanding aliases)`,
 	} {
@@ -75,6 +80,19 @@ func TestDecodeErrors(t *testing.T) {
 		var se *strictyaml.Error
 		if !errors.As(err, &se) || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%q: err = %v, want prefix %q", src, err, want)
+		}
+	}
+}
+
+// TestLines: Lines breaks lines where yaml.v3's scanner does (is_break:
+// CR, LF, CRLF, NEL, LS, PS), so error lines can be checked against it.
+func TestLines(t *testing.T) {
+	for src, want := range map[string]int{
+		"": 1, "a": 1, "a\n": 2, "a\r\nb": 2, "a\rb": 2, "a\n\rb": 3,
+		"a\u0085b": 2, "a\u2028b\u2029c": 3,
+	} {
+		if got := strictyaml.Lines([]byte(src)); got != want {
+			t.Errorf("Lines(%q) = %d, want %d", src, got, want)
 		}
 	}
 }

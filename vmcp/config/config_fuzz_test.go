@@ -1,11 +1,12 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
 )
 
 // configSeeds are the seed corpus of FuzzParse (they run with every plain
@@ -63,8 +64,7 @@ func FuzzParse(f *testing.F) {
 			if e.File != "fuzz.yaml" || strings.Contains(e.Msg, "internal error") {
 				t.Fatalf("bad error: %v", err)
 			}
-			// YAML breaks lines at \n, \r\n and a lone \r.
-			lines := bytes.Count(data, []byte("\n")) + bytes.Count(data, []byte("\r")) - bytes.Count(data, []byte("\r\n")) + 1
+			lines := strictyaml.Lines(data)
 			if e.Line > lines {
 				t.Fatalf("error on line %d of a %d-line input: %v", e.Line, lines, err)
 			}
