@@ -77,12 +77,12 @@ func main() {
 
 func run() error {
 	var (
-		cfgPath, listen, look, prefixFormat string
-		priority, anonymous                 bool
-		callTimeout, indexDelay             time.Duration
-		q                                   quirks
+		cfgPath, listen, look, prefixFormat                         string
+		priority, anonymous                                         bool
+		callTimeout, indexDelay                                     time.Duration
+		q                                                           quirks
 		acceptWrongID, neverBack, perCallGW, initUnnamed, initRetry bool
-		reject                              string
+		reject                                                      string
 	)
 	flag.StringVar(&cfgPath, "config", "", "the reference gateway's config file")
 	flag.StringVar(&listen, "listen", "127.0.0.1:0", "listen address")

@@ -33,8 +33,8 @@ type perCall struct {
 	// for as long as the client waits (--init-retry: fails the
 	// initialize-path bounds).
 	initRetry bool
-	srv      *server.MCPServer
-	handler  http.Handler
+	srv       *server.MCPServer
+	handler   http.Handler
 }
 
 // perCallInfo is the client info fixture i gives its backends.
