@@ -2,7 +2,6 @@ package harness
 
 import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
-	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
 // ProcessBackend is what a Process runtime's backends offer beyond
@@ -19,17 +18,6 @@ type ProcessBackend interface {
 	Exited() (bool, error)
 }
 
-// ExecGateway is what an Exec target's gateways offer beyond Gateway.
-type ExecGateway interface {
-	Gateway
-	// PID is the gateway process id.
-	PID() int
-	// Output is the tail of the gateway's stdout and stderr.
-	Output() string
-	// ConfigPath is the rendered configuration file.
-	ConfigPath() string
-}
-
 // FakeBackend returns the *fakebackends.Backend behind an in-process
 // backend (for InFlight, SessionCount, ...).
 func FakeBackend(b RunningBackend) (*fakebackends.Backend, bool) {
@@ -40,18 +28,8 @@ func FakeBackend(b RunningBackend) (*fakebackends.Backend, bool) {
 	return ib.b, true
 }
 
-// VMCP returns the *vmcp.Gateway behind a Reference target's gateway.
-func VMCP(g Gateway) (*vmcp.Gateway, bool) {
-	rg, ok := g.(*referenceGateway)
-	if !ok {
-		return nil, false
-	}
-	return rg.g, true
-}
-
 var (
 	_ ProcessBackend = (*processBackend)(nil)
-	_ ExecGateway    = (*execGateway)(nil)
 	_ RunningBackend = (*stdioBackend)(nil)
 	_ RunningBackend = (*inProcessBackend)(nil)
 )

@@ -46,27 +46,16 @@ func NewHealthPoller(baseURL string, rec *Recorder, interval time.Duration) *Hea
 		stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-// StartHealthPoller starts a poller of the gateway's health API that
-// Env.Close stops. It needs CapHealthAPI (else a *MissingCapabilityError).
-func (e *Env) StartHealthPoller(interval time.Duration) (*HealthPoller, error) {
-	if err := e.Require(CapHealthAPI); err != nil {
-		return nil, err
-	}
-	p := NewHealthPoller(e.gateway.BaseURL(), e.rec, interval)
-	api := TargetAdminAPIs(e.target).Health
-	u, err := api.URL(e.gateway.BaseURL(), HealthPath, "")
+// HealthPollerFor returns a poller of t's health API at baseURL (t's
+// AdminAPIs say where and how to read it), not yet started.
+func HealthPollerFor(t Target, baseURL string, rec *Recorder, interval time.Duration) (*HealthPoller, error) {
+	p := NewHealthPoller(baseURL, rec, interval)
+	api := TargetAdminAPIs(t).Health
+	u, err := api.URL(baseURL, HealthPath, "")
 	if err != nil {
 		return nil, fmt.Errorf("harness: health API: %w", err)
 	}
-	p.url, p.api, p.source = u, api, "GET "+strings.TrimPrefix(u, e.gateway.BaseURL())
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return nil, fmt.Errorf("harness: env closed")
-	}
-	e.pollers = append(e.pollers, p)
-	e.mu.Unlock()
-	p.Start()
+	p.url, p.api, p.source = u, api, "GET "+strings.TrimPrefix(u, baseURL)
 	return p, nil
 }
 

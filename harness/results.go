@@ -46,7 +46,7 @@ type Results struct {
 	// (`chaos run --profile`, VMCP_CHAOS_PROFILE); empty without one.
 	Profile string `json:"profile,omitempty"`
 	// Capabilities are the target's declared capabilities.
-	Capabilities Capabilities `json:"capabilities"`
+	Capabilities []string `json:"capabilities"`
 	// HarnessVersion is the version of the harness that wrote the
 	// results (BuildVersion.String; set by NewResults); empty in files
 	// written before it existed.
@@ -172,23 +172,6 @@ func (s ScenarioResult) Inconclusive() []Check {
 // Partial reports whether the scenario passed with some checks skipped.
 func (s ScenarioResult) Partial() bool { return s.Verdict == VerdictPassed && len(s.SkippedChecks) > 0 }
 
-// NewResults starts a results document for a run against target (nil
-// allowed).
-func NewResults(target Target) *Results {
-	r := &Results{SchemaVersion: SchemaVersion, Started: time.Now().Round(0), Scenarios: []ScenarioResult{}}
-	r.HarnessVersion = Version().String()
-	if target != nil {
-		r.Target, r.Capabilities = target.Name(), target.Capabilities()
-		if e, ok := target.(Exec); ok {
-			r.Profile = e.Profile
-		}
-	}
-	if r.Capabilities == nil {
-		r.Capabilities = Capabilities{}
-	}
-	return r
-}
-
 // Add appends a recorder's scenario result.
 func (r *Results) Add(rec *Recorder) { r.Scenarios = append(r.Scenarios, rec.Result()) }
 
@@ -204,7 +187,7 @@ func (r *Results) Failed() bool {
 func (r *Results) WriteJSON(w io.Writer) error {
 	r.SchemaVersion = SchemaVersion
 	if r.Capabilities == nil {
-		r.Capabilities = Capabilities{} // written as [], never null
+		r.Capabilities = []string{} // written as [], never null
 	}
 	r.Findings = BuildFindings(r)
 	enc := json.NewEncoder(w)

@@ -47,7 +47,7 @@ func (s *ResultsSet) WriteJSON(w io.Writer) error {
 	for _, r := range s.Runs {
 		r.SchemaVersion = SchemaVersion
 		if r.Capabilities == nil {
-			r.Capabilities = Capabilities{}
+			r.Capabilities = []string{}
 		}
 	}
 	enc := json.NewEncoder(w)

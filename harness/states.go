@@ -70,15 +70,6 @@ func (e *MissingCapabilityError) Error() string {
 	return fmt.Sprintf("target %s lacks capability %s", e.Target, e.Missing)
 }
 
-// Require returns a *MissingCapabilityError when the target lacks any of
-// need, nil otherwise.
-func (e *Env) Require(need ...Capability) error {
-	if missing := e.Capabilities().Missing(need...); len(missing) > 0 {
-		return &MissingCapabilityError{Target: e.target.Name(), Missing: missing}
-	}
-	return nil
-}
-
 // getJSON GETs baseURL+path with a deadline and returns the body of a 200.
 func getJSON(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
 	ctx, cancel := withDefaultTimeout(ctx, DefaultControlTimeout)
@@ -110,37 +101,6 @@ const (
 	HealthPath  = "/api/backends/health"
 	SessionPath = "/api/sessions/"
 )
-
-// HealthStates reads the health API (GET /api/backends/health on the
-// reference; the target's AdminAPIs say otherwise) (needs CapHealthAPI).
-func (e *Env) HealthStates(ctx context.Context) (BackendStates, error) {
-	if err := e.Require(CapHealthAPI); err != nil {
-		return nil, err
-	}
-	return e.readStates(ctx, "health", TargetAdminAPIs(e.target).Health, HealthPath, "")
-}
-
-// SessionStates reads the session API (GET /api/sessions/{id} on the
-// reference; the target's AdminAPIs say otherwise) (needs CapSessionAPI).
-func (e *Env) SessionStates(ctx context.Context, sessionID string) (BackendStates, error) {
-	if err := e.Require(CapSessionAPI); err != nil {
-		return nil, err
-	}
-	return e.readStates(ctx, "session", TargetAdminAPIs(e.target).Session, defaultSessionPath, sessionID)
-}
-
-// readStates GETs the what ("health" or "session") API and parses it.
-func (e *Env) readStates(ctx context.Context, what string, api StateAPI, def, sessionID string) (BackendStates, error) {
-	u, err := api.URL(e.gateway.BaseURL(), def, sessionID)
-	if err != nil {
-		return nil, fmt.Errorf("harness: %s API: %w", what, err)
-	}
-	data, err := getJSON(ctx, adminHTTP, u)
-	if err != nil {
-		return nil, fmt.Errorf("harness: %s API: %w", what, err)
-	}
-	return api.Parse(data)
-}
 
 // pollInterval is the default HealthPoller interval.
 const pollInterval = 50 * time.Millisecond

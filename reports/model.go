@@ -89,7 +89,7 @@ type errorSample struct {
 
 // newRunView builds the view of one results document.
 func newRunView(id, label string, r *harness.Results) *runView {
-	rv := &runView{ID: id, Label: label, Target: r.Target, Profile: r.Profile, Capabilities: cmp.Or(r.Capabilities.String(), "none declared"),
+	rv := &runView{ID: id, Label: label, Target: r.Target, Profile: r.Profile, Capabilities: cmp.Or(strings.Join(r.Capabilities, ","), "none declared"),
 		Interrupted: r.Interrupted, Harness: cmp.Or(r.HarnessVersion, "not recorded")}
 	if !r.Started.IsZero() {
 		rv.Started = r.Started.UTC().Format("2006-01-02 15:04:05 UTC")
