@@ -12,7 +12,7 @@ import (
 	"cmp"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // Experiment is one experiment file, decoded strictly (see Parse).
@@ -257,19 +257,19 @@ const (
 )
 
 // JudgedProperty is the property the probe judges (see Property).
-func (p *Probe) JudgedProperty() harness.Property {
+func (p *Probe) JudgedProperty() history.Property {
 	if p.Property != "" {
-		return harness.Property(p.Property)
+		return history.Property(p.Property)
 	}
 	switch {
 	case p.Type == ProbeHealth && len(p.Breaker) > 0:
-		return harness.PropBreaker
+		return history.PropBreaker
 	case p.Type == ProbeHealth:
-		return harness.PropHealth
+		return history.PropHealth
 	case p.Type == ProbeCallTool && p.Expect != nil && p.Expect.Names != "":
-		return harness.PropNamesBackend
+		return history.PropNamesBackend
 	case p.Type == ProbeCallTool && p.Expect != nil && p.Expect.Within > 0:
-		return harness.PropBounded
+		return history.PropBounded
 	}
-	return cmp.Or(harness.PropertyOf(p.Name), harness.PropBaseline)
+	return cmp.Or(history.PropertyOf(p.Name), history.PropBaseline)
 }

@@ -4,24 +4,26 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // Require returns a *MissingCapabilityError when the target lacks any of
 // need, nil otherwise.
-func (e *Env) Require(need ...Capability) error {
+func (e *Env) Require(need ...targets.Capability) error {
 	if missing := e.Capabilities().Missing(need...); len(missing) > 0 {
-		return &MissingCapabilityError{Target: e.target.Name(), Missing: missing}
+		return &targets.MissingCapabilityError{Target: e.target.Name(), Missing: missing}
 	}
 	return nil
 }
 
 // StartHealthPoller starts a poller of the gateway's health API that
 // Env.Close stops. It needs CapHealthAPI (else a *MissingCapabilityError).
-func (e *Env) StartHealthPoller(interval time.Duration) (*HealthPoller, error) {
-	if err := e.Require(CapHealthAPI); err != nil {
+func (e *Env) StartHealthPoller(interval time.Duration) (*targets.HealthPoller, error) {
+	if err := e.Require(targets.CapHealthAPI); err != nil {
 		return nil, err
 	}
-	p, err := HealthPollerFor(e.target, e.gateway.BaseURL(), e.rec, interval)
+	p, err := targets.HealthPollerFor(e.target, e.gateway.BaseURL(), e.rec, interval)
 	if err != nil {
 		return nil, err
 	}
@@ -38,29 +40,29 @@ func (e *Env) StartHealthPoller(interval time.Duration) (*HealthPoller, error) {
 
 // HealthStates reads the health API (GET /api/backends/health on the
 // reference; the target's AdminAPIs say otherwise) (needs CapHealthAPI).
-func (e *Env) HealthStates(ctx context.Context) (BackendStates, error) {
-	if err := e.Require(CapHealthAPI); err != nil {
+func (e *Env) HealthStates(ctx context.Context) (targets.BackendStates, error) {
+	if err := e.Require(targets.CapHealthAPI); err != nil {
 		return nil, err
 	}
-	return e.readStates(ctx, "health", TargetAdminAPIs(e.target).Health, HealthPath, "")
+	return e.readStates(ctx, "health", targets.TargetAdminAPIs(e.target).Health, targets.HealthPath, "")
 }
 
 // SessionStates reads the session API (GET /api/sessions/{id} on the
 // reference; the target's AdminAPIs say otherwise) (needs CapSessionAPI).
-func (e *Env) SessionStates(ctx context.Context, sessionID string) (BackendStates, error) {
-	if err := e.Require(CapSessionAPI); err != nil {
+func (e *Env) SessionStates(ctx context.Context, sessionID string) (targets.BackendStates, error) {
+	if err := e.Require(targets.CapSessionAPI); err != nil {
 		return nil, err
 	}
-	return e.readStates(ctx, "session", TargetAdminAPIs(e.target).Session, defaultSessionPath, sessionID)
+	return e.readStates(ctx, "session", targets.TargetAdminAPIs(e.target).Session, targets.DefaultSessionPath, sessionID)
 }
 
 // readStates GETs the what ("health" or "session") API and parses it.
-func (e *Env) readStates(ctx context.Context, what string, api StateAPI, def, sessionID string) (BackendStates, error) {
+func (e *Env) readStates(ctx context.Context, what string, api targets.StateAPI, def, sessionID string) (targets.BackendStates, error) {
 	u, err := api.URL(e.gateway.BaseURL(), def, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("harness: %s API: %w", what, err)
 	}
-	data, err := getJSON(ctx, adminHTTP, u)
+	data, err := targets.GetJSON(ctx, targets.AdminHTTP, u)
 	if err != nil {
 		return nil, fmt.Errorf("harness: %s API: %w", what, err)
 	}

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // Input is one results document (a suite run, a `chaos run`, an
@@ -25,7 +25,7 @@ type Input struct {
 	// Name labels the run, e.g. its file name; empty: the target's name.
 	Name string
 	// Results is the document.
-	Results *harness.Results
+	Results *history.Results
 }
 
 // Options tune a report.
@@ -89,12 +89,12 @@ func Render(w io.Writer, in []Input, opt Options) error {
 		if len(g) > 1 {
 			for _, r := range g {
 				for _, s := range r.Scenarios {
-					s.Brief = s.Verdict == string(harness.VerdictPassed) && len(s.Checks) > 0 && s.Failed == 0 && !slices.ContainsFunc(s.Checks, func(c checkView) bool {
-						return c.Verdict == string(harness.CheckInconclusive)
+					s.Brief = s.Verdict == string(history.VerdictPassed) && len(s.Checks) > 0 && s.Failed == 0 && !slices.ContainsFunc(s.Checks, func(c checkView) bool {
+						return c.Verdict == string(history.CheckInconclusive)
 					})
 					if !s.Brief {
 						n := len(s.Checks)
-						s.Checks = slices.DeleteFunc(s.Checks, func(c checkView) bool { return c.Verdict == string(harness.CheckPassed) })
+						s.Checks = slices.DeleteFunc(s.Checks, func(c checkView) bool { return c.Verdict == string(history.CheckPassed) })
 						s.PassedHidden = n - len(s.Checks)
 					}
 				}

@@ -10,8 +10,10 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
 // LabelContainer labels the scenarios that run the backends and the
@@ -53,8 +55,8 @@ var containerFaulty = []string{beta, gamma}
 // containerScenarios is the container group on both revisions.
 func containerScenarios() []Scenario {
 	var out []Scenario
-	add := func(group, desc string, run func(k *kit.Kit, rev harness.Revision)) {
-		for _, rev := range []harness.Revision{harness.RevisionLegacy, harness.RevisionModern} {
+	add := func(group, desc string, run func(k *kit.Kit, rev history.Revision)) {
+		for _, rev := range []history.Revision{history.RevisionLegacy, history.RevisionModern} {
 			out = append(out, Scenario{
 				Name: group + "/" + string(rev), Group: group, Description: desc,
 				Labels:   []string{LabelContainer, group, string(rev), string(fakebackends.TransportStreamableHTTP), string(fakebackends.TransportSSE)},
@@ -84,7 +86,7 @@ func containerTopology() harness.Topology {
 		},
 		WrapTarget:         ct.WrapTarget,
 		GatewayCallTimeout: containerCallTimeout,
-		ClientOptions:      []harness.ClientOption{harness.WithCallTimeout(containerClientTimeout)},
+		ClientOptions:      []history.ClientOption{history.WithCallTimeout(containerClientTimeout)},
 	}
 }
 
@@ -135,7 +137,7 @@ func containerize(topo *harness.Topology) {
 			continue
 		}
 		switch b.Runtime.(type) {
-		case nil, harness.InProcess:
+		case nil, runtimes.InProcess:
 			topo.Backends[i].Runtime = ct
 		}
 	}

@@ -14,8 +14,10 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // runtime is the suite's backend runtime ($VMCP_CHAOS_RUNTIME).
@@ -124,9 +126,9 @@ func TestMutantNoDeadlineContainers(t *testing.T) {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	mutant := &containers.Gateway{TargetName: "mutant-no-deadline", Caps: harness.DefaultReferenceCapabilities,
-		ConfigTemplate: strings.Replace(harness.ChaosVMCPTemplate, "call: {{.CallTimeout}}", "call: 1h", 1)}
-	if mutant.ConfigTemplate == harness.ChaosVMCPTemplate {
+	mutant := &containers.Gateway{TargetName: "mutant-no-deadline", Caps: targets.DefaultReferenceCapabilities,
+		ConfigTemplate: strings.Replace(targets.ChaosVMCPTemplate, "call: {{.CallTimeout}}", "call: 1h", 1)}
+	if mutant.ConfigTemplate == targets.ChaosVMCPTemplate {
 		t.Fatal("the template has no call timeout to replace")
 	}
 	sc := func(name string) scenarios.Scenario {
@@ -134,7 +136,7 @@ func TestMutantNoDeadlineContainers(t *testing.T) {
 		topo := s.Topology
 		s.Topology = func() harness.Topology {
 			tp := topo()
-			tp.ClientOptions = append(tp.ClientOptions, harness.WithCallTimeout(mutantClientTimeout))
+			tp.ClientOptions = append(tp.ClientOptions, history.WithCallTimeout(mutantClientTimeout))
 			return tp
 		}
 		return s

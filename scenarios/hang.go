@@ -12,6 +12,9 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // Bounds of the hang scenarios. They are generous on purpose: "does not
@@ -74,7 +77,7 @@ func hangCases() []hangCase {
 // tool answers after slowDelay, behind a gateway with callTimeout.
 func slowProcessTopology(v Variant, slowDelay, callTimeout time.Duration) func() harness.Topology {
 	return twoBackendsTopology(v, callTimeout, hangClientDeadline, func(t *harness.Topology) {
-		t.Backends[1].Runtime = harness.Process{}
+		t.Backends[1].Runtime = runtimes.Process{}
 		t.Backends[1].Script.Tools[1].Delay = fakebackends.Duration(slowDelay)
 	})
 }
@@ -102,9 +105,9 @@ func hangScenarios() []Scenario {
 		}
 	})...)
 	out = append(out, variants("hang-kill", []Variant{
-		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
-		{harness.RevisionModern, fakebackends.TransportStreamableHTTP},
-		{harness.RevisionLegacy, fakebackends.TransportSSE},
+		{history.RevisionLegacy, fakebackends.TransportStreamableHTTP},
+		{history.RevisionModern, fakebackends.TransportStreamableHTTP},
+		{history.RevisionLegacy, fakebackends.TransportSSE},
 	}, func(v Variant) Scenario {
 		return Scenario{
 			Description: "a backend process SIGKILLed mid-call: the call in flight and the next call fail within 1 s; after a respawn the backend works again",
@@ -115,8 +118,8 @@ func hangScenarios() []Scenario {
 		}
 	})...)
 	out = append(out, variants("hang-pause", []Variant{
-		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
-		{harness.RevisionModern, fakebackends.TransportSSE},
+		{history.RevisionLegacy, fakebackends.TransportStreamableHTTP},
+		{history.RevisionModern, fakebackends.TransportSSE},
 	}, func(v Variant) Scenario {
 		return Scenario{
 			Description: "a backend process SIGSTOPped with a call in flight (it still accepts connections, never answers): that call and the next fail " +
@@ -188,13 +191,13 @@ func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Var
 
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan *harness.Call, 1)
+	done := make(chan *history.Call, 1)
 	go func() { done <- c.CallTool(callCtx, k.Tool(beta, "slow"), nil) }()
 	// Wait until the call has reached beta, then give up on it.
 	k.Check("the slow call reaches beta", func(ck *kit.C) {
 		reached := kit.Until(ctx, 5*time.Second, func() bool {
 			n, _ := k.CountRequests(beta, "tools/call")
-			fb, inProcess := harness.FakeBackend(env.Backend(beta))
+			fb, inProcess := runtimes.FakeBackend(env.Backend(beta))
 			return n > 1 || (inProcess && fb.InFlight() > 0)
 		})
 		ck.Observed("in flight: %v", reached)
@@ -266,8 +269,8 @@ const (
 // result arrives on (buffered: the call's own deadline ends it). A process
 // backend logs a request only when it ends, so there is nothing to poll:
 // the call is given 300 ms, well within the slow tool's delay.
-func slowCallInFlight(k *kit.Kit, c *harness.Client, before string) <-chan *harness.Call {
-	done := make(chan *harness.Call, 1)
+func slowCallInFlight(k *kit.Kit, c *history.Client, before string) <-chan *history.Call {
+	done := make(chan *history.Call, 1)
 	slow := k.Tool(beta, "slow")
 	go func() { done <- c.CallTool(k.Ctx, slow, nil) }()
 	sleep(k.Ctx, 300*time.Millisecond)
@@ -305,7 +308,7 @@ func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	k.CheckFailed("the next call to the stopped backend fails within call timeout + 1 s", next, matchers.FailWithin(bound))
 	bystander := c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("bystander"))
 	k.CheckCall("alpha answers within 1 s while beta is stopped", bystander,
-		matchers.HaveOutcome(harness.OutcomeOK), matchers.ReturnWithin(transportBound).As("latency_ms.bystander_while_stopped"))
+		matchers.HaveOutcome(history.OutcomeOK), matchers.ReturnWithin(transportBound).As("latency_ms.bystander_while_stopped"))
 
 	k.Must(env.ResumeBackend(ctx, beta), "SIGCONT beta")
 	resumed = true
@@ -350,7 +353,7 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 // event stream, a connection failure the gateway may learn of only from
 // the call it has just sent, so one failed call is allowed there too.
 func allowedFailures(env *harness.Env, transport fakebackends.Transport) int {
-	if env.Capabilities().Has(harness.CapReinitOn404) && transport == fakebackends.TransportStreamableHTTP {
+	if env.Capabilities().Has(targets.CapReinitOn404) && transport == fakebackends.TransportStreamableHTTP {
 		return 0
 	}
 	return 1
@@ -358,11 +361,11 @@ func allowedFailures(env *harness.Env, transport fakebackends.Transport) int {
 
 // callsUntilOK calls name until it succeeds (at most max calls) and
 // returns how many calls failed first, and the last call.
-func callsUntilOK(ctx context.Context, c *harness.Client, name string, max int) (int, *harness.Call) {
-	var last *harness.Call
+func callsUntilOK(ctx context.Context, c *history.Client, name string, max int) (int, *history.Call) {
+	var last *history.Call
 	for i := 0; i < max; i++ {
 		last = c.CallTool(ctx, name, echoArgs("probe"))
-		if last.Outcome == harness.OutcomeOK {
+		if last.Outcome == history.OutcomeOK {
 			return i, last
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // wrappingCallTimeout is the gateway's backend call timeout in the
@@ -57,8 +58,8 @@ func malformed(variant string) faults.Fault {
 }
 
 // forged reports whether a call returned a fake backend's forged answer.
-func forged(call *harness.Call) bool {
-	return call.Outcome == harness.OutcomeOK || strings.TrimSpace(call.Text()) == faults.ForgedText
+func forged(call *history.Call) bool {
+	return call.Outcome == history.OutcomeOK || strings.TrimSpace(call.Text()) == faults.ForgedText
 }
 
 // wrappingScenarios: scenario 1, per-backend error wrapping.
@@ -98,14 +99,14 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 		// judged on any failed call addressed to beta's name (a gateway
 		// that fails it without naming beta, having dropped beta, has a
 		// naming defect); the bound only on a call the fault acted on.
-		var faulted []*harness.Call
+		var faulted []*history.Call
 		for i, m := range []struct {
 			method string
-			call   func() *harness.Call
+			call   func() *history.Call
 		}{
-			{"tools/call", func() *harness.Call { return c.CallTool(ctx, betaEcho, echoArgs(f.name)) }},
-			{"resources/read", func() *harness.Call { return c.ReadResource(ctx, k.Resource(beta, readme(beta))) }},
-			{"prompts/get", func() *harness.Call { return c.GetPrompt(ctx, k.Prompt(beta, "greet"), nil) }},
+			{"tools/call", func() *history.Call { return c.CallTool(ctx, betaEcho, echoArgs(f.name)) }},
+			{"resources/read", func() *history.Call { return c.ReadResource(ctx, k.Resource(beta, readme(beta))) }},
+			{"prompts/get", func() *history.Call { return c.GetPrompt(ctx, k.Prompt(beta, "greet"), nil) }},
 		} {
 			names, within := f.name+": "+m.method+" names beta", f.name+": "+m.method+" fails within call timeout + 1 s"
 			if why := k.NotOffered(c, m.method); why != "" {
@@ -132,7 +133,7 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 				// The other backend works in the same session, on every
 				// method the gateway offers, while beta fails.
 				k.Check(f.name+": alpha unaffected (tools, resources, prompts)", func(ck *kit.C) {
-					calls := []*harness.Call{c.CallTool(ctx, alphaEcho, echoArgs(f.name))}
+					calls := []*history.Call{c.CallTool(ctx, alphaEcho, echoArgs(f.name))}
 					if k.NotOffered(c, "resources/read") == "" {
 						calls = append(calls, c.ReadResource(ctx, k.Resource(alpha, readme(alpha))))
 					}
@@ -141,7 +142,7 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 					}
 					for _, call := range calls {
 						if k.NotOfferedCall(c, call) == "" {
-							ck.Expect(call).To(matchers.HaveOutcome(harness.OutcomeOK), "alpha while beta fails with %s", f.name)
+							ck.Expect(call).To(matchers.HaveOutcome(history.OutcomeOK), "alpha while beta fails with %s", f.name)
 						}
 					}
 				})
@@ -215,10 +216,10 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	k.SetFaults(beta, faults.Fault{Kind: faults.KindToolError, Params: &faults.ToolError{Text: own}})
 	k.Check("beta's own isError passes through unchanged", func(ck *kit.C) {
 		call := c.CallTool(ctx, betaEcho, echoArgs("own error"))
-		ck.Expect(call.Outcome).To(gomega.Equal(harness.OutcomeToolError), "a backend's own isError: %s", call.Text())
+		ck.Expect(call.Outcome).To(gomega.Equal(history.OutcomeToolError), "a backend's own isError: %s", call.Text())
 		ck.Expect(call.IsError).To(gomega.BeTrue(), "isError kept")
 		ck.Expect(call.Text()).To(gomega.Equal(own), "the backend's text passes through unchanged")
-		ck.Expect(call.Meta).NotTo(gomega.HaveKey(harness.MetaErrorKind), "no gateway error _meta on the backend's own result")
+		ck.Expect(call.Meta).NotTo(gomega.HaveKey(history.MetaErrorKind), "no gateway error _meta on the backend's own result")
 		ck.Expect(call).NotTo(matchers.BeBackendUnavailable(beta))
 	})
 	k.ClearFaults(beta)

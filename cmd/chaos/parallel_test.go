@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // TestRunParallel: with --parallel, scenarios run several at a time (each
@@ -42,7 +42,7 @@ func TestRunParallel(t *testing.T) {
 		if s.Name != selected[i].Name {
 			t.Errorf("result %d is %s, want %s (the catalogue's order)", i, s.Name, selected[i].Name)
 		}
-		if s.Verdict != harness.VerdictPassed {
+		if s.Verdict != history.VerdictPassed {
 			t.Errorf("%s: %s %s", s.Name, s.Verdict, s.Reason)
 		}
 	}

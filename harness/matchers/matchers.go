@@ -18,8 +18,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/onsi/gomega/format"
 	"github.com/onsi/gomega/types"
-
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // Outcome is a raw mcp-go (result, error) pair, for matching calls not
@@ -41,18 +41,18 @@ type observed struct {
 	err      string // error text ("" when none)
 	text     string // result text
 	meta     map[string]any
-	outcome  harness.Outcome // "" when not a recorded call
+	outcome  history.Outcome // "" when not a recorded call
 	backend  string          // recorded backend
 	duration time.Duration
 	timed    bool // duration is known
 	target   string
 	method   string
-	rec      *harness.Recorder
+	rec      *history.Recorder
 }
 
 func observe(actual any) (observed, error) {
 	switch a := actual.(type) {
-	case *harness.Call:
+	case *history.Call:
 		if a == nil {
 			return observed{}, errors.New("got a nil *harness.Call")
 		}
@@ -60,20 +60,20 @@ func observe(actual any) (observed, error) {
 		o.rec = a.Recorder()
 		if a.Result != nil {
 			o.isError = a.Result.IsError
-			o.text = harness.ResultText(a.Result)
+			o.text = history.ResultText(a.Result)
 		}
 		return o, nil
-	case harness.Call:
+	case history.Call:
 		return observe(&a)
-	case *harness.CallRecord:
+	case *history.CallRecord:
 		if a == nil {
 			return observed{}, errors.New("got a nil *harness.CallRecord")
 		}
 		return fromRecord(a), nil
-	case harness.CallRecord:
+	case history.CallRecord:
 		return fromRecord(&a), nil
-	case harness.Event:
-		if a.Kind != harness.EventCall || a.Call == nil {
+	case history.Event:
+		if a.Kind != history.EventCall || a.Call == nil {
 			return observed{}, fmt.Errorf("got a %s event, not a call", a.Kind)
 		}
 		return fromRecord(a.Call), nil
@@ -89,7 +89,7 @@ func observe(actual any) (observed, error) {
 	return observed{}, fmt.Errorf("want a *harness.Call, harness.CallRecord, call Event, *mcp.CallToolResult, error or matchers.Outcome, got %T", actual)
 }
 
-func fromRecord(r *harness.CallRecord) observed {
+func fromRecord(r *history.CallRecord) observed {
 	o := observed{err: r.Error, meta: r.Meta, outcome: r.Outcome, backend: r.Backend,
 		duration: r.Duration.D(), timed: true, target: r.Target, method: r.Method}
 	if r.IsError {
@@ -105,8 +105,8 @@ func fromOutcome(oc Outcome) observed {
 	}
 	if oc.Result != nil {
 		o.isError = oc.Result.IsError
-		o.text = harness.ResultText(oc.Result)
-		o.meta = harness.MetaFields(oc.Result.Meta)
+		o.text = history.ResultText(oc.Result)
+		o.meta = history.MetaFields(oc.Result.Meta)
 	}
 	return o
 }
@@ -171,30 +171,30 @@ func (m *unavailableMatcher) Match(actual any) (bool, error) {
 	if o.isError && o.text != "" {
 		text = o.text
 	}
-	text = harness.WithoutCalled(text, o.target, m.backend)
+	text = history.WithoutCalled(text, o.target, m.backend)
 	switch {
-	case o.outcome == harness.OutcomeOK:
+	case o.outcome == history.OutcomeOK:
 		m.why = "it succeeded"
 		return false, nil
-	case o.outcome == harness.OutcomeTimeout:
+	case o.outcome == history.OutcomeTimeout:
 		m.why = "the client's own deadline ended it (the gateway did not answer)"
 		return false, nil
 	case o.outcome == "" && !o.isError && o.err == "":
 		m.why = "it succeeded (no isError result, no error)"
 		return false, nil
-	case !harness.NamesBackend(text, m.backend):
+	case !history.NamesBackend(text, m.backend):
 		m.why = fmt.Sprintf("its error text does not name %q", m.backend)
 		return false, nil
-	case harness.BackendAnswered(text):
+	case history.BackendAnswered(text):
 		m.why = "the text says the backend answered with an error of its own"
 		return false, nil
 	}
-	if b, ok := o.meta[harness.MetaBackend]; ok && b != m.backend {
-		m.why = fmt.Sprintf("_meta %q is %v", harness.MetaBackend, b)
+	if b, ok := o.meta[history.MetaBackend]; ok && b != m.backend {
+		m.why = fmt.Sprintf("_meta %q is %v", history.MetaBackend, b)
 		return false, nil
 	}
-	if k, ok := o.meta[harness.MetaErrorKind].(string); ok && (k == "jsonrpc_error" || k == "canceled") {
-		m.why = fmt.Sprintf("_meta %q is %s: the backend answered, it was not unavailable", harness.MetaErrorKind, k)
+	if k, ok := o.meta[history.MetaErrorKind].(string); ok && (k == "jsonrpc_error" || k == "canceled") {
+		m.why = fmt.Sprintf("_meta %q is %s: the backend answered, it was not unavailable", history.MetaErrorKind, k)
 		return false, nil
 	}
 	m.why = ""
@@ -211,12 +211,12 @@ func (m *unavailableMatcher) NegatedFailureMessage(any) string {
 
 // HaveOutcome matches a recorded call (or *harness.Call) with the given
 // outcome.
-func HaveOutcome(want harness.Outcome) types.GomegaMatcher {
+func HaveOutcome(want history.Outcome) types.GomegaMatcher {
 	return &outcomeMatcher{want: want}
 }
 
 type outcomeMatcher struct {
-	want harness.Outcome
+	want history.Outcome
 	seen string
 }
 
@@ -244,7 +244,7 @@ func (m *outcomeMatcher) NegatedFailureMessage(any) string {
 type ReturnWithinMatcher struct {
 	limit  time.Duration
 	figure string
-	rec    *harness.Recorder
+	rec    *history.Recorder
 	seen   string
 	took   time.Duration
 }
@@ -266,7 +266,7 @@ func (m *ReturnWithinMatcher) As(figure string) *ReturnWithinMatcher {
 
 // RecordingTo records the figure on rec (for CallRecords, which do not
 // carry their recorder).
-func (m *ReturnWithinMatcher) RecordingTo(rec *harness.Recorder) *ReturnWithinMatcher {
+func (m *ReturnWithinMatcher) RecordingTo(rec *history.Recorder) *ReturnWithinMatcher {
 	m.rec = rec
 	return m
 }
@@ -323,21 +323,21 @@ type stateMatcher struct {
 	backend, want, aspect string
 	got                   string
 	found                 bool
-	all                   harness.BackendStates
+	all                   targets.BackendStates
 }
 
-func toStates(actual any) (harness.BackendStates, error) {
+func toStates(actual any) (targets.BackendStates, error) {
 	switch a := actual.(type) {
-	case harness.BackendStates:
+	case targets.BackendStates:
 		return a, nil
-	case *harness.BackendStates:
+	case *targets.BackendStates:
 		return *a, nil
 	case []byte:
-		return harness.ParseBackendStates(a)
+		return targets.ParseBackendStates(a)
 	case json.RawMessage:
-		return harness.ParseBackendStates(a)
+		return targets.ParseBackendStates(a)
 	case string:
-		return harness.ParseBackendStates([]byte(a))
+		return targets.ParseBackendStates([]byte(a))
 	case nil:
 		return nil, errors.New("got nil")
 	}
@@ -345,7 +345,7 @@ func toStates(actual any) (harness.BackendStates, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode %T as JSON: %w", actual, err)
 	}
-	return harness.ParseBackendStates(data)
+	return targets.ParseBackendStates(data)
 }
 
 func (m *stateMatcher) Match(actual any) (bool, error) {
@@ -375,7 +375,7 @@ func (m *stateMatcher) NegatedFailureMessage(any) string {
 	return fmt.Sprintf("Expected backend %q not to have %s %q, but it has", m.backend, m.aspect, m.want)
 }
 
-func lastError(b harness.BackendState) string {
+func lastError(b targets.BackendState) string {
 	if b.LastError == "" {
 		return ""
 	}
@@ -413,7 +413,7 @@ func (m *FailWithinMatcher) Match(actual any) (bool, error) {
 	}
 	m.seen = o.describe()
 	switch o.outcome {
-	case harness.OutcomeError, harness.OutcomeToolError, harness.OutcomeBackendUnavailable:
+	case history.OutcomeError, history.OutcomeToolError, history.OutcomeBackendUnavailable:
 		m.failed = true
 	case "":
 		return false, fmt.Errorf("FailWithin: %T is not a recorded call", actual)

@@ -5,6 +5,8 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"maps"
 	"strings"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // The fixture backends: Alpha is the healthy bystander, Beta the backend
@@ -24,20 +26,20 @@ func Script(name string, transport fakebackends.Transport) *fakebackends.Script 
 	return &fakebackends.Script{
 		Name: name, Transport: transport, Protocol: fakebackends.ProtocolAuto,
 		Tools: []fakebackends.ToolSpec{
-			{Name: "echo", Description: "Echo the arguments of " + name + " " + harness.OriginMarker(name, "echo"), Meta: origin(name, "echo"),
+			{Name: "echo", Description: "Echo the arguments of " + name + " " + history.OriginMarker(name, "echo"), Meta: origin(name, "echo"),
 				Input: map[string]any{"type": "object", "properties": map[string]any{"msg": map[string]any{"type": "string"}}}},
-			{Name: "slow", Description: "A slow tool of " + name + " " + harness.OriginMarker(name, "slow"), Meta: origin(name, "slow"),
+			{Name: "slow", Description: "A slow tool of " + name + " " + history.OriginMarker(name, "slow"), Meta: origin(name, "slow"),
 				Result: fakebackends.ToolResult{Text: "done"}},
 		},
 		Resources: []fakebackends.ResourceSpec{{URI: Readme(name), Name: "readme", Text: "hello from " + name,
-			Description: "The readme of " + name + " " + harness.OriginMarker(name, Readme(name)), Meta: origin(name, Readme(name))}},
+			Description: "The readme of " + name + " " + history.OriginMarker(name, Readme(name)), Meta: origin(name, Readme(name))}},
 		Prompts: []fakebackends.PromptSpec{{Name: "greet", Text: "Hello from " + name,
-			Description: "A greeting from " + name + " " + harness.OriginMarker(name, "greet"), Meta: origin(name, "greet")}},
+			Description: "A greeting from " + name + " " + history.OriginMarker(name, "greet"), Meta: origin(name, "greet")}},
 	}
 }
 
 func origin(backend, name string) map[string]any {
-	return map[string]any{harness.OriginMetaKey: backend + "/" + name}
+	return map[string]any{history.OriginMetaKey: backend + "/" + name}
 }
 
 // Readme is the URI of a fixture backend's resource.
@@ -60,7 +62,7 @@ func EchoArgs(msg string) map[string]any { return map[string]any{"msg": msg} }
 // when the pattern does not name the backend (a gateway that does not
 // prefix), name + "_" + backend, so the backends' tools stay distinct.
 func FixtureName(pattern, backend, name string) string {
-	if pattern == "" || harness.PatternPrefixesBackend(pattern) {
+	if pattern == "" || targets.PatternPrefixesBackend(pattern) {
 		return name
 	}
 	return name + "_" + backend
@@ -73,9 +75,9 @@ func FixtureName(pattern, backend, name string) string {
 // scripted faults with them. Kit.Tool(Beta, "echo") still finds beta's
 // echo (Names looks the renamed marker up). scenarios.Run calls it before
 // starting a topology.
-func AdaptTopology(topo *harness.Topology, target harness.Target) {
-	pattern := harness.ToolNamePatternOf(target)
-	if harness.PatternPrefixesBackend(pattern) {
+func AdaptTopology(topo *harness.Topology, target targets.Target) {
+	pattern := targets.ToolNamePatternOf(target)
+	if targets.PatternPrefixesBackend(pattern) {
 		return
 	}
 	for _, b := range topo.Backends {
@@ -85,7 +87,7 @@ func AdaptTopology(topo *harness.Topology, target harness.Target) {
 		}
 		renamed := map[string]string{}
 		for i, t := range s.Tools {
-			if _, name, ok := harness.ParseOrigin(t.Description, t.Meta); ok {
+			if _, name, ok := history.ParseOrigin(t.Description, t.Meta); ok {
 				to := FixtureName(pattern, s.Name, name)
 				s.Tools[i].Name = to
 				s.Tools[i].Description, s.Tools[i].Meta = remark(t.Description, t.Meta, s.Name, name, to)
@@ -93,7 +95,7 @@ func AdaptTopology(topo *harness.Topology, target harness.Target) {
 			}
 		}
 		for i, p := range s.Prompts {
-			if _, name, ok := harness.ParseOrigin(p.Description, p.Meta); ok {
+			if _, name, ok := history.ParseOrigin(p.Description, p.Meta); ok {
 				to := FixtureName(pattern, s.Name, name)
 				s.Prompts[i].Name = to
 				s.Prompts[i].Description, s.Prompts[i].Meta = remark(p.Description, p.Meta, s.Name, name, to)
@@ -110,10 +112,10 @@ func AdaptTopology(topo *harness.Topology, target harness.Target) {
 // remark moves an origin marker from backend's name to its new name, in
 // the description and in a copy of the _meta.
 func remark(description string, meta map[string]any, backend, name, to string) (string, map[string]any) {
-	description = strings.ReplaceAll(description, harness.OriginMarker(backend, name), harness.OriginMarker(backend, to))
+	description = strings.ReplaceAll(description, history.OriginMarker(backend, name), history.OriginMarker(backend, to))
 	m := maps.Clone(meta)
-	if _, ok := m[harness.OriginMetaKey]; ok {
-		m[harness.OriginMetaKey] = backend + "/" + to
+	if _, ok := m[history.OriginMetaKey]; ok {
+		m[history.OriginMetaKey] = backend + "/" + to
 	}
 	return description, m
 }

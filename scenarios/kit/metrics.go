@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // Metrics is a scrape of a gateway's Prometheus metrics, by family name.
@@ -52,7 +53,7 @@ func ScrapeTargetMetrics(ctx context.Context, env *harness.Env) (Metrics, error)
 	if err != nil {
 		return nil, err
 	}
-	return m.Renamed(harness.TargetAdminAPIs(env.Target()).Metrics), nil
+	return m.Renamed(targets.TargetAdminAPIs(env.Target()).Metrics), nil
 }
 
 // Renamed returns m with each family named theirs in mapping (ours →

@@ -12,6 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // Names maps the fixture backends' tools, prompts and resources to the
@@ -27,7 +29,7 @@ type Names struct {
 	tools     map[[2]string]string
 	prompts   map[[2]string]string
 	resources map[[2]string]string
-	rec       *harness.Recorder
+	rec       *history.Recorder
 	backends  []string
 
 	mu     sync.Mutex
@@ -38,8 +40,8 @@ type Names struct {
 // NewNames builds Names from a gateway's lists: pattern is the target's
 // tool name pattern, backends the topology's backend names (markers of
 // other backends are ignored), rec (nil allowed) gets the notes.
-func NewNames(pattern string, backends []string, tools []mcp.Tool, prompts []mcp.Prompt, resources []mcp.Resource, rec *harness.Recorder) *Names {
-	pattern = cmp.Or(pattern, harness.DefaultToolNamePattern)
+func NewNames(pattern string, backends []string, tools []mcp.Tool, prompts []mcp.Prompt, resources []mcp.Resource, rec *history.Recorder) *Names {
+	pattern = cmp.Or(pattern, targets.DefaultToolNamePattern)
 	n := &Names{pattern: pattern, tools: map[[2]string]string{}, prompts: map[[2]string]string{}, resources: map[[2]string]string{},
 		rec: rec, noted: map[string]bool{}, backends: backends}
 	n.LearnTools(tools)
@@ -62,7 +64,7 @@ func (n *Names) LearnTools(tools []mcp.Tool) {
 }
 
 func (n *Names) add(m map[[2]string]string, kind, exposed, description string, meta *mcp.Meta) {
-	backend, name, ok := harness.ParseOrigin(description, harness.MetaFields(meta))
+	backend, name, ok := history.ParseOrigin(description, history.MetaFields(meta))
 	if !ok || !slices.Contains(n.backends, backend) {
 		return
 	}
@@ -77,7 +79,7 @@ func (n *Names) add(m map[[2]string]string, kind, exposed, description string, m
 // Discover lists the gateway's tools, prompts and resources with c (the
 // calls are recorded) and returns the Names found, noting them on env's
 // timeline. A list that fails leaves its kind to the fallbacks.
-func Discover(ctx context.Context, c *harness.Client, env *harness.Env) *Names {
+func Discover(ctx context.Context, c *history.Client, env *harness.Env) *Names {
 	var backends []string
 	for _, b := range env.Backends() {
 		backends = append(backends, b.Name())
@@ -101,7 +103,7 @@ func Discover(ctx context.Context, c *harness.Client, env *harness.Env) *Names {
 	} else {
 		failed = append(failed, "resources/list: "+call.Text())
 	}
-	n := NewNames(harness.ToolNamePatternOf(env.Target()), backends, tools, prompts, resources, env.Recorder())
+	n := NewNames(targets.ToolNamePatternOf(env.Target()), backends, tools, prompts, resources, env.Recorder())
 	env.Note("names discovered by origin marker: %s", n)
 	for _, f := range append(failed, n.issues...) {
 		env.Note("name discovery: %s", f)
@@ -166,7 +168,7 @@ func (n *Names) lookup(kind string, m map[[2]string]string, backend, name string
 	if v, ok := n.marked(m, backend, name); ok {
 		return v
 	}
-	v := harness.ExposedName(n.pattern, backend, FixtureName(n.pattern, backend, name))
+	v := targets.ExposedName(n.pattern, backend, FixtureName(n.pattern, backend, name))
 	n.note(kind+" "+backend+"/"+name, fmt.Sprintf("%s %s of %s has no origin marker in the gateway's list: by the pattern %s it is %q", kind, name, backend, n.pattern, v))
 	return v
 }

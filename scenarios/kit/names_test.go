@@ -7,6 +7,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 func tool(name, description string, meta map[string]any) mcp.Tool {
@@ -32,7 +34,7 @@ func TestNamesFromCannedLists(t *testing.T) {
 			tool("beta__echo", "Echo", origin(Beta, "echo")), tool("alpha__echo", "Echo", origin(Alpha, "echo"))},
 			map[[2]string]string{{Beta, "echo"}: "beta__echo", {Alpha, "echo"}: "alpha__echo"}, true},
 		{"backend after the tool, marker in the description only", "{tool}.{backend}", []mcp.Tool{
-			tool("echo.beta", "Echo the arguments of beta "+harness.OriginMarker(Beta, "echo"), nil)},
+			tool("echo.beta", "Echo the arguments of beta "+history.OriginMarker(Beta, "echo"), nil)},
 			map[[2]string]string{{Beta, "echo"}: "echo.beta"}, true},
 		{"renamed beyond any pattern: the marker wins", "{backend}_{tool}", []mcp.Tool{
 			tool("srv-2:echo", "x", origin(Beta, "echo"))},
@@ -61,9 +63,9 @@ func TestNamesFromCannedLists(t *testing.T) {
 }
 
 func TestNamesPromptsAndResources(t *testing.T) {
-	prompts := []mcp.Prompt{{Name: "greet@beta", Description: "x " + harness.OriginMarker(Beta, "greet")}}
+	prompts := []mcp.Prompt{{Name: "greet@beta", Description: "x " + history.OriginMarker(Beta, "greet")}}
 	resources := []mcp.Resource{{URI: "vmcp://beta/mem/readme", Meta: &mcp.Meta{AdditionalFields: origin(Beta, Readme(Beta))}}}
-	n := NewNames("{tool}@{backend}", []string{Alpha, Beta}, nil, prompts, resources, harness.NewRecorder("t"))
+	n := NewNames("{tool}@{backend}", []string{Alpha, Beta}, nil, prompts, resources, history.NewRecorder("t"))
 	if got := n.Prompt(Beta, "greet"); got != "greet@beta" {
 		t.Errorf("prompt %q", got)
 	}
@@ -98,10 +100,10 @@ func TestFixtureNamesAndAdaptTopology(t *testing.T) {
 	// The markers carry the new names (readiness and profile check look
 	// for those), in the description and in _meta; Names still finds
 	// beta's echo by its logical name.
-	if _, name, ok := harness.ParseOrigin(s.Tools[0].Description, nil); !ok || name != "echo_beta" {
+	if _, name, ok := history.ParseOrigin(s.Tools[0].Description, nil); !ok || name != "echo_beta" {
 		t.Fatalf("the description's marker carries the new name: %q", name)
 	}
-	if _, name, ok := harness.ParseOrigin("", s.Tools[0].Meta); !ok || name != "echo_beta" {
+	if _, name, ok := history.ParseOrigin("", s.Tools[0].Meta); !ok || name != "echo_beta" {
 		t.Fatalf("the _meta marker carries the new name: %q", name)
 	}
 	n := NewNames("{tool}", []string{Alpha, Beta}, []mcp.Tool{tool("echo_beta", s.Tools[0].Description, s.Tools[0].Meta)}, nil, nil, nil)
@@ -120,7 +122,7 @@ type target struct{ pattern string }
 
 func (t target) ToolNamePattern() string            { return t.pattern }
 func (t target) Name() string                       { return "t" }
-func (t target) Capabilities() harness.Capabilities { return nil }
-func (t target) Start(ctx context.Context, _ harness.TopologyInfo) (harness.Gateway, error) {
+func (t target) Capabilities() targets.Capabilities { return nil }
+func (t target) Start(ctx context.Context, _ targets.TopologyInfo) (targets.Gateway, error) {
 	return nil, nil
 }
