@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"golang.org/x/sync/errgroup"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"golang.org/x/sync/errgroup"
 )
 
 // LoadResult is what a load run measured. Latencies are of finished calls

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"golang.org/x/sync/errgroup"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"golang.org/x/sync/errgroup"
 )
 
 // openOnce opens a legacy session at url (initialize + initialized), lists

@@ -12,10 +12,10 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/experiment"
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy/proxytest"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // deployment is the reference gateway in front of two real mcp-go

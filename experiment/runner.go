@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"go.yaml.in/yaml/v3"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"go.yaml.in/yaml/v3"
 )
 
 // Status is how a run ended.

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
 )
 
 // Input is one results document (a suite run, a `chaos run`, an

@@ -19,9 +19,9 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // Labels of the catalogue. A scenario also carries the labels of its

@@ -10,10 +10,10 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // LabelContainer labels the scenarios that run the backends and the

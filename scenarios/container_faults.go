@@ -11,11 +11,11 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
 // The bodies of the container scenarios. Each judges named checks with

@@ -11,11 +11,11 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // Writing a scenario (the snippet of scenarios/README.md): a topology of

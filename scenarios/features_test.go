@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
 // TestFeatureSets: the catalogue's distinct feature sets for a target

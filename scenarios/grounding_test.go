@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // recoveryCheck matches the names of the checks that judge a backend's

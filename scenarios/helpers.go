@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // Backend names used by the scenarios: alpha is the healthy bystander,

@@ -12,10 +12,10 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // Keepalive scenario settings.

@@ -11,11 +11,11 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // TestKeepaliveAnotherSessionCutOff: a correct gateway whose keepalive

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
-	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
 // scenario returns the catalogue scenario named name.

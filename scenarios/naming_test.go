@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
 func TestScenariosJudgeOtherToolNames(t *testing.T) {

@@ -10,10 +10,10 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // optRetry is how long the optimizer scenario waits between two new

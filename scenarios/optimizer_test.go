@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
-	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
 // noHealthAPI is what a gateway with an optimizer and a breaker but no

@@ -7,8 +7,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
 // The container scenarios of one group (the same faults on both client

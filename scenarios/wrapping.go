@@ -10,9 +10,9 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // wrappingCallTimeout is the gateway's backend call timeout in the

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 )
 
 // The scenarios a run from anywhere selects: one container scenario (the

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
 // sweepTimeout bounds one sweep (the Docker engine's probe included).

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy/proxytest"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // End-to-end: the reference gateway (`chaos vmcp`) in front of REAL mcp-go

@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/vmcp-chaos/vmcp-chaos/reports"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
 // printFindings prints what is wrong with the gateway in a few lines, above

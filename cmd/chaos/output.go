@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/reports"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
 // checkOutput rejects contradictory output flags.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
 // TestRunParallel: with --parallel, scenarios run several at a time (each

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/reports"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
 // newProgress returns the function that prints a line per scenario as it

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vmcp-chaos/vmcp-chaos/reports"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
 func newReportCmd() *cobra.Command {

@@ -13,11 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
 // runOptions are the flags of `chaos run`.

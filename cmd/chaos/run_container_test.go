@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 )
 
 // TestRunContainerWithoutDocker: `chaos run --runtime container` with

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 )
 
 // TestRunSignals: SIGINT and SIGTERM at several points of a `chaos run`

@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/vmcp-chaos/vmcp-chaos/reports"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
 // tableWidth is the width the verdict table fits in.

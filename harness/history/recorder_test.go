@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 func TestRecorderJSONRoundTrip(t *testing.T) {

@@ -3,7 +3,6 @@ package history
 import (
 	"runtime/debug"
 	"testing"
-
 )
 
 // TestVersionFrom: the module version and commit come from the build

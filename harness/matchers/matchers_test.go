@@ -14,10 +14,10 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
 func TestMain(m *testing.M) {

@@ -3,10 +3,10 @@ package kit
 import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"maps"
-	"strings"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"maps"
+	"strings"
 )
 
 // The fixture backends: Alpha is the healthy bystander, Beta the backend

@@ -7,8 +7,8 @@ import (
 
 	"github.com/onsi/gomega"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 )
 
 // SteadySettle bounds how long Steady waits for every backend to answer
