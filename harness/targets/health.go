@@ -38,28 +38,22 @@ type HealthPoller struct {
 	done     chan struct{}
 }
 
-// NewHealthPoller returns a poller of baseURL+HealthPath that records on
-// rec every interval (default 50 ms) once started.
-func NewHealthPoller(baseURL string, rec *history.Recorder, interval time.Duration) *HealthPoller {
+// NewHealthPoller returns a poller of t's health API at baseURL (t's
+// AdminAPIs say where and how to read it; nil: the reference's GET
+// /api/backends/health) that records on rec every interval (default 50 ms)
+// once started.
+func NewHealthPoller(t Target, baseURL string, rec *history.Recorder, interval time.Duration) (*HealthPoller, error) {
 	if interval <= 0 {
 		interval = pollInterval
 	}
-	return &HealthPoller{url: baseURL + HealthPath, source: "GET " + HealthPath, rec: rec, interval: interval,
-		hc: &http.Client{Timeout: runtimes.DefaultControlTimeout}, changed: make(chan struct{}),
-		stop: make(chan struct{}), done: make(chan struct{})}
-}
-
-// HealthPollerFor returns a poller of t's health API at baseURL (t's
-// AdminAPIs say where and how to read it), not yet started.
-func HealthPollerFor(t Target, baseURL string, rec *history.Recorder, interval time.Duration) (*HealthPoller, error) {
-	p := NewHealthPoller(baseURL, rec, interval)
 	api := TargetAdminAPIs(t).Health
 	u, err := api.URL(baseURL, HealthPath, "")
 	if err != nil {
 		return nil, fmt.Errorf("harness: health API: %w", err)
 	}
-	p.url, p.api, p.source = u, api, "GET "+strings.TrimPrefix(u, baseURL)
-	return p, nil
+	return &HealthPoller{url: u, api: api, source: "GET " + strings.TrimPrefix(u, baseURL), rec: rec, interval: interval,
+		hc: &http.Client{Timeout: runtimes.DefaultControlTimeout}, changed: make(chan struct{}),
+		stop: make(chan struct{}), done: make(chan struct{})}, nil
 }
 
 // Start polls in the background until Stop.

@@ -63,7 +63,10 @@ func TestHealthPollerRecordsTransitions(t *testing.T) {
 	srv := httptest.NewServer(fh)
 	defer srv.Close()
 	rec := history.NewRecorder("breaker")
-	p := targets.NewHealthPoller(srv.URL, rec, 10*time.Millisecond)
+	p, err := targets.NewHealthPoller(nil, srv.URL, rec, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
 	p.Start()
 	defer p.Stop()
 	ctx := ctxT(t, 5*time.Second)
@@ -117,7 +120,10 @@ func TestHealthPollerConcurrentPollsKeepOrder(t *testing.T) {
 	}))
 	defer srv.Close()
 	rec := history.NewRecorder("order")
-	p := targets.NewHealthPoller(srv.URL, rec, time.Hour)
+	p, err := targets.NewHealthPoller(nil, srv.URL, rec, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := ctxT(t, 10*time.Second)
 	slowDone := make(chan struct{})
 	go func() { defer close(slowDone); _, _ = p.Poll(ctx) }()

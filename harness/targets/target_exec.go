@@ -326,3 +326,16 @@ func (g *execGateway) Close(ctx context.Context) error {
 		return fmt.Errorf("harness: gateway %s (pid %d) did not exit after SIGKILL: %w", g.target, pid, ctx.Err())
 	}
 }
+
+// ExecGateway is what an Exec target's gateways offer beyond Gateway.
+type ExecGateway interface {
+	Gateway
+	// PID is the gateway process id.
+	PID() int
+	// Output is the tail of the gateway's stdout and stderr.
+	Output() string
+	// ConfigPath is the rendered configuration file.
+	ConfigPath() string
+}
+
+var _ ExecGateway = (*execGateway)(nil)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
@@ -23,7 +24,7 @@ func (e *Env) StartHealthPoller(interval time.Duration) (*targets.HealthPoller, 
 	if err := e.Require(targets.CapHealthAPI); err != nil {
 		return nil, err
 	}
-	p, err := targets.HealthPollerFor(e.target, e.gateway.BaseURL(), e.rec, interval)
+	p, err := targets.NewHealthPoller(e.target, e.gateway.BaseURL(), e.rec, interval)
 	if err != nil {
 		return nil, err
 	}
@@ -67,4 +68,21 @@ func (e *Env) readStates(ctx context.Context, what string, api targets.StateAPI,
 		return nil, fmt.Errorf("harness: %s API: %w", what, err)
 	}
 	return api.Parse(data)
+}
+
+// NewResults starts a results document for a run against t (nil
+// allowed).
+func NewResults(t targets.Target) *history.Results {
+	r := &history.Results{SchemaVersion: history.SchemaVersion, Started: time.Now().Round(0), Scenarios: []history.ScenarioResult{}, Capabilities: []string{}}
+	r.HarnessVersion = history.Version().String()
+	if t != nil {
+		r.Target = t.Name()
+		for _, c := range t.Capabilities() {
+			r.Capabilities = append(r.Capabilities, string(c))
+		}
+		if e, ok := t.(targets.Exec); ok {
+			r.Profile = e.Profile
+		}
+	}
+	return r
 }
