@@ -17,7 +17,7 @@ import (
 )
 
 // LabelContainer labels the scenarios that run the backends and the
-// gateway as containers (harness/containers); they are skipped when no
+// gateway as containers (harness/runtimes/containers); they are skipped when no
 // Docker engine answers, and fail then when VMCP_CHAOS_REQUIRE_DOCKER=1.
 const LabelContainer = "container"
 

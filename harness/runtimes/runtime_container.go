@@ -1,7 +1,7 @@
 package runtimes
 
-// This file holds what the container runtime (package harness/containers)
-// needs from harness without harness importing a Docker client: the error
+// This file holds what the container runtime (package harness/runtimes/containers)
+// needs from runtimes without runtimes importing a Docker client: the error
 // that turns a missing precondition into a skipped scenario (the fake
 // backends' control API client, AdminAPI, is in admin_client.go).
 

@@ -12,7 +12,7 @@ import (
 // is a *ProfileError naming the file; an accepted profile has a name and a
 // command, capabilities that parse, and value maps within our vocabulary.
 func FuzzParseProfile(f *testing.F) {
-	for _, glob := range []string{"../profiles/*.yaml", "../scenarios/testdata/profiles/*.yaml"} {
+	for _, glob := range []string{"../../profiles/*.yaml", "../../scenarios/testdata/profiles/*.yaml"} {
 		files, _ := filepath.Glob(glob)
 		for _, name := range files {
 			if b, err := os.ReadFile(name); err == nil {

@@ -27,7 +27,7 @@ func TestShippedProfilesLoad(t *testing.T) {
 		{"toolhive-vmcp.yaml", "toolhive-vmcp", "/mcp", "{backend}_{tool}", 3},
 		{"mcpproxy-go.yaml", "mcpproxy-go", "/mcp/all", "{backend}__{tool}", 0},
 	} {
-		p, err := LoadProfile(filepath.Join("..", "profiles", tc.file))
+		p, err := LoadProfile(filepath.Join("..", "..", "profiles", tc.file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestShippedProfilesLoad(t *testing.T) {
 			t.Errorf("%s: config renders %v:\n%s", tc.file, err, out)
 		}
 	}
-	p, _ := LoadProfile(filepath.Join("..", "profiles", "chaos-vmcp.yaml"))
+	p, _ := LoadProfile(filepath.Join("..", "..", "profiles", "chaos-vmcp.yaml"))
 	e, err := p.Exec(func() (string, error) { return "/bin/chaos", nil })
 	if err != nil || e.Command[0] != "/bin/chaos" || e.Name() != "chaos-vmcp" || e.ConfigTemplate != ChaosVMCPTemplate ||
 		!e.Caps.Has(CapReinitOn404) || e.Health.Circuit != "circuitState" || e.Session.Status != "state" {
@@ -153,7 +153,7 @@ func TestProfileTargetOverrides(t *testing.T) {
 	if _, err := (TargetConfig{Profile: filepath.Join(dir, "none.yaml")}).Target(nil); err == nil || !strings.Contains(err.Error(), "none.yaml") {
 		t.Fatalf("missing profile: %v", err)
 	}
-	if !(TargetConfig{Profile: filepath.Join("..", "profiles", "chaos-vmcp.yaml")}).NeedsChaosBinary() || (TargetConfig{Profile: prof}).NeedsChaosBinary() {
+	if !(TargetConfig{Profile: filepath.Join("..", "..", "profiles", "chaos-vmcp.yaml")}).NeedsChaosBinary() || (TargetConfig{Profile: prof}).NeedsChaosBinary() {
 		t.Fatal("NeedsChaosBinary with a profile")
 	}
 }
@@ -198,7 +198,7 @@ func TestShippedProfilesKeepGatewayRules(t *testing.T) {
 		{Health: &runtimes.HealthFeature{}, Breaker: &runtimes.BreakerFeature{}, Optimizer: true}, {Metrics: true}}
 	render := func(file string, f runtimes.Features) string {
 		t.Helper()
-		p, err := LoadProfile(filepath.Join("..", "profiles", file))
+		p, err := LoadProfile(filepath.Join("..", "..", "profiles", file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,7 +249,7 @@ func TestShippedProfilesKeepGatewayRules(t *testing.T) {
 			t.Errorf("mcpproxy-go config does not aggregate upstream prompts: %s", out)
 		}
 	}
-	p, err := LoadProfile(filepath.Join("..", "profiles", "mcpproxy-go.yaml"))
+	p, err := LoadProfile(filepath.Join("..", "..", "profiles", "mcpproxy-go.yaml"))
 	if err != nil || p.Methods.Lacks("resources/read") == "" || p.Methods.Lacks("prompts/get") != "" {
 		t.Errorf("mcpproxy-go profile methods %v (%v): want tools and prompts, no resources", p.Methods, err)
 	}

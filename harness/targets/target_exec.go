@@ -85,7 +85,7 @@ type Exec struct {
 	// (default 2 s).
 	StopGrace time.Duration
 	// Image, when set, is a container image of this gateway: the container
-	// runtime (harness/containers) runs Command in it with the config
+	// runtime (harness/runtimes/containers) runs Command in it with the config
 	// rendered into the container. Starting the Exec as a process ignores
 	// it.
 	Image string

@@ -34,7 +34,7 @@
 // a modern one too, is agreed the stateful 2025-06-18).
 //
 // Usage: fixturegw --config FILE --listen ADDR --look a|b [flags]; FILE is
-// the reference gateway's config (harness/templates/chaos-vmcp.yaml.tmpl).
+// the reference gateway's config (harness/targets/templates/chaos-vmcp.yaml.tmpl).
 package main
 
 import (

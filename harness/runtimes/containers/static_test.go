@@ -16,7 +16,7 @@ func TestSourceTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRoot := filepath.Dir(filepath.Dir(wd)) // harness/containers
+	wantRoot := filepath.Dir(filepath.Dir(filepath.Dir(wd))) // harness/runtimes/containers
 	if root, why := sourceTree(); root != wantRoot {
 		t.Errorf("in the module: root %q (%s), want %q", root, why, wantRoot)
 	}
