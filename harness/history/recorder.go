@@ -1,3 +1,6 @@
+// Package history is what clients saw: the MCP client whose every call is
+// bounded and classified, and the recorder of calls, faults, transitions
+// and checks, written as versioned results that checks are judged from.
 package history
 
 import (

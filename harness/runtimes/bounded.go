@@ -16,7 +16,7 @@ const (
 	DefaultStartTimeout = 30 * time.Second
 )
 
-// withDefaultTimeout returns ctx bounded by d unless it already has an
+// WithDefaultTimeout returns ctx bounded by d unless it already has an
 // earlier deadline.
 func WithDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
@@ -25,9 +25,9 @@ func WithDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, 
 	return context.WithTimeout(ctx, d)
 }
 
-// runBounded runs fn in a goroutine and waits for it until ctx ends (or d,
+// RunBounded runs fn in a goroutine and waits for it until ctx ends (or d,
 // when ctx has no earlier deadline). When the wait gives up, fn keeps
-// running in the background and runBounded returns an error naming what.
+// running in the background and RunBounded returns an error naming what.
 func RunBounded(ctx context.Context, d time.Duration, what string, fn func(ctx context.Context) error) error {
 	ctx, cancel := WithDefaultTimeout(ctx, d)
 	defer cancel()
@@ -49,7 +49,7 @@ type CloseTimeouter interface {
 	CloseTimeout() time.Duration
 }
 
-// closeTimeoutOf is x's CloseTimeout, or DefaultCloseTimeout.
+// CloseTimeoutOf is x's CloseTimeout, or DefaultCloseTimeout.
 func CloseTimeoutOf(x any) time.Duration {
 	if ct, ok := x.(CloseTimeouter); ok && ct.CloseTimeout() > 0 {
 		return ct.CloseTimeout()

@@ -20,7 +20,7 @@ var ownedPrefixes = []string{"harness-backend-", "harness-gateway-", "harness-ch
 
 var sweepOnce sync.Once
 
-// ownedTempDir makes a temporary directory named for this process (prefix
+// OwnedTempDir makes a temporary directory named for this process (prefix
 // is one of ownedPrefixes). The first call in a process sweeps the
 // leftovers of dead runs first.
 func OwnedTempDir(prefix string) (string, error) {

@@ -2,7 +2,7 @@ package runtimes
 
 import "syscall"
 
-// childProcAttr is the SysProcAttr of every process the harness spawns: its
+// ChildProcAttr is the SysProcAttr of every process the harness spawns: its
 // own process group (so signals reach its children too), and SIGKILL when
 // the harness dies, so a killed `chaos run` or test binary leaves no
 // gateway or backend running.

@@ -1,3 +1,6 @@
+// Package runtimes runs the fake backends of a topology (in this process,
+// as `chaos backend` processes, or as containers in runtimes/containers)
+// and owns what it spawns: processes, temporary directories, deadlines.
 package runtimes
 
 import (

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// tailBuffer is an io.Writer that keeps the last max bytes written, for
+// TailBuffer is an io.Writer that keeps the last max bytes written, for
 // error messages that quote a process's stderr.
 type TailBuffer struct {
 	mu  sync.Mutex
@@ -18,6 +18,7 @@ type TailBuffer struct {
 	buf []byte
 }
 
+// NewTailBuffer returns a TailBuffer that keeps the last max bytes.
 func NewTailBuffer(max int) *TailBuffer { return &TailBuffer{max: max} }
 
 // Write keeps the tail of p.
@@ -42,7 +43,7 @@ func (t *TailBuffer) String() string {
 // message quotes; the whole output goes to a file (saveOutput).
 const quotedLines = 20
 
-// quoteTail formats a stderr tail for an error message ("" when empty):
+// QuoteTail formats a stderr tail for an error message ("" when empty):
 // its last quotedLines lines, and the file holding all of it.
 func QuoteTail(s string) string {
 	if s == "" {

@@ -152,7 +152,7 @@ func (p *HealthPoller) WaitForState(ctx context.Context, backend, aspect, want s
 	})
 }
 
-// summarize is "{alpha: healthy/closed, beta: ...}" (state/breaker).
+// Summarize is "{alpha: healthy/closed, beta: ...}" (state/breaker).
 func Summarize(s BackendStates) string {
 	parts := make([]string, 0, len(s))
 	for _, n := range s.Names() {

@@ -51,7 +51,7 @@ func MatchTools(tools []mcp.Tool, backends []runtimes.BackendInfo, pattern strin
 	return out
 }
 
-// missingTools names the backend tools a match did not find ("beta/echo").
+// MissingTools names the backend tools a match did not find ("beta/echo").
 func MissingTools(ms []ToolMatch) []string {
 	var out []string
 	for _, m := range ms {

@@ -41,6 +41,6 @@ func TestQuoteTailLastLines(t *testing.T) {
 	}
 	q := runtimes.QuoteTail(strings.Join(lines, "\n"))
 	if !strings.Contains(q, "(last 20 of 50 lines)") || strings.Contains(q, lines[29]+"\n") || !strings.Contains(q, lines[49]) || !strings.Contains(q, "(the whole output: ") {
-		t.Fatalf("quoteTail: %s", q)
+		t.Fatalf("QuoteTail: %s", q)
 	}
 }

@@ -142,7 +142,7 @@ func (a StateAPI) URL(baseURL, def, sessionID string) (string, error) {
 	return baseURL + out, nil
 }
 
-// defaultSessionPath is the reference's session API path template.
+// DefaultSessionPath is the reference's session API path template.
 const DefaultSessionPath = SessionPath + "{{.SessionID}}"
 
 // Parse reads per-backend states from the API's JSON.

@@ -72,7 +72,7 @@ func (e *MissingCapabilityError) Error() string {
 	return fmt.Sprintf("target %s lacks capability %s", e.Target, e.Missing)
 }
 
-// getJSON GETs baseURL+path with a deadline and returns the body of a 200.
+// GetJSON GETs baseURL+path with a deadline and returns the body of a 200.
 func GetJSON(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
 	ctx, cancel := runtimes.WithDefaultTimeout(ctx, runtimes.DefaultControlTimeout)
 	defer cancel()
@@ -96,6 +96,7 @@ func GetJSON(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
 	return data, nil
 }
 
+// AdminHTTP reads the gateway's admin APIs, each request bounded.
 var AdminHTTP = &http.Client{Timeout: runtimes.DefaultControlTimeout}
 
 // HealthPath and SessionPath are the admin API paths the harness reads.

@@ -1,3 +1,6 @@
+// Package targets is what is under test: the gateway targets (Exec,
+// Reference), their profiles, config templates and tool names, and the
+// health and session state APIs they are read through.
 package targets
 
 import (
