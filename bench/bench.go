@@ -26,9 +26,9 @@ import (
 // Config is one bench run.
 type Config struct {
 	// Target is the gateway under test; it must run as a process
-	// (harness.Exec) so its CPU time and RSS can be read from /proc.
+	// (targets.Exec) so its CPU time and RSS can be read from /proc.
 	Target targets.Target
-	// Runtime starts the fake backends (harness.Process: their CPU is
+	// Runtime starts the fake backends (runtimes.Process: their CPU is
 	// measured too).
 	Runtime runtimes.BackendRuntime
 	// Clients, Duration and Calls bound each load run (per revision and
@@ -71,7 +71,7 @@ type Config struct {
 	Progress io.Writer
 
 	// pattern is the target's tool name pattern
-	// (harness.ToolNamePatternOf), set by defaults.
+	// (targets.ToolNamePatternOf), set by defaults.
 	pattern string
 }
 

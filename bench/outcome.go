@@ -47,7 +47,7 @@ func callOnce(ctx context.Context, cl *history.Client, tool, backend string, tim
 }
 
 // namesBackend reports whether an error (its text and its result's _meta)
-// names backend as a whole word (harness.NamesBackend), after the name of
+// names backend as a whole word (history.NamesBackend), after the name of
 // what was called is taken out: "beta_echo" or "echo@beta" in `unknown
 // tool echo@beta` is the caller's words, not the gateway naming beta.
 // Behaviour, not wording: any sentence, any _meta key will do.

@@ -34,7 +34,7 @@ func (c *Config) echoTool(backend string) string { return toolName(c.pattern, ba
 // make its catalogue as large as wanted), named for the target's tool
 // name pattern (toolName). Each tool carries the origin marker of its own
 // name, in its description and _meta, by which any gateway's listing is
-// matched (harness.MatchTools).
+// matched (targets.MatchTools).
 func (c *Config) echoScript(name string, tools int) *fakebackends.Script {
 	s := &fakebackends.Script{Name: name, Transport: fakebackends.TransportStreamableHTTP, Protocol: fakebackends.ProtocolAuto}
 	echo := c.echoTool(name)
@@ -55,7 +55,7 @@ func origin(backend, name string) map[string]any {
 	return map[string]any{history.OriginMetaKey: backend + "/" + name}
 }
 
-// scriptTools are a script's tool names (harness.BackendInfo.Tools: what a
+// scriptTools are a script's tool names (runtimes.BackendInfo.Tools: what a
 // target with ready.tools waits for).
 func scriptTools(s *fakebackends.Script) []string {
 	out := make([]string, len(s.Tools))
@@ -66,7 +66,7 @@ func scriptTools(s *fakebackends.Script) []string {
 }
 
 // exposedEcho returns the name under which t's gateway exposes backend's
-// echo tool, found as `chaos run` finds tools (harness.MatchTools): by its
+// echo tool, found as `chaos run` finds tools (targets.MatchTools): by its
 // origin marker, else by the target's tool name pattern.
 func (c *Config) exposedEcho(ctx context.Context, t *topology, backend string) (string, error) {
 	i := slices.IndexFunc(t.info.Backends, func(b runtimes.BackendInfo) bool { return b.Name == backend })

@@ -15,7 +15,7 @@ import (
 // TestEchoScriptNames: behind a gateway that prefixes, the backends'
 // tools keep their names; behind one that does not ("{tool}"), each
 // backend's tools are distinct, and every tool carries the origin marker
-// of its own name, so harness.MatchTools finds it by marker.
+// of its own name, so targets.MatchTools finds it by marker.
 func TestEchoScriptNames(t *testing.T) {
 	for _, tc := range []struct {
 		pattern, echo, filler string

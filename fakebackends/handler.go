@@ -35,7 +35,7 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // the client went away
 	}
 	msg.Modern = mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
-	rec.Method, rec.Tool, rec.ID, rec.Marker = msg.Method, msg.Name, string(msg.ID), msg.Marker
+	rec.Method, rec.Tool, rec.ID, rec.Marker, rec.Cancels = msg.Method, msg.Name, string(msg.ID), msg.Marker, string(msg.Cancels)
 	switch {
 	case msg.Modern:
 		rec.Protocol = "modern"

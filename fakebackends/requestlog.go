@@ -20,6 +20,9 @@ type RequestRecord struct {
 	Protocol   string    `json:"protocol,omitempty"` // legacy | modern
 	Fault      string    `json:"fault,omitempty"`    // faults applied, e.g. "latency#0,http_status#1"
 	Marker     string    `json:"marker,omitempty"`   // the request's _meta "vmcp-chaos/marker" (faults.MarkerKey)
+	// Cancels is the JSON-RPC id (as JSON text) of the request a
+	// notifications/cancelled names: which request the gateway cancelled.
+	Cancels string `json:"cancels,omitempty"`
 	// Pending is set while the request is still being served (a stall
 	// holds it): logged when it arrives, completed when it ends.
 	Pending    bool    `json:"pending,omitempty"`

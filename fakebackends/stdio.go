@@ -137,7 +137,7 @@ type stdioBackend struct {
 func (sb *stdioBackend) handle(ctx context.Context, line []byte, pw *io.PipeWriter) bool {
 	start := time.Now()
 	msg := faults.ParseMessage(line)
-	rec := RequestRecord{Time: start, Method: msg.Method, Tool: msg.Name, ID: string(msg.ID), Marker: msg.Marker, Protocol: "legacy"}
+	rec := RequestRecord{Time: start, Method: msg.Method, Tool: msg.Name, ID: string(msg.ID), Marker: msg.Marker, Cancels: string(msg.Cancels), Protocol: "legacy"}
 	d := sb.engine.Decide(msg.Method, msg.Name)
 	rec.Fault = d.Label
 	pending := sb.log.Begin(rec)

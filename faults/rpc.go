@@ -18,6 +18,9 @@ type Message struct {
 	// Marker is the request's _meta "vmcp-chaos/marker": the harness marks
 	// every call it judges, so a backend's log can say which call arrived.
 	Marker string
+	// Cancels is the id of the request a notifications/cancelled names
+	// (its params.requestId), as JSON; nil for other messages.
+	Cancels json.RawMessage
 }
 
 // MarkerKey is the _meta key of the marker a harness call carries.
@@ -30,9 +33,10 @@ func ParseMessage(body []byte) Message {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
 		Params struct {
-			Name string `json:"name"`
-			URI  string `json:"uri"`
-			Meta struct {
+			Name      string          `json:"name"`
+			URI       string          `json:"uri"`
+			RequestID json.RawMessage `json:"requestId"`
+			Meta      struct {
 				ProgressToken json.RawMessage `json:"progressToken"`
 				Protocol      string          `json:"io.modelcontextprotocol/protocolVersion"`
 				Marker        json.RawMessage `json:"vmcp-chaos/marker"`
@@ -45,6 +49,9 @@ func ParseMessage(body []byte) Message {
 	m := Message{Method: raw.Method, ID: raw.ID, Name: cmp.Or(raw.Params.Name, raw.Params.URI), ProgressToken: raw.Params.Meta.ProgressToken, Marker: marker(raw.Params.Meta.Marker)}
 	if string(m.ID) == "null" {
 		m.ID = nil
+	}
+	if m.Method == "notifications/cancelled" && len(raw.Params.RequestID) > 0 && string(raw.Params.RequestID) != "null" {
+		m.Cancels = raw.Params.RequestID
 	}
 	return m
 }

@@ -26,9 +26,10 @@ type ProfileCheck struct {
 
 // checkBackends is the topology CheckTarget starts: two in-process fake
 // backends on both HTTP transports, each with an echo tool carrying its
-// origin marker. When the target's tool names carry no backend, the tool
-// names differ per backend (as the scenarios' do).
-func checkBackends(pattern string, takes targets.Transports) []BackendSpec {
+// origin marker. When the target's tool names carry no backend, or it
+// wants backend-distinct names (DistinctToolNamesOf), the tool names
+// differ per backend (as the scenarios' do).
+func checkBackends(distinct bool, takes targets.Transports) []BackendSpec {
 	betaTransport := fakebackends.TransportSSE
 	if takes.Lacks(string(betaTransport)) != "" {
 		betaTransport = fakebackends.TransportStreamableHTTP
@@ -39,7 +40,7 @@ func checkBackends(pattern string, takes targets.Transports) []BackendSpec {
 		tr   fakebackends.Transport
 	}{{"alpha", fakebackends.TransportStreamableHTTP}, {"beta", betaTransport}} {
 		tool := "echo"
-		if !strings.Contains(cmp.Or(pattern, targets.DefaultToolNamePattern), "{backend}") {
+		if distinct {
 			tool = b.name + "_echo"
 		}
 		prompt, uri := b.name+"_greet", "mem://"+b.name+"/readme"
@@ -86,7 +87,7 @@ func CheckTarget(ctx context.Context, target targets.Target, progress func(strin
 	if caps.Has(targets.CapKeepalive) {
 		feats.Keepalive = map[string]runtimes.KeepaliveFeature{"beta": {Method: "ping", Interval: 200 * time.Millisecond}}
 	}
-	backends := checkBackends(pattern, targets.TransportsOf(target))
+	backends := checkBackends(targets.DistinctToolNamesOf(target), targets.TransportsOf(target))
 	say("starting %s in front of fake backends alpha (streamable-http) and beta (%s)", target.Name(), backends[1].Script.Transport)
 	start := time.Now()
 	env, err := Start(ctx, Topology{Name: "profile-check", Target: target, Backends: backends, Features: feats})
@@ -115,8 +116,8 @@ func CheckTarget(ctx context.Context, target targets.Target, progress func(strin
 		}
 	}
 	if missing := targets.MissingTools(matches); len(missing) > 0 {
-		add("tools found", history.CheckFailed, "not found: %s (pattern %q; listed %d tools); found: %s",
-			strings.Join(missing, ", "), cmp.Or(pattern, targets.DefaultToolNamePattern), len(call.Tools.Tools), strings.Join(found, "; "))
+		add("tools found", history.CheckFailed, "not found: %s (pattern %q; listed %d tools)%s; found: %s",
+			strings.Join(missing, ", "), cmp.Or(pattern, targets.DefaultToolNamePattern), len(call.Tools.Tools), targets.Collisions(missing, env.info.Backends), strings.Join(found, "; "))
 	} else {
 		add("tools found", history.CheckPassed, "%s", strings.Join(found, "; "))
 	}
@@ -206,7 +207,7 @@ func statesStatus(st targets.BackendStates, env *Env, breaker bool) history.Chec
 
 func checkOptimizer(ctx context.Context, target targets.Target, pattern string) ProfileCheck {
 	name := string(targets.CapOptimizer)
-	env, err := Start(ctx, Topology{Name: "profile-check-optimizer", Target: target, Backends: checkBackends(pattern, targets.TransportsOf(target)), Features: runtimes.Features{Optimizer: true}})
+	env, err := Start(ctx, Topology{Name: "profile-check-optimizer", Target: target, Backends: checkBackends(targets.DistinctToolNamesOf(target), targets.TransportsOf(target)), Features: runtimes.Features{Optimizer: true}})
 	if err != nil {
 		return ProfileCheck{name, history.CheckFailed, fmt.Sprintf("start with the optimizer: %v", err)}
 	}
@@ -303,10 +304,6 @@ func exerciseFamily(ctx context.Context, c *history.Client, family string) Profi
 // ready with that config, or the gateway's own error when it refused it:
 // a config it rejects is caught here, not in the middle of a run.
 func CheckFeatureSets(ctx context.Context, target targets.Target, sets []runtimes.FeatureSet, progress func(string)) []ProfileCheck {
-	pattern := ""
-	if e, ok := target.(targets.Exec); ok {
-		pattern = e.ToolNames
-	}
 	var out []ProfileCheck
 	for _, set := range sets {
 		if progress != nil {
@@ -314,7 +311,7 @@ func CheckFeatureSets(ctx context.Context, target targets.Target, sets []runtime
 		}
 		name := "config: " + set.Name
 		start := time.Now()
-		env, err := Start(ctx, Topology{Name: "profile-check-features", Target: target, Backends: checkBackends(pattern, targets.TransportsOf(target)), Features: set.Features})
+		env, err := Start(ctx, Topology{Name: "profile-check-features", Target: target, Backends: checkBackends(targets.DistinctToolNamesOf(target), targets.TransportsOf(target)), Features: set.Features})
 		if err != nil {
 			out = append(out, ProfileCheck{name, history.CheckFailed, fmt.Sprintf("the gateway refused the config rendered for %s: %v", strings.Join(set.Scenarios, ", "), err)})
 			continue

@@ -140,10 +140,10 @@ func Render(w io.Writer, in []Input, opt Options) error {
 	return bw.Flush()
 }
 
-// Load reads results documents (JSON of harness.Results) from files, each
+// Load reads results documents (JSON of history.Results) from files, each
 // named by its file name (by its path when two share a name, as
 // a/results.json and b/results.json do), decoded strictly (Decode). A
-// file holding a set of runs (harness.ResultsSet, DecodeAll) gives one
+// file holding a set of runs (history.ResultsSet, DecodeAll) gives one
 // input per run, named "file: target". A file
 // that cannot be read or is not a results document of the current schema
 // is an error naming the file (and, for its content, the byte offset).

@@ -11,7 +11,7 @@ import (
 )
 
 // DecodeAll reads a results document (Decode) or a set of them
-// (harness.ResultsSet, told by its "runs" field, as `chaos bench
+// (history.ResultsSet, told by its "runs" field, as `chaos bench
 // --profile A --profile B` writes), and returns its runs in order. A set
 // is decoded as strictly as a document: its envelope has no unknown
 // field, at least one run, the current schema version, and every run is

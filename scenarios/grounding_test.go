@@ -97,7 +97,8 @@ func TestGroundedFixtures(t *testing.T) {
 			}
 			for _, c := range res.Checks {
 				resources := strings.Contains(c.Name, "resources/read")
-				lacks := c.Verdict == history.CheckNotApplicable && strings.Contains(c.Reason, "lacks capability") // its profile's capabilities
+				lacks := c.Verdict == history.CheckNotApplicable && (strings.Contains(c.Reason, "lacks capability") || // its profile's capabilities
+					strings.Contains(c.Reason, "keeps its backend sessions open")) // the initialize path
 				if resources != (c.Verdict == history.CheckNotApplicable) && !lacks {
 					t.Errorf("%s: %q is %s (%s)", name, c.Name, c.Verdict, c.Reason)
 				}
@@ -241,6 +242,135 @@ func TestGroundedFixtures(t *testing.T) {
 							t.Errorf("%s: %q %s in %s: want judged on a call that reached the stalled beta", name, c.Name, c.Verdict, c.Took.D())
 						}
 					}
+				}
+			}
+		}
+	})
+
+	// (i) is a gateway of its own: streamable-HTTP backends and tools only,
+	// a fresh backend session per call, no call timeout, initialize errors
+	// named and tools/call errors passed through unnamed. It fails exactly
+	// the tools/call naming checks, plus what a gateway with no call
+	// timeout built on mcp-go's client truly fails (the stall is never
+	// bounded; mcp-go's client takes a forged answer as the answer); its
+	// initialize-path checks pass; resources, prompts and SSE variants are
+	// not applicable; nothing is inconclusive.
+	t.Run("i", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, c := range harness.CheckTarget(ctx, fixtureTarget(t, "fixture-i"), nil) {
+			if c.Status == history.CheckFailed || (c.Name == "resources" || c.Name == "prompts") && c.Status != history.CheckNotApplicable {
+				t.Errorf("profile check %s: %s: %s", c.Name, c.Status, c.Detail)
+			}
+		}
+		if res := runFixture(t, "fixture-i", "wrapping/legacy/sse", false); res.Verdict != history.VerdictSkipped || !strings.Contains(res.Reason, "streamable-http") {
+			t.Errorf("wrapping/legacy/sse: %s (%s), want skipped: it takes streamable-http backends only", res.Verdict, res.Reason)
+		}
+		want := []string{"timeout: tools/call fails within call timeout + 1 s"}
+		for _, f := range []string{"crash", "403", "reset", "malformed", "timeout", "truncate", "forged-event", "forged-resumed",
+			"no-answer-202", "no-answer-empty-body", "no-answer-stream-ends", "no-result"} {
+			want = append(want, f+": tools/call names beta")
+		}
+		for _, f := range []string{"forged-event", "forged-resumed"} {
+			want = append(want, f+": tools/call fails within call timeout + 1 s", f+": the forged answer never reaches the client")
+		}
+		res := runFixture(t, "fixture-i", wrapping, false)
+		v := byVerdict(res)
+		if got := slices.Sorted(slices.Values(v[history.CheckFailed])); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+			t.Errorf("failed %q,\nwant %q", got, slices.Sorted(slices.Values(want)))
+		}
+		if inc := v[history.CheckInconclusive]; len(inc) > 0 {
+			t.Errorf("inconclusive %q", inc)
+		}
+		initialized := 0
+		for _, c := range res.Checks {
+			offered := !strings.Contains(c.Name, "resources/read") && !strings.Contains(c.Name, "prompts/get")
+			if offered == (c.Verdict == history.CheckNotApplicable) {
+				t.Errorf("%q is %s (%s)", c.Name, c.Verdict, c.Reason)
+			}
+			if !offered && !strings.Contains(c.Reason, "offers tools only") {
+				t.Errorf("%q not applicable for %q, want the methods it offers named", c.Name, c.Reason)
+			}
+			if strings.Contains(c.Name, " on initialize: ") {
+				initialized++
+				if c.Verdict != history.CheckPassed {
+					t.Errorf("%q is %s, want passed (it names beta on the initialize path): %s", c.Name, c.Verdict, c.Observed)
+				}
+			}
+		}
+		if initialized == 0 {
+			t.Errorf("no initialize-path check: %q", v)
+		}
+	})
+
+	// A gateway that drops a backend's tools whose bare names collide with
+	// another backend's (prefixed or not: fixture a with
+	// --drop-colliding-tools) cannot start any topology, and readiness
+	// and profile check say why; with distinctToolNames every fixture
+	// tool has a bare name of its own, and the same gateway passes.
+	t.Run("distinct tool names", func(t *testing.T) {
+		e := fixtureTarget(t, "fixture-a")
+		e.Command = append(e.Command, "--drop-colliding-tools")
+		e.ReadyTimeout = 10 * time.Second // readiness never comes without distinct names
+		sc := scenario(t, wrapping)
+		for _, distinct := range []bool{false, true} {
+			e.DistinctToolNames = distinct
+			ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+time.Minute)
+			res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
+			var failed []string
+			for _, c := range harness.CheckTarget(ctx, e, nil) {
+				if c.Status == history.CheckFailed {
+					failed = append(failed, c.Name+": "+c.Detail)
+				}
+			}
+			cancel()
+			t.Logf("distinctToolNames %v: %s (%s); profile check failed %q", distinct, res.Verdict, res.Reason, failed)
+			if !distinct {
+				if res.Verdict != history.VerdictFailed || !strings.Contains(res.Reason, "collide across backends") {
+					t.Errorf("without distinctToolNames: %s (%s), want failed naming the colliding tools", res.Verdict, res.Reason)
+				}
+				if len(failed) == 0 || !strings.Contains(strings.Join(failed, "\n"), "collide across backends") {
+					t.Errorf("without distinctToolNames: profile check failed %q, want the colliding tools named", failed)
+				}
+				continue
+			}
+			if res.Verdict != history.VerdictPassed || len(failed) > 0 {
+				t.Errorf("with distinctToolNames: %s (%s); profile check failed %q", res.Verdict, res.Reason, failed)
+			}
+		}
+	})
+
+	// Cancellation is judged by what beta's log shows the gateway did:
+	// fixture a passes; with --detach-calls (a client's cancel never
+	// reaches the gateway, whose backend call runs on) it fails exactly
+	// the checks that say beta's call was cancelled, though the client
+	// got its own call back at once.
+	t.Run("cancellation", func(t *testing.T) {
+		const ends, notified = "beta's stalled call ends within 3 s of the cancel",
+			"beta (a legacy backend session) receives notifications/cancelled for the stalled call within 3 s of the cancel"
+		for name, want := range map[string][]string{
+			"hang-cancel/legacy/streamable-http": {ends, notified},
+			"hang-cancel/modern/streamable-http": {ends},
+		} {
+			sc := scenario(t, name)
+			for _, detached := range []bool{false, true} {
+				e := fixtureTarget(t, "fixture-a")
+				if detached {
+					e.Command = append(e.Command, "--detach-calls")
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
+				res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
+				cancel()
+				v := byVerdict(res)
+				t.Logf("%s (detached %v): %s, failed %q", name, detached, res.Verdict, v[history.CheckFailed])
+				switch {
+				case !detached && res.Verdict != history.VerdictPassed:
+					t.Errorf("%s against fixture-a: %s (%s)", name, res.Verdict, res.Reason)
+				case detached && !slices.Equal(v[history.CheckFailed], want):
+					t.Errorf("%s against fixture-a --detach-calls: failed %q, want %q", name, v[history.CheckFailed], want)
+				}
+				if passed := v[history.CheckPassed]; !slices.Contains(passed, ends) && !detached {
+					t.Errorf("%s: %q not judged: %v", name, ends, v)
 				}
 			}
 		}

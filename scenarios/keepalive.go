@@ -91,7 +91,7 @@ func stallNote(excused []string) string {
 }
 
 // keepaliveOf reads a backend's keepalive state from the health API,
-// through the target's mapping (harness.StateAPI.Keepalive; the
+// through the target's mapping (targets.StateAPI.Keepalive; the
 // reference's keepalive object by default); ok is false (and the state
 // zero) when it reports none.
 func keepaliveOf(ctx context.Context, env *harness.Env, backend string) (ka targets.KeepaliveState, ok bool) {

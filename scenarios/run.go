@@ -22,7 +22,7 @@ import (
 
 // RunConfig says how to run scenarios.
 type RunConfig struct {
-	// Target is the gateway under test (default harness.Reference{}).
+	// Target is the gateway under test (default targets.Reference{}).
 	Target targets.Target
 	// CheckLeaks fails a scenario that leaves goroutines running after its
 	// teardown (goleak, with runtimes.LeakOptions).

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,6 +51,38 @@ func wrappingFaults() []wrappingFault {
 		{"no-answer-empty-body", malformed(faults.MalformedEmptyBody), true},
 		{"no-answer-stream-ends", malformed(faults.MalformedUnansweredSSE), true},
 		{"no-result", malformed(faults.MalformedNoResult), false},
+	}
+}
+
+// initializePathFaults are the faults of wrappingFaults that the
+// initialize path is judged with (a stall is left out: the call timeout
+// bounds calls, not a session's opening).
+var initializePathFaults = []string{"crash", "403", "reset", "malformed"}
+
+// runInitializePath: the initialize path, in steps of its own. Each fault
+// is aimed at beta's initialize; a tools/call of beta follows. A gateway
+// that opens a backend session for the call meets the fault there and
+// must name beta within the bound; one that keeps beta's session open
+// never meets it, and these checks are not applicable to it (beta's log
+// shows no initialize for the call).
+func runInitializePath(ctx context.Context, k *kit.Kit, c *history.Client, betaEcho string, bound time.Duration) {
+	for _, f := range wrappingFaults() {
+		if !slices.Contains(initializePathFaults, f.name) {
+			continue
+		}
+		step := f.name + " on initialize"
+		c = k.Steady(c, step)
+		fault := f.fault
+		fault.Match = faults.Match{Method: "initialize"}
+		k.SetFaults(beta, fault)
+		call := c.CallTool(ctx, betaEcho, echoArgs(step))
+		k.ClearFaults(beta)
+		k.CheckOnInitialize(step+": tools/call names beta", beta, call, func(ck *kit.C) {
+			ck.Expect(call).To(matchers.BeBackendUnavailable(beta))
+		})
+		k.CheckOnInitialize(step+": tools/call fails within call timeout + 1 s", beta, call, func(ck *kit.C) {
+			ck.Expect(call).To(matchers.FailWithin(bound).As("time_to_error_ms.initialize." + f.name))
+		})
 	}
 }
 
@@ -170,6 +203,8 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 			}
 		}
 	}
+
+	runInitializePath(ctx, k, c, betaEcho, bound)
 
 	// Every backend failing at once: each error names its own backend, and
 	// the session lives on.

@@ -3,18 +3,18 @@ package vmcp
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"io"
 	"maps"
-	"net"
 	"net/http"
+	"net/url"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/access"
 )
 
 // maxRequestBytes caps a client's JSON-RPC request body.
@@ -22,8 +22,10 @@ const maxRequestBytes = 8 << 20
 
 func (g *Gateway) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.requireAuth(http.HandlerFunc(g.serveMCP)))
-	admin := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, g.requireAdmin(h)) }
+	mux.Handle("/mcp", access.RequireToken(g.cfg.IncomingAuth, http.HandlerFunc(g.serveMCP)))
+	admin := func(pattern string, h http.HandlerFunc) {
+		mux.Handle(pattern, access.RequireAdmin(g.cfg.IncomingAuth, h))
+	}
 	// okJSON serves what v returns as JSON.
 	okJSON := func(v func() any) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, v()) }
@@ -54,7 +56,9 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if isSessionfulInitialize(body) {
+	var msg rpcRequest
+	decodeErr := json.Unmarshal(body, &msg)
+	if decodeErr == nil && msg.sessionfulInitialize() {
 		release, ok := g.reserveSessionSlot()
 		if !ok {
 			g.refuseSessionLimit(w)
@@ -62,10 +66,12 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release()
 	}
-	var msg struct {
-		Method string `json:"method"`
+	if msg.Method == string(mcp.MethodNotificationCancelled) {
+		g.cancelPassing(r, &msg)
 	}
-	_ = json.Unmarshal(body, &msg)
+	if decodeErr == nil && g.passThrough(w, r, &msg) {
+		return
+	}
 	if msg.Method != "resources/read" && msg.Method != "prompts/get" {
 		g.streamable.ServeHTTP(w, r)
 		return
@@ -77,49 +83,18 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	bw.flushTo(w, h.Load())
 }
 
-// requireAuth enforces incomingAuth on the MCP endpoint.
-func (g *Gateway) requireAuth(next http.Handler) http.Handler {
-	if g.cfg.IncomingAuth.Type != config.AuthBearer {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !g.bearerOK(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="vmcp"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// requireAdmin allows admin endpoints to loopback clients, or, with bearer
-// auth configured, to holders of the token.
-func (g *Gateway) requireAdmin(next http.Handler) http.Handler {
-	if g.cfg.IncomingAuth.Type == config.AuthBearer {
-		return g.requireAuth(next)
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isLoopback(r.RemoteAddr) {
-			http.Error(w, "admin endpoints are served to loopback clients only", http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func (g *Gateway) bearerOK(r *http.Request) bool {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	want := g.cfg.IncomingAuth.Token
-	return ok && want != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(want)) == 1
-}
-
-func isLoopback(remote string) bool {
-	host, _, err := net.SplitHostPort(remote)
+// redactURL hides the user information (user:password@) of a backend URL
+// shown by the admin endpoints.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
 	if err != nil {
-		host = remote
+		return "(unparsable URL)"
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	if u.User == nil {
+		return raw
+	}
+	u.User = url.User("REDACTED")
+	return u.String()
 }
 
 // Status is the JSON of GET /status.

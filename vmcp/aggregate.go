@@ -1,6 +1,7 @@
 package vmcp
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -43,6 +44,22 @@ type aggregate struct {
 
 	sessOnce  sync.Once
 	sessTools map[string]server.ServerTool // see Gateway.sessionTools
+
+	listOnce sync.Once
+	listJSON []byte // the tools/list result, encoded once (toolsListJSON)
+}
+
+// toolsListJSON is the result of a tools/list of this view, encoded on
+// first use and shared by every session with the view: what mcp-go's
+// server answers (the tools, sorted by name), without encoding the tools
+// again for each request. Nil if the tools do not encode.
+func (a *aggregate) toolsListJSON() []byte {
+	a.listOnce.Do(func() {
+		if raw, err := json.Marshal(mcp.ListToolsResult{Tools: a.Tools}); err == nil {
+			a.listJSON = raw // else nil: mcp-go answers (and says what failed)
+		}
+	})
+	return a.listJSON
 }
 
 // wins reports whether backend a wins over backend b: by position in

@@ -3,6 +3,7 @@ package vmcp
 import (
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/access"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/health"
 )
 
@@ -53,4 +54,7 @@ func ReinitWaitsForKeepalive(g *Gateway, id, backend string) bool {
 
 // CheckExposure is Start's listen-address check (it decides before
 // binding), for tests that must not bind a non-loopback address.
-var CheckExposure = checkExposure
+var CheckExposure = access.CheckListen
+
+// PassedThrough is how many requests g answered on the pass-through hop.
+func PassedThrough(g *Gateway) int64 { return g.passed.Load() }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/access"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
@@ -29,7 +30,7 @@ func TestAnonymousRefusesNetworkListen(t *testing.T) {
 	shutdownOnCleanup(t, g)
 	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
 		err := g.Start(ctxT(t, 5*time.Second), addr)
-		if !errors.Is(err, vmcp.ErrExposed) {
+		if !errors.Is(err, access.ErrExposed) {
 			t.Fatalf("Start(%q) = %v, want ErrExposed", addr, err)
 		}
 		for _, how := range []string{"127.0.0.1", "type: bearer", "allowNetwork: true"} {
@@ -57,7 +58,7 @@ func TestAnonymousRefusesNetworkListen(t *testing.T) {
 		}
 	}
 	for _, addr := range []string{"0.0.0.0:4483", "192.0.2.1:4483", ":4483"} {
-		if err := vmcp.CheckExposure(ctx, anon, addr); !errors.Is(err, vmcp.ErrExposed) {
+		if err := vmcp.CheckExposure(ctx, anon, addr); !errors.Is(err, access.ErrExposed) {
 			t.Errorf("anonymous %q: err = %v, want ErrExposed", addr, err)
 		}
 		if err := vmcp.CheckExposure(ctx, config.IncomingAuth{Type: config.AuthAnonymous, AllowNetwork: true}, addr); err != nil {

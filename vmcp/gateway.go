@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/access"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/backend"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
@@ -87,6 +88,7 @@ type Gateway struct {
 	promptNames map[string]bool
 	poolApplied atomic.Int64 // the pool view version installed for stateless requests
 	poolApplyMu sync.Mutex   // serialises installing it
+	passed      atomic.Int64 // requests answered by the pass-through hop (passthrough.go)
 
 	mu              sync.Mutex
 	sessions        map[string]*Session
@@ -254,10 +256,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Start listens on addr (e.g. "127.0.0.1:4483"; port 0 picks one) and
 // serves in the background until Shutdown. ctx bounds only the start. With
-// incomingAuth anonymous it refuses a non-loopback address (ErrExposed)
+// incomingAuth anonymous it refuses a non-loopback address (access.ErrExposed)
 // unless incomingAuth.allowNetwork is set.
 func (g *Gateway) Start(ctx context.Context, addr string) error {
-	if err := checkExposure(ctx, g.cfg.IncomingAuth, addr); err != nil {
+	if err := access.CheckListen(ctx, g.cfg.IncomingAuth, addr); err != nil {
 		return err
 	}
 	var lc net.ListenConfig

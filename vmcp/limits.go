@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -30,19 +31,18 @@ func (g *Gateway) reserveSessionSlot() (release func(), ok bool) {
 	}, true
 }
 
-// isSessionfulInitialize reports whether a request body is an initialize
-// that opens a gateway session (not a stateless 2026-07-28 one).
-func isSessionfulInitialize(body []byte) bool {
-	var msg struct {
-		Method string `json:"method"`
-		Params struct {
-			Meta *mcp.Meta `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method != string(mcp.MethodInitialize) {
+// sessionfulInitialize reports whether the request is an initialize
+// that opens a session (not one of the stateless revision, which holds
+// none).
+func (req *rpcRequest) sessionfulInitialize() bool {
+	if req.Method != string(mcp.MethodInitialize) {
 		return false
 	}
-	return !mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
+	var meta *mcp.Meta
+	if raw := req.Params["_meta"]; raw != nil && json.Unmarshal(raw, &meta) != nil {
+		return false
+	}
+	return !mcp.IsModernProtocol(meta.ProtocolVersion())
 }
 
 // refuseSessionLimit answers an initialize over limits.maxSessions: HTTP
@@ -89,6 +89,12 @@ func (g *Gateway) checkTools(backend string, tools []mcp.Tool) ([]mcp.Tool, *Bac
 		cause := fmt.Sprintf("invalid response: tools/list holds %d tools, more than limits.maxToolsPerBackend (%d)", len(tools), limit)
 		g.logger.Warn("backend refused: too many tools", "backend", backend, "tools", len(tools), "maxToolsPerBackend", limit)
 		return nil, &BackendError{Backend: backend, Op: "tools/list", Kind: KindInvalidResponse, Cause: cause, Err: errors.New(cause)}
+	}
+	if !slices.ContainsFunc(tools, func(t mcp.Tool) bool { return toolNameProblem(t.Name) != "" }) {
+		// The list as it came (from the catalogue cache): sessions with
+		// the same lists then share one aggregate (a copy made them build
+		// and encode their own).
+		return tools, nil
 	}
 	out := tools[:0:0]
 	for _, t := range tools {

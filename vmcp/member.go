@@ -125,6 +125,12 @@ func (m *member) record(be *BackendError) {
 // one retry when the backend answers 404 for its session (the request was
 // not executed). No other failure is retried.
 func (m *member) do(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *client.Client) error) *BackendError {
+	return m.doConn(ctx, op, timeout, func(ctx context.Context, c *backend.Conn) error { return fn(ctx, c.Client()) })
+}
+
+// doConn is do for a request made on the connection itself (the
+// pass-through hop's Forward).
+func (m *member) doConn(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *backend.Conn) error) *BackendError {
 	return m.request(op, func() *BackendError { return m.attempt(ctx, op, timeout, fn) }, m.record)
 }
 
@@ -143,7 +149,7 @@ func (m *member) request(op string, fn func() *BackendError, record func(*Backen
 	return be
 }
 
-func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *client.Client) error) *BackendError {
+func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, fn func(context.Context, *backend.Conn) error) *BackendError {
 	// The whole operation, re-initialization included, has one deadline;
 	// the session's end cuts it off too.
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, backend.ErrCallTimeout)
@@ -157,7 +163,7 @@ func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, 
 	if be != nil {
 		return be
 	}
-	run := func(ctx context.Context) error { return fn(ctx, c.Client()) }
+	run := func(ctx context.Context) error { return fn(ctx, c) }
 	be = c.Invoke(ctx, op, timeout, run)
 	// A 404 means the backend did not execute the request. So does a
 	// connection closed under us by another caller's re-initialization: it

@@ -128,7 +128,7 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 }
 
 // runTarget builds the target from the flags (the same rules as the
-// Ginkgo suite's VMCP_CHAOS_* variables: harness.TargetConfig). With
+// Ginkgo suite's VMCP_CHAOS_* variables: targets.TargetConfig). With
 // --profile it is the profile's gateway, with the exec flags as
 // overrides, and a bad profile is a config error.
 func runTarget(cfg targets.TargetConfig) (targets.Target, error) {

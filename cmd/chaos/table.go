@@ -44,7 +44,7 @@ func printTable(w io.Writer, results *history.Results) {
 		row(s.Name, b, s.Duration.D().Round(time.Millisecond).String(), why(s))
 	}
 	if partial {
-		fmt.Fprintln(w, "PASSED*: passed, but some checks did not apply (the target lacks the capability they need)")
+		fmt.Fprintln(w, "PASSED*: passed, but some checks did not apply (the target lacks what they need, or works otherwise)")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/access"
 )
 
 // gatewayReadyLine is the JSON line `chaos vmcp` prints once it serves.
@@ -69,7 +70,7 @@ the time it serves until SIGINT/SIGTERM, e.g. under chaos bench:
 			startCtx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			err = g.Start(startCtx, listen)
 			cancel()
-			if errors.Is(err, vmcp.ErrExposed) {
+			if errors.Is(err, access.ErrExposed) {
 				return abort(usageError(err))
 			}
 			if err != nil {

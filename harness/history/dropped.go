@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"syscall"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Unanswered says why a call's error is no answer at all: "dropped" when
@@ -23,6 +25,14 @@ func Unanswered(err error) string {
 		errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
 		return "dropped"
 	}
+	// A JSON-RPC error is an answer, whatever its message quotes (a
+	// gateway passing "connection reset by peer" on from its backend
+	// answered; it did not drop the call).
+	for _, answered := range jsonRPCAnswers {
+		if errors.Is(err, answered) {
+			return ""
+		}
+	}
 	// mcp-go's words for an event stream that ended before the response,
 	// and net/http's for a connection closed under a request.
 	msg := err.Error()
@@ -33,3 +43,8 @@ func Unanswered(err error) string {
 	}
 	return ""
 }
+
+// jsonRPCAnswers are the errors mcp-go's client returns for a JSON-RPC
+// error answer with a standard code.
+var jsonRPCAnswers = []error{mcp.ErrParseError, mcp.ErrInvalidRequest, mcp.ErrMethodNotFound, mcp.ErrInvalidParams,
+	mcp.ErrInternalError, mcp.ErrRequestInterrupted, mcp.ErrResourceNotFound}

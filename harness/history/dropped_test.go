@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
@@ -27,6 +29,9 @@ func TestUnanswered(t *testing.T) {
 		{errors.New("request failed with status 503: down"), ""},
 		{errors.New(`backend "beta" unavailable: EOF`), ""},
 		{fmt.Errorf("call: %w", errors.Join(io.EOF, errors.New("x"))), "dropped"},
+		// A gateway's JSON-RPC error quoting its backend's reset answered.
+		{fmt.Errorf("%w: transport error: read tcp: connection reset by peer", mcp.ErrInternalError), ""},
+		{fmt.Errorf("%w: transport error: unexpected nil response", mcp.ErrInternalError), ""},
 	}
 	for _, c := range cases {
 		if got := Unanswered(c.err); got != c.want {

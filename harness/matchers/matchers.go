@@ -2,8 +2,8 @@
 // state: BeBackendUnavailable, ReturnWithin, HaveOutcome, HaveBackendState
 // and HaveBreakerState.
 //
-// The call matchers accept a *harness.Call (what harness.Client returns), a
-// harness.CallRecord or *CallRecord, a harness.Event of kind call, or a raw
+// The call matchers accept a *history.Call (what history.Client returns), a
+// history.CallRecord or *CallRecord, a history.Event of kind call, or a raw
 // mcp-go outcome: a *mcp.CallToolResult, an error, or Result(res, err).
 package matchers
 
@@ -23,7 +23,7 @@ import (
 )
 
 // Outcome is a raw mcp-go (result, error) pair, for matching calls not
-// made through harness.Client.
+// made through history.Client.
 type Outcome struct {
 	// Result is the tool result (may be nil).
 	Result *mcp.CallToolResult
@@ -54,7 +54,7 @@ func observe(actual any) (observed, error) {
 	switch a := actual.(type) {
 	case *history.Call:
 		if a == nil {
-			return observed{}, errors.New("got a nil *harness.Call")
+			return observed{}, errors.New("got a nil *history.Call")
 		}
 		o := fromRecord(&a.CallRecord)
 		o.rec = a.Recorder()
@@ -67,7 +67,7 @@ func observe(actual any) (observed, error) {
 		return observe(&a)
 	case *history.CallRecord:
 		if a == nil {
-			return observed{}, errors.New("got a nil *harness.CallRecord")
+			return observed{}, errors.New("got a nil *history.CallRecord")
 		}
 		return fromRecord(a), nil
 	case history.CallRecord:
@@ -86,7 +86,7 @@ func observe(actual any) (observed, error) {
 	case nil:
 		return observed{}, errors.New("got nil (a nil error is not a call outcome)")
 	}
-	return observed{}, fmt.Errorf("want a *harness.Call, harness.CallRecord, call Event, *mcp.CallToolResult, error or matchers.Outcome, got %T", actual)
+	return observed{}, fmt.Errorf("want a *history.Call, history.CallRecord, call Event, *mcp.CallToolResult, error or matchers.Outcome, got %T", actual)
 }
 
 func fromRecord(r *history.CallRecord) observed {
@@ -141,7 +141,7 @@ func (o observed) describe() string {
 
 // BeBackendUnavailable matches a call that failed because backend was
 // unavailable, in terms any gateway can meet: an isError tool result or an
-// error (a JSON-RPC error) whose text names the backend (harness.NamesBackend:
+// error (a JSON-RPC error) whose text names the backend (history.NamesBackend:
 // the name as a whole word, bare or quoted, any case; the reference's
 // `backend "beta" unavailable: ...` qualifies), with _meta "vmcp/backend"
 // equal to backend when _meta carries one. It never matches a success, a
@@ -209,7 +209,7 @@ func (m *unavailableMatcher) NegatedFailureMessage(any) string {
 	return fmt.Sprintf("Expected a call that did not fail with backend %q unavailable, but it did:\n\t%s", m.backend, m.seen)
 }
 
-// HaveOutcome matches a recorded call (or *harness.Call) with the given
+// HaveOutcome matches a recorded call (or *history.Call) with the given
 // outcome.
 func HaveOutcome(want history.Outcome) types.GomegaMatcher {
 	return &outcomeMatcher{want: want}
@@ -249,9 +249,9 @@ type ReturnWithinMatcher struct {
 	took   time.Duration
 }
 
-// ReturnWithin matches a recorded call (a *harness.Call or CallRecord) that
+// ReturnWithin matches a recorded call (a *history.Call or CallRecord) that
 // took at most d, whatever its outcome. When the call carries its recorder
-// (a *harness.Call), the measured latency in milliseconds is recorded as a
+// (a *history.Call), the measured latency in milliseconds is recorded as a
 // figure, keeping the largest: "latency_ms.<method>.<target>" unless As
 // names it.
 func ReturnWithin(d time.Duration) *ReturnWithinMatcher {
@@ -306,9 +306,9 @@ func (m *ReturnWithinMatcher) NegatedFailureMessage(any) string {
 
 // HaveBackendState matches gateway state JSON in which backend's state
 // (health or session state) is want. The actual value may be
-// harness.BackendStates, JSON ([]byte, string, json.RawMessage) or any
+// targets.BackendStates, JSON ([]byte, string, json.RawMessage) or any
 // value that marshals to health or session JSON (e.g. a vmcp
-// SessionStatus); see harness.ParseBackendStates.
+// SessionStatus); see targets.ParseBackendStates.
 func HaveBackendState(backend, want string) types.GomegaMatcher {
 	return &stateMatcher{backend: backend, want: want, aspect: "state"}
 }

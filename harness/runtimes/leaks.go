@@ -36,7 +36,7 @@ func CheckLeaks(t TB, extra ...goleak.Option) {
 
 // LeakSnapshot records the goroutines running now; the returned function
 // fails t when goroutines started since then are still running. Use it
-// around one scenario: check := harness.LeakSnapshot(); ...; check(t).
+// around one scenario: check := runtimes.LeakSnapshot(); ...; check(t).
 func LeakSnapshot(extra ...goleak.Option) func(t TB) {
 	base := goleak.IgnoreCurrent()
 	return func(t TB) {

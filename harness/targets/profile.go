@@ -49,6 +49,11 @@ type Profile struct {
 	// "{backend}_{tool}". The harness finds tools by their origin marker
 	// first and uses the pattern where the gateway drops it.
 	ToolNames string `yaml:"toolNames"`
+	// DistinctToolNames gives every fixture tool and prompt a bare name
+	// of its own across backends, whatever ToolNames says: for a gateway
+	// that drops a backend's tools whose bare names collide with
+	// another's, even when it prefixes them.
+	DistinctToolNames bool `yaml:"distinctToolNames"`
 	// Methods are the MCP method families the gateway offers: tools,
 	// resources, prompts. Absent: what it advertises at initialize.
 	// Checks on a family it does not offer are not applicable.
@@ -350,7 +355,7 @@ func (p *Profile) Exec(chaosBinary func() (string, error)) (Exec, error) {
 	}
 	e := Exec{TargetName: p.Name, Profile: p.File, Command: append([]string(nil), p.Command...), ConfigTemplate: p.ConfigText,
 		ConfigName: p.ConfigName, MCPPath: p.MCPPath, ReadyURL: p.Ready.URL, ReadyTimeout: p.Ready.Timeout,
-		ReadyTools: p.ReadyTools(), ToolNames: p.ToolNames, Methods: p.Methods, Transports: p.BackendTransports, Caps: caps, Env: append([]string(nil), p.Env...),
+		ReadyTools: p.ReadyTools(), ToolNames: p.ToolNames, DistinctToolNames: p.DistinctToolNames, Methods: p.Methods, Transports: p.BackendTransports, Caps: caps, Env: append([]string(nil), p.Env...),
 		Health: p.HealthAPI.StateAPI(), Session: p.SessionAPI.StateAPI(), Metrics: p.Metrics}
 	if p.UsesChaosBinary() {
 		if chaosBinary == nil {

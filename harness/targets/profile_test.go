@@ -81,6 +81,7 @@ func TestBadProfiles(t *testing.T) {
 		{"tool name pattern without tool", ok + "toolNames: \"{backend}\"\n", "p.yaml:3: toolNames:"},
 		{"unknown method family", ok + "methods: [tools, sampling]\n", `p.yaml:3: methods: methods[1]: unknown method family "sampling" (want tools, resources, prompts)`},
 		{"unknown backend transport", ok + "backendTransports: [streamable-http, grpc]\n", `p.yaml:3: backendTransports: backendTransports[1]: unknown transport "grpc" (want streamable-http, sse, stdio)`},
+		{"distinct tool names not a bool", ok + "distinctToolNames: sometimes\n", `p.yaml:3: distinctToolNames: want true or false, got the string "sometimes"`},
 		{"method family twice", ok + "methods: [tools, tools]\n", `p.yaml:3: methods: methods[1]: "tools" listed twice`},
 		{"repeated key", ok + "name: again\n", "p.yaml:3: name: duplicate key (first at line 1)"},
 		{"bad metric name", ok + "metrics: {vmcp_x: \"not a name\"}\n", "p.yaml:3: metrics.vmcp_x:"},
@@ -104,6 +105,35 @@ func TestBadProfiles(t *testing.T) {
 	// {{env "X"}} of an unset X is fine at load time (set it before a run).
 	if _, err := ParseProfile([]byte("name: gw\ncommand: ['{{env \"VMCP_CHAOS_SURELY_UNSET\"}}']\n"), "p.yaml"); err != nil {
 		t.Errorf("env of an unset variable at load: %v", err)
+	}
+}
+
+// TestProfileDistinctToolNames: distinctToolNames reaches the exec
+// target, and backend-distinct names are wanted under a prefixing
+// pattern only when it is set (a pattern without {backend} always wants
+// them).
+func TestProfileDistinctToolNames(t *testing.T) {
+	const ok = "name: gw\ncommand: [gw]\n"
+	for _, tc := range []struct {
+		yaml string
+		want bool
+	}{
+		{ok + "toolNames: \"{backend}__{tool}\"\n", false},
+		{ok + "toolNames: \"{backend}__{tool}\"\ndistinctToolNames: true\n", true},
+		{ok + "toolNames: \"{tool}\"\n", true},
+		{ok, false},
+	} {
+		p, err := ParseProfile([]byte(tc.yaml), "p.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := p.Exec(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := DistinctToolNamesOf(e); got != tc.want {
+			t.Errorf("%q: DistinctToolNamesOf = %v, want %v", tc.yaml, got, tc.want)
+		}
 	}
 }
 

@@ -62,10 +62,10 @@ func MissingTools(ms []ToolMatch) []string {
 	return out
 }
 
-// collisions says which missing tools share their bare name with a tool
+// Collisions says which missing tools share their bare name with a tool
 // of another backend (a gateway that drops tools whose names collide):
 // "; their names collide across backends: echo (alpha, beta)".
-func collisions(missing []string, backends []runtimes.BackendInfo) string {
+func Collisions(missing []string, backends []runtimes.BackendInfo) string {
 	owners := map[string][]string{}
 	for _, b := range backends {
 		for _, t := range b.Tools {
@@ -82,7 +82,17 @@ func collisions(missing []string, backends []runtimes.BackendInfo) string {
 	if len(out) == 0 {
 		return ""
 	}
-	return "; their names collide across backends: " + strings.Join(out, ", ") + " (a gateway that drops colliding names needs toolNames without {backend}, which makes the fixture names distinct)"
+	return "; their names collide across backends: " + strings.Join(out, ", ") + " (a gateway that drops colliding names needs distinctToolNames: true in its profile, or toolNames without {backend})"
+}
+
+// lastUnlessEnded is what a readiness wait last saw: now, unless the
+// wait's ctx ended under it and an earlier observation says more (the
+// tools a list lacked, not the deadline cutting the last list short).
+func lastUnlessEnded(ctx context.Context, last, now string) string {
+	if ctx.Err() != nil && last != "" {
+		return last
+	}
+	return now
 }
 
 // waitTools polls tools/list through the gateway at mcpURL until every
@@ -101,14 +111,15 @@ func waitTools(ctx context.Context, mcpURL string, backends []runtimes.BackendIn
 			var err error
 			c, err = history.Dial(ctx, mcpURL, history.RevisionLegacy, history.NewRecorder("ready"), history.WithCallTimeout(5*time.Second), history.WithCloseGrace(200*time.Millisecond))
 			if err != nil {
-				c, last = nil, err.Error()
+				c = nil
+				last = lastUnlessEnded(ctx, last, err.Error())
 			}
 		}
 		if c != nil {
 			call := c.ListTools(ctx)
 			switch {
 			case call.Err != nil:
-				last = "tools/list: " + call.Err.Error()
+				last = lastUnlessEnded(ctx, last, "tools/list: "+call.Err.Error())
 				_ = c.Close(context.Background())
 				c = nil
 			case optimizer && len(call.Tools.Tools) > 0:
@@ -125,7 +136,7 @@ func waitTools(ctx context.Context, mcpURL string, backends []runtimes.BackendIn
 					names[i] = t.Name
 				}
 				slices.Sort(names)
-				last = fmt.Sprintf("tools/list lacks %s%s (listed: %s)", strings.Join(missing, ", "), collisions(missing, backends), strings.Join(names, ", "))
+				last = fmt.Sprintf("tools/list lacks %s%s (listed: %s)", strings.Join(missing, ", "), Collisions(missing, backends), strings.Join(names, ", "))
 			}
 		}
 		select {

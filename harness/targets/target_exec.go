@@ -28,9 +28,9 @@ import (
 //
 // For our own gateway:
 //
-//	harness.Exec{
+//	targets.Exec{
 //		Command:        []string{chaosBin, "vmcp", "--config", "{{.ConfigPath}}", "--listen", "{{.Listen}}"},
-//		ConfigTemplate: harness.ChaosVMCPTemplate,
+//		ConfigTemplate: targets.ChaosVMCPTemplate,
 //		ReadyURL:       "{{.BaseURL}}/status",
 //	}
 type Exec struct {
@@ -75,6 +75,9 @@ type Exec struct {
 	// ToolNames is how the gateway names a backend's tools and prompts
 	// (a pattern of {backend} and {tool}; default DefaultToolNamePattern).
 	ToolNames string
+	// DistinctToolNames: fixture tools get backend-distinct bare names
+	// under any ToolNames (Profile.DistinctToolNames).
+	DistinctToolNames bool
 	// Env is extra environment (KEY=value; each value a template).
 	Env []string
 	// Dir is the working directory ("" = the temporary directory).

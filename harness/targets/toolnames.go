@@ -34,6 +34,26 @@ func ToolNamePatternOf(t Target) string {
 // ToolNamePattern implements ToolNamer (Exec.ToolNames).
 func (e Exec) ToolNamePattern() string { return e.ToolNames }
 
+// DistinctToolNamer is a Target whose gateway needs every backend's
+// tools to have bare names of their own (it drops tools whose names
+// collide across backends, prefix or not).
+type DistinctToolNamer interface {
+	WantsDistinctToolNames() bool
+}
+
+// DistinctToolNamesOf reports whether t needs backend-distinct bare tool
+// names: its pattern does not name the backend, or it says so
+// (DistinctToolNamer).
+func DistinctToolNamesOf(t Target) bool {
+	if n, ok := t.(DistinctToolNamer); ok && n.WantsDistinctToolNames() {
+		return true
+	}
+	return !PatternPrefixesBackend(ToolNamePatternOf(t))
+}
+
+// WantsDistinctToolNames implements DistinctToolNamer (Exec.DistinctToolNames).
+func (e Exec) WantsDistinctToolNames() bool { return e.DistinctToolNames }
+
 // ValidateToolNamePattern checks a tool name pattern: it must contain
 // {tool} exactly once and {backend} at most once, and no other {...}.
 func ValidateToolNamePattern(p string) error {

@@ -19,7 +19,7 @@ const (
 
 // Script is a fixture backend named name: tools echo (echoes its
 // arguments) and slow (answers "done"), a resource Readme(name) and a
-// prompt greet. Each carries the origin marker (harness.OriginMarker) in
+// prompt greet. Each carries the origin marker (history.OriginMarker) in
 // its description and _meta, by which Names finds it in any gateway's
 // lists.
 func Script(name string, transport fakebackends.Transport) *fakebackends.Script {
@@ -58,26 +58,26 @@ func TwoBackends(transport fakebackends.Transport) []harness.BackendSpec {
 func EchoArgs(msg string) map[string]any { return map[string]any{"msg": msg} }
 
 // FixtureName is the name a fixture backend gives its tool or prompt
-// name for a gateway whose tool name pattern is pattern: name itself, or,
-// when the pattern does not name the backend (a gateway that does not
-// prefix), name + "_" + backend, so the backends' tools stay distinct.
-func FixtureName(pattern, backend, name string) string {
-	if pattern == "" || targets.PatternPrefixesBackend(pattern) {
+// name: name itself, or, when the target needs backend-distinct bare
+// names (distinct: targets.DistinctToolNamesOf, a gateway that does not
+// prefix or that drops colliding names), name + "_" + backend, so the
+// backends' tools stay distinct.
+func FixtureName(distinct bool, backend, name string) string {
+	if !distinct {
 		return name
 	}
 	return name + "_" + backend
 }
 
 // AdaptTopology renames the fixture tools and prompts (those carrying an
-// origin marker) of topo's backends to FixtureName for target's tool name
-// pattern, with their markers (so readiness, profile check and the
+// origin marker) of topo's backends to FixtureName for target (its tool
+// name pattern and distinctToolNames), with their markers (so readiness, profile check and the
 // scenarios look for the same names), and the tool matches of their
 // scripted faults with them. Kit.Tool(Beta, "echo") still finds beta's
 // echo (Names looks the renamed marker up). scenarios.Run calls it before
 // starting a topology.
 func AdaptTopology(topo *harness.Topology, target targets.Target) {
-	pattern := targets.ToolNamePatternOf(target)
-	if targets.PatternPrefixesBackend(pattern) {
+	if !targets.DistinctToolNamesOf(target) {
 		return
 	}
 	for _, b := range topo.Backends {
@@ -88,7 +88,7 @@ func AdaptTopology(topo *harness.Topology, target targets.Target) {
 		renamed := map[string]string{}
 		for i, t := range s.Tools {
 			if _, name, ok := history.ParseOrigin(t.Description, t.Meta); ok {
-				to := FixtureName(pattern, s.Name, name)
+				to := FixtureName(true, s.Name, name)
 				s.Tools[i].Name = to
 				s.Tools[i].Description, s.Tools[i].Meta = remark(t.Description, t.Meta, s.Name, name, to)
 				renamed[t.Name] = to
@@ -96,7 +96,7 @@ func AdaptTopology(topo *harness.Topology, target targets.Target) {
 		}
 		for i, p := range s.Prompts {
 			if _, name, ok := history.ParseOrigin(p.Description, p.Meta); ok {
-				to := FixtureName(pattern, s.Name, name)
+				to := FixtureName(true, s.Name, name)
 				s.Prompts[i].Name = to
 				s.Prompts[i].Description, s.Prompts[i].Meta = remark(p.Description, p.Meta, s.Name, name, to)
 			}

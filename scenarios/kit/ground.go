@@ -46,6 +46,13 @@ const arrivalSlack = 2 * time.Millisecond
 // client's _meta). A record with a fault applied wins over one without
 // (a gateway that retried). ok is false when the call never arrived.
 func (k *Kit) Arrival(backend string, call *history.Call) (rec fakebackends.RequestRecord, ok bool, err error) {
+	return k.arrivalOf(backend, call.Method, call)
+}
+
+// arrivalOf is Arrival for the request of method that call caused at
+// backend (call.Method itself, or the initialize of a backend session
+// the gateway opened for the call).
+func (k *Kit) arrivalOf(backend, method string, call *history.Call) (rec fakebackends.RequestRecord, ok bool, err error) {
 	b := k.Env.Backend(backend)
 	if b == nil {
 		return rec, false, fmt.Errorf("no backend %q", backend)
@@ -59,10 +66,10 @@ func (k *Kit) Arrival(backend string, call *history.Call) (rec fakebackends.Requ
 	to := started.Add(call.End.D()).Add(arrivalSlack)
 	var byTime []fakebackends.RequestRecord
 	for _, r := range reqs {
-		if call.Marker != "" && r.Marker == call.Marker {
+		if call.Marker != "" && r.Marker == call.Marker && r.Method == method {
 			return r, true, nil
 		}
-		if r.Method == call.Method && !r.Time.Before(from) && !r.Time.After(to) && (r.Marker == "" || call.Marker == "") {
+		if r.Method == method && !r.Time.Before(from) && !r.Time.After(to) && (r.Marker == "" || call.Marker == "") {
 			byTime = append(byTime, r)
 		}
 	}

@@ -118,7 +118,7 @@ func (k *Kit) OnTool(backend, tool string, f faults.Fault) faults.Fault {
 // this target (see FixtureName): what its request log and fault matches
 // call it.
 func (k *Kit) FixtureName(backend, name string) string {
-	return FixtureName(targets.ToolNamePatternOf(k.Env.Target()), backend, name)
+	return FixtureName(targets.DistinctToolNamesOf(k.Env.Target()), backend, name)
 }
 
 // Figure sets a key figure of the scenario's results.

@@ -46,7 +46,7 @@ func ScrapeMetrics(ctx context.Context, baseURL string) (Metrics, error) {
 
 // ScrapeTargetMetrics scrapes the gateway of env (ScrapeMetrics) and names
 // its families in our terms through the target's metric mapping
-// (harness.AdminAPIs.Metrics, a profile's metrics: ours → theirs), so
+// (targets.AdminAPIs.Metrics, a profile's metrics: ours → theirs), so
 // scenarios look up the reference's names whatever the gateway calls them.
 func ScrapeTargetMetrics(ctx context.Context, env *harness.Env) (Metrics, error) {
 	m, err := ScrapeMetrics(ctx, env.Gateway().BaseURL())

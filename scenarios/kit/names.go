@@ -18,14 +18,15 @@ import (
 
 // Names maps the fixture backends' tools, prompts and resources to the
 // names a gateway exposes them under. Each is found by its origin marker
-// (harness.ParseOrigin: _meta first, then description) in the gateway's
+// (history.ParseOrigin: _meta first, then description) in the gateway's
 // tools/list, prompts/list and resources/list; one not found there (a
 // gateway that drops descriptions and _meta, a list that failed, a
 // backend down at discovery) falls back to the target's tool name pattern
-// (harness.ToolNamePatternOf) for tools and prompts, and to the fixture's
+// (targets.ToolNamePatternOf) for tools and prompts, and to the fixture's
 // own URI for resources. Each fallback is noted on the timeline once.
 type Names struct {
 	pattern   string
+	distinct  bool // fixture names are backend-distinct (FixtureName)
 	tools     map[[2]string]string
 	prompts   map[[2]string]string
 	resources map[[2]string]string
@@ -42,7 +43,7 @@ type Names struct {
 // other backends are ignored), rec (nil allowed) gets the notes.
 func NewNames(pattern string, backends []string, tools []mcp.Tool, prompts []mcp.Prompt, resources []mcp.Resource, rec *history.Recorder) *Names {
 	pattern = cmp.Or(pattern, targets.DefaultToolNamePattern)
-	n := &Names{pattern: pattern, tools: map[[2]string]string{}, prompts: map[[2]string]string{}, resources: map[[2]string]string{},
+	n := &Names{pattern: pattern, distinct: !targets.PatternPrefixesBackend(pattern), tools: map[[2]string]string{}, prompts: map[[2]string]string{}, resources: map[[2]string]string{},
 		rec: rec, noted: map[string]bool{}, backends: backends}
 	n.LearnTools(tools)
 	for _, p := range prompts {
@@ -104,6 +105,7 @@ func Discover(ctx context.Context, c *history.Client, env *harness.Env) *Names {
 		failed = append(failed, "resources/list: "+call.Text())
 	}
 	n := NewNames(targets.ToolNamePatternOf(env.Target()), backends, tools, prompts, resources, env.Recorder())
+	n.distinct = targets.DistinctToolNamesOf(env.Target())
 	env.Note("names discovered by origin marker: %s", n)
 	for _, f := range append(failed, n.issues...) {
 		env.Note("name discovery: %s", f)
@@ -160,7 +162,7 @@ func (n *Names) marked(m map[[2]string]string, backend, name string) (string, bo
 	if v, ok := m[[2]string{backend, name}]; ok {
 		return v, true
 	}
-	v, ok := m[[2]string{backend, FixtureName(n.pattern, backend, name)}]
+	v, ok := m[[2]string{backend, FixtureName(n.distinct, backend, name)}]
 	return v, ok
 }
 
@@ -168,7 +170,7 @@ func (n *Names) lookup(kind string, m map[[2]string]string, backend, name string
 	if v, ok := n.marked(m, backend, name); ok {
 		return v
 	}
-	v := targets.ExposedName(n.pattern, backend, FixtureName(n.pattern, backend, name))
+	v := targets.ExposedName(n.pattern, backend, FixtureName(n.distinct, backend, name))
 	n.note(kind+" "+backend+"/"+name, fmt.Sprintf("%s %s of %s has no origin marker in the gateway's list: by the pattern %s it is %q", kind, name, backend, n.pattern, v))
 	return v
 }

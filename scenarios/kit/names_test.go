@@ -6,6 +6,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
@@ -88,11 +89,11 @@ func TestDuplicateExposureKeepsTheFirst(t *testing.T) {
 }
 
 func TestFixtureNamesAndAdaptTopology(t *testing.T) {
-	if FixtureName("{backend}_{tool}", Beta, "echo") != "echo" || FixtureName("{tool}", Beta, "echo") != "echo_beta" {
+	if FixtureName(false, Beta, "echo") != "echo" || FixtureName(true, Beta, "echo") != "echo_beta" {
 		t.Fatal("FixtureName")
 	}
 	topo := harness.Topology{Backends: TwoBackends("streamable-http")}
-	AdaptTopology(&topo, target{"{tool}"})
+	AdaptTopology(&topo, target{pattern: "{tool}"})
 	s := topo.Backends[1].Script
 	if s.Tools[0].Name != "echo_beta" || s.Tools[1].Name != "slow_beta" || s.Prompts[0].Name != "greet_beta" || s.Resources[0].URI != Readme(Beta) {
 		t.Fatalf("adapted: %+v %+v", s.Tools, s.Prompts)
@@ -111,15 +112,32 @@ func TestFixtureNamesAndAdaptTopology(t *testing.T) {
 		t.Fatalf("Names: beta's echo by its renamed marker: %s", n)
 	}
 	topo = harness.Topology{Backends: TwoBackends("streamable-http")}
-	AdaptTopology(&topo, target{"{backend}__{tool}"})
+	AdaptTopology(&topo, target{pattern: "{backend}__{tool}"})
 	if topo.Backends[1].Script.Tools[0].Name != "echo" {
 		t.Fatal("a prefixing pattern keeps the fixture names")
 	}
+	// distinctToolNames: backend-distinct names under a prefixing pattern
+	// too, markers and fault matches with them.
+	topo = harness.Topology{Backends: TwoBackends("streamable-http")}
+	topo.Backends[1].Script.Faults = []faults.Fault{{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call", Tool: "slow"}}}
+	AdaptTopology(&topo, target{pattern: "{backend}__{tool}", distinct: true})
+	s = topo.Backends[1].Script
+	if s.Tools[0].Name != "echo_beta" || topo.Backends[0].Script.Tools[0].Name != "echo_alpha" || s.Faults[0].Match.Tool != "slow_beta" {
+		t.Fatalf("distinct under a prefixing pattern: %+v %+v", s.Tools, s.Faults)
+	}
+	if _, name, ok := history.ParseOrigin(s.Tools[0].Description, s.Tools[0].Meta); !ok || name != "echo_beta" {
+		t.Fatalf("distinct: the marker carries the new name: %q", name)
+	}
 }
 
-// target is a harness.Target with a tool name pattern only.
-type target struct{ pattern string }
+// target is a targets.Target with a tool name pattern (and whether it
+// wants backend-distinct tool names) only.
+type target struct {
+	pattern  string
+	distinct bool
+}
 
+func (t target) WantsDistinctToolNames() bool       { return t.distinct }
 func (t target) ToolNamePattern() string            { return t.pattern }
 func (t target) Name() string                       { return "t" }
 func (t target) Capabilities() targets.Capabilities { return nil }

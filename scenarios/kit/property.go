@@ -8,7 +8,7 @@ import (
 
 // stamp sets what a check was judged under: the property the kit
 // declares for it (k.property, set by CheckRecovery and Steady; else the
-// catalogue's, by name: harness.PropertyOf), the fault step Steady
+// catalogue's, by name: history.PropertyOf), the fault step Steady
 // last began, and the protocol version the gateway agreed on its
 // evidence (else the scenario's revision, by label).
 func (k *Kit) stamp(ch *history.Check, evidence ...history.CallRecord) {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -69,6 +70,7 @@ type Conn struct {
 	probe     chan struct{}  // under mu: closed when the stream probe under way ends (sseprobe.go)
 	closeOnce sync.Once
 	closed    chan struct{}
+	forwarded atomic.Int64 // requests sent by Forward (their ids)
 }
 
 // Client is the connection's mcp-go client. Requests made with it must run

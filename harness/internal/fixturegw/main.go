@@ -31,13 +31,25 @@
 // request's id is taken as the answer: a forged answer reaches the client);
 // --sse-never-back (an SSE backend that ended its session stream, as a
 // restart does, is never served again); --agree-old-revision (every client,
-// a modern one too, is agreed the stateful 2025-06-18).
+// a modern one too, is agreed the stateful 2025-06-18);
+// --drop-colliding-tools (a backend's tools whose bare names, less the
+// prefix, collide with an earlier backend's are left out of tools/list);
+// --detach-calls (broken: a client's cancel never reaches the gateway, so
+// backend calls run on after it).
+//
+// --per-call (fixture i, percall.go): not the reference but a gateway of
+// its own, as a public one is: streamable-HTTP backends only, tools only
+// (resources/* and prompts/* answered -32601, neither advertised), a fresh
+// backend session (initialize, tools/call, close) for every call, no call
+// timeout, initialize errors naming the backend and tools/call errors
+// passed through unnamed. Look a only, without its health API.
 //
 // Usage: fixturegw --config FILE --listen ADDR --look a|b [flags]; FILE is
 // the reference gateway's config (harness/targets/templates/chaos-vmcp.yaml.tmpl).
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -69,7 +81,7 @@ func run() error {
 		priority, anonymous                 bool
 		callTimeout, indexDelay             time.Duration
 		q                                   quirks
-		acceptWrongID, neverBack            bool
+		acceptWrongID, neverBack, perCallGW bool
 		reject                              string
 	)
 	flag.StringVar(&cfgPath, "config", "", "the reference gateway's config file")
@@ -86,6 +98,10 @@ func run() error {
 	flag.BoolVar(&q.agreeOld, "agree-old-revision", false, "fixture g: every client is agreed protocol 2025-06-18 (server/discover answered -32601), whatever it asks for")
 	flag.BoolVar(&q.keepBroken, "keep-broken-session", false, "fixture h: after an error answer for a backend in a session, the session's backend client is never rebuilt (new sessions work)")
 	flag.BoolVar(&neverBack, "sse-never-back", false, "fixture f: an SSE backend whose session stream the backend ended (a restart) is never served again")
+	flag.BoolVar(&q.dropColliding, "drop-colliding-tools", false, "a backend's tools whose bare names (less the --prefix-format prefix) another backend listed first are left out of tools/list")
+	flag.BoolVar(&q.detach, "detach-calls", false, "broken: a client's cancel (its notifications/cancelled, or its request closing) never reaches the gateway: backend calls run on")
+	flag.BoolVar(&perCallGW, "per-call", false, "fixture i: a gateway of its own: streamable-HTTP backends and tools only, a fresh backend session per call, no call timeout, "+
+		"initialize errors name the backend, tools/call errors pass through unnamed (look a, no health API)")
 	flag.StringVar(&reject, "reject-feature", "", "refuse to start when the config turns this feature on (health, breaker, keepalive, metrics or optimizer), "+
 		"as a gateway that does not support it, or needs more settings for it, does")
 	flag.Parse()
@@ -122,11 +138,25 @@ func run() error {
 	for _, b := range cfg.Backends {
 		q.backends = append(q.backends, b.Name)
 	}
-	g, err := vmcp.New(cfg, vmcp.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
-	if err != nil {
-		return err
+	q.prefixFormat = prefixFormat
+	f := &front{look: look, anonymous: anonymous, q: &q}
+	if perCallGW {
+		if look != "a" {
+			return fmt.Errorf("--per-call: look a only")
+		}
+		q.noResources, q.noPrompts = true, true
+		pc, err := newPerCall(context.Background(), cfg, cmp.Or(prefixFormat, "{backend}_"))
+		if err != nil {
+			return err
+		}
+		f.mcp = pc
+	} else {
+		g, err := vmcp.New(cfg, vmcp.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+		if err != nil {
+			return err
+		}
+		f.g, f.mcp = g, g
 	}
-	f := &front{g: g, look: look, anonymous: anonymous, q: &q}
 	if look == "b" {
 		time.AfterFunc(indexDelay, func() { f.indexed.Store(true) })
 	} else {
@@ -144,14 +174,17 @@ func run() error {
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_ = g.Shutdown(sctx)
+	if f.g != nil {
+		_ = f.g.Shutdown(sctx)
+	}
 	return srv.Shutdown(sctx)
 }
 
 // front serves the gateway's MCP endpoint through a rewriter and its admin
 // APIs in the look's shape.
 type front struct {
-	g         *vmcp.Gateway
+	g         *vmcp.Gateway // the reference (nil for --per-call: no admin APIs)
+	mcp       http.Handler  // the MCP endpoint: g, or fixture i's own gateway
 	look      string
 	anonymous bool
 	indexed   atomic.Bool
@@ -160,10 +193,15 @@ type front struct {
 
 func (f *front) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /metrics", f.g.ServeHTTP)
 	mux.HandleFunc("/mcp", f.serveMCP)
 	if f.look == "a" {
 		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, map[string]string{"status": "ok"}) })
+	}
+	if f.g == nil {
+		return mux
+	}
+	mux.HandleFunc("GET /metrics", f.g.ServeHTTP)
+	if f.look == "a" {
 		mux.HandleFunc("GET /admin/backends/health", f.healthA)
 		return mux
 	}
@@ -182,9 +220,12 @@ func (f *front) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if f.q.answer(w, req) {
 		return
 	}
+	if f.q.detach {
+		r = r.WithContext(context.WithoutCancel(r.Context()))
+	}
 	seen := &errorSeen{fn: f.rewriteMessage}
 	rw := newRewriter(w, seen.rewrite)
-	f.g.ServeHTTP(rw, r)
+	f.mcp.ServeHTTP(rw, r)
 	rw.finish()
 	f.q.answered(req, seen.seen.Load())
 }

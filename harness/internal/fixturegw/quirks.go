@@ -19,6 +19,9 @@ type quirks struct {
 	// noResources: resources not advertised at initialize, every
 	// resources/* request answered -32601.
 	noResources bool
+	// noPrompts: prompts not advertised, every prompts/* request
+	// answered -32601.
+	noPrompts bool
 	// dropFor: after an error answer for a backend, its tools and
 	// prompts are dropped for this long: calls to them are answered
 	// "tool 'NAME' not found" (no backend named) without reaching it,
@@ -34,6 +37,17 @@ type quirks struct {
 	// closing" (no backend named); a new session works.
 	keepBroken bool
 	broken     map[[2]string]bool // (session, backend)
+	// dropColliding: a backend's tools whose bare names (the name less
+	// the backend's prefix, prefixFormat) another backend listed first
+	// are left out of tools/list, as a gateway whose tool table has a
+	// unique bare-name column does.
+	dropColliding bool
+	prefixFormat  string
+	// detach: a client's request is served on, backend call included,
+	// after the client cancels it or goes away (its context never ends),
+	// and a client's notifications/cancelled is accepted but never
+	// forwarded: the gateway does not cancel backend calls.
+	detach bool
 
 	mu      sync.Mutex
 	dropped map[string]time.Time // backend → until
@@ -88,10 +102,13 @@ func (q *quirks) addressed(name, uri string) string {
 // did.
 func (q *quirks) answer(w http.ResponseWriter, req request) bool {
 	switch {
+	case q.detach && req.Method == "notifications/cancelled":
+		w.WriteHeader(http.StatusAccepted)
+		return true
 	case q.agreeOld && req.Method == "server/discover":
 		writeRPCError(w, req.ID, -32601, "Method not found")
 		return true
-	case q.noResources && strings.HasPrefix(req.Method, "resources/"):
+	case q.noResources && strings.HasPrefix(req.Method, "resources/"), q.noPrompts && strings.HasPrefix(req.Method, "prompts/"):
 		writeRPCError(w, req.ID, -32601, "Method not found")
 		return true
 	case q.keepBroken && req.backend != "" && q.isBroken(req.session, req.backend):
@@ -131,6 +148,23 @@ func (q *quirks) answered(req request, isError bool) {
 	q.dropped[req.backend] = time.Now().Add(q.dropFor)
 }
 
+// withoutColliding leaves out of a tools list every tool whose bare name
+// an earlier tool of another backend has.
+func (q *quirks) withoutColliding(tools []any) []any {
+	first := map[string]string{} // bare name → backend
+	return slices.DeleteFunc(tools, func(e any) bool {
+		m, _ := e.(map[string]any)
+		name, _ := m["name"].(string)
+		backend := q.addressed(name, "")
+		bare := strings.TrimPrefix(name, strings.ReplaceAll(q.prefixFormat, "{backend}", backend))
+		if b, seen := first[bare]; seen && b != backend {
+			return true
+		}
+		first[bare] = backend
+		return false
+	})
+}
+
 func (q *quirks) isBroken(session, backend string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -149,11 +183,19 @@ func (q *quirks) isDropped(backend string) bool {
 // rewriteResult applies the quirks to a result: no resources capability;
 // dropped backends' tools and prompts left out of the lists.
 func (q *quirks) rewriteResult(res map[string]any) {
-	if caps, ok := res["capabilities"].(map[string]any); ok && q.noResources {
-		delete(caps, "resources")
+	if caps, ok := res["capabilities"].(map[string]any); ok {
+		if q.noResources {
+			delete(caps, "resources")
+		}
+		if q.noPrompts {
+			delete(caps, "prompts")
+		}
 	}
 	if _, ok := res["protocolVersion"].(string); ok && q.agreeOld {
 		res["protocolVersion"] = oldRevision
+	}
+	if tools, ok := res["tools"].([]any); ok && q.dropColliding {
+		res["tools"] = q.withoutColliding(tools)
 	}
 	for _, key := range []string{"tools", "prompts"} {
 		list, ok := res[key].([]any)

@@ -62,8 +62,8 @@ func (t *Topology) Start(ctx context.Context, script *fakebackends.Script) (runt
 	return &Backend{ctr: c, AdminAPI: runtimes.NewAdminAPI(admin, e.token).Named(c.wrap), script: s, adminURL: admin}, nil
 }
 
-// Backend is a fake backend in a container: a harness.RunningBackend (its
-// control methods are the control API's), a harness.Respawner (kill and
+// Backend is a fake backend in a container: a runtimes.RunningBackend (its
+// control methods are the control API's), a runtimes.Respawner (kill and
 // start the same container) and a Faulter.
 type Backend struct {
 	*ctr

@@ -24,10 +24,10 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
-// Faulter is what a container gives beyond harness.RunningBackend: the
+// Faulter is what a container gives beyond runtimes.RunningBackend: the
 // fault verbs only containers have. Backends and gateways started by this
 // package implement it. Every method is bounded by its ctx and by
-// harness.DefaultControlTimeout (a graceful stop by its grace on top).
+// runtimes.DefaultControlTimeout (a graceful stop by its grace on top).
 type Faulter interface {
 	// Kill sends SIGKILL; the container leaves the network's DNS.
 	Kill(ctx context.Context) error
@@ -393,7 +393,7 @@ func (c *ctr) Logs(ctx context.Context) string {
 // machine was seen to take over 10 s.
 const RemoveTimeout = 45 * time.Second
 
-// CloseTimeout is RemoveTimeout (harness.CloseTimeouter).
+// CloseTimeout is RemoveTimeout (runtimes.CloseTimeouter).
 func (c *ctr) CloseTimeout() time.Duration { return RemoveTimeout }
 
 // remove removes the container with one forced remove (SIGKILL and

@@ -76,7 +76,7 @@ var engine struct {
 // probes the engine with its own deadline (ProbeTimeout, also when the
 // socket accepts and never answers), sweeps what dead owners left and
 // installs the SIGINT/SIGTERM cleanup. Without an engine the error wraps
-// *harness.SkipError unless VMCP_CHAOS_REQUIRE_DOCKER=1. The first result
+// *runtimes.SkipError unless VMCP_CHAOS_REQUIRE_DOCKER=1. The first result
 // is kept.
 func Get(ctx context.Context) (*Engine, error) {
 	engine.Lock()

@@ -13,7 +13,7 @@ import (
 // GatewayPort is the port a gateway container listens on.
 const GatewayPort = 8080
 
-// Gateway is a harness.Target that runs a gateway as a container on a
+// Gateway is a targets.Target that runs a gateway as a container on a
 // Topology's network, in front of the topology's backends (given to it by
 // alias). The default is our `chaos vmcp` in the run's image; set Image,
 // Command and ConfigTemplate for any other gateway image.
@@ -27,7 +27,7 @@ type Gateway struct {
 	// Image is the gateway's image; "" is the run's chaos image.
 	Image string
 	// Command is the container's command (each element a template, data
-	// harness.TemplateData with Host 0.0.0.0, Port GatewayPort and
+	// targets.TemplateData with Host 0.0.0.0, Port GatewayPort and
 	// ConfigPath the rendered file in the container). Default, for the
 	// chaos image: vmcp --config {{.ConfigPath}} --listen {{.Listen}}.
 	Command []string
@@ -125,7 +125,7 @@ func (g *Gateway) Start(ctx context.Context, topo targets.TopologyInfo) (targets
 	return &RunningGateway{ctr: c, mcpPath: mcpPath}, nil
 }
 
-// RunningGateway is a gateway container: a harness.Gateway and a Faulter,
+// RunningGateway is a gateway container: a targets.Gateway and a Faulter,
 // plus Restart (stop gracefully, start again and wait until it is ready,
 // bounded by ctx, default StartTimeout). Its published port is fixed, so
 // its URLs survive a restart.

@@ -151,7 +151,7 @@ func (e *Engine) staticChaos(ctx context.Context) (string, error) {
 }
 
 // noStaticChaos is the error when no static chaos binary can be had: the
-// reason and the fix, as a *harness.SkipError (the container scenarios
+// reason and the fix, as a *runtimes.SkipError (the container scenarios
 // are skipped), or a plain error under VMCP_CHAOS_REQUIRE_DOCKER=1 (they
 // fail). env is $CHAOS_BIN, self the running chaos command ("" when this
 // process is not chaos, e.g. a test binary), why why no source tree is

@@ -88,11 +88,11 @@ func (t *Topology) Name() string { return "container" }
 
 // WrapTarget returns base as a gateway container on this topology's
 // network (for harness.Topology.WrapTarget), after probing the engine:
-// a *Gateway as it is; the reference gateway (harness.Reference without
-// in-process options or Configure) and `chaos vmcp` (harness.Exec with the
+// a *Gateway as it is; the reference gateway (targets.Reference without
+// in-process options or Configure) and `chaos vmcp` (targets.Exec with the
 // default command) as `chaos vmcp` in the run's image; an Exec with an
 // Image as that image with its Command and config template. Any other
-// target cannot run in a container: the error wraps *harness.SkipError.
+// target cannot run in a container: the error wraps *runtimes.SkipError.
 func (t *Topology) WrapTarget(base targets.Target) (targets.Target, error) {
 	g, err := GatewayFor(base)
 	if err != nil {

@@ -1,26 +1,29 @@
-package vmcp
+// Package access decides who may reach the gateway: the listen address
+// (CheckListen), the MCP endpoint (RequireToken), the admin endpoints (RequireAdmin).
+package access
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"net"
-	"net/url"
+	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
-// ErrExposed is wrapped by Start's error when it refuses to serve an
+// ErrExposed is wrapped by CheckListen's error when it refuses to serve an
 // anonymous gateway on a non-loopback address.
 var ErrExposed = fmt.Errorf("anonymous gateway on a non-loopback address")
 
-// checkExposure refuses to listen on a non-loopback address with
+// CheckListen refuses to listen on a non-loopback address with
 // incomingAuth anonymous, unless incomingAuth.allowNetwork says so: such a
 // gateway serves every backend's tools to anyone who can reach the host.
 // It decides before binding. A host name counts as loopback only when every
 // address it resolves to is loopback.
-func checkExposure(ctx context.Context, auth config.IncomingAuth, addr string) error {
+func CheckListen(ctx context.Context, auth config.IncomingAuth, addr string) error {
 	if auth.Type != config.AuthAnonymous || auth.AllowNetwork {
 		return nil
 	}
@@ -61,16 +64,38 @@ func isLoopbackAddr(ctx context.Context, addr string) (bool, error) {
 	return len(ips) > 0 && !slices.ContainsFunc(ips, func(ip net.IPAddr) bool { return !ip.IP.IsLoopback() }), nil
 }
 
-// redactURL hides the user information (user:password@) of a backend URL
-// shown by the admin endpoints.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
+// RequireToken enforces auth on next: with bearer auth, a request without
+// the token gets 401; anonymous lets every request through.
+func RequireToken(auth config.IncomingAuth, next http.Handler) http.Handler {
+	if auth.Type != config.AuthBearer {
+		return next
 	}
-	if u.User == nil {
-		return raw
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || auth.Token == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(auth.Token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="vmcp"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// RequireAdmin allows the admin endpoints to loopback clients, or, with
+// bearer auth configured, to holders of the token.
+func RequireAdmin(auth config.IncomingAuth, next http.Handler) http.Handler {
+	if auth.Type == config.AuthBearer {
+		return RequireToken(auth, next)
 	}
-	u.User = url.User("REDACTED")
-	return u.String()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			http.Error(w, "admin endpoints are served to loopback clients only", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

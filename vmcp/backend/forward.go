@@ -1,0 +1,54 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// forwardIDBase starts the ids of forwarded requests far above those of
+// mcp-go's client on the same connection (it counts from 1), so the two
+// never meet; the ids stay within the 15 digits idKey reads as they are.
+const forwardIDBase = 100_000_000_000_000
+
+// Forwardable reports whether Forward may carry requests on the
+// connection: a sessionful (2025-11-25) one, whose requests need no
+// per-request _meta or headers (mcp-go's client adds those on the
+// stateless revision).
+func (c *Conn) Forwardable() bool { return !mcp.IsModernProtocol(c.protocol) }
+
+// Forward sends one request whose params are already encoded on the
+// connection's transport and returns the backend's result as it came,
+// without decoding it into mcp-go's types: the gateway's pass-through hop.
+// It must run inside Invoke, like any request: the transport's validators
+// (id, size, shape, stream) still check the answer, Invoke bounds and
+// classifies it. A JSON-RPC error answer is returned as the client would
+// return it; a result that is not a JSON object is an invalid response.
+func (c *Conn) Forward(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	id := forwardIDBase + c.forwarded.Add(1)
+	if err := ctx.Err(); err != nil {
+		return nil, transport.NewError(err) // not sent: nothing to cancel
+	}
+	resp, err := c.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
+		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: method, Params: params})
+	if err != nil {
+		if ctx.Err() != nil && c.isStdio() {
+			// What mcp-go's client does for its own requests over stdio
+			// (Invoke announces those over sessionful HTTP).
+			c.notifyCancelled(strconv.FormatInt(id, 10), ctx.Err().Error())
+		}
+		return nil, transport.NewError(err)
+	}
+	if resp.Error != nil {
+		return nil, resp.Error.AsError()
+	}
+	if r := bytes.TrimSpace(resp.Result); len(r) == 0 || r[0] != '{' {
+		return nil, &invalidResponseError{Reason: fmt.Sprintf("%s result is not a JSON object: %s", method, oneLine(string(r), 80))}
+	}
+	return resp.Result, nil
+}
