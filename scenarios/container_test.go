@@ -15,6 +15,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
@@ -78,6 +79,7 @@ func shutdownContainers() {
 // run is left, a dangling image of its build included.
 func TestMain(m *testing.M) {
 	code := m.Run()
+	runtimes.CleanupChaosBuild() // built by the tests that run the process scenarios
 	if e := containers.Current(); e != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if err := containers.ShutdownDefault(ctx); err != nil {

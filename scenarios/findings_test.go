@@ -7,20 +7,19 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
-// runForFindings runs the named scenarios (all but the container ones
-// when names is empty) against target and returns the results, with
-// their findings.
+// runForFindings runs the named scenarios against target and returns the
+// results, with their findings. (The whole catalogue against the
+// reference is referenceResults, run once.)
 func runForFindings(t *testing.T, target targets.Target, names ...string) *history.Results {
 	t.Helper()
 	res := harness.NewResults(target)
 	for _, sc := range scenarios.Catalogue() {
-		if len(names) == 0 && sc.HasLabel(scenarios.LabelContainer) || len(names) > 0 && !contains(names, sc.Name) {
+		if !contains(names, sc.Name) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+scenarios.TeardownBound(sc, "")+30*time.Second)
@@ -55,19 +54,12 @@ func failedFindings(res *history.Results) []history.Finding {
 }
 
 // TestEveryCheckHasAProperty runs the catalogue (but the container
-// scenarios) against the reference gateway: every check it records
+// scenarios) against the reference gateway (referenceResults, shared with
+// the mutant table's tests): every check it records
 // declares a property of the closed catalogue, and the reference, which
 // behaves, has no finding at all.
 func TestEveryCheckHasAProperty(t *testing.T) {
-	// The process scenarios run this module's chaos binary: build it
-	// once, here, so no scenario's timeout pays for a compile under load.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if _, err := runtimes.BuildChaos(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(runtimes.CleanupChaosBuild)
-	res := runForFindings(t, targets.Reference{})
+	res := referenceResults(t)
 	n := 0
 	for _, s := range res.Scenarios {
 		for _, c := range s.Checks {

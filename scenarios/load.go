@@ -131,9 +131,12 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	k.Must(chaosErr, "crash and recover beta")
 	env.Recorder().SetFigure("crash_cycles", float64(cycles.Load()))
 	env.Recorder().SetFigure("recoveries", float64(recovered.Load()))
-	k.Check("beta crashed and recovered at least twice under load", func(ck *kit.C) {
-		ck.Expect(recovered.Load()).To(gomega.BeNumerically(">=", 2), "recoveries")
-	})
+	// The harness's own fault injector, not the gateway, crashes and
+	// recovers beta: that it did is the premise of the checks that follow
+	// (no gateway could fail a check of it).
+	if n := recovered.Load(); n < 2 {
+		k.Assume(fmt.Sprintf("beta crashed and recovered %d times under load, not at least twice", n))
+	}
 
 	var durations []time.Duration
 	counts := map[history.Outcome]int{}
@@ -165,13 +168,10 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		rec.SetFigure("latency_max_ms", ms(durations[len(durations)-1]))
 	}
 
-	// Every call ended: each caller goroutine returned (wg.Wait above), and
-	// each of its calls carries an outcome.
-	k.Check("every call ends with a result or an error", func(ck *kit.C) {
-		ck.Observed("%d calls: %v", len(durations), counts)
-		ck.Expect(durations).NotTo(gomega.BeEmpty())
-		ck.Expect(counts[""]).To(gomega.BeZero(), "calls without an outcome")
-	})
+	// Every call ended (each caller goroutine returned, wg.Wait above, and
+	// the harness gives every call an outcome, its own deadline's at the
+	// latest): what the gateway is judged on is that none ran to that
+	// deadline.
 	k.Check("no call hangs until the client's deadline", func(ck *kit.C) {
 		ck.Observed("%v", counts)
 		ck.Expect(counts[history.OutcomeTimeout]).To(gomega.BeZero(), "no call hung until the client's deadline (%v)", counts)

@@ -228,12 +228,19 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 		k.Inconclusive("the session survives every backend failing", "the first session was replaced after it did not recover from an earlier fault (the failed check \"the session recovers from ...\")")
 	} else if !c.Stateless() {
 		// A legacy session has an id, and it is the same one: the gateway
-		// did not end the session. (The modern revision is stateless: no
-		// id; the same client calling on is what survives.)
+		// did not end the session, and the session still serves both
+		// backends. (Its id alone cannot fail: the client keeps the id it
+		// was given, whatever became of the session. The modern revision is
+		// stateless: no id; the same client calling on is what survives.)
 		k.Check("the session survives every backend failing", func(ck *kit.C) {
-			ck.Expected("the same legacy session id %q", session)
+			ck.Expected("the same legacy session id %q serves alpha and beta once every backend is back", session)
 			ck.Expect(session).NotTo(gomega.BeEmpty(), "the legacy client has a session id")
 			ck.Expect(c.SessionID()).To(gomega.Equal(session), "the client session survived")
+			for _, b := range []string{alpha, beta} {
+				call := c.CallTool(ctx, k.Tool(b, "echo"), echoArgs("same session"))
+				ck.Evidence(call)
+				ck.Expect(call).To(matchers.HaveOutcome(history.OutcomeOK), "%s through the session that saw every backend fail", b)
+			}
 		})
 	}
 	k.Check("tools/list lists both backends after every backend failed", func(ck *kit.C) {

@@ -1,0 +1,253 @@
+package scenarios_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+)
+
+// referenceRun is the catalogue (but the container scenarios) run once
+// against the reference, shared by the tests that need every check name:
+// TestEveryCheckHasAProperty, TestEveryCheckHasAMutant, TestMutantTable.
+var referenceRun struct {
+	once sync.Once
+	res  *history.Results
+	err  error
+}
+
+// referenceResults runs the catalogue (but the container scenarios)
+// against the reference, DefaultParallel at a time, once per test binary,
+// and returns the results with their findings.
+func referenceResults(t *testing.T) *history.Results {
+	t.Helper()
+	referenceRun.once.Do(func() {
+		// The process scenarios run this module's chaos binary: build it
+		// here, so no scenario's timeout pays for a compile under load
+		// (TestMain removes it).
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if _, err := runtimes.BuildChaos(ctx); err != nil {
+			referenceRun.err = err
+			return
+		}
+		var scs []scenarios.Scenario
+		for _, sc := range scenarios.Catalogue() {
+			if !sc.HasLabel(scenarios.LabelContainer) {
+				scs = append(scs, sc)
+			}
+		}
+		res := harness.NewResults(targets.Reference{})
+		start := time.Now()
+		scenarios.RunPool(ctx, scs, scenarios.RunConfig{}, scenarios.DefaultParallel(), func(_ int, rec *history.Recorder) { res.Add(rec) })
+		res.Findings = history.BuildFindings(res)
+		t.Logf("the reference ran %d scenarios in %s", len(res.Scenarios), time.Since(start).Round(time.Millisecond))
+		referenceRun.res = res
+	})
+	if referenceRun.err != nil {
+		t.Fatal(referenceRun.err)
+	}
+	return referenceRun.res
+}
+
+// referenceChecks is, per scenario, the names of the checks the
+// reference's run recorded.
+func referenceChecks(t *testing.T) map[string][]string {
+	out := map[string][]string{}
+	for _, s := range referenceResults(t).Scenarios {
+		for _, c := range s.Checks {
+			out[s.Name] = append(out[s.Name], c.Name)
+		}
+	}
+	return out
+}
+
+// covering returns the rows that cover the check named name, judged in
+// scenario by the reference: rows of a variant of the same scenario group
+// whose pattern matches the name (a row covers the per-variant family of
+// a check, e.g. a recovery's "at most 0 failed calls" on streamable HTTP
+// and "at most 1" on SSE).
+func covering(name, scenario string) []mutantRow {
+	var out []mutantRow
+	for _, r := range mutantTable {
+		if groupOf(r.scenario) == groupOf(scenario) && r.checks.MatchString(name) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// groupOf is a scenario name's group: "hang-kill/legacy/sse" → "hang-kill".
+func groupOf(scenario string) string {
+	group, _, _ := strings.Cut(scenario, "/")
+	return group
+}
+
+// TestEveryCheckHasAMutant: every check the catalogue records against the
+// reference (every non-container scenario, every variant) is covered by a
+// row of the table, in a variant of a scenario where the reference judges
+// it: a check no mutant fails may be one no gateway can fail. Every row covers at
+// least one check. (The container scenarios are not run here: see
+// containerChecks.)
+func TestEveryCheckHasAMutant(t *testing.T) {
+	checks := referenceChecks(t)
+	covered := map[string]bool{}
+	all := map[string]string{} // check → a scenario that judges it
+	for sc, names := range checks {
+		for _, n := range names {
+			if _, ok := all[n]; !ok || sc < all[n] {
+				all[n] = sc
+			}
+			if len(covering(n, sc)) > 0 {
+				covered[n] = true
+			}
+		}
+	}
+	var missing []string
+	for n, sc := range all {
+		if !covered[n] {
+			missing = append(missing, fmt.Sprintf("%q (e.g. in %s)", n, sc))
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("%d of %d checks have no mutant or fixture that fails them (add a row to mutantTable):\n%s", len(missing), len(all), strings.Join(missing, "\n"))
+	}
+	for _, r := range mutantTable {
+		if r.failureOnly {
+			continue
+		}
+		if !slices.ContainsFunc(checks[r.scenario], r.checks.MatchString) {
+			t.Errorf("the row %s × %s (%s) covers no check the reference records there", r.mutant, r.scenario, r.checks)
+		}
+	}
+	for _, name := range failureOnlyChecks {
+		if !slices.ContainsFunc(mutantTable, func(r mutantRow) bool { return r.failureOnly && r.checks.MatchString(name) }) {
+			t.Errorf("the check %q, recorded only when it fails, has no row", name)
+		}
+	}
+	t.Logf("%d checks, %d rows", len(all), len(mutantTable))
+}
+
+// failureOnlyChecks are examples of the checks recorded only when they
+// fail, which no run of the reference names: the kit's session recovery,
+// and the runner's own. (Not here, and not in the table: "teardown within
+// its deadline" and "no goroutine leaked", whose mutants would hold a
+// teardown past its 20 s bound or leak into the concurrent runs' leak
+// checks.)
+var failureOnlyChecks = []string{
+	"the session recovers from crash_eof",
+	"topology starts",
+	"scenario ran to the end (aborted at kit.go:1: connect a legacy client)",
+}
+
+// pair is a mutant run through a scenario, and the rows it judges.
+type pair struct {
+	mutant, scenario string
+	rows             []mutantRow
+}
+
+// TestMutantTable runs every (mutant, scenario) pair of the table once,
+// twice DefaultParallel at a time (a scenario that runs alone, as RunPool
+// runs it, runs alone here too), and fails unless every check each row covers
+// failed: for the reference's checks of the scenario the row matches,
+// each failed on the mutant; for a failure-only row, at least one check
+// matching it failed.
+func TestMutantTable(t *testing.T) {
+	targets := mutantTargets()
+	var pairs []*pair
+	byKey := map[[2]string]*pair{}
+	for _, r := range mutantTable {
+		if targets[r.mutant] == nil {
+			t.Fatalf("row %s × %s: no mutant %q", r.mutant, r.scenario, r.mutant)
+		}
+		key := [2]string{r.mutant, r.scenario}
+		if byKey[key] == nil {
+			byKey[key] = &pair{mutant: r.mutant, scenario: r.scenario}
+			pairs = append(pairs, byKey[key])
+		}
+		byKey[key].rows = append(byKey[key].rows, r)
+	}
+	reference := referenceChecks(t)
+
+	start := time.Now()
+	results := runPairs(t, pairs, targets)
+	t.Logf("%d pairs (%d rows) in %s", len(pairs), len(mutantTable), time.Since(start).Round(time.Millisecond))
+
+	for i, p := range pairs {
+		res := results[i]
+		verdicts := map[string]history.Check{}
+		var failed []string
+		for _, c := range res.Checks {
+			verdicts[c.Name] = c
+			if c.Verdict == history.CheckFailed {
+				failed = append(failed, c.Name)
+			}
+		}
+		t.Logf("%s × %s: %s in %s, failed %q", p.mutant, p.scenario, res.Verdict, res.Duration.D(), failed)
+		for _, r := range p.rows {
+			if r.failureOnly {
+				if !slices.ContainsFunc(failed, r.checks.MatchString) {
+					t.Errorf("%s × %s: no check matching %s failed (%s)", p.mutant, p.scenario, r.checks, r.why)
+				}
+				continue
+			}
+			for _, name := range reference[p.scenario] {
+				if !r.checks.MatchString(name) {
+					continue
+				}
+				if c := verdicts[name]; c.Verdict != history.CheckFailed {
+					t.Errorf("%s × %s: %q is %q, want failed (%s): %s%s", p.mutant, p.scenario, name, c.Verdict, r.why, c.Reason, c.Observed)
+				}
+			}
+		}
+	}
+}
+
+// runPairs runs each pair's scenario against its mutant, twice
+// DefaultParallel at a time, those that run alone (Scenario.Exclusive) last, one by one,
+// and returns the results in pairs' order.
+func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []history.ScenarioResult {
+	results := make([]history.ScenarioResult, len(pairs))
+	scs := make([]scenarios.Scenario, len(pairs))
+	for i, p := range pairs {
+		scs[i] = scenario(t, p.scenario)
+	}
+	run := func(i int) {
+		sc := scs[i]
+		ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+scenarios.TeardownBound(sc, "")+30*time.Second)
+		defer cancel()
+		results[i] = scenarios.Run(ctx, sc, scenarios.RunConfig{Target: targets[pairs[i].mutant]}).Result()
+	}
+	// Twice the suite's pool: a mutant's run mostly waits out bounds
+	// (stalls, held errors, keepalive intervals), not on the CPU.
+	slots := make(chan struct{}, 2*scenarios.DefaultParallel())
+	var wg sync.WaitGroup
+	var alone []int
+	for i := range pairs {
+		if scs[i].Exclusive() {
+			alone = append(alone, i)
+			continue
+		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			run(i)
+		})
+	}
+	wg.Wait()
+	for _, i := range alone {
+		run(i)
+	}
+	return results
+}
