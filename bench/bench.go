@@ -18,16 +18,19 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // Config is one bench run.
 type Config struct {
 	// Target is the gateway under test; it must run as a process
-	// (harness.Exec) so its CPU time and RSS can be read from /proc.
-	Target harness.Target
-	// Runtime starts the fake backends (harness.Process: their CPU is
+	// (targets.Exec) so its CPU time and RSS can be read from /proc.
+	Target targets.Target
+	// Runtime starts the fake backends (runtimes.Process: their CPU is
 	// measured too).
-	Runtime harness.BackendRuntime
+	Runtime runtimes.BackendRuntime
 	// Clients, Duration and Calls bound each load run (per revision and
 	// per endpoint); CallTimeout is every call's deadline.
 	Clients     int
@@ -40,7 +43,7 @@ type Config struct {
 	Opens    int
 	Sessions int
 	// Revisions to run the call figures on (default both).
-	Revisions []harness.Revision
+	Revisions []history.Revision
 	// Steps picks what runs (StepNames; default all): StepCalls (the call
 	// figures, the 2-backend open, the many-sessions open), StepOpen500,
 	// StepErrors (time to error), StepStall, StepScale.
@@ -68,7 +71,7 @@ type Config struct {
 	Progress io.Writer
 
 	// pattern is the target's tool name pattern
-	// (harness.ToolNamePatternOf), set by defaults.
+	// (targets.ToolNamePatternOf), set by defaults.
 	pattern string
 }
 
@@ -78,7 +81,7 @@ func (c *Config) defaults() {
 	orPositive(&c.CallTimeout, 5*time.Second)
 	orPositive(&c.Opens, 30)
 	if len(c.Revisions) == 0 {
-		c.Revisions = harness.Revisions
+		c.Revisions = history.Revisions
 	}
 	if len(c.Steps) == 0 {
 		c.Steps = StepNames
@@ -92,7 +95,7 @@ func (c *Config) defaults() {
 	orPositive(&c.CrashEvery, time.Second)
 	c.Progress = cmp.Or(c.Progress, io.Discard)
 	if c.Target != nil {
-		c.pattern = harness.ToolNamePatternOf(c.Target)
+		c.pattern = targets.ToolNamePatternOf(c.Target)
 	}
 }
 
@@ -105,11 +108,11 @@ func orPositive[T int | time.Duration](v *T, def T) {
 
 // topology is started backends with a gateway in front of them.
 type topology struct {
-	backends []harness.RunningBackend
-	gateway  harness.Gateway
+	backends []runtimes.RunningBackend
+	gateway  targets.Gateway
 	// info is what the gateway was started with (each backend's Tools
 	// included: a target with ready.tools waits until it lists them).
-	info harness.TopologyInfo
+	info targets.TopologyInfo
 }
 
 func (t *topology) close() {
@@ -141,7 +144,7 @@ func (c *Config) start(ctx context.Context, callTimeout time.Duration, scripts .
 	for _, n := range c.ScaleSessions {
 		need = max(need, n)
 	}
-	info := harness.TopologyInfo{CallTimeout: callTimeout, Features: harness.Features{MaxSessions: need + 100}}
+	info := targets.TopologyInfo{CallTimeout: callTimeout, Features: runtimes.Features{MaxSessions: need + 100}}
 	for _, s := range scripts {
 		b, err := c.Runtime.Start(ctx, s)
 		if err != nil {
@@ -166,7 +169,7 @@ func (c *Config) start(ctx context.Context, callTimeout time.Duration, scripts .
 // Run runs every bench scenario and returns the results (also when ctx
 // ends early: Interrupted is then set and the rest is missing). An error
 // means the bench could not run (a topology did not start).
-func Run(ctx context.Context, cfg Config) (*harness.Results, error) {
+func Run(ctx context.Context, cfg Config) (*history.Results, error) {
 	cfg.defaults()
 	if cfg.Target == nil || cfg.Runtime == nil {
 		return nil, errors.New("bench: config needs a target and a backend runtime")
@@ -179,7 +182,7 @@ func Run(ctx context.Context, cfg Config) (*harness.Results, error) {
 	results := harness.NewResults(cfg.Target)
 	steps := []struct {
 		on  bool
-		run func(context.Context, *Config, *harness.Results) error
+		run func(context.Context, *Config, *history.Results) error
 	}{
 		{cfg.has(StepCalls), runCalls2},
 		{cfg.has(StepOpen500), runOpen500},

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 func TestReadProcSelf(t *testing.T) {
@@ -65,15 +67,15 @@ func TestRunSmall(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin, err := harness.BuildChaos(ctx)
+	bin, err := runtimes.BuildChaos(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, err := harness.TargetConfig{Kind: "exec"}.Target(func() (string, error) { return bin, nil })
+	target, err := targets.TargetConfig{Kind: "exec"}.Target(func() (string, error) { return bin, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(ctx, Config{Target: target, Runtime: harness.Process{Binary: bin}, Clients: 4,
+	res, err := Run(ctx, Config{Target: target, Runtime: runtimes.Process{Binary: bin}, Clients: 4,
 		Duration: 300 * time.Millisecond, Calls: 400, CallTimeout: 10 * time.Second, Opens: 3, Sessions: 20,
 		ErrorCalls: 20, StallTimeout: time.Second, StallCalls: 2, StallDeadline: 20 * time.Second,
 		ScaleSessions: []int{20}, ScaleDuration: 2 * time.Second, ScaleRate: 100, CrashEvery: 500 * time.Millisecond})
@@ -99,7 +101,7 @@ func TestRunSmall(t *testing.T) {
 	seen := map[string]bool{}
 	for _, s := range res.Scenarios {
 		seen[s.Name] = true
-		if s.Verdict != harness.VerdictPassed {
+		if s.Verdict != history.VerdictPassed {
 			t.Errorf("%s: %s (%s)", s.Name, s.Verdict, s.Reason)
 		}
 		for _, f := range want[s.Name] {

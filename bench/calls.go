@@ -7,13 +7,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // runCalls2 starts two healthy backends behind the gateway and measures,
 // per revision, calls (direct vs gateway), then session opens with two
 // backends and many sessions.
-func runCalls2(ctx context.Context, c *Config, results *harness.Results) error {
+func runCalls2(ctx context.Context, c *Config, results *history.Results) error {
 	c.progress("starting 2 backends and %s", c.Target.Name())
 	t, err := c.start(ctx, c.CallTimeout, c.echoScript("alpha", 1), c.echoScript("beta", 1))
 	if err != nil {
@@ -21,19 +21,19 @@ func runCalls2(ctx context.Context, c *Config, results *harness.Results) error {
 	}
 	defer t.close()
 	for _, rev := range c.Revisions {
-		err := record(ctx, results, "bench/calls/"+string(rev), "calls", func(rec *harness.Recorder) error {
+		err := record(ctx, results, "bench/calls/"+string(rev), "calls", func(rec *history.Recorder) error {
 			return callFigures(ctx, c, t, rev, rec)
 		})
 		if err != nil {
 			return err
 		}
 	}
-	if err := record(ctx, results, "bench/open/2-backends", "open", func(rec *harness.Recorder) error {
+	if err := record(ctx, results, "bench/open/2-backends", "open", func(rec *history.Recorder) error {
 		return openFigures(ctx, c, t, rec)
 	}); err != nil || c.Sessions == 0 {
 		return err
 	}
-	return record(ctx, results, fmt.Sprintf("bench/open/%d-sessions", c.Sessions), "open", func(rec *harness.Recorder) error {
+	return record(ctx, results, fmt.Sprintf("bench/open/%d-sessions", c.Sessions), "open", func(rec *history.Recorder) error {
 		return manySessions(ctx, c, t, rec)
 	})
 }
@@ -41,8 +41,8 @@ func runCalls2(ctx context.Context, c *Config, results *harness.Results) error {
 // record runs measure as the bench scenario name (labels bench and
 // group), adds it to results and returns ctx's error. The scenario fails
 // when measure does: it could not measure or a healthy call failed.
-func record(ctx context.Context, results *harness.Results, name, group string, measure func(*harness.Recorder) error) error {
-	rec := harness.NewRecorder(name, "bench", group)
+func record(ctx context.Context, results *history.Results, name, group string, measure func(*history.Recorder) error) error {
+	rec := history.NewRecorder(name, "bench", group)
 	if err := measure(rec); err != nil {
 		rec.Fail(err.Error())
 	} else {
@@ -62,7 +62,7 @@ type round struct {
 
 // measure opens clients at url, then runs the load while reading the CPU
 // of pids, then a one-client run for the unloaded latency.
-func measure(ctx context.Context, c *Config, url, tool string, rev harness.Revision, pids ...int) (round, error) {
+func measure(ctx context.Context, c *Config, url, tool string, rev history.Revision, pids ...int) (round, error) {
 	clients, err := dialClients(ctx, url, rev, c.Clients, c.CallTimeout)
 	if err != nil {
 		return round{}, fmt.Errorf("open %d %s clients at %s: %w", c.Clients, rev, url, err)
@@ -77,7 +77,7 @@ func measure(ctx context.Context, c *Config, url, tool string, rev harness.Revis
 	return r, ctx.Err()
 }
 
-func callFigures(ctx context.Context, c *Config, t *topology, rev harness.Revision, rec *harness.Recorder) error {
+func callFigures(ctx context.Context, c *Config, t *topology, rev history.Revision, rec *history.Recorder) error {
 	alpha := t.backends[0]
 	bpid, gpid := pidOf(alpha), pidOf(t.gateway)
 	tool, err := c.exposedEcho(ctx, t, alpha.Name())

@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
 // crashLoop kills a backend process with SIGKILL every period and starts
 // it again on the same addresses after a fifth of the period down, as a
 // supervisor restarting a crashing server would.
 type crashLoop struct {
-	b      harness.Respawner
+	b      runtimes.Respawner
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -27,8 +27,8 @@ type crashLoop struct {
 
 // startCrashLoop starts crash-looping b (a process backend). It runs until
 // stop or ctx ends.
-func startCrashLoop(ctx context.Context, b harness.RunningBackend, period time.Duration) (*crashLoop, error) {
-	r, ok := b.(harness.Respawner)
+func startCrashLoop(ctx context.Context, b runtimes.RunningBackend, period time.Duration) (*crashLoop, error) {
+	r, ok := b.(runtimes.Respawner)
 	if !ok {
 		return nil, fmt.Errorf("backend %s cannot be restarted as a process (runtime without Respawn)", b.Name())
 	}

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
 // errorBatch is how many calls time-to-error makes on one endpoint before
@@ -23,7 +24,7 @@ const maxUnanswered = 3
 // time to error of an HTTP 403, the stall bound, then (last: it ends
 // beta) the time to error of a SIGKILLed backend process. Every call is a
 // legacy-session (2025-11-25) call with its own deadline.
-func runFaults(ctx context.Context, c *Config, results *harness.Results) error {
+func runFaults(ctx context.Context, c *Config, results *history.Results) error {
 	c.progress("starting 2 backends and %s (backend call timeout %v) for the fault figures", c.Target.Name(), c.StallTimeout)
 	t, err := c.start(ctx, c.StallTimeout, c.echoScript("alpha", 1), c.echoScript("beta", 1))
 	if err != nil {
@@ -41,7 +42,7 @@ func runFaults(ctx context.Context, c *Config, results *harness.Results) error {
 	}
 	defer closeClients(pair)
 	if c.has(StepErrors) {
-		if err := record(ctx, results, "bench/error/http-403", "error", func(rec *harness.Recorder) error {
+		if err := record(ctx, results, "bench/error/http-403", "error", func(rec *history.Recorder) error {
 			return withFaults(ctx, beta, func() error { return timeToError(ctx, c, rec, pair, tool, beta.Name()) },
 				faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}})
 		}); err != nil {
@@ -49,7 +50,7 @@ func runFaults(ctx context.Context, c *Config, results *harness.Results) error {
 		}
 	}
 	if c.has(StepStall) {
-		if err := record(ctx, results, fmt.Sprintf("bench/stall/%v-timeout", c.StallTimeout), "stall", func(rec *harness.Recorder) error {
+		if err := record(ctx, results, fmt.Sprintf("bench/stall/%v-timeout", c.StallTimeout), "stall", func(rec *history.Recorder) error {
 			return withFaults(ctx, beta, func() error { return stallFigures(ctx, c, t, rec, tool, beta.Name()) },
 				faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call"}})
 		}); err != nil {
@@ -59,7 +60,7 @@ func runFaults(ctx context.Context, c *Config, results *harness.Results) error {
 	if !c.has(StepErrors) {
 		return ctx.Err()
 	}
-	return record(ctx, results, "bench/error/sigkill", "error", func(rec *harness.Recorder) error {
+	return record(ctx, results, "bench/error/sigkill", "error", func(rec *history.Recorder) error {
 		if err := beta.Kill(ctx); err != nil {
 			return err
 		}
@@ -70,22 +71,22 @@ func runFaults(ctx context.Context, c *Config, results *harness.Results) error {
 
 // dialPair opens one legacy client at the gateway ([0]) and one at the
 // backend directly ([1]).
-func dialPair(ctx context.Context, c *Config, gatewayURL, backendURL string) ([]*harness.Client, error) {
-	g, err := dialClients(ctx, gatewayURL, harness.RevisionLegacy, 1, c.CallTimeout)
+func dialPair(ctx context.Context, c *Config, gatewayURL, backendURL string) ([]*history.Client, error) {
+	g, err := dialClients(ctx, gatewayURL, history.RevisionLegacy, 1, c.CallTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("gateway client: %w", err)
 	}
-	d, err := dialClients(ctx, backendURL, harness.RevisionLegacy, 1, c.CallTimeout)
+	d, err := dialClients(ctx, backendURL, history.RevisionLegacy, 1, c.CallTimeout)
 	if err != nil {
 		closeClients(g)
 		return nil, fmt.Errorf("direct client: %w", err)
 	}
-	return []*harness.Client{g[0], d[0]}, nil
+	return []*history.Client{g[0], d[0]}, nil
 }
 
 // withFaults sets fs on b, runs fn, and clears the faults again (also
 // when ctx has ended: a stall is released before its clients close).
-func withFaults(ctx context.Context, b harness.RunningBackend, fn func() error, fs ...faults.Fault) error {
+func withFaults(ctx context.Context, b runtimes.RunningBackend, fn func() error, fs ...faults.Fault) error {
 	if err := b.SetFaults(ctx, fs...); err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func withFaults(ctx context.Context, b harness.RunningBackend, fn func() error, 
 // in alternating batches, while backend fails them: how long until the
 // client holds the error, and whether the gateway's error names the
 // backend.
-func timeToError(ctx context.Context, c *Config, rec *harness.Recorder, pair []*harness.Client, tool, backend string) error {
+func timeToError(ctx context.Context, c *Config, rec *history.Recorder, pair []*history.Client, tool, backend string) error {
 	var d, g outcomes
 	for done := 0; done < c.ErrorCalls; done += errorBatch {
 		for range min(errorBatch, c.ErrorCalls-done) {
@@ -142,13 +143,13 @@ func timeToError(ctx context.Context, c *Config, rec *harness.Recorder, pair []*
 // same time as many direct calls bound themselves (a client deadline of
 // the same timeout): how late this machine ends a timed-out call by
 // itself, the floor of the gateway's figure.
-func stallFigures(ctx context.Context, c *Config, t *topology, rec *harness.Recorder, tool, backend string) error {
-	gw, err := dialClients(ctx, t.gateway.MCPURL(), harness.RevisionLegacy, c.StallCalls, c.CallTimeout)
+func stallFigures(ctx context.Context, c *Config, t *topology, rec *history.Recorder, tool, backend string) error {
+	gw, err := dialClients(ctx, t.gateway.MCPURL(), history.RevisionLegacy, c.StallCalls, c.CallTimeout)
 	if err != nil {
 		return fmt.Errorf("open %d gateway clients: %w", c.StallCalls, err)
 	}
 	defer closeClients(gw)
-	direct, err := dialClients(ctx, t.backends[1].URL(), harness.RevisionLegacy, c.StallCalls, c.CallTimeout)
+	direct, err := dialClients(ctx, t.backends[1].URL(), history.RevisionLegacy, c.StallCalls, c.CallTimeout)
 	if err != nil {
 		return fmt.Errorf("open %d direct clients: %w", c.StallCalls, err)
 	}

@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	harness.CleanupChaosBuild()
+	runtimes.CleanupChaosBuild()
 	os.Exit(code)
 }
 
@@ -26,14 +28,14 @@ const fixtureGWEnv = "VMCP_CHAOS_FIXTUREGW"
 // temporary directory and returns the target of
 // scenarios/testdata/profiles/<name>.yaml, built as `chaos bench
 // --profile` builds it.
-func fixtureTarget(ctx context.Context, t *testing.T, name string) harness.Target {
+func fixtureTarget(ctx context.Context, t *testing.T, name string) targets.Target {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "fixturegw")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../harness/internal/fixturegw").CombinedOutput(); err != nil {
 		t.Fatalf("build fixturegw: %v\n%s", err, out)
 	}
 	t.Setenv(fixtureGWEnv, bin)
-	target, err := harness.TargetConfig{Kind: "exec", Profile: filepath.Join("..", "scenarios", "testdata", "profiles", name+".yaml")}.Target(nil)
+	target, err := targets.TargetConfig{Kind: "exec", Profile: filepath.Join("..", "scenarios", "testdata", "profiles", name+".yaml")}.Target(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,15 +56,15 @@ func TestRunFixtureB(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	target := fixtureTarget(ctx, t, "fixture-b")
-	if p := harness.ToolNamePatternOf(target); p != "{tool}" {
+	if p := targets.ToolNamePatternOf(target); p != "{tool}" {
 		t.Fatalf("fixture-b's tool name pattern %q, want {tool} (the premise of this test)", p)
 	}
-	bin, err := harness.BuildChaos(ctx)
+	bin, err := runtimes.BuildChaos(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var progress strings.Builder
-	res, err := Run(ctx, Config{Target: target, Runtime: harness.Process{Binary: bin}, Clients: 4,
+	res, err := Run(ctx, Config{Target: target, Runtime: runtimes.Process{Binary: bin}, Clients: 4,
 		Duration: 300 * time.Millisecond, Calls: 400, CallTimeout: 10 * time.Second, Opens: 2, Sessions: 10,
 		ErrorCalls: 10, StallTimeout: time.Second, StallCalls: 2, StallDeadline: 20 * time.Second,
 		ScaleSessions: []int{10}, ScaleDuration: time.Second, ScaleRate: 50, CrashEvery: 500 * time.Millisecond, Progress: &progress})
@@ -78,7 +80,7 @@ func TestRunFixtureB(t *testing.T) {
 	var got []string
 	for _, s := range res.Scenarios {
 		got = append(got, s.Name)
-		if s.Verdict != harness.VerdictPassed {
+		if s.Verdict != history.VerdictPassed {
 			t.Errorf("%s: %s (%s)", s.Name, s.Verdict, s.Reason)
 		}
 		if strings.HasPrefix(s.Name, "bench/calls/") {

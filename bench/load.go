@@ -11,9 +11,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
 // LoadResult is what a load run measured. Latencies are of finished calls
@@ -29,8 +28,8 @@ type LoadResult struct {
 }
 
 // dialClients opens n clients on rev, each initialize bounded by timeout.
-func dialClients(ctx context.Context, url string, rev harness.Revision, n int, timeout time.Duration) ([]*harness.Client, error) {
-	clients := make([]*harness.Client, n)
+func dialClients(ctx context.Context, url string, rev history.Revision, n int, timeout time.Duration) ([]*history.Client, error) {
+	clients := make([]*history.Client, n)
 	errs := make([]error, n)
 	var g errgroup.Group
 	g.SetLimit(16)
@@ -38,8 +37,8 @@ func dialClients(ctx context.Context, url string, rev harness.Revision, n int, t
 		g.Go(func() error {
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			clients[i], errs[i] = harness.Dial(cctx, url, rev, nil, harness.WithCallTimeout(timeout),
-				harness.WithClientName(fmt.Sprintf("bench%d", i)), harness.WithCloseGrace(time.Second))
+			clients[i], errs[i] = history.Dial(cctx, url, rev, nil, history.WithCallTimeout(timeout),
+				history.WithClientName(fmt.Sprintf("bench%d", i)), history.WithCloseGrace(time.Second))
 			return nil
 		})
 	}
@@ -53,7 +52,7 @@ func dialClients(ctx context.Context, url string, rev harness.Revision, n int, t
 
 // closeClients closes every client concurrently (each bounded by its close
 // grace).
-func closeClients(clients []*harness.Client) {
+func closeClients(clients []*history.Client) {
 	var g errgroup.Group
 	g.SetLimit(32)
 	for _, c := range clients {
@@ -72,7 +71,7 @@ func closeClients(clients []*harness.Client) {
 // runCalls is one bounded load run: each client calls tool (msg hello) in a
 // loop until d has passed or calls calls have been made in all (0: no
 // count bound), every call with its own callTimeout deadline.
-func runCalls(ctx context.Context, clients []*harness.Client, tool string, calls int, d, callTimeout time.Duration) LoadResult {
+func runCalls(ctx context.Context, clients []*history.Client, tool string, calls int, d, callTimeout time.Duration) LoadResult {
 	runCtx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var issued atomic.Int64
@@ -100,7 +99,7 @@ func runCalls(ctx context.Context, clients []*harness.Client, tool string, calls
 				}
 				lat[i] = append(lat[i], d)
 				if err == nil && res != nil && res.IsError {
-					err = fmt.Errorf("isError result: %s", harness.ResultText(res))
+					err = fmt.Errorf("isError result: %s", history.ResultText(res))
 				}
 				if err != nil {
 					errs[i]++

@@ -7,24 +7,23 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
 // openOnce opens a legacy session at url (initialize + initialized), lists
 // its tools, and closes it (not timed).
-func openOnce(ctx context.Context, url string, timeout time.Duration) (initialize, total time.Duration, cl *harness.Client, err error) {
+func openOnce(ctx context.Context, url string, timeout time.Duration) (initialize, total time.Duration, cl *history.Client, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	t0 := time.Now()
-	cl, err = harness.Dial(ctx, url, harness.RevisionLegacy, nil, harness.WithCallTimeout(timeout), harness.WithCloseGrace(time.Second))
+	cl, err = history.Dial(ctx, url, history.RevisionLegacy, nil, history.WithCallTimeout(timeout), history.WithCloseGrace(time.Second))
 	initialize = time.Since(t0)
 	if err != nil {
 		return initialize, 0, nil, err
 	}
 	if _, err = cl.MCP().ListTools(ctx, mcp.ListToolsRequest{}); err != nil {
-		closeClients([]*harness.Client{cl})
+		closeClients([]*history.Client{cl})
 		return initialize, 0, nil, fmt.Errorf("tools/list at %s: %w", url, err)
 	}
 	return initialize, time.Since(t0), cl, nil
@@ -39,7 +38,7 @@ func opens(ctx context.Context, url string, n int, timeout time.Duration) (initi
 		if err != nil {
 			return 0, 0, err
 		}
-		closeClients([]*harness.Client{cl})
+		closeClients([]*history.Client{cl})
 		ini, tot = append(ini, i), append(tot, t)
 	}
 	return median(ini), median(tot), nil
@@ -47,7 +46,7 @@ func opens(ctx context.Context, url string, n int, timeout time.Duration) (initi
 
 // openFigures measures session opens at the gateway against opening a
 // session at its first backend directly.
-func openFigures(ctx context.Context, c *Config, t *topology, rec *harness.Recorder) error {
+func openFigures(ctx context.Context, c *Config, t *topology, rec *history.Recorder) error {
 	// Interleave direct and gateway, a few opens at a time, so load
 	// changes on the machine hit both alike.
 	var dI, dT, gI, gT []time.Duration
@@ -82,7 +81,7 @@ func openFigures(ctx context.Context, c *Config, t *topology, rec *harness.Recor
 // manySessions opens c.Sessions legacy sessions at the gateway, 16 at a
 // time, keeps them all open, and reports the wall time and the gateway's
 // RSS, then closes them.
-func manySessions(ctx context.Context, c *Config, t *topology, rec *harness.Recorder) error {
+func manySessions(ctx context.Context, c *Config, t *topology, rec *history.Recorder) error {
 	gpid := pidOf(t.gateway)
 	stopCPU := startCPU(gpid)
 	clients, errs, wall := openSessions(ctx, t.gateway.MCPURL(), c.Sessions, c.CallTimeout)
@@ -108,8 +107,8 @@ func manySessions(ctx context.Context, c *Config, t *topology, rec *harness.Reco
 // openSessions opens n legacy sessions at url, 16 at a time (each open
 // bounded by timeout), and returns them (nil where the open failed), the
 // errors, and the wall time.
-func openSessions(ctx context.Context, url string, n int, timeout time.Duration) ([]*harness.Client, []error, time.Duration) {
-	clients := make([]*harness.Client, n)
+func openSessions(ctx context.Context, url string, n int, timeout time.Duration) ([]*history.Client, []error, time.Duration) {
+	clients := make([]*history.Client, n)
 	errs := make([]error, n)
 	var g errgroup.Group
 	g.SetLimit(16)
@@ -130,14 +129,14 @@ func openSessions(ctx context.Context, url string, n int, timeout time.Duration)
 
 // runOpen500 starts four backends of 500 tools each behind the gateway
 // and measures session opens.
-func runOpen500(ctx context.Context, c *Config, results *harness.Results) error {
+func runOpen500(ctx context.Context, c *Config, results *history.Results) error {
 	c.progress("starting 4 backends × 500 tools and %s", c.Target.Name())
 	t, err := c.start(ctx, c.CallTimeout, c.echoScript("b1", 500), c.echoScript("b2", 500), c.echoScript("b3", 500), c.echoScript("b4", 500))
 	if err != nil {
 		return err
 	}
 	defer t.close()
-	return record(ctx, results, "bench/open/4x500-tools", "open", func(rec *harness.Recorder) error {
+	return record(ctx, results, "bench/open/4x500-tools", "open", func(rec *history.Recorder) error {
 		return openFigures(ctx, c, t, rec)
 	})
 }

@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // outcome is one call made where an error is expected.
@@ -26,7 +25,7 @@ type outcome struct {
 
 // callOnce calls tool at cl with its own deadline and judges the outcome
 // against backend, the backend the call is meant to reach.
-func callOnce(ctx context.Context, cl *harness.Client, tool, backend string, timeout time.Duration) outcome {
+func callOnce(ctx context.Context, cl *history.Client, tool, backend string, timeout time.Duration) outcome {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	t0 := time.Now()
@@ -40,15 +39,15 @@ func callOnce(ctx context.Context, cl *harness.Client, tool, backend string, tim
 	case res == nil:
 		o.failed, o.text = true, "no result and no error"
 	case res.IsError:
-		o.failed, o.text = true, harness.ResultText(res)
-		meta = harness.MetaFields(res.Meta)
+		o.failed, o.text = true, history.ResultText(res)
+		meta = history.MetaFields(res.Meta)
 	}
 	o.named = o.failed && !o.unanswered && namesBackend(o.text, meta, tool, backend)
 	return o
 }
 
 // namesBackend reports whether an error (its text and its result's _meta)
-// names backend as a whole word (harness.NamesBackend), after the name of
+// names backend as a whole word (history.NamesBackend), after the name of
 // what was called is taken out: "beta_echo" or "echo@beta" in `unknown
 // tool echo@beta` is the caller's words, not the gateway naming beta.
 // Behaviour, not wording: any sentence, any _meta key will do.
@@ -59,12 +58,12 @@ func namesBackend(text string, meta map[string]any, called, backend string) bool
 			all += "\n" + string(b)
 		}
 	}
-	return harness.NamesBackend(harness.WithoutCalled(all, called, backend), backend)
+	return history.NamesBackend(history.WithoutCalled(all, called, backend), backend)
 }
 
 // setCallFigures writes the call count, errors, unanswered calls and
 // latency quantiles of one endpoint (prefix "direct" or "gateway").
-func setCallFigures(rec *harness.Recorder, prefix string, lat []time.Duration, errors, unanswered int) {
+func setCallFigures(rec *history.Recorder, prefix string, lat []time.Duration, errors, unanswered int) {
 	p50, p99, mx := quantiles(lat)
 	rec.SetFigure(prefix+".calls", float64(len(lat)))
 	rec.SetFigure(prefix+".errors", float64(errors))
@@ -99,7 +98,7 @@ func (s *outcomes) add(o outcome) {
 }
 
 // set writes the figures of one endpoint (prefix "direct" or "gateway").
-func (s *outcomes) set(rec *harness.Recorder, prefix string, withNames bool) {
+func (s *outcomes) set(rec *history.Recorder, prefix string, withNames bool) {
 	setCallFigures(rec, prefix, s.lat, s.failed, s.unanswered)
 	if withNames {
 		rec.SetFigure(prefix+".errors_naming_backend", float64(s.named))

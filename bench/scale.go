@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
 // scaleWorkers bounds the calls in flight of the paced scale load (a
@@ -22,14 +22,14 @@ const scaleWorkers = 256
 // runScale measures, for each of c.ScaleSessions, a fresh gateway in
 // front of four backends of which the last crash-loops: S sessions opened,
 // then healthy calls to the three others spread over the sessions.
-func runScale(ctx context.Context, c *Config, results *harness.Results) error {
+func runScale(ctx context.Context, c *Config, results *history.Results) error {
 	for _, n := range c.ScaleSessions {
 		c.progress("scale %d sessions: starting 4 backends and %s", n, c.Target.Name())
 		t, err := c.start(ctx, c.CallTimeout, c.echoScript("b1", 1), c.echoScript("b2", 1), c.echoScript("b3", 1), c.echoScript("b4", 1))
 		if err != nil {
 			return err
 		}
-		err = record(ctx, results, fmt.Sprintf("bench/scale/%d-sessions", n), "scale", func(rec *harness.Recorder) error {
+		err = record(ctx, results, fmt.Sprintf("bench/scale/%d-sessions", n), "scale", func(rec *history.Recorder) error {
 			return scaleFigures(ctx, c, t, n, rec)
 		})
 		t.close()
@@ -46,7 +46,7 @@ func runScale(ctx context.Context, c *Config, results *harness.Results) error {
 // for c.ScaleDuration, spread over the sessions: directly first (the
 // machine's own tail latency under the same load and crash loop), then
 // through the gateway.
-func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harness.Recorder) error {
+func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *history.Recorder) error {
 	healthy, looping := t.backends[:len(t.backends)-1], t.backends[len(t.backends)-1]
 	tools, own := make([]string, len(healthy)), make([]string, len(healthy))
 	for i, b := range healthy {
@@ -76,14 +76,14 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 	if len(direct) > 0 && !slices.Contains(direct, nil) {
 		// Session k is at healthy[k mod len] (openDirect), so it calls
 		// that backend's own echo.
-		d = pacedLoad(ctx, c, "direct", func(i int) (*harness.Client, string) {
+		d = pacedLoad(ctx, c, "direct", func(i int) (*history.Client, string) {
 			k := i % len(direct)
 			return direct[k], own[k%len(own)]
 		})
 	}
 	stopCPU = startCPU(gpid)
 	if len(gw) > 0 {
-		g = pacedLoad(ctx, c, "gateway", func(i int) (*harness.Client, string) {
+		g = pacedLoad(ctx, c, "gateway", func(i int) (*history.Client, string) {
 			return gw[i%len(gw)], tools[(i+i/len(gw))%len(tools)]
 		})
 	}
@@ -150,11 +150,11 @@ func scaleFigures(ctx context.Context, c *Config, t *topology, n int, rec *harne
 
 // openDirect opens n legacy sessions at the backends directly, session i
 // at backends[i mod len], all bound by c.CallTimeout each.
-func openDirect(ctx context.Context, c *Config, backends []harness.RunningBackend, n int) ([]*harness.Client, []error, time.Duration) {
+func openDirect(ctx context.Context, c *Config, backends []runtimes.RunningBackend, n int) ([]*history.Client, []error, time.Duration) {
 	t0 := time.Now()
-	var clients []*harness.Client
+	var clients []*history.Client
 	var errs []error
-	per := make([][]*harness.Client, len(backends))
+	per := make([][]*history.Client, len(backends))
 	for k, b := range backends {
 		cl, e, _ := openSessions(ctx, b.URL(), (n+len(backends)-1-k)/len(backends), c.CallTimeout)
 		per[k] = cl
@@ -170,8 +170,8 @@ func openDirect(ctx context.Context, c *Config, backends []harness.RunningBacken
 	return clients, errs, time.Since(t0)
 }
 
-func liveClients(clients []*harness.Client) []*harness.Client {
-	return slices.DeleteFunc(slices.Clone(clients), func(cl *harness.Client) bool { return cl == nil })
+func liveClients(clients []*history.Client) []*history.Client {
+	return slices.DeleteFunc(slices.Clone(clients), func(cl *history.Client) bool { return cl == nil })
 }
 
 // scaleLoad is what a paced load measured (named is not counted).
@@ -182,7 +182,7 @@ type scaleLoad struct {
 }
 
 // set writes the figures of one endpoint (prefix "direct" or "gateway").
-func (l scaleLoad) set(rec *harness.Recorder, prefix string) {
+func (l scaleLoad) set(rec *history.Recorder, prefix string) {
 	setCallFigures(rec, prefix, l.lat, l.failed, l.unanswered)
 	if l.elapsed > 0 {
 		rec.SetFigure(prefix+".throughput_per_s", float64(len(l.lat))/l.elapsed.Seconds())
@@ -197,7 +197,7 @@ func (l scaleLoad) set(rec *harness.Recorder, prefix string) {
 // (at most scaleWorkers in flight, each with c.CallTimeout); call i goes
 // to pick(i), a client and the tool's name there. It prints progress
 // every 10 s.
-func pacedLoad(ctx context.Context, c *Config, label string, pick func(i int) (*harness.Client, string)) scaleLoad {
+func pacedLoad(ctx context.Context, c *Config, label string, pick func(i int) (*history.Client, string)) scaleLoad {
 	jobs := make(chan int)
 	lat := make([][]time.Duration, scaleWorkers)
 	var nCalls, nErrs, nUnanswered atomic.Int64
@@ -220,7 +220,7 @@ func pacedLoad(ctx context.Context, c *Config, label string, pick func(i int) (*
 				lat[w] = append(lat[w], d)
 				nCalls.Add(1)
 				if err == nil && (res == nil || res.IsError) {
-					err = fmt.Errorf("isError result: %s", harness.ResultText(res))
+					err = fmt.Errorf("isError result: %s", history.ResultText(res))
 				}
 				if err != nil {
 					nErrs.Add(1)

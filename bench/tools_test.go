@@ -7,18 +7,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // TestEchoScriptNames: behind a gateway that prefixes, the backends'
 // tools keep their names; behind one that does not ("{tool}"), each
 // backend's tools are distinct, and every tool carries the origin marker
-// of its own name, so harness.MatchTools finds it by marker.
+// of its own name, so targets.MatchTools finds it by marker.
 func TestEchoScriptNames(t *testing.T) {
 	for _, tc := range []struct {
 		pattern, echo, filler string
 	}{
-		{harness.DefaultToolNamePattern, "echo", "tool_001"},
+		{targets.DefaultToolNamePattern, "echo", "tool_001"},
 		{"{backend}.{tool}", "echo", "tool_001"},
 		{"{tool}", "echo_b2", "tool_001_b2"},
 	} {
@@ -32,7 +34,7 @@ func TestEchoScriptNames(t *testing.T) {
 			t.Errorf("pattern %q: echoTool = %q, want %q", tc.pattern, c.echoTool("b2"), tc.echo)
 		}
 		for _, tl := range s.Tools {
-			b, n, ok := harness.ParseOrigin(tl.Description, tl.Meta)
+			b, n, ok := history.ParseOrigin(tl.Description, tl.Meta)
 			if !ok || b != "b2" || n != tl.Name {
 				t.Errorf("pattern %q: tool %s carries origin %s/%s (%v), want b2/%s", tc.pattern, tl.Name, b, n, ok, tl.Name)
 			}
@@ -41,12 +43,12 @@ func TestEchoScriptNames(t *testing.T) {
 }
 
 // seenTarget records the topology it is asked to start and refuses it.
-type seenTarget struct{ info *harness.TopologyInfo }
+type seenTarget struct{ info *targets.TopologyInfo }
 
 func (s seenTarget) Name() string                       { return "seen" }
-func (s seenTarget) Capabilities() harness.Capabilities { return nil }
+func (s seenTarget) Capabilities() targets.Capabilities { return nil }
 func (s seenTarget) ToolNamePattern() string            { return "{tool}" }
-func (s seenTarget) Start(_ context.Context, topo harness.TopologyInfo) (harness.Gateway, error) {
+func (s seenTarget) Start(_ context.Context, topo targets.TopologyInfo) (targets.Gateway, error) {
 	*s.info = topo
 	return nil, errors.New("not started")
 }
@@ -56,8 +58,8 @@ func (s seenTarget) Start(_ context.Context, topo harness.TopologyInfo) (harness
 func TestStartPassesTools(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var seen harness.TopologyInfo
-	c := Config{Target: seenTarget{&seen}, Runtime: harness.InProcess{}}
+	var seen targets.TopologyInfo
+	c := Config{Target: seenTarget{&seen}, Runtime: runtimes.InProcess{}}
 	c.defaults()
 	if _, err := c.start(ctx, time.Second, c.echoScript("alpha", 2), c.echoScript("beta", 1)); err == nil {
 		t.Fatal("start: no error from a target that refuses")

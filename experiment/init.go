@@ -13,7 +13,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // InitOptions configure Starter.
@@ -51,7 +51,7 @@ func Starter(ctx context.Context, o InitOptions) (string, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	c, err := harness.Dial(dctx, o.Gateway, revisionOf(o.Protocol), nil, harness.WithCallTimeout(o.Timeout), harness.WithHeaders(headers))
+	c, err := history.Dial(dctx, o.Gateway, revisionOf(o.Protocol), nil, history.WithCallTimeout(o.Timeout), history.WithHeaders(headers))
 	if err != nil {
 		return "", fmt.Errorf("gateway %s: %w", o.Gateway, err)
 	}
@@ -62,7 +62,7 @@ func Starter(ctx context.Context, o InitOptions) (string, error) {
 	}
 	byBackend := map[string][]string{}
 	for _, t := range call.Tools.Tools {
-		backend, _, ok := harness.ParseOrigin(t.Description, harness.MetaFields(t.Meta))
+		backend, _, ok := history.ParseOrigin(t.Description, history.MetaFields(t.Meta))
 		if !ok {
 			backend = guessBackend(t.Name, o.Controls)
 		}

@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // maxInitTries bounds the tools init calls while it looks for one that
@@ -29,7 +28,7 @@ type calledTool struct {
 // maxInitTries) with arguments made from their input schemas, and returns
 // the first that answers a result (not an error). The starter's steady
 // state then demands what init saw: that tool answering ok.
-func findWorkingTool(ctx context.Context, c *harness.Client, tools []mcp.Tool, timeout time.Duration) (calledTool, error) {
+func findWorkingTool(ctx context.Context, c *history.Client, tools []mcp.Tool, timeout time.Duration) (calledTool, error) {
 	var tried []string
 	for _, t := range tools[:min(len(tools), maxInitTries)] {
 		args := argumentsFor(t)

@@ -5,14 +5,14 @@
 // during faults), checks the hypothesis again and always rolls back,
 // verifying that every proxy is clean. Faults are held by leases that the
 // runner renews, so a runner that dies leaves nothing behind for longer
-// than one lease. The journal is a harness.Results document.
+// than one lease. The journal is a history.Results document.
 package experiment
 
 import (
 	"cmp"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // Experiment is one experiment file, decoded strictly (see Parse).
@@ -56,7 +56,7 @@ type Deployment struct {
 // Health maps a gateway's health endpoint.
 type Health struct {
 	// URL answers JSON with per-backend states (GET), read as
-	// harness.ParseBackendStates reads it: backends keyed by name or as a
+	// targets.ParseBackendStates reads it: backends keyed by name or as a
 	// list, state under state/status/health, breaker under
 	// breaker/circuitState/...
 	URL string `yaml:"url"`
@@ -151,7 +151,7 @@ type Probe struct {
 	// Type is tools_listed, call_tool or health.
 	Type string `yaml:"type"`
 	// Property is what the probe judges, from the closed catalogue of
-	// harness.Properties (e.g. optimizer-excludes-unhealthy): findings
+	// history.Properties (e.g. optimizer-excludes-unhealthy): findings
 	// group experiments' probes with the scenarios' checks by it. Empty:
 	// from the probe (a health probe of the breaker: breaker; of states:
 	// health-reports; a call that must name a backend:
@@ -257,19 +257,19 @@ const (
 )
 
 // JudgedProperty is the property the probe judges (see Property).
-func (p *Probe) JudgedProperty() harness.Property {
+func (p *Probe) JudgedProperty() history.Property {
 	if p.Property != "" {
-		return harness.Property(p.Property)
+		return history.Property(p.Property)
 	}
 	switch {
 	case p.Type == ProbeHealth && len(p.Breaker) > 0:
-		return harness.PropBreaker
+		return history.PropBreaker
 	case p.Type == ProbeHealth:
-		return harness.PropHealth
+		return history.PropHealth
 	case p.Type == ProbeCallTool && p.Expect != nil && p.Expect.Names != "":
-		return harness.PropNamesBackend
+		return history.PropNamesBackend
 	case p.Type == ProbeCallTool && p.Expect != nil && p.Expect.Within > 0:
-		return harness.PropBounded
+		return history.PropBounded
 	}
-	return cmp.Or(harness.PropertyOf(p.Name), harness.PropBaseline)
+	return cmp.Or(history.PropertyOf(p.Name), history.PropBaseline)
 }

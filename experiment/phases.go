@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // preflight checks every endpoint before anything is applied: the gateway
@@ -103,18 +104,18 @@ func (r *runner) rollback() []string {
 
 // errCheck is the check of a step that began at start: passed with
 // observed, or failed with err.
-func (r *runner) errCheck(name, expected, observed string, err error, start time.Time) harness.Check {
-	c := harness.Check{Name: name, Expected: expected, Observed: observed,
-		At: harness.Millis(r.rec.Since()), Took: harness.Millis(time.Since(start)), Verdict: harness.CheckPassed, Property: harness.PropRuns}
+func (r *runner) errCheck(name, expected, observed string, err error, start time.Time) history.Check {
+	c := history.Check{Name: name, Expected: expected, Observed: observed,
+		At: history.Millis(r.rec.Since()), Took: history.Millis(time.Since(start)), Verdict: history.CheckPassed, Property: history.PropRuns}
 	if err != nil {
-		c.Verdict, c.Observed = harness.CheckFailed, err.Error()
+		c.Verdict, c.Observed = history.CheckFailed, err.Error()
 	}
 	return c
 }
 
 // journal builds the results document: one scenario (the experiment) whose
 // checks are the preflight, every probe and the rollback.
-func (r *runner) journal(out *Outcome) *harness.Results {
+func (r *runner) journal(out *Outcome) *history.Results {
 	res := harness.NewResults(nil)
 	res.Target = r.e.Deployment.Gateway
 	res.Interrupted = out.Status == StatusInterrupted

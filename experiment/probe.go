@@ -13,22 +13,23 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // prober runs probes through the gateway, recording calls on rec.
 type prober struct {
 	dep      *Deployment
-	rec      *harness.Recorder
+	rec      *history.Recorder
 	headers  map[string]string
 	backends []string
 	hc       *http.Client
 
 	mu     sync.Mutex
-	shared *harness.Client // the run's shared session, once opened
+	shared *history.Client // the run's shared session, once opened
 }
 
-func newProber(dep *Deployment, rec *harness.Recorder) *prober {
+func newProber(dep *Deployment, rec *history.Recorder) *prober {
 	p := &prober{dep: dep, rec: rec, hc: &http.Client{Timeout: controlTimeout}}
 	if dep.AuthEnv != "" {
 		p.headers = map[string]string{"Authorization": "Bearer " + os.Getenv(dep.AuthEnv)}
@@ -48,7 +49,7 @@ type sample struct {
 }
 
 // run judges a probe within its tolerance and returns its check.
-func (p *prober) run(ctx context.Context, pr *Probe, checkName string) harness.Check {
+func (p *prober) run(ctx context.Context, pr *Probe, checkName string) history.Check {
 	t := pr.Tolerance
 	start := time.Now()
 	deadline := start.Add(t.Eventually)
@@ -71,8 +72,8 @@ func (p *prober) run(ctx context.Context, pr *Probe, checkName string) harness.C
 		held := ctx.Err() == nil && len(failed) <= t.MaxFailures
 		retry := !held && ctx.Err() == nil && time.Now().Add(t.RetryEvery).Before(deadline)
 		if !retry {
-			c := harness.Check{Name: checkName, Expected: p.expected(pr), At: harness.Millis(p.rec.Since()),
-				Took: harness.Millis(took), Calls: calls, Verdict: harness.CheckPassed, Property: pr.JudgedProperty()}
+			c := history.Check{Name: checkName, Expected: p.expected(pr), At: history.Millis(p.rec.Since()),
+				Took: history.Millis(took), Calls: calls, Verdict: history.CheckPassed, Property: pr.JudgedProperty()}
 			obs := last.observed
 			if len(failed) > 0 {
 				obs = failed[len(failed)-1].observed
@@ -86,9 +87,9 @@ func (p *prober) run(ctx context.Context, pr *Probe, checkName string) harness.C
 			c.Observed = obs
 			switch {
 			case ctx.Err() != nil:
-				c.Verdict, c.Reason = harness.CheckNotApplicable, "not judged: "+context.Cause(ctx).Error()
+				c.Verdict, c.Reason = history.CheckNotApplicable, "not judged: "+context.Cause(ctx).Error()
 			case !held:
-				c.Verdict = harness.CheckFailed
+				c.Verdict = history.CheckFailed
 			}
 			return c
 		}
@@ -142,25 +143,25 @@ func (p *prober) expected(pr *Probe) string {
 
 // revisionOf is the client revision of a protocol setting: modern, or
 // legacy (the default).
-func revisionOf(protocol string) harness.Revision {
+func revisionOf(protocol string) history.Revision {
 	if protocol == "modern" {
-		return harness.RevisionModern
+		return history.RevisionModern
 	}
-	return harness.RevisionLegacy
+	return history.RevisionLegacy
 }
 
 // dial opens a fresh client session on the gateway.
-func (p *prober) dial(ctx context.Context, timeout time.Duration) (*harness.Client, error) {
+func (p *prober) dial(ctx context.Context, timeout time.Duration) (*history.Client, error) {
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return harness.Dial(dctx, p.dep.Gateway, revisionOf(p.dep.Protocol), p.rec, harness.WithCallTimeout(timeout),
-		harness.WithHeaders(p.headers), harness.WithBackends(p.backends...), harness.WithClientName("probe"),
-		harness.WithCloseGrace(200*time.Millisecond))
+	return history.Dial(dctx, p.dep.Gateway, revisionOf(p.dep.Protocol), p.rec, history.WithCallTimeout(timeout),
+		history.WithHeaders(p.headers), history.WithBackends(p.backends...), history.WithClientName("probe"),
+		history.WithCloseGrace(200*time.Millisecond))
 }
 
 // session returns the client a probe uses: a fresh one, or the run's
 // shared one (opened at its first use).
-func (p *prober) session(ctx context.Context, pr *Probe) (*harness.Client, error) {
+func (p *prober) session(ctx context.Context, pr *Probe) (*history.Client, error) {
 	if pr.Session != SessionShared {
 		return p.dial(ctx, pr.Timeout)
 	}
@@ -186,7 +187,7 @@ func (p *prober) close() {
 	}
 }
 
-func closeClient(c *harness.Client) {
+func closeClient(c *history.Client) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = c.Close(ctx)
@@ -196,7 +197,7 @@ func closeClient(c *harness.Client) {
 func (p *prober) callSeqs(n int) []int {
 	var out []int
 	for _, ev := range p.rec.Events()[n:] {
-		if ev.Kind == harness.EventCall {
+		if ev.Kind == history.EventCall {
 			out = append(out, ev.Seq)
 		}
 	}
@@ -231,7 +232,7 @@ func (p *prober) once(ctx context.Context, pr *Probe) sample {
 	return s
 }
 
-func (p *prober) toolsListed(ctx context.Context, c *harness.Client, pr *Probe) sample {
+func (p *prober) toolsListed(ctx context.Context, c *history.Client, pr *Probe) sample {
 	call := c.ListTools(ctx)
 	if call.Err != nil {
 		return sample{observed: "tools/list failed: " + call.Err.Error(), took: call.Took()}
@@ -271,7 +272,7 @@ func judged(problems []string, obs string, took time.Duration) sample {
 	return sample{ok: true, observed: obs, took: took}
 }
 
-func (p *prober) callTool(ctx context.Context, c *harness.Client, pr *Probe) sample {
+func (p *prober) callTool(ctx context.Context, c *history.Client, pr *Probe) sample {
 	call := c.CallTool(ctx, pr.Tool, pr.Arguments)
 	x := pr.Expect
 	took := call.Took()
@@ -280,7 +281,7 @@ func (p *prober) callTool(ctx context.Context, c *harness.Client, pr *Probe) sam
 	what := got
 	if got == OutcomeDropped {
 		what = "dropped without an answer"
-		if harness.Unanswered(call.Err) == "refused" {
+		if history.Unanswered(call.Err) == "refused" {
 			what += " (connection refused)"
 		}
 	}
@@ -292,7 +293,7 @@ func (p *prober) callTool(ctx context.Context, c *harness.Client, pr *Probe) sam
 	if x.Within > 0 && took > x.Within {
 		problems = append(problems, fmt.Sprintf("took %s, more than %s", took.Round(time.Millisecond), x.Within))
 	}
-	if x.Names != "" && got == OutcomeError && call.Backend != x.Names && !harness.NamesBackend(text, x.Names) {
+	if x.Names != "" && got == OutcomeError && call.Backend != x.Names && !history.NamesBackend(text, x.Names) {
 		problems = append(problems, fmt.Sprintf("the error does not name backend %q", x.Names))
 	}
 	if x.Contains != "" && !strings.Contains(text, x.Contains) {
@@ -334,7 +335,7 @@ func (p *prober) health(ctx context.Context, pr *Probe) sample {
 	return judged(problems, obs, 0) // once times the health read
 }
 
-func (p *prober) readHealth(ctx context.Context) (harness.BackendStates, error) {
+func (p *prober) readHealth(ctx context.Context) (targets.BackendStates, error) {
 	ctx, cancel := context.WithTimeout(ctx, controlTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.dep.Health.URL, nil)
@@ -356,7 +357,7 @@ func (p *prober) readHealth(ctx context.Context) (harness.BackendStates, error) 
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: HTTP %d", p.dep.Health.URL, resp.StatusCode)
 	}
-	return harness.ParseBackendStates(data)
+	return targets.ParseBackendStates(data)
 }
 
 // stateOf reads a state: a string, or an object's state/State.
@@ -394,11 +395,11 @@ func outcomeMatches(want, got string) bool {
 // callOutcome says who ended a call: the gateway with a result (ok) or an
 // error (error), nobody (dropped: the connection ended or could not be
 // made without an answer), or the probe's own deadline (timeout).
-func callOutcome(call *harness.Call) string {
+func callOutcome(call *history.Call) string {
 	switch {
-	case call.Outcome == harness.OutcomeTimeout:
+	case call.Outcome == history.OutcomeTimeout:
 		return OutcomeTimeout
-	case call.Err != nil && harness.Unanswered(call.Err) != "":
+	case call.Err != nil && history.Unanswered(call.Err) != "":
 		return OutcomeDropped
 	case call.Err != nil || call.IsError:
 		return OutcomeError

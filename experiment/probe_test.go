@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // TestCallOutcome: who ended the call decides the outcome; a dropped
@@ -16,16 +16,16 @@ import (
 func TestCallOutcome(t *testing.T) {
 	eof := fmt.Errorf("transport error: %w", fmt.Errorf("Post \"http://gw/mcp\": %w", io.EOF))
 	cases := []struct {
-		call harness.Call
+		call history.Call
 		want string
 	}{
-		{harness.Call{}, OutcomeOK},
-		{harness.Call{CallRecord: harness.CallRecord{IsError: true}}, OutcomeError},
-		{harness.Call{Err: errors.New("request failed with status 503: down")}, OutcomeError},
-		{harness.Call{Err: errors.New(`tool call failed on backend beta: 503`)}, OutcomeError},
-		{harness.Call{Err: eof}, OutcomeDropped},
-		{harness.Call{Err: fmt.Errorf("dial: %w", syscall.ECONNREFUSED)}, OutcomeDropped},
-		{harness.Call{CallRecord: harness.CallRecord{Outcome: harness.OutcomeTimeout}, Err: context.DeadlineExceeded}, OutcomeTimeout},
+		{history.Call{}, OutcomeOK},
+		{history.Call{CallRecord: history.CallRecord{IsError: true}}, OutcomeError},
+		{history.Call{Err: errors.New("request failed with status 503: down")}, OutcomeError},
+		{history.Call{Err: errors.New(`tool call failed on backend beta: 503`)}, OutcomeError},
+		{history.Call{Err: eof}, OutcomeDropped},
+		{history.Call{Err: fmt.Errorf("dial: %w", syscall.ECONNREFUSED)}, OutcomeDropped},
+		{history.Call{CallRecord: history.CallRecord{Outcome: history.OutcomeTimeout}, Err: context.DeadlineExceeded}, OutcomeTimeout},
 	}
 	for _, c := range cases {
 		if got := callOutcome(&c.call); got != c.want {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/experiment"
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy/proxytest"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
@@ -124,7 +124,7 @@ func (d *deployment) clean(t *testing.T) {
 	}
 }
 
-func checkNamed(t *testing.T, out *experiment.Outcome, name string) harness.Check {
+func checkNamed(t *testing.T, out *experiment.Outcome, name string) history.Check {
 	t.Helper()
 	for _, c := range out.Results.Scenarios[0].Checks {
 		if c.Name == name {
@@ -132,7 +132,7 @@ func checkNamed(t *testing.T, out *experiment.Outcome, name string) harness.Chec
 		}
 	}
 	t.Fatalf("no check %q in %+v", name, out.Results.Scenarios[0].Checks)
-	return harness.Check{}
+	return history.Check{}
 }
 
 func TestRunHeld(t *testing.T) {
@@ -145,19 +145,19 @@ func TestRunHeld(t *testing.T) {
 		t.Fatalf("the proxy's lease is not reported:\n%s", progress)
 	}
 	c := checkNamed(t, out, "method[1]: the error names beta")
-	if c.Verdict != harness.CheckPassed || !strings.Contains(c.Observed, "beta") || len(c.Calls) == 0 {
+	if c.Verdict != history.CheckPassed || !strings.Contains(c.Observed, "beta") || len(c.Calls) == 0 {
 		t.Fatalf("named check: %+v", c)
 	}
 	// Probes map onto the scenarios' properties: a call that must name
 	// the backend judges "names the failing backend"; the rollback is the
 	// experiment running to its end.
-	if c.Property != harness.PropNamesBackend {
+	if c.Property != history.PropNamesBackend {
 		t.Errorf("the naming probe's property: %q", c.Property)
 	}
-	if rb := checkNamed(t, out, "rollback: beta clean"); rb.Property != harness.PropRuns {
+	if rb := checkNamed(t, out, "rollback: beta clean"); rb.Property != history.PropRuns {
 		t.Errorf("the rollback's property: %q", rb.Property)
 	}
-	if sr := out.Results.Scenarios[0]; sr.Verdict != harness.VerdictPassed {
+	if sr := out.Results.Scenarios[0]; sr.Verdict != history.VerdictPassed {
 		t.Fatalf("journal verdict %s", sr.Verdict)
 	}
 	d.clean(t)
@@ -183,7 +183,7 @@ func TestRunDeviationRollsBack(t *testing.T) {
 	if !strings.Contains(out.Reason, "method[1]: beta still answers deviated") {
 		t.Fatalf("reason %q", out.Reason)
 	}
-	if c := checkNamed(t, out, "rollback: beta clean"); c.Verdict != harness.CheckPassed {
+	if c := checkNamed(t, out, "rollback: beta clean"); c.Verdict != history.CheckPassed {
 		t.Fatalf("rollback check %+v", c)
 	}
 	d.clean(t)
@@ -226,7 +226,7 @@ func TestRunDryRunAppliesNothing(t *testing.T) {
 		}
 	}
 	for _, ev := range out.Results.Scenarios[0].Events {
-		if ev.Kind == harness.EventFault {
+		if ev.Kind == history.EventFault {
 			t.Errorf("dry run acted: %+v", ev.Fault)
 		}
 	}

@@ -9,9 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
 )
 
 // Status is how a run ended.
@@ -62,7 +61,7 @@ type Outcome struct {
 	RollbackFailed bool
 	RollbackErrors []string
 	// Results is the journal (one scenario: the experiment).
-	Results *harness.Results
+	Results *history.Results
 }
 
 // ExitCode maps the outcome to the command's exit code: a failed rollback
@@ -88,10 +87,10 @@ var errMaxDuration = errors.New("safeguards.maxDuration ran out")
 type runner struct {
 	e        *Experiment
 	opts     Options
-	rec      *harness.Recorder
+	rec      *history.Recorder
 	probes   *prober
 	controls map[string]*control
-	checks   []harness.Check
+	checks   []history.Check
 	started  time.Time
 
 	outMu sync.Mutex // progress lines come from timers too
@@ -109,7 +108,7 @@ type runner struct {
 // the interrupt: when it ends, the run rolls back and reports
 // StatusInterrupted.
 func Run(ctx context.Context, e *Experiment, opts Options) *Outcome {
-	r := &runner{e: e, opts: opts, rec: harness.NewRecorder(e.Title, "experiment"), controls: map[string]*control{},
+	r := &runner{e: e, opts: opts, rec: history.NewRecorder(e.Title, "experiment"), controls: map[string]*control{},
 		dirty: map[string]bool{}, leasing: map[string]bool{}, lost: make(chan error, 1), started: time.Now()}
 	r.probes = newProber(&e.Deployment, r.rec)
 	for _, b := range e.Deployment.Backends {
@@ -176,17 +175,17 @@ func (r *runner) progress(format string, args ...any) {
 }
 
 // check records a check and prints it.
-func (r *runner) check(c harness.Check) bool {
+func (r *runner) check(c history.Check) bool {
 	r.checks = append(r.checks, c)
 	mark := "ok"
 	switch c.Verdict {
-	case harness.CheckFailed:
+	case history.CheckFailed:
 		mark = "DEVIATED"
-	case harness.CheckNotApplicable:
+	case history.CheckNotApplicable:
 		mark = "not judged"
 	}
 	r.progress("%s: %s (%s)", c.Name, mark, clip(c.Observed, 240))
-	return c.Verdict == harness.CheckPassed
+	return c.Verdict == history.CheckPassed
 }
 
 // hypothesis runs the steady-state probes; it returns why it did not
@@ -298,8 +297,8 @@ func (r *runner) act(ctx context.Context, i int, a *Action) error {
 // deviation is the finding of a check that did not hold: its name and
 // what was observed (e.g. "dropped without an answer instead of an
 // answered error").
-func deviation(c harness.Check) string {
-	if c.Verdict == harness.CheckNotApplicable {
+func deviation(c history.Check) string {
+	if c.Verdict == history.CheckNotApplicable {
 		return c.Name + " " + c.Reason
 	}
 	return c.Name + " deviated: " + clip(c.Observed, 300)
@@ -346,7 +345,7 @@ func describeFaults(faults []any) string {
 }
 
 func (r *runner) recordFault(backend, action string, faults []any, err error, start time.Time) {
-	fr := harness.FaultRecord{Backend: backend, Action: action, Duration: harness.Millis(time.Since(start))}
+	fr := history.FaultRecord{Backend: backend, Action: action, Duration: history.Millis(time.Since(start))}
 	if len(faults) > 0 {
 		fr.Kinds = strings.Split(describeFaults(faults), "+")
 		fr.Detail = clip(faultsYAML(faults), 300)

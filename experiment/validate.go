@@ -12,7 +12,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	ctlapi "github.com/vmcp-chaos/vmcp-chaos/faults/control"
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 type validator struct {
@@ -205,9 +205,9 @@ func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 		}
 		return nil
 	}
-	if p.Property != "" && !harness.Property(p.Property).Known() {
+	if p.Property != "" && !history.Property(p.Property).Known() {
 		var known []string
-		for _, k := range harness.Properties {
+		for _, k := range history.Properties {
 			known = append(known, string(k))
 		}
 		return v.errf(f+".property", "unknown property %q (want one of %s)", p.Property, strings.Join(known, ", "))

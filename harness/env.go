@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // BackendSpec is one backend of a topology.
@@ -15,7 +18,7 @@ type BackendSpec struct {
 	// Script is what the backend serves and how it fails.
 	Script *fakebackends.Script
 	// Runtime runs it (default InProcess{}).
-	Runtime BackendRuntime
+	Runtime runtimes.BackendRuntime
 }
 
 // Topology is a gateway under test in front of fake backends.
@@ -27,7 +30,7 @@ type Topology struct {
 	// Backends are started in parallel, before the gateway.
 	Backends []BackendSpec
 	// Target is the gateway under test (default Reference{}).
-	Target Target
+	Target targets.Target
 	// GatewayCallTimeout is the backend call timeout the gateway is
 	// configured with (default DefaultGatewayCallTimeout).
 	GatewayCallTimeout time.Duration
@@ -37,31 +40,31 @@ type Topology struct {
 	PollHealth time.Duration
 	// Features are optional gateway features to configure (health
 	// monitor, breaker, keepalive, metrics, optimizer).
-	Features Features
+	Features runtimes.Features
 	// ClientOptions apply to every Env.Client.
-	ClientOptions []ClientOption
+	ClientOptions []history.ClientOption
 	// Recorder records the timeline (default: a new one).
-	Recorder *Recorder
+	Recorder *history.Recorder
 	// WrapTarget, when set, replaces Target before anything starts (the
 	// container scenarios run the run's target as a container on the
 	// topology's network). An error wrapping *SkipError skips the scenario.
-	WrapTarget func(Target) (Target, error)
+	WrapTarget func(targets.Target) (targets.Target, error)
 }
 
 // Env is a started topology: the backends, the gateway, the clients made
 // with Client and the recorder. Close tears everything down.
 type Env struct {
 	topo     Topology
-	info     TopologyInfo // what the target was started with
-	target   Target
-	rec      *Recorder
-	gateway  Gateway
-	backends []RunningBackend
-	byName   map[string]RunningBackend
+	info     targets.TopologyInfo // what the target was started with
+	target   targets.Target
+	rec      *history.Recorder
+	gateway  targets.Gateway
+	backends []runtimes.RunningBackend
+	byName   map[string]runtimes.RunningBackend
 
 	mu      sync.Mutex
-	clients []*Client
-	pollers []*HealthPoller
+	clients []*history.Client
+	pollers []*targets.HealthPoller
 	closed  bool
 }
 
@@ -70,7 +73,7 @@ type Env struct {
 // only.
 func Start(ctx context.Context, topo Topology) (*Env, error) {
 	if topo.Target == nil {
-		topo.Target = Reference{}
+		topo.Target = targets.Reference{}
 	}
 	if topo.WrapTarget != nil {
 		t, err := topo.WrapTarget(topo.Target)
@@ -81,9 +84,9 @@ func Start(ctx context.Context, topo Topology) (*Env, error) {
 	}
 	rec := topo.Recorder
 	if rec == nil {
-		rec = NewRecorder(topo.Name, topo.Labels...)
+		rec = history.NewRecorder(topo.Name, topo.Labels...)
 	}
-	e := &Env{topo: topo, target: topo.Target, rec: rec, byName: map[string]RunningBackend{}}
+	e := &Env{topo: topo, target: topo.Target, rec: rec, byName: map[string]runtimes.RunningBackend{}}
 	for i, bs := range topo.Backends {
 		if bs.Script == nil {
 			return nil, fmt.Errorf("harness: backends[%d]: nil script", i)
@@ -94,11 +97,11 @@ func Start(ctx context.Context, topo Topology) (*Env, error) {
 		e.byName[bs.Script.Name] = nil
 	}
 
-	e.backends = make([]RunningBackend, len(topo.Backends))
+	e.backends = make([]runtimes.RunningBackend, len(topo.Backends))
 	err := inParallel(len(topo.Backends), func(i int) (err error) {
 		rt := topo.Backends[i].Runtime
 		if rt == nil {
-			rt = InProcess{}
+			rt = runtimes.InProcess{}
 		}
 		e.backends[i], err = rt.Start(ctx, topo.Backends[i].Script)
 		return err
@@ -107,7 +110,7 @@ func Start(ctx context.Context, topo Topology) (*Env, error) {
 		_ = e.closeBackends(context.Background())
 		return nil, err
 	}
-	e.info = TopologyInfo{CallTimeout: topo.GatewayCallTimeout, Features: topo.Features}
+	e.info = targets.TopologyInfo{CallTimeout: topo.GatewayCallTimeout, Features: topo.Features}
 	for i, b := range e.backends {
 		e.byName[b.Name()] = b
 		bi := b.Info()
@@ -123,11 +126,11 @@ func Start(ctx context.Context, topo Topology) (*Env, error) {
 	g, err := e.target.Start(ctx, e.info)
 	if err != nil {
 		_ = e.closeBackends(context.Background())
-		return nil, &TargetStartError{Target: e.target.Name(), Err: err}
+		return nil, &targets.TargetStartError{Target: e.target.Name(), Err: err}
 	}
 	e.gateway = g
 	rec.Note("topology up: target %s, %d backends", e.target.Name(), len(e.backends))
-	if topo.PollHealth > 0 && e.Capabilities().Has(CapHealthAPI) {
+	if topo.PollHealth > 0 && e.Capabilities().Has(targets.CapHealthAPI) {
 		if _, err := e.StartHealthPoller(topo.PollHealth); err != nil {
 			_ = e.Close(context.Background())
 			return nil, err
@@ -137,26 +140,28 @@ func Start(ctx context.Context, topo Topology) (*Env, error) {
 }
 
 // Recorder returns the timeline recorder.
-func (e *Env) Recorder() *Recorder { return e.rec }
+func (e *Env) Recorder() *history.Recorder { return e.rec }
 
 // Target returns the gateway under test's target.
-func (e *Env) Target() Target { return e.target }
+func (e *Env) Target() targets.Target { return e.target }
 
 // Capabilities returns the target's capabilities.
-func (e *Env) Capabilities() Capabilities { return e.target.Capabilities() }
+func (e *Env) Capabilities() targets.Capabilities { return e.target.Capabilities() }
 
 // Gateway returns the running gateway.
-func (e *Env) Gateway() Gateway { return e.gateway }
+func (e *Env) Gateway() targets.Gateway { return e.gateway }
 
 // Backend returns the backend named name, or nil.
-func (e *Env) Backend(name string) RunningBackend { return e.byName[name] }
+func (e *Env) Backend(name string) runtimes.RunningBackend { return e.byName[name] }
 
 // Backends returns the backends in topology order.
-func (e *Env) Backends() []RunningBackend { return append([]RunningBackend(nil), e.backends...) }
+func (e *Env) Backends() []runtimes.RunningBackend {
+	return append([]runtimes.RunningBackend(nil), e.backends...)
+}
 
 // HealthPoller returns the first health poller started (by
 // Topology.PollHealth or StartHealthPoller), or nil.
-func (e *Env) HealthPoller() *HealthPoller {
+func (e *Env) HealthPoller() *targets.HealthPoller {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.pollers) == 0 {
@@ -173,13 +178,13 @@ func (e *Env) Note(format string, args ...any) { e.rec.Note(format, args...) }
 
 // Client connects a new recorded client to the gateway on the given
 // revision (Topology.ClientOptions, then opts). Env.Close closes it.
-func (e *Env) Client(ctx context.Context, rev Revision, opts ...ClientOption) (*Client, error) {
+func (e *Env) Client(ctx context.Context, rev history.Revision, opts ...history.ClientOption) (*history.Client, error) {
 	names := make([]string, 0, len(e.backends))
 	for _, b := range e.backends {
 		names = append(names, b.Name())
 	}
-	all := append(append([]ClientOption{WithBackends(names...)}, e.topo.ClientOptions...), opts...)
-	c, err := Dial(ctx, e.gateway.MCPURL(), rev, e.rec, all...)
+	all := append(append([]history.ClientOption{history.WithBackends(names...)}, e.topo.ClientOptions...), opts...)
+	c, err := history.Dial(ctx, e.gateway.MCPURL(), rev, e.rec, all...)
 	if err != nil {
 		return nil, err
 	}
@@ -203,11 +208,11 @@ const DefaultEnvCloseTimeout = 20 * time.Second
 func (e *Env) CloseTimeout() time.Duration {
 	var gw, slowest time.Duration
 	if e.gateway != nil {
-		gw = closeTimeoutOf(e.gateway)
+		gw = runtimes.CloseTimeoutOf(e.gateway)
 	}
 	for _, b := range e.backends {
 		if b != nil {
-			slowest = max(slowest, closeTimeoutOf(b))
+			slowest = max(slowest, runtimes.CloseTimeoutOf(b))
 		}
 	}
 	return max(DefaultEnvCloseTimeout, gw+slowest)
@@ -227,7 +232,7 @@ func (e *Env) Close(ctx context.Context) error {
 	e.closed = true
 	clients, pollers := e.clients, e.pollers
 	e.mu.Unlock()
-	ctx, cancel := withDefaultTimeout(ctx, e.CloseTimeout())
+	ctx, cancel := runtimes.WithDefaultTimeout(ctx, e.CloseTimeout())
 	defer cancel()
 
 	for _, p := range pollers {
@@ -236,7 +241,7 @@ func (e *Env) Close(ctx context.Context) error {
 	// Clients in parallel, each bounded.
 	errs := []error{inParallel(len(clients), func(i int) error { return clients[i].Close(ctx) })}
 	if e.gateway != nil {
-		if err := runBounded(ctx, closeTimeoutOf(e.gateway), "harness: close gateway "+e.target.Name(), e.gateway.Close); err != nil {
+		if err := runtimes.RunBounded(ctx, runtimes.CloseTimeoutOf(e.gateway), "harness: close gateway "+e.target.Name(), e.gateway.Close); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -248,7 +253,7 @@ func (e *Env) Close(ctx context.Context) error {
 func (e *Env) closeBackends(ctx context.Context) error {
 	return inParallel(len(e.backends), func(i int) error {
 		if b := e.backends[i]; b != nil {
-			return runBounded(ctx, closeTimeoutOf(b), "harness: close backend "+b.Name(), b.Close)
+			return runtimes.RunBounded(ctx, runtimes.CloseTimeoutOf(b), "harness: close backend "+b.Name(), b.Close)
 		}
 		return nil
 	})

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -12,9 +13,12 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
-func twoBackends(rt BackendRuntime) []BackendSpec {
+func twoBackends(rt runtimes.BackendRuntime) []BackendSpec {
 	return []BackendSpec{
 		{Script: script("alpha", fakebackends.TransportStreamableHTTP), Runtime: rt},
 		{Script: script("beta", fakebackends.TransportSSE), Runtime: rt},
@@ -30,50 +34,50 @@ func TestEnvReferenceBothRevisions(t *testing.T) {
 		t.Fatalf("urls: %s %s", env.Gateway().MCPURL(), env.Gateway().BaseURL())
 	}
 	ctx := ctxT(t, 60*time.Second)
-	for _, rev := range Revisions {
+	for _, rev := range history.Revisions {
 		t.Run(string(rev), func(t *testing.T) {
 			c, err := env.Client(ctx, rev)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rev == RevisionLegacy && c.SessionID() == "" {
+			if rev == history.RevisionLegacy && c.SessionID() == "" {
 				t.Fatal("legacy client has no session id")
 			}
 			names, err := c.ToolNames(ctx)
 			if err != nil || len(names) != 4 {
 				t.Fatalf("tools: %v %v", names, err)
 			}
-			if call := c.CallTool(ctx, "alpha_echo", map[string]any{"msg": "hi"}); call.Outcome != OutcomeOK {
+			if call := c.CallTool(ctx, "alpha_echo", map[string]any{"msg": "hi"}); call.Outcome != history.OutcomeOK {
 				t.Fatalf("alpha_echo: %+v %v", call.CallRecord, call.Err)
 			}
 			if err := env.SetFaults(ctx, "beta", http403); err != nil {
 				t.Fatal(err)
 			}
 			call := c.CallTool(ctx, "beta_echo", map[string]any{"msg": "hi"})
-			if call.Outcome != OutcomeBackendUnavailable || call.Backend != "beta" || !call.IsError || call.Took() > failFast {
+			if call.Outcome != history.OutcomeBackendUnavailable || call.Backend != "beta" || !call.IsError || call.Took() > failFast {
 				t.Fatalf("beta_echo under 403: %+v %v", call.CallRecord, call.Err)
 			}
-			if call.ErrorKind == "" || call.Meta[MetaBackend] != "beta" {
+			if call.ErrorKind == "" || call.Meta[history.MetaBackend] != "beta" {
 				t.Fatalf("no vmcp _meta: %+v", call.CallRecord)
 			}
 			if err := env.SetFaults(ctx, "beta", faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}); err != nil {
 				t.Fatal(err)
 			}
 			rcall := c.ReadResource(ctx, "mem://beta/readme")
-			if rcall.Outcome != OutcomeBackendUnavailable || rcall.Backend != "beta" || rcall.Err == nil {
+			if rcall.Outcome != history.OutcomeBackendUnavailable || rcall.Backend != "beta" || rcall.Err == nil {
 				t.Fatalf("read under reset: %+v %v", rcall.CallRecord, rcall.Err)
 			}
 			pcall := c.GetPrompt(ctx, "beta_greet", nil)
-			if pcall.Outcome != OutcomeBackendUnavailable || pcall.Backend != "beta" {
+			if pcall.Outcome != history.OutcomeBackendUnavailable || pcall.Backend != "beta" {
 				t.Fatalf("prompt under reset: %+v %v", pcall.CallRecord, pcall.Err)
 			}
 			if err := env.ClearFaults(ctx, "beta"); err != nil {
 				t.Fatal(err)
 			}
-			if call := c.CallTool(ctx, "beta_echo", map[string]any{"msg": "back"}); call.Outcome != OutcomeOK {
+			if call := c.CallTool(ctx, "beta_echo", map[string]any{"msg": "back"}); call.Outcome != history.OutcomeOK {
 				t.Fatalf("beta_echo after clear: %+v %v", call.CallRecord, call.Err)
 			}
-			if rev == RevisionLegacy {
+			if rev == history.RevisionLegacy {
 				states, err := env.SessionStates(ctx, c.SessionID())
 				if err != nil || states["beta"].State != "connected" {
 					t.Fatalf("session states: %+v %v", states, err)
@@ -87,9 +91,9 @@ func TestEnvReferenceBothRevisions(t *testing.T) {
 	var faults, calls int
 	for _, e := range env.Recorder().Events() {
 		switch e.Kind {
-		case EventFault:
+		case history.EventFault:
 			faults++
-		case EventCall:
+		case history.EventCall:
 			calls++
 		}
 	}
@@ -99,7 +103,7 @@ func TestEnvReferenceBothRevisions(t *testing.T) {
 	if _, err := env.HealthStates(ctx); err != nil {
 		t.Fatalf("HealthStates on the reference: %v", err)
 	}
-	noHealth := startEnv(t, Topology{Target: Reference{Caps: Capabilities{CapSessionAPI}}, Backends: twoBackends(nil)})
+	noHealth := startEnv(t, Topology{Target: targets.Reference{Caps: targets.Capabilities{targets.CapSessionAPI}}, Backends: twoBackends(nil)})
 	if _, err := noHealth.HealthStates(ctx); err == nil {
 		t.Fatal("HealthStates without the capability succeeded")
 	}
@@ -126,13 +130,13 @@ func TestEnvCloseBoundedWithStall(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	env, err := Start(ctx, Topology{Backends: []BackendSpec{
 		{Script: script("alpha", fakebackends.TransportStreamableHTTP)},
-		{Script: script("beta", fakebackends.TransportStreamableHTTP), Runtime: Process{Binary: bin}},
+		{Script: script("beta", fakebackends.TransportStreamableHTTP), Runtime: runtimes.Process{Binary: bin}},
 		{Script: script("gamma", fakebackends.TransportSSE)},
 	}, GatewayCallTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := env.Client(ctx, RevisionLegacy, WithCallTimeout(30*time.Second))
+	c, err := env.Client(ctx, history.RevisionLegacy, history.WithCallTimeout(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +147,7 @@ func TestEnvCloseBoundedWithStall(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	results := make(chan *Call, 3)
+	results := make(chan *history.Call, 3)
 	for _, tool := range []string{"alpha_echo", "gamma_slow", "beta_echo"} {
 		wg.Add(1)
 		go func() {
@@ -153,7 +157,8 @@ func TestEnvCloseBoundedWithStall(t *testing.T) {
 	}
 	// Let the calls reach the backends, then pause beta mid-flight.
 	testwait.For(t, 5*time.Second, "alpha_echo to reach alpha", func() bool {
-		return env.Backend("alpha").(*inProcessBackend).Backend().InFlight() > 0
+		fb, _ := runtimes.FakeBackend(env.Backend("alpha"))
+		return fb.InFlight() > 0
 	})
 	if err := env.PauseBackend(ctx, "beta"); err != nil {
 		t.Fatal(err)
@@ -176,7 +181,7 @@ func TestEnvCloseBoundedWithStall(t *testing.T) {
 	}
 	close(results)
 	for call := range results {
-		if call.Outcome == OutcomeOK && call.Target != "beta_echo" {
+		if call.Outcome == history.OutcomeOK && call.Target != "beta_echo" {
 			t.Errorf("stalled call %s succeeded", call.Target)
 		}
 	}
@@ -186,11 +191,36 @@ func TestEnvCloseBoundedWithStall(t *testing.T) {
 }
 
 // healthTarget is a test Target whose "gateway" only serves a health API.
+// fakeHealth serves GET /api/backends/health from a mutable document.
+type fakeHealth struct {
+	mu  sync.Mutex
+	doc string
+}
+
+func (f *fakeHealth) set(doc string) {
+	f.mu.Lock()
+	f.doc = doc
+	f.mu.Unlock()
+}
+
+func (f *fakeHealth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != targets.HealthPath {
+		http.NotFound(w, r)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(f.doc))
+}
+
 type healthTarget struct{ fh *fakeHealth }
 
-func (healthTarget) Name() string               { return "health-only" }
-func (healthTarget) Capabilities() Capabilities { return Capabilities{CapHealthAPI, CapBreaker} }
-func (ht healthTarget) Start(context.Context, TopologyInfo) (Gateway, error) {
+func (healthTarget) Name() string { return "health-only" }
+func (healthTarget) Capabilities() targets.Capabilities {
+	return targets.Capabilities{targets.CapHealthAPI, targets.CapBreaker}
+}
+func (ht healthTarget) Start(context.Context, targets.TopologyInfo) (targets.Gateway, error) {
 	return &httptestGateway{srv: httptest.NewServer(ht.fh)}, nil
 }
 
@@ -223,7 +253,7 @@ func TestEnvPollHealth(t *testing.T) {
 	if n := len(env.Recorder().Transitions()); n != 4 {
 		t.Fatalf("%d transitions: %+v", n, env.Recorder().Transitions())
 	}
-	if err := env.Require(CapOptimizer); err == nil || !strings.Contains(err.Error(), "optimizer") {
+	if err := env.Require(targets.CapOptimizer); err == nil || !strings.Contains(err.Error(), "optimizer") {
 		t.Fatalf("Require: %v", err)
 	}
 }

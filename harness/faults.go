@@ -5,14 +5,16 @@ import (
 	"fmt"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
 // The fault helpers act on a backend and record a fault event (with the
 // error, if the action failed), placed at the moment the action started
 // and carrying how long it took. An unknown backend name is an error.
 
-func (e *Env) act(backend, action string, fs []faults.Fault, fn func(RunningBackend) error) error {
-	rec := FaultRecord{Backend: backend, Action: action, Detail: faults.Describe(fs)}
+func (e *Env) act(backend, action string, fs []faults.Fault, fn func(runtimes.RunningBackend) error) error {
+	rec := history.FaultRecord{Backend: backend, Action: action, Detail: faults.Describe(fs)}
 	for _, f := range fs {
 		rec.Kinds = append(rec.Kinds, string(f.Kind))
 	}
@@ -27,47 +29,47 @@ func (e *Env) act(backend, action string, fs []faults.Fault, fn func(RunningBack
 
 // SetFaults replaces the backend's faults.
 func (e *Env) SetFaults(ctx context.Context, backend string, faults ...faults.Fault) error {
-	return e.act(backend, "set", faults, func(b RunningBackend) error { return b.SetFaults(ctx, faults...) })
+	return e.act(backend, "set", faults, func(b runtimes.RunningBackend) error { return b.SetFaults(ctx, faults...) })
 }
 
 // InjectFault adds faults to those the backend has.
 func (e *Env) InjectFault(ctx context.Context, backend string, faults ...faults.Fault) error {
-	return e.act(backend, "inject", faults, func(b RunningBackend) error { return b.AddFaults(ctx, faults...) })
+	return e.act(backend, "inject", faults, func(b runtimes.RunningBackend) error { return b.AddFaults(ctx, faults...) })
 }
 
 // ClearFaults removes every fault of the backend.
 func (e *Env) ClearFaults(ctx context.Context, backend string) error {
-	return e.act(backend, "clear", nil, func(b RunningBackend) error { return b.ClearFaults(ctx) })
+	return e.act(backend, "clear", nil, func(b runtimes.RunningBackend) error { return b.ClearFaults(ctx) })
 }
 
 // KillBackend SIGKILLs a process backend.
 func (e *Env) KillBackend(ctx context.Context, backend string) error {
-	return e.act(backend, "kill", nil, func(b RunningBackend) error { return b.Kill(ctx) })
+	return e.act(backend, "kill", nil, func(b runtimes.RunningBackend) error { return b.Kill(ctx) })
 }
 
 // PauseBackend SIGSTOPs a process backend.
 func (e *Env) PauseBackend(ctx context.Context, backend string) error {
-	return e.act(backend, "pause", nil, func(b RunningBackend) error { return b.Pause(ctx) })
+	return e.act(backend, "pause", nil, func(b runtimes.RunningBackend) error { return b.Pause(ctx) })
 }
 
 // ResumeBackend SIGCONTs a paused process backend.
 func (e *Env) ResumeBackend(ctx context.Context, backend string) error {
-	return e.act(backend, "resume", nil, func(b RunningBackend) error { return b.Resume(ctx) })
+	return e.act(backend, "resume", nil, func(b runtimes.RunningBackend) error { return b.Resume(ctx) })
 }
 
 // RestartBackend restarts the backend's MCP server behind the same
 // listener (sessions forgotten).
 func (e *Env) RestartBackend(ctx context.Context, backend string) error {
-	return e.act(backend, "restart", nil, func(b RunningBackend) error { return b.Restart(ctx) })
+	return e.act(backend, "restart", nil, func(b runtimes.RunningBackend) error { return b.Restart(ctx) })
 }
 
 // RespawnBackend starts a fresh process for a process backend (after a
 // Kill, or in place of the running one) on the same addresses.
 func (e *Env) RespawnBackend(ctx context.Context, backend string) error {
-	return e.act(backend, "respawn", nil, func(b RunningBackend) error {
-		r, ok := b.(Respawner)
+	return e.act(backend, "respawn", nil, func(b runtimes.RunningBackend) error {
+		r, ok := b.(runtimes.Respawner)
 		if !ok {
-			return fmt.Errorf("harness: respawn backend %q: %w", backend, ErrNotSupported)
+			return fmt.Errorf("harness: respawn backend %q: %w", backend, runtimes.ErrNotSupported)
 		}
 		return r.Respawn(ctx)
 	})
@@ -75,7 +77,7 @@ func (e *Env) RespawnBackend(ctx context.Context, backend string) error {
 
 // ExpireSessions makes the backend forget every session.
 func (e *Env) ExpireSessions(ctx context.Context, backend string) error {
-	return e.act(backend, "expire", nil, func(b RunningBackend) error {
+	return e.act(backend, "expire", nil, func(b runtimes.RunningBackend) error {
 		_, err := b.ExpireSessions(ctx)
 		return err
 	})

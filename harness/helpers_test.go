@@ -10,14 +10,18 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, append(LeakOptions(), goleak.Cleanup(func(code int) {
-		CleanupChaosBuild()
+	goleak.VerifyTestMain(m, append(runtimes.LeakOptions(), goleak.Cleanup(func(code int) {
+		runtimes.CleanupChaosBuild()
 		os.Exit(code)
 	}))...)
 }
+
+var http403 = faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}
 
 // script returns a small healthy script named name.
 func script(name string, transport fakebackends.Transport, faults ...faults.Fault) *fakebackends.Script {
@@ -37,7 +41,7 @@ func chaosBin(t *testing.T) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin, err := BuildChaos(ctx)
+	bin, err := runtimes.BuildChaos(ctx)
 	if err != nil {
 		t.Fatalf("BuildChaos: %v", err)
 	}
@@ -48,32 +52,6 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// startBackend starts a backend on rt and closes it when the test ends.
-func startBackend(t *testing.T, rt BackendRuntime, s *fakebackends.Script) RunningBackend {
-	t.Helper()
-	b, err := rt.Start(ctxT(t, 30*time.Second), s)
-	if err != nil {
-		t.Fatalf("start %s on %s: %v", s.Name, rt.Name(), err)
-	}
-	t.Cleanup(func() {
-		if err := b.Close(context.Background()); err != nil {
-			t.Errorf("close %s: %v", s.Name, err)
-		}
-	})
-	return b
-}
-
-// dialBackend connects a recorded client straight to a backend.
-func dialBackend(t *testing.T, b RunningBackend, rev Revision, rec *Recorder, opts ...ClientOption) *Client {
-	t.Helper()
-	c, err := Dial(ctxT(t, 10*time.Second), b.URL(), rev, rec, opts...)
-	if err != nil {
-		t.Fatalf("dial %s: %v", b.Name(), err)
-	}
-	t.Cleanup(func() { _ = c.Close(context.Background()) })
-	return c
 }
 
 func startEnv(t *testing.T, topo Topology) *Env {
@@ -90,15 +68,9 @@ func startEnv(t *testing.T, topo Topology) *Env {
 	return env
 }
 
-func readFile(p string) ([]byte, error) { return os.ReadFile(p) }
-
-func ctxWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), d)
-}
-
 // failFast bounds a call that must fail without waiting for a deadline
 // (refused, 403, a dead process): half the 10 s call timeout. It catches a
 // call that hung until its deadline; how long such calls take is logged,
 // since on a loaded machine (-race, load average 15 on 2 cores) "at once"
 // took over a second.
-const failFast = DefaultCallTimeout / 2
+const failFast = history.DefaultCallTimeout / 2

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // ProfileCheck is one finding of CheckTarget.
@@ -16,7 +19,7 @@ type ProfileCheck struct {
 	// Name is what was checked, e.g. "tools found" or "health-api".
 	Name string
 	// Status is passed, failed or not_applicable (not checkable here).
-	Status CheckVerdict
+	Status history.CheckVerdict
 	// Detail is the evidence: what was seen, or why it was not checked.
 	Detail string
 }
@@ -26,7 +29,7 @@ type ProfileCheck struct {
 // origin marker. When the target's tool names carry no backend, or it
 // wants backend-distinct names (DistinctToolNamesOf), the tool names
 // differ per backend (as the scenarios' do).
-func checkBackends(distinct bool, takes Transports) []BackendSpec {
+func checkBackends(distinct bool, takes targets.Transports) []BackendSpec {
 	betaTransport := fakebackends.TransportSSE
 	if takes.Lacks(string(betaTransport)) != "" {
 		betaTransport = fakebackends.TransportStreamableHTTP
@@ -42,11 +45,11 @@ func checkBackends(distinct bool, takes Transports) []BackendSpec {
 		}
 		prompt, uri := b.name+"_greet", "mem://"+b.name+"/readme"
 		out = append(out, BackendSpec{Script: &fakebackends.Script{Name: b.name, Transport: b.tr, Protocol: fakebackends.ProtocolAuto,
-			Tools: []fakebackends.ToolSpec{{Name: tool, Description: "Echo of " + b.name + " " + OriginMarker(b.name, tool)}},
+			Tools: []fakebackends.ToolSpec{{Name: tool, Description: "Echo of " + b.name + " " + history.OriginMarker(b.name, tool)}},
 			Prompts: []fakebackends.PromptSpec{{Name: prompt, Text: "Hello from " + b.name,
-				Description: "A greeting from " + b.name + " " + OriginMarker(b.name, prompt), Meta: map[string]any{OriginMetaKey: b.name + "/" + prompt}}},
+				Description: "A greeting from " + b.name + " " + history.OriginMarker(b.name, prompt), Meta: map[string]any{history.OriginMetaKey: b.name + "/" + prompt}}},
 			Resources: []fakebackends.ResourceSpec{{URI: uri, Name: "readme", Text: "hello from " + b.name,
-				Description: "The readme of " + b.name + " " + OriginMarker(b.name, uri), Meta: map[string]any{OriginMetaKey: b.name + "/" + uri}}},
+				Description: "The readme of " + b.name + " " + history.OriginMarker(b.name, uri), Meta: map[string]any{history.OriginMetaKey: b.name + "/" + uri}}},
 		}})
 	}
 	return out
@@ -59,7 +62,7 @@ func checkBackends(distinct bool, takes Transports) []BackendSpec {
 // can be confirmed without faults (health and session APIs read, breaker
 // state reported, metrics served, keepalive probes seen; the optimizer in
 // a second start). progress, when set, gets a line per step.
-func CheckTarget(ctx context.Context, target Target, progress func(string)) []ProfileCheck {
+func CheckTarget(ctx context.Context, target targets.Target, progress func(string)) []ProfileCheck {
 	say := func(format string, args ...any) {
 		if progress != nil {
 			progress(fmt.Sprintf(format, args...))
@@ -67,123 +70,123 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 	}
 	caps := target.Capabilities()
 	pattern := ""
-	if e, ok := target.(Exec); ok {
+	if e, ok := target.(targets.Exec); ok {
 		pattern = e.ToolNames
 	}
 	var out []ProfileCheck
-	add := func(name string, status CheckVerdict, format string, args ...any) {
+	add := func(name string, status history.CheckVerdict, format string, args ...any) {
 		out = append(out, ProfileCheck{Name: name, Status: status, Detail: fmt.Sprintf(format, args...)})
 	}
-	feats := Features{Metrics: caps.Has(CapMetrics)}
-	if caps.Has(CapHealthAPI) || caps.Has(CapBreaker) {
-		feats.Health = &HealthFeature{Interval: 200 * time.Millisecond}
+	feats := runtimes.Features{Metrics: caps.Has(targets.CapMetrics)}
+	if caps.Has(targets.CapHealthAPI) || caps.Has(targets.CapBreaker) {
+		feats.Health = &runtimes.HealthFeature{Interval: 200 * time.Millisecond}
 	}
-	if caps.Has(CapBreaker) {
-		feats.Breaker = &BreakerFeature{FailureThreshold: 3, OpenTimeout: 2 * time.Second}
+	if caps.Has(targets.CapBreaker) {
+		feats.Breaker = &runtimes.BreakerFeature{FailureThreshold: 3, OpenTimeout: 2 * time.Second}
 	}
-	if caps.Has(CapKeepalive) {
-		feats.Keepalive = map[string]KeepaliveFeature{"beta": {Method: "ping", Interval: 200 * time.Millisecond}}
+	if caps.Has(targets.CapKeepalive) {
+		feats.Keepalive = map[string]runtimes.KeepaliveFeature{"beta": {Method: "ping", Interval: 200 * time.Millisecond}}
 	}
-	backends := checkBackends(DistinctToolNamesOf(target), TransportsOf(target))
+	backends := checkBackends(targets.DistinctToolNamesOf(target), targets.TransportsOf(target))
 	say("starting %s in front of fake backends alpha (streamable-http) and beta (%s)", target.Name(), backends[1].Script.Transport)
 	start := time.Now()
 	env, err := Start(ctx, Topology{Name: "profile-check", Target: target, Backends: backends, Features: feats})
 	if err != nil {
-		add("start", CheckFailed, "%v", err)
+		add("start", history.CheckFailed, "%v", err)
 		return out
 	}
 	defer env.Close(context.Background())
-	add("start", CheckPassed, "ready in %s at %s", time.Since(start).Round(time.Millisecond), env.Gateway().MCPURL())
+	add("start", history.CheckPassed, "ready in %s at %s", time.Since(start).Round(time.Millisecond), env.Gateway().MCPURL())
 
-	c, err := env.Client(ctx, RevisionLegacy)
+	c, err := env.Client(ctx, history.RevisionLegacy)
 	if err != nil {
-		add("tools found", CheckFailed, "connect: %v", err)
+		add("tools found", history.CheckFailed, "connect: %v", err)
 		return out
 	}
 	call := c.ListTools(ctx)
 	if call.Err != nil {
-		add("tools found", CheckFailed, "tools/list: %v", call.Err)
+		add("tools found", history.CheckFailed, "tools/list: %v", call.Err)
 		return out
 	}
-	matches := MatchTools(call.Tools.Tools, env.info.Backends, pattern)
+	matches := targets.MatchTools(call.Tools.Tools, env.info.Backends, pattern)
 	var found []string
 	for _, m := range matches {
 		if m.Exposed != "" {
 			found = append(found, fmt.Sprintf("%s/%s as %s (by %s)", m.Backend, m.Tool, m.Exposed, m.By))
 		}
 	}
-	if missing := missingTools(matches); len(missing) > 0 {
-		add("tools found", CheckFailed, "not found: %s (pattern %q; listed %d tools)%s; found: %s",
-			strings.Join(missing, ", "), cmp.Or(pattern, DefaultToolNamePattern), len(call.Tools.Tools), collisions(missing, env.info.Backends), strings.Join(found, "; "))
+	if missing := targets.MissingTools(matches); len(missing) > 0 {
+		add("tools found", history.CheckFailed, "not found: %s (pattern %q; listed %d tools)%s; found: %s",
+			strings.Join(missing, ", "), cmp.Or(pattern, targets.DefaultToolNamePattern), len(call.Tools.Tools), targets.Collisions(missing, env.info.Backends), strings.Join(found, "; "))
 	} else {
-		add("tools found", CheckPassed, "%s", strings.Join(found, "; "))
+		add("tools found", history.CheckPassed, "%s", strings.Join(found, "; "))
 	}
 	for _, m := range matches {
 		if m.Exposed == "" {
 			continue
 		}
 		r := c.CallTool(ctx, m.Exposed, map[string]any{"msg": "profile check"})
-		if r.Outcome != OutcomeOK {
-			add("call "+m.Exposed, CheckFailed, "%s after %s: %s", r.Outcome, r.Took(), r.Text())
+		if r.Outcome != history.OutcomeOK {
+			add("call "+m.Exposed, history.CheckFailed, "%s after %s: %s", r.Outcome, r.Took(), r.Text())
 		} else {
-			add("call "+m.Exposed, CheckPassed, "answered in %s", r.Took().Round(time.Millisecond))
+			add("call "+m.Exposed, history.CheckPassed, "answered in %s", r.Took().Round(time.Millisecond))
 		}
 	}
-	out = append(out, checkOffered(ctx, c, MethodsOf(target))...)
+	out = append(out, checkOffered(ctx, c, targets.MethodsOf(target))...)
 
-	apis := TargetAdminAPIs(target)
-	if caps.Has(CapHealthAPI) || caps.Has(CapBreaker) {
+	apis := targets.TargetAdminAPIs(target)
+	if caps.Has(targets.CapHealthAPI) || caps.Has(targets.CapBreaker) {
 		// Read even when only the breaker is declared (its state is read
 		// from the health API).
-		u, _ := apis.Health.URL(env.Gateway().BaseURL(), HealthPath, "")
-		st, err := env.readStates(ctx, "health", apis.Health, HealthPath, "")
+		u, _ := apis.Health.URL(env.Gateway().BaseURL(), targets.HealthPath, "")
+		st, err := env.readStates(ctx, "health", apis.Health, targets.HealthPath, "")
 		switch {
 		case err != nil:
-			add("health-api", CheckFailed, "%v", err)
+			add("health-api", history.CheckFailed, "%v", err)
 		default:
-			add(string(CapHealthAPI), statesStatus(st, env, false), "GET %s: %s", u, summarize(st))
-			if caps.Has(CapBreaker) {
-				add(string(CapBreaker)+" state", statesStatus(st, env, true), "circuit per backend: %s (opening on failed calls is judged by the breaker scenarios)", summarize(st))
+			add(string(targets.CapHealthAPI), statesStatus(st, env, false), "GET %s: %s", u, targets.Summarize(st))
+			if caps.Has(targets.CapBreaker) {
+				add(string(targets.CapBreaker)+" state", statesStatus(st, env, true), "circuit per backend: %s (opening on failed calls is judged by the breaker scenarios)", targets.Summarize(st))
 			}
 		}
 	}
-	if caps.Has(CapSessionAPI) {
-		u, _ := apis.Session.URL(env.Gateway().BaseURL(), defaultSessionPath, c.SessionID())
+	if caps.Has(targets.CapSessionAPI) {
+		u, _ := apis.Session.URL(env.Gateway().BaseURL(), targets.DefaultSessionPath, c.SessionID())
 		st, err := env.SessionStates(ctx, c.SessionID())
 		if err != nil {
-			add(string(CapSessionAPI), CheckFailed, "GET %s: %v", u, err)
+			add(string(targets.CapSessionAPI), history.CheckFailed, "GET %s: %v", u, err)
 		} else {
-			add(string(CapSessionAPI), statesStatus(st, env, false), "GET %s: %s", u, summarize(st))
+			add(string(targets.CapSessionAPI), statesStatus(st, env, false), "GET %s: %s", u, targets.Summarize(st))
 		}
 	}
-	if caps.Has(CapMetrics) {
-		data, err := getJSON(ctx, adminHTTP, env.Gateway().BaseURL()+"/metrics")
+	if caps.Has(targets.CapMetrics) {
+		data, err := targets.GetJSON(ctx, targets.AdminHTTP, env.Gateway().BaseURL()+"/metrics")
 		switch {
 		case err != nil:
-			add(string(CapMetrics), CheckFailed, "%v", err)
+			add(string(targets.CapMetrics), history.CheckFailed, "%v", err)
 		case !strings.Contains(string(data), "# TYPE"):
-			add(string(CapMetrics), CheckFailed, "GET /metrics: no Prometheus text (%d bytes)", len(data))
+			add(string(targets.CapMetrics), history.CheckFailed, "GET /metrics: no Prometheus text (%d bytes)", len(data))
 		default:
-			add(string(CapMetrics), CheckPassed, "GET /metrics: %d lines of Prometheus text", strings.Count(string(data), "\n"))
+			add(string(targets.CapMetrics), history.CheckPassed, "GET /metrics: %d lines of Prometheus text", strings.Count(string(data), "\n"))
 		}
 	}
-	if caps.Has(CapKeepalive) {
+	if caps.Has(targets.CapKeepalive) {
 		var n int
-		verdict, within := CheckPassed, ""
+		verdict, within := history.CheckPassed, ""
 		if !Until(ctx, 5*time.Second, 50*time.Millisecond, func() bool {
 			reqs, err := env.Backend("beta").Requests(ctx)
 			n = len(slices.DeleteFunc(reqs, func(r fakebackends.RequestRecord) bool { return r.Method != "ping" }))
 			return err == nil && n >= 2
 		}) {
-			verdict, within = CheckFailed, " within 5s"
+			verdict, within = history.CheckFailed, " within 5s"
 		}
-		add(string(CapKeepalive), verdict, "beta got %d pings%s (keepalive ping every 200ms asked)", n, within)
+		add(string(targets.CapKeepalive), verdict, "beta got %d pings%s (keepalive ping every 200ms asked)", n, within)
 	}
-	if caps.Has(CapReinitOn404) {
-		add(string(CapReinitOn404), CheckNotApplicable, "needs a backend restart: judged by the restart scenarios")
+	if caps.Has(targets.CapReinitOn404) {
+		add(string(targets.CapReinitOn404), history.CheckNotApplicable, "needs a backend restart: judged by the restart scenarios")
 	}
 	_ = env.Close(ctx)
-	if caps.Has(CapOptimizer) {
+	if caps.Has(targets.CapOptimizer) {
 		say("starting %s again with the optimizer on", target.Name())
 		out = append(out, checkOptimizer(ctx, target, pattern))
 	}
@@ -192,35 +195,35 @@ func CheckTarget(ctx context.Context, target Target, progress func(string)) []Pr
 
 // statesStatus is ok when every backend of env has a state (a breaker
 // state when breaker).
-func statesStatus(st BackendStates, env *Env, breaker bool) CheckVerdict {
+func statesStatus(st targets.BackendStates, env *Env, breaker bool) history.CheckVerdict {
 	for _, b := range env.Backends() {
 		s, ok := st[b.Name()]
 		if !ok || (!breaker && s.State == "") || (breaker && s.Breaker == "") {
-			return CheckFailed
+			return history.CheckFailed
 		}
 	}
-	return CheckPassed
+	return history.CheckPassed
 }
 
-func checkOptimizer(ctx context.Context, target Target, pattern string) ProfileCheck {
-	name := string(CapOptimizer)
-	env, err := Start(ctx, Topology{Name: "profile-check-optimizer", Target: target, Backends: checkBackends(DistinctToolNamesOf(target), TransportsOf(target)), Features: Features{Optimizer: true}})
+func checkOptimizer(ctx context.Context, target targets.Target, pattern string) ProfileCheck {
+	name := string(targets.CapOptimizer)
+	env, err := Start(ctx, Topology{Name: "profile-check-optimizer", Target: target, Backends: checkBackends(targets.DistinctToolNamesOf(target), targets.TransportsOf(target)), Features: runtimes.Features{Optimizer: true}})
 	if err != nil {
-		return ProfileCheck{name, CheckFailed, fmt.Sprintf("start with the optimizer: %v", err)}
+		return ProfileCheck{name, history.CheckFailed, fmt.Sprintf("start with the optimizer: %v", err)}
 	}
 	defer env.Close(context.Background())
-	c, err := env.Client(ctx, RevisionLegacy)
+	c, err := env.Client(ctx, history.RevisionLegacy)
 	if err != nil {
-		return ProfileCheck{name, CheckFailed, err.Error()}
+		return ProfileCheck{name, history.CheckFailed, err.Error()}
 	}
 	names, err := c.ToolNames(ctx)
 	if err != nil {
-		return ProfileCheck{name, CheckFailed, err.Error()}
+		return ProfileCheck{name, history.CheckFailed, err.Error()}
 	}
 	if !slices.Contains(names, "find_tool") || !slices.Contains(names, "call_tool") {
-		return ProfileCheck{name, CheckFailed, fmt.Sprintf("tools/list with the optimizer on shows %v, want find_tool and call_tool", names)}
+		return ProfileCheck{name, history.CheckFailed, fmt.Sprintf("tools/list with the optimizer on shows %v, want find_tool and call_tool", names)}
 	}
-	return ProfileCheck{name, CheckPassed, fmt.Sprintf("tools/list with the optimizer on: %v", names)}
+	return ProfileCheck{name, history.CheckPassed, fmt.Sprintf("tools/list with the optimizer on: %v", names)}
 }
 
 // checkOffered reports what the gateway advertised at initialize and
@@ -228,24 +231,24 @@ func checkOptimizer(ctx context.Context, target Target, pattern string) ProfileC
 // backend's, and reading or getting one found by its origin marker). A
 // family the profile's methods leave out, or the gateway does not
 // advertise, is not applicable: the scenarios will not judge it.
-func checkOffered(ctx context.Context, c *Client, declared Methods) []ProfileCheck {
+func checkOffered(ctx context.Context, c *history.Client, declared targets.Methods) []ProfileCheck {
 	var offered []string
-	for _, f := range MethodFamilies {
+	for _, f := range targets.MethodFamilies {
 		if c.Offers(f + "/") {
 			offered = append(offered, f)
 		}
 	}
-	out := []ProfileCheck{{Name: "advertised", Status: CheckPassed, Detail: fmt.Sprintf("at initialize the gateway offers %s", strings.Join(offered, ", "))}}
+	out := []ProfileCheck{{Name: "advertised", Status: history.CheckPassed, Detail: fmt.Sprintf("at initialize the gateway offers %s", strings.Join(offered, ", "))}}
 	if len(declared) > 0 {
 		out[0].Detail += fmt.Sprintf("; the profile's methods: %s", strings.Join(declared, ", "))
 	}
 	for _, family := range []string{"resources", "prompts"} {
 		if why := declared.Lacks(family + "/"); why != "" {
-			out = append(out, ProfileCheck{Name: family, Status: CheckNotApplicable, Detail: why})
+			out = append(out, ProfileCheck{Name: family, Status: history.CheckNotApplicable, Detail: why})
 			continue
 		}
 		if !slices.Contains(offered, family) {
-			out = append(out, ProfileCheck{Name: family, Status: CheckNotApplicable, Detail: "the gateway does not advertise " + family + ": its " + family + " checks are not applicable"})
+			out = append(out, ProfileCheck{Name: family, Status: history.CheckNotApplicable, Detail: "the gateway does not advertise " + family + ": its " + family + " checks are not applicable"})
 			continue
 		}
 		out = append(out, exerciseFamily(ctx, c, family))
@@ -255,43 +258,43 @@ func checkOffered(ctx context.Context, c *Client, declared Methods) []ProfileChe
 
 // exerciseFamily lists a family's entries, finds beta's by origin marker
 // and reads (gets) it.
-func exerciseFamily(ctx context.Context, c *Client, family string) ProfileCheck {
+func exerciseFamily(ctx context.Context, c *history.Client, family string) ProfileCheck {
 	fail := func(format string, args ...any) ProfileCheck {
-		return ProfileCheck{Name: family, Status: CheckFailed, Detail: fmt.Sprintf(format, args...)}
+		return ProfileCheck{Name: family, Status: history.CheckFailed, Detail: fmt.Sprintf(format, args...)}
 	}
 	var exposed string
-	var use func() *Call
+	var use func() *history.Call
 	if family == "resources" {
 		list := c.ListResources(ctx)
 		if list.Err != nil {
 			return fail("resources/list: %v", list.Err)
 		}
 		for _, r := range list.Resources.Resources {
-			if b, _, ok := ParseOrigin(r.Description, MetaFields(r.Meta)); ok && b == "beta" {
+			if b, _, ok := history.ParseOrigin(r.Description, history.MetaFields(r.Meta)); ok && b == "beta" {
 				exposed = r.URI
 			}
 		}
-		use = func() *Call { return c.ReadResource(ctx, exposed) }
+		use = func() *history.Call { return c.ReadResource(ctx, exposed) }
 	} else {
 		list := c.ListPrompts(ctx)
 		if list.Err != nil {
 			return fail("prompts/list: %v", list.Err)
 		}
 		for _, p := range list.Prompts.Prompts {
-			if b, _, ok := ParseOrigin(p.Description, MetaFields(p.Meta)); ok && b == "beta" {
+			if b, _, ok := history.ParseOrigin(p.Description, history.MetaFields(p.Meta)); ok && b == "beta" {
 				exposed = p.Name
 			}
 		}
-		use = func() *Call { return c.GetPrompt(ctx, exposed, nil) }
+		use = func() *history.Call { return c.GetPrompt(ctx, exposed, nil) }
 	}
 	if exposed == "" {
 		return fail("no %s of beta found by origin marker in the list: the gateway drops descriptions and _meta, or does not aggregate its backends' %s", family, family)
 	}
 	r := use()
-	if r.Outcome != OutcomeOK {
+	if r.Outcome != history.OutcomeOK {
 		return fail("%s %s: %s after %s: %s", r.Method, exposed, r.Outcome, r.Took(), r.Text())
 	}
-	return ProfileCheck{Name: family, Status: CheckPassed, Detail: fmt.Sprintf("beta's found as %q and answered in %s", exposed, r.Took().Round(time.Millisecond))}
+	return ProfileCheck{Name: family, Status: history.CheckPassed, Detail: fmt.Sprintf("beta's found as %q and answered in %s", exposed, r.Took().Round(time.Millisecond))}
 }
 
 // CheckFeatureSets starts the target once for each feature set (the
@@ -300,7 +303,7 @@ func exerciseFamily(ctx context.Context, c *Client, family string) ProfileCheck 
 // CheckTarget, and reports, per set, whether the gateway started and was
 // ready with that config, or the gateway's own error when it refused it:
 // a config it rejects is caught here, not in the middle of a run.
-func CheckFeatureSets(ctx context.Context, target Target, sets []FeatureSet, progress func(string)) []ProfileCheck {
+func CheckFeatureSets(ctx context.Context, target targets.Target, sets []runtimes.FeatureSet, progress func(string)) []ProfileCheck {
 	var out []ProfileCheck
 	for _, set := range sets {
 		if progress != nil {
@@ -308,12 +311,12 @@ func CheckFeatureSets(ctx context.Context, target Target, sets []FeatureSet, pro
 		}
 		name := "config: " + set.Name
 		start := time.Now()
-		env, err := Start(ctx, Topology{Name: "profile-check-features", Target: target, Backends: checkBackends(DistinctToolNamesOf(target), TransportsOf(target)), Features: set.Features})
+		env, err := Start(ctx, Topology{Name: "profile-check-features", Target: target, Backends: checkBackends(targets.DistinctToolNamesOf(target), targets.TransportsOf(target)), Features: set.Features})
 		if err != nil {
-			out = append(out, ProfileCheck{name, CheckFailed, fmt.Sprintf("the gateway refused the config rendered for %s: %v", strings.Join(set.Scenarios, ", "), err)})
+			out = append(out, ProfileCheck{name, history.CheckFailed, fmt.Sprintf("the gateway refused the config rendered for %s: %v", strings.Join(set.Scenarios, ", "), err)})
 			continue
 		}
-		out = append(out, ProfileCheck{name, CheckPassed, fmt.Sprintf("started and ready in %s (the config of %s)", time.Since(start).Round(time.Millisecond), strings.Join(set.Scenarios, ", "))})
+		out = append(out, ProfileCheck{name, history.CheckPassed, fmt.Sprintf("started and ready in %s (the config of %s)", time.Since(start).Round(time.Millisecond), strings.Join(set.Scenarios, ", "))})
 		_ = env.Close(ctx)
 	}
 	return out

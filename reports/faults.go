@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // window is one fault window on a backend: from the action that broke it
@@ -35,7 +35,7 @@ func (w window) Label() string {
 
 // faultWindows pairs a scenario's fault actions into windows, in start
 // order. A window still open when the scenario ended lasts to its end.
-func faultWindows(events []harness.Event, end time.Duration) []window {
+func faultWindows(events []history.Event, end time.Duration) []window {
 	var out []window
 	open := map[string]int{} // backend -> index in out of its open window
 	closeAt := func(b string, at time.Duration, closer string) {
@@ -46,7 +46,7 @@ func faultWindows(events []harness.Event, end time.Duration) []window {
 	}
 	for _, e := range events {
 		f := e.Fault
-		if e.Kind != harness.EventFault || f == nil {
+		if e.Kind != history.EventFault || f == nil {
 			continue
 		}
 		at, took := e.At.D(), f.Duration.D()
@@ -88,15 +88,15 @@ func faultWindows(events []harness.Event, end time.Duration) []window {
 // outcomeClass is how the report colours a call: ok, an error naming the
 // backend, an error not naming it, a timeout, or a call dropped without an
 // answer.
-func outcomeClass(c *harness.CallRecord) string {
+func outcomeClass(c *history.CallRecord) string {
 	switch {
-	case c.Outcome == harness.OutcomeOK:
+	case c.Outcome == history.OutcomeOK:
 		return "ok"
-	case c.Outcome == harness.OutcomeTimeout:
+	case c.Outcome == history.OutcomeTimeout:
 		return "timeout"
-	case c.Outcome == harness.OutcomeDropped:
+	case c.Outcome == history.OutcomeDropped:
 		return "dropped"
-	case c.Backend != "" || c.Outcome == harness.OutcomeBackendUnavailable:
+	case c.Backend != "" || c.Outcome == history.OutcomeBackendUnavailable:
 		return "named"
 	default:
 		return "unnamed"
@@ -171,7 +171,7 @@ func storyOf(fs []faultView) string {
 }
 
 // analyseWindows computes each window's latency phases and recovery.
-func analyseWindows(ws []window, calls []*harness.CallRecord, end time.Duration) []faultView {
+func analyseWindows(ws []window, calls []*history.CallRecord, end time.Duration) []faultView {
 	out := make([]faultView, 0, len(ws))
 	for i, w := range ws {
 		prevEnd := time.Duration(0)
@@ -201,11 +201,11 @@ func analyseWindows(ws []window, calls []*harness.CallRecord, end time.Duration)
 // to error) and, for the targets that failed, the first ok call after the
 // window closed: the time from the window's end to that call's end is the
 // recovery time; failedAfter counts the failures to those targets between.
-func recovery(w window, calls []*harness.CallRecord, horizon time.Duration) (firstErr, rec string, failedAfter int, took time.Duration) {
+func recovery(w window, calls []*history.CallRecord, horizon time.Duration) (firstErr, rec string, failedAfter int, took time.Duration) {
 	took = -1
 	affected := map[string]bool{}
 	for _, c := range calls {
-		if c.Start.D() < w.Start || c.Start.D() >= horizon || c.Outcome == harness.OutcomeOK {
+		if c.Start.D() < w.Start || c.Start.D() >= horizon || c.Outcome == history.OutcomeOK {
 			continue
 		}
 		if c.Backend != "" && c.Backend != w.Backend {
@@ -229,7 +229,7 @@ func recovery(w window, calls []*harness.CallRecord, horizon time.Duration) (fir
 		if c.Start.D() < w.End || !affected[c.Method+" "+c.Target] {
 			continue
 		}
-		if c.Outcome == harness.OutcomeOK {
+		if c.Outcome == history.OutcomeOK {
 			took := max(c.End.D()-w.End, 0)
 			return firstErr, fmt.Sprintf("%s after %s (%s ok)", fmtDur(took), w.Closer, callName(c)), failedAfter, took
 		}
@@ -241,7 +241,7 @@ func recovery(w window, calls []*harness.CallRecord, horizon time.Duration) (fir
 	return firstErr, fmt.Sprintf("not recovered by the end of the scenario (%d failed after %s)", failedAfter, w.Closer), failedAfter, took
 }
 
-func callName(c *harness.CallRecord) string {
+func callName(c *history.CallRecord) string {
 	if c.Target != "" {
 		return c.Method + " " + c.Target
 	}
@@ -249,13 +249,13 @@ func callName(c *harness.CallRecord) string {
 }
 
 // stats computes the phase statistics of calls started in [from, to).
-func stats(calls []*harness.CallRecord, from, to time.Duration) phaseStats {
+func stats(calls []*history.CallRecord, from, to time.Duration) phaseStats {
 	var ds []time.Duration
 	errs := 0
 	for _, c := range calls {
 		if s := c.Start.D(); s >= from && s < to {
 			ds = append(ds, c.Duration.D())
-			if c.Outcome != harness.OutcomeOK {
+			if c.Outcome != history.OutcomeOK {
 				errs++
 			}
 		}

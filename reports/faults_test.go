@@ -5,19 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
-func ms(n float64) harness.Millis {
-	return harness.Millis(time.Duration(n * float64(time.Millisecond)))
+func ms(n float64) history.Millis {
+	return history.Millis(time.Duration(n * float64(time.Millisecond)))
 }
 
-func fault(at float64, backend, action string, kinds ...string) harness.Event {
-	return harness.Event{Kind: harness.EventFault, At: ms(at), Fault: &harness.FaultRecord{Backend: backend, Action: action, Kinds: kinds, Detail: strings.Join(kinds, " ")}}
+func fault(at float64, backend, action string, kinds ...string) history.Event {
+	return history.Event{Kind: history.EventFault, At: ms(at), Fault: &history.FaultRecord{Backend: backend, Action: action, Kinds: kinds, Detail: strings.Join(kinds, " ")}}
 }
 
-func call(start, took float64, target string, outcome harness.Outcome, backend string) *harness.CallRecord {
-	return &harness.CallRecord{Method: "tools/call", Target: target, Outcome: outcome, Backend: backend,
+func call(start, took float64, target string, outcome history.Outcome, backend string) *history.CallRecord {
+	return &history.CallRecord{Method: "tools/call", Target: target, Outcome: outcome, Backend: backend,
 		Start: ms(start), End: ms(start + took), Duration: ms(took)}
 }
 
@@ -26,7 +26,7 @@ func call(start, took float64, target string, outcome harness.Outcome, backend s
 // replacing the previous one, restart and expire as moments, and a window
 // still open at the end.
 func TestFaultWindows(t *testing.T) {
-	evs := []harness.Event{
+	evs := []history.Event{
 		fault(10, "beta", "set", "http_status"), fault(12, "beta", "inject", "latency"), fault(20, "beta", "clear"),
 		fault(30, "alpha", "kill"), fault(40, "alpha", "respawn"),
 		fault(50, "beta", "pause"), fault(60, "beta", "resume"),
@@ -60,13 +60,13 @@ func TestFaultWindows(t *testing.T) {
 // with no failed call, has no recovery.
 func TestRecovery(t *testing.T) {
 	ws := []window{{Backend: "beta", Action: "set", Start: ms(10).D(), End: ms(20).D(), Closer: "clear"}}
-	calls := []*harness.CallRecord{
-		call(5, 1, "beta_echo", harness.OutcomeOK, ""),
-		call(11, 2, "beta_echo", harness.OutcomeBackendUnavailable, "beta"),
-		call(14, 1, "alpha_echo", harness.OutcomeError, "alpha"), // another backend's error: not this fault's
-		call(21, 3, "beta_echo", harness.OutcomeTimeout, ""),
-		call(25, 1, "alpha_echo", harness.OutcomeOK, ""), // not an affected target
-		call(30, 2, "beta_echo", harness.OutcomeOK, ""),
+	calls := []*history.CallRecord{
+		call(5, 1, "beta_echo", history.OutcomeOK, ""),
+		call(11, 2, "beta_echo", history.OutcomeBackendUnavailable, "beta"),
+		call(14, 1, "alpha_echo", history.OutcomeError, "alpha"), // another backend's error: not this fault's
+		call(21, 3, "beta_echo", history.OutcomeTimeout, ""),
+		call(25, 1, "alpha_echo", history.OutcomeOK, ""), // not an affected target
+		call(30, 2, "beta_echo", history.OutcomeOK, ""),
 	}
 	fv := analyseWindows(ws, calls, 40*time.Millisecond)[0]
 	if fv.FirstError != "3.00ms after the fault started (tools/call beta_echo)" {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // findingView is one finding as the report shows it: the property failed
@@ -21,8 +21,8 @@ type findingView struct {
 
 // newFindingViews builds the findings of a run: the failures and the
 // checks not judged, apart.
-func newFindingViews(r *harness.Results) (failed, notJudged []findingView) {
-	for _, f := range harness.BuildFindings(r) {
+func newFindingViews(r *history.Results) (failed, notJudged []findingView) {
+	for _, f := range history.BuildFindings(r) {
 		v := findingView{Verdict: string(f.Verdict), Line: Redact(f.Line()), Text: f.Text, Reproduce: Redact(f.Reproduce),
 			Checks: f.Checks, Scenarios: len(f.Scenarios), Reasons: f.Reasons}
 		if f.First != nil {
@@ -71,17 +71,17 @@ type matrixCell struct {
 }
 
 // propCounts counts a run's checks of each property by verdict.
-func propCounts(r *harness.Results) map[harness.Property]map[harness.CheckVerdict]int {
-	out := map[harness.Property]map[harness.CheckVerdict]int{}
-	scen := map[harness.Property]map[string]bool{}
+func propCounts(r *history.Results) map[history.Property]map[history.CheckVerdict]int {
+	out := map[history.Property]map[history.CheckVerdict]int{}
+	scen := map[history.Property]map[string]bool{}
 	for _, s := range r.Scenarios {
 		for _, c := range s.Checks {
-			p := cmp.Or(c.Property, harness.PropertyOf(c.Name), harness.PropOther)
+			p := cmp.Or(c.Property, history.PropertyOf(c.Name), history.PropOther)
 			if out[p] == nil {
-				out[p], scen[p] = map[harness.CheckVerdict]int{}, map[string]bool{}
+				out[p], scen[p] = map[history.CheckVerdict]int{}, map[string]bool{}
 			}
 			out[p][c.Verdict]++
-			if c.Verdict == harness.CheckFailed {
+			if c.Verdict == history.CheckFailed {
 				scen[p][s.Name] = true
 			}
 		}
@@ -93,38 +93,38 @@ func propCounts(r *harness.Results) map[harness.Property]map[harness.CheckVerdic
 }
 
 // buildMatrix builds the property × run matrix of runs.
-func buildMatrix(runs []*harness.Results) matrixView {
-	counts := make([]map[harness.Property]map[harness.CheckVerdict]int, len(runs))
+func buildMatrix(runs []*history.Results) matrixView {
+	counts := make([]map[history.Property]map[history.CheckVerdict]int, len(runs))
 	for i, r := range runs {
 		counts[i] = propCounts(r)
 	}
 	var mv matrixView
-	for _, p := range append(slices.Clone(harness.Properties), harness.PropOther) {
+	for _, p := range append(slices.Clone(history.Properties), history.PropOther) {
 		row := matrixRow{Property: string(p), Text: p.Text()}
 		seen := false
 		for i := range runs {
 			row.Cells = append(row.Cells, newMatrixCell(counts[i][p]))
 			seen = seen || counts[i][p] != nil
 		}
-		if seen || p != harness.PropOther { // "other" only for results that have such checks
+		if seen || p != history.PropOther { // "other" only for results that have such checks
 			mv.Rows = append(mv.Rows, row)
 		}
 	}
 	return mv
 }
 
-func newMatrixCell(n map[harness.CheckVerdict]int) matrixCell {
+func newMatrixCell(n map[history.CheckVerdict]int) matrixCell {
 	switch {
-	case n[harness.CheckFailed] > 0:
-		return matrixCell{Mark: fmt.Sprintf("✖ %d", n[harness.CheckFailed]), Class: "failed",
-			Title: fmt.Sprintf("%d checks failed in %d scenarios, %d passed", n[harness.CheckFailed], n["scenarios"], n[harness.CheckPassed])}
-	case n[harness.CheckInconclusive] > 0:
-		return matrixCell{Mark: fmt.Sprintf("? %d", n[harness.CheckInconclusive]), Class: "inconclusive",
-			Title: fmt.Sprintf("%d checks inconclusive, %d passed", n[harness.CheckInconclusive], n[harness.CheckPassed])}
-	case n[harness.CheckPassed] > 0:
-		return matrixCell{Mark: "✔", Class: "passed", Title: fmt.Sprintf("%d checks passed", n[harness.CheckPassed])}
-	case n[harness.CheckNotApplicable] > 0:
-		return matrixCell{Mark: "—", Class: "not_applicable", Title: fmt.Sprintf("%d checks not applicable", n[harness.CheckNotApplicable])}
+	case n[history.CheckFailed] > 0:
+		return matrixCell{Mark: fmt.Sprintf("✖ %d", n[history.CheckFailed]), Class: "failed",
+			Title: fmt.Sprintf("%d checks failed in %d scenarios, %d passed", n[history.CheckFailed], n["scenarios"], n[history.CheckPassed])}
+	case n[history.CheckInconclusive] > 0:
+		return matrixCell{Mark: fmt.Sprintf("? %d", n[history.CheckInconclusive]), Class: "inconclusive",
+			Title: fmt.Sprintf("%d checks inconclusive, %d passed", n[history.CheckInconclusive], n[history.CheckPassed])}
+	case n[history.CheckPassed] > 0:
+		return matrixCell{Mark: "✔", Class: "passed", Title: fmt.Sprintf("%d checks passed", n[history.CheckPassed])}
+	case n[history.CheckNotApplicable] > 0:
+		return matrixCell{Mark: "—", Class: "not_applicable", Title: fmt.Sprintf("%d checks not applicable", n[history.CheckNotApplicable])}
 	}
 	return matrixCell{Mark: "—", Class: "absent", Title: "no check of this property ran"}
 }

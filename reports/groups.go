@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // experimentLabel labels an experiment journal's scenario.
@@ -15,7 +15,7 @@ const experimentLabel = "experiment"
 // "catalogue" (a suite or `chaos run`). Columns side by side are for
 // inputs of the same subject: the same experiment or catalogue run against
 // different gateways or at different times.
-func subject(r *harness.Results) string {
+func subject(r *history.Results) string {
 	if len(r.Scenarios) == 0 {
 		return "catalogue"
 	}

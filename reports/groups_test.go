@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // journal is an experiment journal: one scenario labelled experiment,
 // with one call of the given outcome.
-func journal(title, target string, passed bool, outcome harness.Outcome) *harness.Results {
-	rec := harness.NewRecorder(title, experimentLabel)
-	rec.RecordCall(harness.CallRecord{Method: "tools/call", Target: "beta_echo", Outcome: outcome, Error: "Post http://gw/mcp: EOF"})
+func journal(title, target string, passed bool, outcome history.Outcome) *history.Results {
+	rec := history.NewRecorder(title, experimentLabel)
+	rec.RecordCall(history.CallRecord{Method: "tools/call", Target: "beta_echo", Outcome: outcome, Error: "Post http://gw/mcp: EOF"})
 	if passed {
 		rec.Pass()
 	} else {
@@ -28,9 +29,9 @@ func journal(title, target string, passed bool, outcome harness.Outcome) *harnes
 // of the same experiment against two gateways are columns.
 func TestJournalsOfDifferentExperiments(t *testing.T) {
 	in := []Input{
-		{Name: "stall.json", Results: journal("a stall on beta does not hang", "gw1", false, harness.OutcomeDropped)},
-		{Name: "error.json", Results: journal("an error on beta_echo names beta", "gw1", true, harness.OutcomeOK)},
-		{Name: "breaker.json", Results: journal("the breaker on beta opens", "gw1", true, harness.OutcomeOK)},
+		{Name: "stall.json", Results: journal("a stall on beta does not hang", "gw1", false, history.OutcomeDropped)},
+		{Name: "error.json", Results: journal("an error on beta_echo names beta", "gw1", true, history.OutcomeOK)},
+		{Name: "breaker.json", Results: journal("the breaker on beta opens", "gw1", true, history.OutcomeOK)},
 	}
 	b := render(t, in)
 	p := checkStructure(t, b, in)
@@ -52,8 +53,8 @@ func TestJournalsOfDifferentExperiments(t *testing.T) {
 
 	// The same experiment against two gateways: side by side.
 	same := []Input{
-		{Name: "gw1.json", Results: journal("a stall on beta does not hang", "gw1", true, harness.OutcomeOK)},
-		{Name: "gw2.json", Results: journal("a stall on beta does not hang", "gw2", false, harness.OutcomeDropped)},
+		{Name: "gw1.json", Results: journal("a stall on beta does not hang", "gw1", true, history.OutcomeOK)},
+		{Name: "gw2.json", Results: journal("a stall on beta does not hang", "gw2", false, history.OutcomeDropped)},
 	}
 	sp := parse(t, render(t, same))
 	if sp.ids["experiments"] != nil || sp.ids["compare"] == nil || len(find(sp.ids["compare"], "tr", "differs")) != 1 {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // FuzzReadResults: `chaos report`'s decoder never panics, and whatever it
@@ -29,7 +29,7 @@ func FuzzReadResults(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := harness.ReadResults(bytes.NewReader(data))
+		r, err := history.ReadResults(bytes.NewReader(data))
 		if err != nil {
 			return
 		}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // runView is one results document as the report shows it.
@@ -30,7 +30,7 @@ type runView struct {
 	// Findings are the properties the run failed; NotJudged those it
 	// could not be judged on (inconclusive, not applicable).
 	Findings, NotJudged []findingView
-	results             *harness.Results
+	results             *history.Results
 }
 
 // scenarioView is one scenario: verdict, checks with evidence, figures,
@@ -88,8 +88,8 @@ type errorSample struct {
 }
 
 // newRunView builds the view of one results document.
-func newRunView(id, label string, r *harness.Results) *runView {
-	rv := &runView{ID: id, Label: label, Target: r.Target, Profile: r.Profile, Capabilities: cmp.Or(r.Capabilities.String(), "none declared"),
+func newRunView(id, label string, r *history.Results) *runView {
+	rv := &runView{ID: id, Label: label, Target: r.Target, Profile: r.Profile, Capabilities: cmp.Or(strings.Join(r.Capabilities, ","), "none declared"),
 		Interrupted: r.Interrupted, Harness: cmp.Or(r.HarnessVersion, "not recorded")}
 	if !r.Started.IsZero() {
 		rv.Started = r.Started.UTC().Format("2006-01-02 15:04:05 UTC")
@@ -100,13 +100,13 @@ func newRunView(id, label string, r *harness.Results) *runView {
 		sv := newScenarioView(fmt.Sprintf("%s-s%d", id, i), s)
 		rv.Scenarios = append(rv.Scenarios, sv)
 		switch s.Verdict {
-		case harness.VerdictPassed:
+		case history.VerdictPassed:
 			rv.Passed++
-		case harness.VerdictFailed:
+		case history.VerdictFailed:
 			rv.Failed++
-		case harness.VerdictInconclusive:
+		case history.VerdictInconclusive:
 			rv.Inconclusive++
-		case harness.VerdictInterrupted:
+		case history.VerdictInterrupted:
 			rv.InterruptedN++
 		default:
 			rv.Skipped++
@@ -116,11 +116,11 @@ func newRunView(id, label string, r *harness.Results) *runView {
 		}
 		for _, c := range s.Checks {
 			switch c.Verdict {
-			case harness.CheckPassed:
+			case history.CheckPassed:
 				rv.ChecksPassed++
-			case harness.CheckFailed:
+			case history.CheckFailed:
 				rv.ChecksFailed++
-			case harness.CheckInconclusive:
+			case history.CheckInconclusive:
 				rv.ChecksInconclusive++
 			default:
 				rv.ChecksNA++
@@ -149,7 +149,7 @@ func splitName(name string) (group, variant string) {
 	return name, "-"
 }
 
-func newScenarioView(id string, s *harness.ScenarioResult) *scenarioView {
+func newScenarioView(id string, s *history.ScenarioResult) *scenarioView {
 	sv := &scenarioView{ID: id, Name: s.Name, Labels: strings.Join(s.Labels, ", "), Agreed: strings.Join(s.Agreed, ", "), Verdict: string(s.Verdict),
 		Reason: Redact(s.Reason), Duration: fmtDur(s.Duration.D())}
 	sv.Group, sv.Variant = splitName(s.Name)
@@ -160,14 +160,14 @@ func newScenarioView(id string, s *harness.ScenarioResult) *scenarioView {
 		sv.Skipped = append(sv.Skipped, Redact(k))
 	}
 	var calls []seqCall
-	var plain []*harness.CallRecord
-	bySeq := map[int]*harness.CallRecord{}
+	var plain []*history.CallRecord
+	bySeq := map[int]*history.CallRecord{}
 	for _, e := range s.Events {
 		switch {
-		case e.Kind == harness.EventCall && e.Call != nil:
+		case e.Kind == history.EventCall && e.Call != nil:
 			calls = append(calls, seqCall{e.Call, e.Seq})
 			bySeq[e.Seq] = e.Call
-		case e.Kind == harness.EventNote && e.Note != "":
+		case e.Kind == history.EventNote && e.Note != "":
 			sv.Notes = append(sv.Notes, fmt.Sprintf("%s  %s", fmtDur(e.At.D()), Redact(e.Note)))
 		}
 	}
@@ -212,7 +212,7 @@ func newScenarioView(id string, s *harness.ScenarioResult) *scenarioView {
 // badge is the short verdict a grid cell and a heading show: FAILED 3/11
 // (failed checks of all), PASSED 11/11, PASSED* when some checks did not
 // apply or were skipped.
-func badge(v harness.Verdict, checks, failed, inconclusive, na int, partial bool) string {
+func badge(v history.Verdict, checks, failed, inconclusive, na int, partial bool) string {
 	b := strings.ToUpper(string(v))
 	if partial {
 		b += "*"
@@ -220,17 +220,17 @@ func badge(v harness.Verdict, checks, failed, inconclusive, na int, partial bool
 	switch {
 	case checks == 0:
 		return b
-	case v == harness.VerdictFailed:
+	case v == history.VerdictFailed:
 		return fmt.Sprintf("%s %d/%d", b, failed, checks)
-	case v == harness.VerdictInconclusive:
+	case v == history.VerdictInconclusive:
 		return fmt.Sprintf("%s %d/%d", b, inconclusive, checks)
-	case v == harness.VerdictPassed:
+	case v == history.VerdictPassed:
 		return fmt.Sprintf("%s %d/%d", b, checks-failed-na, checks)
 	}
 	return b
 }
 
-func newCallView(seq int, c *harness.CallRecord) callView {
+func newCallView(seq int, c *history.CallRecord) callView {
 	cls := outcomeClass(c)
 	return callView{Seq: seq, Client: c.Client, Call: callName(c), Backend: c.Backend, Class: cls,
 		Outcome: outcomeText[cls] + " (" + string(c.Outcome) + ")", Error: clip(Redact(c.Error), 600),
@@ -290,25 +290,25 @@ func trimFloat(v float64) string {
 // table show it: FAILED 3/11 (failed checks of all), PASSED 11/11, PASSED*
 // for a partial pass (some checks did not apply or were skipped), SKIPPED;
 // without per-check results just the verdict (with * when partial).
-func Badge(s *harness.ScenarioResult) string {
+func Badge(s *history.ScenarioResult) string {
 	failed, inconclusive, na, partial := checkCounts(s)
 	return badge(s.Verdict, len(s.Checks), failed, inconclusive, na, partial)
 }
 
 // checkCounts counts a scenario's failed and not-applicable checks; a
 // partial pass is a pass with checks not applicable or skipped.
-func checkCounts(s *harness.ScenarioResult) (failed, inconclusive, na int, partial bool) {
+func checkCounts(s *history.ScenarioResult) (failed, inconclusive, na int, partial bool) {
 	for _, c := range s.Checks {
 		switch c.Verdict {
-		case harness.CheckFailed:
+		case history.CheckFailed:
 			failed++
-		case harness.CheckInconclusive:
+		case history.CheckInconclusive:
 			inconclusive++
-		case harness.CheckNotApplicable:
+		case history.CheckNotApplicable:
 			na++
 		}
 	}
-	return failed, inconclusive, na, s.Verdict == harness.VerdictPassed && (len(s.SkippedChecks) > 0 || na > 0)
+	return failed, inconclusive, na, s.Verdict == history.VerdictPassed && (len(s.SkippedChecks) > 0 || na > 0)
 }
 
 // recoveryRow is one fault of the run's recovery overview.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // fullCatalogue builds a results document the size of a full run of the
@@ -35,25 +35,25 @@ func fullCatalogue(t testing.TB) []Input {
 
 // loadScenario is a load scenario: 16 clients calling for 2.2s while beta
 // crashes four times for 300ms.
-func loadScenario(name string, n int) harness.ScenarioResult {
-	s := harness.ScenarioResult{Name: name, Verdict: harness.VerdictPassed, Duration: harness.Millis(2200 * time.Millisecond)}
+func loadScenario(name string, n int) history.ScenarioResult {
+	s := history.ScenarioResult{Name: name, Verdict: history.VerdictPassed, Duration: history.Millis(2200 * time.Millisecond)}
 	seq := 0
-	ev := func(e harness.Event) { seq++; e.Seq = seq; s.Events = append(s.Events, e) }
+	ev := func(e history.Event) { seq++; e.Seq = seq; s.Events = append(s.Events, e) }
 	step := 2200 * time.Millisecond / time.Duration(n)
 	for w := range 4 {
 		at := time.Duration(100+500*w) * time.Millisecond
-		ev(harness.Event{Kind: harness.EventFault, At: harness.Millis(at), Fault: &harness.FaultRecord{Backend: "beta", Action: "set", Kinds: []string{"crash"}, Detail: "crash reset"}})
-		ev(harness.Event{Kind: harness.EventFault, At: harness.Millis(at + 300*time.Millisecond), Fault: &harness.FaultRecord{Backend: "beta", Action: "clear"}})
+		ev(history.Event{Kind: history.EventFault, At: history.Millis(at), Fault: &history.FaultRecord{Backend: "beta", Action: "set", Kinds: []string{"crash"}, Detail: "crash reset"}})
+		ev(history.Event{Kind: history.EventFault, At: history.Millis(at + 300*time.Millisecond), Fault: &history.FaultRecord{Backend: "beta", Action: "clear"}})
 	}
 	for i := range n {
 		start := step * time.Duration(i)
 		d := time.Duration(1+i%50) * time.Millisecond
-		c := &harness.CallRecord{Client: fmt.Sprintf("c%d", i%16), Method: "tools/call", Target: "beta_echo", Outcome: harness.OutcomeOK,
-			Start: harness.Millis(start), End: harness.Millis(start + d), Duration: harness.Millis(d)}
+		c := &history.CallRecord{Client: fmt.Sprintf("c%d", i%16), Method: "tools/call", Target: "beta_echo", Outcome: history.OutcomeOK,
+			Start: history.Millis(start), End: history.Millis(start + d), Duration: history.Millis(d)}
 		if (start/(100*time.Millisecond))%5 == 1 && i%4 != 0 {
-			c.Outcome, c.Backend, c.Error = harness.OutcomeBackendUnavailable, "beta", `backend "beta" unavailable: connection reset`
+			c.Outcome, c.Backend, c.Error = history.OutcomeBackendUnavailable, "beta", `backend "beta" unavailable: connection reset`
 		}
-		ev(harness.Event{Kind: harness.EventCall, At: c.Start, Call: c})
+		ev(history.Event{Kind: history.EventCall, At: c.Start, Call: c})
 	}
 	return s
 }

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
 )
 
@@ -25,7 +25,7 @@ type Input struct {
 	// Name labels the run, e.g. its file name; empty: the target's name.
 	Name string
 	// Results is the document.
-	Results *harness.Results
+	Results *history.Results
 }
 
 // Options tune a report.
@@ -89,12 +89,12 @@ func Render(w io.Writer, in []Input, opt Options) error {
 		if len(g) > 1 {
 			for _, r := range g {
 				for _, s := range r.Scenarios {
-					s.Brief = s.Verdict == string(harness.VerdictPassed) && len(s.Checks) > 0 && s.Failed == 0 && !slices.ContainsFunc(s.Checks, func(c checkView) bool {
-						return c.Verdict == string(harness.CheckInconclusive)
+					s.Brief = s.Verdict == string(history.VerdictPassed) && len(s.Checks) > 0 && s.Failed == 0 && !slices.ContainsFunc(s.Checks, func(c checkView) bool {
+						return c.Verdict == string(history.CheckInconclusive)
 					})
 					if !s.Brief {
 						n := len(s.Checks)
-						s.Checks = slices.DeleteFunc(s.Checks, func(c checkView) bool { return c.Verdict == string(harness.CheckPassed) })
+						s.Checks = slices.DeleteFunc(s.Checks, func(c checkView) bool { return c.Verdict == string(history.CheckPassed) })
 						s.PassedHidden = n - len(s.Checks)
 					}
 				}
@@ -140,10 +140,10 @@ func Render(w io.Writer, in []Input, opt Options) error {
 	return bw.Flush()
 }
 
-// Load reads results documents (JSON of harness.Results) from files, each
+// Load reads results documents (JSON of history.Results) from files, each
 // named by its file name (by its path when two share a name, as
 // a/results.json and b/results.json do), decoded strictly (Decode). A
-// file holding a set of runs (harness.ResultsSet, DecodeAll) gives one
+// file holding a set of runs (history.ResultsSet, DecodeAll) gives one
 // input per run, named "file: target". A file
 // that cannot be read or is not a results document of the current schema
 // is an error naming the file (and, for its content, the byte offset).

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden HTML files in testdata/")
@@ -168,7 +169,7 @@ func checkStructure(t *testing.T, b []byte, in []Input) *parsedPage {
 			svgs := find(sec, "svg", "")
 			if len(in) > 1 && len(find(sec, "p", "brief")) == 1 {
 				// A scorecard leaves out a passed scenario's details.
-				if s.Verdict != harness.VerdictPassed || len(svgs) > 0 {
+				if s.Verdict != history.VerdictPassed || len(svgs) > 0 {
 					t.Errorf("%s: %s, shown briefly with %d timelines", s.Name, s.Verdict, len(svgs))
 				}
 				continue
@@ -176,7 +177,7 @@ func checkStructure(t *testing.T, b []byte, in []Input) *parsedPage {
 			if (len(s.Events) > 0) != (len(svgs) == 1) {
 				t.Errorf("%s: %d events, %d timelines", s.Name, len(s.Events), len(svgs))
 			}
-			first := slices.IndexFunc(s.Checks, func(c harness.Check) bool { return len(in) == 1 || c.Verdict != harness.CheckPassed })
+			first := slices.IndexFunc(s.Checks, func(c history.Check) bool { return len(in) == 1 || c.Verdict != history.CheckPassed })
 			if first >= 0 && len(find(sec, "tr", "cv-"+string(s.Checks[first].Verdict))) == 0 {
 				t.Errorf("%s: no row for check %q", s.Name, s.Checks[first].Name)
 			}
@@ -435,8 +436,8 @@ func TestScorecardReferenceAndFixtures(t *testing.T) {
 func TestReportCSPAndInterrupted(t *testing.T) {
 	r := harness.NewResults(nil)
 	r.Interrupted = true
-	rec := harness.NewRecorder("wrapping/legacy/sse")
-	rec.SetVerdict(harness.VerdictInterrupted, "interrupted (interrupt signal received) after 442ms")
+	rec := history.NewRecorder("wrapping/legacy/sse")
+	rec.SetVerdict(history.VerdictInterrupted, "interrupted (interrupt signal received) after 442ms")
 	r.Add(rec)
 	b := string(render(t, []Input{{Results: r}}))
 	const csp = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`

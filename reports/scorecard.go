@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // gridView is a run's scorecard: a row per scenario group, a column per
@@ -103,7 +103,7 @@ type checkRow struct {
 
 func buildCompare(runs []*runView) *compareView {
 	cv := &compareView{Columns: runs}
-	var rs []*harness.Results
+	var rs []*history.Results
 	for _, r := range runs {
 		rs = append(rs, r.results)
 	}

@@ -7,16 +7,16 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // DecodeAll reads a results document (Decode) or a set of them
-// (harness.ResultsSet, told by its "runs" field, as `chaos bench
+// (history.ResultsSet, told by its "runs" field, as `chaos bench
 // --profile A --profile B` writes), and returns its runs in order. A set
 // is decoded as strictly as a document: its envelope has no unknown
 // field, at least one run, the current schema version, and every run is
 // checked by Decode, its errors placed at their byte offset in the file.
-func DecodeAll(data []byte, file string) ([]*harness.Results, error) {
+func DecodeAll(data []byte, file string) ([]*history.Results, error) {
 	var probe struct {
 		Runs json.RawMessage `json:"runs"`
 	}
@@ -25,7 +25,7 @@ func DecodeAll(data []byte, file string) ([]*harness.Results, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []*harness.Results{r}, nil
+		return []*history.Results{r}, nil
 	}
 	var set struct {
 		SchemaVersion  int               `json:"schemaVersion"`
@@ -46,13 +46,13 @@ func DecodeAll(data []byte, file string) ([]*harness.Results, error) {
 	if off := skipSpace(data, dec.InputOffset()); off < int64(len(data)) {
 		return nil, &InputError{file, off, "trailing data after the JSON document"}
 	}
-	if set.SchemaVersion != harness.SchemaVersion {
-		return nil, &InputError{file, 0, fmt.Sprintf("results set schemaVersion %d, want %d", set.SchemaVersion, harness.SchemaVersion)}
+	if set.SchemaVersion != history.SchemaVersion {
+		return nil, &InputError{file, 0, fmt.Sprintf("results set schemaVersion %d, want %d", set.SchemaVersion, history.SchemaVersion)}
 	}
 	if len(set.Runs) == 0 {
 		return nil, &InputError{file, int64(bytes.Index(data, []byte(`"runs"`))), "results set: no runs"}
 	}
-	out := make([]*harness.Results, 0, len(set.Runs))
+	out := make([]*history.Results, 0, len(set.Runs))
 	from := 0
 	for i, raw := range set.Runs {
 		at := from + bytes.Index(data[from:], raw)

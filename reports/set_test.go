@@ -9,21 +9,22 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // benchRun is a results document of two bench scenarios against target,
 // with cpu as its ratio.cpu_per_call (the second scenario has it only
 // when withOpen).
-func benchRun(target string, cpu float64, withOpen bool) *harness.Results {
+func benchRun(target string, cpu float64, withOpen bool) *history.Results {
 	r := harness.NewResults(nil)
 	r.Target = target
-	rec := harness.NewRecorder("bench/calls/legacy", "bench", "calls")
+	rec := history.NewRecorder("bench/calls/legacy", "bench", "calls")
 	rec.SetFigure("ratio.cpu_per_call", cpu)
 	rec.SetFigure("ratio.backend_amplification", 1.5)
 	rec.Pass()
 	r.Add(rec)
 	if withOpen {
-		rec = harness.NewRecorder("bench/open/2-backends", "bench", "open")
+		rec = history.NewRecorder("bench/open/2-backends", "bench", "open")
 		rec.SetFigure("ratio.open", 3)
 		rec.Pass()
 		r.Add(rec)
@@ -35,7 +36,7 @@ func benchRun(target string, cpu float64, withOpen bool) *harness.Results {
 // one input per run, named by file and target, rendered side by side
 // with the bench figures in a table, a column per gateway.
 func TestLoadSet(t *testing.T) {
-	set := harness.NewResultsSet()
+	set := history.NewResultsSet()
 	set.Runs = append(set.Runs, benchRun("gw-a", 2.25, true), benchRun("gw-b", 8.75, false))
 	p := filepath.Join(t.TempDir(), "bench.json")
 	if err := set.WriteFile(p); err != nil {

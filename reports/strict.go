@@ -9,15 +9,15 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // Verdicts a results document may hold: the harness's own.
 var (
-	scenarioVerdicts = []string{string(harness.VerdictPassed), string(harness.VerdictFailed), string(harness.VerdictSkipped),
-		string(harness.VerdictInconclusive), string(harness.VerdictInterrupted)}
-	checkVerdicts = []string{string(harness.CheckPassed), string(harness.CheckFailed), string(harness.CheckNotApplicable),
-		string(harness.CheckInconclusive)}
+	scenarioVerdicts = []string{string(history.VerdictPassed), string(history.VerdictFailed), string(history.VerdictSkipped),
+		string(history.VerdictInconclusive), string(history.VerdictInterrupted)}
+	checkVerdicts = []string{string(history.CheckPassed), string(history.CheckFailed), string(history.CheckNotApplicable),
+		string(history.CheckInconclusive)}
 )
 
 // InputError is a results document that cannot be read: the file and the
@@ -34,7 +34,7 @@ func (e *InputError) Error() string { return fmt.Sprintf("%s: byte %d: %s", e.Fi
 // JSON value with nothing after it, of the current schema version, with
 // known scenario and check verdicts and no negative time (a *Ms field).
 // Every error is an *InputError naming file and the byte offset.
-func Decode(data []byte, file string) (*harness.Results, error) {
+func Decode(data []byte, file string) (*history.Results, error) {
 	if !utf8.Valid(data) {
 		off := 0
 		for off < len(data) {
@@ -47,15 +47,15 @@ func Decode(data []byte, file string) (*harness.Results, error) {
 		return nil, &InputError{file, int64(off), "invalid UTF-8"}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	var r harness.Results
+	var r history.Results
 	if err := dec.Decode(&r); err != nil {
 		return nil, jsonError(file, data, err)
 	}
 	if off := skipSpace(data, dec.InputOffset()); off < int64(len(data)) {
 		return nil, &InputError{file, off, "trailing data after the JSON document"}
 	}
-	if r.SchemaVersion != harness.SchemaVersion {
-		return nil, &InputError{file, 0, fmt.Sprintf("results schemaVersion %d, want %d", r.SchemaVersion, harness.SchemaVersion)}
+	if r.SchemaVersion != history.SchemaVersion {
+		return nil, &InputError{file, 0, fmt.Sprintf("results schemaVersion %d, want %d", r.SchemaVersion, history.SchemaVersion)}
 	}
 	if err := checkValues(data, file); err != nil {
 		return nil, err

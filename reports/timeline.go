@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // Timeline geometry, in SVG user units (the SVG scales to the page).
@@ -58,7 +58,7 @@ type timelineView struct {
 // buildTimeline lays out a scenario's timeline: the time axis, one lane
 // for the client's calls and one per backend with its fault windows,
 // health and breaker bands and session changes.
-func buildTimeline(s *harness.ScenarioResult, calls []seqCall, ws []window, evidence map[int]bool) *timelineView {
+func buildTimeline(s *history.ScenarioResult, calls []seqCall, ws []window, evidence map[int]bool) *timelineView {
 	end := s.Duration.D()
 	for _, c := range calls {
 		end = max(end, c.End.D())
@@ -169,11 +169,11 @@ func buildTimeline(s *harness.ScenarioResult, calls []seqCall, ws []window, evid
 
 // seqCall is a call with its event's Seq.
 type seqCall struct {
-	*harness.CallRecord
+	*history.CallRecord
 	seq int
 }
 
-func callTitle(c *harness.CallRecord) string {
+func callTitle(c *history.CallRecord) string {
 	s := fmt.Sprintf("%s %s: %s (%s) at %s, took %s", c.Client, callName(c), outcomeText[outcomeClass(c)], c.Outcome, fmtDur(c.Start.D()), fmtDur(c.Duration.D()))
 	if c.Backend != "" {
 		s += ", backend " + c.Backend
@@ -241,11 +241,11 @@ type segment struct {
 }
 
 // stateSegments turns a backend's transitions of one aspect into bands.
-func stateSegments(events []harness.Event, backend, aspect string, end time.Duration) []segment {
+func stateSegments(events []history.Event, backend, aspect string, end time.Duration) []segment {
 	var segs []segment
 	for _, e := range events {
 		t := e.Transition
-		if e.Kind != harness.EventTransition || t == nil || t.Backend != backend || t.Aspect != aspect {
+		if e.Kind != history.EventTransition || t == nil || t.Backend != backend || t.Aspect != aspect {
 			continue
 		}
 		if n := len(segs); n > 0 {
@@ -272,7 +272,7 @@ func stateClass(s string) string {
 
 // backendsOf lists the backends a scenario touched: faults, transitions
 // and the backends calls named.
-func backendsOf(s *harness.ScenarioResult, ws []window) []string {
+func backendsOf(s *history.ScenarioResult, ws []window) []string {
 	seen := map[string]bool{}
 	for _, w := range ws {
 		seen[w.Backend] = true

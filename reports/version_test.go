@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // TestHarnessVersionPerRun: each run's summary and its column of the
@@ -17,7 +17,7 @@ func TestHarnessVersionPerRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := harness.ReadResults(f)
+	res, err := history.ReadResults(f)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)

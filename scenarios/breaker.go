@@ -12,7 +12,10 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
@@ -27,19 +30,19 @@ const (
 // breakerScenarios: scenario 3, breaker recovery.
 func breakerScenarios() []Scenario {
 	return variants("breaker", []Variant{
-		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
-		{harness.RevisionModern, fakebackends.TransportSSE},
+		{history.RevisionLegacy, fakebackends.TransportStreamableHTTP},
+		{history.RevisionModern, fakebackends.TransportSSE},
 	}, func(v Variant) Scenario {
 		return Scenario{
 			Description: "consecutive failures open beta's circuit; while open, calls fail fast without reaching beta; once beta is back the circuit goes " +
 				"half-open then closed and beta's tools work; the metrics' transition counters match the transitions seen",
 			Labels:      []string{LabelBreaker},
-			Needs:       []harness.Capability{harness.CapBreaker},
+			Needs:       []targets.Capability{targets.CapBreaker},
 			Conditional: append(slices.Clone(breakerHealthChecks), breakerMetricsCheck),
 			Timeout:     30 * time.Second,
 			Topology: twoBackendsTopology(v, breakerCallTimeout, 10*time.Second, func(t *harness.Topology) {
 				t.PollHealth = 20 * time.Millisecond
-				t.Features = harness.Features{Breaker: &harness.BreakerFeature{FailureThreshold: breakerThreshold, OpenTimeout: breakerOpenTimeout}, Metrics: true}
+				t.Features = runtimes.Features{Breaker: &runtimes.BreakerFeature{FailureThreshold: breakerThreshold, OpenTimeout: breakerOpenTimeout}, Metrics: true}
 			}),
 			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runBreaker(ctx, env, g, v) },
 		}
@@ -52,12 +55,12 @@ func breakerScenarios() []Scenario {
 // beta), fails fast naming beta, and lets beta back in after the open
 // timeout.
 var (
-	breakerMetricsCheck = ConditionalCheck{Name: "metrics: circuit transition counters match the transitions", Needs: []harness.Capability{harness.CapMetrics}}
+	breakerMetricsCheck = ConditionalCheck{Name: "metrics: circuit transition counters match the transitions", Needs: []targets.Capability{targets.CapMetrics}}
 	breakerHealthChecks = []ConditionalCheck{
-		{Name: "health API: beta's circuit is closed at the start", Needs: []harness.Capability{harness.CapHealthAPI}},
-		{Name: "health API: the circuit goes half-open after the open timeout", Needs: []harness.Capability{harness.CapHealthAPI}},
-		{Name: "health API: the circuit closes after a successful trial", Needs: []harness.Capability{harness.CapHealthAPI}},
-		{Name: "health API: the poller saw closed, open, (half-open,) closed", Needs: []harness.Capability{harness.CapHealthAPI}},
+		{Name: "health API: beta's circuit is closed at the start", Needs: []targets.Capability{targets.CapHealthAPI}},
+		{Name: "health API: the circuit goes half-open after the open timeout", Needs: []targets.Capability{targets.CapHealthAPI}},
+		{Name: "health API: the circuit closes after a successful trial", Needs: []targets.Capability{targets.CapHealthAPI}},
+		{Name: "health API: the poller saw closed, open, (half-open,) closed", Needs: []targets.Capability{targets.CapHealthAPI}},
 	}
 )
 
@@ -67,7 +70,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	c := k.Client(v.Revision)
 	betaEcho := k.Tool(beta, "echo")
 	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
-	health := k.Has(harness.CapHealthAPI)
+	health := k.Has(targets.CapHealthAPI)
 	breakerHealthChecks[0].judge(k, func(ck *kit.C) {
 		ck.Expect(healthOf(ctx, env, beta).Breaker).To(gomega.Equal("closed"), "beta's circuit at the start")
 	})
@@ -116,7 +119,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	// While open: calls fail at once, naming beta, and never reach it.
 	before, err := k.CountRequests(beta, "tools/call")
 	k.Must(err, "read beta's request log")
-	var open []*harness.Call
+	var open []*history.Call
 	for range breakerOpenCalls {
 		open = append(open, c.CallTool(ctx, betaEcho, echoArgs("while open")))
 	}
@@ -168,9 +171,9 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	})
 	k.Check("beta's tools and resources work after its circuit closed", func(ck *kit.C) {
 		for range 3 {
-			ck.Expect(c.CallTool(ctx, betaEcho, echoArgs("closed again"))).To(matchers.HaveOutcome(harness.OutcomeOK))
+			ck.Expect(c.CallTool(ctx, betaEcho, echoArgs("closed again"))).To(matchers.HaveOutcome(history.OutcomeOK))
 		}
-		ck.Expect(c.ReadResource(ctx, k.Resource(beta, readme(beta)))).To(matchers.HaveOutcome(harness.OutcomeOK))
+		ck.Expect(c.ReadResource(ctx, k.Resource(beta, readme(beta)))).To(matchers.HaveOutcome(history.OutcomeOK))
 	})
 
 	// The waits above saw closed, open, half-open and closed in turn, and

@@ -19,6 +19,8 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
@@ -50,7 +52,7 @@ type Scenario struct {
 	Labels []string
 	// Needs are the capabilities the target must declare; a target that
 	// lacks one makes the scenario skipped with that reason.
-	Needs []harness.Capability
+	Needs []targets.Capability
 	// Conditional are the scenario's checks that need capabilities beyond
 	// Needs: a target lacking them gets those checks recorded
 	// not_applicable (kit.Kit.CheckIf), and the rest judged.
@@ -71,11 +73,11 @@ type ConditionalCheck struct {
 	// Name is the check's name, as recorded.
 	Name string
 	// Needs are the capabilities it needs.
-	Needs []harness.Capability
+	Needs []targets.Capability
 	// Unless, when set, says why a target that has Needs still cannot be
 	// judged on the check ("" when it can): e.g. a health API that reports
 	// no keepalive state. The scenario records it not_applicable then.
-	Unless func(t harness.Target) string
+	Unless func(t targets.Target) string
 }
 
 // judge judges the check with body (kit.Kit.CheckIf) when the target can
@@ -95,9 +97,9 @@ func (c ConditionalCheck) judge(k *kit.Kit, body func(ck *kit.C)) bool {
 // judged on, and why: the whole scenario when it lacks a capability of
 // Needs ("the whole scenario: target t lacks capability x"), else each
 // conditional check it lacks a capability for ("name (lacks x)").
-func (s Scenario) NotApplicable(target string, caps harness.Capabilities) []string {
+func (s Scenario) NotApplicable(target string, caps targets.Capabilities) []string {
 	if missing := caps.Missing(s.Needs...); len(missing) > 0 {
-		return []string{"the whole scenario: " + (&harness.MissingCapabilityError{Target: target, Missing: missing}).Error()}
+		return []string{"the whole scenario: " + (&targets.MissingCapabilityError{Target: target, Missing: missing}).Error()}
 	}
 	var out []string
 	for _, c := range s.Conditional {
@@ -111,7 +113,7 @@ func (s Scenario) NotApplicable(target string, caps harness.Capabilities) []stri
 // NotApplicableTo is NotApplicable for target t, adding the checks t has
 // the capabilities for but cannot be judged on (ConditionalCheck.Unless):
 // "name (why)".
-func (s Scenario) NotApplicableTo(t harness.Target) []string {
+func (s Scenario) NotApplicableTo(t targets.Target) []string {
 	out := s.NotApplicable(t.Name(), t.Capabilities())
 	if len(out) > 0 && strings.HasPrefix(out[0], "the whole scenario") {
 		return out
@@ -133,7 +135,7 @@ func (s Scenario) HasLabel(label string) bool { return slices.Contains(s.Labels,
 // Variant is a client revision and the transport of the backend that
 // faults are injected into.
 type Variant struct {
-	Revision  harness.Revision
+	Revision  history.Revision
 	Transport fakebackends.Transport
 }
 
@@ -145,10 +147,10 @@ func (v Variant) Labels() []string { return []string{string(v.Revision), string(
 
 // AllVariants is every revision on every HTTP transport.
 var AllVariants = []Variant{
-	{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
-	{harness.RevisionLegacy, fakebackends.TransportSSE},
-	{harness.RevisionModern, fakebackends.TransportStreamableHTTP},
-	{harness.RevisionModern, fakebackends.TransportSSE},
+	{history.RevisionLegacy, fakebackends.TransportStreamableHTTP},
+	{history.RevisionLegacy, fakebackends.TransportSSE},
+	{history.RevisionModern, fakebackends.TransportStreamableHTTP},
+	{history.RevisionModern, fakebackends.TransportSSE},
 }
 
 // Catalogue returns every scenario, every variant expanded, in a stable

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // TestSelectTakesGinkgoLabelFilters: chaos run --label takes the
@@ -64,10 +64,10 @@ func TestNotApplicableListsChecksByCapability(t *testing.T) {
 			break
 		}
 	}
-	if got := breaker.NotApplicable("gw", harness.Capabilities{harness.CapBreaker, harness.CapHealthAPI, harness.CapMetrics}); len(got) != 0 {
+	if got := breaker.NotApplicable("gw", targets.Capabilities{targets.CapBreaker, targets.CapHealthAPI, targets.CapMetrics}); len(got) != 0 {
 		t.Errorf("everything declared: %v", got)
 	}
-	got := breaker.NotApplicable("gw", harness.Capabilities{harness.CapBreaker, harness.CapHealthAPI})
+	got := breaker.NotApplicable("gw", targets.Capabilities{targets.CapBreaker, targets.CapHealthAPI})
 	if len(got) != 1 || got[0] != breakerMetricsCheck.Name+" (lacks metrics)" {
 		t.Errorf("no metrics: %v", got)
 	}

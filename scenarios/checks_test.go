@@ -11,7 +11,9 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
@@ -28,7 +30,7 @@ func TestEveryCheckJudged(t *testing.T) {
 		},
 		Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) {
 			k := kit.New(ctx, env, g)
-			c := k.Client(harness.RevisionLegacy)
+			c := k.Client(history.RevisionLegacy)
 			echo := c.CallTool(ctx, k.Tool(kit.Beta, "echo"), kit.EchoArgs("x"))
 			k.CheckCall("a healthy beta is unavailable (wrong on purpose)", echo, matchers.BeBackendUnavailable(kit.Beta))
 			k.CheckOK("alpha answers", c.CallTool(ctx, k.Tool(kit.Alpha, "echo"), kit.EchoArgs("y")))
@@ -36,26 +38,26 @@ func TestEveryCheckJudged(t *testing.T) {
 				ck.Expected("1 == 2")
 				ck.Expect(1).To(gomega.Equal(2))
 			})
-			k.CheckIf([]harness.Capability{harness.CapMetrics}, "metrics: something", func(ck *kit.C) { ck.Expect(true).To(gomega.BeFalse()) })
+			k.CheckIf([]targets.Capability{targets.CapMetrics}, "metrics: something", func(ck *kit.C) { ck.Expect(true).To(gomega.BeFalse()) })
 			k.Must(errors.New("the harness broke"), "set a fault")
 			k.CheckOK("never judged", echo)
 		},
 	}
-	target := harness.Reference{TargetName: "no-metrics", Caps: harness.Capabilities{harness.CapHealthAPI}}
+	target := targets.Reference{TargetName: "no-metrics", Caps: targets.Capabilities{targets.CapHealthAPI}}
 	res := scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: target}).Result()
 	t.Logf("%s: %s", res.Verdict, res.Reason)
-	if res.Verdict != harness.VerdictFailed {
+	if res.Verdict != history.VerdictFailed {
 		t.Fatalf("verdict %s", res.Verdict)
 	}
-	byName := map[string]harness.Check{}
+	byName := map[string]history.Check{}
 	for _, c := range res.Checks {
 		byName[c.Name] = c
 	}
-	want := map[string]harness.CheckVerdict{
-		"a healthy beta is unavailable (wrong on purpose)": harness.CheckFailed,
-		"alpha answers":                     harness.CheckPassed,
-		"one equals two (wrong on purpose)": harness.CheckFailed,
-		"metrics: something":                harness.CheckNotApplicable,
+	want := map[string]history.CheckVerdict{
+		"a healthy beta is unavailable (wrong on purpose)": history.CheckFailed,
+		"alpha answers":                     history.CheckPassed,
+		"one equals two (wrong on purpose)": history.CheckFailed,
+		"metrics: something":                history.CheckNotApplicable,
 	}
 	for name, v := range want {
 		if byName[name].Verdict != v {

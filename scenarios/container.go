@@ -10,12 +10,14 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // LabelContainer labels the scenarios that run the backends and the
-// gateway as containers (harness/containers); they are skipped when no
+// gateway as containers (harness/runtimes/containers); they are skipped when no
 // Docker engine answers, and fail then when VMCP_CHAOS_REQUIRE_DOCKER=1.
 const LabelContainer = "container"
 
@@ -53,8 +55,8 @@ var containerFaulty = []string{beta, gamma}
 // containerScenarios is the container group on both revisions.
 func containerScenarios() []Scenario {
 	var out []Scenario
-	add := func(group, desc string, run func(k *kit.Kit, rev harness.Revision)) {
-		for _, rev := range []harness.Revision{harness.RevisionLegacy, harness.RevisionModern} {
+	add := func(group, desc string, run func(k *kit.Kit, rev history.Revision)) {
+		for _, rev := range []history.Revision{history.RevisionLegacy, history.RevisionModern} {
 			out = append(out, Scenario{
 				Name: group + "/" + string(rev), Group: group, Description: desc,
 				Labels:   []string{LabelContainer, group, string(rev), string(fakebackends.TransportStreamableHTTP), string(fakebackends.TransportSSE)},
@@ -84,7 +86,7 @@ func containerTopology() harness.Topology {
 		},
 		WrapTarget:         ct.WrapTarget,
 		GatewayCallTimeout: containerCallTimeout,
-		ClientOptions:      []harness.ClientOption{harness.WithCallTimeout(containerClientTimeout)},
+		ClientOptions:      []history.ClientOption{history.WithCallTimeout(containerClientTimeout)},
 	}
 }
 
@@ -135,7 +137,7 @@ func containerize(topo *harness.Topology) {
 			continue
 		}
 		switch b.Runtime.(type) {
-		case nil, harness.InProcess:
+		case nil, runtimes.InProcess:
 			topo.Backends[i].Runtime = ct
 		}
 	}

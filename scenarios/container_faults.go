@@ -11,8 +11,10 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
@@ -24,7 +26,7 @@ import (
 // containerAct runs a container fault verb on backend (or the gateway,
 // backend "gateway") and records it on the timeline.
 func containerAct(env *harness.Env, backend, action string, fn func(containers.Faulter) error) error {
-	return env.Recorder().RecordAction(harness.FaultRecord{Backend: backend, Action: action}, func() error {
+	return env.Recorder().RecordAction(history.FaultRecord{Backend: backend, Action: action}, func() error {
 		var f containers.Faulter
 		if backend == "gateway" {
 			f, _ = env.Gateway().(containers.Faulter)
@@ -32,7 +34,7 @@ func containerAct(env *harness.Env, backend, action string, fn func(containers.F
 			f, _ = env.Backend(backend).(containers.Faulter)
 		}
 		if f == nil {
-			return fmt.Errorf("%s is not a container: %w", backend, harness.ErrNotSupported)
+			return fmt.Errorf("%s is not a container: %w", backend, runtimes.ErrNotSupported)
 		}
 		return fn(f)
 	})
@@ -66,7 +68,7 @@ func undoEachFaulty(k *kit.Kit, done *bool, action string, fn func(context.Conte
 
 // landed is a call and when it returned.
 type landed struct {
-	call *harness.Call
+	call *history.Call
 	at   time.Time
 }
 
@@ -74,7 +76,7 @@ type landed struct {
 // holds it at the backend) and returns their channels once they are in
 // flight (ending the scenario when one is not: the fault would then find
 // no call to cut).
-func inFlight(k *kit.Kit, c *harness.Client) map[string]<-chan landed {
+func inFlight(k *kit.Kit, c *history.Client) map[string]<-chan landed {
 	out := map[string]<-chan landed{}
 	for _, b := range containerFaulty {
 		k.SetFaults(b, k.OnTool(b, "slow", faults.Fault{Kind: faults.KindLatency, Params: &faults.Latency{Delay: fakebackends.Duration(20 * time.Second)}}))
@@ -95,7 +97,7 @@ func inFlight(k *kit.Kit, c *harness.Client) map[string]<-chan landed {
 
 // checkAnswers judges that each of backends answers c (phase names the
 // moment, e.g. "before the kill").
-func checkAnswers(k *kit.Kit, c *harness.Client, phase string, backends ...string) {
+func checkAnswers(k *kit.Kit, c *history.Client, phase string, backends ...string) {
 	for _, b := range backends {
 		k.CheckOK(fmt.Sprintf("%s: %s answers", phase, b), c.CallTool(k.Ctx, k.Tool(b, "echo"), echoArgs(phase)))
 	}
@@ -104,7 +106,7 @@ func checkAnswers(k *kit.Kit, c *harness.Client, phase string, backends ...strin
 // checkAtTimeout judges that call failed naming backend by the gateway's
 // call timeout (plus slack for a loaded machine): the gateway bounded a
 // call the backend never answers.
-func checkAtTimeout(k *kit.Kit, name string, call *harness.Call, backend, figure string) {
+func checkAtTimeout(k *kit.Kit, name string, call *history.Call, backend, figure string) {
 	k.Recorder().MaxFigure(figure, ms(call.Took()))
 	k.CheckCall(name, call, matchers.BeBackendUnavailable(backend), matchers.FailWithin(ContainerCallBound))
 }
@@ -112,17 +114,17 @@ func checkAtTimeout(k *kit.Kit, name string, call *harness.Call, backend, figure
 // checkRecovered judges, for alpha and each faulty backend, at most one
 // failed call after the undo (after names it), then full service: three
 // calls in a row succeed.
-func checkRecovered(k *kit.Kit, c *harness.Client, after, who string) {
+func checkRecovered(k *kit.Kit, c *history.Client, after, who string) {
 	for _, b := range append([]string{alpha}, containerFaulty...) {
 		name := k.Tool(b, "echo")
 		k.Check(fmt.Sprintf("after %s at most one failed call to %s%s, then full service", after, b, who), func(ck *kit.C) {
 			failed, last := callsUntilOK(k.Ctx, c, name, containerRecoveryCalls)
 			k.Recorder().MaxFigure("failed_calls_after_"+strings.ReplaceAll(after, " ", "_"), float64(failed))
-			ck.Expect(last.Outcome).To(gomega.Equal(harness.OutcomeOK), "%s never succeeded in %d calls: %s", name, containerRecoveryCalls, last.Text())
+			ck.Expect(last.Outcome).To(gomega.Equal(history.OutcomeOK), "%s never succeeded in %d calls: %s", name, containerRecoveryCalls, last.Text())
 			ck.Expect(failed).To(gomega.BeNumerically("<=", 1), "failed calls to %s after %s", b, after)
 			for i := range 3 {
 				call := c.CallTool(k.Ctx, name, echoArgs(fmt.Sprintf("%s %d", after, i)))
-				ck.Expect(call).To(matchers.HaveOutcome(harness.OutcomeOK), "call %d of 3 after the first success", i+1)
+				ck.Expect(call).To(matchers.HaveOutcome(history.OutcomeOK), "call %d of 3 after the first success", i+1)
 			}
 		})
 	}
@@ -130,7 +132,7 @@ func checkRecovered(k *kit.Kit, c *harness.Client, after, who string) {
 
 // runContainerKillStop: SIGKILL and start, then a graceful stop and
 // start, in one topology.
-func runContainerKillStop(k *kit.Kit, rev harness.Revision) {
+func runContainerKillStop(k *kit.Kit, rev history.Revision) {
 	c := k.Client(rev)
 	containerDown(k, c, "kill", func(ctx context.Context, f containers.Faulter) error { return f.Kill(ctx) })
 	containerDown(k, c, "stop", func(ctx context.Context, f containers.Faulter) error { return f.Stop(ctx) })
@@ -139,7 +141,7 @@ func runContainerKillStop(k *kit.Kit, rev harness.Revision) {
 // containerDown takes beta and gamma down with verb (kill or stop) while a
 // call to each is in flight, judges the calls in flight and the next
 // ones, and starts them again.
-func containerDown(k *kit.Kit, c *harness.Client, verb string, fn func(context.Context, containers.Faulter) error) {
+func containerDown(k *kit.Kit, c *history.Client, verb string, fn func(context.Context, containers.Faulter) error) {
 	checkAnswers(k, c, "before the "+verb, append([]string{alpha}, containerFaulty...)...)
 	flying := inFlight(k, c)
 	eachFaulty(k, "container-"+verb, fn)
@@ -169,7 +171,7 @@ func containerDown(k *kit.Kit, c *harness.Client, verb string, fn func(context.C
 	checkRecovered(k, c, "start after "+verb, "")
 }
 
-func runContainerFreeze(k *kit.Kit, rev harness.Revision) {
+func runContainerFreeze(k *kit.Kit, rev history.Revision) {
 	c := k.Client(rev)
 	checkAnswers(k, c, "before the freeze", containerFaulty...)
 	resume := func(ctx context.Context, f containers.Faulter) error { return f.Resume(ctx) }
@@ -188,13 +190,13 @@ func runContainerFreeze(k *kit.Kit, rev harness.Revision) {
 
 // runContainerPartition: a partition undone on the same addresses, then
 // one undone on new addresses, in one topology (the same two clients).
-func runContainerPartition(k *kit.Kit, rev harness.Revision) {
+func runContainerPartition(k *kit.Kit, rev history.Revision) {
 	active, idle := k.Client(rev), k.Client(rev)
 	partition(k, active, idle, false)
 	partition(k, active, idle, true)
 }
 
-func partition(k *kit.Kit, active, idle *harness.Client, newIP bool) {
+func partition(k *kit.Kit, active, idle *history.Client, newIP bool) {
 	ctx := k.Ctx
 	phase, undo, after := "partition", "network-reconnect", "reconnect"
 	reconnect := func(ctx context.Context, f containers.Faulter) error { return f.Reconnect(ctx) }
@@ -226,13 +228,13 @@ func partition(k *kit.Kit, active, idle *harness.Client, newIP bool) {
 	checkRecovered(k, idle, after, " (idle client)")
 }
 
-func runContainerGatewayRestart(k *kit.Kit, rev harness.Revision) {
+func runContainerGatewayRestart(k *kit.Kit, rev history.Revision) {
 	c := k.Client(rev)
 	checkAnswers(k, c, "before the gateway restart", append([]string{alpha}, containerFaulty...)...)
 	k.Must(containerAct(k.Env, "gateway", "gateway-restart", func(f containers.Faulter) error {
 		r, ok := f.(interface{ Restart(context.Context) error })
 		if !ok {
-			return harness.ErrNotSupported
+			return runtimes.ErrNotSupported
 		}
 		return r.Restart(k.Ctx)
 	}), "restart the gateway container")
@@ -242,13 +244,13 @@ func runContainerGatewayRestart(k *kit.Kit, rev harness.Revision) {
 	k.Figure("time_to_error_ms.old_session", ms(old.Took()))
 	k.Check(fmt.Sprintf("after gateway restart the old session's call ends within %s, no hang", containerFailFast), func(ck *kit.C) {
 		ck.Evidence(old)
-		ck.Expect(old.Outcome).NotTo(gomega.Equal(harness.OutcomeTimeout), "the old session's call after the gateway restart: %s", old.Text())
+		ck.Expect(old.Outcome).NotTo(gomega.Equal(history.OutcomeTimeout), "the old session's call after the gateway restart: %s", old.Text())
 		ck.Expect(old).To(matchers.ReturnWithin(containerFailFast))
 	})
-	if rev == harness.RevisionLegacy {
+	if rev == history.RevisionLegacy {
 		k.Check("after gateway restart the old legacy session gets a clean error", func(ck *kit.C) {
 			ck.Evidence(old)
-			ck.Expect(old.Outcome).To(gomega.BeElementOf(harness.OutcomeError, harness.OutcomeBackendUnavailable, harness.OutcomeToolError),
+			ck.Expect(old.Outcome).To(gomega.BeElementOf(history.OutcomeError, history.OutcomeBackendUnavailable, history.OutcomeToolError),
 				"the old legacy session is gone after the gateway restart: %s %s", old.Outcome, old.Text())
 		})
 	}
@@ -256,7 +258,7 @@ func runContainerGatewayRestart(k *kit.Kit, rev harness.Revision) {
 		fresh, err := k.Env.Client(k.Ctx, rev)
 		ck.Expect(err).NotTo(gomega.HaveOccurred(), "connect a new %s session", rev)
 		for _, b := range append([]string{alpha}, containerFaulty...) {
-			ck.Expect(fresh.CallTool(k.Ctx, k.Tool(b, "echo"), echoArgs("new session"))).To(matchers.HaveOutcome(harness.OutcomeOK), "%s in a new session", b)
+			ck.Expect(fresh.CallTool(k.Ctx, k.Tool(b, "echo"), echoArgs("new session"))).To(matchers.HaveOutcome(history.OutcomeOK), "%s in a new session", b)
 		}
 	})
 }

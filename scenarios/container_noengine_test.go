@@ -14,10 +14,10 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers/containerstest"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers/containerstest"
 )
 
 // runSuiteWithout runs this suite's container specs in a fresh process

@@ -14,7 +14,10 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -76,7 +79,7 @@ func shutdownContainers() {
 // run is left, a dangling image of its build included.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	harness.CleanupChaosBuild() // built by the tests that run the process scenarios
+	runtimes.CleanupChaosBuild() // built by the tests that run the process scenarios
 	if e := containers.Current(); e != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if err := containers.ShutdownDefault(ctx); err != nil {
@@ -125,9 +128,9 @@ func TestMutantNoDeadlineContainers(t *testing.T) {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	mutant := &containers.Gateway{TargetName: "mutant-no-deadline", Caps: harness.DefaultReferenceCapabilities,
-		ConfigTemplate: strings.Replace(harness.ChaosVMCPTemplate, "call: {{.CallTimeout}}", "call: 1h", 1)}
-	if mutant.ConfigTemplate == harness.ChaosVMCPTemplate {
+	mutant := &containers.Gateway{TargetName: "mutant-no-deadline", Caps: targets.DefaultReferenceCapabilities,
+		ConfigTemplate: strings.Replace(targets.ChaosVMCPTemplate, "call: {{.CallTimeout}}", "call: 1h", 1)}
+	if mutant.ConfigTemplate == targets.ChaosVMCPTemplate {
 		t.Fatal("the template has no call timeout to replace")
 	}
 	sc := func(name string) scenarios.Scenario {
@@ -135,7 +138,7 @@ func TestMutantNoDeadlineContainers(t *testing.T) {
 		topo := s.Topology
 		s.Topology = func() harness.Topology {
 			tp := topo()
-			tp.ClientOptions = append(tp.ClientOptions, harness.WithCallTimeout(mutantClientTimeout))
+			tp.ClientOptions = append(tp.ClientOptions, history.WithCallTimeout(mutantClientTimeout))
 			return tp
 		}
 		return s

@@ -11,7 +11,9 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
@@ -29,7 +31,7 @@ func Example_writingAScenario() {
 		},
 		Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) {
 			k := kit.New(ctx, env, g)
-			c := k.Client(harness.RevisionLegacy) // ends the scenario if it cannot connect
+			c := k.Client(history.RevisionLegacy) // ends the scenario if it cannot connect
 			k.SetFaults(kit.Beta, kit.OnCall(faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 403}}))
 
 			// k.Tool finds beta's echo under whatever name the gateway gives it.
@@ -39,14 +41,14 @@ func Example_writingAScenario() {
 			k.CheckOK("alpha unaffected", c.CallTool(ctx, k.Tool(kit.Alpha, "echo"), kit.EchoArgs("hi")))
 			// A check needing a capability the target lacks is recorded
 			// not_applicable, with the reason.
-			k.CheckIf([]harness.Capability{harness.CapHealthAPI}, "the health API lists beta", func(ck *kit.C) {
+			k.CheckIf([]targets.Capability{targets.CapHealthAPI}, "the health API lists beta", func(ck *kit.C) {
 				states, err := env.HealthStates(ctx)
 				ck.Expect(err).NotTo(gomega.HaveOccurred())
 				ck.Expect(states).To(gomega.HaveKey(kit.Beta))
 			})
 		},
 	}
-	res := scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: harness.Reference{}}).Result()
+	res := scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: targets.Reference{}}).Result()
 	fmt.Println(res.Verdict)
 	for _, c := range res.Checks {
 		fmt.Println(c.Verdict, c.Name)

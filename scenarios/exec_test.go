@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
@@ -21,16 +23,16 @@ import (
 func TestExecTargetRunsScenarios(t *testing.T) {
 	bctx, bcancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer bcancel()
-	bin, err := harness.BuildChaos(bctx) // before any scenario deadline starts
+	bin, err := runtimes.BuildChaos(bctx) // before any scenario deadline starts
 	if err != nil {
 		t.Fatal(err)
 	}
 	chaos := func() (string, error) { return bin, nil }
-	target, err := harness.TargetConfig{Kind: "exec"}.Target(chaos)
+	target, err := targets.TargetConfig{Kind: "exec"}.Target(chaos)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if target.Name() != "chaos-vmcp" || !target.Capabilities().Has(harness.CapReinitOn404) {
+	if target.Name() != "chaos-vmcp" || !target.Capabilities().Has(targets.CapReinitOn404) {
 		t.Fatalf("exec target %s with %s", target.Name(), target.Capabilities())
 	}
 	for _, name := range []string{"wrapping/modern/sse", "hang/legacy/streamable-http"} {
@@ -42,7 +44,7 @@ func TestExecTargetRunsScenarios(t *testing.T) {
 		// The initialize-path checks do not apply to a gateway that keeps
 		// its backend sessions open; nothing else may be skipped.
 		skipped := slices.DeleteFunc(slices.Clone(res.SkippedChecks), func(s string) bool { return strings.Contains(s, "keeps its backend sessions open") })
-		if res.Verdict != harness.VerdictPassed || len(skipped) > 0 {
+		if res.Verdict != history.VerdictPassed || len(skipped) > 0 {
 			t.Errorf("%s against %s: %s %s %v", name, target.Name(), res.Verdict, res.Reason, skipped)
 		}
 		if len(res.Figures) == 0 {
@@ -52,12 +54,12 @@ func TestExecTargetRunsScenarios(t *testing.T) {
 
 	// The same gateway declaring only the session API: the breaker
 	// scenario is skipped, and says which capability is missing.
-	lacking, err := harness.TargetConfig{Kind: "exec", Capabilities: "session-api", CapabilitiesSet: true}.Target(chaos)
+	lacking, err := targets.TargetConfig{Kind: "exec", Capabilities: "session-api", CapabilitiesSet: true}.Target(chaos)
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := scenarios.Run(context.Background(), scenario(t, "breaker/legacy/streamable-http"), scenarios.RunConfig{Target: lacking}).Result()
-	if res.Verdict != harness.VerdictSkipped || !strings.Contains(res.Reason, string(harness.CapBreaker)) || !strings.Contains(res.Reason, "chaos-vmcp") {
+	if res.Verdict != history.VerdictSkipped || !strings.Contains(res.Reason, string(targets.CapBreaker)) || !strings.Contains(res.Reason, "chaos-vmcp") {
 		t.Errorf("breaker against a target without it: %s %q", res.Verdict, res.Reason)
 	}
 }
@@ -65,19 +67,19 @@ func TestExecTargetRunsScenarios(t *testing.T) {
 // TestTargetConfigFromEnv: the suite's VMCP_CHAOS_* variables choose the
 // target with the CLI's rules.
 func TestTargetConfigFromEnv(t *testing.T) {
-	t.Setenv(harness.TargetEnv, "exec")
-	t.Setenv(harness.GatewayCmdEnv, `'/opt/my gw/vmcp' serve --config "{{.ConfigPath}}"`)
-	t.Setenv(harness.ConfigTemplateEnv, "/nonexistent/gw.yaml.tmpl")
-	t.Setenv(harness.CapabilitiesEnv, "")
-	cfg := harness.TargetConfigFromEnv()
+	t.Setenv(targets.TargetEnv, "exec")
+	t.Setenv(targets.GatewayCmdEnv, `'/opt/my gw/vmcp' serve --config "{{.ConfigPath}}"`)
+	t.Setenv(targets.ConfigTemplateEnv, "/nonexistent/gw.yaml.tmpl")
+	t.Setenv(targets.CapabilitiesEnv, "")
+	cfg := targets.TargetConfigFromEnv()
 	if cfg.NeedsChaosBinary() || !cfg.CapabilitiesSet || cfg.Capabilities != "" {
 		t.Fatalf("config %+v", cfg)
 	}
-	if _, err := cfg.Target(nil); err == nil || !strings.Contains(err.Error(), harness.ConfigTemplateEnv) {
+	if _, err := cfg.Target(nil); err == nil || !strings.Contains(err.Error(), targets.ConfigTemplateEnv) {
 		t.Fatalf("missing template: %v", err)
 	}
-	t.Setenv(harness.TargetEnv, "nope")
-	if _, err := harness.TargetConfigFromEnv().Target(nil); err == nil || !strings.Contains(err.Error(), harness.TargetEnv) {
+	t.Setenv(targets.TargetEnv, "nope")
+	if _, err := targets.TargetConfigFromEnv().Target(nil); err == nil || !strings.Contains(err.Error(), targets.TargetEnv) {
 		t.Fatalf("bad target: %v", err)
 	}
 }
@@ -86,18 +88,18 @@ func TestTargetConfigFromEnv(t *testing.T) {
 // with a breaker but no metrics passes without its counter checks, and
 // says so: the result lists the skipped check, naming the capability.
 func TestMissingMetricsIsAPartialPass(t *testing.T) {
-	caps := harness.Capabilities{harness.CapBreaker, harness.CapHealthAPI}
+	caps := targets.Capabilities{targets.CapBreaker, targets.CapHealthAPI}
 	sc := scenario(t, "breaker/legacy/streamable-http")
 	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
 	defer cancel()
-	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: harness.Reference{TargetName: "no-metrics", Caps: caps}}).Result()
+	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "no-metrics", Caps: caps}}).Result()
 	t.Logf("%s: %s %s %v", sc.Name, res.Verdict, res.Reason, res.SkippedChecks)
 	if !res.Partial() || len(res.SkippedChecks) != 1 || !strings.Contains(res.SkippedChecks[0], "lacks capability metrics") {
 		t.Fatalf("want a pass with the metrics check skipped: %s %q %v", res.Verdict, res.Reason, res.SkippedChecks)
 	}
 	na := 0
 	for _, c := range res.Checks {
-		if c.Verdict == harness.CheckNotApplicable {
+		if c.Verdict == history.CheckNotApplicable {
 			na++
 			if !strings.HasPrefix(c.Name, "metrics:") || !strings.Contains(c.Reason, "lacks capability metrics") {
 				t.Errorf("not applicable: %+v", c)
@@ -122,21 +124,21 @@ func TestBreakerWithoutHealthAPI(t *testing.T) {
 	sc := scenario(t, "breaker/legacy/streamable-http")
 	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
 	defer cancel()
-	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: harness.Reference{TargetName: "breaker-only", Caps: harness.Capabilities{harness.CapBreaker}}}).Result()
+	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "breaker-only", Caps: targets.Capabilities{targets.CapBreaker}}}).Result()
 	failed, judged := res.CheckCounts()
 	t.Logf("%s: %s (%d/%d failed) %v", sc.Name, res.Verdict, failed, judged, res.SkippedChecks)
-	if res.Verdict != harness.VerdictPassed || len(res.SkippedChecks) != 5 {
+	if res.Verdict != history.VerdictPassed || len(res.SkippedChecks) != 5 {
 		t.Fatalf("want a pass with the 4 health API checks and the metrics check not applicable: %s %s %v", res.Verdict, res.Reason, res.SkippedChecks)
 	}
 	for _, c := range res.Checks {
-		if c.Name == "the circuit opens after 3 failed calls" && c.Verdict != harness.CheckPassed {
+		if c.Name == "the circuit opens after 3 failed calls" && c.Verdict != history.CheckPassed {
 			t.Errorf("judged by behaviour: %+v", c)
 		}
 	}
 	// And a breaker that ignores failures fails it, health API or not.
-	mutant := harness.Reference{TargetName: "no-breaker", Caps: harness.Capabilities{harness.CapBreaker}, Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
+	mutant := targets.Reference{TargetName: "no-breaker", Caps: targets.Capabilities{targets.CapBreaker}, Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
 	res = scenarios.Run(ctx, sc, scenarios.RunConfig{Target: mutant}).Result()
-	if res.Verdict != harness.VerdictFailed || !strings.Contains(res.Reason, "the circuit opens after 3 failed calls") {
+	if res.Verdict != history.VerdictFailed || !strings.Contains(res.Reason, "the circuit opens after 3 failed calls") {
 		t.Fatalf("a breaker that never opens, without a health API: %s %s", res.Verdict, res.Reason)
 	}
 }
@@ -147,10 +149,10 @@ func TestKeepaliveWithoutHealthAPI(t *testing.T) {
 	sc := scenario(t, "keepalive/legacy/streamable-http")
 	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
 	defer cancel()
-	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: harness.Reference{TargetName: "keepalive-only", Caps: harness.Capabilities{harness.CapKeepalive}}}).Result()
+	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "keepalive-only", Caps: targets.Capabilities{targets.CapKeepalive}}}).Result()
 	failed, judged := res.CheckCounts()
 	t.Logf("%s: %s (%d/%d failed) %s", sc.Name, res.Verdict, failed, judged, res.Reason)
-	if res.Verdict != harness.VerdictPassed || len(res.SkippedChecks) != 4 || judged < 7 {
+	if res.Verdict != history.VerdictPassed || len(res.SkippedChecks) != 4 || judged < 7 {
 		t.Fatalf("want a pass with the 3 health API checks and the metrics check not applicable: %s %s %v", res.Verdict, res.Reason, res.SkippedChecks)
 	}
 }

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // FeatureNames is what the scenario renders into the target's config:
@@ -27,8 +28,8 @@ func (s Scenario) FeatureNames() string {
 // gateway refuses is caught before a run. Sets differ by any value (a
 // breaker threshold, a health interval), not only by which features are
 // on: the gateway may refuse a value.
-func FeatureSets(all []Scenario, target harness.Target) []harness.FeatureSet {
-	var out []harness.FeatureSet
+func FeatureSets(all []Scenario, target targets.Target) []runtimes.FeatureSet {
+	var out []runtimes.FeatureSet
 	index := map[string]int{}
 	for _, s := range all {
 		if s.Topology == nil || len(target.Capabilities().Missing(s.Needs...)) > 0 {
@@ -48,7 +49,7 @@ func FeatureSets(all []Scenario, target harness.Target) []harness.FeatureSet {
 			continue
 		}
 		index[key] = len(out)
-		out = append(out, harness.FeatureSet{Name: strings.Join(f.Names(), ", "), Features: f, Scenarios: []string{s.Name}})
+		out = append(out, runtimes.FeatureSet{Name: strings.Join(f.Names(), ", "), Features: f, Scenarios: []string{s.Name}})
 	}
 	return out
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -13,7 +13,7 @@ import (
 // asked for, as toolhive learnt), and a target lacking the breaker gets
 // none of the sets whose scenarios need it.
 func TestFeatureSets(t *testing.T) {
-	all := scenarios.FeatureSets(scenarios.Catalogue(), harness.Reference{})
+	all := scenarios.FeatureSets(scenarios.Catalogue(), targets.Reference{})
 	var names []string
 	for _, s := range all {
 		names = append(names, s.Name)
@@ -25,7 +25,7 @@ func TestFeatureSets(t *testing.T) {
 			t.Errorf("feature sets %q lack %q", joined, want)
 		}
 	}
-	none := scenarios.FeatureSets(scenarios.Catalogue(), harness.Reference{Caps: harness.Capabilities{harness.CapHealthAPI}})
+	none := scenarios.FeatureSets(scenarios.Catalogue(), targets.Reference{Caps: targets.Capabilities{targets.CapHealthAPI}})
 	for _, s := range none {
 		if strings.Contains(s.Name, "breaker") || strings.Contains(s.Name, "optimizer") {
 			t.Errorf("a target without the breaker gets feature set %q (%v)", s.Name, s.Scenarios)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
@@ -13,7 +15,7 @@ import (
 // runForFindings runs the named scenarios against target and returns the
 // results, with their findings. (The whole catalogue against the
 // reference is referenceResults, run once.)
-func runForFindings(t *testing.T, target harness.Target, names ...string) *harness.Results {
+func runForFindings(t *testing.T, target targets.Target, names ...string) *history.Results {
 	t.Helper()
 	res := harness.NewResults(target)
 	for _, sc := range scenarios.Catalogue() {
@@ -24,7 +26,7 @@ func runForFindings(t *testing.T, target harness.Target, names ...string) *harne
 		res.Add(scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target}))
 		cancel()
 	}
-	res.Findings = harness.BuildFindings(res)
+	res.Findings = history.BuildFindings(res)
 	for _, f := range res.Findings {
 		t.Logf("%s: %s", target.Name(), f.Line())
 	}
@@ -41,8 +43,8 @@ func contains(names []string, name string) bool {
 }
 
 // failedFindings are the findings of failed checks.
-func failedFindings(res *harness.Results) []harness.Finding {
-	var out []harness.Finding
+func failedFindings(res *history.Results) []history.Finding {
+	var out []history.Finding
 	for _, f := range res.Findings {
 		if f.Judged() {
 			out = append(out, f)
@@ -86,17 +88,17 @@ func TestEveryCheckHasAProperty(t *testing.T) {
 // variant (errors name no backend) "names the failing backend".
 func TestFindingsOfKnownDefects(t *testing.T) {
 	t.Run("no-deadline mutant", func(t *testing.T) {
-		target := harness.Reference{TargetName: "mutant-no-deadline", Configure: func(cfg *vmcp.Config) { cfg.Timeouts.Call = time.Hour }}
+		target := targets.Reference{TargetName: "mutant-no-deadline", Configure: func(cfg *vmcp.Config) { cfg.Timeouts.Call = time.Hour }}
 		names := []string{"wrapping/legacy/streamable-http", "hang/legacy/streamable-http"}
 		res := runForFindings(t, target, names...)
 		// As many as fixture b's broken variant (no deadline either) fails.
-		expectOneFinding(t, res, harness.PropBounded, 2, pinnedCount(t, "fixture-b-broken", names))
+		expectOneFinding(t, res, history.PropBounded, 2, pinnedCount(t, "fixture-b-broken", names))
 	})
 	t.Run("fixture-a-broken", func(t *testing.T) {
 		buildFixtureGW(t)
 		names := []string{"wrapping/legacy/streamable-http", "breaker/legacy/streamable-http"}
 		res := runForFindings(t, fixtureTarget(t, "fixture-a-broken"), names...)
-		expectOneFinding(t, res, harness.PropNamesBackend, 2, pinnedCount(t, "fixture-a-broken", names))
+		expectOneFinding(t, res, history.PropNamesBackend, 2, pinnedCount(t, "fixture-a-broken", names))
 	})
 }
 
@@ -114,7 +116,7 @@ func pinnedCount(t *testing.T, fixture string, names []string) int {
 // property p, counts every failed check of the run (want of them), and
 // spans scenarios scenarios; its evidence and reproducing command are
 // filled.
-func expectOneFinding(t *testing.T, res *harness.Results, p harness.Property, scenarios, want int) {
+func expectOneFinding(t *testing.T, res *history.Results, p history.Property, scenarios, want int) {
 	t.Helper()
 	failed := 0
 	for _, s := range res.Scenarios {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -42,13 +44,13 @@ func buildFixtureGW(t *testing.T) {
 
 // fixtureTarget is the exec target of testdata/profiles/<name>.yaml, built
 // the way `chaos run --profile` and VMCP_CHAOS_PROFILE build it.
-func fixtureTarget(t *testing.T, name string) harness.Exec {
+func fixtureTarget(t *testing.T, name string) targets.Exec {
 	t.Helper()
-	tg, err := harness.TargetConfig{Profile: filepath.Join("testdata", "profiles", name+".yaml")}.Target(nil)
+	tg, err := targets.TargetConfig{Profile: filepath.Join("testdata", "profiles", name+".yaml")}.Target(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tg.(harness.Exec)
+	return tg.(targets.Exec)
 }
 
 // TestFixtureGateways: each fixture's profile checks out (the gateway
@@ -67,7 +69,7 @@ func TestFixtureGateways(t *testing.T) {
 			for _, c := range checks {
 				t.Logf("%-14s %-14s %s", c.Name, c.Status, c.Detail)
 				names = append(names, c.Name)
-				if c.Status == harness.CheckFailed {
+				if c.Status == history.CheckFailed {
 					t.Errorf("%s: %s", c.Name, c.Detail)
 				}
 			}
@@ -88,18 +90,18 @@ func TestFixtureGateways(t *testing.T) {
 	// see, its health-API checks not applicable.
 	t.Run("optimizer without health API/fixture-a", func(t *testing.T) {
 		e := fixtureTarget(t, "fixture-a")
-		e.Caps = slices.DeleteFunc(slices.Clone(e.Caps), func(c harness.Capability) bool { return c == harness.CapHealthAPI })
+		e.Caps = slices.DeleteFunc(slices.Clone(e.Caps), func(c targets.Capability) bool { return c == targets.CapHealthAPI })
 		sc := scenario(t, "optimizer/legacy/streamable-http")
 		ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
 		defer cancel()
 		res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
 		t.Logf("%s: %s in %s: %s", sc.Name, res.Verdict, res.Duration.D(), res.Reason)
-		if res.Verdict != harness.VerdictPassed {
+		if res.Verdict != history.VerdictPassed {
 			t.Fatalf("want passed: %s %s", res.Verdict, res.Reason)
 		}
 		na := 0
 		for _, c := range res.Checks {
-			if c.Verdict == harness.CheckNotApplicable {
+			if c.Verdict == history.CheckNotApplicable {
 				na++
 				if !strings.HasPrefix(c.Name, "health API: ") || !strings.Contains(c.Reason, "lacks capability health-api") {
 					t.Errorf("not applicable: %+v", c)
@@ -121,7 +123,7 @@ func TestFixtureGateways(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		checks := harness.CheckTarget(ctx, e, nil)
-		if len(checks) < 2 || checks[1].Name != "tools found" || checks[1].Status != harness.CheckFailed || !strings.Contains(checks[1].Detail, "503") {
+		if len(checks) < 2 || checks[1].Name != "tools found" || checks[1].Status != history.CheckFailed || !strings.Contains(checks[1].Detail, "503") {
 			t.Fatalf("want tools found to fail with a 503 right after /ready answered: %+v", checks)
 		}
 	})
@@ -152,25 +154,25 @@ func TestFixtureGateways(t *testing.T) {
 				res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e, CheckLeaks: true}).Result()
 				var failed []string
 				for _, c := range res.Checks {
-					if c.Verdict == harness.CheckFailed {
+					if c.Verdict == history.CheckFailed {
 						failed = append(failed, c.Name)
 					}
 				}
 				t.Logf("%s against %s: %s in %s; failed checks %q; %s", sc.Name, name, res.Verdict, res.Duration.D(), failed, res.Reason)
 				if missing := e.Caps.Missing(sc.Needs...); len(missing) > 0 {
-					if res.Verdict != harness.VerdictSkipped {
+					if res.Verdict != history.VerdictSkipped {
 						t.Fatalf("%s lacks %s: want skipped, got %s", name, missing, res.Verdict)
 					}
 					return
 				}
 				want := brokenChecks(name, sc)
 				if len(want) == 0 {
-					if res.Verdict != harness.VerdictPassed {
+					if res.Verdict != history.VerdictPassed {
 						t.Fatalf("want passed: %s %s", res.Verdict, res.Reason)
 					}
 					return
 				}
-				if res.Verdict != harness.VerdictFailed {
+				if res.Verdict != history.VerdictFailed {
 					t.Fatalf("against the broken %s: %s, want failed", name, res.Verdict)
 				}
 				if !slices.Equal(failed, want) {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
@@ -35,7 +37,7 @@ var namingCheck = regexp.MustCompile(`names? (beta|alpha)\b|failures name beta`)
 
 // runFixture runs the scenario named name against the fixture profile,
 // grounded unless ungrounded is set.
-func runFixture(t *testing.T, fixture, name string, ungrounded bool) harness.ScenarioResult {
+func runFixture(t *testing.T, fixture, name string, ungrounded bool) history.ScenarioResult {
 	t.Helper()
 	sc := scenario(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
@@ -49,15 +51,15 @@ func runFixture(t *testing.T, fixture, name string, ungrounded bool) harness.Sce
 }
 
 // byVerdict lists the check names of each verdict.
-func byVerdict(res harness.ScenarioResult) map[harness.CheckVerdict][]string {
-	out := map[harness.CheckVerdict][]string{}
+func byVerdict(res history.ScenarioResult) map[history.CheckVerdict][]string {
+	out := map[history.CheckVerdict][]string{}
 	for _, c := range res.Checks {
 		out[c.Verdict] = append(out[c.Verdict], c.Name)
 	}
 	return out
 }
 
-func verdictOf(res harness.ScenarioResult, check string) harness.CheckVerdict {
+func verdictOf(res history.ScenarioResult, check string) history.CheckVerdict {
 	for _, c := range res.Checks {
 		if c.Name == check {
 			return c.Verdict
@@ -85,19 +87,19 @@ func TestGroundedFixtures(t *testing.T) {
 		if c := status["advertised"]; !strings.Contains(c.Detail, "offers tools, prompts") {
 			t.Errorf("profile check advertised: %+v", c)
 		}
-		if status["resources"].Status != harness.CheckNotApplicable || status["prompts"].Status != harness.CheckPassed {
+		if status["resources"].Status != history.CheckNotApplicable || status["prompts"].Status != history.CheckPassed {
 			t.Errorf("profile check: resources %+v, prompts %+v", status["resources"], status["prompts"])
 		}
 		for _, name := range []string{wrapping, hang, "session/legacy/streamable-http"} {
 			res := runFixture(t, "fixture-c", name, false)
-			if res.Verdict != harness.VerdictPassed {
+			if res.Verdict != history.VerdictPassed {
 				t.Errorf("%s: %s, want passed: %s", name, res.Verdict, res.Reason)
 			}
 			for _, c := range res.Checks {
 				resources := strings.Contains(c.Name, "resources/read")
-				lacks := c.Verdict == harness.CheckNotApplicable && (strings.Contains(c.Reason, "lacks capability") || // its profile's capabilities
+				lacks := c.Verdict == history.CheckNotApplicable && (strings.Contains(c.Reason, "lacks capability") || // its profile's capabilities
 					strings.Contains(c.Reason, "keeps its backend sessions open")) // the initialize path
-				if resources != (c.Verdict == harness.CheckNotApplicable) && !lacks {
+				if resources != (c.Verdict == history.CheckNotApplicable) && !lacks {
 					t.Errorf("%s: %q is %s (%s)", name, c.Name, c.Verdict, c.Reason)
 				}
 				if resources && !strings.Contains(c.Reason, "does not advertise resources") {
@@ -111,25 +113,25 @@ func TestGroundedFixtures(t *testing.T) {
 	// fails naming checks (calls inside a fault's own window it answers
 	// "not found" without naming beta) and recovery checks, nothing else;
 	// the breaker it never fed is inconclusive, not failed.
-	d := map[string]harness.ScenarioResult{}
+	d := map[string]history.ScenarioResult{}
 	t.Run("d", func(t *testing.T) {
 		for _, name := range []string{wrapping, hang, "session/legacy/streamable-http", "breaker/legacy/streamable-http", "load/legacy/streamable-http", "restart/legacy/streamable-http"} {
 			res := runFixture(t, "fixture-d", name, false)
 			d[name] = res
 			v := byVerdict(res)
-			for _, f := range v[harness.CheckFailed] {
+			for _, f := range v[history.CheckFailed] {
 				if !recoveryCheck.MatchString(f) && !namingCheck.MatchString(f) {
 					t.Errorf("%s: %q failed: neither a naming nor a recovery check", name, f)
 				}
 			}
-			if name == wrapping && !slices.ContainsFunc(v[harness.CheckFailed], recoveryCheck.MatchString) {
-				t.Errorf("%s: no recovery check failed: %q", name, v[harness.CheckFailed])
+			if name == wrapping && !slices.ContainsFunc(v[history.CheckFailed], recoveryCheck.MatchString) {
+				t.Errorf("%s: no recovery check failed: %q", name, v[history.CheckFailed])
 			}
-			if inc := v[harness.CheckInconclusive]; len(inc) > 0 && !strings.HasPrefix(name, "breaker/") {
+			if inc := v[history.CheckInconclusive]; len(inc) > 0 && !strings.HasPrefix(name, "breaker/") {
 				t.Errorf("%s: inconclusive %q", name, inc)
 			}
 			if strings.HasPrefix(name, "breaker/") {
-				if verdictOf(res, "the circuit opens after 3 failed calls") != harness.CheckInconclusive {
+				if verdictOf(res, "the circuit opens after 3 failed calls") != history.CheckInconclusive {
 					t.Errorf("%s: the breaker (fed one failure of three) is judged: %v", name, v)
 				}
 			}
@@ -145,7 +147,7 @@ func TestGroundedFixtures(t *testing.T) {
 			hang:     {"malformed_wrong_id: fails within 1 s"},
 		} {
 			res := runFixture(t, "fixture-e", name, false)
-			failed := byVerdict(res)[harness.CheckFailed]
+			failed := byVerdict(res)[history.CheckFailed]
 			for _, x := range extra {
 				if !slices.Contains(failed, x) {
 					t.Errorf("%s: %q did not fail: %q", name, x, failed)
@@ -165,15 +167,15 @@ func TestGroundedFixtures(t *testing.T) {
 	t.Run("f", func(t *testing.T) {
 		res := runFixture(t, "fixture-f", "restart/legacy/sse", false)
 		v := byVerdict(res)
-		if want := []string{"restart: beta answers again (at most 1 failed calls)"}; !slices.Equal(v[harness.CheckFailed], want) {
-			t.Errorf("failed %q, want %q", v[harness.CheckFailed], want)
+		if want := []string{"restart: beta answers again (at most 1 failed calls)"}; !slices.Equal(v[history.CheckFailed], want) {
+			t.Errorf("failed %q, want %q", v[history.CheckFailed], want)
 		}
 		for _, c := range res.Checks {
-			if (strings.HasPrefix(c.Name, "expire:") || strings.HasPrefix(c.Name, "restart_again:")) && c.Verdict != harness.CheckInconclusive {
+			if (strings.HasPrefix(c.Name, "expire:") || strings.HasPrefix(c.Name, "restart_again:")) && c.Verdict != history.CheckInconclusive {
 				t.Errorf("%q is %s after beta never recovered, want inconclusive", c.Name, c.Verdict)
 			}
 		}
-		if res.Verdict != harness.VerdictFailed {
+		if res.Verdict != history.VerdictFailed {
 			t.Errorf("verdict %s", res.Verdict)
 		}
 	})
@@ -189,7 +191,7 @@ func TestGroundedFixtures(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
 		defer cancel()
 		res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
-		if res.Verdict != harness.VerdictPassed {
+		if res.Verdict != history.VerdictPassed {
 			t.Errorf("optimizer against fixture-a without toolNames: %s: %s", res.Verdict, res.Reason)
 		}
 	})
@@ -201,13 +203,13 @@ func TestGroundedFixtures(t *testing.T) {
 	t.Run("g", func(t *testing.T) {
 		for _, name := range []string{"wrapping/modern/streamable-http", "optimizer/modern/streamable-http", "hang-cancel/modern/streamable-http"} {
 			res := runFixture(t, "fixture-g", name, false)
-			if res.Verdict != harness.VerdictPassed {
+			if res.Verdict != history.VerdictPassed {
 				t.Errorf("%s: %s: %s", name, res.Verdict, res.Reason)
 			}
 			if !slices.Contains(res.Agreed, "modern→2025-06-18") {
 				t.Errorf("%s: agreed %q, want modern→2025-06-18 recorded", name, res.Agreed)
 			}
-			names := byVerdict(res)[harness.CheckPassed]
+			names := byVerdict(res)[history.CheckPassed]
 			switch {
 			case strings.HasPrefix(name, "wrapping/") && !slices.Contains(names, "the session survives every backend failing"):
 				t.Errorf("%s: the session check of a stateful agreed revision was not judged: %q", name, names)
@@ -224,7 +226,7 @@ func TestGroundedFixtures(t *testing.T) {
 	t.Run("h", func(t *testing.T) {
 		for _, name := range []string{hang, "session/legacy/streamable-http"} {
 			res := runFixture(t, "fixture-h", name, false)
-			failed := byVerdict(res)[harness.CheckFailed]
+			failed := byVerdict(res)[history.CheckFailed]
 			if len(failed) == 0 {
 				t.Errorf("%s: nothing failed", name)
 			}
@@ -236,7 +238,7 @@ func TestGroundedFixtures(t *testing.T) {
 			if name == hang {
 				for _, stall := range []string{"stall_before_headers", "stall_after_headers", "stall_after_progress", "stall_mid_body"} {
 					for _, c := range res.Checks {
-						if strings.HasPrefix(c.Name, stall+": fails within") && (c.Verdict != harness.CheckPassed || c.Took.D() < hangTimeoutFloor) {
+						if strings.HasPrefix(c.Name, stall+": fails within") && (c.Verdict != history.CheckPassed || c.Took.D() < hangTimeoutFloor) {
 							t.Errorf("%s: %q %s in %s: want judged on a call that reached the stalled beta", name, c.Name, c.Verdict, c.Took.D())
 						}
 					}
@@ -257,11 +259,11 @@ func TestGroundedFixtures(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		for _, c := range harness.CheckTarget(ctx, fixtureTarget(t, "fixture-i"), nil) {
-			if c.Status == harness.CheckFailed || (c.Name == "resources" || c.Name == "prompts") && c.Status != harness.CheckNotApplicable {
+			if c.Status == history.CheckFailed || (c.Name == "resources" || c.Name == "prompts") && c.Status != history.CheckNotApplicable {
 				t.Errorf("profile check %s: %s: %s", c.Name, c.Status, c.Detail)
 			}
 		}
-		if res := runFixture(t, "fixture-i", "wrapping/legacy/sse", false); res.Verdict != harness.VerdictSkipped || !strings.Contains(res.Reason, "streamable-http") {
+		if res := runFixture(t, "fixture-i", "wrapping/legacy/sse", false); res.Verdict != history.VerdictSkipped || !strings.Contains(res.Reason, "streamable-http") {
 			t.Errorf("wrapping/legacy/sse: %s (%s), want skipped: it takes streamable-http backends only", res.Verdict, res.Reason)
 		}
 		want := []string{"timeout: tools/call fails within call timeout + 1 s"}
@@ -274,16 +276,16 @@ func TestGroundedFixtures(t *testing.T) {
 		}
 		res := runFixture(t, "fixture-i", wrapping, false)
 		v := byVerdict(res)
-		if got := slices.Sorted(slices.Values(v[harness.CheckFailed])); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		if got := slices.Sorted(slices.Values(v[history.CheckFailed])); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
 			t.Errorf("failed %q,\nwant %q", got, slices.Sorted(slices.Values(want)))
 		}
-		if inc := v[harness.CheckInconclusive]; len(inc) > 0 {
+		if inc := v[history.CheckInconclusive]; len(inc) > 0 {
 			t.Errorf("inconclusive %q", inc)
 		}
 		initialized := 0
 		for _, c := range res.Checks {
 			offered := !strings.Contains(c.Name, "resources/read") && !strings.Contains(c.Name, "prompts/get")
-			if offered == (c.Verdict == harness.CheckNotApplicable) {
+			if offered == (c.Verdict == history.CheckNotApplicable) {
 				t.Errorf("%q is %s (%s)", c.Name, c.Verdict, c.Reason)
 			}
 			if !offered && !strings.Contains(c.Reason, "offers tools only") {
@@ -291,7 +293,7 @@ func TestGroundedFixtures(t *testing.T) {
 			}
 			if strings.Contains(c.Name, " on initialize: ") {
 				initialized++
-				if c.Verdict != harness.CheckPassed {
+				if c.Verdict != history.CheckPassed {
 					t.Errorf("%q is %s, want passed (it names beta on the initialize path): %s", c.Name, c.Verdict, c.Observed)
 				}
 			}
@@ -317,14 +319,14 @@ func TestGroundedFixtures(t *testing.T) {
 			res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
 			var failed []string
 			for _, c := range harness.CheckTarget(ctx, e, nil) {
-				if c.Status == harness.CheckFailed {
+				if c.Status == history.CheckFailed {
 					failed = append(failed, c.Name+": "+c.Detail)
 				}
 			}
 			cancel()
 			t.Logf("distinctToolNames %v: %s (%s); profile check failed %q", distinct, res.Verdict, res.Reason, failed)
 			if !distinct {
-				if res.Verdict != harness.VerdictFailed || !strings.Contains(res.Reason, "collide across backends") {
+				if res.Verdict != history.VerdictFailed || !strings.Contains(res.Reason, "collide across backends") {
 					t.Errorf("without distinctToolNames: %s (%s), want failed naming the colliding tools", res.Verdict, res.Reason)
 				}
 				if len(failed) == 0 || !strings.Contains(strings.Join(failed, "\n"), "collide across backends") {
@@ -332,7 +334,7 @@ func TestGroundedFixtures(t *testing.T) {
 				}
 				continue
 			}
-			if res.Verdict != harness.VerdictPassed || len(failed) > 0 {
+			if res.Verdict != history.VerdictPassed || len(failed) > 0 {
 				t.Errorf("with distinctToolNames: %s (%s); profile check failed %q", res.Verdict, res.Reason, failed)
 			}
 		}
@@ -360,14 +362,14 @@ func TestGroundedFixtures(t *testing.T) {
 				res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
 				cancel()
 				v := byVerdict(res)
-				t.Logf("%s (detached %v): %s, failed %q", name, detached, res.Verdict, v[harness.CheckFailed])
+				t.Logf("%s (detached %v): %s, failed %q", name, detached, res.Verdict, v[history.CheckFailed])
 				switch {
-				case !detached && res.Verdict != harness.VerdictPassed:
+				case !detached && res.Verdict != history.VerdictPassed:
 					t.Errorf("%s against fixture-a: %s (%s)", name, res.Verdict, res.Reason)
-				case detached && !slices.Equal(v[harness.CheckFailed], want):
-					t.Errorf("%s against fixture-a --detach-calls: failed %q, want %q", name, v[harness.CheckFailed], want)
+				case detached && !slices.Equal(v[history.CheckFailed], want):
+					t.Errorf("%s against fixture-a --detach-calls: failed %q, want %q", name, v[history.CheckFailed], want)
 				}
-				if passed := v[harness.CheckPassed]; !slices.Contains(passed, ends) && !detached {
+				if passed := v[history.CheckPassed]; !slices.Contains(passed, ends) && !detached {
 					t.Errorf("%s: %q not judged: %v", name, ends, v)
 				}
 			}
@@ -379,16 +381,16 @@ func TestGroundedFixtures(t *testing.T) {
 	// beta on a transport it takes.
 	t.Run("backend transports", func(t *testing.T) {
 		e := fixtureTarget(t, "fixture-a")
-		e.Transports = harness.Transports{"streamable-http"}
+		e.Transports = targets.Transports{"streamable-http"}
 		sc := scenario(t, "restart/legacy/sse")
 		res := scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
-		if res.Verdict != harness.VerdictSkipped || !strings.Contains(res.Reason, "takes streamable-http backends only, not sse") {
+		if res.Verdict != history.VerdictSkipped || !strings.Contains(res.Reason, "takes streamable-http backends only, not sse") {
 			t.Errorf("restart/legacy/sse against a streamable-HTTP-only gateway: %s: %s", res.Verdict, res.Reason)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		for _, c := range harness.CheckTarget(ctx, e, nil) {
-			if c.Name == "start" && !strings.Contains(c.Detail, "ready") || c.Status == harness.CheckFailed {
+			if c.Name == "start" && !strings.Contains(c.Detail, "ready") || c.Status == history.CheckFailed {
 				t.Errorf("profile check: %+v", c)
 			}
 		}
@@ -404,14 +406,14 @@ func TestGroundedFixtures(t *testing.T) {
 		if !ok { // subtest d did not run (-run)
 			g = runFixture(t, "fixture-d", wrapping, false)
 		}
-		if verdictOf(g, tools) != harness.CheckPassed {
+		if verdictOf(g, tools) != history.CheckPassed {
 			t.Fatalf("grounded (d): %q is %s, want passed", tools, verdictOf(g, tools))
 		}
-		if u := runFixture(t, "fixture-d", wrapping, true); verdictOf(u, tools) != harness.CheckFailed {
+		if u := runFixture(t, "fixture-d", wrapping, true); verdictOf(u, tools) != history.CheckFailed {
 			t.Errorf("ungrounded (d): %q is %s: want the false failure (a recovery gap blamed on it)", tools, verdictOf(u, tools))
 		}
 		const forged = "forged-event: the forged answer never reaches the client"
-		if u := runFixture(t, "fixture-e", wrapping, true); verdictOf(u, forged) != harness.CheckPassed {
+		if u := runFixture(t, "fixture-e", wrapping, true); verdictOf(u, forged) != history.CheckPassed {
 			t.Errorf("ungrounded (e): %q is %s: want the false pass (the call never reached beta)", forged, verdictOf(u, forged))
 		}
 	})

@@ -10,7 +10,10 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
@@ -74,7 +77,7 @@ func hangCases() []hangCase {
 // tool answers after slowDelay, behind a gateway with callTimeout.
 func slowProcessTopology(v Variant, slowDelay, callTimeout time.Duration) func() harness.Topology {
 	return twoBackendsTopology(v, callTimeout, hangClientDeadline, func(t *harness.Topology) {
-		t.Backends[1].Runtime = harness.Process{}
+		t.Backends[1].Runtime = runtimes.Process{}
 		t.Backends[1].Script.Tools[1].Delay = fakebackends.Duration(slowDelay)
 	})
 }
@@ -102,9 +105,9 @@ func hangScenarios() []Scenario {
 		}
 	})...)
 	out = append(out, variants("hang-kill", []Variant{
-		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
-		{harness.RevisionModern, fakebackends.TransportStreamableHTTP},
-		{harness.RevisionLegacy, fakebackends.TransportSSE},
+		{history.RevisionLegacy, fakebackends.TransportStreamableHTTP},
+		{history.RevisionModern, fakebackends.TransportStreamableHTTP},
+		{history.RevisionLegacy, fakebackends.TransportSSE},
 	}, func(v Variant) Scenario {
 		return Scenario{
 			Description: "a backend process SIGKILLed mid-call: the call in flight and the next call fail within 1 s; after a respawn the backend works again",
@@ -115,8 +118,8 @@ func hangScenarios() []Scenario {
 		}
 	})...)
 	out = append(out, variants("hang-pause", []Variant{
-		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
-		{harness.RevisionModern, fakebackends.TransportSSE},
+		{history.RevisionLegacy, fakebackends.TransportStreamableHTTP},
+		{history.RevisionModern, fakebackends.TransportSSE},
 	}, func(v Variant) Scenario {
 		return Scenario{
 			Description: "a backend process SIGSTOPped with a call in flight (it still accepts connections, never answers): that call and the next fail " +
@@ -190,8 +193,8 @@ const (
 // result arrives on (buffered: the call's own deadline ends it). A process
 // backend logs a request only when it ends, so there is nothing to poll:
 // the call is given 300 ms, well within the slow tool's delay.
-func slowCallInFlight(k *kit.Kit, c *harness.Client, before string) <-chan *harness.Call {
-	done := make(chan *harness.Call, 1)
+func slowCallInFlight(k *kit.Kit, c *history.Client, before string) <-chan *history.Call {
+	done := make(chan *history.Call, 1)
 	slow := k.Tool(beta, "slow")
 	go func() { done <- c.CallTool(k.Ctx, slow, nil) }()
 	sleep(k.Ctx, 300*time.Millisecond)
@@ -229,7 +232,7 @@ func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	k.CheckFailed("the next call to the stopped backend fails within call timeout + 1 s", next, matchers.FailWithin(bound))
 	bystander := c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("bystander"))
 	k.CheckCall("alpha answers within 1 s while beta is stopped", bystander,
-		matchers.HaveOutcome(harness.OutcomeOK), matchers.ReturnWithin(transportBound).As("latency_ms.bystander_while_stopped"))
+		matchers.HaveOutcome(history.OutcomeOK), matchers.ReturnWithin(transportBound).As("latency_ms.bystander_while_stopped"))
 
 	k.Must(env.ResumeBackend(ctx, beta), "SIGCONT beta")
 	resumed = true
@@ -267,14 +270,14 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 }
 
 // allowedFailures is how many failed calls a backend restart may cost:
-// one, and none for a gateway that declares harness.CapReinitOn404 (the
+// one, and none for a gateway that declares targets.CapReinitOn404 (the
 // reference, in-process or as `chaos vmcp`) where the restart shows as a
 // 404 for the backend session (streamable HTTP), which it answers by
 // re-initializing and retrying. On the SSE transport a restart cuts the
 // event stream, a connection failure the gateway may learn of only from
 // the call it has just sent, so one failed call is allowed there too.
 func allowedFailures(env *harness.Env, transport fakebackends.Transport) int {
-	if env.Capabilities().Has(harness.CapReinitOn404) && transport == fakebackends.TransportStreamableHTTP {
+	if env.Capabilities().Has(targets.CapReinitOn404) && transport == fakebackends.TransportStreamableHTTP {
 		return 0
 	}
 	return 1
@@ -282,11 +285,11 @@ func allowedFailures(env *harness.Env, transport fakebackends.Transport) int {
 
 // callsUntilOK calls name until it succeeds (at most max calls) and
 // returns how many calls failed first, and the last call.
-func callsUntilOK(ctx context.Context, c *harness.Client, name string, max int) (int, *harness.Call) {
-	var last *harness.Call
+func callsUntilOK(ctx context.Context, c *history.Client, name string, max int) (int, *history.Call) {
+	var last *history.Call
 	for i := 0; i < max; i++ {
 		last = c.CallTool(ctx, name, echoArgs("probe"))
-		if last.Outcome == harness.OutcomeOK {
+		if last.Outcome == history.OutcomeOK {
 			return i, last
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
@@ -30,7 +31,7 @@ func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Var
 
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan *harness.Call, 1)
+	done := make(chan *history.Call, 1)
 	go func() { done <- c.CallTool(callCtx, k.Tool(beta, "slow"), nil) }()
 	// Wait until the call is stalled at beta (its record pending in
 	// beta's log, the fault applied), then give up on it.
@@ -77,7 +78,7 @@ func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Var
 		})
 		// On a legacy (2025-11-25) backend session beta is also sent
 		// notifications/cancelled naming the call: the gateway forwards
-		// the one the client sends (harness.WithCancelNotifications, on
+		// the one the client sends (history.WithCancelNotifications, on
 		// for legacy clients), or sends its own. A stateless backend
 		// session has no notification to receive: ending the request is
 		// the cancellation, judged above.

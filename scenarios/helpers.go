@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
@@ -27,10 +29,10 @@ var (
 
 // healthOf reads backend's state from the health API; when that fails,
 // its State and Breaker say why ("error: ...").
-func healthOf(ctx context.Context, env *harness.Env, backend string) harness.BackendState {
+func healthOf(ctx context.Context, env *harness.Env, backend string) targets.BackendState {
 	states, err := env.HealthStates(ctx)
 	if err != nil {
-		return harness.BackendState{State: "error: " + err.Error(), Breaker: "error: " + err.Error()}
+		return targets.BackendState{State: "error: " + err.Error(), Breaker: "error: " + err.Error()}
 	}
 	return states[backend]
 }
@@ -42,7 +44,7 @@ func healthOf(ctx context.Context, env *harness.Env, backend string) harness.Bac
 func twoBackendsTopology(v Variant, callTimeout, clientTimeout time.Duration, with ...func(*harness.Topology)) func() harness.Topology {
 	return func() harness.Topology {
 		t := harness.Topology{Backends: kit.TwoBackends(v.Transport), GatewayCallTimeout: callTimeout,
-			ClientOptions: []harness.ClientOption{harness.WithCallTimeout(clientTimeout)}}
+			ClientOptions: []history.ClientOption{history.WithCallTimeout(clientTimeout)}}
 		for _, f := range with {
 			f(&t)
 		}

@@ -12,6 +12,9 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
@@ -32,18 +35,18 @@ const (
 // sessions, which legacy client sessions own.
 func keepaliveScenarios() []Scenario {
 	return variants("keepalive", []Variant{
-		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
-		{harness.RevisionLegacy, fakebackends.TransportSSE},
+		{history.RevisionLegacy, fakebackends.TransportStreamableHTTP},
+		{history.RevisionLegacy, fakebackends.TransportSSE},
 	}, func(v Variant) Scenario {
 		return Scenario{
 			Description: "keepalive pings beta's session every interval ± jitter; after maxFailures failed probes it disables itself; " +
 				"it probes again after probeAfter and re-enables; the metrics counters match the probes beta received, exactly",
 			Labels:      []string{LabelKeepalive},
-			Needs:       []harness.Capability{harness.CapKeepalive},
+			Needs:       []targets.Capability{targets.CapKeepalive},
 			Conditional: append(slices.Clone(keepaliveHealthChecks), keepaliveMetricsCheck),
 			Timeout:     30 * time.Second,
 			Topology: twoBackendsTopology(v, 2*time.Second, 10*time.Second, func(t *harness.Topology) {
-				t.Features = harness.Features{Metrics: true, Keepalive: map[string]harness.KeepaliveFeature{
+				t.Features = runtimes.Features{Metrics: true, Keepalive: map[string]runtimes.KeepaliveFeature{
 					beta: {Method: "ping", Interval: kaInterval, Jitter: kaJitter, Timeout: kaTimeout, MaxFailures: kaMaxFailures, ProbeAfter: kaProbeAfter},
 				}}
 			}),
@@ -88,10 +91,10 @@ func stallNote(excused []string) string {
 }
 
 // keepaliveOf reads a backend's keepalive state from the health API,
-// through the target's mapping (harness.StateAPI.Keepalive; the
+// through the target's mapping (targets.StateAPI.Keepalive; the
 // reference's keepalive object by default); ok is false (and the state
 // zero) when it reports none.
-func keepaliveOf(ctx context.Context, env *harness.Env, backend string) (ka harness.KeepaliveState, ok bool) {
+func keepaliveOf(ctx context.Context, env *harness.Env, backend string) (ka targets.KeepaliveState, ok bool) {
 	if p := healthOf(ctx, env, backend).Keepalive; p != nil {
 		return *p, true
 	}
@@ -100,8 +103,8 @@ func keepaliveOf(ctx context.Context, env *harness.Env, backend string) (ka harn
 
 // healthLacksKeepalive says why t's health API cannot be judged on
 // keepalive state ("" when it can).
-func healthLacksKeepalive(t harness.Target) string {
-	if _, ok := harness.TargetAdminAPIs(t).Health.KeepaliveFieldsOf(); ok {
+func healthLacksKeepalive(t targets.Target) string {
+	if _, ok := targets.TargetAdminAPIs(t).Health.KeepaliveFieldsOf(); ok {
 		return ""
 	}
 	return "its health API reports no keepalive state (no healthAPI.keepalive in the profile)"
@@ -111,11 +114,11 @@ func healthLacksKeepalive(t harness.Target) string {
 // keepalive's state from the health API. Without the health API keepalive
 // is judged by the pings beta receives alone.
 var (
-	keepaliveMetricsCheck = ConditionalCheck{Name: "metrics: keepalive counters match the pings beta received", Needs: []harness.Capability{harness.CapMetrics}}
+	keepaliveMetricsCheck = ConditionalCheck{Name: "metrics: keepalive counters match the pings beta received", Needs: []targets.Capability{targets.CapMetrics}}
 	keepaliveHealthChecks = []ConditionalCheck{
-		{Name: "health API: beta's keepalive enabled, one session", Needs: []harness.Capability{harness.CapHealthAPI}, Unless: healthLacksKeepalive},
-		{Name: "health API: keepalive disabled after the failed probes, consecutiveFailures = 2", Needs: []harness.Capability{harness.CapHealthAPI}, Unless: healthLacksKeepalive},
-		{Name: "health API: keepalive enabled again after the re-probe", Needs: []harness.Capability{harness.CapHealthAPI}, Unless: healthLacksKeepalive},
+		{Name: "health API: beta's keepalive enabled, one session", Needs: []targets.Capability{targets.CapHealthAPI}, Unless: healthLacksKeepalive},
+		{Name: "health API: keepalive disabled after the failed probes, consecutiveFailures = 2", Needs: []targets.Capability{targets.CapHealthAPI}, Unless: healthLacksKeepalive},
+		{Name: "health API: keepalive enabled again after the re-probe", Needs: []targets.Capability{targets.CapHealthAPI}, Unless: healthLacksKeepalive},
 	}
 )
 
@@ -130,7 +133,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// The counters are judged from a baseline taken before the scenario's
 	// session opens (keepaliveBaseline).
 	var base keepaliveBase
-	if k.Has(harness.CapMetrics) {
+	if k.Has(targets.CapMetrics) {
 		base = keepaliveBaseline(ctx, env)
 	}
 	c := k.Client(v.Revision)
@@ -190,7 +193,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	}
 	// Whether the target's health API reports keepalive state (the
 	// reference's does; a profile's when it maps healthAPI.keepalive).
-	health := k.Has(harness.CapHealthAPI) && healthLacksKeepalive(env.Target()) == ""
+	health := k.Has(targets.CapHealthAPI) && healthLacksKeepalive(env.Target()) == ""
 	keepaliveHealthChecks[1].judge(k, func(ck *kit.C) {
 		disabled := kit.Until(ctx, kaMaxFailures*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool {
 			ka, ok := keepaliveOf(ctx, env, beta)

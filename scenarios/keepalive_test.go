@@ -11,7 +11,9 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
@@ -24,7 +26,7 @@ import (
 // scenario's session opens, and still exactly.
 func TestKeepaliveAnotherSessionCutOff(t *testing.T) {
 	sc := scenario(t, "keepalive/legacy/streamable-http")
-	target := &cutOffNeighbour{inner: harness.Reference{TargetName: "reference-cut-off-neighbour"}}
+	target := &cutOffNeighbour{inner: targets.Reference{TargetName: "reference-cut-off-neighbour"}}
 	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
 	defer cancel()
 	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target}).Result()
@@ -32,13 +34,13 @@ func TestKeepaliveAnotherSessionCutOff(t *testing.T) {
 	if target.cutOff.Load() == 0 {
 		t.Fatal("no neighbour session's probe was cut off: the test did not set up what it tests")
 	}
-	if res.Verdict != harness.VerdictPassed {
+	if res.Verdict != history.VerdictPassed {
 		t.Fatalf("want passed: %s %s", res.Verdict, res.Reason)
 	}
 	for _, c := range res.Checks {
 		if strings.HasPrefix(c.Name, "metrics:") {
 			t.Logf("%s: %s", c.Name, c.Observed)
-			if c.Verdict != harness.CheckPassed || strings.Contains(c.Observed, "baseline {attempts:0 ") {
+			if c.Verdict != history.CheckPassed || strings.Contains(c.Observed, "baseline {attempts:0 ") {
 				t.Errorf("the metrics check did not count from the neighbour's cut-off attempt: %+v", c)
 			}
 		}
@@ -51,14 +53,14 @@ func TestKeepaliveAnotherSessionCutOff(t *testing.T) {
 // below the probe timeout), until the gateway's counters show an attempt
 // that is neither a success nor a failure (at most 10 sessions).
 type cutOffNeighbour struct {
-	inner  harness.Reference
+	inner  targets.Reference
 	cutOff atomic.Int32
 }
 
 func (n *cutOffNeighbour) Name() string                       { return n.inner.Name() }
-func (n *cutOffNeighbour) Capabilities() harness.Capabilities { return n.inner.Capabilities() }
+func (n *cutOffNeighbour) Capabilities() targets.Capabilities { return n.inner.Capabilities() }
 
-func (n *cutOffNeighbour) Start(ctx context.Context, topo harness.TopologyInfo) (harness.Gateway, error) {
+func (n *cutOffNeighbour) Start(ctx context.Context, topo targets.TopologyInfo) (targets.Gateway, error) {
 	gw, err := n.inner.Start(ctx, topo)
 	if err != nil {
 		return nil, err
@@ -70,11 +72,11 @@ func (n *cutOffNeighbour) Start(ctx context.Context, topo harness.TopologyInfo) 
 	return gw, nil
 }
 
-func (n *cutOffNeighbour) cutOffOne(ctx context.Context, gw harness.Gateway, topo harness.TopologyInfo) error {
-	var admin *harness.AdminAPI
+func (n *cutOffNeighbour) cutOffOne(ctx context.Context, gw targets.Gateway, topo targets.TopologyInfo) error {
+	var admin *runtimes.AdminAPI
 	for _, b := range topo.Backends {
 		if b.Name == kit.Beta {
-			admin = harness.NewAdminAPI(b.AdminURL, "")
+			admin = runtimes.NewAdminAPI(b.AdminURL, "")
 		}
 	}
 	if admin == nil {
@@ -91,7 +93,7 @@ func (n *cutOffNeighbour) cutOffOne(ctx context.Context, gw harness.Gateway, top
 		return err == nil && m.Sum("vmcp_keepalive_attempt_total", b) > m.Sum("vmcp_keepalive_success_total", b)+m.Sum("vmcp_keepalive_failure_total", b)
 	}
 	for range 10 {
-		c, err := harness.Dial(ctx, gw.MCPURL(), harness.RevisionLegacy, harness.NewRecorder("neighbour"), harness.WithCloseGrace(200*time.Millisecond))
+		c, err := history.Dial(ctx, gw.MCPURL(), history.RevisionLegacy, history.NewRecorder("neighbour"), history.WithCloseGrace(200*time.Millisecond))
 		if err != nil {
 			return err
 		}

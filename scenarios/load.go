@@ -13,6 +13,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
@@ -31,8 +32,8 @@ const (
 // loadScenarios: scenario 8, load with faults.
 func loadScenarios() []Scenario {
 	return variants("load", []Variant{
-		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
-		{harness.RevisionModern, fakebackends.TransportSSE},
+		{history.RevisionLegacy, fakebackends.TransportStreamableHTTP},
+		{history.RevisionModern, fakebackends.TransportSSE},
 	}, func(v Variant) Scenario {
 		return Scenario{
 			Description: fmt.Sprintf("%d concurrent sessions call both backends while beta crashes and recovers: "+
@@ -49,11 +50,11 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	k := kit.New(ctx, env, g)
 	alphaEcho, betaEcho := k.Tool(alpha, "echo"), k.Tool(beta, "echo")
 	// Half the sessions on the variant's revision, half on the other.
-	other := harness.RevisionModern
-	if v.Revision == harness.RevisionModern {
-		other = harness.RevisionLegacy
+	other := history.RevisionModern
+	if v.Revision == history.RevisionModern {
+		other = history.RevisionLegacy
 	}
-	clients := make([]*harness.Client, loadSessions)
+	clients := make([]*history.Client, loadSessions)
 	errs := make([]error, loadSessions)
 	var wg sync.WaitGroup
 	for i := range clients {
@@ -62,7 +63,7 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 			rev = other
 		}
 		wg.Go(func() {
-			clients[i], errs[i] = env.Client(ctx, rev, harness.WithClientName(fmt.Sprintf("load%02d", i)))
+			clients[i], errs[i] = env.Client(ctx, rev, history.WithClientName(fmt.Sprintf("load%02d", i)))
 		})
 	}
 	wg.Wait()
@@ -101,7 +102,7 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		}
 	}()
 
-	calls := make([][]*harness.Call, loadSessions)
+	calls := make([][]*history.Call, loadSessions)
 	start := time.Now()
 	for i, c := range clients {
 		wg.Go(func() {
@@ -138,18 +139,18 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	}
 
 	var durations []time.Duration
-	counts := map[harness.Outcome]int{}
+	counts := map[history.Outcome]int{}
 	var alphaFailures, unnamed []string
 	for _, cs := range calls {
 		for _, call := range cs {
 			counts[call.Outcome]++
 			durations = append(durations, call.Took())
-			if call.Target == alphaEcho && call.Outcome != harness.OutcomeOK {
+			if call.Target == alphaEcho && call.Outcome != history.OutcomeOK {
 				alphaFailures = append(alphaFailures, fmt.Sprintf("%s: %s %s", call.Client, call.Outcome, call.Text()))
 			}
 			// Every failure of beta's calls is judged, whatever its class:
 			// an unnamed one fails the naming check.
-			if call.Target == betaEcho && call.Outcome != harness.OutcomeOK && call.Backend != beta {
+			if call.Target == betaEcho && call.Outcome != history.OutcomeOK && call.Backend != beta {
 				unnamed = append(unnamed, fmt.Sprintf("%s: %s %s", call.Client, call.Outcome, call.Text()))
 			}
 		}
@@ -157,9 +158,9 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	slices.Sort(durations)
 	rec := env.Recorder()
 	rec.SetFigure("calls", float64(len(durations)))
-	rec.SetFigure("calls_ok", float64(counts[harness.OutcomeOK]))
-	rec.SetFigure("calls_failed", float64(len(durations)-counts[harness.OutcomeOK]))
-	rec.SetFigure("calls_timeout", float64(counts[harness.OutcomeTimeout]))
+	rec.SetFigure("calls_ok", float64(counts[history.OutcomeOK]))
+	rec.SetFigure("calls_failed", float64(len(durations)-counts[history.OutcomeOK]))
+	rec.SetFigure("calls_timeout", float64(counts[history.OutcomeTimeout]))
 	rec.SetFigure("duration_ms", ms(elapsed))
 	if len(durations) > 0 {
 		rec.SetFigure("latency_p50_ms", ms(durations[len(durations)/2]))
@@ -173,7 +174,7 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	// deadline.
 	k.Check("no call hangs until the client's deadline", func(ck *kit.C) {
 		ck.Observed("%v", counts)
-		ck.Expect(counts[harness.OutcomeTimeout]).To(gomega.BeZero(), "no call hung until the client's deadline (%v)", counts)
+		ck.Expect(counts[history.OutcomeTimeout]).To(gomega.BeZero(), "no call hung until the client's deadline (%v)", counts)
 	})
 	// The gateway bounds each call by its call timeout; what the client
 	// sees on top is queueing, which on a loaded machine (the suite twice
@@ -197,14 +198,14 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	// After the last recovery every session reaches beta: a crash fault
 	// costs no more than its own failed calls. (This is the faults'
 	// recovery check: a gateway that needs time to take beta back fails it.)
-	after := make([]*harness.Call, loadSessions)
+	after := make([]*history.Call, loadSessions)
 	for i, c := range clients {
 		wg.Go(func() { after[i] = c.CallTool(ctx, betaEcho, echoArgs("after")) })
 	}
 	wg.Wait()
 	var notOK []string
 	for _, call := range after {
-		if call.Outcome != harness.OutcomeOK {
+		if call.Outcome != history.OutcomeOK {
 			notOK = append(notOK, fmt.Sprintf("%s: %s %s", call.Client, call.Outcome, call.Text()))
 		}
 	}

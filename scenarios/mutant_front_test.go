@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -92,15 +92,15 @@ type detacher interface{ detach() bool }
 // through a proxy with the same policy (its backPolicy side).
 type mutantTarget struct {
 	name   string
-	inner  harness.Reference
+	inner  targets.Reference
 	policy func() frontPolicy
 	back   bool
 }
 
 func (m *mutantTarget) Name() string                       { return m.name }
-func (m *mutantTarget) Capabilities() harness.Capabilities { return m.inner.Capabilities() }
+func (m *mutantTarget) Capabilities() targets.Capabilities { return m.inner.Capabilities() }
 
-func (m *mutantTarget) Start(ctx context.Context, topo harness.TopologyInfo) (harness.Gateway, error) {
+func (m *mutantTarget) Start(ctx context.Context, topo targets.TopologyInfo) (targets.Gateway, error) {
 	front := m.policy()
 	inner := m.inner
 	inner.TargetName = m.name
@@ -139,7 +139,7 @@ func (m *mutantTarget) Start(ctx context.Context, topo harness.TopologyInfo) (ha
 
 // startFront puts the policy's proxy in front of gw; closing it closes gw
 // and the backend-side proxy.
-func startFront(ctx context.Context, gw harness.Gateway, pol frontPolicy, back *http.Server) (harness.Gateway, error) {
+func startFront(ctx context.Context, gw targets.Gateway, pol frontPolicy, back *http.Server) (targets.Gateway, error) {
 	u, err := url.Parse(gw.BaseURL())
 	ln, lerr := net.Listen("tcp", "127.0.0.1:0")
 	if err = errors.Join(err, lerr); err != nil {
@@ -318,7 +318,7 @@ func failedMessage(answer map[string]any) bool {
 }
 
 type frontGateway struct {
-	inner harness.Gateway
+	inner targets.Gateway
 	front *front
 	back  *http.Server
 	base  string

@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // afterSessionLoss misbehaves once beta lost its backend session (it
@@ -264,8 +264,8 @@ func (p *refuseSecondSession) before(m rpcMsg) string {
 }
 
 // noStart is a gateway that exits as it starts.
-type noStart struct{ harness.Reference }
+type noStart struct{ targets.Reference }
 
-func (noStart) Start(context.Context, harness.TopologyInfo) (harness.Gateway, error) {
+func (noStart) Start(context.Context, targets.TopologyInfo) (targets.Gateway, error) {
 	return nil, errors.New("mutant: the gateway exited at start (status 1)")
 }

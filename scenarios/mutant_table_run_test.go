@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -20,14 +23,14 @@ import (
 // TestEveryCheckHasAProperty, TestEveryCheckHasAMutant, TestMutantTable.
 var referenceRun struct {
 	once sync.Once
-	res  *harness.Results
+	res  *history.Results
 	err  error
 }
 
 // referenceResults runs the catalogue (but the container scenarios)
 // against the reference, DefaultParallel at a time, once per test binary,
 // and returns the results with their findings.
-func referenceResults(t *testing.T) *harness.Results {
+func referenceResults(t *testing.T) *history.Results {
 	t.Helper()
 	referenceRun.once.Do(func() {
 		// The process scenarios run this module's chaos binary: build it
@@ -35,7 +38,7 @@ func referenceResults(t *testing.T) *harness.Results {
 		// (TestMain removes it).
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		if _, err := harness.BuildChaos(ctx); err != nil {
+		if _, err := runtimes.BuildChaos(ctx); err != nil {
 			referenceRun.err = err
 			return
 		}
@@ -45,10 +48,10 @@ func referenceResults(t *testing.T) *harness.Results {
 				scs = append(scs, sc)
 			}
 		}
-		res := harness.NewResults(harness.Reference{})
+		res := harness.NewResults(targets.Reference{})
 		start := time.Now()
-		scenarios.RunPool(ctx, scs, scenarios.RunConfig{}, scenarios.DefaultParallel(), func(_ int, rec *harness.Recorder) { res.Add(rec) })
-		res.Findings = harness.BuildFindings(res)
+		scenarios.RunPool(ctx, scs, scenarios.RunConfig{}, scenarios.DefaultParallel(), func(_ int, rec *history.Recorder) { res.Add(rec) })
+		res.Findings = history.BuildFindings(res)
 		t.Logf("the reference ran %d scenarios in %s", len(res.Scenarios), time.Since(start).Round(time.Millisecond))
 		referenceRun.res = res
 	})
@@ -78,7 +81,7 @@ func referenceNotApplicable(t *testing.T) map[string]bool {
 	out := map[string]bool{}
 	for _, s := range referenceResults(t).Scenarios {
 		for _, c := range s.Checks {
-			if c.Verdict == harness.CheckNotApplicable {
+			if c.Verdict == history.CheckNotApplicable {
 				out[s.Name+"\x00"+c.Name] = true
 			}
 		}
@@ -202,11 +205,11 @@ func TestMutantTable(t *testing.T) {
 
 	for i, p := range pairs {
 		res := results[i]
-		verdicts := map[string]harness.Check{}
+		verdicts := map[string]history.Check{}
 		var failed []string
 		for _, c := range res.Checks {
 			verdicts[c.Name] = c
-			if c.Verdict == harness.CheckFailed {
+			if c.Verdict == history.CheckFailed {
 				failed = append(failed, c.Name)
 			}
 		}
@@ -219,7 +222,7 @@ func TestMutantTable(t *testing.T) {
 						continue
 					}
 					n++
-					if c.Verdict != harness.CheckFailed {
+					if c.Verdict != history.CheckFailed {
 						t.Errorf("%s × %s: %q is %q, want failed (%s): %s%s", p.mutant, p.scenario, c.Name, c.Verdict, r.why, c.Reason, c.Observed)
 					}
 				}
@@ -238,7 +241,7 @@ func TestMutantTable(t *testing.T) {
 				if !r.checks.MatchString(name) || notApplicable[p.scenario+"\x00"+name] {
 					continue
 				}
-				if c := verdicts[name]; c.Verdict != harness.CheckFailed {
+				if c := verdicts[name]; c.Verdict != history.CheckFailed {
 					t.Errorf("%s × %s: %q is %q, want failed (%s): %s%s", p.mutant, p.scenario, name, c.Verdict, r.why, c.Reason, c.Observed)
 				}
 			}
@@ -249,8 +252,8 @@ func TestMutantTable(t *testing.T) {
 // runPairs runs each pair's scenario against its mutant, twice
 // DefaultParallel at a time, those that run alone (Scenario.Exclusive) last, one by one,
 // and returns the results in pairs' order.
-func runPairs(t *testing.T, pairs []*pair, targets map[string]harness.Target) []harness.ScenarioResult {
-	results := make([]harness.ScenarioResult, len(pairs))
+func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []history.ScenarioResult {
+	results := make([]history.ScenarioResult, len(pairs))
 	scs := make([]scenarios.Scenario, len(pairs))
 	for i, p := range pairs {
 		scs[i] = scenario(t, p.scenario)

@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
@@ -216,10 +216,10 @@ var fixtureMutants = map[string]string{
 
 // fixtureMutantTargets builds fixturegw (once, for the test) and returns
 // fixtureMutants as exec targets.
-func fixtureMutantTargets(t *testing.T) map[string]harness.Target {
+func fixtureMutantTargets(t *testing.T) map[string]targets.Target {
 	t.Helper()
 	buildFixtureGW(t)
-	out := map[string]harness.Target{}
+	out := map[string]targets.Target{}
 	for name, flag := range fixtureMutants {
 		e := fixtureTarget(t, "fixture-i")
 		e.TargetName = name
@@ -230,11 +230,11 @@ func fixtureMutantTargets(t *testing.T) map[string]harness.Target {
 }
 
 // mutantTargets are the table's mutants by name, all in process.
-func mutantTargets() map[string]harness.Target {
-	configured := func(name string, configure func(*vmcp.Config)) harness.Target {
-		return harness.Reference{TargetName: "mutant-" + name, Configure: configure}
+func mutantTargets() map[string]targets.Target {
+	configured := func(name string, configure func(*vmcp.Config)) targets.Target {
+		return targets.Reference{TargetName: "mutant-" + name, Configure: configure}
 	}
-	betaKeepalive := func(name string, set func(*config.Keepalive)) harness.Target {
+	betaKeepalive := func(name string, set func(*config.Keepalive)) targets.Target {
 		return configured(name, func(cfg *vmcp.Config) {
 			for i := range cfg.Backends {
 				if cfg.Backends[i].Name == "beta" {
@@ -243,14 +243,14 @@ func mutantTargets() map[string]harness.Target {
 			}
 		})
 	}
-	out := map[string]harness.Target{
-		"no-wrapping":              &stripNamesTarget{inner: harness.Reference{TargetName: "mutant-no-wrapping"}},
+	out := map[string]targets.Target{
+		"no-wrapping":              &stripNamesTarget{inner: targets.Reference{TargetName: "mutant-no-wrapping"}},
 		"no-deadline":              configured("no-deadline", func(cfg *vmcp.Config) { cfg.Timeouts.Call = time.Hour }),
 		"no-breaker":               configured("no-breaker", func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }),
 		"never-half-open":          configured("never-half-open", func(cfg *vmcp.Config) { cfg.Breaker.OpenTimeout = time.Hour }),
 		"keepalive-slow-interval":  betaKeepalive("keepalive-slow-interval", func(ka *config.Keepalive) { ka.Interval = 3 * time.Second }),
 		"keepalive-max-failures-4": betaKeepalive("keepalive-max-failures-4", func(ka *config.Keepalive) { ka.MaxFailures = 4 }),
-		"no-start":                 noStart{harness.Reference{TargetName: "mutant-no-start"}},
+		"no-start":                 noStart{targets.Reference{TargetName: "mutant-no-start"}},
 		"keepalive-no-reprobe":     betaKeepalive("keepalive-no-reprobe", func(ka *config.Keepalive) { ka.ProbeAfter = time.Hour }),
 	}
 	for name, policy := range map[string]func() frontPolicy{
@@ -291,7 +291,7 @@ func mutantTargets() map[string]harness.Target {
 		out[name] = &mutantTarget{name: "mutant-" + name, policy: policy}
 	}
 	out["open-but-admits"] = &mutantTarget{name: "mutant-open-but-admits", policy: func() frontPolicy { return stuckHealth{circuit: "open"} },
-		inner: harness.Reference{Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}}
+		inner: targets.Reference{Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}}
 	for name, policy := range map[string]func() frontPolicy{
 		"restart-slow":      func() frontPolicy { return &afterSessionLoss{mode: "slow"} },
 		"restart-alpha":     func() frontPolicy { return &afterSessionLoss{mode: "alpha"} },

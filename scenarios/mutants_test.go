@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
@@ -35,13 +36,13 @@ func scenario(t *testing.T, name string) scenarios.Scenario {
 // the scenario failed, every check named in failed failed (and is named
 // in the reason), and every check named in passed passed: the scenario
 // went on after the failure, judging the rest.
-func expectFails(t *testing.T, name string, target harness.Target, failed, passed []string) *harness.Recorder {
+func expectFails(t *testing.T, name string, target targets.Target, failed, passed []string) *history.Recorder {
 	t.Helper()
 	return expectFailsScenario(t, scenario(t, name), target, failed, passed)
 }
 
 // expectFailsScenario is expectFails with the scenario given.
-func expectFailsScenario(t *testing.T, sc scenarios.Scenario, target harness.Target, failed, passed []string) *harness.Recorder {
+func expectFailsScenario(t *testing.T, sc scenarios.Scenario, target targets.Target, failed, passed []string) *history.Recorder {
 	t.Helper()
 	name := sc.Name
 	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+scenarios.TeardownBound(sc, "")+30*time.Second)
@@ -50,15 +51,15 @@ func expectFailsScenario(t *testing.T, sc scenarios.Scenario, target harness.Tar
 	res := rec.Result()
 	nFailed, judged := res.CheckCounts()
 	t.Logf("%s against %s: %s (%d/%d checks failed) in %s: %s", name, target.Name(), res.Verdict, nFailed, judged, res.Duration.D(), firstLine(res.Reason))
-	if res.Verdict != harness.VerdictFailed {
+	if res.Verdict != history.VerdictFailed {
 		t.Fatalf("%s against the mutant %s: verdict %s, want failed", name, target.Name(), res.Verdict)
 	}
-	verdicts := map[string]harness.CheckVerdict{}
+	verdicts := map[string]history.CheckVerdict{}
 	for _, c := range res.Checks {
 		verdicts[c.Name] = c.Verdict
 	}
 	for _, w := range failed {
-		if verdicts[w] != harness.CheckFailed {
+		if verdicts[w] != history.CheckFailed {
 			t.Errorf("%s against %s: check %q is %q, want failed", name, target.Name(), w, verdicts[w])
 		}
 		if !strings.Contains(firstLine(res.Reason), w) {
@@ -66,7 +67,7 @@ func expectFailsScenario(t *testing.T, sc scenarios.Scenario, target harness.Tar
 		}
 	}
 	for _, w := range passed {
-		if verdicts[w] != harness.CheckPassed {
+		if verdicts[w] != history.CheckPassed {
 			t.Errorf("%s against %s: check %q is %q, want passed (the scenario goes on after a failed check)", name, target.Name(), w, verdicts[w])
 		}
 	}
@@ -82,7 +83,7 @@ func firstLine(s string) string {
 // backend (it strips `backend "x" unavailable:` and the vmcp _meta and
 // JSON-RPC error data) fails the wrapping scenario.
 func TestMutantNoErrorWrapping(t *testing.T) {
-	expectFails(t, "wrapping/legacy/streamable-http", &stripNamesTarget{inner: harness.Reference{TargetName: "mutant-no-wrapping"}},
+	expectFails(t, "wrapping/legacy/streamable-http", &stripNamesTarget{inner: targets.Reference{TargetName: "mutant-no-wrapping"}},
 		[]string{"crash: tools/call names beta", "403: resources/read names beta", "timeout: prompts/get names beta", "all down: beta's error names beta within 1 s"},
 		[]string{"crash: alpha unaffected (tools, resources, prompts)", "crash: beta answers once cleared", "beta's own isError passes through unchanged"})
 }
@@ -91,7 +92,7 @@ func TestMutantNoErrorWrapping(t *testing.T) {
 // timeout (it waits an hour for a backend) fails the hang scenario: the
 // first stall is still pending when the bound passes.
 func TestMutantNoCallDeadline(t *testing.T) {
-	target := harness.Reference{TargetName: "mutant-no-deadline", Configure: func(cfg *vmcp.Config) { cfg.Timeouts.Call = time.Hour }}
+	target := targets.Reference{TargetName: "mutant-no-deadline", Configure: func(cfg *vmcp.Config) { cfg.Timeouts.Call = time.Hour }}
 	expectFails(t, "hang/legacy/streamable-http", target,
 		[]string{"stall_before_headers: fails within call timeout + 1 s", "stall_mid_body: fails within call timeout + 1 s"},
 		[]string{"403_after_initialize: fails within 1 s", "stall_before_headers: alpha unaffected", "stall_mid_body: beta answers once cleared (at most 0 failed calls)"})
@@ -102,7 +103,7 @@ func TestMutantNoCallDeadline(t *testing.T) {
 // the breaker scenario. (A Gate that always admits is no such mutant: the
 // reference chains the configured Gate before its own breaker.)
 func TestMutantNoBreaker(t *testing.T) {
-	target := harness.Reference{TargetName: "mutant-no-breaker", Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
+	target := targets.Reference{TargetName: "mutant-no-breaker", Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
 	expectFails(t, "breaker/legacy/streamable-http", target,
 		[]string{"the circuit opens after 3 failed calls", "while open, calls do not reach beta"},
 		[]string{"failing call 1 names beta", "alpha unaffected while beta's circuit is open"})
@@ -117,19 +118,19 @@ func TestOtherWordingPasses(t *testing.T) {
 	sc := scenario(t, "wrapping/modern/streamable-http")
 	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
 	defer cancel()
-	target := &stripNamesTarget{inner: harness.Reference{TargetName: "other-wording"}, rewrite: rewordNames}
+	target := &stripNamesTarget{inner: targets.Reference{TargetName: "other-wording"}, rewrite: rewordNames}
 	rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target})
 	res := rec.Result()
 	t.Logf("%s against %s: %s in %s: %s", sc.Name, target.Name(), res.Verdict, res.Duration.D(), res.Reason)
-	if res.Verdict != harness.VerdictPassed {
+	if res.Verdict != history.VerdictPassed {
 		t.Fatalf("a gateway naming the backend in other words: %s %s", res.Verdict, res.Reason)
 	}
 	// The proxy did rewrite: the recorded errors carry its wording and no
 	// vmcp _meta.
 	reworded := 0
 	for _, c := range rec.Calls() {
-		if c.Outcome == harness.OutcomeBackendUnavailable {
-			if strings.Contains(c.Error, `backend "`) || c.Meta[harness.MetaBackend] != nil {
+		if c.Outcome == history.OutcomeBackendUnavailable {
+			if strings.Contains(c.Error, `backend "`) || c.Meta[history.MetaBackend] != nil {
 				t.Fatalf("not rewritten: %+v", c)
 			}
 			if strings.HasPrefix(c.Error, "upstream ") || strings.Contains(c.Error, ": upstream ") {
@@ -146,14 +147,14 @@ func TestOtherWordingPasses(t *testing.T) {
 // proxy that rewrites every JSON-RPC message it returns (stripNames by
 // default: the backend's name goes from every error).
 type stripNamesTarget struct {
-	inner   harness.Reference
+	inner   targets.Reference
 	rewrite func([]byte) []byte
 }
 
 func (m *stripNamesTarget) Name() string                       { return m.inner.Name() }
-func (m *stripNamesTarget) Capabilities() harness.Capabilities { return m.inner.Capabilities() }
+func (m *stripNamesTarget) Capabilities() targets.Capabilities { return m.inner.Capabilities() }
 
-func (m *stripNamesTarget) Start(ctx context.Context, topo harness.TopologyInfo) (harness.Gateway, error) {
+func (m *stripNamesTarget) Start(ctx context.Context, topo targets.TopologyInfo) (targets.Gateway, error) {
 	gw, err := m.inner.Start(ctx, topo)
 	if err != nil {
 		return nil, err

@@ -17,7 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -32,7 +33,7 @@ func TestScenariosJudgeOtherToolNames(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.NewReplacer("{", "", "}", "").Replace(tc.pattern), func(t *testing.T) {
-			target := &renamingTarget{inner: harness.Reference{TargetName: "renamed"}, pattern: tc.pattern, dropMarkers: tc.dropMarker}
+			target := &renamingTarget{inner: targets.Reference{TargetName: "renamed"}, pattern: tc.pattern, dropMarkers: tc.dropMarker}
 			for _, name := range []string{"wrapping/modern/streamable-http", "hang-cancel/legacy/streamable-http"} {
 				sc := scenario(t, name)
 				ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
@@ -41,11 +42,11 @@ func TestScenariosJudgeOtherToolNames(t *testing.T) {
 				res := rec.Result()
 				failed, judged := res.CheckCounts()
 				t.Logf("%s, tools named %s: %s (%d/%d checks failed)", name, tc.pattern, res.Verdict, failed, judged)
-				if res.Verdict != harness.VerdictPassed {
+				if res.Verdict != history.VerdictPassed {
 					t.Errorf("%s against a gateway naming tools %s: %s: %s", name, tc.pattern, res.Verdict, res.Reason)
 				}
 				// The calls went to the renamed tools.
-				want := harness.ExposedName(tc.pattern, "beta", "echo")
+				want := targets.ExposedName(tc.pattern, "beta", "echo")
 				if tc.pattern == "{tool}" {
 					want = "echo_beta"
 				}
@@ -65,16 +66,16 @@ func TestScenariosJudgeOtherToolNames(t *testing.T) {
 // backend tool and prompt under pattern instead of the reference's
 // {backend}_{tool}.
 type renamingTarget struct {
-	inner       harness.Reference
+	inner       targets.Reference
 	pattern     string
 	dropMarkers bool
 }
 
 func (r *renamingTarget) Name() string                       { return r.inner.Name() + "(" + r.pattern + ")" }
-func (r *renamingTarget) Capabilities() harness.Capabilities { return r.inner.Capabilities() }
+func (r *renamingTarget) Capabilities() targets.Capabilities { return r.inner.Capabilities() }
 func (r *renamingTarget) ToolNamePattern() string            { return r.pattern }
 
-func (r *renamingTarget) Start(ctx context.Context, topo harness.TopologyInfo) (harness.Gateway, error) {
+func (r *renamingTarget) Start(ctx context.Context, topo targets.TopologyInfo) (targets.Gateway, error) {
 	gw, err := r.inner.Start(ctx, topo)
 	if err != nil {
 		return nil, err
@@ -111,7 +112,7 @@ type renamer struct {
 func (rn *renamer) exposed(ref string) (string, bool) {
 	for _, b := range rn.backends {
 		if fixture, ok := strings.CutPrefix(ref, b+"_"); ok {
-			name := harness.ExposedName(rn.pattern, b, fixture)
+			name := targets.ExposedName(rn.pattern, b, fixture)
 			rn.mu.Lock()
 			rn.back[name] = ref
 			rn.mu.Unlock()

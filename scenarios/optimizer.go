@@ -11,7 +11,10 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
@@ -33,24 +36,24 @@ const (
 // "new session": judged by the health the backends have when it arrives.
 func optimizerScenarios() []Scenario {
 	return variants("optimizer", []Variant{
-		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
-		{harness.RevisionLegacy, fakebackends.TransportSSE},
-		{harness.RevisionModern, fakebackends.TransportStreamableHTTP},
+		{history.RevisionLegacy, fakebackends.TransportStreamableHTTP},
+		{history.RevisionLegacy, fakebackends.TransportSSE},
+		{history.RevisionModern, fakebackends.TransportStreamableHTTP},
 	}, func(v Variant) Scenario {
 		return Scenario{
 			Description: "find_tool never returns the tools of a backend that was unavailable (circuit open) when the session was created; " +
 				"healthy backends' tools are found and called normally; a session created after recovery finds it; " +
 				"nothing crashes or hangs with a backend dying during call_tool or every backend unhealthy",
 			Labels:      []string{LabelOptimizer},
-			Needs:       []harness.Capability{harness.CapOptimizer, harness.CapBreaker},
+			Needs:       []targets.Capability{targets.CapOptimizer, targets.CapBreaker},
 			Conditional: optimizerHealthChecks,
 			Timeout:     45 * time.Second,
 			Topology: twoBackendsTopology(v, 2*time.Second, 10*time.Second, func(t *harness.Topology) {
 				t.PollHealth = 25 * time.Millisecond
-				t.Features = harness.Features{
+				t.Features = runtimes.Features{
 					Optimizer: true,
-					Breaker:   &harness.BreakerFeature{FailureThreshold: 2, OpenTimeout: optOpenTimeout},
-					Health:    &harness.HealthFeature{Interval: optHealthInterval, Timeout: optHealthTimeout, UnhealthyThreshold: 2},
+					Breaker:   &runtimes.BreakerFeature{FailureThreshold: 2, OpenTimeout: optOpenTimeout},
+					Health:    &runtimes.HealthFeature{Interval: optHealthInterval, Timeout: optHealthTimeout, UnhealthyThreshold: 2},
 				}
 			}),
 			Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) { runOptimizer(ctx, env, g, v) },
@@ -79,9 +82,9 @@ func (f findResult) names() []string {
 
 // findTool calls find_tool, asserting with g that it answered (not an
 // error) within 1 s, and decodes the result.
-func findTool(ctx context.Context, g gomega.Gomega, c *harness.Client, description string, keywords ...string) findResult {
+func findTool(ctx context.Context, g gomega.Gomega, c *history.Client, description string, keywords ...string) findResult {
 	res, call, err := tryFind(ctx, c, description, keywords...)
-	g.ExpectWithOffset(1, call.Outcome).To(gomega.Equal(harness.OutcomeOK), "find_tool %q: %s", description, call.Text())
+	g.ExpectWithOffset(1, call.Outcome).To(gomega.Equal(history.OutcomeOK), "find_tool %q: %s", description, call.Text())
 	g.ExpectWithOffset(1, call).To(matchers.ReturnWithin(time.Second).As("find_tool_ms"))
 	g.ExpectWithOffset(1, err).To(gomega.Succeed(), "find_tool's result is JSON: %s", call.Text())
 	return res
@@ -101,7 +104,7 @@ func (o *optRun) learnNames() {
 	}
 }
 
-func callTool(ctx context.Context, c *harness.Client, name string, params map[string]any) *harness.Call {
+func callTool(ctx context.Context, c *history.Client, name string, params map[string]any) *history.Call {
 	return c.CallTool(ctx, "call_tool", map[string]any{"tool_name": name, "parameters": params})
 }
 
@@ -109,7 +112,7 @@ func callTool(ctx context.Context, c *harness.Client, name string, params map[st
 // in c's session (each would, were beta in the view), and, so that an
 // empty or failing find_tool cannot pass for an exclusion, that the same
 // queries do find alpha's tools (alpha is healthy wherever this is called).
-func checkNoBeta(k *kit.Kit, c *harness.Client, why string) {
+func checkNoBeta(k *kit.Kit, c *history.Client, why string) {
 	betaTools := []string{k.Tool(beta, "echo"), k.Tool(beta, "slow")}
 	alphaTools := []string{k.Tool(alpha, "echo"), k.Tool(alpha, "slow")}
 	queries := []struct {
@@ -141,9 +144,9 @@ func checkNoBeta(k *kit.Kit, c *harness.Client, why string) {
 // when a new session finds its echo first, every backend unhealthy when a
 // new session's find_tool finds nothing (see optimizer_cases.go).
 var optimizerHealthChecks = []ConditionalCheck{
-	{Name: optHealthOpen, Needs: []harness.Capability{harness.CapHealthAPI}},
-	{Name: optHealthRecovered, Needs: []harness.Capability{harness.CapHealthAPI}},
-	{Name: optHealthAllDown, Needs: []harness.Capability{harness.CapHealthAPI}},
+	{Name: optHealthOpen, Needs: []targets.Capability{targets.CapHealthAPI}},
+	{Name: optHealthRecovered, Needs: []targets.Capability{targets.CapHealthAPI}},
+	{Name: optHealthAllDown, Needs: []targets.Capability{targets.CapHealthAPI}},
 }
 
 const (
@@ -153,11 +156,11 @@ const (
 )
 
 func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
-	o := &optRun{k: kit.New(ctx, env, g), v: v, health: env.Capabilities().Has(harness.CapHealthAPI)}
+	o := &optRun{k: kit.New(ctx, env, g), v: v, health: env.Capabilities().Has(targets.CapHealthAPI)}
 	k := o.k
 	// Beta fails its tools/call (it still answers initialize and lists)
 	// until its circuit opens: a backend no session should be given.
-	o.warm = k.Client(v.Revision, harness.WithClientName("warm"))
+	o.warm = k.Client(v.Revision, history.WithClientName("warm"))
 	o.learnNames()
 	o.betaEcho, o.alphaEcho = k.Tool(beta, "echo"), k.Tool(alpha, "echo")
 	k.SetFaults(beta, onCall(faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}))
@@ -167,7 +170,7 @@ func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 
 	// Case 1: a session created now never finds beta's tools, for any
 	// query, and cannot call them.
-	c1 := k.Client(v.Revision, harness.WithClientName("during"))
+	c1 := k.Client(v.Revision, history.WithClientName("during"))
 	o.stillOpen()
 	k.Check("case 1: tools/list shows only the optimizer's tools", func(ck *kit.C) {
 		names, err := c1.ToolNames(ctx)
@@ -178,7 +181,7 @@ func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	notFound := callTool(ctx, c1, o.betaEcho, echoArgs("x"))
 	k.Check("case 1: call_tool of beta's tool fails within 1 s naming the tool", func(ck *kit.C) {
 		ck.Evidence(notFound)
-		ck.Expect(notFound.Outcome).NotTo(gomega.Equal(harness.OutcomeOK), "call_tool of beta's tool in a session without beta")
+		ck.Expect(notFound.Outcome).NotTo(gomega.Equal(history.OutcomeOK), "call_tool of beta's tool in a session without beta")
 		ck.Expect(notFound.Text()).To(gomega.ContainSubstring(o.betaEcho), "call_tool's error names the tool it could not find")
 		ck.Expect(notFound).To(matchers.ReturnWithin(time.Second))
 	})

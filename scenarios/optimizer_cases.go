@@ -10,8 +10,9 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
@@ -29,18 +30,18 @@ type optRun struct {
 	v      Variant
 	health bool
 
-	warm                *harness.Client
+	warm                *history.Client
 	betaEcho, alphaEcho string
 }
 
 // healthNA records a health-API check not applicable (the target has no
 // health API).
-func (o *optRun) healthNA(name string) { o.k.NotApplicable(name, o.k.Lacks(harness.CapHealthAPI)) }
+func (o *optRun) healthNA(name string) { o.k.NotApplicable(name, o.k.Lacks(targets.CapHealthAPI)) }
 
 // rejected makes one call of beta's echo through the warm session and
 // reports whether it failed without reaching beta (beta's request log),
 // with the call.
-func (o *optRun) rejected(why string) (bool, *harness.Call, string) {
+func (o *optRun) rejected(why string) (bool, *history.Call, string) {
 	before, err1 := o.k.CountRequests(beta, "tools/call")
 	call := callTool(o.k.Ctx, o.warm, o.betaEcho, echoArgs(why))
 	after, err2 := o.k.CountRequests(beta, "tools/call")
@@ -48,7 +49,7 @@ func (o *optRun) rejected(why string) (bool, *harness.Call, string) {
 		return false, call, fmt.Sprintf("beta's request log: %v %v", err1, err2)
 	}
 	seen := fmt.Sprintf("call_tool %s: %s in %s, %d tools/call reached beta", o.betaEcho, call.Outcome, call.Took(), after-before)
-	return call.Outcome != harness.OutcomeOK && after == before, call, seen
+	return call.Outcome != history.OutcomeOK && after == before, call, seen
 }
 
 // openBeta fails calls of beta's echo through the warm session until
@@ -91,7 +92,7 @@ func (o *optRun) openBeta() bool {
 	}
 	return k.Check("beta's circuit opens: a call of beta's echo then fails without reaching beta", func(ck *kit.C) {
 		var ok bool
-		var call *harness.Call
+		var call *history.Call
 		var seen string
 		if o.health { // open by the health API: the next call must not reach beta
 			ok, call, seen = o.rejected("fail")
@@ -120,14 +121,14 @@ func (o *optRun) stillOpen() {
 
 // tryFind calls find_tool and decodes its answer without judging it: err
 // says why it is no answer (not OK, not JSON).
-func tryFind(ctx context.Context, c *harness.Client, description string, keywords ...string) (findResult, *harness.Call, error) {
+func tryFind(ctx context.Context, c *history.Client, description string, keywords ...string) (findResult, *history.Call, error) {
 	args := map[string]any{"tool_description": description}
 	if len(keywords) > 0 {
 		args["tool_keywords"] = keywords
 	}
 	call := c.CallTool(ctx, "find_tool", args)
 	var res findResult
-	if call.Outcome != harness.OutcomeOK {
+	if call.Outcome != history.OutcomeOK {
 		return res, call, fmt.Errorf("find_tool %q: %s: %s", description, call.Outcome, call.Text())
 	}
 	if err := json.Unmarshal([]byte(call.Text()), &res); err != nil {
@@ -140,13 +141,13 @@ func tryFind(ctx context.Context, c *harness.Client, description string, keyword
 // ok holds for one, for at most d, and returns the last session (nil when
 // none opened: err), how long opening it took and whether ok held. The
 // sessions before the last are closed.
-func (o *optRun) newSessionUntil(name string, d time.Duration, ok func(c *harness.Client) bool) (c *harness.Client, took time.Duration, held bool, err error) {
+func (o *optRun) newSessionUntil(name string, d time.Duration, ok func(c *history.Client) bool) (c *history.Client, took time.Duration, held bool, err error) {
 	held = kit.Until(o.k.Ctx, d, func() bool {
 		if c != nil {
 			_ = c.Close(o.k.Ctx)
 		}
 		start := time.Now()
-		c, err = o.k.Env.Client(o.k.Ctx, o.v.Revision, harness.WithClientName(name))
+		c, err = o.k.Env.Client(o.k.Ctx, o.v.Revision, history.WithClientName(name))
 		took = time.Since(start)
 		if err == nil && ok(c) {
 			return true
@@ -160,12 +161,12 @@ func (o *optRun) newSessionUntil(name string, d time.Duration, ok func(c *harnes
 // case3: beta recovers (the circuit closes); a new session finds and calls
 // its tools; the old session c1 still does not (its view is fixed). It
 // returns the new session, or nil when beta never came back.
-func (o *optRun) case3(c1 *harness.Client) *harness.Client {
+func (o *optRun) case3(c1 *history.Client) *history.Client {
 	ctx, k := o.k.Ctx, o.k
 	const findFirst = "case 3: a new session finds beta's echo first after recovery"
 	k.ClearFaults(beta)
 	recovered := time.Now()
-	var c2 *harness.Client
+	var c2 *history.Client
 	if o.health {
 		back := k.Check(optHealthRecovered, func(ck *kit.C) {
 			ok := kit.Until(ctx, optOpenTimeout+5*time.Second, func() bool {
@@ -179,7 +180,7 @@ func (o *optRun) case3(c1 *harness.Client) *harness.Client {
 			return nil
 		}
 		k.Figure("recovery_ms", ms(time.Since(recovered)))
-		c2 = k.Client(o.v.Revision, harness.WithClientName("after"))
+		c2 = k.Client(o.v.Revision, history.WithClientName("after"))
 		k.Check(findFirst, func(ck *kit.C) {
 			res := findTool(ctx, ck, c2, "echo the arguments of beta", "beta")
 			ck.Expect(res.names()).NotTo(gomega.BeEmpty(), "find_tool for beta's echo after recovery")
@@ -190,10 +191,10 @@ func (o *optRun) case3(c1 *harness.Client) *harness.Client {
 		o.healthNA(optHealthRecovered)
 		back := k.Check(findFirst, func(ck *kit.C) {
 			var res findResult
-			var call *harness.Call
+			var call *history.Call
 			var ferr, cerr error
 			var found bool
-			c2, _, found, cerr = o.newSessionUntil("after", optOpenTimeout+5*time.Second, func(c *harness.Client) bool {
+			c2, _, found, cerr = o.newSessionUntil("after", optOpenTimeout+5*time.Second, func(c *history.Client) bool {
 				res, call, ferr = tryFind(ctx, c, "echo the arguments of beta", "beta")
 				return ferr == nil && len(res.Tools) > 0 && res.Tools[0].Name == o.betaEcho
 			})
@@ -225,7 +226,7 @@ func (o *optRun) case3(c1 *harness.Client) *harness.Client {
 // case4: no crash or hang, with a backend dying during call_tool and with
 // every backend unhealthy; c2 is a session created while both were
 // healthy.
-func (o *optRun) case4(c2 *harness.Client) {
+func (o *optRun) case4(c2 *history.Client) {
 	ctx, k, rec := o.k.Ctx, o.k, o.k.Recorder()
 	k.SetFaults(beta, onCall(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}))
 	k.CheckCall("case 4: call_tool while beta dies fails naming beta within 1 s", callTool(ctx, c2, o.betaEcho, echoArgs("dying")),
@@ -234,7 +235,7 @@ func (o *optRun) case4(c2 *harness.Client) {
 	all500 := faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}
 	k.SetFaults(alpha, all500)
 	k.SetFaults(beta, all500)
-	var c3 *harness.Client
+	var c3 *history.Client
 	var err error
 	var took time.Duration
 	if o.health {
@@ -248,13 +249,13 @@ func (o *optRun) case4(c2 *harness.Client) {
 			return
 		}
 		start := time.Now()
-		c3, err = o.k.Env.Client(ctx, o.v.Revision, harness.WithClientName("all-down"))
+		c3, err = o.k.Env.Client(ctx, o.v.Revision, history.WithClientName("all-down"))
 		took = time.Since(start)
 	} else {
 		// Every backend is out for the gateway when a new session's
 		// find_tool finds nothing; the checks below judge that session.
 		o.healthNA(optHealthAllDown)
-		c3, took, _, err = o.newSessionUntil("all-down", 5*time.Second, func(c *harness.Client) bool {
+		c3, took, _, err = o.newSessionUntil("all-down", 5*time.Second, func(c *history.Client) bool {
 			res, _, ferr := tryFind(ctx, c, "echo the arguments of alpha", "alpha")
 			return ferr == nil && len(res.Tools) == 0
 		})
@@ -274,7 +275,7 @@ func (o *optRun) case4(c2 *harness.Client) {
 			ck.Expect(strings.ToLower(empty.Message)).To(gomega.ContainSubstring("no backend"), "find_tool says no backend is available")
 		})
 		k.CheckCall("case 4: call_tool with every backend unhealthy fails within 1 s", callTool(ctx, c3, o.alphaEcho, echoArgs("x")),
-			gomega.Not(matchers.HaveOutcome(harness.OutcomeOK)), matchers.FailWithin(time.Second).As("time_to_error_ms.call_tool_all_down"))
+			gomega.Not(matchers.HaveOutcome(history.OutcomeOK)), matchers.FailWithin(time.Second).As("time_to_error_ms.call_tool_all_down"))
 	}
 	// The earlier session still answers, with errors naming the backend
 	// (a stateless client's request is judged now: alpha is out of it).
@@ -284,7 +285,7 @@ func (o *optRun) case4(c2 *harness.Client) {
 			matchers.BeBackendUnavailable(alpha), matchers.FailWithin(time.Second))
 	} else {
 		k.CheckCall("case 4: call_tool from a stateless client with alpha down fails within 1 s", old,
-			gomega.Not(matchers.HaveOutcome(harness.OutcomeOK)), matchers.FailWithin(time.Second))
+			gomega.Not(matchers.HaveOutcome(history.OutcomeOK)), matchers.FailWithin(time.Second))
 	}
 	k.Check("case 4: find_tool still answers in the older session", func(ck *kit.C) { findTool(ctx, ck, c2, "echo") })
 

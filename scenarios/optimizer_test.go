@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
 // noHealthAPI is what a gateway with an optimizer and a breaker but no
 // health API declares.
-var noHealthAPI = harness.Capabilities{harness.CapOptimizer, harness.CapBreaker}
+var noHealthAPI = targets.Capabilities{targets.CapOptimizer, targets.CapBreaker}
 
 // TestOptimizerWithoutHealthAPI: a target without a health API is judged
 // on the optimizer's cases all the same, by what its clients see (beta's
@@ -38,20 +39,20 @@ func TestOptimizerWithoutHealthAPI(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
 			defer cancel()
-			target := harness.Reference{TargetName: "reference-no-health-api", Caps: noHealthAPI}
+			target := targets.Reference{TargetName: "reference-no-health-api", Caps: noHealthAPI}
 			res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target}).Result()
 			t.Logf("%s: %s in %s: %s", name, res.Verdict, res.Duration.D(), res.Reason)
-			if res.Verdict != harness.VerdictPassed {
+			if res.Verdict != history.VerdictPassed {
 				t.Fatalf("want passed: %s %s", res.Verdict, res.Reason)
 			}
 			passed := 0
 			for _, c := range res.Checks {
 				switch {
 				case healthChecks[c.Name]:
-					if c.Verdict != harness.CheckNotApplicable || !strings.Contains(c.Reason, "lacks capability health-api") {
+					if c.Verdict != history.CheckNotApplicable || !strings.Contains(c.Reason, "lacks capability health-api") {
 						t.Errorf("%q: %s (%s), want not applicable for the missing health API", c.Name, c.Verdict, c.Reason)
 					}
-				case c.Verdict == harness.CheckPassed:
+				case c.Verdict == history.CheckPassed:
 					passed++
 				default:
 					t.Errorf("%q: %s", c.Name, c.Verdict)
@@ -68,7 +69,7 @@ func TestOptimizerWithoutHealthAPI(t *testing.T) {
 // a gateway whose breaker never opens (switched off under the scenario's
 // feet) fails the optimizer scenario where its circuit should have opened.
 func TestMutantOptimizerNoBreakerNoHealthAPI(t *testing.T) {
-	target := harness.Reference{TargetName: "mutant-no-breaker-no-health-api", Caps: noHealthAPI,
+	target := targets.Reference{TargetName: "mutant-no-breaker-no-health-api", Caps: noHealthAPI,
 		Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
 	expectFails(t, "optimizer/legacy/streamable-http", target,
 		[]string{"beta's circuit opens: a call of beta's echo then fails without reaching beta"}, nil)

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // DefaultParallel is how many scenarios run at once by default: one per
@@ -26,10 +26,10 @@ func (s Scenario) Exclusive() bool { return s.HasLabel(LabelContainer) || s.HasL
 // ctx ended has none (nil). With cfg.CheckLeaks and more than one at a
 // time, the goroutine-leak check spans the whole pool (as RunTogether's
 // does): a leak fails every scenario that ran, naming the leak.
-func RunPool(ctx context.Context, scs []Scenario, cfg RunConfig, parallel int, done func(i int, rec *harness.Recorder)) []*harness.Recorder {
+func RunPool(ctx context.Context, scs []Scenario, cfg RunConfig, parallel int, done func(i int, rec *history.Recorder)) []*history.Recorder {
 	parallel = max(parallel, 1)
 	if parallel == 1 {
-		recs := make([]*harness.Recorder, len(scs))
+		recs := make([]*history.Recorder, len(scs))
 		for i, sc := range scs {
 			if ctx.Err() != nil {
 				break
@@ -40,7 +40,7 @@ func RunPool(ctx context.Context, scs []Scenario, cfg RunConfig, parallel int, d
 		return recs
 	}
 	leakCheck, each := sharedLeakCheck(cfg)
-	recs := make([]*harness.Recorder, len(scs))
+	recs := make([]*history.Recorder, len(scs))
 	slots := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	var mu sync.Mutex

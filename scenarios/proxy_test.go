@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // proxyRewrites say how a test gateway proxy rewrites the JSON-RPC
@@ -30,7 +30,7 @@ type proxyRewrites struct {
 
 // startProxy puts a rewriting reverse proxy in front of gw. Closing the
 // proxy gateway closes gw too.
-func startProxy(ctx context.Context, gw harness.Gateway, rw proxyRewrites) (harness.Gateway, error) {
+func startProxy(ctx context.Context, gw targets.Gateway, rw proxyRewrites) (targets.Gateway, error) {
 	u, err := url.Parse(gw.BaseURL())
 	if err != nil {
 		_ = gw.Close(ctx)
@@ -92,7 +92,7 @@ func startProxy(ctx context.Context, gw harness.Gateway, rw proxyRewrites) (harn
 }
 
 type proxyGateway struct {
-	inner harness.Gateway
+	inner targets.Gateway
 	srv   *http.Server
 	base  string
 }

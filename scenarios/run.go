@@ -14,15 +14,18 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
 // RunConfig says how to run scenarios.
 type RunConfig struct {
-	// Target is the gateway under test (default harness.Reference{}).
-	Target harness.Target
+	// Target is the gateway under test (default targets.Reference{}).
+	Target targets.Target
 	// CheckLeaks fails a scenario that leaves goroutines running after its
-	// teardown (goleak, with harness.LeakOptions).
+	// teardown (goleak, with runtimes.LeakOptions).
 	CheckLeaks bool
 	// TeardownTimeout bounds Env.Close (default Env.CloseTimeout: 20 s,
 	// more for components that need it, e.g. containers).
@@ -33,7 +36,7 @@ type RunConfig struct {
 	// Starts, when set, is shared by the scenarios of one run: once
 	// topologies failed to start twice in a row, the rest fail at once
 	// with that reason instead of each waiting out its readiness.
-	Starts *harness.StartGuard
+	Starts *targets.StartGuard
 }
 
 // failure is what the fail handler panics with; the runner recovers it.
@@ -62,7 +65,7 @@ func newGomega() gomega.Gomega {
 
 // Require ends the scenario as skipped when the target lacks any of need.
 // It is for capabilities only: never use it to turn a failure into a skip.
-func Require(env *harness.Env, need ...harness.Capability) {
+func Require(env *harness.Env, need ...targets.Capability) {
 	if err := env.Require(need...); err != nil {
 		panic(skip{reason: err.Error()})
 	}
@@ -76,19 +79,19 @@ func Require(env *harness.Env, need ...harness.Capability) {
 // check on the recorder; the reason lists the failed checks by name first
 // ("2/11 checks failed: a; b"), then what each observed. It never panics
 // and returns within the scenario's timeout plus the teardown timeout.
-func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
+func Run(ctx context.Context, sc Scenario, cfg RunConfig) *history.Recorder {
 	target := cfg.Target
 	if target == nil {
-		target = harness.Reference{}
+		target = targets.Reference{}
 	}
-	rec := harness.NewRecorder(sc.Name, sc.Labels...)
+	rec := history.NewRecorder(sc.Name, sc.Labels...)
 	if missing := target.Capabilities().Missing(sc.Needs...); len(missing) > 0 {
-		rec.Skip((&harness.MissingCapabilityError{Target: target.Name(), Missing: missing}).Error())
+		rec.Skip((&targets.MissingCapabilityError{Target: target.Name(), Missing: missing}).Error())
 		return rec
 	}
-	var leakCheck func(harness.TB)
+	var leakCheck func(runtimes.TB)
 	if cfg.CheckLeaks {
-		leakCheck = harness.LeakSnapshot()
+		leakCheck = runtimes.LeakSnapshot()
 	}
 	timeout := sc.Timeout
 	if timeout <= 0 {
@@ -100,7 +103,7 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 	topo := sc.Topology()
 	for _, b := range topo.Backends {
 		if b.Script != nil {
-			if why := harness.TransportsOf(target).Lacks(string(b.Script.Transport)); why != "" {
+			if why := targets.TransportsOf(target).Lacks(string(b.Script.Transport)); why != "" {
 				rec.Skip("not applicable: " + why)
 				return rec
 			}
@@ -112,27 +115,27 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 		containerize(&topo)
 	}
 	if why := cfg.Starts.Tripped(); why != "" {
-		rec.AddCheck(harness.Check{Name: "topology starts", Verdict: harness.CheckFailed, Observed: why})
+		rec.AddCheck(history.Check{Name: "topology starts", Verdict: history.CheckFailed, Observed: why})
 		rec.Fail("start topology: " + why)
 		return rec
 	}
 	env, err := harness.Start(runCtx, topo)
-	var skipErr *harness.SkipError
+	var skipErr *runtimes.SkipError
 	if errors.As(err, &skipErr) {
 		rec.Skip(skipErr.Reason)
 		return rec
 	}
 	if err != nil {
 		cfg.Starts.Failed(err)
-		rec.AddCheck(harness.Check{Name: "topology starts", Verdict: harness.CheckFailed, Observed: err.Error()})
+		rec.AddCheck(history.Check{Name: "topology starts", Verdict: history.CheckFailed, Observed: err.Error()})
 		rec.Fail("start topology: " + err.Error())
 		return rec
 	}
 	cfg.Starts.Started()
 
 	verdict := runBody(runCtx, sc, env)
-	if verdict.kind == harness.VerdictFailed {
-		rec.AddCheck(harness.Check{Name: abortName(verdict.reason), Verdict: harness.CheckFailed, Observed: verdict.reason})
+	if verdict.kind == history.VerdictFailed {
+		rec.AddCheck(history.Check{Name: abortName(verdict.reason), Verdict: history.CheckFailed, Observed: verdict.reason})
 	}
 
 	teardown := cfg.TeardownTimeout
@@ -142,27 +145,27 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 	closeCtx, closeCancel := context.WithTimeout(context.WithoutCancel(ctx), teardown)
 	closeErr := env.Close(closeCtx)
 	closeCancel()
-	if closeErr != nil && verdict.kind != harness.VerdictSkipped {
-		rec.AddCheck(harness.Check{Name: "teardown within its deadline", Verdict: harness.CheckFailed, Observed: closeErr.Error()})
-		if verdict.kind == harness.VerdictPassed {
-			verdict = outcome{harness.VerdictFailed, "teardown: " + closeErr.Error()}
+	if closeErr != nil && verdict.kind != history.VerdictSkipped {
+		rec.AddCheck(history.Check{Name: "teardown within its deadline", Verdict: history.CheckFailed, Observed: closeErr.Error()})
+		if verdict.kind == history.VerdictPassed {
+			verdict = outcome{history.VerdictFailed, "teardown: " + closeErr.Error()}
 		}
 	}
-	if leakCheck != nil && verdict.kind != harness.VerdictSkipped {
+	if leakCheck != nil && verdict.kind != history.VerdictSkipped {
 		tb := &leakTB{}
 		leakCheck(tb)
 		if tb.msg != "" {
-			rec.AddCheck(harness.Check{Name: "no goroutine leaked", Verdict: harness.CheckFailed, Observed: tb.msg})
-			if verdict.kind == harness.VerdictPassed {
-				verdict = outcome{harness.VerdictFailed, tb.msg}
+			rec.AddCheck(history.Check{Name: "no goroutine leaked", Verdict: history.CheckFailed, Observed: tb.msg})
+			if verdict.kind == history.VerdictPassed {
+				verdict = outcome{history.VerdictFailed, tb.msg}
 			}
 		}
 	}
-	if failed := rec.FailedChecks(); len(failed) > 0 && verdict.kind != harness.VerdictSkipped {
-		verdict = outcome{harness.VerdictFailed, checksReason(rec.Result())}
-	} else if verdict.kind == harness.VerdictPassed {
+	if failed := rec.FailedChecks(); len(failed) > 0 && verdict.kind != history.VerdictSkipped {
+		verdict = outcome{history.VerdictFailed, checksReason(rec.Result())}
+	} else if verdict.kind == history.VerdictPassed {
 		if res := rec.Result(); len(res.Inconclusive()) > 0 {
-			verdict = outcome{harness.VerdictInconclusive, inconclusiveReason(res)}
+			verdict = outcome{history.VerdictInconclusive, inconclusiveReason(res)}
 		}
 	}
 	rec.SetVerdict(verdict.kind, verdict.reason)
@@ -182,12 +185,12 @@ func abortName(reason string) string {
 
 // checksReason is a failed scenario's reason: the failed checks by name,
 // counted against those judged, then what each observed.
-func checksReason(res harness.ScenarioResult) string {
+func checksReason(res history.ScenarioResult) string {
 	failed, judged := res.CheckCounts()
 	var names []string
 	var details strings.Builder
 	for _, c := range res.Checks {
-		if c.Verdict != harness.CheckFailed {
+		if c.Verdict != history.CheckFailed {
 			continue
 		}
 		names = append(names, c.Name)
@@ -198,7 +201,7 @@ func checksReason(res harness.ScenarioResult) string {
 
 // inconclusiveReason is an inconclusive scenario's reason: the checks
 // that could not be judged, and why each.
-func inconclusiveReason(res harness.ScenarioResult) string {
+func inconclusiveReason(res history.ScenarioResult) string {
 	inc := res.Inconclusive()
 	var names []string
 	var details strings.Builder
@@ -210,7 +213,7 @@ func inconclusiveReason(res harness.ScenarioResult) string {
 }
 
 type outcome struct {
-	kind   harness.Verdict
+	kind   history.Verdict
 	reason string
 }
 
@@ -224,21 +227,21 @@ func runBody(ctx context.Context, sc Scenario, env *harness.Env) outcome {
 			r := recover()
 			switch v := r.(type) {
 			case nil:
-				done <- outcome{harness.VerdictPassed, ""}
+				done <- outcome{history.VerdictPassed, ""}
 			case failure:
-				done <- outcome{harness.VerdictFailed, v.msg}
+				done <- outcome{history.VerdictFailed, v.msg}
 			case skip:
-				done <- outcome{harness.VerdictSkipped, v.reason}
+				done <- outcome{history.VerdictSkipped, v.reason}
 			default:
-				done <- outcome{harness.VerdictFailed, fmt.Sprintf("panic: %v\n%s", v, debug.Stack())}
+				done <- outcome{history.VerdictFailed, fmt.Sprintf("panic: %v\n%s", v, debug.Stack())}
 			}
 		}()
 		sc.Run(ctx, env, newGomega())
 	}()
 	select {
 	case o := <-done:
-		if o.kind == harness.VerdictPassed && ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-			return outcome{harness.VerdictFailed, fmt.Sprintf("scenario overran its timeout (%s)", sc.Timeout)}
+		if o.kind == history.VerdictPassed && ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			return outcome{history.VerdictFailed, fmt.Sprintf("scenario overran its timeout (%s)", sc.Timeout)}
 		}
 		return o
 	case <-ctx.Done():
@@ -247,12 +250,12 @@ func runBody(ctx context.Context, sc Scenario, env *harness.Env) outcome {
 	defer grace.Stop()
 	select {
 	case o := <-done:
-		if o.kind == harness.VerdictPassed {
-			o = outcome{harness.VerdictFailed, fmt.Sprintf("scenario overran its timeout (%s)", sc.Timeout)}
+		if o.kind == history.VerdictPassed {
+			o = outcome{history.VerdictFailed, fmt.Sprintf("scenario overran its timeout (%s)", sc.Timeout)}
 		}
 		return o
 	case <-grace.C:
-		return outcome{harness.VerdictFailed, fmt.Sprintf("scenario did not return within its timeout (%s) + 5s", sc.Timeout)}
+		return outcome{history.VerdictFailed, fmt.Sprintf("scenario did not return within its timeout (%s) + 5s", sc.Timeout)}
 	}
 }
 

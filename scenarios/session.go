@@ -10,7 +10,9 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
 
@@ -20,8 +22,8 @@ const sessionCallTimeout = 500 * time.Millisecond
 // on the legacy (2025-11-25) revision only.
 func sessionScenarios() []Scenario {
 	return variants("session", []Variant{
-		{harness.RevisionLegacy, fakebackends.TransportStreamableHTTP},
-		{harness.RevisionLegacy, fakebackends.TransportSSE},
+		{history.RevisionLegacy, fakebackends.TransportStreamableHTTP},
+		{history.RevisionLegacy, fakebackends.TransportSSE},
 	}, func(v Variant) Scenario {
 		return Scenario{
 			Description: "after a failed call the session reports that backend as error with lastError; the next success clears it; " +
@@ -52,7 +54,7 @@ var sessionFaults = []struct {
 // calls (they fail under each fault, work once it clears, a stall blocks
 // nothing) are judged all the same.
 func sessionStateChecks() []ConditionalCheck {
-	needs := []harness.Capability{harness.CapSessionAPI}
+	needs := []targets.Capability{targets.CapSessionAPI}
 	out := []ConditionalCheck{{Name: "both backends connected at the start", Needs: needs}}
 	for _, f := range sessionFaults {
 		out = append(out,
@@ -73,7 +75,7 @@ type sessionWatcher struct {
 	last map[string]string
 }
 
-func (w *sessionWatcher) read(ctx context.Context) (harness.BackendStates, error) {
+func (w *sessionWatcher) read(ctx context.Context) (targets.BackendStates, error) {
 	states, err := w.env.SessionStates(ctx, w.id)
 	if err != nil {
 		return nil, err
@@ -82,8 +84,8 @@ func (w *sessionWatcher) read(ctx context.Context) (harness.BackendStates, error
 	defer w.mu.Unlock()
 	for name, st := range states {
 		if w.last[name] != st.State {
-			w.env.Recorder().RecordTransition(harness.TransitionRecord{Backend: name, Aspect: "session",
-				From: w.last[name], To: st.State, Source: harness.SessionPath + w.id})
+			w.env.Recorder().RecordTransition(history.TransitionRecord{Backend: name, Aspect: "session",
+				From: w.last[name], To: st.State, Source: targets.SessionPath + w.id})
 			w.last[name] = st.State
 		}
 	}
@@ -108,8 +110,8 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	}
 
 	// checkStates reads the session and judges it with body.
-	checkStates := func(name string, body func(ck *kit.C, states harness.BackendStates)) {
-		k.CheckIf([]harness.Capability{harness.CapSessionAPI}, name, func(ck *kit.C) {
+	checkStates := func(name string, body func(ck *kit.C, states targets.BackendStates)) {
+		k.CheckIf([]targets.Capability{targets.CapSessionAPI}, name, func(ck *kit.C) {
 			states, err := w.read(ctx)
 			ck.Expect(err).NotTo(gomega.HaveOccurred(), "read the session")
 			ck.Observed("%v", states)
@@ -118,7 +120,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	}
 
 	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
-	checkStates("both backends connected at the start", func(ck *kit.C, states harness.BackendStates) {
+	checkStates("both backends connected at the start", func(ck *kit.C, states targets.BackendStates) {
 		ck.Expect(states).To(matchers.HaveBackendState(beta, "connected"))
 		ck.Expect(states).To(matchers.HaveBackendState(alpha, "connected"))
 	})
@@ -127,7 +129,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 		steady(f.name)
 		k.SetFaults(beta, f.fault)
 		k.CheckFailed(f.name+": the call fails", c.CallTool(ctx, betaEcho, echoArgs(f.name)))
-		checkStates(f.name+": the session reports beta error with its lastError", func(ck *kit.C, states harness.BackendStates) {
+		checkStates(f.name+": the session reports beta error with its lastError", func(ck *kit.C, states targets.BackendStates) {
 			ck.Expect(states).To(matchers.HaveBackendState(beta, "error"), "beta after a failed call (%s)", f.name)
 			ck.Expect(states[beta].LastError).NotTo(gomega.BeEmpty(), "beta's lastError after %s", f.name)
 			if f.errorText != "" {
@@ -137,7 +139,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 		})
 		k.ClearFaults(beta)
 		k.CheckRecovery(f.name+": beta answers once cleared", c, beta, sessionRecovery, 0, f.name)
-		checkStates(f.name+": the next success clears beta's error", func(ck *kit.C, states harness.BackendStates) {
+		checkStates(f.name+": the next success clears beta's error", func(ck *kit.C, states targets.BackendStates) {
 			ck.Expect(states).To(matchers.HaveBackendState(beta, "connected"), "the next success clears beta's error (%s)", f.name)
 		})
 	}
@@ -146,12 +148,12 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	// the same session go through, and the state is never stuck.
 	steady("the stall")
 	k.SetFaults(beta, k.OnTool(beta, "slow", faults.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}))
-	done := make(chan *harness.Call, 1)
+	done := make(chan *history.Call, 1)
 	slow := k.Tool(beta, "slow")
 	go func() { done <- c.CallTool(ctx, slow, nil) }()
 	sleep(ctx, 100*time.Millisecond)
 	k.CheckCall("a stalled call does not block beta's other calls in the session", c.CallTool(ctx, betaEcho, echoArgs("during stall")),
-		matchers.HaveOutcome(harness.OutcomeOK), matchers.ReturnWithin(time.Second).As("latency_ms.echo_during_stall"))
+		matchers.HaveOutcome(history.OutcomeOK), matchers.ReturnWithin(time.Second).As("latency_ms.echo_during_stall"))
 	k.CheckOK("alpha answers while beta's slow call stalls", c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("during stall")))
 	stalled, _ := kit.Await(ctx, done, sessionCallTimeout+5*time.Second)
 	if stalled == nil {
@@ -159,7 +161,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	} else {
 		k.CheckActed("the stalled call fails", beta, stalled, func(ck *kit.C) { kit.ExpectFailed(ck, stalled) })
 	}
-	checkStates("no backend state is stuck after the stall", func(ck *kit.C, states harness.BackendStates) {
+	checkStates("no backend state is stuck after the stall", func(ck *kit.C, states targets.BackendStates) {
 		for _, name := range []string{alpha, beta} {
 			ck.Expect(states[name].State).To(gomega.BeElementOf(settled), "%s is settled after the stall, not stuck", name)
 		}
@@ -168,7 +170,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	k.CheckRecovery("beta answers once the stall is cleared", c, beta, sessionRecovery, 0, "stall")
 	steady("the end")
 	k.CheckOK("beta's slow answers after the stall cleared", c.CallTool(ctx, slow, nil))
-	checkStates("beta connected at the end", func(ck *kit.C, states harness.BackendStates) {
+	checkStates("beta connected at the end", func(ck *kit.C, states targets.BackendStates) {
 		ck.Expect(states).To(matchers.HaveBackendState(beta, "connected"), "beta at the end")
 	})
 }

@@ -13,6 +13,9 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -36,26 +39,26 @@ const suiteName = "vMCP acceptance scenarios"
 
 var (
 	resultsMu sync.Mutex
-	results   *harness.Results
+	results   *history.Results
 )
 
-var target harness.Target
+var target targets.Target
 
 // starts is the suite's: a gateway that cannot start twice in a row fails
 // the remaining specs at once, with the reason.
-var starts = &harness.StartGuard{}
+var starts = &targets.StartGuard{}
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	cfg := harness.TargetConfigFromEnv()
+	cfg := targets.TargetConfigFromEnv()
 	// Build the chaos binary (for process backends and an exec target
 	// running chaos vmcp) once, here, so no spec's SpecTimeout pays for a
 	// compile under load. $CHAOS_BIN skips the build.
 	if cfg.NeedsChaosBinary() || Label(scenarios.LabelProcess).MatchesLabelFilter(GinkgoLabelFilter()) {
-		_, err := harness.BuildChaos(ctx)
+		_, err := runtimes.BuildChaos(ctx)
 		Expect(err).NotTo(HaveOccurred(), "build the chaos binary")
 	}
 	var err error
-	target, err = cfg.Target(func() (string, error) { return harness.BuildChaos(ctx) })
+	target, err = cfg.Target(func() (string, error) { return runtimes.BuildChaos(ctx) })
 	Expect(err).NotTo(HaveOccurred(), "the target from the VMCP_CHAOS_* environment")
 	GinkgoWriter.Printf("target %s (capabilities: %s)\n", target.Name(), target.Capabilities())
 	results = harness.NewResults(target)
@@ -67,7 +70,7 @@ var _ = AfterSuite(func() {
 	if path == "" {
 		path = os.Getenv(ResultsEnv)
 	}
-	harness.CleanupChaosBuild()
+	runtimes.CleanupChaosBuild()
 	shutdownContainers()
 	if path == "" {
 		return
@@ -109,9 +112,9 @@ var _ = Describe("vMCP", func() {
 						GinkgoWriter.Printf("checks not applicable: %s\n", strings.Join(res.SkippedChecks, "; "))
 					}
 					switch res.Verdict {
-					case harness.VerdictSkipped:
+					case history.VerdictSkipped:
 						Skip(res.Reason)
-					case harness.VerdictFailed, harness.VerdictInconclusive:
+					case history.VerdictFailed, history.VerdictInconclusive:
 						Fail(strings.ToUpper(string(res.Verdict)) + ": " + res.Reason)
 					}
 				})

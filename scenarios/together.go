@@ -6,7 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
 // RunTogether runs scs at once, each as Run does (its own topology,
@@ -18,9 +19,9 @@ import (
 // leaked cannot be told apart. For independent scenarios whose topologies
 // share nothing, such as a container scenario on both revisions (each has
 // its own network and containers).
-func RunTogether(ctx context.Context, scs []Scenario, cfg RunConfig) []*harness.Recorder {
+func RunTogether(ctx context.Context, scs []Scenario, cfg RunConfig) []*history.Recorder {
 	leakCheck, each := sharedLeakCheck(cfg)
-	recs := make([]*harness.Recorder, len(scs))
+	recs := make([]*history.Recorder, len(scs))
 	var wg sync.WaitGroup
 	for i, sc := range scs {
 		wg.Go(func() { recs[i] = Run(ctx, sc, each) })
@@ -40,9 +41,9 @@ func RunTogether(ctx context.Context, scs []Scenario, cfg RunConfig) []*harness.
 // snapshot before the first starts (nil without cfg.CheckLeaks), and the
 // config each runs with, its own check off (it would take the others'
 // goroutines for leaks). failLeaks judges it once they have all ended.
-func sharedLeakCheck(cfg RunConfig) (leakCheck func(harness.TB), each RunConfig) {
+func sharedLeakCheck(cfg RunConfig) (leakCheck func(runtimes.TB), each RunConfig) {
 	if cfg.CheckLeaks {
-		leakCheck = harness.LeakSnapshot()
+		leakCheck = runtimes.LeakSnapshot()
 	}
 	each = cfg
 	each.CheckLeaks = false
@@ -52,18 +53,18 @@ func sharedLeakCheck(cfg RunConfig) (leakCheck func(harness.TB), each RunConfig)
 // failLeaks runs leakCheck after scenarios that ran at once, and on a
 // leak fails every one of recs that ran (not skipped, not nil): which one
 // leaked cannot be told apart. how says how they ran.
-func failLeaks(leakCheck func(harness.TB), recs []*harness.Recorder, how string) {
+func failLeaks(leakCheck func(runtimes.TB), recs []*history.Recorder, how string) {
 	tb := &leakTB{}
 	leakCheck(tb)
 	if tb.msg == "" {
 		return
 	}
 	for _, rec := range recs {
-		if rec == nil || rec.Result().Verdict == harness.VerdictSkipped {
+		if rec == nil || rec.Result().Verdict == history.VerdictSkipped {
 			continue
 		}
-		rec.AddCheck(harness.Check{Name: "no goroutine leaked", Verdict: harness.CheckFailed,
+		rec.AddCheck(history.Check{Name: "no goroutine leaked", Verdict: history.CheckFailed,
 			Observed: fmt.Sprintf("(%s; the leak is one of theirs) %s", how, tb.msg)})
-		rec.SetVerdict(harness.VerdictFailed, checksReason(rec.Result()))
+		rec.SetVerdict(history.VerdictFailed, checksReason(rec.Result()))
 	}
 }

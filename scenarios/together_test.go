@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -23,7 +23,7 @@ var together struct {
 	// run (previewed before the suite runs).
 	groups map[string][]scenarios.Scenario
 	// done holds the records of scenarios run ahead of their spec.
-	done map[string]*harness.Recorder
+	done map[string]*history.Recorder
 }
 
 // previewTogether finds, from the suite's preview (the specs the filters
@@ -43,7 +43,7 @@ func previewTogether(report types.Report) {
 	}
 	together.Lock()
 	defer together.Unlock()
-	together.groups, together.done = map[string][]scenarios.Scenario{}, map[string]*harness.Recorder{}
+	together.groups, together.done = map[string][]scenarios.Scenario{}, map[string]*history.Recorder{}
 	for _, scs := range byGroup {
 		if len(scs) < 2 {
 			continue
@@ -56,7 +56,7 @@ func previewTogether(report types.Report) {
 
 // runSpec runs sc for its spec: with its group when they run together
 // (the first spec of the group runs it), else alone.
-func runSpec(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig) *harness.Recorder {
+func runSpec(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig) *history.Recorder {
 	together.Lock()
 	group := together.groups[sc.Name]
 	rec, ok := together.done[sc.Name]

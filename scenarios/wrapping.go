@@ -11,6 +11,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 )
@@ -64,7 +65,7 @@ var initializePathFaults = []string{"crash", "403", "reset", "malformed"}
 // must name beta within the bound; one that keeps beta's session open
 // never meets it, and these checks are not applicable to it (beta's log
 // shows no initialize for the call).
-func runInitializePath(ctx context.Context, k *kit.Kit, c *harness.Client, betaEcho string, bound time.Duration) {
+func runInitializePath(ctx context.Context, k *kit.Kit, c *history.Client, betaEcho string, bound time.Duration) {
 	for _, f := range wrappingFaults() {
 		if !slices.Contains(initializePathFaults, f.name) {
 			continue
@@ -90,8 +91,8 @@ func malformed(variant string) faults.Fault {
 }
 
 // forged reports whether a call returned a fake backend's forged answer.
-func forged(call *harness.Call) bool {
-	return call.Outcome == harness.OutcomeOK || strings.TrimSpace(call.Text()) == faults.ForgedText
+func forged(call *history.Call) bool {
+	return call.Outcome == history.OutcomeOK || strings.TrimSpace(call.Text()) == faults.ForgedText
 }
 
 // wrappingScenarios: scenario 1, per-backend error wrapping.
@@ -131,14 +132,14 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 		// judged on any failed call addressed to beta's name (a gateway
 		// that fails it without naming beta, having dropped beta, has a
 		// naming defect); the bound only on a call the fault acted on.
-		var faulted []*harness.Call
+		var faulted []*history.Call
 		for i, m := range []struct {
 			method string
-			call   func() *harness.Call
+			call   func() *history.Call
 		}{
-			{"tools/call", func() *harness.Call { return c.CallTool(ctx, betaEcho, echoArgs(f.name)) }},
-			{"resources/read", func() *harness.Call { return c.ReadResource(ctx, k.Resource(beta, readme(beta))) }},
-			{"prompts/get", func() *harness.Call { return c.GetPrompt(ctx, k.Prompt(beta, "greet"), nil) }},
+			{"tools/call", func() *history.Call { return c.CallTool(ctx, betaEcho, echoArgs(f.name)) }},
+			{"resources/read", func() *history.Call { return c.ReadResource(ctx, k.Resource(beta, readme(beta))) }},
+			{"prompts/get", func() *history.Call { return c.GetPrompt(ctx, k.Prompt(beta, "greet"), nil) }},
 		} {
 			names, within := f.name+": "+m.method+" names beta", f.name+": "+m.method+" fails within call timeout + 1 s"
 			if why := k.NotOffered(c, m.method); why != "" {
@@ -165,7 +166,7 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 				// The other backend works in the same session, on every
 				// method the gateway offers, while beta fails.
 				k.Check(f.name+": alpha unaffected (tools, resources, prompts)", func(ck *kit.C) {
-					calls := []*harness.Call{c.CallTool(ctx, alphaEcho, echoArgs(f.name))}
+					calls := []*history.Call{c.CallTool(ctx, alphaEcho, echoArgs(f.name))}
 					if k.NotOffered(c, "resources/read") == "" {
 						calls = append(calls, c.ReadResource(ctx, k.Resource(alpha, readme(alpha))))
 					}
@@ -174,7 +175,7 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 					}
 					for _, call := range calls {
 						if k.NotOfferedCall(c, call) == "" {
-							ck.Expect(call).To(matchers.HaveOutcome(harness.OutcomeOK), "alpha while beta fails with %s", f.name)
+							ck.Expect(call).To(matchers.HaveOutcome(history.OutcomeOK), "alpha while beta fails with %s", f.name)
 						}
 					}
 				})
@@ -238,7 +239,7 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 			for _, b := range []string{alpha, beta} {
 				call := c.CallTool(ctx, k.Tool(b, "echo"), echoArgs("same session"))
 				ck.Evidence(call)
-				ck.Expect(call).To(matchers.HaveOutcome(harness.OutcomeOK), "%s through the session that saw every backend fail", b)
+				ck.Expect(call).To(matchers.HaveOutcome(history.OutcomeOK), "%s through the session that saw every backend fail", b)
 			}
 		})
 	}
@@ -257,10 +258,10 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	k.SetFaults(beta, faults.Fault{Kind: faults.KindToolError, Params: &faults.ToolError{Text: own}})
 	k.Check("beta's own isError passes through unchanged", func(ck *kit.C) {
 		call := c.CallTool(ctx, betaEcho, echoArgs("own error"))
-		ck.Expect(call.Outcome).To(gomega.Equal(harness.OutcomeToolError), "a backend's own isError: %s", call.Text())
+		ck.Expect(call.Outcome).To(gomega.Equal(history.OutcomeToolError), "a backend's own isError: %s", call.Text())
 		ck.Expect(call.IsError).To(gomega.BeTrue(), "isError kept")
 		ck.Expect(call.Text()).To(gomega.Equal(own), "the backend's text passes through unchanged")
-		ck.Expect(call.Meta).NotTo(gomega.HaveKey(harness.MetaErrorKind), "no gateway error _meta on the backend's own result")
+		ck.Expect(call.Meta).NotTo(gomega.HaveKey(history.MetaErrorKind), "no gateway error _meta on the backend's own result")
 		ck.Expect(call).NotTo(matchers.BeBackendUnavailable(beta))
 	})
 	k.ClearFaults(beta)

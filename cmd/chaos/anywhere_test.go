@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 )
 
 // The scenarios a run from anywhere selects: one container scenario (the
@@ -44,10 +45,10 @@ func TestRunAnywhereStatic(t *testing.T) {
 	if code != exitOK {
 		t.Errorf("exit %d, want 0", code)
 	}
-	verdicts := map[string]harness.Verdict{}
+	verdicts := map[string]history.Verdict{}
 	for _, s := range res.Scenarios {
 		verdicts[s.Name] = s.Verdict
-		if s.Verdict != harness.VerdictPassed {
+		if s.Verdict != history.VerdictPassed {
 			t.Errorf("%s: %s: %s", s.Name, s.Verdict, s.Reason)
 		}
 	}
@@ -82,7 +83,7 @@ func TestRunAnywhereDynamic(t *testing.T) {
 		if code != exitOK {
 			t.Errorf("exit %d, want 0", code)
 		}
-		checkVerdicts(t, res, harness.VerdictSkipped)
+		checkVerdicts(t, res, history.VerdictSkipped)
 		if !strings.Contains(out, "container scenarios will be skipped: ") || !strings.Contains(out, dynamicReason) {
 			t.Errorf("the run does not say why the container scenarios are skipped:\n%s", out)
 		}
@@ -94,13 +95,13 @@ func TestRunAnywhereDynamic(t *testing.T) {
 		if code != exitFailed {
 			t.Errorf("exit %d, want %d\n%s", code, exitFailed, out)
 		}
-		checkVerdicts(t, res, harness.VerdictFailed)
+		checkVerdicts(t, res, history.VerdictFailed)
 	})
 }
 
 // checkVerdicts: the container scenario has verdict want naming
 // dynamicReason, the plain one passed.
-func checkVerdicts(t *testing.T, res *harness.Results, want harness.Verdict) {
+func checkVerdicts(t *testing.T, res *history.Results, want history.Verdict) {
 	t.Helper()
 	if len(res.Scenarios) != 2 {
 		t.Fatalf("%d scenarios, want 2", len(res.Scenarios))
@@ -112,7 +113,7 @@ func checkVerdicts(t *testing.T, res *harness.Results, want harness.Verdict) {
 				t.Errorf("%s: %s %q, want %s naming %q", s.Name, s.Verdict, s.Reason, want, dynamicReason)
 			}
 		case anywherePlain:
-			if s.Verdict != harness.VerdictPassed {
+			if s.Verdict != history.VerdictPassed {
 				t.Errorf("%s: %s %q, want passed", s.Name, s.Verdict, s.Reason)
 			}
 		default:
@@ -144,7 +145,7 @@ func linkedCopy(t *testing.T, static bool) string {
 		src = filepath.Join(t.TempDir(), "chaos")
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", src, harness.ChaosPackage)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", src, runtimes.ChaosPackage)
 		cmd.Env = append(os.Environ(), cgo)
 		cmd.WaitDelay = 5 * time.Second
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -208,7 +209,7 @@ func runAnywhere(t *testing.T, bin string, extra []string) (string, int) {
 	cmd.WaitDelay = 10 * time.Second
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if k != harness.ChaosBinEnv && k != containers.RequireDockerEnv && k != "PATH" && k != "GOFLAGS" {
+		if k != runtimes.ChaosBinEnv && k != containers.RequireDockerEnv && k != "PATH" && k != "GOFLAGS" {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
@@ -228,7 +229,7 @@ func runAnywhere(t *testing.T, bin string, extra []string) (string, int) {
 // skipWithoutDocker skips when the run found no Docker engine (its
 // container scenario skipped or failed naming the probe), unless this test
 // runs with VMCP_CHAOS_REQUIRE_DOCKER=1.
-func skipWithoutDocker(t *testing.T, res *harness.Results) {
+func skipWithoutDocker(t *testing.T, res *history.Results) {
 	t.Helper()
 	for _, s := range res.Scenarios {
 		if s.Name == anywhereContainer && strings.Contains(s.Reason, "no usable Docker engine") {

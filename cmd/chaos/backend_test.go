@@ -21,7 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
 // chaosBin is the chaos binary built once for these tests.
@@ -31,14 +31,14 @@ func TestMain(m *testing.M) {
 	// $CHAOS_BIN when CI built it once, else built into a directory named
 	// for this process (swept by the next run if this one is killed).
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	bin, err := harness.BuildChaos(ctx)
+	bin, err := runtimes.BuildChaos(ctx)
 	cancel()
 	if err != nil {
 		panic("build chaos: " + err.Error())
 	}
 	chaosBin = bin
 	code := m.Run()
-	harness.CleanupChaosBuild()
+	runtimes.CleanupChaosBuild()
 	os.Exit(code)
 }
 

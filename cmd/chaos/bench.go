@@ -14,14 +14,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-chaos/vmcp-chaos/bench"
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // benchOptions are the flags of `chaos bench`.
 type benchOptions struct {
 	// target: the exec flags (Kind is always exec); Profile is set from
 	// profiles, one bench per profile.
-	target harness.TargetConfig
+	target targets.TargetConfig
 	// profiles: --profile, repeatable (several gateways, one after
 	// another, side by side).
 	profiles []string
@@ -138,10 +140,10 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	if err := checkBenchFaultFlags(o); err != nil {
 		return err
 	}
-	var revs []harness.Revision
+	var revs []history.Revision
 	for _, r := range o.revisions {
-		switch rev := harness.Revision(strings.TrimSpace(r)); rev {
-		case harness.RevisionLegacy, harness.RevisionModern:
+		switch rev := history.Revision(strings.TrimSpace(r)); rev {
+		case history.RevisionLegacy, history.RevisionModern:
 			revs = append(revs, rev)
 		default:
 			return usage("--revision %q: want legacy or modern", r)
@@ -155,12 +157,12 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	if err != nil {
 		return usage("find this binary (the fake backends run it): %v", err)
 	}
-	harness.SetChaosBinary(self)
+	runtimes.SetChaosBinary(self)
 	w := cmd.OutOrStdout()
 	ctx := cmd.Context()
 	start := time.Now()
-	o.cfg.Runtime, o.cfg.Revisions, o.cfg.Progress = harness.Process{Binary: self}, revs, w
-	set := harness.NewResultsSet()
+	o.cfg.Runtime, o.cfg.Revisions, o.cfg.Progress = runtimes.Process{Binary: self}, revs, w
+	set := history.NewResultsSet()
 	var startErrs []error
 	for i, target := range targets {
 		if ctx.Err() != nil {
@@ -216,7 +218,7 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 // exec flags only with a single one), or the one the exec flags describe
 // (default: this binary's vmcp). Every profile is read before anything
 // starts: a bad one is a usage error naming its file.
-func benchTargets(o benchOptions) ([]harness.Target, error) {
+func benchTargets(o benchOptions) ([]targets.Target, error) {
 	o.target.Kind = "exec"
 	if len(o.profiles) > 1 && (o.target.GatewayCmd != "" || o.target.ConfigTemplate != "" || o.target.ReadyURL != "" || o.target.MCPPath != "") {
 		return nil, usage("--gateway-cmd, --config-template, --ready-url and --mcp-path override one profile's fields: not with %d --profile", len(o.profiles))
@@ -226,9 +228,9 @@ func benchTargets(o benchOptions) ([]harness.Target, error) {
 		if err != nil {
 			return nil, usage("%v", err)
 		}
-		return []harness.Target{target}, nil
+		return []targets.Target{target}, nil
 	}
-	var out []harness.Target
+	var out []targets.Target
 	for i, p := range o.profiles {
 		if slices.Contains(o.profiles[:i], p) {
 			return nil, usage("--profile %s given twice", p)
@@ -277,7 +279,7 @@ func checkBenchFaultFlags(o benchOptions) error {
 }
 
 // printBench prints each bench scenario's verdict and figures.
-func printBench(w io.Writer, results *harness.Results) {
+func printBench(w io.Writer, results *history.Results) {
 	fmt.Fprintln(w)
 	for _, s := range results.Scenarios {
 		fmt.Fprintf(w, "%-7s %s\n", strings.ToUpper(string(s.Verdict)), s.Name)

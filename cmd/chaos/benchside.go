@@ -9,12 +9,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // benchLabels names each run's column: its target, numbered when two
 // runs share one.
-func benchLabels(runs []*harness.Results) []string {
+func benchLabels(runs []*history.Results) []string {
 	n := map[string]int{}
 	for _, r := range runs {
 		n[r.Target]++
@@ -33,13 +33,13 @@ func benchLabels(runs []*harness.Results) []string {
 // gateway, a row per scenario (its verdict in each run) followed by its
 // figures (sorted; "-" where a run lacks one), then the reasons of the
 // scenarios that did not pass.
-func printBenchSide(w io.Writer, runs []*harness.Results) {
+func printBenchSide(w io.Writer, runs []*history.Results) {
 	labels := benchLabels(runs)
 	nameW := len("SCENARIO / FIGURE")
 	var names []string
-	byRun := make([]map[string]*harness.ScenarioResult, len(runs))
+	byRun := make([]map[string]*history.ScenarioResult, len(runs))
 	for i, r := range runs {
-		byRun[i] = map[string]*harness.ScenarioResult{}
+		byRun[i] = map[string]*history.ScenarioResult{}
 		for j := range r.Scenarios {
 			s := &r.Scenarios[j]
 			byRun[i][s.Name] = s
@@ -102,7 +102,7 @@ func printBenchSide(w io.Writer, runs []*harness.Results) {
 
 // writeResultsSet writes a set of runs (one results file for several
 // gateways) to path, creating its directory.
-func writeResultsSet(set *harness.ResultsSet, path string) error {
+func writeResultsSet(set *history.ResultsSet, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

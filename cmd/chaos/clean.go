@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
 )
 
@@ -36,7 +36,7 @@ func sweepDead(ctx context.Context, dirs ...string) swept {
 	defer cancel()
 	var s swept
 	var err error
-	if s.dirs, err = harness.SweepLeftovers(""); err != nil {
+	if s.dirs, err = runtimes.SweepLeftovers(""); err != nil {
 		s.errs = append(s.errs, err)
 	}
 	for _, dir := range dirs {
@@ -45,7 +45,7 @@ func sweepDead(ctx context.Context, dirs ...string) swept {
 			continue // no output folder yet: nothing to sweep
 		}
 		for _, e := range entries {
-			if pid, ok := atomicfile.Owner(e.Name()); ok && !harness.ProcessAlive(pid) {
+			if pid, ok := atomicfile.Owner(e.Name()); ok && !runtimes.ProcessAlive(pid) {
 				p := filepath.Join(dir, e.Name())
 				if err := os.Remove(p); err != nil {
 					s.errs = append(s.errs, err)
@@ -56,7 +56,7 @@ func sweepDead(ctx context.Context, dirs ...string) swept {
 		}
 	}
 	e, err := containers.Get(ctx)
-	var skip *harness.SkipError
+	var skip *runtimes.SkipError
 	switch {
 	case err == nil:
 		s.docker = e.Swept()

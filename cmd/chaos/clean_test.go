@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 )
 
 // deadPID returns the pid of a process that has exited (and been reaped).

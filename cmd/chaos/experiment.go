@@ -85,7 +85,7 @@ A probe that deviates beyond its tolerance ends the method (then rollback).
 SIGINT or SIGTERM rolls back before exiting; a second signal kills.
 
 The journal (--journal, default journal.json; a dry run writes none
-unless --journal is given) is a results document (harness.Results): one
+unless --journal is given) is a results document (history.Results): one
 scenario, the experiment, whose checks are every probe, the preflight and
 the rollback.
 

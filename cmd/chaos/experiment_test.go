@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/testwait"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy/proxytest"
 )
@@ -150,7 +150,7 @@ func waitFaults(t *testing.T, admin string) {
 type runResult struct {
 	code    int
 	stderr  string
-	journal *harness.Results
+	journal *history.Results
 }
 
 // startExperiment starts `chaos experiment run`; wait ends it.
@@ -189,7 +189,7 @@ func waitExperiment(t *testing.T, cmd *exec.Cmd, stderr *bytes.Buffer, journal s
 	}
 	if f, err := os.Open(journal); err == nil {
 		defer f.Close()
-		r.journal, err = harness.ReadResults(f)
+		r.journal, err = history.ReadResults(f)
 		if err != nil {
 			t.Fatalf("journal: %v", err)
 		}
@@ -230,7 +230,7 @@ func TestExperimentShippedSeedBehaviours(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("exit %d:\n%s", r.code, r.stderr)
 			}
-			if r.journal == nil || r.journal.Scenarios[0].Verdict != harness.VerdictPassed || len(r.journal.Scenarios[0].Checks) < 5 {
+			if r.journal == nil || r.journal.Scenarios[0].Verdict != history.VerdictPassed || len(r.journal.Scenarios[0].Checks) < 5 {
 				t.Fatalf("journal: %+v", r.journal)
 			}
 			d.verifyClean(t)
@@ -277,15 +277,15 @@ func TestExperimentDroppedIsNotAnAnswer(t *testing.T) {
 			var found bool
 			for _, ck := range r.journal.Scenarios[0].Checks {
 				if ck.Name == c.check {
-					found = ck.Verdict == harness.CheckFailed && strings.Contains(ck.Observed, "dropped without an answer")
+					found = ck.Verdict == history.CheckFailed && strings.Contains(ck.Observed, "dropped without an answer")
 				}
 			}
-			if sr := r.journal.Scenarios[0]; !found || sr.Verdict != harness.VerdictFailed || !strings.Contains(sr.Reason, "dropped without an answer") {
+			if sr := r.journal.Scenarios[0]; !found || sr.Verdict != history.VerdictFailed || !strings.Contains(sr.Reason, "dropped without an answer") {
 				t.Fatalf("journal: no failed %q observing a dropped call: %+v", c.check, r.journal.Scenarios[0].Checks)
 			}
 			dropped := 0
 			for _, ev := range r.journal.Scenarios[0].Events {
-				if ev.Call != nil && ev.Call.Outcome == harness.OutcomeDropped {
+				if ev.Call != nil && ev.Call.Outcome == history.OutcomeDropped {
 					dropped++
 				}
 			}
@@ -358,13 +358,13 @@ func TestExperimentDeviationAbortsAndRollsBack(t *testing.T) {
 	for _, name := range []string{"rollback: alpha clean", "rollback: beta clean"} {
 		found := false
 		for _, c := range r.journal.Scenarios[0].Checks {
-			found = found || (c.Name == name && c.Verdict == harness.CheckPassed)
+			found = found || (c.Name == name && c.Verdict == history.CheckPassed)
 		}
 		if !found {
 			t.Errorf("journal lacks a passed %q", name)
 		}
 	}
-	if r.journal.Scenarios[0].Verdict != harness.VerdictFailed {
+	if r.journal.Scenarios[0].Verdict != history.VerdictFailed {
 		t.Errorf("journal verdict %s", r.journal.Scenarios[0].Verdict)
 	}
 	d.verifyClean(t)

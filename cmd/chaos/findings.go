@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
@@ -14,8 +14,8 @@ import (
 // counts and first evidence; at most tableWidth columns), each followed by
 // the command that runs its first scenario again, then the checks not
 // judged, grouped the same way (the JSON and the report have them whole).
-func printFindings(w io.Writer, results *harness.Results) {
-	findings := harness.BuildFindings(results)
+func printFindings(w io.Writer, results *history.Results) {
+	findings := history.BuildFindings(results)
 	if len(findings) == 0 {
 		if len(results.Scenarios) > 0 {
 			fmt.Fprintln(w, "FINDINGS: none (every check judged passed)")
@@ -40,7 +40,7 @@ func rerunCommand(o runOptions) string {
 	args := []string{"chaos", "run"}
 	add := func(flag, v string) {
 		if v != "" {
-			args = append(args, flag, harness.ShellQuote(v))
+			args = append(args, flag, history.ShellQuote(v))
 		}
 	}
 	c := o.target
@@ -53,7 +53,7 @@ func rerunCommand(o runOptions) string {
 	add("--ready-url", c.ReadyURL)
 	add("--mcp-path", c.MCPPath)
 	if c.CapabilitiesSet {
-		args = append(args, "--capabilities", harness.ShellQuote(c.Capabilities))
+		args = append(args, "--capabilities", history.ShellQuote(c.Capabilities))
 	}
 	add("--tool-names", c.ToolNamePattern)
 	add("--gateway-image", c.Image)

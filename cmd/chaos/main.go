@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 )
 
 func main() {
@@ -64,14 +64,14 @@ func newRootCmd() *cobra.Command {
 		Long:          "Chaos and acceptance testing for vMCP gateways.\n\n" + exitHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       harness.Version().String(),
+		Version:       history.Version().String(),
 		// Every subcommand's flags are checked first (none defines its own
 		// persistent pre-run).
 		PersistentPreRunE: refuseNonPositiveDurations,
 	}
 	// --version prints what `chaos version` prints.
 	root.Flags().BoolP("version", "v", false, "print the harness version (as chaos version)")
-	root.SetVersionTemplate(harness.Version().Long())
+	root.SetVersionTemplate(history.Version().Long())
 	root.AddCommand(newProfileCmd(), newBackendCmd(), newVMCPCmd(), newRunCmd(),
 		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd(), newVersionCmd(), newCleanCmd())
 	withUsageExits(root)

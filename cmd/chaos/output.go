@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
@@ -45,7 +45,7 @@ func (o runOptions) htmlPath() string {
 // the JSON results and the HTML report, and returns the run's exit error:
 // 2 when an output could not be written, 130 (with interruption) when
 // interrupted, 1 when a scenario failed.
-func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.Time, interruption error) error {
+func finishRun(w io.Writer, o runOptions, results *history.Results, start time.Time, interruption error) error {
 	if !o.quiet {
 		fmt.Fprintln(w)
 		printFindings(w, results)
@@ -69,12 +69,12 @@ func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.T
 		}
 	}
 	counts, partial := verdictCounts(results)
-	fmt.Fprintf(w, "\n%d passed", counts[harness.VerdictPassed])
+	fmt.Fprintf(w, "\n%d passed", counts[history.VerdictPassed])
 	if partial > 0 {
 		fmt.Fprintf(w, " (%d with checks skipped)", partial)
 	}
-	fmt.Fprintf(w, ", %d failed, %d inconclusive, %d skipped", counts[harness.VerdictFailed], counts[harness.VerdictInconclusive], counts[harness.VerdictSkipped])
-	if n := counts[harness.VerdictInterrupted]; n > 0 {
+	fmt.Fprintf(w, ", %d failed, %d inconclusive, %d skipped", counts[history.VerdictFailed], counts[history.VerdictInconclusive], counts[history.VerdictSkipped])
+	if n := counts[history.VerdictInterrupted]; n > 0 {
 		fmt.Fprintf(w, ", %d interrupted", n)
 	}
 	fmt.Fprintf(w, " in %s\n", time.Since(start).Round(time.Millisecond))
@@ -88,12 +88,12 @@ func finishRun(w io.Writer, o runOptions, results *harness.Results, start time.T
 		return &exitError{code: exitInterrupted, err: interruption}
 	case results.Failed():
 		return &exitError{code: exitFailed, err: fmt.Errorf("%d scenario(s) failed, %d inconclusive (not judged)",
-			counts[harness.VerdictFailed], counts[harness.VerdictInconclusive])}
+			counts[history.VerdictFailed], counts[history.VerdictInconclusive])}
 	}
 	return nil
 }
 
-func writeResults(results *harness.Results, path string) error {
+func writeResults(results *history.Results, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -42,7 +42,7 @@ func TestRunParallel(t *testing.T) {
 		if s.Name != selected[i].Name {
 			t.Errorf("result %d is %s, want %s (the catalogue's order)", i, s.Name, selected[i].Name)
 		}
-		if s.Verdict != harness.VerdictPassed {
+		if s.Verdict != history.VerdictPassed {
 			t.Errorf("%s: %s %s", s.Name, s.Verdict, s.Reason)
 		}
 	}

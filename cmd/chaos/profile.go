@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -67,17 +69,17 @@ Exit status: 0 everything declared works, 1 something declared does not,
 
 func profileCheck(cmd *cobra.Command, file string, timeout time.Duration) error {
 	w := cmd.OutOrStdout()
-	p, err := harness.LoadProfile(file)
+	p, err := targets.LoadProfile(file)
 	if err != nil {
 		return usageError(err)
 	}
-	target, err := harness.TargetConfig{Profile: file}.Target(os.Executable)
+	target, err := targets.TargetConfig{Profile: file}.Target(os.Executable)
 	if err != nil {
 		return usageError(err)
 	}
 	caps, _ := p.Caps()
 	fmt.Fprintf(w, "profile %s: gateway %s, capabilities [%s], tool names %q, ready.tools %v\n",
-		file, p.Name, caps, cmp.Or(p.ToolNames, harness.DefaultToolNamePattern), p.ReadyTools())
+		file, p.Name, caps, cmp.Or(p.ToolNames, targets.DefaultToolNamePattern), p.ReadyTools())
 	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 	defer cancel()
 	progress := func(s string) { fmt.Fprintln(w, "  ...", s) }
@@ -89,7 +91,7 @@ func profileCheck(cmd *cobra.Command, file string, timeout time.Duration) error 
 	fmt.Fprintln(tw, "CHECK\tRESULT\tDETAIL")
 	failed := 0
 	for _, c := range checks {
-		if c.Status == harness.CheckFailed {
+		if c.Status == history.CheckFailed {
 			failed++
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, strings.ToUpper(strings.ReplaceAll(string(c.Status), "_", " ")), strings.ReplaceAll(c.Detail, "\n", " "))

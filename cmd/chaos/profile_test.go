@@ -59,8 +59,8 @@ func TestProfileCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl, _ := filepath.Abs(filepath.Join("..", "..", "harness", "templates", "chaos-vmcp.yaml.tmpl"))
-	wrong := strings.NewReplacer("configTemplate: ../harness/templates/chaos-vmcp.yaml.tmpl", "configTemplate: "+tmpl,
+	tmpl, _ := filepath.Abs(filepath.Join("..", "..", "harness", "targets", "templates", "chaos-vmcp.yaml.tmpl"))
+	wrong := strings.NewReplacer("configTemplate: ../harness/targets/templates/chaos-vmcp.yaml.tmpl", "configTemplate: "+tmpl,
 		"path: /api/backends/health", "path: /api/health", "status: state", "status: phase",
 		"capabilities: [session-api, health-api, breaker, keepalive, metrics, optimizer, reinit-on-404]", "capabilities: [session-api, health-api]").Replace(string(data))
 	bad := filepath.Join(t.TempDir(), "wrong.yaml")

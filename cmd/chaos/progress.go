@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
@@ -14,10 +14,10 @@ import (
 // ends (counter, elapsed time, verdict, name, duration); verbose adds the
 // reason, the checks that failed or did not apply, and the key figures;
 // quiet prints nothing.
-func newProgress(w io.Writer, total int, quiet, verbose bool) func(harness.ScenarioResult) {
+func newProgress(w io.Writer, total int, quiet, verbose bool) func(history.ScenarioResult) {
 	start, done := time.Now(), 0
 	width := len(fmt.Sprint(total))
-	return func(r harness.ScenarioResult) {
+	return func(r history.ScenarioResult) {
 		done++
 		if quiet {
 			return
@@ -34,11 +34,11 @@ func newProgress(w io.Writer, total int, quiet, verbose bool) func(harness.Scena
 		}
 		for _, c := range r.Checks {
 			switch c.Verdict {
-			case harness.CheckFailed:
+			case history.CheckFailed:
 				lines = append(lines, fmt.Sprintf("✗ %s: expected %s; observed %s", c.Name, c.Expected, reports.Redact(c.Observed)))
-			case harness.CheckNotApplicable:
+			case history.CheckNotApplicable:
 				lines = append(lines, fmt.Sprintf("– %s: not applicable: %s", c.Name, c.Reason))
-			case harness.CheckInconclusive:
+			case history.CheckInconclusive:
 				lines = append(lines, fmt.Sprintf("? %s: inconclusive: %s", c.Name, reports.Redact(c.Reason)))
 			}
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
@@ -55,7 +55,7 @@ the exit status is then 1.
 			var failed []string
 			for _, x := range in {
 				for _, s := range x.Results.Scenarios {
-					if s.Verdict == harness.VerdictFailed {
+					if s.Verdict == history.VerdictFailed {
 						reason, _, _ := strings.Cut(s.Reason, "\n")
 						failed = append(failed, fmt.Sprintf("%s: %s: %s", x.Name, s.Name, reason))
 					}

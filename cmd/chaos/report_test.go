@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
@@ -106,7 +107,7 @@ func TestReportOfJournals(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	write := func(name, title, reason string, interrupted bool) string {
-		rec := harness.NewRecorder(title, "experiment")
+		rec := history.NewRecorder(title, "experiment")
 		if reason == "" {
 			rec.Pass()
 		} else {

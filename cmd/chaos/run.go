@@ -13,7 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -21,7 +24,7 @@ import (
 type runOptions struct {
 	// target is the gateway under test: --target, --profile and the exec
 	// flags (CapabilitiesSet: --capabilities was given, even empty).
-	target      harness.TargetConfig
+	target      targets.TargetConfig
 	labels      []string
 	out         string
 	list        bool
@@ -102,11 +105,11 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 	f.StringVar(&o.target.ReadyURL, "ready-url", "", "exec: URL template polled until the gateway answers (default {{.BaseURL}}/status for chaos vmcp, else {{.BaseURL}}<mcp-path>)")
 	f.StringVar(&o.target.MCPPath, "mcp-path", "", "exec: the gateway's MCP endpoint path (default /mcp, or the profile's)")
 	f.StringVar(&o.target.Profile, "profile", "", "a target profile (YAML) describing the gateway under test: an exec target; "+
-		"--gateway-cmd, --config-template, --ready-url, --mcp-path, --capabilities and --tool-names override its fields, --gateway-image gives its image (see chaos profile check; $"+harness.ProfileEnv+")")
+		"--gateway-cmd, --config-template, --ready-url, --mcp-path, --capabilities and --tool-names override its fields, --gateway-image gives its image (see chaos profile check; $"+targets.ProfileEnv+")")
 	f.StringVar(&o.target.Capabilities, "capabilities", "", "capabilities the target declares, comma-separated ("+
-		strings.ReplaceAll(harness.AllCapabilities.String(), ",", ", ")+", or all); default: the reference gateway's for reference and chaos vmcp, none for another exec gateway")
+		strings.ReplaceAll(targets.AllCapabilities.String(), ",", ", ")+", or all); default: the reference gateway's for reference and chaos vmcp, none for another exec gateway")
 	f.StringVar(&o.target.ToolNamePattern, "tool-names", "", "how the gateway names a backend's tools and prompts, a pattern of {backend} and {tool} "+
-		"(default {backend}_{tool}; $"+harness.ToolNamesEnv+"); tools are found by their origin marker first, the pattern is the fallback")
+		"(default {backend}_{tool}; $"+targets.ToolNamesEnv+"); tools are found by their origin marker first, the pattern is the fallback")
 	f.StringArrayVar(&o.labels, "label", nil, "run only the scenarios matching this Ginkgo label filter (the syntax of -ginkgo.label-filter: "+
 		"&&, ||, !, parentheses, a comma for ||) or named so; repeatable (either matches). Labels: "+strings.Join(scenarios.Labels(), ", "))
 	f.StringVar(&o.out, "out", filepath.Join("out", "results.json"), "write the JSON results here")
@@ -125,12 +128,12 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 }
 
 // runTarget builds the target from the flags (the same rules as the
-// Ginkgo suite's VMCP_CHAOS_* variables: harness.TargetConfig). With
+// Ginkgo suite's VMCP_CHAOS_* variables: targets.TargetConfig). With
 // --profile it is the profile's gateway, with the exec flags as
 // overrides, and a bad profile is a config error.
-func runTarget(cfg harness.TargetConfig) (harness.Target, error) {
+func runTarget(cfg targets.TargetConfig) (targets.Target, error) {
 	t, err := cfg.Target(os.Executable)
-	if pe := (*harness.ProfileError)(nil); errors.As(err, &pe) {
+	if pe := (*targets.ProfileError)(nil); errors.As(err, &pe) {
 		return nil, fmt.Errorf("run: --profile: %w", err)
 	}
 	if err != nil {
@@ -177,13 +180,13 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 			if len(na) == 0 {
 				na = []string{"-"}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, strings.Join(s.Labels, ","), harness.Capabilities(s.Needs), s.FeatureNames(), strings.Join(na, "; "))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, strings.Join(s.Labels, ","), targets.Capabilities(s.Needs), s.FeatureNames(), strings.Join(na, "; "))
 		}
 		return tw.Flush()
 	}
 	// Process backends are this very binary (`chaos backend`).
 	if self, err := os.Executable(); err == nil {
-		harness.SetChaosBinary(self)
+		runtimes.SetChaosBinary(self)
 	}
 
 	if !o.quiet {
@@ -202,13 +205,13 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	progress := newProgress(w, len(selected), o.quiet, o.verbose)
 	ctx := cmd.Context()
 	cut := 0                        // scenarios an interruption cut short or kept from running
-	starts := &harness.StartGuard{} // a gateway that cannot start is waited for twice, not per scenario
+	starts := &targets.StartGuard{} // a gateway that cannot start is waited for twice, not per scenario
 	cfg := scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck, Runtime: runtime, Starts: starts}
-	recs := scenarios.RunPool(ctx, selected, cfg, o.parallel, func(_ int, rec *harness.Recorder) {
+	recs := scenarios.RunPool(ctx, selected, cfg, o.parallel, func(_ int, rec *history.Recorder) {
 		if ctx.Err() != nil {
-			if r := rec.Result(); r.Verdict != harness.VerdictSkipped {
+			if r := rec.Result(); r.Verdict != history.VerdictSkipped {
 				// Not "overran its timeout": the signal cut it short.
-				rec.SetVerdict(harness.VerdictInterrupted, fmt.Sprintf("interrupted (%v) after %s", context.Cause(ctx), r.Duration.D().Round(time.Millisecond)))
+				rec.SetVerdict(history.VerdictInterrupted, fmt.Sprintf("interrupted (%v) after %s", context.Cause(ctx), r.Duration.D().Round(time.Millisecond)))
 				cut++
 			}
 		}
@@ -217,7 +220,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	for i, rec := range recs {
 		if rec == nil {
 			// Interrupted before it started: listed as not run.
-			rec = harness.NewRecorder(selected[i].Name, selected[i].Labels...)
+			rec = history.NewRecorder(selected[i].Name, selected[i].Labels...)
 			rec.Skip("not run: the run was interrupted")
 			cut++
 		}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 )
 
 // TestRunContainerWithoutDocker: `chaos run --runtime container` with
@@ -79,7 +79,7 @@ func TestRunContainerWithoutDocker(t *testing.T) {
 		}
 		res := readResults(t, results)
 		for _, s := range res.Scenarios {
-			if s.Verdict != harness.VerdictFailed || !strings.Contains(s.Reason, "no usable Docker engine") {
+			if s.Verdict != history.VerdictFailed || !strings.Contains(s.Reason, "no usable Docker engine") {
 				t.Errorf("%s: %s %q, want failed naming the probe", s.Name, s.Verdict, s.Reason)
 			}
 		}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // TestRunWrappingEndToEnd runs `chaos run` on two wrapping scenarios (both
@@ -56,7 +58,7 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 		t.Fatalf("results: target %q, %d scenarios, failed %v", res.Target, len(res.Scenarios), res.Failed())
 	}
 	for _, s := range res.Scenarios {
-		if s.Verdict != harness.VerdictPassed || !strings.HasPrefix(s.Name, "wrapping/") {
+		if s.Verdict != history.VerdictPassed || !strings.HasPrefix(s.Name, "wrapping/") {
 			t.Errorf("%s: %s %s", s.Name, s.Verdict, s.Reason)
 		}
 		if s.Figures["time_to_error_ms.tools_call.403"] <= 0 {
@@ -65,9 +67,9 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 		var calls, faults int
 		for _, e := range s.Events {
 			switch e.Kind {
-			case harness.EventCall:
+			case history.EventCall:
 				calls++
-			case harness.EventFault:
+			case history.EventFault:
 				faults++
 			}
 		}
@@ -174,8 +176,8 @@ func testListNotApplicable(ctx context.Context, t *testing.T) {
 func TestRunFailingAndLackingTarget(t *testing.T) {
 	dir := t.TempDir()
 	tmpl := filepath.Join(dir, "no-deadline.yaml.tmpl")
-	broken := strings.Replace(harness.ChaosVMCPTemplate, "call: {{.CallTimeout}}", "call: 1h", 1)
-	if broken == harness.ChaosVMCPTemplate {
+	broken := strings.Replace(targets.ChaosVMCPTemplate, "call: {{.CallTimeout}}", "call: 1h", 1)
+	if broken == targets.ChaosVMCPTemplate {
 		t.Fatal("the shipped template has no `call: {{.CallTimeout}}` to break")
 	}
 	if err := os.WriteFile(tmpl, []byte(broken), 0o600); err != nil {
@@ -211,14 +213,14 @@ func TestRunFailingAndLackingTarget(t *testing.T) {
 		t.Fatalf("results: target %q, %d scenarios, failed %v", res.Target, len(res.Scenarios), res.Failed())
 	}
 	hang, breaker := res.Scenarios[0], res.Scenarios[1]
-	if hang.Verdict != harness.VerdictFailed || !strings.Contains(hang.Reason, "stall_before_headers") {
+	if hang.Verdict != history.VerdictFailed || !strings.Contains(hang.Reason, "stall_before_headers") {
 		t.Errorf("hang against an hour-long call timeout: %s %s", hang.Verdict, hang.Reason)
 	}
-	if breaker.Verdict != harness.VerdictSkipped || !strings.Contains(breaker.Reason, "breaker") {
+	if breaker.Verdict != history.VerdictSkipped || !strings.Contains(breaker.Reason, "breaker") {
 		t.Errorf("breaker against a target without it: %s %s", breaker.Verdict, breaker.Reason)
 	}
 	checkReportFile(t, filepath.Join(dir, "results.html"), "hang/legacy/streamable-http", "breaker/legacy/streamable-http")
-	if len(res.Findings) != 1 || res.Findings[0].Property != harness.PropBounded || res.Findings[0].Checks != 4 {
+	if len(res.Findings) != 1 || res.Findings[0].Property != history.PropBounded || res.Findings[0].Checks != 4 {
 		t.Errorf("JSON findings: %+v", res.Findings)
 	}
 
@@ -288,23 +290,23 @@ func TestRunInterrupted(t *testing.T) {
 		t.Errorf("no table with the scenarios not run")
 	}
 	res := readResults(t, out)
-	counts := map[harness.Verdict]int{}
+	counts := map[history.Verdict]int{}
 	for _, s := range res.Scenarios {
 		counts[s.Verdict]++
 	}
-	if !res.Interrupted || len(res.Scenarios) != 4 || counts[harness.VerdictPassed] < 1 || counts[harness.VerdictSkipped] < 1 {
+	if !res.Interrupted || len(res.Scenarios) != 4 || counts[history.VerdictPassed] < 1 || counts[history.VerdictSkipped] < 1 {
 		t.Fatalf("results: interrupted %v, %d scenarios, %v", res.Interrupted, len(res.Scenarios), counts)
 	}
 }
 
-func readResults(t *testing.T, path string) *harness.Results {
+func readResults(t *testing.T, path string) *history.Results {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	res, err := harness.ReadResults(f)
+	res, err := history.ReadResults(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,19 +318,19 @@ func readResults(t *testing.T, path string) *harness.Results {
 // results show as counts (FAILED 1/3) with the failed checks named; no
 // line is wider than 120 columns.
 func TestPrintTablePartial(t *testing.T) {
-	full := harness.NewRecorder("breaker/legacy/sse")
+	full := history.NewRecorder("breaker/legacy/sse")
 	full.Pass()
-	partial := harness.NewRecorder("keepalive/legacy/sse")
+	partial := history.NewRecorder("keepalive/legacy/sse")
 	partial.SkipCheck("keepalive metrics counters: target x lacks capability metrics")
 	partial.Pass()
 	res := harness.NewResults(nil)
 	res.Add(full)
 	res.Add(partial)
-	failed := harness.ScenarioResult{Name: "hang/modern/streamable-http-with-a-very-long-name-that-must-be-cut", Verdict: harness.VerdictFailed,
-		Reason: strings.Repeat("a long reason ", 30), Checks: []harness.Check{
-			{Name: "stall bounded by the call timeout", Verdict: harness.CheckFailed},
-			{Name: "403 names beta", Verdict: harness.CheckPassed},
-			{Name: "metrics", Verdict: harness.CheckNotApplicable, Reason: "no metrics"}}}
+	failed := history.ScenarioResult{Name: "hang/modern/streamable-http-with-a-very-long-name-that-must-be-cut", Verdict: history.VerdictFailed,
+		Reason: strings.Repeat("a long reason ", 30), Checks: []history.Check{
+			{Name: "stall bounded by the call timeout", Verdict: history.CheckFailed},
+			{Name: "403 names beta", Verdict: history.CheckPassed},
+			{Name: "metrics", Verdict: history.CheckNotApplicable, Reason: "no metrics"}}}
 	res.Scenarios = append(res.Scenarios, failed)
 	var buf bytes.Buffer
 	printTable(&buf, res)

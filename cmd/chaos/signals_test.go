@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 )
 
 // TestRunSignals: SIGINT and SIGTERM at several points of a `chaos run`
@@ -138,7 +138,7 @@ wait:
 		if strings.Contains(s.Reason, "overran") {
 			t.Errorf("%s: %s %q: an interrupted scenario reported as overrunning", s.Name, s.Verdict, s.Reason)
 		}
-		if s.Verdict == harness.VerdictInterrupted || (s.Verdict == harness.VerdictSkipped && strings.Contains(s.Reason, "interrupted")) {
+		if s.Verdict == history.VerdictInterrupted || (s.Verdict == history.VerdictSkipped && strings.Contains(s.Reason, "interrupted")) {
 			cut++
 		}
 	}

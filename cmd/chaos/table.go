@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/reports"
 )
 
@@ -21,7 +21,7 @@ const tableWidth = 120
 // FAILED 3/11), duration, and why: the failed checks or the reason of a
 // failure or skip (first line), or what a partial pass (PASSED*) did not
 // check. Figures are in -v and the HTML report.
-func printTable(w io.Writer, results *harness.Results) {
+func printTable(w io.Writer, results *history.Results) {
 	nameW, verdictW := len("SCENARIO"), len("VERDICT")
 	for _, s := range results.Scenarios {
 		nameW = max(nameW, utf8.RuneCountInString(s.Name))
@@ -49,15 +49,15 @@ func printTable(w io.Writer, results *harness.Results) {
 }
 
 // why says in one line why a scenario did not simply pass.
-func why(s harness.ScenarioResult) string {
+func why(s history.ScenarioResult) string {
 	var failed, inconclusive, na []string
 	for _, c := range s.Checks {
 		switch c.Verdict {
-		case harness.CheckFailed:
+		case history.CheckFailed:
 			failed = append(failed, c.Name)
-		case harness.CheckInconclusive:
+		case history.CheckInconclusive:
 			inconclusive = append(inconclusive, c.Name+" ("+c.Reason+")")
-		case harness.CheckNotApplicable:
+		case history.CheckNotApplicable:
 			na = append(na, c.Name)
 		}
 	}
@@ -67,7 +67,7 @@ func why(s harness.ScenarioResult) string {
 		text = "failed: " + strings.Join(failed, "; ")
 	case len(inconclusive) > 0:
 		text = "inconclusive: " + strings.Join(inconclusive, "; ")
-	case s.Verdict != harness.VerdictPassed:
+	case s.Verdict != history.VerdictPassed:
 		text = s.Reason
 	case len(s.SkippedChecks) > 0:
 		text = "checks skipped: " + strings.Join(s.SkippedChecks, "; ")
@@ -88,8 +88,8 @@ func fit(s string, n int) string {
 }
 
 // verdictCounts counts the scenarios by verdict, and the partial passes.
-func verdictCounts(results *harness.Results) (map[harness.Verdict]int, int) {
-	counts := map[harness.Verdict]int{}
+func verdictCounts(results *history.Results) (map[history.Verdict]int, int) {
+	counts := map[history.Verdict]int{}
 	partial := 0
 	for _, s := range results.Scenarios {
 		counts[s.Verdict]++

@@ -4,8 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 func newVersionCmd() *cobra.Command {
@@ -21,7 +20,7 @@ carry the first two as harnessVersion, and chaos report shows it per run.
 ` + exitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprint(cmd.OutOrStdout(), harness.Version().Long())
+			_, err := fmt.Fprint(cmd.OutOrStdout(), history.Version().Long())
 			return err
 		},
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // TestVersion: `chaos version` and `chaos --version` print the module
@@ -20,7 +20,7 @@ func TestVersion(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	want := regexp.MustCompile(fmt.Sprintf(`^version: \S+\ncommit: \S+\ngo: %s\nresults schema: %d\n$`,
-		regexp.QuoteMeta(runtime.Version()), harness.SchemaVersion))
+		regexp.QuoteMeta(runtime.Version()), history.SchemaVersion))
 	var first string
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		out, err := exec.CommandContext(ctx, chaosBin, args...).CombinedOutput()

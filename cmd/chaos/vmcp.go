@@ -45,7 +45,7 @@ names. Configuration errors exit 2.
 --cpuprofile FILE writes a CPU profile (go tool pprof) of the gateway from
 the time it serves until SIGINT/SIGTERM, e.g. under chaos bench:
   chaos bench --steps calls --revision legacy --sessions 0 \
-    --config-template harness/templates/chaos-vmcp.yaml.tmpl \
+    --config-template harness/targets/templates/chaos-vmcp.yaml.tmpl \
     --gateway-cmd 'chaos vmcp --config {{.ConfigPath}} --listen {{.Listen}} --cpuprofile /tmp/gw.prof'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -2,8 +2,8 @@
 // state: BeBackendUnavailable, ReturnWithin, HaveOutcome, HaveBackendState
 // and HaveBreakerState.
 //
-// The call matchers accept a *harness.Call (what harness.Client returns), a
-// harness.CallRecord or *CallRecord, a harness.Event of kind call, or a raw
+// The call matchers accept a *history.Call (what history.Client returns), a
+// history.CallRecord or *CallRecord, a history.Event of kind call, or a raw
 // mcp-go outcome: a *mcp.CallToolResult, an error, or Result(res, err).
 package matchers
 
@@ -18,12 +18,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/onsi/gomega/format"
 	"github.com/onsi/gomega/types"
-
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // Outcome is a raw mcp-go (result, error) pair, for matching calls not
-// made through harness.Client.
+// made through history.Client.
 type Outcome struct {
 	// Result is the tool result (may be nil).
 	Result *mcp.CallToolResult
@@ -41,39 +41,39 @@ type observed struct {
 	err      string // error text ("" when none)
 	text     string // result text
 	meta     map[string]any
-	outcome  harness.Outcome // "" when not a recorded call
+	outcome  history.Outcome // "" when not a recorded call
 	backend  string          // recorded backend
 	duration time.Duration
 	timed    bool // duration is known
 	target   string
 	method   string
-	rec      *harness.Recorder
+	rec      *history.Recorder
 }
 
 func observe(actual any) (observed, error) {
 	switch a := actual.(type) {
-	case *harness.Call:
+	case *history.Call:
 		if a == nil {
-			return observed{}, errors.New("got a nil *harness.Call")
+			return observed{}, errors.New("got a nil *history.Call")
 		}
 		o := fromRecord(&a.CallRecord)
 		o.rec = a.Recorder()
 		if a.Result != nil {
 			o.isError = a.Result.IsError
-			o.text = harness.ResultText(a.Result)
+			o.text = history.ResultText(a.Result)
 		}
 		return o, nil
-	case harness.Call:
+	case history.Call:
 		return observe(&a)
-	case *harness.CallRecord:
+	case *history.CallRecord:
 		if a == nil {
-			return observed{}, errors.New("got a nil *harness.CallRecord")
+			return observed{}, errors.New("got a nil *history.CallRecord")
 		}
 		return fromRecord(a), nil
-	case harness.CallRecord:
+	case history.CallRecord:
 		return fromRecord(&a), nil
-	case harness.Event:
-		if a.Kind != harness.EventCall || a.Call == nil {
+	case history.Event:
+		if a.Kind != history.EventCall || a.Call == nil {
 			return observed{}, fmt.Errorf("got a %s event, not a call", a.Kind)
 		}
 		return fromRecord(a.Call), nil
@@ -86,10 +86,10 @@ func observe(actual any) (observed, error) {
 	case nil:
 		return observed{}, errors.New("got nil (a nil error is not a call outcome)")
 	}
-	return observed{}, fmt.Errorf("want a *harness.Call, harness.CallRecord, call Event, *mcp.CallToolResult, error or matchers.Outcome, got %T", actual)
+	return observed{}, fmt.Errorf("want a *history.Call, history.CallRecord, call Event, *mcp.CallToolResult, error or matchers.Outcome, got %T", actual)
 }
 
-func fromRecord(r *harness.CallRecord) observed {
+func fromRecord(r *history.CallRecord) observed {
 	o := observed{err: r.Error, meta: r.Meta, outcome: r.Outcome, backend: r.Backend,
 		duration: r.Duration.D(), timed: true, target: r.Target, method: r.Method}
 	if r.IsError {
@@ -105,8 +105,8 @@ func fromOutcome(oc Outcome) observed {
 	}
 	if oc.Result != nil {
 		o.isError = oc.Result.IsError
-		o.text = harness.ResultText(oc.Result)
-		o.meta = harness.MetaFields(oc.Result.Meta)
+		o.text = history.ResultText(oc.Result)
+		o.meta = history.MetaFields(oc.Result.Meta)
 	}
 	return o
 }
@@ -141,7 +141,7 @@ func (o observed) describe() string {
 
 // BeBackendUnavailable matches a call that failed because backend was
 // unavailable, in terms any gateway can meet: an isError tool result or an
-// error (a JSON-RPC error) whose text names the backend (harness.NamesBackend:
+// error (a JSON-RPC error) whose text names the backend (history.NamesBackend:
 // the name as a whole word, bare or quoted, any case; the reference's
 // `backend "beta" unavailable: ...` qualifies), with _meta "vmcp/backend"
 // equal to backend when _meta carries one. It never matches a success, a
@@ -171,30 +171,30 @@ func (m *unavailableMatcher) Match(actual any) (bool, error) {
 	if o.isError && o.text != "" {
 		text = o.text
 	}
-	text = harness.WithoutCalled(text, o.target, m.backend)
+	text = history.WithoutCalled(text, o.target, m.backend)
 	switch {
-	case o.outcome == harness.OutcomeOK:
+	case o.outcome == history.OutcomeOK:
 		m.why = "it succeeded"
 		return false, nil
-	case o.outcome == harness.OutcomeTimeout:
+	case o.outcome == history.OutcomeTimeout:
 		m.why = "the client's own deadline ended it (the gateway did not answer)"
 		return false, nil
 	case o.outcome == "" && !o.isError && o.err == "":
 		m.why = "it succeeded (no isError result, no error)"
 		return false, nil
-	case !harness.NamesBackend(text, m.backend):
+	case !history.NamesBackend(text, m.backend):
 		m.why = fmt.Sprintf("its error text does not name %q", m.backend)
 		return false, nil
-	case harness.BackendAnswered(text):
+	case history.BackendAnswered(text):
 		m.why = "the text says the backend answered with an error of its own"
 		return false, nil
 	}
-	if b, ok := o.meta[harness.MetaBackend]; ok && b != m.backend {
-		m.why = fmt.Sprintf("_meta %q is %v", harness.MetaBackend, b)
+	if b, ok := o.meta[history.MetaBackend]; ok && b != m.backend {
+		m.why = fmt.Sprintf("_meta %q is %v", history.MetaBackend, b)
 		return false, nil
 	}
-	if k, ok := o.meta[harness.MetaErrorKind].(string); ok && (k == "jsonrpc_error" || k == "canceled") {
-		m.why = fmt.Sprintf("_meta %q is %s: the backend answered, it was not unavailable", harness.MetaErrorKind, k)
+	if k, ok := o.meta[history.MetaErrorKind].(string); ok && (k == "jsonrpc_error" || k == "canceled") {
+		m.why = fmt.Sprintf("_meta %q is %s: the backend answered, it was not unavailable", history.MetaErrorKind, k)
 		return false, nil
 	}
 	m.why = ""
@@ -209,14 +209,14 @@ func (m *unavailableMatcher) NegatedFailureMessage(any) string {
 	return fmt.Sprintf("Expected a call that did not fail with backend %q unavailable, but it did:\n\t%s", m.backend, m.seen)
 }
 
-// HaveOutcome matches a recorded call (or *harness.Call) with the given
+// HaveOutcome matches a recorded call (or *history.Call) with the given
 // outcome.
-func HaveOutcome(want harness.Outcome) types.GomegaMatcher {
+func HaveOutcome(want history.Outcome) types.GomegaMatcher {
 	return &outcomeMatcher{want: want}
 }
 
 type outcomeMatcher struct {
-	want harness.Outcome
+	want history.Outcome
 	seen string
 }
 
@@ -244,14 +244,14 @@ func (m *outcomeMatcher) NegatedFailureMessage(any) string {
 type ReturnWithinMatcher struct {
 	limit  time.Duration
 	figure string
-	rec    *harness.Recorder
+	rec    *history.Recorder
 	seen   string
 	took   time.Duration
 }
 
-// ReturnWithin matches a recorded call (a *harness.Call or CallRecord) that
+// ReturnWithin matches a recorded call (a *history.Call or CallRecord) that
 // took at most d, whatever its outcome. When the call carries its recorder
-// (a *harness.Call), the measured latency in milliseconds is recorded as a
+// (a *history.Call), the measured latency in milliseconds is recorded as a
 // figure, keeping the largest: "latency_ms.<method>.<target>" unless As
 // names it.
 func ReturnWithin(d time.Duration) *ReturnWithinMatcher {
@@ -266,7 +266,7 @@ func (m *ReturnWithinMatcher) As(figure string) *ReturnWithinMatcher {
 
 // RecordingTo records the figure on rec (for CallRecords, which do not
 // carry their recorder).
-func (m *ReturnWithinMatcher) RecordingTo(rec *harness.Recorder) *ReturnWithinMatcher {
+func (m *ReturnWithinMatcher) RecordingTo(rec *history.Recorder) *ReturnWithinMatcher {
 	m.rec = rec
 	return m
 }
@@ -306,9 +306,9 @@ func (m *ReturnWithinMatcher) NegatedFailureMessage(any) string {
 
 // HaveBackendState matches gateway state JSON in which backend's state
 // (health or session state) is want. The actual value may be
-// harness.BackendStates, JSON ([]byte, string, json.RawMessage) or any
+// targets.BackendStates, JSON ([]byte, string, json.RawMessage) or any
 // value that marshals to health or session JSON (e.g. a vmcp
-// SessionStatus); see harness.ParseBackendStates.
+// SessionStatus); see targets.ParseBackendStates.
 func HaveBackendState(backend, want string) types.GomegaMatcher {
 	return &stateMatcher{backend: backend, want: want, aspect: "state"}
 }
@@ -323,21 +323,21 @@ type stateMatcher struct {
 	backend, want, aspect string
 	got                   string
 	found                 bool
-	all                   harness.BackendStates
+	all                   targets.BackendStates
 }
 
-func toStates(actual any) (harness.BackendStates, error) {
+func toStates(actual any) (targets.BackendStates, error) {
 	switch a := actual.(type) {
-	case harness.BackendStates:
+	case targets.BackendStates:
 		return a, nil
-	case *harness.BackendStates:
+	case *targets.BackendStates:
 		return *a, nil
 	case []byte:
-		return harness.ParseBackendStates(a)
+		return targets.ParseBackendStates(a)
 	case json.RawMessage:
-		return harness.ParseBackendStates(a)
+		return targets.ParseBackendStates(a)
 	case string:
-		return harness.ParseBackendStates([]byte(a))
+		return targets.ParseBackendStates([]byte(a))
 	case nil:
 		return nil, errors.New("got nil")
 	}
@@ -345,7 +345,7 @@ func toStates(actual any) (harness.BackendStates, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode %T as JSON: %w", actual, err)
 	}
-	return harness.ParseBackendStates(data)
+	return targets.ParseBackendStates(data)
 }
 
 func (m *stateMatcher) Match(actual any) (bool, error) {
@@ -375,7 +375,7 @@ func (m *stateMatcher) NegatedFailureMessage(any) string {
 	return fmt.Sprintf("Expected backend %q not to have %s %q, but it has", m.backend, m.aspect, m.want)
 }
 
-func lastError(b harness.BackendState) string {
+func lastError(b targets.BackendState) string {
 	if b.LastError == "" {
 		return ""
 	}
@@ -413,7 +413,7 @@ func (m *FailWithinMatcher) Match(actual any) (bool, error) {
 	}
 	m.seen = o.describe()
 	switch o.outcome {
-	case harness.OutcomeError, harness.OutcomeToolError, harness.OutcomeBackendUnavailable:
+	case history.OutcomeError, history.OutcomeToolError, history.OutcomeBackendUnavailable:
 		m.failed = true
 	case "":
 		return false, fmt.Errorf("FailWithin: %T is not a recorded call", actual)

@@ -14,15 +14,18 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, harness.LeakOptions()...)
+	goleak.VerifyTestMain(m, runtimes.LeakOptions()...)
 }
 
-func rec(outcome harness.Outcome, backend, errText string, d time.Duration) harness.CallRecord {
-	return harness.CallRecord{Method: "tools/call", Target: backend + "_echo", Outcome: outcome, Backend: backend, Error: errText, Duration: harness.Millis(d)}
+func rec(outcome history.Outcome, backend, errText string, d time.Duration) history.CallRecord {
+	return history.CallRecord{Method: "tools/call", Target: backend + "_echo", Outcome: outcome, Backend: backend, Error: errText, Duration: history.Millis(d)}
 }
 
 func toolResult(isError bool, text string, meta map[string]any) *mcp.CallToolResult {
@@ -35,17 +38,17 @@ func toolResult(isError bool, text string, meta map[string]any) *mcp.CallToolRes
 
 func TestBeBackendUnavailable(t *testing.T) {
 	g := NewWithT(t)
-	unavailable := rec(harness.OutcomeBackendUnavailable, "beta", `backend "beta" unavailable: HTTP 403 Forbidden`, time.Millisecond)
+	unavailable := rec(history.OutcomeBackendUnavailable, "beta", `backend "beta" unavailable: HTTP 403 Forbidden`, time.Millisecond)
 	g.Expect(unavailable).To(BeBackendUnavailable("beta"))
 	g.Expect(&unavailable).NotTo(BeBackendUnavailable("alpha"))
-	g.Expect(harness.Event{Kind: harness.EventCall, Call: &unavailable}).To(BeBackendUnavailable("beta"))
+	g.Expect(history.Event{Kind: history.EventCall, Call: &unavailable}).To(BeBackendUnavailable("beta"))
 
 	// Successes and client timeouts do not match, even when the text names
 	// the backend; nor does a text that names no backend.
-	g.Expect(rec(harness.OutcomeOK, "beta", "", 0)).NotTo(BeBackendUnavailable("beta"))
-	g.Expect(rec(harness.OutcomeToolError, "beta", "tool failed", 0)).NotTo(BeBackendUnavailable("beta"))
-	g.Expect(rec(harness.OutcomeTimeout, "", `context deadline exceeded`, 0)).NotTo(BeBackendUnavailable("beta"))
-	g.Expect(rec(harness.OutcomeTimeout, "beta", `backend "beta" unavailable: context deadline exceeded`, 0)).NotTo(BeBackendUnavailable("beta"))
+	g.Expect(rec(history.OutcomeOK, "beta", "", 0)).NotTo(BeBackendUnavailable("beta"))
+	g.Expect(rec(history.OutcomeToolError, "beta", "tool failed", 0)).NotTo(BeBackendUnavailable("beta"))
+	g.Expect(rec(history.OutcomeTimeout, "", `context deadline exceeded`, 0)).NotTo(BeBackendUnavailable("beta"))
+	g.Expect(rec(history.OutcomeTimeout, "beta", `backend "beta" unavailable: context deadline exceeded`, 0)).NotTo(BeBackendUnavailable("beta"))
 
 	// Any gateway's wording: the text names the backend as a whole word,
 	// bare or quoted, in any case.
@@ -63,23 +66,23 @@ func TestBeBackendUnavailable(t *testing.T) {
 		g.Expect(toolResult(true, text, nil)).NotTo(BeBackendUnavailable("beta"), text)
 		g.Expect(errors.New(text)).NotTo(BeBackendUnavailable("beta"), text)
 	}
-	g.Expect(toolResult(true, `beta failed`, map[string]any{harness.MetaBackend: "beta", harness.MetaErrorKind: "jsonrpc_error"})).NotTo(BeBackendUnavailable("beta"))
+	g.Expect(toolResult(true, `beta failed`, map[string]any{history.MetaBackend: "beta", history.MetaErrorKind: "jsonrpc_error"})).NotTo(BeBackendUnavailable("beta"))
 	// The name of what was called is not the backend named, whatever the
 	// gateway's naming scheme (a gateway answering a call to an unhealthy
 	// backend with "tool not found" does not name the backend).
 	for _, tc := range [][2]string{{"echo@beta", `unknown tool: echo@beta`}, {"beta.echo", `Tool 'BETA.ECHO' not found`},
 		{"mem://beta/readme", `resource mem://beta/readme not found`}} {
-		rec := harness.CallRecord{Method: "tools/call", Target: tc[0], Outcome: harness.OutcomeError, Error: tc[1]}
+		rec := history.CallRecord{Method: "tools/call", Target: tc[0], Outcome: history.OutcomeError, Error: tc[1]}
 		g.Expect(rec).NotTo(BeBackendUnavailable("beta"), tc[1])
 		rec.Error = tc[1] + `: backend beta unavailable`
 		g.Expect(rec).To(BeBackendUnavailable("beta"), rec.Error)
 	}
 
 	// Raw mcp-go outcomes.
-	meta := map[string]any{harness.MetaBackend: "beta", harness.MetaErrorKind: "http_status"}
+	meta := map[string]any{history.MetaBackend: "beta", history.MetaErrorKind: "http_status"}
 	g.Expect(toolResult(true, `backend "beta" unavailable: connection reset`, meta)).To(BeBackendUnavailable("beta"))
 	g.Expect(toolResult(true, `backend "beta" unavailable: connection reset`, nil)).To(BeBackendUnavailable("beta"))
-	g.Expect(toolResult(true, `backend "beta" unavailable: connection reset`, map[string]any{harness.MetaBackend: "alpha"})).NotTo(BeBackendUnavailable("beta"))
+	g.Expect(toolResult(true, `backend "beta" unavailable: connection reset`, map[string]any{history.MetaBackend: "alpha"})).NotTo(BeBackendUnavailable("beta"))
 	g.Expect(toolResult(false, `backend "beta" unavailable: looks like it`, nil)).NotTo(BeBackendUnavailable("beta"))
 	g.Expect(toolResult(true, `my own tool error`, nil)).NotTo(BeBackendUnavailable("beta"))
 	g.Expect(errors.New(`backend "beta" unavailable: timed out after 5s`)).To(BeBackendUnavailable("beta"))
@@ -88,7 +91,7 @@ func TestBeBackendUnavailable(t *testing.T) {
 
 	// Failure messages say why.
 	m := BeBackendUnavailable("beta")
-	ok, err := m.Match(rec(harness.OutcomeToolError, "beta", "tool failed", 0))
+	ok, err := m.Match(rec(history.OutcomeToolError, "beta", "tool failed", 0))
 	g.Expect(ok).To(BeFalse())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(m.FailureMessage(nil)).To(ContainSubstring(`does not name "beta"`))
@@ -102,9 +105,9 @@ func TestBeBackendUnavailable(t *testing.T) {
 
 func TestReturnWithin(t *testing.T) {
 	g := NewWithT(t)
-	r := harness.NewRecorder("hang")
-	fast := rec(harness.OutcomeBackendUnavailable, "beta", "x", 800*time.Microsecond)
-	slow := rec(harness.OutcomeTimeout, "beta", "x", 3*time.Second)
+	r := history.NewRecorder("hang")
+	fast := rec(history.OutcomeBackendUnavailable, "beta", "x", 800*time.Microsecond)
+	slow := rec(history.OutcomeTimeout, "beta", "x", 3*time.Second)
 	g.Expect(fast).To(ReturnWithin(time.Second).RecordingTo(r))
 	g.Expect(slow).NotTo(ReturnWithin(time.Second).RecordingTo(r).As("stall_ms"))
 	g.Expect(r.Figures()).To(HaveKeyWithValue("latency_ms.tools/call.beta_echo", 0.8))
@@ -119,9 +122,9 @@ func TestReturnWithin(t *testing.T) {
 
 func TestHaveOutcome(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(rec(harness.OutcomeTimeout, "", "", 0)).To(HaveOutcome(harness.OutcomeTimeout))
-	g.Expect(rec(harness.OutcomeOK, "", "", 0)).NotTo(HaveOutcome(harness.OutcomeTimeout))
-	_, err := HaveOutcome(harness.OutcomeOK).Match(errors.New("x"))
+	g.Expect(rec(history.OutcomeTimeout, "", "", 0)).To(HaveOutcome(history.OutcomeTimeout))
+	g.Expect(rec(history.OutcomeOK, "", "", 0)).NotTo(HaveOutcome(history.OutcomeTimeout))
+	_, err := HaveOutcome(history.OutcomeOK).Match(errors.New("x"))
 	g.Expect(err).To(HaveOccurred())
 }
 
@@ -149,7 +152,7 @@ func TestHaveBackendState(t *testing.T) {
 	_, _ = m.Match(session)
 	g.Expect(m.FailureMessage(nil)).To(ContainSubstring("not listed"))
 
-	states := harness.BackendStates{"beta": {Name: "beta", State: "connected"}}
+	states := targets.BackendStates{"beta": {Name: "beta", State: "connected"}}
 	g.Expect(states).To(HaveBackendState("beta", "connected"))
 	_, err = HaveBackendState("beta", "x").Match("not json")
 	g.Expect(err).To(HaveOccurred())
@@ -168,7 +171,7 @@ func TestMatchersOnRealCalls(t *testing.T) {
 	env, err := harness.Start(ctx, harness.Topology{Backends: []harness.BackendSpec{{Script: sc("alpha")}, {Script: sc("beta")}}})
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { g.Expect(env.Close(context.Background())).To(Succeed()) }()
-	c, err := env.Client(ctx, harness.RevisionLegacy)
+	c, err := env.Client(ctx, history.RevisionLegacy)
 	g.Expect(err).NotTo(HaveOccurred())
 
 	g.Expect(env.SetFaults(ctx, "beta", faults.Fault{Kind: faults.KindCrash, Match: faults.Match{Tool: "echo"}, Params: &faults.Crash{Mode: faults.CrashReset}})).To(Succeed())
@@ -180,7 +183,7 @@ func TestMatchersOnRealCalls(t *testing.T) {
 
 	g.Expect(c.CallTool(ctx, "alpha_echo", nil)).NotTo(BeBackendUnavailable("alpha"))
 	own := c.CallTool(ctx, "alpha_fail", nil)
-	g.Expect(own).To(HaveOutcome(harness.OutcomeToolError))
+	g.Expect(own).To(HaveOutcome(history.OutcomeToolError))
 	g.Expect(own).NotTo(BeBackendUnavailable("alpha"))
 
 	states, err := env.SessionStates(ctx, c.SessionID())

@@ -10,8 +10,8 @@ import (
 
 	"github.com/onsi/gomega"
 	"github.com/onsi/gomega/types"
-
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // C is what a check's body asserts with: a Gomega whose failed assertion
@@ -20,7 +20,7 @@ import (
 type C struct {
 	gomega.Gomega
 	k        *Kit
-	calls    []*harness.Call
+	calls    []*history.Call
 	expected string
 	observed string
 }
@@ -28,7 +28,7 @@ type C struct {
 // Evidence adds calls (made before the check, or concurrently) to the
 // check's evidence. Calls recorded while the body runs are evidence
 // anyway.
-func (c *C) Evidence(calls ...*harness.Call) {
+func (c *C) Evidence(calls ...*history.Call) {
 	for _, call := range calls {
 		if call != nil {
 			c.calls = append(c.calls, call)
@@ -72,7 +72,7 @@ func (k *Kit) Check(name string, body func(c *C)) bool {
 	failMsg, failed := runCheck(c, body)
 	took := time.Since(start)
 
-	evidence := map[int]harness.CallRecord{}
+	evidence := map[int]history.CallRecord{}
 	var order []int
 	for _, e := range rec.CallsBetween(seq0, rec.Seq()) {
 		evidence[e.Seq] = *e.Call
@@ -84,17 +84,17 @@ func (k *Kit) Check(name string, body func(c *C)) bool {
 			order = append(order, call.Seq)
 		}
 	}
-	ch := harness.Check{Name: name, Verdict: harness.CheckPassed, Expected: cmp.Or(c.expected, name), Observed: c.observed, Took: harness.Millis(took), Calls: order}
+	ch := history.Check{Name: name, Verdict: history.CheckPassed, Expected: cmp.Or(c.expected, name), Observed: c.observed, Took: history.Millis(took), Calls: order}
 	if len(order) == 1 {
 		ch.Took = evidence[order[0]].Duration
 	}
-	var records []harness.CallRecord
+	var records []history.CallRecord
 	for _, seq := range order {
 		records = append(records, evidence[seq])
 	}
 	k.stamp(&ch, records...)
 	if failed {
-		ch.Verdict = harness.CheckFailed
+		ch.Verdict = history.CheckFailed
 		ch.Property = deadlineFirst(ch.Property, records)
 		ch.Observed = excerpt(strings.TrimSpace(failMsg), 1500)
 		if c.observed != "" {
@@ -145,7 +145,7 @@ func runCheck(c *C, body func(c *C)) (msg string, failed bool) {
 
 // CheckCall judges a check on one call: it must satisfy every matcher
 // (e.g. matchers.BeBackendUnavailable(beta), matchers.ReturnWithin(d)).
-func (k *Kit) CheckCall(name string, call *harness.Call, ms ...types.GomegaMatcher) bool {
+func (k *Kit) CheckCall(name string, call *history.Call, ms ...types.GomegaMatcher) bool {
 	return k.Check(name, func(c *C) {
 		c.Evidence(call)
 		for _, m := range ms {
@@ -155,17 +155,17 @@ func (k *Kit) CheckCall(name string, call *harness.Call, ms ...types.GomegaMatch
 }
 
 // CheckOK judges a check that call succeeded.
-func (k *Kit) CheckOK(name string, call *harness.Call) bool {
+func (k *Kit) CheckOK(name string, call *history.Call) bool {
 	return k.Check(name, func(c *C) {
 		c.Evidence(call)
-		c.Expect(call.Outcome).To(gomega.Equal(harness.OutcomeOK), "%s %s ended %s after %s: %s", call.Method, call.Target, call.Outcome, call.Took(), call.Text())
+		c.Expect(call.Outcome).To(gomega.Equal(history.OutcomeOK), "%s %s ended %s after %s: %s", call.Method, call.Target, call.Outcome, call.Took(), call.Text())
 	})
 }
 
 // CheckFailed judges a check that call failed: an error or an isError
 // result, not a success and not the client's own deadline (the gateway
 // answered).
-func (k *Kit) CheckFailed(name string, call *harness.Call, ms ...types.GomegaMatcher) bool {
+func (k *Kit) CheckFailed(name string, call *history.Call, ms ...types.GomegaMatcher) bool {
 	return k.Check(name, func(c *C) {
 		c.Evidence(call)
 		ExpectFailed(c, call)
@@ -178,26 +178,26 @@ func (k *Kit) CheckFailed(name string, call *harness.Call, ms ...types.GomegaMat
 // ExpectFailed asserts with g that call failed: an error or an isError
 // result, not a success and not the client's own deadline (the gateway
 // answered).
-func ExpectFailed(g gomega.Gomega, call *harness.Call) {
-	g.ExpectWithOffset(1, call.Outcome).To(gomega.BeElementOf(harness.OutcomeBackendUnavailable, harness.OutcomeError, harness.OutcomeToolError),
+func ExpectFailed(g gomega.Gomega, call *history.Call) {
+	g.ExpectWithOffset(1, call.Outcome).To(gomega.BeElementOf(history.OutcomeBackendUnavailable, history.OutcomeError, history.OutcomeToolError),
 		"%s %s ended %s after %s: %s", call.Method, call.Target, call.Outcome, call.Took(), call.Text())
 }
 
 // Lacks returns why the target cannot be judged on a check needing caps
 // ("target X lacks capability metrics"), or "" when it has them all.
-func (k *Kit) Lacks(caps ...harness.Capability) string {
+func (k *Kit) Lacks(caps ...targets.Capability) string {
 	missing := k.Env.Capabilities().Missing(caps...)
 	if len(missing) == 0 {
 		return ""
 	}
-	return (&harness.MissingCapabilityError{Target: k.Env.Target().Name(), Missing: missing}).Error()
+	return (&targets.MissingCapabilityError{Target: k.Env.Target().Name(), Missing: missing}).Error()
 }
 
 // CheckIf judges the check when the target has every capability of needs,
 // and records it not_applicable, with the missing capability as the
 // reason, when it does not. It reports whether the check was judged and
 // passed.
-func (k *Kit) CheckIf(needs []harness.Capability, name string, body func(c *C)) bool {
+func (k *Kit) CheckIf(needs []targets.Capability, name string, body func(c *C)) bool {
 	if reason := k.Lacks(needs...); reason != "" {
 		k.NotApplicable(name, reason)
 		return false
@@ -207,14 +207,14 @@ func (k *Kit) CheckIf(needs []harness.Capability, name string, body func(c *C)) 
 
 // NotApplicable records a check not judged, and why.
 func (k *Kit) NotApplicable(name, reason string) {
-	ch := harness.Check{Name: name, Verdict: harness.CheckNotApplicable, Reason: reason}
+	ch := history.Check{Name: name, Verdict: history.CheckNotApplicable, Reason: reason}
 	k.stamp(&ch)
 	k.Recorder().AddCheck(ch)
 }
 
 // describe is one call as evidence: method, target, outcome, duration
 // and an excerpt of its text.
-func describe(c harness.CallRecord) string {
+func describe(c history.CallRecord) string {
 	s := fmt.Sprintf("%s %s: %s in %s", c.Method, c.Target, c.Outcome, c.Duration.D().Round(10*time.Microsecond))
 	if text := c.Error; text != "" {
 		s += ": " + excerpt(text, 160)

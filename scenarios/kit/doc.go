@@ -15,7 +15,7 @@
 // runner (scenarios.Run) and makes a Kit of them:
 //
 //	k := kit.New(ctx, env, g)
-//	c := k.Client(harness.RevisionLegacy)
+//	c := k.Client(history.RevisionLegacy)
 //	k.SetFaults(kit.Beta, kit.OnCall(faults.Fault{Kind: faults.KindHTTPStatus, Status: 403}))
 //	k.CheckCall("403 names beta", c.CallTool(ctx, k.Tool(kit.Beta, "echo"), nil), matchers.BeBackendUnavailable(kit.Beta))
 //

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // Grounding: a check about how the gateway treated a fault is judged only
@@ -45,14 +45,14 @@ const arrivalSlack = 2 * time.Millisecond
 // that arrived while the call was in flight (a gateway that drops the
 // client's _meta). A record with a fault applied wins over one without
 // (a gateway that retried). ok is false when the call never arrived.
-func (k *Kit) Arrival(backend string, call *harness.Call) (rec fakebackends.RequestRecord, ok bool, err error) {
+func (k *Kit) Arrival(backend string, call *history.Call) (rec fakebackends.RequestRecord, ok bool, err error) {
 	return k.arrivalOf(backend, call.Method, call)
 }
 
 // arrivalOf is Arrival for the request of method that call caused at
 // backend (call.Method itself, or the initialize of a backend session
 // the gateway opened for the call).
-func (k *Kit) arrivalOf(backend, method string, call *harness.Call) (rec fakebackends.RequestRecord, ok bool, err error) {
+func (k *Kit) arrivalOf(backend, method string, call *history.Call) (rec fakebackends.RequestRecord, ok bool, err error) {
 	b := k.Env.Backend(backend)
 	if b == nil {
 		return rec, false, fmt.Errorf("no backend %q", backend)
@@ -87,7 +87,7 @@ func (k *Kit) arrivalOf(backend, method string, call *harness.Call) (rec fakebac
 // FaultActed returns "" when call arrived at backend with a fault applied
 // (the log's fault field), else why the premise does not hold: "the call
 // never reached beta: the gateway answered ... itself".
-func (k *Kit) FaultActed(backend string, call *harness.Call) string {
+func (k *Kit) FaultActed(backend string, call *history.Call) string {
 	if !grounded(k.Ctx) {
 		return ""
 	}
@@ -108,7 +108,7 @@ func (k *Kit) FaultActed(backend string, call *harness.Call) string {
 // fault), else why not; for faults that act on the backend's connection
 // or process, where the backend may log nothing, an error naming the
 // backend is the gateway saying it tried it.
-func (k *Kit) Reached(backend string, call *harness.Call) string {
+func (k *Kit) Reached(backend string, call *history.Call) string {
 	if !grounded(k.Ctx) || call.Backend == backend {
 		return ""
 	}
@@ -124,8 +124,8 @@ func (k *Kit) Reached(backend string, call *harness.Call) string {
 }
 
 // answered is what the gateway answered, in words.
-func answered(call *harness.Call) string {
-	if call.Outcome == harness.OutcomeOK {
+func answered(call *history.Call) string {
+	if call.Outcome == history.OutcomeOK {
 		return "a success"
 	}
 	return fmt.Sprintf("%s %q", call.Outcome, excerpt(call.Text(), 160))
@@ -136,7 +136,7 @@ func answered(call *harness.Call) string {
 // arrived there with the fault applied (FaultActed); otherwise the check
 // is inconclusive, with the reason. It reports whether the fault acted
 // on the call (whether the check was judged), not whether it passed.
-func (k *Kit) CheckActed(name, backend string, call *harness.Call, body func(c *C)) (acted bool) {
+func (k *Kit) CheckActed(name, backend string, call *history.Call, body func(c *C)) (acted bool) {
 	return k.checkPremise(name, k.FaultActed(backend, call), call, body)
 }
 
@@ -144,13 +144,13 @@ func (k *Kit) CheckActed(name, backend string, call *harness.Call, body func(c *
 // connection or process (down, SIGKILL, SIGSTOP), where the backend may
 // log nothing: the premise is that the gateway attempted the backend
 // (Reached: the call arrived, or the gateway's error names it).
-func (k *Kit) CheckReached(name, backend string, call *harness.Call, body func(c *C)) (reached bool) {
+func (k *Kit) CheckReached(name, backend string, call *history.Call, body func(c *C)) (reached bool) {
 	return k.checkPremise(name, k.Reached(backend, call), call, body)
 }
 
 // checkPremise judges body when why is "" (and the gateway is steady),
 // and records the check inconclusive with the reason otherwise.
-func (k *Kit) checkPremise(name, why string, call *harness.Call, body func(c *C)) bool {
+func (k *Kit) checkPremise(name, why string, call *history.Call, body func(c *C)) bool {
 	if why := cmp.Or(k.unsteady, why); why != "" {
 		k.Inconclusive(name, why, call)
 		return false
@@ -164,9 +164,9 @@ func (k *Kit) checkPremise(name, why string, call *harness.Call, body func(c *C)
 
 // Inconclusive records a check whose premise does not hold, with why and
 // the calls that show it.
-func (k *Kit) Inconclusive(name, why string, calls ...*harness.Call) {
-	ch := harness.Check{Name: name, Verdict: harness.CheckInconclusive, Reason: why, Expected: name}
-	var records []harness.CallRecord
+func (k *Kit) Inconclusive(name, why string, calls ...*history.Call) {
+	ch := history.Check{Name: name, Verdict: history.CheckInconclusive, Reason: why, Expected: name}
+	var records []history.CallRecord
 	for _, c := range calls {
 		if c != nil {
 			ch.Calls = append(ch.Calls, c.Seq)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // The initialize path: a gateway that opens a backend session for a call
@@ -18,7 +18,7 @@ import (
 // arrived while call was in flight with a fault applied; otherwise
 // notOpened (true when no initialize arrived at all: the gateway opened
 // no backend session for the call) and why.
-func (k *Kit) InitializeActed(backend string, call *harness.Call) (why string, notOpened bool) {
+func (k *Kit) InitializeActed(backend string, call *history.Call) (why string, notOpened bool) {
 	if !grounded(k.Ctx) {
 		return "", false
 	}
@@ -42,7 +42,7 @@ func (k *Kit) InitializeActed(backend string, call *harness.Call) (why string, n
 // with the fault applied; the check is not applicable, with the reason,
 // when the gateway opened no session for the call (it keeps sessions
 // open), and inconclusive otherwise. It reports whether it was judged.
-func (k *Kit) CheckOnInitialize(name, backend string, call *harness.Call, body func(c *C)) (judged bool) {
+func (k *Kit) CheckOnInitialize(name, backend string, call *history.Call, body func(c *C)) (judged bool) {
 	why, notOpened := k.InitializeActed(backend, call)
 	if notOpened && k.unsteady == "" {
 		k.NotApplicable(name, why)

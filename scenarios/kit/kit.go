@@ -11,6 +11,8 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // Kit binds a scenario's context, started topology and Gomega. Use it
@@ -33,10 +35,10 @@ type Kit struct {
 	gaveUp bool
 	// fresh is the session the next Steady goes on with: CheckRecovery
 	// found the old one broken while a fresh one was served.
-	fresh *harness.Client
+	fresh *history.Client
 	// property, when set, is the property the checks being recorded
 	// judge (declare).
-	property harness.Property
+	property history.Property
 }
 
 // New makes the kit of a scenario body.
@@ -45,12 +47,12 @@ func New(ctx context.Context, env *harness.Env, g gomega.Gomega) *Kit {
 }
 
 // Recorder is the scenario's recorder.
-func (k *Kit) Recorder() *harness.Recorder { return k.Env.Recorder() }
+func (k *Kit) Recorder() *history.Recorder { return k.Env.Recorder() }
 
 // Client connects a client on rev, ending the scenario when it cannot.
 // The first client also discovers the gateway's names for the backends'
 // tools, resources and prompts (see Names).
-func (k *Kit) Client(rev harness.Revision, opts ...harness.ClientOption) *harness.Client {
+func (k *Kit) Client(rev history.Revision, opts ...history.ClientOption) *history.Client {
 	c, err := k.Env.Client(k.Ctx, rev, opts...)
 	k.G.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred(), "connect a %s client", rev)
 	if k.names == nil {
@@ -63,7 +65,7 @@ func (k *Kit) Client(rev harness.Revision, opts ...harness.ClientOption) *harnes
 // its own when no client has been made yet.
 func (k *Kit) Names() *Names {
 	if k.names == nil {
-		c, err := k.Env.Client(k.Ctx, harness.RevisionModern, harness.WithClientName("discover"))
+		c, err := k.Env.Client(k.Ctx, history.RevisionModern, history.WithClientName("discover"))
 		k.G.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred(), "connect a client to discover the gateway's tool names")
 		k.names = Discover(k.Ctx, c, k.Env)
 		_ = c.Close(k.Ctx)
@@ -116,7 +118,7 @@ func (k *Kit) OnTool(backend, tool string, f faults.Fault) faults.Fault {
 // this target (see FixtureName): what its request log and fault matches
 // call it.
 func (k *Kit) FixtureName(backend, name string) string {
-	return FixtureName(harness.DistinctToolNamesOf(k.Env.Target()), backend, name)
+	return FixtureName(targets.DistinctToolNamesOf(k.Env.Target()), backend, name)
 }
 
 // Figure sets a key figure of the scenario's results.
@@ -126,7 +128,7 @@ func (k *Kit) Figure(name string, v float64) { k.Recorder().SetFigure(name, v) }
 func (k *Kit) Note(format string, args ...any) { k.Env.Note(format, args...) }
 
 // Has reports whether the target declares capability c.
-func (k *Kit) Has(c harness.Capability) bool { return k.Env.Capabilities().Has(c) }
+func (k *Kit) Has(c targets.Capability) bool { return k.Env.Capabilities().Has(c) }
 
 // Ms converts a duration to float milliseconds for figures.
 func Ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

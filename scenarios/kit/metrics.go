@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // Metrics is a scrape of a gateway's Prometheus metrics, by family name.
@@ -45,14 +46,14 @@ func ScrapeMetrics(ctx context.Context, baseURL string) (Metrics, error) {
 
 // ScrapeTargetMetrics scrapes the gateway of env (ScrapeMetrics) and names
 // its families in our terms through the target's metric mapping
-// (harness.AdminAPIs.Metrics, a profile's metrics: ours → theirs), so
+// (targets.AdminAPIs.Metrics, a profile's metrics: ours → theirs), so
 // scenarios look up the reference's names whatever the gateway calls them.
 func ScrapeTargetMetrics(ctx context.Context, env *harness.Env) (Metrics, error) {
 	m, err := ScrapeMetrics(ctx, env.Gateway().BaseURL())
 	if err != nil {
 		return nil, err
 	}
-	return m.Renamed(harness.TargetAdminAPIs(env.Target()).Metrics), nil
+	return m.Renamed(targets.TargetAdminAPIs(env.Target()).Metrics), nil
 }
 
 // Renamed returns m with each family named theirs in mapping (ours →

@@ -12,15 +12,17 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // Names maps the fixture backends' tools, prompts and resources to the
 // names a gateway exposes them under. Each is found by its origin marker
-// (harness.ParseOrigin: _meta first, then description) in the gateway's
+// (history.ParseOrigin: _meta first, then description) in the gateway's
 // tools/list, prompts/list and resources/list; one not found there (a
 // gateway that drops descriptions and _meta, a list that failed, a
 // backend down at discovery) falls back to the target's tool name pattern
-// (harness.ToolNamePatternOf) for tools and prompts, and to the fixture's
+// (targets.ToolNamePatternOf) for tools and prompts, and to the fixture's
 // own URI for resources. Each fallback is noted on the timeline once.
 type Names struct {
 	pattern   string
@@ -28,7 +30,7 @@ type Names struct {
 	tools     map[[2]string]string
 	prompts   map[[2]string]string
 	resources map[[2]string]string
-	rec       *harness.Recorder
+	rec       *history.Recorder
 	backends  []string
 
 	mu     sync.Mutex
@@ -39,9 +41,9 @@ type Names struct {
 // NewNames builds Names from a gateway's lists: pattern is the target's
 // tool name pattern, backends the topology's backend names (markers of
 // other backends are ignored), rec (nil allowed) gets the notes.
-func NewNames(pattern string, backends []string, tools []mcp.Tool, prompts []mcp.Prompt, resources []mcp.Resource, rec *harness.Recorder) *Names {
-	pattern = cmp.Or(pattern, harness.DefaultToolNamePattern)
-	n := &Names{pattern: pattern, distinct: !harness.PatternPrefixesBackend(pattern), tools: map[[2]string]string{}, prompts: map[[2]string]string{}, resources: map[[2]string]string{},
+func NewNames(pattern string, backends []string, tools []mcp.Tool, prompts []mcp.Prompt, resources []mcp.Resource, rec *history.Recorder) *Names {
+	pattern = cmp.Or(pattern, targets.DefaultToolNamePattern)
+	n := &Names{pattern: pattern, distinct: !targets.PatternPrefixesBackend(pattern), tools: map[[2]string]string{}, prompts: map[[2]string]string{}, resources: map[[2]string]string{},
 		rec: rec, noted: map[string]bool{}, backends: backends}
 	n.LearnTools(tools)
 	for _, p := range prompts {
@@ -63,7 +65,7 @@ func (n *Names) LearnTools(tools []mcp.Tool) {
 }
 
 func (n *Names) add(m map[[2]string]string, kind, exposed, description string, meta *mcp.Meta) {
-	backend, name, ok := harness.ParseOrigin(description, harness.MetaFields(meta))
+	backend, name, ok := history.ParseOrigin(description, history.MetaFields(meta))
 	if !ok || !slices.Contains(n.backends, backend) {
 		return
 	}
@@ -78,7 +80,7 @@ func (n *Names) add(m map[[2]string]string, kind, exposed, description string, m
 // Discover lists the gateway's tools, prompts and resources with c (the
 // calls are recorded) and returns the Names found, noting them on env's
 // timeline. A list that fails leaves its kind to the fallbacks.
-func Discover(ctx context.Context, c *harness.Client, env *harness.Env) *Names {
+func Discover(ctx context.Context, c *history.Client, env *harness.Env) *Names {
 	var backends []string
 	for _, b := range env.Backends() {
 		backends = append(backends, b.Name())
@@ -102,8 +104,8 @@ func Discover(ctx context.Context, c *harness.Client, env *harness.Env) *Names {
 	} else {
 		failed = append(failed, "resources/list: "+call.Text())
 	}
-	n := NewNames(harness.ToolNamePatternOf(env.Target()), backends, tools, prompts, resources, env.Recorder())
-	n.distinct = harness.DistinctToolNamesOf(env.Target())
+	n := NewNames(targets.ToolNamePatternOf(env.Target()), backends, tools, prompts, resources, env.Recorder())
+	n.distinct = targets.DistinctToolNamesOf(env.Target())
 	env.Note("names discovered by origin marker: %s", n)
 	for _, f := range append(failed, n.issues...) {
 		env.Note("name discovery: %s", f)
@@ -168,7 +170,7 @@ func (n *Names) lookup(kind string, m map[[2]string]string, backend, name string
 	if v, ok := n.marked(m, backend, name); ok {
 		return v
 	}
-	v := harness.ExposedName(n.pattern, backend, FixtureName(n.distinct, backend, name))
+	v := targets.ExposedName(n.pattern, backend, FixtureName(n.distinct, backend, name))
 	n.note(kind+" "+backend+"/"+name, fmt.Sprintf("%s %s of %s has no origin marker in the gateway's list: by the pattern %s it is %q", kind, name, backend, n.pattern, v))
 	return v
 }

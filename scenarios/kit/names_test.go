@@ -8,6 +8,8 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 func tool(name, description string, meta map[string]any) mcp.Tool {
@@ -33,7 +35,7 @@ func TestNamesFromCannedLists(t *testing.T) {
 			tool("beta__echo", "Echo", origin(Beta, "echo")), tool("alpha__echo", "Echo", origin(Alpha, "echo"))},
 			map[[2]string]string{{Beta, "echo"}: "beta__echo", {Alpha, "echo"}: "alpha__echo"}, true},
 		{"backend after the tool, marker in the description only", "{tool}.{backend}", []mcp.Tool{
-			tool("echo.beta", "Echo the arguments of beta "+harness.OriginMarker(Beta, "echo"), nil)},
+			tool("echo.beta", "Echo the arguments of beta "+history.OriginMarker(Beta, "echo"), nil)},
 			map[[2]string]string{{Beta, "echo"}: "echo.beta"}, true},
 		{"renamed beyond any pattern: the marker wins", "{backend}_{tool}", []mcp.Tool{
 			tool("srv-2:echo", "x", origin(Beta, "echo"))},
@@ -62,9 +64,9 @@ func TestNamesFromCannedLists(t *testing.T) {
 }
 
 func TestNamesPromptsAndResources(t *testing.T) {
-	prompts := []mcp.Prompt{{Name: "greet@beta", Description: "x " + harness.OriginMarker(Beta, "greet")}}
+	prompts := []mcp.Prompt{{Name: "greet@beta", Description: "x " + history.OriginMarker(Beta, "greet")}}
 	resources := []mcp.Resource{{URI: "vmcp://beta/mem/readme", Meta: &mcp.Meta{AdditionalFields: origin(Beta, Readme(Beta))}}}
-	n := NewNames("{tool}@{backend}", []string{Alpha, Beta}, nil, prompts, resources, harness.NewRecorder("t"))
+	n := NewNames("{tool}@{backend}", []string{Alpha, Beta}, nil, prompts, resources, history.NewRecorder("t"))
 	if got := n.Prompt(Beta, "greet"); got != "greet@beta" {
 		t.Errorf("prompt %q", got)
 	}
@@ -99,10 +101,10 @@ func TestFixtureNamesAndAdaptTopology(t *testing.T) {
 	// The markers carry the new names (readiness and profile check look
 	// for those), in the description and in _meta; Names still finds
 	// beta's echo by its logical name.
-	if _, name, ok := harness.ParseOrigin(s.Tools[0].Description, nil); !ok || name != "echo_beta" {
+	if _, name, ok := history.ParseOrigin(s.Tools[0].Description, nil); !ok || name != "echo_beta" {
 		t.Fatalf("the description's marker carries the new name: %q", name)
 	}
-	if _, name, ok := harness.ParseOrigin("", s.Tools[0].Meta); !ok || name != "echo_beta" {
+	if _, name, ok := history.ParseOrigin("", s.Tools[0].Meta); !ok || name != "echo_beta" {
 		t.Fatalf("the _meta marker carries the new name: %q", name)
 	}
 	n := NewNames("{tool}", []string{Alpha, Beta}, []mcp.Tool{tool("echo_beta", s.Tools[0].Description, s.Tools[0].Meta)}, nil, nil, nil)
@@ -123,12 +125,12 @@ func TestFixtureNamesAndAdaptTopology(t *testing.T) {
 	if s.Tools[0].Name != "echo_beta" || topo.Backends[0].Script.Tools[0].Name != "echo_alpha" || s.Faults[0].Match.Tool != "slow_beta" {
 		t.Fatalf("distinct under a prefixing pattern: %+v %+v", s.Tools, s.Faults)
 	}
-	if _, name, ok := harness.ParseOrigin(s.Tools[0].Description, s.Tools[0].Meta); !ok || name != "echo_beta" {
+	if _, name, ok := history.ParseOrigin(s.Tools[0].Description, s.Tools[0].Meta); !ok || name != "echo_beta" {
 		t.Fatalf("distinct: the marker carries the new name: %q", name)
 	}
 }
 
-// target is a harness.Target with a tool name pattern (and whether it
+// target is a targets.Target with a tool name pattern (and whether it
 // wants backend-distinct tool names) only.
 type target struct {
 	pattern  string
@@ -138,7 +140,7 @@ type target struct {
 func (t target) WantsDistinctToolNames() bool       { return t.distinct }
 func (t target) ToolNamePattern() string            { return t.pattern }
 func (t target) Name() string                       { return "t" }
-func (t target) Capabilities() harness.Capabilities { return nil }
-func (t target) Start(ctx context.Context, _ harness.TopologyInfo) (harness.Gateway, error) {
+func (t target) Capabilities() targets.Capabilities { return nil }
+func (t target) Start(ctx context.Context, _ targets.TopologyInfo) (targets.Gateway, error) {
 	return nil, nil
 }

@@ -4,16 +4,16 @@ import (
 	"errors"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
 // NotOffered returns why the gateway does not offer method to c ("" when
 // it does): it did not advertise the method's capability (tools,
 // resources, prompts) at initialize, or the target's profile leaves it
 // out (methods). Checks on a method not offered are not applicable.
-func (k *Kit) NotOffered(c *harness.Client, method string) string {
-	if why := harness.MethodsOf(k.Env.Target()).Lacks(method); why != "" {
+func (k *Kit) NotOffered(c *history.Client, method string) string {
+	if why := targets.MethodsOf(k.Env.Target()).Lacks(method); why != "" {
 		return why
 	}
 	if !c.Offers(method) {
@@ -24,7 +24,7 @@ func (k *Kit) NotOffered(c *harness.Client, method string) string {
 
 // NotOfferedCall is NotOffered, plus a call the gateway answered -32601
 // (method not found): it does not offer the method after all.
-func (k *Kit) NotOfferedCall(c *harness.Client, call *harness.Call) string {
+func (k *Kit) NotOfferedCall(c *history.Client, call *history.Call) string {
 	if why := k.NotOffered(c, call.Method); why != "" {
 		return why
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/onsi/gomega"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 )
 
@@ -27,7 +27,7 @@ const steadyPoll = 20 * time.Millisecond
 // judged on its own, on the fresh session). When no session reaches
 // steady state, the kit's checks are inconclusive, with the reason, until
 // a later Steady succeeds.
-func (k *Kit) Steady(c *harness.Client, step string) *harness.Client {
+func (k *Kit) Steady(c *history.Client, step string) *history.Client {
 	if !grounded(k.Ctx) {
 		return c
 	}
@@ -47,11 +47,11 @@ func (k *Kit) Steady(c *harness.Client, step string) *harness.Client {
 		k.lastStep = step
 		return c
 	}
-	fresh, err := k.Env.Client(k.Ctx, c.Revision(), harness.WithClientName(c.Name()+"-fresh"))
+	fresh, err := k.Env.Client(k.Ctx, c.Revision(), history.WithClientName(c.Name()+"-fresh"))
 	if err == nil {
 		if k.steadyWithin(fresh, settle) == nil {
 			k.unsteady, k.gaveUp = "", false
-			restore := k.declare(harness.PropSession)
+			restore := k.declare(history.PropSession)
 			k.Check("the session recovers from "+k.lastStep, func(ck *C) {
 				ck.Expected("once %s ended, the session serves every backend again within %s", k.lastStep, SteadySettle)
 				ck.Evidence(failing)
@@ -93,13 +93,13 @@ func (k *Kit) guessHint(exposed string) string {
 
 // steadyWithin probes every backend's echo through c until all answer in
 // one round, for at most d; it returns the last failing call, or nil.
-func (k *Kit) steadyWithin(c *harness.Client, d time.Duration) *harness.Call {
+func (k *Kit) steadyWithin(c *history.Client, d time.Duration) *history.Call {
 	deadline := time.Now().Add(d)
 	for {
-		var failing *harness.Call
+		var failing *history.Call
 		for _, b := range k.Env.Backends() {
 			call := c.CallTool(k.Ctx, k.Tool(b.Name(), "echo"), EchoArgs("steady state"))
-			if call.Outcome != harness.OutcomeOK {
+			if call.Outcome != history.OutcomeOK {
 				failing = call
 				break
 			}
@@ -125,19 +125,19 @@ func (k *Kit) steadyWithin(c *harness.Client, d time.Duration) *harness.Call {
 // name), and the next Steady goes on with the fresh session, so every
 // later fault is judged on its own. When no session is served, the kit
 // is unsteady: later checks are inconclusive until Steady succeeds.
-func (k *Kit) CheckRecovery(name string, c *harness.Client, backend string, within time.Duration, maxFailed int, figure string) bool {
+func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, within time.Duration, maxFailed int, figure string) bool {
 	if k.unsteady != "" {
 		k.Inconclusive(name, k.unsteady)
 		return false
 	}
 	tool := k.Tool(backend, "echo")
-	defer k.declare(harness.PropRecovers)()
+	defer k.declare(history.PropRecovers)()
 	start := time.Now()
-	var failures []*harness.Call
-	var ok *harness.Call
+	var failures []*history.Call
+	var ok *history.Call
 	for ok == nil && k.Ctx.Err() == nil {
 		call := c.CallTool(k.Ctx, tool, EchoArgs("recovery"))
-		if call.Outcome == harness.OutcomeOK {
+		if call.Outcome == history.OutcomeOK {
 			ok = call
 			break
 		}
@@ -154,7 +154,7 @@ func (k *Kit) CheckRecovery(name string, c *harness.Client, backend string, with
 	} else if grounded(k.Ctx) {
 		if fresh, served := k.freshServes(c, tool); served != nil {
 			k.fresh = fresh
-			defer k.declare(harness.PropSession)()
+			defer k.declare(history.PropSession)()
 			return k.Check("the session recovers from "+k.lastStep, func(ck *C) {
 				ck.Evidence(failures...)
 				ck.Evidence(served)
@@ -197,12 +197,12 @@ func (k *Kit) CheckRecovery(name string, c *harness.Client, backend string, with
 
 // freshServes opens a fresh session like c's and calls tool once through
 // it: the session and the call when it succeeded.
-func (k *Kit) freshServes(c *harness.Client, tool string) (*harness.Client, *harness.Call) {
-	fresh, err := k.Env.Client(k.Ctx, c.Revision(), harness.WithClientName(c.Name()+"-fresh"))
+func (k *Kit) freshServes(c *history.Client, tool string) (*history.Client, *history.Call) {
+	fresh, err := k.Env.Client(k.Ctx, c.Revision(), history.WithClientName(c.Name()+"-fresh"))
 	if err != nil {
 		return nil, nil
 	}
-	if call := fresh.CallTool(k.Ctx, tool, EchoArgs("fresh session")); call.Outcome == harness.OutcomeOK {
+	if call := fresh.CallTool(k.Ctx, tool, EchoArgs("fresh session")); call.Outcome == history.OutcomeOK {
 		return fresh, call
 	}
 	return nil, nil

@@ -45,7 +45,7 @@
 // passed through unnamed. Look a only, without its health API.
 //
 // Usage: fixturegw --config FILE --listen ADDR --look a|b [flags]; FILE is
-// the reference gateway's config (harness/templates/chaos-vmcp.yaml.tmpl).
+// the reference gateway's config (harness/targets/templates/chaos-vmcp.yaml.tmpl).
 package main
 
 import (

@@ -1,0 +1,237 @@
+package containers
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/moby/moby/client/pkg/jsonmessage"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+)
+
+// ImageRepo is the repository of the images a run builds; the tag is the
+// chaos binary's content hash and the run id.
+const ImageRepo = "vmcp-chaos/chaos"
+
+// dockerfile needs no pull: FROM scratch, one COPY, no syntax line. The
+// run's labels come first, so every image the build makes carries them,
+// the intermediate ones too: an image a failed (or killed) build leaves
+// dangling is the run's, found and removed by label like the rest.
+func dockerfile(labels map[string]string) string {
+	var b strings.Builder
+	b.WriteString("FROM scratch\nLABEL")
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		fmt.Fprintf(&b, " %s=%s", k, strconv.Quote(labels[k]))
+	}
+	b.WriteString("\nCOPY chaos /chaos\nENTRYPOINT [\"/chaos\"]\n")
+	return b.String()
+}
+
+// Image returns the run's chaos image, building it on first use: a static
+// (CGO_ENABLED=0) chaos binary — $CHAOS_BIN or the running chaos command
+// when static, else built with `go build` from the source tree (see
+// staticChaos) — copied into an image FROM scratch, tagged
+// vmcp-chaos/chaos:<sha256 of the binary>-<run id> and labelled with the
+// run (every layer's image: see dockerfile). Later calls return the first
+// result, a failure too. ctx bounds the build (default 3 minutes).
+func (e *Engine) Image(ctx context.Context) (string, error) {
+	e.imgMu.Lock()
+	defer e.imgMu.Unlock()
+	if e.image != "" || e.imgErr != nil {
+		return e.image, e.imgErr
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	e.image, e.imgErr = e.build(ctx)
+	return e.image, e.imgErr
+}
+
+func (e *Engine) build(ctx context.Context) (string, error) {
+	bin, err := e.staticChaos(ctx)
+	if err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return "", fmt.Errorf("containers: read %s: %w", bin, err)
+	}
+	sum := sha256.Sum256(data)
+	tag := fmt.Sprintf("%s:%s-%s", ImageRepo, hex.EncodeToString(sum[:])[:12], e.runID)
+	return tag, e.buildImage(ctx, tag, dockerfile(e.labels()), data)
+}
+
+// buildImage builds tag from the Dockerfile text and the chaos binary.
+func (e *Engine) buildImage(ctx context.Context, tag, dockerfile string, bin []byte) error {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range []struct {
+		name string
+		mode int64
+		data []byte
+	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"chaos", 0o755, bin}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	// Never cancelled mid-flight: the engine goes on building (and leaves
+	// the image) after a cancelled request; finished, the run's cleanup
+	// removes it. The build takes seconds.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	res, err := e.cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{
+		Tags: []string{tag}, Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
+	})
+	if err != nil {
+		return fmt.Errorf("containers: build %s: %w", tag, err)
+	}
+	defer res.Body.Close()
+	// The answer is a stream of JSON messages; an error is one of them.
+	var log strings.Builder
+	if err := jsonmessage.DisplayStream(res.Body, &log); err != nil {
+		return fmt.Errorf("containers: build %s: %w\n%s", tag, err, log.String())
+	}
+	if _, err := e.cli.ImageInspect(ctx, tag); err != nil {
+		return fmt.Errorf("containers: build %s: no image after the build: %w\n%s", tag, err, log.String())
+	}
+	return nil
+}
+
+// staticChaos returns a statically linked chaos binary, in this order:
+// $CHAOS_BIN when static; the running chaos command when static (a copy
+// installed anywhere needs no source tree and no Go toolchain); else one
+// built with CGO_ENABLED=0 from the vmcp-chaos source tree the working
+// directory is in, into a temporary directory that Shutdown removes.
+// Without any of these the error says how to get one (see noStaticChaos).
+func (e *Engine) staticChaos(ctx context.Context) (string, error) {
+	env, self := os.Getenv(runtimes.ChaosBinEnv), chaosExecutable()
+	for _, p := range []string{env, self} {
+		if p != "" && isStatic(p) {
+			return p, nil
+		}
+	}
+	root, why := sourceTree()
+	if root == "" {
+		return "", noStaticChaos(env, self, why)
+	}
+	dir, err := os.MkdirTemp("", "vmcp-chaos-static-")
+	if err != nil {
+		return "", fmt.Errorf("containers: %w", err)
+	}
+	bin := filepath.Join(dir, "chaos")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, runtimes.ChaosPackage)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("containers: CGO_ENABLED=0 go build %s in %s: %w\n%s", runtimes.ChaosPackage, root, err, out)
+	}
+	e.binDir = dir
+	return bin, nil
+}
+
+// noStaticChaos is the error when no static chaos binary can be had: the
+// reason and the fix, as a *runtimes.SkipError (the container scenarios
+// are skipped), or a plain error under VMCP_CHAOS_REQUIRE_DOCKER=1 (they
+// fail). env is $CHAOS_BIN, self the running chaos command ("" when this
+// process is not chaos, e.g. a test binary), why why no source tree is
+// at hand.
+func noStaticChaos(env, self, why string) error {
+	var reason string
+	if self != "" {
+		reason = "this chaos binary is dynamically linked: build it with CGO_ENABLED=0, or set " + runtimes.ChaosBinEnv + " to a static build"
+	} else {
+		reason = "no static chaos binary: set " + runtimes.ChaosBinEnv + " to a CGO_ENABLED=0 build of ./cmd/chaos"
+	}
+	if env != "" {
+		reason += fmt.Sprintf(" ($%s=%s is not a static executable)", runtimes.ChaosBinEnv, env)
+	}
+	reason += " (" + why + ")"
+	if os.Getenv(RequireDockerEnv) == "1" {
+		return fmt.Errorf("containers: %s (and %s=1)", reason, RequireDockerEnv)
+	}
+	return fmt.Errorf("containers: %w", &runtimes.SkipError{Reason: reason})
+}
+
+// chaosModule is the module the chaos command is built from.
+var chaosModule = strings.TrimSuffix(runtimes.ChaosPackage, "/cmd/chaos")
+
+// sourceTree returns the root of the vmcp-chaos module that holds the
+// working directory, when a Go toolchain is on PATH to build it; else ""
+// and why not.
+func sourceTree() (root, why string) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Sprintf("no working directory: %v", err)
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+			if modulePath(data) != chaosModule {
+				return "", fmt.Sprintf("%s is not in the %s source tree", wd, chaosModule)
+			}
+			if _, err := exec.LookPath("go"); err != nil {
+				return "", fmt.Sprintf("no Go toolchain on PATH to build one from the source tree %s", dir)
+			}
+			return dir, ""
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Sprintf("%s is not in the %s source tree", wd, chaosModule)
+		}
+	}
+}
+
+// modulePath is the module path a go.mod declares ("" if none).
+func modulePath(gomod []byte) string {
+	for line := range strings.Lines(string(gomod)) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}
+
+// chaosExecutable is this process's executable when it is the chaos
+// command (chaos run, whatever the file is called), else "" (a test
+// binary, which cannot serve as the image's /chaos).
+func chaosExecutable() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok || info.Path != runtimes.ChaosPackage {
+		return ""
+	}
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// isStatic reports whether the ELF file at path has no interpreter (it
+// runs FROM scratch).
+func isStatic(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return !slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP })
+}

@@ -1,0 +1,149 @@
+package targets
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+)
+
+// ToolMatch is where one backend tool shows in a gateway's tools/list.
+type ToolMatch struct {
+	// Backend and Tool are the backend and its own tool name.
+	Backend, Tool string
+	// Exposed is the gateway's name for it ("" when not found).
+	Exposed string
+	// By is "origin marker" or "name pattern".
+	By string
+}
+
+// MatchTools finds every backend's tools (BackendInfo.Tools) in a gateway's
+// tools/list: by origin marker (ParseOrigin) first, else by the tool name
+// pattern (ExposedToolName). It returns one match per backend tool, in
+// topology order; Exposed is empty for a tool not found.
+func MatchTools(tools []mcp.Tool, backends []runtimes.BackendInfo, pattern string) []ToolMatch {
+	byOrigin := map[string]string{}
+	names := map[string]bool{}
+	for _, t := range tools {
+		names[t.Name] = true
+		if b, n, ok := history.ParseOrigin(t.Description, history.MetaFields(t.Meta)); ok {
+			byOrigin[b+"/"+n] = t.Name
+		}
+	}
+	var out []ToolMatch
+	for _, b := range backends {
+		for _, tool := range b.Tools {
+			m := ToolMatch{Backend: b.Name, Tool: tool}
+			if ex, ok := byOrigin[b.Name+"/"+tool]; ok {
+				m.Exposed, m.By = ex, "origin marker"
+			} else if ex := ExposedName(pattern, b.Name, tool); names[ex] {
+				m.Exposed, m.By = ex, "name pattern"
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// MissingTools names the backend tools a match did not find ("beta/echo").
+func MissingTools(ms []ToolMatch) []string {
+	var out []string
+	for _, m := range ms {
+		if m.Exposed == "" {
+			out = append(out, m.Backend+"/"+m.Tool)
+		}
+	}
+	return out
+}
+
+// Collisions says which missing tools share their bare name with a tool
+// of another backend (a gateway that drops tools whose names collide):
+// "; their names collide across backends: echo (alpha, beta)".
+func Collisions(missing []string, backends []runtimes.BackendInfo) string {
+	owners := map[string][]string{}
+	for _, b := range backends {
+		for _, t := range b.Tools {
+			owners[t] = append(owners[t], b.Name)
+		}
+	}
+	var out []string
+	for _, m := range missing {
+		_, tool, _ := strings.Cut(m, "/")
+		if o := owners[tool]; len(o) > 1 && !slices.Contains(out, tool+" ("+strings.Join(o, ", ")+")") {
+			out = append(out, tool+" ("+strings.Join(o, ", ")+")")
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; their names collide across backends: " + strings.Join(out, ", ") + " (a gateway that drops colliding names needs distinctToolNames: true in its profile, or toolNames without {backend})"
+}
+
+// lastUnlessEnded is what a readiness wait last saw: now, unless the
+// wait's ctx ended under it and an earlier observation says more (the
+// tools a list lacked, not the deadline cutting the last list short).
+func lastUnlessEnded(ctx context.Context, last, now string) string {
+	if ctx.Err() != nil && last != "" {
+		return last
+	}
+	return now
+}
+
+// waitTools polls tools/list through the gateway at mcpURL until every
+// backend's tools show (with the optimizer on, until any tool shows: the
+// backends' tools hide behind find_tool), or ctx ends.
+func waitTools(ctx context.Context, mcpURL string, backends []runtimes.BackendInfo, pattern string, optimizer bool) error {
+	var last string
+	var c *history.Client
+	defer func() {
+		if c != nil {
+			_ = c.Close(context.Background())
+		}
+	}()
+	for {
+		if c == nil {
+			var err error
+			c, err = history.Dial(ctx, mcpURL, history.RevisionLegacy, history.NewRecorder("ready"), history.WithCallTimeout(5*time.Second), history.WithCloseGrace(200*time.Millisecond))
+			if err != nil {
+				c = nil
+				last = lastUnlessEnded(ctx, last, err.Error())
+			}
+		}
+		if c != nil {
+			call := c.ListTools(ctx)
+			switch {
+			case call.Err != nil:
+				last = lastUnlessEnded(ctx, last, "tools/list: "+call.Err.Error())
+				_ = c.Close(context.Background())
+				c = nil
+			case optimizer && len(call.Tools.Tools) > 0:
+				return nil
+			case optimizer:
+				last = "tools/list is empty"
+			default:
+				missing := MissingTools(MatchTools(call.Tools.Tools, backends, pattern))
+				if len(missing) == 0 {
+					return nil
+				}
+				names := make([]string, len(call.Tools.Tools))
+				for i, t := range call.Tools.Tools {
+					names[i] = t.Name
+				}
+				slices.Sort(names)
+				last = fmt.Sprintf("tools/list lacks %s%s (listed: %s)", strings.Join(missing, ", "), Collisions(missing, backends), strings.Join(names, ", "))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("every backend's tools through the gateway (by origin marker, else pattern %q): %w; last: %s",
+				cmp.Or(pattern, DefaultToolNamePattern), ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package targets_test
+
+import (
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+)
+
+// standInTemplate makes `chaos backend` a stand-in "gateway": its script
+// has one tool per backend of the topology.
+const standInTemplate = `name: standin
+transport: streamable-http
+tools:
+{{- range .Backends}}
+  - name: {{.Name}}_echo
+    result: {text: {{quote .URL}}}
+{{- end}}
+`
+
+func standIn(t *testing.T) targets.Exec {
+	return targets.Exec{
+		TargetName:     "standin",
+		Command:        []string{chaosBin(t), "backend", "--script", "{{.ConfigPath}}", "--listen", "{{.Listen}}"},
+		ConfigTemplate: standInTemplate,
+		Caps:           targets.Capabilities{targets.CapMetrics},
+		ReadyTimeout:   20 * time.Second,
+	}
+}
+
+func TestExecTargetStandIn(t *testing.T) {
+	env := startEnv(t, harness.Topology{Target: standIn(t), Backends: twoBackends(nil)})
+	if env.Target().Name() != "standin" || !env.Capabilities().Has(targets.CapMetrics) {
+		t.Fatalf("target %s caps %v", env.Target().Name(), env.Capabilities())
+	}
+	g := env.Gateway()
+	if !strings.HasPrefix(g.MCPURL(), "http://127.0.0.1:") || !strings.HasSuffix(g.MCPURL(), "/mcp") {
+		t.Fatalf("MCPURL %s", g.MCPURL())
+	}
+	ctx := ctxT(t, 20*time.Second)
+	c, err := env.Client(ctx, history.RevisionLegacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := c.ToolNames(ctx)
+	slices.Sort(names)
+	if err != nil || !slices.Equal(names, []string{"alpha_echo", "beta_echo"}) {
+		t.Fatalf("tools %v %v", names, err)
+	}
+	call := c.CallTool(ctx, "beta_echo", nil)
+	if call.Outcome != history.OutcomeOK || call.Text() != env.Backend("beta").URL() {
+		t.Fatalf("call: %+v %v", call.CallRecord, call.Err)
+	}
+	pid := g.(targets.ExecGateway).PID()
+	if err := g.Close(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("gateway process %d still exists", pid)
+	}
+}
+
+func TestExecTargetErrors(t *testing.T) {
+	// The gateway exits at once: the error quotes its stderr.
+	e := standIn(t) // builds the chaos binary (if need be) before the deadline starts
+	ctx := ctxT(t, 30*time.Second)
+	e.ConfigTemplate = "name: [unclosed\n"
+	_, err := e.Start(ctx, targets.TopologyInfo{})
+	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") || !strings.Contains(err.Error(), "stderr") {
+		t.Fatalf("bad config: %v", err)
+	}
+	// A template error names the template.
+	e = standIn(t)
+	e.ConfigTemplate = "{{.Nope}}"
+	if _, err := e.Start(ctx, targets.TopologyInfo{}); err == nil || !strings.Contains(err.Error(), "config") {
+		t.Fatalf("template error: %v", err)
+	}
+	// A gateway that never gets ready is killed at the deadline.
+	e = targets.Exec{Command: []string{"sleep", "30"}, ReadyTimeout: 300 * time.Millisecond}
+	start := time.Now()
+	if _, err := e.Start(ctx, targets.TopologyInfo{}); err == nil || !strings.Contains(err.Error(), "not ready") {
+		t.Fatalf("never ready: %v", err)
+	}
+	if d := time.Since(start); d > 15*time.Second { // not the 30 s of sleep
+		t.Fatalf("readiness failure took %v", d)
+	}
+}
+
+// TestExecCloseIgnoresSIGTERM: a gateway that ignores SIGTERM is killed
+// after the grace period.
+func TestExecCloseIgnoresSIGTERM(t *testing.T) {
+	bin := chaosBin(t)
+	ctx := ctxT(t, 30*time.Second)
+	e := targets.Exec{
+		Command:        []string{"sh", "-c", `trap "" TERM; exec ` + bin + ` backend --script "$0" --listen "$1"`, "{{.ConfigPath}}", "{{.Listen}}"},
+		ConfigTemplate: standInTemplate, StopGrace: 200 * time.Millisecond,
+	}
+	g, err := e.Start(ctx, targets.TopologyInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := g.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("Close took %v", d)
+	}
+}
+
+func TestChaosVMCPTemplateParses(t *testing.T) {
+	topo := targets.TopologyInfo{CallTimeout: 3 * time.Second, Backends: []runtimes.BackendInfo{
+		{Name: "alpha", URL: "http://127.0.0.1:9101/mcp", Transport: "streamable-http", Protocol: "legacy"},
+		{Name: "beta", URL: "http://127.0.0.1:9102/sse", Transport: "sse"},
+		{Name: "gamma", Transport: "stdio", Command: []string{"/bin/chaos", "backend", "--stdio", "--script", "/tmp/g \"q\".yaml"}},
+	}}
+	cfg, err := targets.Reference{Configure: func(c *vmcp.Config) { c.Name = "tweaked" }}.Config(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Name != "tweaked" || len(cfg.Backends) != 3 || cfg.Timeouts.Call != 3*time.Second {
+		t.Fatalf("config: %+v", cfg)
+	}
+	if g, _ := cfg.Backend("gamma"); !slices.Equal(g.Command, topo.Backends[2].Command) {
+		t.Fatalf("gamma command %q", g.Command)
+	}
+	if cfg.Limits.MaxSessions != config.DefaultMaxSessions {
+		t.Fatalf("limits.maxSessions %d without the feature, want the default %d", cfg.Limits.MaxSessions, config.DefaultMaxSessions)
+	}
+	topo.Features.MaxSessions = 6100
+	if cfg, err = (targets.Reference{}).Config(topo); err != nil || cfg.Limits.MaxSessions != 6100 {
+		t.Fatalf("Features.MaxSessions 6100: limits.maxSessions %d, err %v", cfg.Limits.MaxSessions, err)
+	}
+}
+
+// TestExecChaosVMCP runs our gateway (`chaos vmcp`) through the shipped
+// template.
+func TestExecChaosVMCP(t *testing.T) {
+	bin := chaosBin(t)
+	env := startEnv(t, harness.Topology{Target: targets.Exec{
+		TargetName:     "chaos-vmcp",
+		Command:        []string{bin, "vmcp", "--config", "{{.ConfigPath}}", "--listen", "{{.Listen}}"},
+		ConfigTemplate: targets.ChaosVMCPTemplate,
+		ReadyURL:       "{{.BaseURL}}/status",
+		Caps:           targets.Capabilities{targets.CapSessionAPI},
+	}, Backends: twoBackends(nil)})
+	ctx := ctxT(t, 20*time.Second)
+	c, err := env.Client(ctx, history.RevisionLegacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.SetFaults(ctx, "beta", http403); err != nil {
+		t.Fatal(err)
+	}
+	if call := c.CallTool(ctx, "beta_echo", map[string]any{"msg": "x"}); call.Outcome != history.OutcomeBackendUnavailable || call.Backend != "beta" {
+		t.Fatalf("call: %+v %v", call.CallRecord, call.Err)
+	}
+	if call := c.CallTool(ctx, "alpha_echo", map[string]any{"msg": "x"}); call.Outcome != history.OutcomeOK {
+		t.Fatalf("call: %+v %v", call.CallRecord, call.Err)
+	}
+}
