@@ -32,11 +32,6 @@ func (e *Env) SetFaults(ctx context.Context, backend string, faults ...faults.Fa
 	return e.act(backend, "set", faults, func(b runtimes.RunningBackend) error { return b.SetFaults(ctx, faults...) })
 }
 
-// InjectFault adds faults to those the backend has.
-func (e *Env) InjectFault(ctx context.Context, backend string, faults ...faults.Fault) error {
-	return e.act(backend, "inject", faults, func(b runtimes.RunningBackend) error { return b.AddFaults(ctx, faults...) })
-}
-
 // ClearFaults removes every fault of the backend.
 func (e *Env) ClearFaults(ctx context.Context, backend string) error {
 	return e.act(backend, "clear", nil, func(b runtimes.RunningBackend) error { return b.ClearFaults(ctx) })

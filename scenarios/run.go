@@ -42,9 +42,6 @@ type RunConfig struct {
 // failure is what the fail handler panics with; the runner recovers it.
 type failure struct{ msg string }
 
-// skip is what Require panics with when a capability is missing.
-type skip struct{ reason string }
-
 // newGomega returns a Gomega whose failures end the scenario body: the
 // handler stores the message (with the failing line) and panics; Run
 // recovers the panic and fails the scenario. Only the goroutine running
@@ -61,14 +58,6 @@ func newGomega() gomega.Gomega {
 		}
 		panic(failure{msg: where + message})
 	})
-}
-
-// Require ends the scenario as skipped when the target lacks any of need.
-// It is for capabilities only: never use it to turn a failure into a skip.
-func Require(env *harness.Env, need ...targets.Capability) {
-	if err := env.Require(need...); err != nil {
-		panic(skip{reason: err.Error()})
-	}
 }
 
 // Run runs one scenario against cfg.Target and returns its recorder, with
@@ -230,8 +219,6 @@ func runBody(ctx context.Context, sc Scenario, env *harness.Env) outcome {
 				done <- outcome{history.VerdictPassed, ""}
 			case failure:
 				done <- outcome{history.VerdictFailed, v.msg}
-			case skip:
-				done <- outcome{history.VerdictSkipped, v.reason}
 			default:
 				done <- outcome{history.VerdictFailed, fmt.Sprintf("panic: %v\n%s", v, debug.Stack())}
 			}

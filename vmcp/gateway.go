@@ -46,7 +46,6 @@ type options struct {
 	gate            Gate
 	sessionObserver SessionObserver
 	meterProvider   metric.MeterProvider
-	httpTransport   *http.Transport
 }
 
 // WithLogger sets the logger (default: discard).
@@ -58,10 +57,6 @@ func WithObserver(obs Observer) Option { return func(o *options) { o.observer = 
 // WithGate registers a gate (circuit breaker) consulted before every
 // backend request.
 func WithGate(gate Gate) Option { return func(o *options) { o.gate = gate } }
-
-// WithHTTPTransport sets the base transport for backend HTTP requests
-// (default: a clone of http.DefaultTransport). The gateway wraps it.
-func WithHTTPTransport(t *http.Transport) Option { return func(o *options) { o.httpTransport = t } }
 
 // Gateway is the vMCP gateway. It is an http.Handler serving MCP at /mcp,
 // GET /status and GET /api/sessions/{id}.
@@ -128,11 +123,8 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		o(&g.opts)
 	}
 	g.logger = cmp.Or(g.opts.logger, slog.New(slog.DiscardHandler))
-	base := g.opts.httpTransport
-	if base == nil {
-		base = http.DefaultTransport.(*http.Transport).Clone()
-		base.MaxIdleConnsPerHost = 64
-	}
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.MaxIdleConnsPerHost = 64
 	g.ctx, g.cancel = context.WithCancelCause(context.Background())
 	g.httpBase = base
 	g.dialer = backend.NewDialer(g.ctx, cfg, base, g.logger,
