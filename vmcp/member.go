@@ -36,9 +36,10 @@ type member struct {
 	d            *backend.Dialer
 	timeouts     config.Timeouts
 	preferLegacy bool
-	res          *resilience     // the gate and observer of every request
-	ctx          context.Context // the owner's lifetime; cause backend.ErrSessionClosing when it ends
-	wg           *sync.WaitGroup // the owner's background work
+	res          *resilience       // the gate and observer of every request
+	shared       *sharedCatalogues // told when the backend session is re-initialized
+	ctx          context.Context   // the owner's lifetime; cause backend.ErrSessionClosing when it ends
+	wg           *sync.WaitGroup   // the owner's background work
 
 	mu        sync.Mutex
 	conn      *backend.Conn
@@ -238,7 +239,8 @@ func (m *member) reconnect(ctx context.Context, failed *backend.Conn, op string,
 }
 
 func (m *member) redial(fl *flight) {
-	m.awaitProbe(fl) // never dial while a keepalive probe holds the session
+	m.awaitProbe(fl)                    // never dial while a keepalive probe holds the session
+	m.shared.invalidate(m.backend.Name) // a session expired or died: the backend may have changed
 	c, berr := m.d.Dial(m.ctx, m.backend, m.preferLegacy)
 	m.mu.Lock()
 	m.reinit = nil

@@ -1,0 +1,226 @@
+package vmcp
+
+import (
+	"context"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/backend"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
+)
+
+// A legacy session still opens its own backend session per backend
+// (initialize and initialized), but it takes the backend's lists from the
+// gateway's catalogue session of that backend instead of listing them
+// again: one long-lived backend session per backend, owned by the
+// gateway, whose lists (checked as a session's are) every session opened
+// while it holds shares. It holds only while nothing says the backend
+// changed:
+//
+//   - each session open pings the catalogue session alongside its own
+//     initialize: a failure (a restarted backend answers 404 for it, a
+//     dead one does not answer) drops it;
+//   - the session's own initialize must announce exactly what the
+//     catalogue session's did (revision, serverInfo, capabilities,
+//     instructions), else it is dropped;
+//   - a list_changed notification reaching the catalogue session drops
+//     it, and so does any member session being re-initialized (a 404,
+//     a dead stream), any member's failed open and any health or circuit
+//     transition of the backend.
+//
+// A dropped catalogue session is closed; the next session open lists on
+// its own backend session, as before, while a new catalogue session
+// opens and lists beside it. Only streamable-HTTP backends on the
+// sessionful revision take part (stdio would cost a process, SSE shares
+// one stream per session).
+
+// catalogueSession is one backend's catalogue session and its lists.
+type catalogueSession struct {
+	conn *backend.Conn
+	view backendView
+}
+
+// sharedCatalogues holds the catalogue session of each backend.
+type sharedCatalogues struct {
+	g       *Gateway
+	mu      sync.Mutex
+	held    map[string]*catalogueSession
+	opening map[string]bool // a catalogue session is being opened
+	closed  bool
+	wg      sync.WaitGroup // closing catalogue sessions
+}
+
+func newSharedCatalogues(g *Gateway) *sharedCatalogues {
+	return &sharedCatalogues{g: g, held: map[string]*catalogueSession{}, opening: map[string]bool{}}
+}
+
+// sharable reports whether backend b's catalogue can be shared.
+func sharable(b config.Backend) bool { return b.Transport == config.TransportStreamableHTTP }
+
+// sharableConn reports whether connection c takes part: the sessionful
+// revision, with an initialize result to compare.
+func sharableConn(c *backend.Conn) bool {
+	return !mcp.IsModernProtocol(c.Protocol()) && c.Announced() != "" && c.SessionID() != ""
+}
+
+// get returns backend name's catalogue session, nil when none is held.
+func (sc *sharedCatalogues) get(name string) *catalogueSession {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.held[name]
+}
+
+// drop closes backend name's catalogue session, if cs is still the one
+// held (nil: whichever is held).
+func (sc *sharedCatalogues) drop(name string, cs *catalogueSession) {
+	sc.mu.Lock()
+	cur := sc.held[name]
+	if cur == nil || (cs != nil && cur != cs) {
+		sc.mu.Unlock()
+		return
+	}
+	delete(sc.held, name)
+	sc.wg.Go(func() { <-cur.conn.Close() })
+	sc.mu.Unlock()
+	sc.g.logger.Debug("catalogue session dropped", "backend", name)
+}
+
+// invalidate drops backend name's catalogue session whatever it is.
+func (sc *sharedCatalogues) invalidate(name string) {
+	if sc != nil {
+		sc.drop(name, nil)
+	}
+}
+
+// startOpening reports whether the caller should open backend name's
+// catalogue session (none is held or being opened); it then must call
+// finishOpening.
+func (sc *sharedCatalogues) startOpening(name string) bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.closed || sc.held[name] != nil || sc.opening[name] {
+		return false
+	}
+	sc.opening[name] = true
+	return true
+}
+
+// finishOpening holds cs (nil when opening failed) as backend name's
+// catalogue session, unless the gateway is closing.
+func (sc *sharedCatalogues) finishOpening(name string, cs *catalogueSession) {
+	sc.mu.Lock()
+	delete(sc.opening, name)
+	closed := sc.closed
+	if cs != nil && !closed {
+		sc.held[name] = cs
+	}
+	sc.mu.Unlock()
+	if cs != nil && closed {
+		<-cs.conn.Close() // bounded by the close timeout
+	}
+}
+
+// close closes every catalogue session and waits until they are closed.
+func (sc *sharedCatalogues) close() {
+	sc.mu.Lock()
+	sc.closed = true
+	for name, cs := range sc.held {
+		sc.wg.Go(func() { <-cs.conn.Close() })
+		delete(sc.held, name)
+	}
+	sc.mu.Unlock()
+	sc.wg.Wait()
+}
+
+// openCatalogue opens and lists a catalogue session for backend b within
+// ctx; nil when any step fails (the session open that asked lists on its
+// own connection all the same).
+func (g *Gateway) openCatalogue(ctx context.Context, b config.Backend) *catalogueSession {
+	c, be := g.dialer.Dial(ctx, b, true)
+	if be != nil {
+		return nil
+	}
+	if !sharableConn(c) {
+		<-c.Close()
+		return nil
+	}
+	cs := &catalogueSession{conn: c}
+	c.Client().OnNotification(func(n mcp.JSONRPCNotification) {
+		switch n.Method {
+		case mcp.MethodNotificationToolsListChanged, mcp.MethodNotificationResourcesListChanged,
+			mcp.MethodNotificationPromptsListChanged:
+			g.shared.drop(b.Name, cs)
+		}
+	})
+	view, be := g.listView(ctx, b.Name, c)
+	if be != nil {
+		<-c.Close()
+		return nil
+	}
+	cs.view = view
+	return cs
+}
+
+// connectShared is connectMember for a sharable backend of a legacy
+// session: the member's own initialize beside a ping of the catalogue
+// session, and the catalogue's lists when both agree; otherwise the
+// member lists itself while a new catalogue session opens beside it.
+func (g *Gateway) connectShared(ctx context.Context, m *member) *BackendError {
+	name := m.backend.Name
+	cs := g.shared.get(name)
+	var alive bool
+	var fresh *catalogueSession
+	var wg sync.WaitGroup
+	opening := cs == nil && g.shared.startOpening(name)
+	switch {
+	case cs != nil:
+		wg.Go(func() {
+			alive = cs.conn.Alive() && cs.conn.Invoke(ctx, "ping", g.cfg.Timeouts.List, func(ctx context.Context) error {
+				return cs.conn.Client().Ping(ctx)
+			}) == nil
+		})
+	case opening:
+		wg.Go(func() { fresh = g.openCatalogue(ctx, m.backend) })
+	}
+	c, be := g.dialer.Dial(ctx, m.backend, m.preferLegacy)
+	if be == nil && cs != nil {
+		wg.Wait()
+		if alive && sharableConn(c) && c.Announced() == cs.conn.Announced() {
+			m.conn, m.view = c, cs.view
+			return nil
+		}
+		g.shared.drop(name, cs)
+		// A new catalogue session opens beside the member's own lists.
+		if opening = g.shared.startOpening(name); opening {
+			wg.Go(func() { fresh = g.openCatalogue(ctx, m.backend) })
+		}
+	}
+	if be == nil {
+		be = g.listMember(ctx, m, c)
+	}
+	wg.Wait()
+	if be != nil {
+		g.shared.invalidate(name) // the backend is in trouble: share nothing listed before
+	}
+	if fresh != nil && (be != nil || !sharableConn(c) || c.Announced() != fresh.conn.Announced()) {
+		<-fresh.conn.Close() // bounded by the close timeout
+		fresh = nil
+	}
+	if opening {
+		g.shared.finishOpening(name, fresh)
+	}
+	return be
+}
+
+// listMember lists what the backend offers on the member's own
+// connection c and installs both.
+func (g *Gateway) listMember(ctx context.Context, m *member, c *backend.Conn) *BackendError {
+	view, be := g.listView(ctx, m.backend.Name, c)
+	if be != nil {
+		m.wg.Go(func() { <-c.Close() })
+		return be
+	}
+	m.conn, m.view = c, view
+	return nil
+}
