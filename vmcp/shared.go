@@ -163,39 +163,32 @@ func (g *Gateway) openCatalogue(ctx context.Context, b config.Backend) *catalogu
 }
 
 // connectShared is connectMember for a sharable backend of a legacy
-// session: the member's own initialize beside a ping of the catalogue
-// session, and the catalogue's lists when both agree; otherwise the
-// member lists itself while a new catalogue session opens beside it.
+// session. When a catalogue session is held and answers a ping, the
+// member takes its lists and opens its own backend session in the
+// background (calls wait for it: member.current), so the session answers
+// after one round trip; that backend session must announce what the
+// catalogue session did, else the catalogue session is dropped (for the
+// sessions that follow). Otherwise the member opens and lists as before
+// while a new catalogue session opens beside it.
 func (g *Gateway) connectShared(ctx context.Context, m *member) *BackendError {
 	name := m.backend.Name
-	cs := g.shared.get(name)
-	var alive bool
-	var fresh *catalogueSession
-	var wg sync.WaitGroup
-	opening := cs == nil && g.shared.startOpening(name)
-	switch {
-	case cs != nil:
-		wg.Go(func() {
-			alive = cs.conn.Alive() && cs.conn.Invoke(ctx, "ping", g.cfg.Timeouts.List, func(ctx context.Context) error {
-				return cs.conn.Client().Ping(ctx)
-			}) == nil
-		})
-	case opening:
-		wg.Go(func() { fresh = g.openCatalogue(ctx, m.backend) })
-	}
-	c, be := g.dialer.Dial(ctx, m.backend, m.preferLegacy)
-	if be == nil && cs != nil {
-		wg.Wait()
-		if alive && sharableConn(c) && c.Announced() == cs.conn.Announced() {
-			m.conn, m.view = c, cs.view
+	if cs := g.shared.get(name); cs != nil {
+		alive := cs.conn.Alive() && cs.conn.Invoke(ctx, "ping", g.cfg.Timeouts.List, func(ctx context.Context) error {
+			return cs.conn.Client().Ping(ctx)
+		}) == nil
+		if alive {
+			m.openLater(cs)
 			return nil
 		}
 		g.shared.drop(name, cs)
-		// A new catalogue session opens beside the member's own lists.
-		if opening = g.shared.startOpening(name); opening {
-			wg.Go(func() { fresh = g.openCatalogue(ctx, m.backend) })
-		}
 	}
+	var fresh *catalogueSession
+	var wg sync.WaitGroup
+	opening := g.shared.startOpening(name)
+	if opening {
+		wg.Go(func() { fresh = g.openCatalogue(ctx, m.backend) })
+	}
+	c, be := g.dialer.Dial(ctx, m.backend, m.preferLegacy)
 	if be == nil {
 		be = g.listMember(ctx, m, c)
 	}
@@ -213,6 +206,26 @@ func (g *Gateway) connectShared(ctx context.Context, m *member) *BackendError {
 	return be
 }
 
+// openLater gives the member catalogue session cs's lists and opens its
+// own backend session in the background, as a re-initialization that
+// every call waits for (it counts as none).
+func (m *member) openLater(cs *catalogueSession) {
+	fl := &flight{done: make(chan struct{}), opened: func(c *backend.Conn, be *BackendError) {
+		if be != nil {
+			m.record(be)
+			m.shared.invalidate(m.backend.Name)
+			return
+		}
+		if !sharableConn(c) || c.Announced() != cs.conn.Announced() {
+			m.shared.drop(m.backend.Name, cs)
+		}
+	}}
+	m.mu.Lock()
+	m.view, m.listed, m.reinit = cs.view, true, fl
+	m.mu.Unlock()
+	m.wg.Go(func() { m.redial(fl) })
+}
+
 // listMember lists what the backend offers on the member's own
 // connection c and installs both.
 func (g *Gateway) listMember(ctx context.Context, m *member, c *backend.Conn) *BackendError {
@@ -221,6 +234,6 @@ func (g *Gateway) listMember(ctx context.Context, m *member, c *backend.Conn) *B
 		m.wg.Go(func() { <-c.Close() })
 		return be
 	}
-	m.conn, m.view = c, view
+	m.conn, m.view, m.listed = c, view, true
 	return nil
 }
