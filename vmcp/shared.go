@@ -3,6 +3,8 @@ package vmcp
 import (
 	"context"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -37,8 +39,32 @@ import (
 
 // catalogueSession is one backend's catalogue session and its lists.
 type catalogueSession struct {
-	conn *backend.Conn
-	view backendView
+	conn     *backend.Conn
+	view     backendView
+	answered atomic.Int64 // unix nanoseconds of its last answered ping
+}
+
+// catalogueFresh is how long a catalogue session's answered ping vouches
+// for it: sessions opening within it take the lists without a ping of
+// their own. It bounds how stale a session's lists can be after a restart
+// that nothing else reports, as a session opened that long before the
+// restart would be.
+const catalogueFresh = 250 * time.Millisecond
+
+// confirm reports whether the catalogue session is alive: answered a ping
+// within catalogueFresh, or answers one now.
+func (cs *catalogueSession) confirm(ctx context.Context, timeout time.Duration) bool {
+	if !cs.conn.Alive() {
+		return false
+	}
+	if time.Since(time.Unix(0, cs.answered.Load())) < catalogueFresh {
+		return true
+	}
+	if cs.conn.Invoke(ctx, "ping", timeout, func(ctx context.Context) error { return cs.conn.Client().Ping(ctx) }) != nil {
+		return false
+	}
+	cs.answered.Store(time.Now().UnixNano())
+	return true
 }
 
 // sharedCatalogues holds the catalogue session of each backend.
@@ -173,10 +199,7 @@ func (g *Gateway) openCatalogue(ctx context.Context, b config.Backend) *catalogu
 func (g *Gateway) connectShared(ctx context.Context, m *member) *BackendError {
 	name := m.backend.Name
 	if cs := g.shared.get(name); cs != nil {
-		alive := cs.conn.Alive() && cs.conn.Invoke(ctx, "ping", g.cfg.Timeouts.List, func(ctx context.Context) error {
-			return cs.conn.Client().Ping(ctx)
-		}) == nil
-		if alive {
+		if cs.confirm(ctx, g.cfg.Timeouts.List) {
 			m.openLater(cs)
 			return nil
 		}
@@ -213,7 +236,9 @@ func (m *member) openLater(cs *catalogueSession) {
 	fl := &flight{done: make(chan struct{}), opened: func(c *backend.Conn, be *BackendError) {
 		if be != nil {
 			m.record(be)
-			m.shared.invalidate(m.backend.Name)
+			if be.Kind != KindClosed && be.Kind != KindCanceled && m.ctx.Err() == nil {
+				m.shared.invalidate(m.backend.Name) // not the session's end: the backend is in trouble
+			}
 			return
 		}
 		if !sharableConn(c) || c.Announced() != cs.conn.Announced() {
