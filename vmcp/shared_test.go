@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 )
 
 // TestSessionsShareTheCatalogue: the first session lists each backend
@@ -66,13 +68,20 @@ func TestCatalogueDroppedWhenTheBackendChanges(t *testing.T) {
 		t.Error("the renewed beta was never listed")
 	}
 	// The next session shares the new catalogue.
-	lists := countTool(renewed.Requests(), "tools/list", "")
-	if got := toolNames(t, connect(t, g.URL(), false)); !slices.Contains(got, "beta_added") {
-		t.Errorf("the next session lists %v, want beta_added", got)
-	}
-	if n := countTool(renewed.Requests(), "tools/list", "") - lists; n != 0 {
+	if n := listsDuring(renewed, func() {
+		if got := toolNames(t, connect(t, g.URL(), false)); !slices.Contains(got, "beta_added") {
+			t.Errorf("the next session lists %v, want beta_added", got)
+		}
+	}); n != 0 {
 		t.Errorf("the next session listed beta %d times, want 0", n)
 	}
+}
+
+// listsDuring is how many tools/list requests b received while fn ran.
+func listsDuring(b *fakebackends.Backend, fn func()) int {
+	n := countTool(b.Requests(), "tools/list", "")
+	fn()
+	return countTool(b.Requests(), "tools/list", "") - n
 }
 
 // TestClosedSessionsKeepTheCatalogue: sessions closed at once after
@@ -83,11 +92,11 @@ func TestClosedSessionsKeepTheCatalogue(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	_ = connect(t, g.URL(), false).Close()
-	lists0 := countTool(b.Requests(), "tools/list", "")
-	for range 10 {
-		_ = connect(t, g.URL(), false).Close()
-	}
-	if n := countTool(b.Requests(), "tools/list", "") - lists0; n != 0 {
+	if n := listsDuring(b, func() {
+		for range 10 {
+			_ = connect(t, g.URL(), false).Close()
+		}
+	}); n != 0 {
 		t.Errorf("beta listed its tools %d times for 10 sessions closed at once, want 0", n)
 	}
 }
