@@ -3,9 +3,12 @@ package vmcp_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
 // TestSessionsShareTheCatalogue: the first session lists each backend
@@ -98,5 +101,37 @@ func TestClosedSessionsKeepTheCatalogue(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("beta listed its tools %d times for 10 sessions closed at once, want 0", n)
+	}
+}
+
+// TestBackgroundOpenFailureNamesTheBackend: a session that took beta's
+// lists from the catalogue session opens its own beta session after
+// answering; when that open fails (HTTP 403 on initialize), the call to
+// beta fails naming beta, the session reports beta as error, and the
+// catalogue session is dropped: the next session lists on its own (and,
+// beta still refusing, leaves it out).
+func TestBackgroundOpenFailureNamesTheBackend(t *testing.T) {
+	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
+	g := startGateway(t, gwConfig(faultTimeouts, a, b))
+	_ = connect(t, g.URL(), false).Close()
+	if err := b.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "initialize"},
+		Params: &faults.HTTPStatus{Status: 403}}); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, g.URL(), false)
+	if got := toolNames(t, c); !slices.Contains(got, "beta_echo") {
+		t.Fatalf("a session opened on the catalogue lists %v, want beta_echo", got)
+	}
+	res, _ := callTool(t, c, "beta_echo", nil)
+	if be, kind := metaOf(res); !res.IsError || be != "beta" || kind != "http_status" || !strings.Contains(resultText(res), "403") {
+		t.Fatalf("call to beta whose backend session was refused: isError=%v backend=%q kind=%q %q; want an error naming beta, http_status, 403",
+			res.IsError, be, kind, resultText(res))
+	}
+	st, _ := g.Session(c.GetSessionId())
+	if ms, _ := st.BackendState("beta"); ms.State != vmcp.StateError {
+		t.Errorf("beta state = %+v, want error", ms)
+	}
+	if got := toolNames(t, connect(t, g.URL(), false)); slices.Contains(got, "beta_echo") {
+		t.Errorf("the next session lists %v: the catalogue session outlived beta refusing sessions", got)
 	}
 }
