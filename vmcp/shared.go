@@ -12,24 +12,25 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
-// A legacy session still opens its own backend session per backend
-// (initialize and initialized), but it takes the backend's lists from the
-// gateway's catalogue session of that backend instead of listing them
-// again: one long-lived backend session per backend, owned by the
-// gateway, whose lists (checked as a session's are) every session opened
-// while it holds shares. It holds only while nothing says the backend
-// changed:
+// A legacy session still opens its own backend session per backend, but
+// it takes the backend's lists from the gateway's catalogue session of
+// that backend instead of listing them again: one long-lived backend
+// session per backend, owned by the gateway, whose lists (checked as a
+// session's are) every session opened while it holds shares. The session
+// answers initialize once the catalogue session is confirmed and opens
+// its own backend session in the background (member.openLater). The
+// catalogue session holds only while nothing says the backend changed:
 //
-//   - each session open pings the catalogue session alongside its own
-//     initialize: a failure (a restarted backend answers 404 for it, a
-//     dead one does not answer) drops it;
-//   - the session's own initialize must announce exactly what the
-//     catalogue session's did (revision, serverInfo, capabilities,
-//     instructions), else it is dropped;
+//   - a session open pings it (an answered ping vouches for it for
+//     catalogueFresh): a failure (a restarted backend answers 404 for it,
+//     a dead one does not answer) drops it;
+//   - each session's own backend session must announce in initialize
+//     exactly what the catalogue session did (revision, serverInfo,
+//     capabilities, instructions), else it is dropped;
 //   - a list_changed notification reaching the catalogue session drops
-//     it, and so does any member session being re-initialized (a 404,
-//     a dead stream), any member's failed open and any health or circuit
-//     transition of the backend.
+//     it, and so does any member session being re-initialized (a 404, a
+//     dead stream), any member's failed open (not one cut by its session's
+//     end), the backend turning unhealthy or its circuit opening.
 //
 // A dropped catalogue session is closed; the next session open lists on
 // its own backend session, as before, while a new catalogue session
