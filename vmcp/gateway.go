@@ -74,9 +74,10 @@ type Gateway struct {
 	streamable *server.StreamableHTTPServer
 	handler    http.Handler
 	pool       *pool
-	res        *resilience     // health, breaker, keepalive, metrics
-	opt        *optimizerState // find_tool's shared index
-	cats       *catalogues     // list answers shared between sessions (catalogue.go)
+	res        *resilience       // health, breaker, keepalive, metrics
+	opt        *optimizerState   // find_tool's shared index
+	cats       *catalogues       // list answers shared between sessions (catalogue.go)
+	shared     *sharedCatalogues // each backend's catalogue session (shared.go)
 	aggs       aggregates
 
 	promptMu    sync.Mutex
@@ -119,6 +120,7 @@ func New(cfg *Config, opts ...Option) (*Gateway, error) {
 		started:     time.Now(),
 		cats:        newCatalogues(),
 	}
+	g.shared = newSharedCatalogues(g)
 	for _, o := range opts {
 		o(&g.opts)
 	}
@@ -325,6 +327,7 @@ func (g *Gateway) shutdown(ctx context.Context) error {
 			wg.Go(func() { s.Close(); g.res.SessionClosed(s) })
 		}
 		wg.Go(g.pool.close)
+		wg.Go(g.shared.close)
 		wg.Wait()
 		g.bg.Wait()
 	}()

@@ -204,16 +204,16 @@ func (s *Session) connectLate(m *member) bool {
 		return false
 	}
 	defer m.mu.Unlock()
-	m.conn, m.view, m.state, m.startedOK, m.lastOKAt = c, view, StateConnected, true, time.Now()
+	m.conn, m.view, m.listed, m.state, m.startedOK, m.lastOKAt = c, view, true, StateConnected, true, time.Now()
 	return true
 }
 
 // hasView reports whether the member has connected (now or at start) and
-// listed what it offers.
+// listed what it offers (or took the catalogue's lists: shared.go).
 func (m *member) hasView() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.conn != nil
+	return m.listed
 }
 
 // viewOf returns the member's listed view.

@@ -36,9 +36,10 @@ type member struct {
 	d            *backend.Dialer
 	timeouts     config.Timeouts
 	preferLegacy bool
-	res          *resilience     // the gate and observer of every request
-	ctx          context.Context // the owner's lifetime; cause backend.ErrSessionClosing when it ends
-	wg           *sync.WaitGroup // the owner's background work
+	res          *resilience       // the gate and observer of every request
+	shared       *sharedCatalogues // told when the backend session is re-initialized
+	ctx          context.Context   // the owner's lifetime; cause backend.ErrSessionClosing when it ends
+	wg           *sync.WaitGroup   // the owner's background work
 
 	mu        sync.Mutex
 	conn      *backend.Conn
@@ -50,6 +51,7 @@ type member struct {
 	reinits   int
 	closed    bool
 	view      backendView
+	listed    bool      // view holds what the backend offers (its own lists or the catalogue's)
 	startedOK bool      // connected when its owner opened it
 	probe     *probeRun // the keepalive probe running under Exclusive (handle.go)
 }
@@ -60,6 +62,9 @@ type flight struct {
 	conn  *backend.Conn
 	err   *BackendError
 	after <-chan struct{} // a keepalive probe to wait for before dialing (handle.go)
+	// opened, when set, makes this the member's first connection, opened
+	// after its session answered (shared.go); it is told the outcome.
+	opened func(*backend.Conn, *BackendError)
 }
 
 // MemberStatus is a snapshot of one backend's state in one session.
@@ -239,7 +244,13 @@ func (m *member) reconnect(ctx context.Context, failed *backend.Conn, op string,
 
 func (m *member) redial(fl *flight) {
 	m.awaitProbe(fl) // never dial while a keepalive probe holds the session
+	if fl.opened == nil {
+		m.shared.invalidate(m.backend.Name) // a session expired or died: the backend may have changed
+	}
 	c, berr := m.d.Dial(m.ctx, m.backend, m.preferLegacy)
+	if fl.opened != nil {
+		fl.opened(c, berr)
+	}
 	m.mu.Lock()
 	m.reinit = nil
 	var old *backend.Conn

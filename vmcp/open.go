@@ -23,6 +23,7 @@ func (g *Gateway) openMember(ctx, ownerCtx context.Context, owner string, wg *sy
 		timeouts:     g.cfg.Timeouts,
 		preferLegacy: preferLegacy,
 		res:          g.res,
+		shared:       g.shared,
 		ctx:          ownerCtx,
 		wg:           wg,
 		state:        StateConnected,
@@ -42,17 +43,14 @@ func (g *Gateway) openMember(ctx, ownerCtx context.Context, owner string, wg *sy
 func (g *Gateway) connectMember(ctx context.Context, m *member) *BackendError {
 	ctx, cancel := backend.WithOpenDeadline(ctx, g.cfg.Timeouts.Initialize)
 	defer cancel()
+	if m.owner != "" && m.preferLegacy && sharable(m.backend) {
+		return g.connectShared(ctx, m)
+	}
 	c, be := g.dialer.Dial(ctx, m.backend, m.preferLegacy)
 	if be != nil {
 		return be
 	}
-	view, be := g.listView(ctx, m.backend.Name, c)
-	if be != nil {
-		m.wg.Go(func() { <-c.Close() })
-		return be
-	}
-	m.conn, m.view = c, view
-	return nil
+	return g.listMember(ctx, m, c)
 }
 
 // listView lists backend name's tools, resources, templates and prompts, each

@@ -116,7 +116,7 @@ func (g *Gateway) sessionNoBackend(s *Session) string {
 			continue
 		}
 		m.mu.Lock()
-		connected, lastErr := m.conn != nil, m.lastErr
+		connected, lastErr := m.listed, m.lastErr
 		m.mu.Unlock()
 		if connected {
 			return ""

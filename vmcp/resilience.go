@@ -122,6 +122,9 @@ func newResilience(g *Gateway) (*resilience, error) {
 			DegradedThreshold:  g.cfg.Health.DegradedThreshold,
 		}, func(from, to health.State) {
 			g.logger.Info("backend health changed", "backend", name, "from", from, "to", to)
+			if !to.Usable() {
+				g.shared.invalidate(name) // lists taken before it went down are not trusted after
+			}
 			r.availabilityMayHaveChanged(name)
 		})
 		if g.cfg.Breaker.Enabled {
@@ -132,6 +135,9 @@ func newResilience(g *Gateway) (*resilience, error) {
 				OnTransition: func(from, to breaker.State) {
 					g.logger.Info("circuit changed", "backend", name, "from", from, "to", to)
 					r.metrics.BreakerTransition(name, string(from), string(to))
+					if to == breaker.Open {
+						g.shared.invalidate(name)
+					}
 					r.availabilityMayHaveChanged(name)
 				},
 			})

@@ -69,7 +69,7 @@ func (g *Gateway) openSession(reqCtx context.Context, id, clientProtocol string)
 	for _, m := range members {
 		s.members[m.backend.Name] = m
 		s.order = append(s.order, m.backend.Name)
-		if m.conn != nil {
+		if m.hasView() {
 			views[m.backend.Name] = m.view
 		}
 	}

@@ -64,6 +64,7 @@ type Conn struct {
 	protocol  string
 	sessionID string
 	caps      mcp.ServerCapabilities
+	announced string // the initialize result less the session (Announced)
 
 	bg        sync.WaitGroup // cancel notifications in flight
 	bgClosed  bool           // under mu: close is waiting for bg; no more Add
@@ -92,6 +93,26 @@ func (c *Conn) SessionID() string { return c.sessionID }
 
 // Capabilities are the capabilities the backend declared in initialize.
 func (c *Conn) Capabilities() mcp.ServerCapabilities { return c.caps }
+
+// Announced is what the backend said of itself in initialize (revision,
+// serverInfo, capabilities, instructions), encoded: two connections whose
+// Announced differ reached backends that differ (a restart, another
+// version, another configuration).
+func (c *Conn) Announced() string { return c.announced }
+
+// announced encodes an initialize result for Announced.
+func announced(r *mcp.InitializeResult) string {
+	b, err := json.Marshal(struct {
+		Protocol     string                 `json:"p"`
+		Info         mcp.Implementation     `json:"i"`
+		Caps         mcp.ServerCapabilities `json:"c"`
+		Instructions string                 `json:"s"`
+	}{r.ProtocolVersion, r.ServerInfo, r.Capabilities, r.Instructions})
+	if err != nil { // only plain data: cannot fail
+		return ""
+	}
+	return string(b)
+}
 
 // expect, arrived and fail implement streamHooks for the sse transport.
 func (c *Conn) expect(id string) {
@@ -257,6 +278,7 @@ func (d *Dialer) DialPinned(ctx context.Context, b config.Backend, pin string) (
 	c.protocol = result.ProtocolVersion
 	c.sessionID = c.client.GetSessionId()
 	c.caps = result.Capabilities
+	c.announced = announced(result)
 	return c, nil
 }
 
