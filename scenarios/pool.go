@@ -14,39 +14,52 @@ import (
 // (stalls, call timeouts, recovery windows), not on CPU.
 func DefaultParallel() int { return min(max(runtime.NumCPU(), 1), 4) }
 
-// Exclusive reports whether the scenario runs alone, never beside
-// another: container scenarios (Docker is shared) and the load scenario
-// (it measures latency under its own load).
-func (s Scenario) Exclusive() bool { return s.HasLabel(LabelContainer) || s.HasLabel(LabelLoad) }
+// Lane says which scenarios sc may run beside: LaneAlone (the load
+// scenario: it measures latency under its own load) runs beside none;
+// LaneContainer (container scenarios: each has its own network and
+// containers, and they spend their time waiting on the engine and on call
+// timeouts) beside other container scenarios only; LaneInProcess (the
+// rest) beside other in-process scenarios.
+func (s Scenario) Lane() string {
+	switch {
+	case s.HasLabel(LabelLoad):
+		return LaneAlone
+	case s.HasLabel(LabelContainer):
+		return LaneContainer
+	}
+	return LaneInProcess
+}
 
-// RunPool runs scs as Run does, at most parallel at a time (exclusive
-// scenarios alone), each with its own topology, checks and verdict, and
-// calls done with each recorder as its scenario ends, one call at a time.
-// It returns the recorders in scs's order; a scenario not started because
-// ctx ended has none (nil). With cfg.CheckLeaks and more than one at a
-// time, the goroutine-leak check spans the whole pool (as RunTogether's
-// does): a leak fails every scenario that ran, naming the leak.
+// The lanes of Scenario.Lane.
+const (
+	LaneAlone     = "alone"
+	LaneContainer = "container"
+	LaneInProcess = "in-process"
+)
+
+// RunPool runs scs as Run does, at most parallel at a time (only
+// scenarios of one lane at once, see Scenario.Lane), each with its own
+// topology, checks and verdict, and calls done with each recorder as its
+// scenario ends, one call at a time. It returns the recorders in scs's
+// order; a scenario not started because ctx ended has none (nil). With
+// cfg.CheckLeaks each scenario checks its own goroutines (Run), and a
+// check spanning the pool catches those no scenario owns (see
+// failLeaks).
 func RunPool(ctx context.Context, scs []Scenario, cfg RunConfig, parallel int, done func(i int, rec *harness.Recorder)) []*harness.Recorder {
 	parallel = max(parallel, 1)
-	if parallel == 1 {
-		recs := make([]*harness.Recorder, len(scs))
-		for i, sc := range scs {
-			if ctx.Err() != nil {
-				break
-			}
-			recs[i] = Run(ctx, sc, cfg)
-			done(i, recs[i])
-		}
-		return recs
+	var leakCheck func(harness.TB)
+	if cfg.CheckLeaks {
+		leakCheck = harness.LeakSnapshot()
 	}
-	leakCheck, each := sharedLeakCheck(cfg)
 	recs := make([]*harness.Recorder, len(scs))
 	slots := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	lane := ""
 	for i, sc := range scs {
-		if sc.Exclusive() {
-			wg.Wait() // alone: the others end first
+		if sc.Lane() != lane || lane == LaneAlone {
+			wg.Wait() // another lane: the running ones end first
+			lane = sc.Lane()
 		}
 		select {
 		case slots <- struct{}{}:
@@ -57,15 +70,12 @@ func RunPool(ctx context.Context, scs []Scenario, cfg RunConfig, parallel int, d
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			rec := Run(ctx, sc, each)
+			rec := Run(ctx, sc, cfg)
 			mu.Lock()
 			defer mu.Unlock()
 			recs[i] = rec
 			done(i, rec)
 		})
-		if sc.Exclusive() {
-			wg.Wait()
-		}
 	}
 	wg.Wait()
 	if leakCheck != nil {

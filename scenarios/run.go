@@ -86,10 +86,34 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 		rec.Skip((&harness.MissingCapabilityError{Target: target.Name(), Missing: missing}).Error())
 		return rec
 	}
-	var leakCheck func(harness.TB)
-	if cfg.CheckLeaks {
-		leakCheck = harness.LeakSnapshot()
+	var verdict outcome
+	leakCheck := labelRun(ctx, sc.Name, func(ctx context.Context) { verdict = startRunClose(ctx, sc, cfg, target, rec) })
+	if verdict.kind == "" {
+		return rec // skipped or failed to start: rec says why
 	}
+	if cfg.CheckLeaks && verdict.kind != harness.VerdictSkipped {
+		if leak := leakCheck(); leak != "" {
+			rec.AddCheck(harness.Check{Name: leakCheckName, Verdict: harness.CheckFailed, Observed: leak})
+			if verdict.kind == harness.VerdictPassed {
+				verdict = outcome{harness.VerdictFailed, leak}
+			}
+		}
+	}
+	if failed := rec.FailedChecks(); len(failed) > 0 && verdict.kind != harness.VerdictSkipped {
+		verdict = outcome{harness.VerdictFailed, checksReason(rec.Result())}
+	} else if verdict.kind == harness.VerdictPassed {
+		if res := rec.Result(); len(res.Inconclusive()) > 0 {
+			verdict = outcome{harness.VerdictInconclusive, inconclusiveReason(res)}
+		}
+	}
+	rec.SetVerdict(verdict.kind, verdict.reason)
+	return rec
+}
+
+// startRunClose starts sc's topology, runs its body and tears it down,
+// returning the body's outcome; the zero outcome when the scenario ended
+// before its body (rec is skipped or failed, saying why).
+func startRunClose(ctx context.Context, sc Scenario, cfg RunConfig, target harness.Target, rec *harness.Recorder) outcome {
 	timeout := sc.Timeout
 	if timeout <= 0 {
 		timeout = time.Minute
@@ -102,7 +126,7 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 		if b.Script != nil {
 			if why := harness.TransportsOf(target).Lacks(string(b.Script.Transport)); why != "" {
 				rec.Skip("not applicable: " + why)
-				return rec
+				return outcome{}
 			}
 		}
 	}
@@ -114,19 +138,19 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 	if why := cfg.Starts.Tripped(); why != "" {
 		rec.AddCheck(harness.Check{Name: "topology starts", Verdict: harness.CheckFailed, Observed: why})
 		rec.Fail("start topology: " + why)
-		return rec
+		return outcome{}
 	}
 	env, err := harness.Start(runCtx, topo)
 	var skipErr *harness.SkipError
 	if errors.As(err, &skipErr) {
 		rec.Skip(skipErr.Reason)
-		return rec
+		return outcome{}
 	}
 	if err != nil {
 		cfg.Starts.Failed(err)
 		rec.AddCheck(harness.Check{Name: "topology starts", Verdict: harness.CheckFailed, Observed: err.Error()})
 		rec.Fail("start topology: " + err.Error())
-		return rec
+		return outcome{}
 	}
 	cfg.Starts.Started()
 
@@ -148,25 +172,7 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *harness.Recorder {
 			verdict = outcome{harness.VerdictFailed, "teardown: " + closeErr.Error()}
 		}
 	}
-	if leakCheck != nil && verdict.kind != harness.VerdictSkipped {
-		tb := &leakTB{}
-		leakCheck(tb)
-		if tb.msg != "" {
-			rec.AddCheck(harness.Check{Name: "no goroutine leaked", Verdict: harness.CheckFailed, Observed: tb.msg})
-			if verdict.kind == harness.VerdictPassed {
-				verdict = outcome{harness.VerdictFailed, tb.msg}
-			}
-		}
-	}
-	if failed := rec.FailedChecks(); len(failed) > 0 && verdict.kind != harness.VerdictSkipped {
-		verdict = outcome{harness.VerdictFailed, checksReason(rec.Result())}
-	} else if verdict.kind == harness.VerdictPassed {
-		if res := rec.Result(); len(res.Inconclusive()) > 0 {
-			verdict = outcome{harness.VerdictInconclusive, inconclusiveReason(res)}
-		}
-	}
-	rec.SetVerdict(verdict.kind, verdict.reason)
-	return rec
+	return verdict
 }
 
 // abortName names the check an aborted body failed: "aborted at
