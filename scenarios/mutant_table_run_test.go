@@ -47,13 +47,18 @@ func referenceResults(t *testing.T) *harness.Results {
 		}
 		res := harness.NewResults(harness.Reference{})
 		start := time.Now()
-		scenarios.RunPool(ctx, scs, scenarios.RunConfig{}, scenarios.DefaultParallel(), func(_ int, rec *harness.Recorder) { res.Add(rec) })
+		for _, rec := range runShared(t, harness.Reference{}, scs...) { // the Ginkgo suite reports these runs
+			res.Add(rec)
+		}
 		res.Findings = harness.BuildFindings(res)
 		t.Logf("the reference ran %d scenarios in %s", len(res.Scenarios), time.Since(start).Round(time.Millisecond))
 		referenceRun.res = res
 	})
 	if referenceRun.err != nil {
 		t.Fatal(referenceRun.err)
+	}
+	if referenceRun.res == nil {
+		t.Fatal("the reference's run ended early in another test")
 	}
 	return referenceRun.res
 }
@@ -247,7 +252,7 @@ func TestMutantTable(t *testing.T) {
 }
 
 // runPairs runs each pair's scenario against its mutant, twice
-// DefaultParallel at a time, those that run alone (Scenario.Exclusive) last, one by one,
+// DefaultParallel at a time, those not of the in-process lane (Scenario.Lane) last, one by one,
 // and returns the results in pairs' order.
 func runPairs(t *testing.T, pairs []*pair, targets map[string]harness.Target) []harness.ScenarioResult {
 	results := make([]harness.ScenarioResult, len(pairs))
@@ -267,7 +272,7 @@ func runPairs(t *testing.T, pairs []*pair, targets map[string]harness.Target) []
 	var wg sync.WaitGroup
 	var alone []int
 	for i := range pairs {
-		if scs[i].Exclusive() {
+		if scs[i].Lane() != scenarios.LaneInProcess {
 			alone = append(alone, i)
 			continue
 		}

@@ -37,20 +37,29 @@ const (
 	LaneInProcess = "in-process"
 )
 
-// RunPool runs scs as Run does, at most parallel at a time (only
-// scenarios of one lane at once, see Scenario.Lane), each with its own
-// topology, checks and verdict, and calls done with each recorder as its
-// scenario ends, one call at a time. It returns the recorders in scs's
-// order; a scenario not started because ctx ended has none (nil). With
-// cfg.CheckLeaks each scenario checks its own goroutines (Run), and a
-// check spanning the pool catches those no scenario owns (see
-// failLeaks).
+// RunPool runs scs as RunLanes does, and with cfg.CheckLeaks adds a
+// process-wide check after them (see failLeaks): for a process that runs
+// nothing else meanwhile, such as chaos run.
 func RunPool(ctx context.Context, scs []Scenario, cfg RunConfig, parallel int, done func(i int, rec *harness.Recorder)) []*harness.Recorder {
-	parallel = max(parallel, 1)
 	var leakCheck func(harness.TB)
 	if cfg.CheckLeaks {
 		leakCheck = harness.LeakSnapshot()
 	}
+	recs := RunLanes(ctx, scs, cfg, parallel, done)
+	if leakCheck != nil {
+		failLeaks(leakCheck, recs, fmt.Sprintf("run %d at a time", max(parallel, 1)))
+	}
+	return recs
+}
+
+// RunLanes runs scs as Run does, at most parallel at a time (only
+// scenarios of one lane at once, see Scenario.Lane), each with its own
+// topology, checks, leak check (cfg.CheckLeaks: its own goroutines) and
+// verdict, and calls done with each recorder as its scenario ends, one
+// call at a time. It returns the recorders in scs's order; a scenario not
+// started because ctx ended has none (nil).
+func RunLanes(ctx context.Context, scs []Scenario, cfg RunConfig, parallel int, done func(i int, rec *harness.Recorder)) []*harness.Recorder {
+	parallel = max(parallel, 1)
 	recs := make([]*harness.Recorder, len(scs))
 	slots := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
@@ -78,8 +87,5 @@ func RunPool(ctx context.Context, scs []Scenario, cfg RunConfig, parallel int, d
 		})
 	}
 	wg.Wait()
-	if leakCheck != nil {
-		failLeaks(leakCheck, recs, fmt.Sprintf("run %d at a time", parallel))
-	}
 	return recs
 }

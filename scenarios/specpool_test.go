@@ -96,6 +96,19 @@ func startPool(cfg scenarios.RunConfig) {
 	if len(pool.order) == 0 {
 		return
 	}
+	var order []scenarios.Scenario
+	for _, sc := range pool.order {
+		if rec := reusable(cfg, sc); rec != nil {
+			run := pool.runs[sc.Name]
+			run.rec = rec
+			close(run.done)
+			continue
+		}
+		order = append(order, sc)
+	}
+	if reused := len(pool.order) - len(order); reused > 0 {
+		GinkgoWriter.Printf("%d scenarios report the runs other tests of this process made against the same target\n", reused)
+	}
 	n, _ := suiteParallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	pool.stop, pool.ended = cancel, make(chan struct{})
@@ -103,7 +116,7 @@ func startPool(cfg scenarios.RunConfig) {
 		pool.leaks = harness.LeakSnapshot()
 	}
 	each := cfg
-	order, runs, ended := pool.order, pool.runs, pool.ended
+	runs, ended := pool.runs, pool.ended
 	GinkgoWriter.Printf("running %d scenarios ahead of their specs, %d at a time\n", len(order), n)
 	go func() {
 		defer close(ended)
@@ -165,4 +178,14 @@ func runSpec(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig
 		return rec
 	}
 	return run.rec
+}
+
+// reusable returns the record of an earlier test's run of sc against the
+// suite's target (runShared: the leak check on, the default runtime), or
+// nil.
+func reusable(cfg scenarios.RunConfig, sc scenarios.Scenario) *harness.Recorder {
+	if !cfg.CheckLeaks || cfg.Runtime != scenarios.RuntimeDefault {
+		return nil
+	}
+	return sharedRecord(cfg.Target, sc.Name)
 }
