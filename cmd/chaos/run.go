@@ -80,7 +80,8 @@ JSON and the report cover what finished (the rest is listed as not run).
 The Ginkgo suite (go test ./scenarios/...) takes the same target choice from
 VMCP_CHAOS_TARGET, VMCP_CHAOS_GATEWAY_CMD, VMCP_CHAOS_CONFIG_TEMPLATE,
 VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH, VMCP_CHAOS_CAPABILITIES,
-VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
+VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME, and --parallel from
+VMCP_CHAOS_PARALLEL.
 
 ` + exitHelp,
 		Args: cobra.NoArgs,
