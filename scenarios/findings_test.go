@@ -1,30 +1,30 @@
 package scenarios_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
-	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
 // runForFindings runs the named scenarios against target and returns the
-// results, with their findings. (The whole catalogue against the
-// reference is referenceResults, run once.)
+// results, with their findings. The runs are shared (runShared): other
+// tests read the same runs of the same targets. (The whole catalogue
+// against the reference is referenceResults, run once.)
 func runForFindings(t *testing.T, target targets.Target, names ...string) *history.Results {
 	t.Helper()
 	res := harness.NewResults(target)
+	var scs []scenarios.Scenario
 	for _, sc := range scenarios.Catalogue() {
 		if !contains(names, sc.Name) {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+scenarios.TeardownBound(sc, "")+30*time.Second)
-		res.Add(scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target}))
-		cancel()
+		scs = append(scs, sc)
+	}
+	for _, rec := range runShared(t, target, scs...) {
+		res.Add(rec)
 	}
 	res.Findings = history.BuildFindings(res)
 	for _, f := range res.Findings {
@@ -88,9 +88,8 @@ func TestEveryCheckHasAProperty(t *testing.T) {
 // variant (errors name no backend) "names the failing backend".
 func TestFindingsOfKnownDefects(t *testing.T) {
 	t.Run("no-deadline mutant", func(t *testing.T) {
-		target := targets.Reference{TargetName: "mutant-no-deadline", Configure: func(cfg *vmcp.Config) { cfg.Timeouts.Call = time.Hour }}
 		names := []string{"wrapping/legacy/streamable-http", "hang/legacy/streamable-http"}
-		res := runForFindings(t, target, names...)
+		res := runForFindings(t, noDeadlineMutant, names...)
 		// As many as fixture b's broken variant (no deadline either) fails.
 		expectOneFinding(t, res, history.PropBounded, 2, pinnedCount(t, "fixture-b-broken", names))
 	})

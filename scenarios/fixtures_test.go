@@ -62,6 +62,7 @@ func TestFixtureGateways(t *testing.T) {
 	buildFixtureGW(t)
 	for _, name := range []string{"fixture-a", "fixture-a-broken", "fixture-b", "fixture-b-broken"} {
 		t.Run("profile check/"+name, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			checks := harness.CheckTarget(ctx, fixtureTarget(t, name), nil)
@@ -89,6 +90,7 @@ func TestFixtureGateways(t *testing.T) {
 	// away): the optimizer scenario judges fixture a by what its clients
 	// see, its health-API checks not applicable.
 	t.Run("optimizer without health API/fixture-a", func(t *testing.T) {
+		t.Parallel()
 		e := fixtureTarget(t, "fixture-a")
 		e.Caps = slices.DeleteFunc(slices.Clone(e.Caps), func(c targets.Capability) bool { return c == targets.CapHealthAPI })
 		sc := scenario(t, "optimizer/legacy/streamable-http")
@@ -116,6 +118,7 @@ func TestFixtureGateways(t *testing.T) {
 	// Fixture b's ready URL answers before its tools are listed: without
 	// ready.tools the first call fails.
 	t.Run("early ready/fixture-b", func(t *testing.T) {
+		t.Parallel()
 		e := fixtureTarget(t, "fixture-b")
 		e.ReadyTools = false
 		// Indexing outlasts the check even on a loaded machine.
@@ -149,9 +152,8 @@ func TestFixtureGateways(t *testing.T) {
 			}
 			seen[sc.Group] = true
 			t.Run("scenario/"+name+"/"+sc.Name, func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
-				defer cancel()
-				res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e, CheckLeaks: true}).Result()
+				t.Parallel() // each its own topology and fixture process; the leak check is the run's own
+				res := runShared(t, e, sc)[0].Result()
 				var failed []string
 				for _, c := range res.Checks {
 					if c.Verdict == history.CheckFailed {

@@ -36,18 +36,31 @@ const hangTimeoutFloor = 300 * time.Millisecond
 var namingCheck = regexp.MustCompile(`names? (beta|alpha)\b|failures name beta`)
 
 // runFixture runs the scenario named name against the fixture profile,
-// grounded unless ungrounded is set.
+// grounded unless ungrounded is set (a grounded run is shared: runShared).
 func runFixture(t *testing.T, fixture, name string, ungrounded bool) history.ScenarioResult {
 	t.Helper()
 	sc := scenario(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
 	defer cancel()
+	var res history.ScenarioResult
 	if ungrounded {
-		ctx = kit.WithoutGrounding(ctx)
+		res = scenarios.Run(kit.WithoutGrounding(ctx), sc, scenarios.RunConfig{Target: fixtureTarget(t, fixture), CheckLeaks: true}).Result()
+	} else {
+		res = runShared(t, fixtureTarget(t, fixture), sc)[0].Result()
 	}
-	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: fixtureTarget(t, fixture), CheckLeaks: true}).Result()
 	t.Logf("%s against %s (grounded %v): %s in %s", name, fixture, !ungrounded, res.Verdict, res.Duration.D())
 	return res
+}
+
+// runFixtures runs the scenarios named against the fixture profile, at
+// once (runShared), for runFixture to read.
+func runFixtures(t *testing.T, fixture string, names ...string) {
+	t.Helper()
+	scs := make([]scenarios.Scenario, len(names))
+	for i, name := range names {
+		scs[i] = scenario(t, name)
+	}
+	runShared(t, fixtureTarget(t, fixture), scs...)
 }
 
 // byVerdict lists the check names of each verdict.
@@ -78,6 +91,7 @@ func TestGroundedFixtures(t *testing.T) {
 	// (c) offers no resources: its resources checks are not applicable,
 	// with the reason; everything else passes.
 	t.Run("c", func(t *testing.T) {
+		t.Parallel()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		status := map[string]harness.ProfileCheck{}
@@ -113,11 +127,12 @@ func TestGroundedFixtures(t *testing.T) {
 	// fails naming checks (calls inside a fault's own window it answers
 	// "not found" without naming beta) and recovery checks, nothing else;
 	// the breaker it never fed is inconclusive, not failed.
-	d := map[string]history.ScenarioResult{}
 	t.Run("d", func(t *testing.T) {
-		for _, name := range []string{wrapping, hang, "session/legacy/streamable-http", "breaker/legacy/streamable-http", "load/legacy/streamable-http", "restart/legacy/streamable-http"} {
+		t.Parallel()
+		names := []string{wrapping, hang, "session/legacy/streamable-http", "breaker/legacy/streamable-http", "load/legacy/streamable-http", "restart/legacy/streamable-http"}
+		runFixtures(t, "fixture-d", names...)
+		for _, name := range names {
 			res := runFixture(t, "fixture-d", name, false)
-			d[name] = res
 			v := byVerdict(res)
 			for _, f := range v[history.CheckFailed] {
 				if !recoveryCheck.MatchString(f) && !namingCheck.MatchString(f) {
@@ -142,6 +157,7 @@ func TestGroundedFixtures(t *testing.T) {
 	// what (d) fails plus the forged-answer and wrong-id checks, judged on
 	// the first call of each fault window, which reaches beta.
 	t.Run("e", func(t *testing.T) {
+		t.Parallel()
 		for name, extra := range map[string][]string{
 			wrapping: {"forged-event: the forged answer never reaches the client", "forged-event: tools/call fails within call timeout + 1 s"},
 			hang:     {"malformed_wrong_id: fails within 1 s"},
@@ -165,6 +181,7 @@ func TestGroundedFixtures(t *testing.T) {
 	// the restart's recovery check, and the scenario's later steps are
 	// inconclusive, not failed.
 	t.Run("f", func(t *testing.T) {
+		t.Parallel()
 		res := runFixture(t, "fixture-f", "restart/legacy/sse", false)
 		v := byVerdict(res)
 		if want := []string{"restart: beta answers again (at most 1 failed calls)"}; !slices.Equal(v[history.CheckFailed], want) {
@@ -185,6 +202,7 @@ func TestGroundedFixtures(t *testing.T) {
 	// its profile (the default pattern guesses "beta_echo", it says
 	// "beta__echo") the optimizer scenario still finds and judges them.
 	t.Run("names from find_tool", func(t *testing.T) {
+		t.Parallel()
 		e := fixtureTarget(t, "fixture-a")
 		e.ToolNames = ""
 		sc := scenario(t, "optimizer/legacy/streamable-http")
@@ -201,7 +219,10 @@ func TestGroundedFixtures(t *testing.T) {
 	// survives, session-held views, cancellation by notification), pass,
 	// and record "modern→2025-06-18".
 	t.Run("g", func(t *testing.T) {
-		for _, name := range []string{"wrapping/modern/streamable-http", "optimizer/modern/streamable-http", "hang-cancel/modern/streamable-http"} {
+		t.Parallel()
+		names := []string{"wrapping/modern/streamable-http", "optimizer/modern/streamable-http", "hang-cancel/modern/streamable-http"}
+		runFixtures(t, "fixture-g", names...)
+		for _, name := range names {
 			res := runFixture(t, "fixture-g", name, false)
 			if res.Verdict != history.VerdictPassed {
 				t.Errorf("%s: %s: %s", name, res.Verdict, res.Reason)
@@ -224,7 +245,10 @@ func TestGroundedFixtures(t *testing.T) {
 	// fault and nothing else; every later fault is judged on a fresh
 	// session (no stall check passes on the old session's local error).
 	t.Run("h", func(t *testing.T) {
-		for _, name := range []string{hang, "session/legacy/streamable-http"} {
+		t.Parallel()
+		names := []string{hang, "session/legacy/streamable-http"}
+		runFixtures(t, "fixture-h", names...)
+		for _, name := range names {
 			res := runFixture(t, "fixture-h", name, false)
 			failed := byVerdict(res)[history.CheckFailed]
 			if len(failed) == 0 {
@@ -380,6 +404,7 @@ func TestGroundedFixtures(t *testing.T) {
 	// are not applicable (skipped, with the reason), and profile check puts
 	// beta on a transport it takes.
 	t.Run("backend transports", func(t *testing.T) {
+		t.Parallel()
 		e := fixtureTarget(t, "fixture-a")
 		e.Transports = targets.Transports{"streamable-http"}
 		sc := scenario(t, "restart/legacy/sse")
@@ -401,11 +426,9 @@ func TestGroundedFixtures(t *testing.T) {
 	// verdicts (a check failed by the previous fault's recovery gap, a
 	// forged answer "rejected" on a call that never reached beta).
 	t.Run("ungrounded", func(t *testing.T) {
+		t.Parallel()
 		const tools = "tools/list lists both backends after every backend failed"
-		g, ok := d[wrapping]
-		if !ok { // subtest d did not run (-run)
-			g = runFixture(t, "fixture-d", wrapping, false)
-		}
+		g := runFixture(t, "fixture-d", wrapping, false) // subtest d's run (shared)
 		if verdictOf(g, tools) != history.CheckPassed {
 			t.Fatalf("grounded (d): %q is %s, want passed", tools, verdictOf(g, tools))
 		}

@@ -50,13 +50,18 @@ func referenceResults(t *testing.T) *history.Results {
 		}
 		res := harness.NewResults(targets.Reference{})
 		start := time.Now()
-		scenarios.RunPool(ctx, scs, scenarios.RunConfig{}, scenarios.DefaultParallel(), func(_ int, rec *history.Recorder) { res.Add(rec) })
+		for _, rec := range runShared(t, targets.Reference{}, scs...) { // the Ginkgo suite reports these runs
+			res.Add(rec)
+		}
 		res.Findings = history.BuildFindings(res)
 		t.Logf("the reference ran %d scenarios in %s", len(res.Scenarios), time.Since(start).Round(time.Millisecond))
 		referenceRun.res = res
 	})
 	if referenceRun.err != nil {
 		t.Fatal(referenceRun.err)
+	}
+	if referenceRun.res == nil {
+		t.Fatal("the reference's run ended early in another test")
 	}
 	return referenceRun.res
 }
@@ -250,7 +255,7 @@ func TestMutantTable(t *testing.T) {
 }
 
 // runPairs runs each pair's scenario against its mutant, twice
-// DefaultParallel at a time, those that run alone (Scenario.Exclusive) last, one by one,
+// DefaultParallel at a time, those not of the in-process lane (Scenario.Lane) last, one by one,
 // and returns the results in pairs' order.
 func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []history.ScenarioResult {
 	results := make([]history.ScenarioResult, len(pairs))
@@ -270,7 +275,7 @@ func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []
 	var wg sync.WaitGroup
 	var alone []int
 	for i := range pairs {
-		if scs[i].Exclusive() {
+		if scs[i].Lane() != scenarios.LaneInProcess {
 			alone = append(alone, i)
 			continue
 		}

@@ -36,19 +36,31 @@ func scenario(t *testing.T, name string) scenarios.Scenario {
 // the scenario failed, every check named in failed failed (and is named
 // in the reason), and every check named in passed passed: the scenario
 // went on after the failure, judging the rest.
+// The run is shared (runShared) with the other tests that run the same
+// scenario against the same target.
 func expectFails(t *testing.T, name string, target targets.Target, failed, passed []string) *history.Recorder {
 	t.Helper()
-	return expectFailsScenario(t, scenario(t, name), target, failed, passed)
+	rec := runShared(t, target, scenario(t, name))[0]
+	judgeFails(t, rec, target, failed, passed)
+	return rec
 }
 
-// expectFailsScenario is expectFails with the scenario given.
+// expectFailsScenario is expectFails with the scenario given (its own
+// run: sc may differ from the catalogue's).
 func expectFailsScenario(t *testing.T, sc scenarios.Scenario, target targets.Target, failed, passed []string) *history.Recorder {
 	t.Helper()
-	name := sc.Name
 	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+scenarios.TeardownBound(sc, "")+30*time.Second)
 	defer cancel()
 	rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target})
+	judgeFails(t, rec, target, failed, passed)
+	return rec
+}
+
+// judgeFails is expectFails's verdict on rec, a run against target.
+func judgeFails(t *testing.T, rec *history.Recorder, target targets.Target, failed, passed []string) {
+	t.Helper()
 	res := rec.Result()
+	name := res.Name
 	nFailed, judged := res.CheckCounts()
 	t.Logf("%s against %s: %s (%d/%d checks failed) in %s: %s", name, target.Name(), res.Verdict, nFailed, judged, res.Duration.D(), firstLine(res.Reason))
 	if res.Verdict != history.VerdictFailed {
@@ -71,7 +83,6 @@ func expectFailsScenario(t *testing.T, sc scenarios.Scenario, target targets.Tar
 			t.Errorf("%s against %s: check %q is %q, want passed (the scenario goes on after a failed check)", name, target.Name(), w, verdicts[w])
 		}
 	}
-	return rec
 }
 
 func firstLine(s string) string {
@@ -88,12 +99,15 @@ func TestMutantNoErrorWrapping(t *testing.T) {
 		[]string{"crash: alpha unaffected (tools, resources, prompts)", "crash: beta answers once cleared", "beta's own isError passes through unchanged"})
 }
 
+// noDeadlineMutant is the reference with an hour-long call timeout: it
+// waits for a stalled backend until the client's own deadline.
+var noDeadlineMutant = targets.Reference{TargetName: "mutant-no-deadline", Configure: func(cfg *vmcp.Config) { cfg.Timeouts.Call = time.Hour }}
+
 // TestMutantNoCallDeadline: a gateway that ignores its configured call
 // timeout (it waits an hour for a backend) fails the hang scenario: the
 // first stall is still pending when the bound passes.
 func TestMutantNoCallDeadline(t *testing.T) {
-	target := targets.Reference{TargetName: "mutant-no-deadline", Configure: func(cfg *vmcp.Config) { cfg.Timeouts.Call = time.Hour }}
-	expectFails(t, "hang/legacy/streamable-http", target,
+	expectFails(t, "hang/legacy/streamable-http", noDeadlineMutant,
 		[]string{"stall_before_headers: fails within call timeout + 1 s", "stall_mid_body: fails within call timeout + 1 s"},
 		[]string{"403_after_initialize: fails within 1 s", "stall_before_headers: alpha unaffected", "stall_mid_body: beta answers once cleared (at most 0 failed calls)"})
 }

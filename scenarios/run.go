@@ -42,6 +42,7 @@ type RunConfig struct {
 // failure is what the fail handler panics with; the runner recovers it.
 type failure struct{ msg string }
 
+
 // newGomega returns a Gomega whose failures end the scenario body: the
 // handler stores the message (with the failing line) and panics; Run
 // recovers the panic and fails the scenario. Only the goroutine running
@@ -78,10 +79,34 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *history.Recorder {
 		rec.Skip((&targets.MissingCapabilityError{Target: target.Name(), Missing: missing}).Error())
 		return rec
 	}
-	var leakCheck func(runtimes.TB)
-	if cfg.CheckLeaks {
-		leakCheck = runtimes.LeakSnapshot()
+	var verdict outcome
+	leakCheck := labelRun(ctx, sc.Name, func(ctx context.Context) { verdict = startRunClose(ctx, sc, cfg, target, rec) })
+	if verdict.kind == "" {
+		return rec // skipped or failed to start: rec says why
 	}
+	if cfg.CheckLeaks && verdict.kind != history.VerdictSkipped {
+		if leak := leakCheck(); leak != "" {
+			rec.AddCheck(history.Check{Name: leakCheckName, Verdict: history.CheckFailed, Observed: leak})
+			if verdict.kind == history.VerdictPassed {
+				verdict = outcome{history.VerdictFailed, leak}
+			}
+		}
+	}
+	if failed := rec.FailedChecks(); len(failed) > 0 && verdict.kind != history.VerdictSkipped {
+		verdict = outcome{history.VerdictFailed, checksReason(rec.Result())}
+	} else if verdict.kind == history.VerdictPassed {
+		if res := rec.Result(); len(res.Inconclusive()) > 0 {
+			verdict = outcome{history.VerdictInconclusive, inconclusiveReason(res)}
+		}
+	}
+	rec.SetVerdict(verdict.kind, verdict.reason)
+	return rec
+}
+
+// startRunClose starts sc's topology, runs its body and tears it down,
+// returning the body's outcome; the zero outcome when the scenario ended
+// before its body (rec is skipped or failed, saying why).
+func startRunClose(ctx context.Context, sc Scenario, cfg RunConfig, target targets.Target, rec *history.Recorder) outcome {
 	timeout := sc.Timeout
 	if timeout <= 0 {
 		timeout = time.Minute
@@ -94,7 +119,7 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *history.Recorder {
 		if b.Script != nil {
 			if why := targets.TransportsOf(target).Lacks(string(b.Script.Transport)); why != "" {
 				rec.Skip("not applicable: " + why)
-				return rec
+				return outcome{}
 			}
 		}
 	}
@@ -106,19 +131,19 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *history.Recorder {
 	if why := cfg.Starts.Tripped(); why != "" {
 		rec.AddCheck(history.Check{Name: "topology starts", Verdict: history.CheckFailed, Observed: why})
 		rec.Fail("start topology: " + why)
-		return rec
+		return outcome{}
 	}
 	env, err := harness.Start(runCtx, topo)
 	var skipErr *runtimes.SkipError
 	if errors.As(err, &skipErr) {
 		rec.Skip(skipErr.Reason)
-		return rec
+		return outcome{}
 	}
 	if err != nil {
 		cfg.Starts.Failed(err)
 		rec.AddCheck(history.Check{Name: "topology starts", Verdict: history.CheckFailed, Observed: err.Error()})
 		rec.Fail("start topology: " + err.Error())
-		return rec
+		return outcome{}
 	}
 	cfg.Starts.Started()
 
@@ -140,25 +165,7 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *history.Recorder {
 			verdict = outcome{history.VerdictFailed, "teardown: " + closeErr.Error()}
 		}
 	}
-	if leakCheck != nil && verdict.kind != history.VerdictSkipped {
-		tb := &leakTB{}
-		leakCheck(tb)
-		if tb.msg != "" {
-			rec.AddCheck(history.Check{Name: "no goroutine leaked", Verdict: history.CheckFailed, Observed: tb.msg})
-			if verdict.kind == history.VerdictPassed {
-				verdict = outcome{history.VerdictFailed, tb.msg}
-			}
-		}
-	}
-	if failed := rec.FailedChecks(); len(failed) > 0 && verdict.kind != history.VerdictSkipped {
-		verdict = outcome{history.VerdictFailed, checksReason(rec.Result())}
-	} else if verdict.kind == history.VerdictPassed {
-		if res := rec.Result(); len(res.Inconclusive()) > 0 {
-			verdict = outcome{history.VerdictInconclusive, inconclusiveReason(res)}
-		}
-	}
-	rec.SetVerdict(verdict.kind, verdict.reason)
-	return rec
+	return verdict
 }
 
 // abortName names the check an aborted body failed: "aborted at

@@ -31,7 +31,7 @@ func TestScenarios(t *testing.T) {
 	// goroutine-leak checks would take its goroutines for leaks.
 	t.Parallel()
 	RegisterFailHandler(Fail)
-	previewTogether(PreviewSpecs(suiteName))
+	previewPool(PreviewSpecs(suiteName))
 	RunSpecs(t, suiteName)
 }
 
@@ -63,13 +63,22 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	GinkgoWriter.Printf("target %s (capabilities: %s)\n", target.Name(), target.Capabilities())
 	results = harness.NewResults(target)
 	prepareContainers(ctx)
+	_, err = suiteParallel()
+	Expect(err).NotTo(HaveOccurred())
+	startPool(runConfig())
 }, NodeTimeout(4*time.Minute))
+
+// runConfig is how the suite runs each scenario.
+func runConfig() scenarios.RunConfig {
+	return scenarios.RunConfig{Target: target, CheckLeaks: true, Runtime: runtime, Starts: starts}
+}
 
 var _ = AfterSuite(func() {
 	path := *resultsPath
 	if path == "" {
 		path = os.Getenv(ResultsEnv)
 	}
+	stopPool()
 	runtimes.CleanupChaosBuild()
 	shutdownContainers()
 	if path == "" {
@@ -95,7 +104,7 @@ var _ = Describe("vMCP", func() {
 			for _, sc := range groups[group] {
 				name := strings.TrimPrefix(sc.Name, group+"/")
 				It(name, Label(sc.Labels...), SpecTimeout(sc.Timeout+teardownBound(sc)+30*time.Second), func(ctx SpecContext) {
-					rec := runSpec(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: true, Runtime: runtime, Starts: starts})
+					rec := runSpec(ctx, sc, runConfig())
 					resultsMu.Lock()
 					results.Add(rec)
 					resultsMu.Unlock()

@@ -83,7 +83,8 @@ JSON and the report cover what finished (the rest is listed as not run).
 The Ginkgo suite (go test ./scenarios/...) takes the same target choice from
 VMCP_CHAOS_TARGET, VMCP_CHAOS_GATEWAY_CMD, VMCP_CHAOS_CONFIG_TEMPLATE,
 VMCP_CHAOS_READY_URL, VMCP_CHAOS_MCP_PATH, VMCP_CHAOS_CAPABILITIES,
-VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
+VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME, and --parallel from
+VMCP_CHAOS_PARALLEL.
 
 ` + exitHelp,
 		Args: cobra.NoArgs,
@@ -116,7 +117,7 @@ VMCP_CHAOS_GATEWAY_IMAGE and VMCP_CHAOS_RUNTIME.
 	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label), with the capabilities they need, the gateway features they render into its config, "+
 		"and their checks not applicable to the target, and exit")
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
-	f.IntVar(&o.parallel, "parallel", scenarios.DefaultParallel(), "run up to this many scenarios at once, each with its own topology (container and load scenarios run alone; "+
+	f.IntVar(&o.parallel, "parallel", scenarios.DefaultParallel(), "run up to this many scenarios at once, each with its own topology (container scenarios only beside each other, the load scenario alone; "+
 		"1 to 16; default: one per core, at most 4)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print with each scenario its full reason, failed checks and key figures")
 	f.StringVar(&o.html, "html", "", "write the HTML report here (default: --out with .html for .json, i.e. out/results.html)")

@@ -9,14 +9,23 @@ type TB interface {
 	Errorf(format string, args ...any)
 }
 
+// IdleConnLoops are the functions of the idle HTTP connection goroutines
+// net/http keeps (shared transports, keep-alives that close on their
+// own): no leak check counts them.
+var IdleConnLoops = []string{
+	"net/http.(*persistConn).readLoop",
+	"net/http.(*persistConn).writeLoop",
+	"net/http.(*http2ClientConn).readLoop",
+}
+
 // LeakOptions are the goleak options the harness needs: the idle HTTP
 // connection loops that net/http keeps (shared transports, keep-alives
 // that close on their own), plus extra.
 func LeakOptions(extra ...goleak.Option) []goleak.Option {
 	opts := []goleak.Option{
-		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*http2ClientConn).readLoop"),
+		goleak.IgnoreTopFunction(IdleConnLoops[0]),
+		goleak.IgnoreTopFunction(IdleConnLoops[1]),
+		goleak.IgnoreAnyFunction(IdleConnLoops[2]),
 		// Ginkgo's own machinery when the check runs inside a suite.
 		goleak.IgnoreAnyFunction("github.com/onsi/ginkgo/v2/internal.(*Suite).runNode"),
 		goleak.IgnoreAnyFunction("github.com/onsi/ginkgo/v2/internal/interrupt_handler.(*InterruptHandler).registerForInterrupts.func2"),

@@ -1,0 +1,98 @@
+package scenarios_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+)
+
+// Scenario runs that several tests of the package only read run once per
+// process, keyed by target and scenario (sharedKey): the first test to
+// ask runs them, the others wait for its records. Only unmodified targets
+// may share (the reference, the profiles' fixture targets, the named
+// mutants): the key is the target's type, name and capabilities.
+var sharedRuns struct {
+	sync.Mutex
+	m map[string]*sharedRun
+}
+
+// sharedRun is one run: rec is set (nil if it never ran) when done is
+// closed.
+type sharedRun struct {
+	done chan struct{}
+	rec  *history.Recorder
+}
+
+// sharedKey keys a run of the scenario name against target.
+func sharedKey(target targets.Target, name string) string {
+	return fmt.Sprintf("%T/%s/%s/%s", target, target.Name(), target.Capabilities(), name)
+}
+
+// sharedRecord returns the run of name against target if one has ended
+// (nil otherwise).
+func sharedRecord(target targets.Target, name string) *history.Recorder {
+	sharedRuns.Lock()
+	r := sharedRuns.m[sharedKey(target, name)]
+	sharedRuns.Unlock()
+	if r == nil {
+		return nil
+	}
+	select {
+	case <-r.done:
+		return r.rec
+	default:
+		return nil
+	}
+}
+
+// runShared returns the records of scs against target, in scs's order,
+// each run with its leak check (scenarios.RunLanes: the runs' own
+// goroutines, so tests may run beside) at most
+// scenarios.DefaultParallel() at a time, and once per process for every
+// test that asks.
+func runShared(t *testing.T, target targets.Target, scs ...scenarios.Scenario) []*history.Recorder {
+	t.Helper()
+	runs := make([]*sharedRun, len(scs))
+	var mine []int
+	sharedRuns.Lock()
+	if sharedRuns.m == nil {
+		sharedRuns.m = map[string]*sharedRun{}
+	}
+	for i, sc := range scs {
+		key := sharedKey(target, sc.Name)
+		if sharedRuns.m[key] == nil {
+			sharedRuns.m[key] = &sharedRun{done: make(chan struct{})}
+			mine = append(mine, i)
+		}
+		runs[i] = sharedRuns.m[key]
+	}
+	sharedRuns.Unlock()
+	todo := make([]scenarios.Scenario, len(mine))
+	for j, i := range mine {
+		todo[j] = scs[i]
+	}
+	scenarios.RunLanes(context.Background(), todo, scenarios.RunConfig{Target: target, CheckLeaks: true}, scenarios.DefaultParallel(),
+		func(j int, rec *history.Recorder) {
+			runs[mine[j]].rec = rec
+			close(runs[mine[j]].done)
+		})
+	recs := make([]*history.Recorder, len(scs))
+	for i, r := range runs {
+		select {
+		case <-r.done:
+		case <-time.After(10 * time.Minute):
+			t.Fatalf("%s against %s: another test's run did not end within 10 minutes", scs[i].Name, target.Name())
+		}
+		if r.rec == nil {
+			t.Fatalf("%s against %s: not run", scs[i].Name, target.Name())
+		}
+		recs[i] = r.rec
+	}
+	return recs
+}

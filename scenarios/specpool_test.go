@@ -1,0 +1,192 @@
+package scenarios_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+)
+
+// ParallelEnv names the environment variable saying how many scenarios
+// the suite runs at once (default scenarios.DefaultParallel(); 1 runs
+// each in its spec).
+const ParallelEnv = "VMCP_CHAOS_PARALLEL"
+
+// The scenarios whose specs will run (the suite's preview, after label
+// and focus filters) run ahead of their specs in a pool
+// (scenarios.RunPool, started by BeforeSuite), several at a time in the
+// specs' order: they spend most of their time waiting on deadlines. Each
+// spec waits for its scenario's record (within its SpecTimeout) and
+// reports it; each scenario has its own topology and its own leak check
+// (its goroutines carry its label), and AfterSuite checks the goroutines
+// no scenario owns.
+var pool struct {
+	sync.Mutex
+	// order holds the scenarios to run ahead, in the specs' order.
+	order []scenarios.Scenario
+	// runs maps a scenario's name to its run in the pool.
+	runs map[string]*pooledRun
+	// stop cancels the pool; ended is closed once it has returned.
+	stop  context.CancelFunc
+	ended chan struct{}
+	// leaks is the process-wide check, from a snapshot before the pool.
+	leaks func(runtimes.TB)
+}
+
+// pooledRun is one scenario's run in the pool: rec is set (nil if the
+// pool ended first) when done is closed.
+type pooledRun struct {
+	done chan struct{}
+	rec  *history.Recorder
+}
+
+// previewPool, before the suite runs, finds from its preview the specs
+// that will run, in order. With Ginkgo's parallel processes (each runs a
+// share of the specs) or $VMCP_CHAOS_PARALLEL=1 nothing runs ahead.
+func previewPool(report types.Report) {
+	pool.Lock()
+	defer pool.Unlock()
+	pool.order, pool.runs = nil, map[string]*pooledRun{}
+	suiteCfg, _ := GinkgoConfiguration()
+	if n, _ := suiteParallel(); n < 2 || suiteCfg.ParallelTotal > 1 {
+		return
+	}
+	byName := map[string]scenarios.Scenario{}
+	for _, sc := range scenarios.Catalogue() {
+		byName[sc.Name] = sc
+	}
+	for _, s := range report.SpecReports {
+		if s.LeafNodeType != types.NodeTypeIt || s.State != types.SpecStatePassed || len(s.ContainerHierarchyTexts) != 2 {
+			continue
+		}
+		if sc, ok := byName[s.ContainerHierarchyTexts[1]+"/"+s.LeafNodeText]; ok {
+			pool.order = append(pool.order, sc)
+			pool.runs[sc.Name] = &pooledRun{done: make(chan struct{})}
+		}
+	}
+}
+
+// suiteParallel is $VMCP_CHAOS_PARALLEL (1 to 16), default
+// scenarios.DefaultParallel().
+func suiteParallel() (int, error) {
+	v := os.Getenv(ParallelEnv)
+	if v == "" {
+		return scenarios.DefaultParallel(), nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 16 {
+		return 1, fmt.Errorf("$%s=%q: want 1 to 16", ParallelEnv, v)
+	}
+	return n, nil
+}
+
+// startPool, at the end of BeforeSuite, starts running the previewed
+// scenarios with cfg.
+func startPool(cfg scenarios.RunConfig) {
+	pool.Lock()
+	defer pool.Unlock()
+	if len(pool.order) == 0 {
+		return
+	}
+	var order []scenarios.Scenario
+	for _, sc := range pool.order {
+		if rec := reusable(cfg, sc); rec != nil {
+			run := pool.runs[sc.Name]
+			run.rec = rec
+			close(run.done)
+			continue
+		}
+		order = append(order, sc)
+	}
+	if reused := len(pool.order) - len(order); reused > 0 {
+		GinkgoWriter.Printf("%d scenarios report the runs other tests of this process made against the same target\n", reused)
+	}
+	n, _ := suiteParallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	pool.stop, pool.ended = cancel, make(chan struct{})
+	if cfg.CheckLeaks {
+		pool.leaks = runtimes.LeakSnapshot()
+	}
+	each := cfg
+	runs, ended := pool.runs, pool.ended
+	GinkgoWriter.Printf("running %d scenarios ahead of their specs, %d at a time\n", len(order), n)
+	go func() {
+		defer close(ended)
+		scenarios.RunPool(ctx, order, each, n, func(i int, rec *history.Recorder) {
+			run := runs[order[i].Name]
+			run.rec = rec
+			close(run.done)
+		})
+		for _, sc := range order { // not started: the suite was interrupted
+			select {
+			case <-runs[sc.Name].done:
+			default:
+				close(runs[sc.Name].done)
+			}
+		}
+	}()
+}
+
+// stopPool, in AfterSuite: ends the pool (a scenario running ends at its
+// own deadlines) and checks that no goroutine outlived it.
+func stopPool() {
+	pool.Lock()
+	stop, ended, leaks := pool.stop, pool.ended, pool.leaks
+	pool.Unlock()
+	if stop == nil {
+		return
+	}
+	stop()
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Minute):
+		Fail("the scenario pool did not end within 5 minutes of the suite's end")
+	}
+	if leaks != nil {
+		leaks(GinkgoT())
+	}
+}
+
+// runSpec returns sc's record for its spec: the pool's, once its scenario
+// ends, or, for a scenario the pool does not run, its own run.
+func runSpec(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig) *history.Recorder {
+	pool.Lock()
+	run, ok := pool.runs[sc.Name]
+	started := pool.stop != nil
+	pool.Unlock()
+	if !ok || !started {
+		return scenarios.Run(ctx, sc, cfg)
+	}
+	select {
+	case <-run.done:
+	case <-ctx.Done():
+		rec := history.NewRecorder(sc.Name, sc.Labels...)
+		rec.Fail(fmt.Sprintf("the spec ended (%v) before its scenario, running in the pool, did", context.Cause(ctx)))
+		return rec
+	}
+	if run.rec == nil {
+		rec := history.NewRecorder(sc.Name, sc.Labels...)
+		rec.Fail("not run: the suite ended before the pool started it")
+		return rec
+	}
+	return run.rec
+}
+
+// reusable returns the record of an earlier test's run of sc against the
+// suite's target (runShared: the leak check on, the default runtime), or
+// nil.
+func reusable(cfg scenarios.RunConfig, sc scenarios.Scenario) *history.Recorder {
+	if !cfg.CheckLeaks || cfg.Runtime != scenarios.RuntimeDefault {
+		return nil
+	}
+	return sharedRecord(cfg.Target, sc.Name)
+}
