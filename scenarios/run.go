@@ -42,7 +42,6 @@ type RunConfig struct {
 // failure is what the fail handler panics with; the runner recovers it.
 type failure struct{ msg string }
 
-
 // newGomega returns a Gomega whose failures end the scenario body: the
 // handler stores the message (with the failing line) and panics; Run
 // recovers the panic and fails the scenario. Only the goroutine running
