@@ -75,8 +75,13 @@ func TestEveryCheckHasAProperty(t *testing.T) {
 	if n < 500 {
 		t.Errorf("only %d checks in the catalogue's run", n)
 	}
-	if len(res.Findings) != 0 {
-		t.Errorf("the reference has %d findings, want none", len(res.Findings))
+	// Not-applicable groups are findings too ("not judged, because the
+	// gateway keeps its backend sessions open"): a behaving reference has
+	// none failed and none inconclusive.
+	for _, f := range res.Findings {
+		if f.Verdict != history.CheckNotApplicable {
+			t.Errorf("the reference has a finding, want none: %s", f.Line())
+		}
 	}
 }
 
