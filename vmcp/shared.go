@@ -82,8 +82,15 @@ func newSharedCatalogues(g *Gateway) *sharedCatalogues {
 	return &sharedCatalogues{g: g, held: map[string]*catalogueSession{}, opening: map[string]bool{}}
 }
 
-// sharable reports whether backend b's catalogue can be shared.
-func sharable(b config.Backend) bool { return b.Transport == config.TransportStreamableHTTP }
+// sharable reports whether backend b's catalogue can be shared: a
+// streamable-HTTP backend whose keepalive does not ping. A catalogue
+// session is confirmed by ping, and on a backend kept alive by ping those
+// pings would be told from the keepalive's by nobody watching the
+// backend: its keepalive counters would no longer match the pings it
+// received (the keepalive scenario's metrics check).
+func sharable(b config.Backend) bool {
+	return b.Transport == config.TransportStreamableHTTP && b.Keepalive.Method != "ping"
+}
 
 // sharableConn reports whether connection c takes part: the sessionful
 // revision, with an initialize result to compare.
