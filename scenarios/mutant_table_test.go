@@ -102,6 +102,8 @@ var mutantTable = []mutantRow{
 	// Checks any scenario records when it cannot run.
 	row(`^topology starts$`, hangCancelSH, "no-start", "the gateway exits as it starts").failureOnlyRow(),
 	row(`^scenario ran to the end \(aborted at `, optimizerSH, "one-session", "the gateway refuses a second client session").failureOnlyRow(),
+	row(`^no goroutine leaked$`, hangCancelSH, "leaks-goroutine", "the gateway leaves a goroutine of the run running after its Close").failureOnlyRow(),
+	row(`^teardown within its deadline$`, hangCancelSH, "slow-teardown", "the gateway's Close takes 4 s, past the run's 2 s teardown deadline").failureOnlyRow(),
 
 	// hang-cancel
 	row(`^beta answers before any fault$`, hangCancelSH, "cold-start", "beta's first call in a session fails"),
@@ -251,6 +253,8 @@ func mutantTargets() map[string]targets.Target {
 		"keepalive-slow-interval":  betaKeepalive("keepalive-slow-interval", func(ka *config.Keepalive) { ka.Interval = 3 * time.Second }),
 		"keepalive-max-failures-4": betaKeepalive("keepalive-max-failures-4", func(ka *config.Keepalive) { ka.MaxFailures = 4 }),
 		"no-start":                 noStart{targets.Reference{TargetName: "mutant-no-start"}},
+		"leaks-goroutine":          leaksGoroutine{targets.Reference{TargetName: "mutant-leaks-goroutine"}},
+		"slow-teardown":            slowTeardown{targets.Reference{TargetName: "mutant-slow-teardown"}},
 		"keepalive-no-reprobe":     betaKeepalive("keepalive-no-reprobe", func(ka *config.Keepalive) { ka.ProbeAfter = time.Hour }),
 	}
 	for name, policy := range map[string]func() frontPolicy{
