@@ -13,11 +13,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -95,70 +92,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// mutantClientTimeout is how long the mutant test's clients wait for a
+// mutantClientTimeout is how long the container no-deadline mutant's clients wait for a
 // call: past the bound the checks judge (ContainerCallBound), so a call the
 // mutant leaves hanging still fails them as it would at the scenarios'
 // own client timeout (8 s), in less time: every frozen or partitioned call
 // to the mutant waits it out.
 const mutantClientTimeout = scenarios.ContainerCallBound + time.Second
 
-// mutantChildEnv=1 makes TestMutantNoDeadlineContainers run its scenarios
-// in this process: it is the child process the test starts.
+// mutantChildEnv=1 makes TestContainerMutantTable run its scenarios in
+// this process: it is the child process the test starts.
 const mutantChildEnv = "VMCP_CHAOS_TEST_MUTANT_CHILD"
-
-// TestMutantNoDeadlineContainers: the no-deadline mutant (the reference
-// gateway configured with an hour-long call timeout) run as a container
-// fails the freeze and partition scenarios.
-//
-// Its scenarios spend about a minute waiting on calls the mutant leaves
-// hanging, so it runs in parallel with TestScenarios (the package's only
-// other parallel test), in a child process: the suite's goroutine-leak
-// checks see only their own process. The child removes its own containers
-// and image (TestMain), also on SIGINT/SIGTERM.
-func TestMutantNoDeadlineContainers(t *testing.T) {
-	if os.Getenv(mutantChildEnv) != "1" {
-		t.Parallel()
-		runChild(t, "^TestMutantNoDeadlineContainers$", mutantChildEnv+"=1")
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if _, err := containers.Get(ctx); containers.IsSkip(err) {
-		t.Skip(err.Error())
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	mutant := &containers.Gateway{TargetName: "mutant-no-deadline", Caps: targets.DefaultReferenceCapabilities,
-		ConfigTemplate: strings.Replace(targets.ChaosVMCPTemplate, "call: {{.CallTimeout}}", "call: 1h", 1)}
-	if mutant.ConfigTemplate == targets.ChaosVMCPTemplate {
-		t.Fatal("the template has no call timeout to replace")
-	}
-	sc := func(name string) scenarios.Scenario {
-		s := scenario(t, name)
-		topo := s.Topology
-		s.Topology = func() harness.Topology {
-			tp := topo()
-			tp.ClientOptions = append(tp.ClientOptions, history.WithCallTimeout(mutantClientTimeout))
-			return tp
-		}
-		return s
-	}
-	// The frozen and partitioned calls wait for the client's deadline; the
-	// bystander is judged on and passes (the scenario goes on). The two
-	// topologies are independent: run at once (CI time).
-	t.Run("freeze", func(t *testing.T) {
-		t.Parallel()
-		expectFailsScenario(t, sc("container-freeze/legacy"), mutant,
-			[]string{"frozen backend's call ends at the call timeout naming beta", "frozen backend's call ends at the call timeout naming gamma"},
-			[]string{"before the freeze: beta answers", "alpha answers while beta and gamma are frozen"})
-	})
-	t.Run("partition", func(t *testing.T) {
-		t.Parallel()
-		expectFailsScenario(t, sc("container-partition/modern"), mutant,
-			[]string{"partition: a call to beta ends at the call timeout naming beta", "partition: idle keep-alive call to gamma bounded by call timeout"},
-			[]string{"before the partition: gamma answers", "partition: alpha answers during the partition"})
-	})
-}
 
 // runChild runs the tests matching pattern in a child process of this test
 // binary with env added, logs its output and passes on its verdict: a

@@ -83,6 +83,13 @@ type answerRewriter interface {
 	rewrite(m rpcMsg, answer map[string]any) map[string]any
 }
 
+// lostSessionRewriter is a policy that answers a request the gateway
+// refused with an HTTP 4xx (a session it lost) itself: it returns the
+// message the client gets instead, or nil.
+type lostSessionRewriter interface {
+	lostSession(m rpcMsg) map[string]any
+}
+
 // detacher is a policy whose gateway is never told the client went away:
 // the call to the gateway goes on after the client cancelled it.
 type detacher interface{ detach() bool }
@@ -220,6 +227,13 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hold := f.pol.after(m, buf.status >= 400 || failedMessage(answer), false)
 	if rw, ok := f.pol.(answerRewriter); ok && answer != nil {
 		if out := rw.rewrite(m, answer); out != nil {
+			body, _ := json.Marshal(out)
+			buf = &answerBuffer{header: http.Header{"Content-Type": {"application/json"}}}
+			buf.body.Write(body)
+		}
+	}
+	if ls, ok := f.pol.(lostSessionRewriter); ok && buf.status >= 400 && buf.status < 500 {
+		if out := ls.lostSession(m); out != nil {
 			body, _ := json.Marshal(out)
 			buf = &answerBuffer{header: http.Header{"Content-Type": {"application/json"}}}
 			buf.body.Write(body)

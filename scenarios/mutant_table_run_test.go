@@ -101,7 +101,7 @@ func referenceNotApplicable(t *testing.T) map[string]bool {
 // and "at most 1" on SSE).
 func covering(name, scenario string) []mutantRow {
 	var out []mutantRow
-	for _, r := range mutantTable {
+	for _, r := range slices.Concat(mutantTable, containerMutantTable) {
 		if groupOf(r.scenario) == groupOf(scenario) && r.checks.MatchString(name) {
 			out = append(out, r)
 		}
@@ -116,13 +116,19 @@ func groupOf(scenario string) string {
 }
 
 // TestEveryCheckHasAMutant: every check the catalogue records against the
-// reference (every non-container scenario, every variant) is covered by a
-// row of the table, in a variant of a scenario where the reference judges
-// it: a check no mutant fails may be one no gateway can fail. Every row covers at
-// least one check. (The container scenarios are not run here: see
-// containerChecks.)
+// reference (every scenario, every variant) is covered by a row of the
+// table, in a variant of a scenario where the reference judges it: a check
+// no mutant fails may be one no gateway can fail. Every row covers at
+// least one check. (The container scenarios' checks are not run here, they
+// need Docker: they are containerChecks, which TestContainerMutantTable
+// compares with a real run.)
 func TestEveryCheckHasAMutant(t *testing.T) {
 	checks := referenceChecks(t)
+	for _, sc := range scenarios.Catalogue() {
+		if sc.HasLabel(scenarios.LabelContainer) {
+			checks[sc.Name] = containerChecks(sc.Name)
+		}
+	}
 	covered := map[string]bool{}
 	all := map[string]string{} // check → a scenario that judges it
 	for sc, names := range checks {
@@ -143,9 +149,9 @@ func TestEveryCheckHasAMutant(t *testing.T) {
 	}
 	sort.Strings(missing)
 	if len(missing) > 0 {
-		t.Errorf("%d of %d checks have no mutant or fixture that fails them (add a row to mutantTable):\n%s", len(missing), len(all), strings.Join(missing, "\n"))
+		t.Errorf("%d of %d checks have no mutant or fixture that fails them (add a row to mutantTable, or containerMutantTable):\n%s", len(missing), len(all), strings.Join(missing, "\n"))
 	}
-	for _, r := range mutantTable {
+	for _, r := range slices.Concat(mutantTable, containerMutantTable) {
 		if r.failureOnly {
 			continue
 		}
@@ -158,7 +164,7 @@ func TestEveryCheckHasAMutant(t *testing.T) {
 			t.Errorf("the check %q, recorded only when it fails, has no row", name)
 		}
 	}
-	t.Logf("%d checks, %d rows", len(all), len(mutantTable))
+	t.Logf("%d checks, %d rows", len(all), len(mutantTable)+len(containerMutantTable))
 }
 
 // failureOnlyChecks are examples of the checks recorded only when they

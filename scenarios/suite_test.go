@@ -26,7 +26,7 @@ const ResultsEnv = "VMCP_CHAOS_RESULTS"
 var resultsPath = flag.String("vmcp-chaos.results", "", "write the JSON results to this path (default $"+ResultsEnv+")")
 
 func TestScenarios(t *testing.T) {
-	// In parallel with TestMutantNoDeadlineContainers only, which runs in a
+	// In parallel with TestContainerMutantTable only, which runs in a
 	// child process. No other top-level test may be parallel: the specs'
 	// goroutine-leak checks would take its goroutines for leaks.
 	t.Parallel()

@@ -1,0 +1,140 @@
+package scenarios_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+)
+
+// containerParallel is how many container topologies the test runs at
+// once (each is four containers on a loaded engine).
+const containerParallel = 4
+
+// TestContainerMutantTable runs every (mutant, scenario) pair of
+// containerMutantTable and fails unless every check each row covers
+// failed; beside them it runs every container scenario against the
+// reference and fails unless each records exactly containerChecks (so
+// the list TestEveryCheckHasAMutant reads is the catalogue's). It needs
+// Docker: it skips saying why without it, and fails then with
+// VMCP_CHAOS_REQUIRE_DOCKER=1.
+//
+// Its runs mostly wait on containers and on calls the mutants hold, so it
+// runs in parallel with TestScenarios (the package's only other parallel
+// test), in a child process that builds, and removes (TestMain, also on
+// SIGINT/SIGTERM), its own image and containers.
+func TestContainerMutantTable(t *testing.T) {
+	if os.Getenv(mutantChildEnv) != "1" {
+		t.Parallel()
+		runChild(t, "^TestContainerMutantTable$", mutantChildEnv+"=1")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel) // after the parallel subtests
+	e, err := containers.Get(ctx)
+	if containers.IsSkip(err) {
+		t.Skip(err.Error())
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	// The image once, before the runs: no run's start pays for its build.
+	if _, err := e.Image(ctx); err != nil {
+		t.Fatal(err)
+	}
+	slots := make(chan struct{}, containerParallel)
+	run := func(sc scenarios.Scenario, target targets.Target) history.ScenarioResult {
+		slots <- struct{}{}
+		defer func() { <-slots }()
+		ctx, cancel := context.WithTimeout(ctx, sc.Timeout+scenarios.TeardownBound(sc, "")+30*time.Second)
+		defer cancel()
+		return scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target}).Result()
+	}
+	start := time.Now()
+	t.Run("reference records containerChecks", func(t *testing.T) {
+		t.Parallel()
+		var wg sync.WaitGroup
+		for _, sc := range scenarios.Catalogue() {
+			if !sc.HasLabel(scenarios.LabelContainer) {
+				continue
+			}
+			wg.Go(func() {
+				res := run(sc, targets.Reference{})
+				var got []string
+				for _, c := range res.Checks {
+					got = append(got, c.Name)
+				}
+				want := slices.Clone(containerChecks(sc.Name))
+				sort.Strings(got)
+				sort.Strings(want)
+				t.Logf("%s against the reference: %s in %s: %s", sc.Name, res.Verdict, res.Duration.D(), firstLine(res.Reason))
+				if !slices.Equal(got, want) {
+					t.Errorf("%s: the reference recorded the checks\n%q\nthe list (containerCheckNames) says\n%q", sc.Name, got, want)
+				}
+			})
+		}
+		wg.Wait()
+	})
+	t.Run("mutants fail their rows", func(t *testing.T) {
+		t.Parallel()
+		mutants := containerMutants()
+		var pairs []*pair
+		byKey := map[[2]string]*pair{}
+		for _, r := range containerMutantTable {
+			if _, ok := mutants[r.mutant]; !ok {
+				t.Fatalf("row %s × %s: no container mutant %q", r.mutant, r.scenario, r.mutant)
+			}
+			key := [2]string{r.mutant, r.scenario}
+			if byKey[key] == nil {
+				byKey[key] = &pair{mutant: r.mutant, scenario: r.scenario}
+				pairs = append(pairs, byKey[key])
+			}
+			byKey[key].rows = append(byKey[key].rows, r)
+		}
+		results := make([]history.ScenarioResult, len(pairs))
+		var wg sync.WaitGroup
+		for i, p := range pairs {
+			sc := mutants[p.mutant].scenarioWith(t, p.scenario, p.mutant)
+			wg.Go(func() { results[i] = run(sc, targets.Reference{TargetName: "mutant-" + p.mutant}) })
+		}
+		wg.Wait()
+		for i, p := range pairs {
+			judgeContainerPair(t, p, results[i])
+		}
+	})
+	t.Cleanup(func() {
+		t.Logf("container reference runs and mutant pairs in %s", time.Since(start).Round(time.Millisecond))
+	})
+}
+
+// judgeContainerPair fails unless every check of p's scenario that a row
+// of p covers failed in res.
+func judgeContainerPair(t *testing.T, p *pair, res history.ScenarioResult) {
+	t.Helper()
+	verdicts := map[string]history.Check{}
+	var failed []string
+	for _, c := range res.Checks {
+		verdicts[c.Name] = c
+		if c.Verdict == history.CheckFailed {
+			failed = append(failed, c.Name)
+		}
+	}
+	t.Logf("%s × %s: %s in %s, failed %q: %s", p.mutant, p.scenario, res.Verdict, res.Duration.D(), failed, firstLine(res.Reason))
+	for _, r := range p.rows {
+		for _, name := range containerChecks(p.scenario) {
+			if !r.checks.MatchString(name) {
+				continue
+			}
+			if c := verdicts[name]; c.Verdict != history.CheckFailed {
+				t.Errorf("%s × %s: %q is %q, want failed (%s): %s%s", p.mutant, p.scenario, name, c.Verdict, r.why, c.Reason, c.Observed)
+			}
+		}
+	}
+}
