@@ -85,19 +85,7 @@ func TestContainerMutantTable(t *testing.T) {
 	t.Run("mutants fail their rows", func(t *testing.T) {
 		t.Parallel()
 		mutants := containerMutants()
-		var pairs []*pair
-		byKey := map[[2]string]*pair{}
-		for _, r := range containerMutantTable {
-			if _, ok := mutants[r.mutant]; !ok {
-				t.Fatalf("row %s × %s: no container mutant %q", r.mutant, r.scenario, r.mutant)
-			}
-			key := [2]string{r.mutant, r.scenario}
-			if byKey[key] == nil {
-				byKey[key] = &pair{mutant: r.mutant, scenario: r.scenario}
-				pairs = append(pairs, byKey[key])
-			}
-			byKey[key].rows = append(byKey[key].rows, r)
-		}
+		pairs := pairsOf(t, containerMutantTable, func(name string) bool { _, ok := mutants[name]; return ok })
 		results := make([]history.ScenarioResult, len(pairs))
 		var wg sync.WaitGroup
 		for i, p := range pairs {
@@ -118,14 +106,7 @@ func TestContainerMutantTable(t *testing.T) {
 // of p covers failed in res.
 func judgeContainerPair(t *testing.T, p *pair, res history.ScenarioResult) {
 	t.Helper()
-	verdicts := map[string]history.Check{}
-	var failed []string
-	for _, c := range res.Checks {
-		verdicts[c.Name] = c
-		if c.Verdict == history.CheckFailed {
-			failed = append(failed, c.Name)
-		}
-	}
+	verdicts, failed := verdictsOf(res)
 	t.Logf("%s × %s: %s in %s, failed %q: %s", p.mutant, p.scenario, res.Verdict, res.Duration.D(), failed, firstLine(res.Reason))
 	for _, r := range p.rows {
 		for _, name := range containerChecks(p.scenario) {

@@ -195,19 +195,7 @@ type pair struct {
 func TestMutantTable(t *testing.T) {
 	targets := mutantTargets()
 	maps.Copy(targets, fixtureMutantTargets(t))
-	var pairs []*pair
-	byKey := map[[2]string]*pair{}
-	for _, r := range mutantTable {
-		if targets[r.mutant] == nil {
-			t.Fatalf("row %s × %s: no mutant %q", r.mutant, r.scenario, r.mutant)
-		}
-		key := [2]string{r.mutant, r.scenario}
-		if byKey[key] == nil {
-			byKey[key] = &pair{mutant: r.mutant, scenario: r.scenario}
-			pairs = append(pairs, byKey[key])
-		}
-		byKey[key].rows = append(byKey[key].rows, r)
-	}
+	pairs := pairsOf(t, mutantTable, func(name string) bool { return targets[name] != nil })
 	reference := referenceChecks(t)
 	notApplicable := referenceNotApplicable(t)
 
@@ -217,14 +205,7 @@ func TestMutantTable(t *testing.T) {
 
 	for i, p := range pairs {
 		res := results[i]
-		verdicts := map[string]history.Check{}
-		var failed []string
-		for _, c := range res.Checks {
-			verdicts[c.Name] = c
-			if c.Verdict == history.CheckFailed {
-				failed = append(failed, c.Name)
-			}
-		}
+		verdicts, failed := verdictsOf(res)
 		t.Logf("%s × %s: %s in %s, failed %q", p.mutant, p.scenario, res.Verdict, res.Duration.D(), failed)
 		for _, r := range p.rows {
 			if r.beyondReference {
@@ -259,6 +240,39 @@ func TestMutantTable(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pairsOf groups rows by (mutant, scenario), in the rows' order; a row
+// whose mutant is not known fails the test.
+func pairsOf(t *testing.T, rows []mutantRow, known func(mutant string) bool) []*pair {
+	t.Helper()
+	var pairs []*pair
+	byKey := map[[2]string]*pair{}
+	for _, r := range rows {
+		if !known(r.mutant) {
+			t.Fatalf("row %s × %s: no mutant %q", r.mutant, r.scenario, r.mutant)
+		}
+		key := [2]string{r.mutant, r.scenario}
+		if byKey[key] == nil {
+			byKey[key] = &pair{mutant: r.mutant, scenario: r.scenario}
+			pairs = append(pairs, byKey[key])
+		}
+		byKey[key].rows = append(byKey[key].rows, r)
+	}
+	return pairs
+}
+
+// verdictsOf is res's checks by name, and the names of those that failed.
+func verdictsOf(res history.ScenarioResult) (map[string]history.Check, []string) {
+	verdicts := map[string]history.Check{}
+	var failed []string
+	for _, c := range res.Checks {
+		verdicts[c.Name] = c
+		if c.Verdict == history.CheckFailed {
+			failed = append(failed, c.Name)
+		}
+	}
+	return verdicts, failed
 }
 
 // runPairs runs each pair's scenario against its mutant, twice
