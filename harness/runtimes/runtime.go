@@ -46,8 +46,6 @@ type RunningBackend interface {
 
 	// SetFaults replaces every fault in force.
 	SetFaults(ctx context.Context, faults ...faults.Fault) error
-	// AddFaults adds faults after those in force.
-	AddFaults(ctx context.Context, faults ...faults.Fault) error
 	// ClearFaults removes every fault (stalls end, a down backend listens
 	// again).
 	ClearFaults(ctx context.Context) error
