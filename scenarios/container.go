@@ -101,18 +101,6 @@ const (
 	RuntimeContainer = "container"
 )
 
-// TeardownBound is how long tearing sc's topology down may take on
-// runtime: a container topology's removal is bounded by
-// containers.RemoveTimeout per step (the gateway's, then the backends'),
-// anything else by harness.DefaultEnvCloseTimeout. A runner's own
-// deadline for sc is its Timeout plus this (plus a grace).
-func TeardownBound(sc Scenario, runtime string) time.Duration {
-	if sc.HasLabel(LabelContainer) || runtime == RuntimeContainer {
-		return max(harness.DefaultEnvCloseTimeout, 2*containers.RemoveTimeout)
-	}
-	return harness.DefaultEnvCloseTimeout
-}
-
 // ParseRuntime checks a --runtime / $VMCP_CHAOS_RUNTIME value.
 func ParseRuntime(s string) (string, error) {
 	switch s {

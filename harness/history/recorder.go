@@ -78,11 +78,6 @@ func (r *Recorder) RecordCall(c CallRecord) Event {
 	return r.add(Event{Kind: EventCall, At: c.Start, Call: &c})
 }
 
-// RecordFault records a fault action now.
-func (r *Recorder) RecordFault(f FaultRecord) Event {
-	return r.add(Event{Kind: EventFault, At: Millis(r.Since()), Fault: &f})
-}
-
 // RecordFaultSpan records a fault action that started at start and has
 // just ended: the event is placed at its start (so a call that began while
 // the action was under way sorts after it), with f.Duration set to how

@@ -163,3 +163,8 @@ func TestRecorderChecks(t *testing.T) {
 		t.Fatalf("JSON (%v): %s", err, buf.String())
 	}
 }
+
+// RecordFault records a fault action now.
+func (r *Recorder) RecordFault(f FaultRecord) Event {
+	return r.add(Event{Kind: EventFault, At: Millis(r.Since()), Fault: &f})
+}

@@ -66,23 +66,15 @@ func (a *AdminAPI) do(ctx context.Context, method, path string, body any, out an
 	return nil
 }
 
-func (a *AdminAPI) setFaults(ctx context.Context, method string, fs []faults.Fault) error {
+// SetFaults replaces every fault in force.
+func (a *AdminAPI) SetFaults(ctx context.Context, fs ...faults.Fault) error {
 	if fs == nil {
 		fs = []faults.Fault{}
 	}
 	// The harness owns its backends and clears their faults itself: it
 	// takes the longest lease, never renewed (no scenario lasts 10 min).
-	return a.do(ctx, method, "/faults?ttl="+control.DefaultMaxLeaseTTL.String(), map[string]any{"faults": fs}, nil)
-}
-
-// SetFaults replaces every fault in force.
-func (a *AdminAPI) SetFaults(ctx context.Context, fs ...faults.Fault) error {
-	return a.named("set faults on", a.setFaults(ctx, http.MethodPut, fs))
-}
-
-// AddFaults adds faults after those in force.
-func (a *AdminAPI) AddFaults(ctx context.Context, fs ...faults.Fault) error {
-	return a.named("add faults to", a.setFaults(ctx, http.MethodPost, fs))
+	err := a.do(ctx, http.MethodPut, "/faults?ttl="+control.DefaultMaxLeaseTTL.String(), map[string]any{"faults": fs}, nil)
+	return a.named("set faults on", err)
 }
 
 // ClearFaults removes every fault.

@@ -15,6 +15,18 @@ import (
 // runtime cannot perform, for example Kill on an in-process backend.
 var ErrNotSupported = errors.New("not supported by this backend runtime")
 
+// SkipError says the environment lacks something a scenario needs that is
+// not a gateway capability (no Docker engine, a target that cannot run in a
+// container). Runners skip the scenario with Reason; they never pass it.
+// Where the environment promises it (VMCP_CHAOS_REQUIRE_DOCKER=1), the
+// runtime returns an ordinary error instead, and the scenario fails.
+type SkipError struct {
+	// Reason says what is missing.
+	Reason string
+}
+
+func (e *SkipError) Error() string { return "skipped: " + e.Reason }
+
 // BackendRuntime starts fake backends in one way: in this process
 // (InProcess), as `chaos backend` processes (Process) or, later, in
 // containers. Scenarios only see RunningBackend.
@@ -46,8 +58,6 @@ type RunningBackend interface {
 
 	// SetFaults replaces every fault in force.
 	SetFaults(ctx context.Context, faults ...faults.Fault) error
-	// AddFaults adds faults after those in force.
-	AddFaults(ctx context.Context, faults ...faults.Fault) error
 	// ClearFaults removes every fault (stalls end, a down backend listens
 	// again).
 	ClearFaults(ctx context.Context) error

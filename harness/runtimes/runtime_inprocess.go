@@ -60,10 +60,6 @@ func (ib *inProcessBackend) SetFaults(_ context.Context, faults ...faults.Fault)
 	return ib.b.SetFaults(faults...)
 }
 
-func (ib *inProcessBackend) AddFaults(_ context.Context, faults ...faults.Fault) error {
-	return ib.b.AddFaults(faults...)
-}
-
 func (ib *inProcessBackend) ClearFaults(context.Context) error {
 	ib.b.ClearFaults()
 	return nil

@@ -433,9 +433,6 @@ func (sb *stdioBackend) Info() BackendInfo {
 func (sb *stdioBackend) SetFaults(context.Context, ...faults.Fault) error {
 	return sb.notSupported("set faults on")
 }
-func (sb *stdioBackend) AddFaults(context.Context, ...faults.Fault) error {
-	return sb.notSupported("add faults to")
-}
 func (sb *stdioBackend) ClearFaults(context.Context) error { return sb.notSupported("clear faults of") }
 func (sb *stdioBackend) ExpireSessions(context.Context) (int, error) {
 	return 0, sb.notSupported("expire sessions of")

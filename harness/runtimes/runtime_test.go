@@ -43,9 +43,6 @@ func TestRuntimeFaultsThroughInterface(t *testing.T) {
 			if call.Err == nil || call.Outcome != history.OutcomeError || call.Took() > failFast {
 				t.Fatalf("403 call: %+v %v", call.CallRecord, call.Err)
 			}
-			if err := b.AddFaults(ctx, faults.Fault{Kind: faults.KindToolError, Match: faults.Match{Tool: "slow"}, Params: &faults.ToolError{Text: "nope"}}); err != nil {
-				t.Fatalf("AddFaults: %v", err)
-			}
 			if err := b.SetFaults(ctx, faults.Fault{Kind: "bogus"}); err == nil {
 				t.Fatal("SetFaults accepted a bogus fault")
 			}

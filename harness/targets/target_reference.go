@@ -105,12 +105,3 @@ func (rg *referenceGateway) BaseURL() string { return strings.TrimSuffix(rg.g.UR
 func (rg *referenceGateway) Close(ctx context.Context) error {
 	return runtimes.RunBounded(ctx, runtimes.DefaultCloseTimeout, "harness: close reference gateway", rg.g.Shutdown)
 }
-
-// VMCP returns the *vmcp.Gateway behind a Reference target's gateway.
-func VMCP(g Gateway) (*vmcp.Gateway, bool) {
-	rg, ok := g.(*referenceGateway)
-	if !ok {
-		return nil, false
-	}
-	return rg.g, true
-}

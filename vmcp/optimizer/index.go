@@ -61,15 +61,6 @@ func (k ToolKey) String() string { return k.Backend + "/" + k.Tool }
 // ToolSet is a set of tool keys: the tools one session may see.
 type ToolSet map[ToolKey]struct{}
 
-// NewToolSet returns a set holding keys.
-func NewToolSet(keys ...ToolKey) ToolSet {
-	s := make(ToolSet, len(keys))
-	for _, k := range keys {
-		s[k] = struct{}{}
-	}
-	return s
-}
-
 // Add inserts the keys of tools from backend into s.
 func (s ToolSet) Add(backend string, tools ...mcp.Tool) {
 	for _, t := range tools {

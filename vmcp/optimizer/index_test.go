@@ -544,3 +544,19 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// NewToolSet returns a set holding keys.
+func NewToolSet(keys ...ToolKey) ToolSet {
+	s := make(ToolSet, len(keys))
+	for _, k := range keys {
+		s[k] = struct{}{}
+	}
+	return s
+}
+
+// terms returns the tokens of text as a slice (see tokenize).
+func terms(text string) []string {
+	var out []string
+	tokenize(text, maxFieldTokens, func(t string) { out = append(out, t) })
+	return out
+}

@@ -123,13 +123,6 @@ func tokenize(text string, maxTokens int, emit func(term string)) {
 	}
 }
 
-// terms returns the tokens of text as a slice (see tokenize).
-func terms(text string) []string {
-	var out []string
-	tokenize(text, maxFieldTokens, func(t string) { out = append(out, t) })
-	return out
-}
-
 // stem is a deliberately light English suffix stemmer: plural forms
 // (issues → issue, policies → policy), then -ing and -ed, then a final
 // silent e, so that create, creates, created and creating all become

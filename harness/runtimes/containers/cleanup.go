@@ -244,17 +244,3 @@ func installSignalCleanup(e *Engine) {
 		}
 	}()
 }
-
-// DanglingImages lists the ids of the engine's dangling images (untagged
-// and no image's parent), whoever made them.
-func (e *Engine) DanglingImages(ctx context.Context) ([]string, error) {
-	is, err := e.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: client.Filters{}.Add("dangling", "true")})
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(is.Items))
-	for i, im := range is.Items {
-		ids[i] = im.ID
-	}
-	return ids, nil
-}

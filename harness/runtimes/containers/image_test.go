@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
+
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
@@ -60,4 +62,18 @@ func TestFailedBuildLeavesNothing(t *testing.T) {
 			t.Errorf("dangling image %s is still there", id)
 		}
 	}
+}
+
+// DanglingImages lists the ids of the engine's dangling images (untagged
+// and no image's parent), whoever made them.
+func (e *Engine) DanglingImages(ctx context.Context) ([]string, error) {
+	is, err := e.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: client.Filters{}.Add("dangling", "true")})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(is.Items))
+	for i, im := range is.Items {
+		ids[i] = im.ID
+	}
+	return ids, nil
 }
