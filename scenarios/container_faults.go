@@ -107,7 +107,7 @@ func checkAnswers(k *kit.Kit, c *history.Client, phase string, backends ...strin
 // call timeout (plus slack for a loaded machine): the gateway bounded a
 // call the backend never answers.
 func checkAtTimeout(k *kit.Kit, name string, call *history.Call, backend, figure string) {
-	k.Recorder().MaxFigure(figure, ms(call.Took()))
+	k.TimeToError(figure, call, call.Took())
 	k.CheckCall(name, call, matchers.BeBackendUnavailable(backend), matchers.FailWithin(ContainerCallBound))
 }
 
@@ -154,7 +154,7 @@ func containerDown(k *kit.Kit, c *history.Client, verb string, fn func(context.C
 			ck.Expect(l.call).NotTo(gomega.BeNil(), "the call in flight to %s returned", b)
 			ck.Evidence(l.call)
 			since := max(l.at.Sub(down), 0)
-			k.Recorder().MaxFigure("time_to_error_ms.in_flight", ms(since))
+			k.TimeToError("time_to_error_ms.in_flight", l.call, since)
 			ck.Observed("%s %s after the %s returned", l.call.Outcome, since, verb)
 			ck.Expect(l.call).To(matchers.BeBackendUnavailable(b))
 			ck.Expect(since).To(gomega.BeNumerically("<=", containerFailFast), "the call in flight to %s ended %s after the %s", b, since, verb)
@@ -162,7 +162,7 @@ func containerDown(k *kit.Kit, c *history.Client, verb string, fn func(context.C
 	}
 	for _, b := range containerFaulty {
 		next := c.CallTool(k.Ctx, k.Tool(b, "echo"), echoArgs("down"))
-		k.Recorder().MaxFigure("time_to_error_ms.next_call", ms(next.Took()))
+		k.TimeToError("time_to_error_ms.next_call", next, next.Took())
 		k.CheckCall(fmt.Sprintf("after %s the next call fails naming %s within %s", verb, b, containerFailFast), next,
 			matchers.BeBackendUnavailable(b), matchers.FailWithin(containerFailFast))
 	}
@@ -241,7 +241,7 @@ func runContainerGatewayRestart(k *kit.Kit, rev history.Revision) {
 	// The old client: a clean error (the gateway answered or refused), at
 	// once, never a hang; a stateless client may simply go on.
 	old := c.CallTool(k.Ctx, k.Tool(beta, "echo"), echoArgs("after restart"))
-	k.Figure("time_to_error_ms.old_session", ms(old.Took()))
+	k.TimeToError("time_to_error_ms.old_session", old, old.Took())
 	k.Check(fmt.Sprintf("after gateway restart the old session's call ends within %s, no hang", containerFailFast), func(ck *kit.C) {
 		ck.Evidence(old)
 		ck.Expect(old.Outcome).NotTo(gomega.Equal(history.OutcomeTimeout), "the old session's call after the gateway restart: %s", old.Text())

@@ -37,7 +37,7 @@ func Example_writingAScenario() {
 			// k.Tool finds beta's echo under whatever name the gateway gives it.
 			call := c.CallTool(ctx, k.Tool(kit.Beta, "echo"), kit.EchoArgs("hi"))
 			k.CheckCall("403 names beta", call, matchers.BeBackendUnavailable(kit.Beta))
-			k.CheckCall("403 fails within 1 s", call, matchers.ReturnWithin(time.Second).As("time_to_error_ms.403"))
+			k.CheckCall("403 fails within 1 s", call, matchers.FailWithin(time.Second).As("time_to_error_ms.403"))
 			k.CheckOK("alpha unaffected", c.CallTool(ctx, k.Tool(kit.Alpha, "echo"), kit.EchoArgs("hi")))
 			// A check needing a capability the target lacks is recorded
 			// not_applicable, with the reason.

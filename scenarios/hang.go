@@ -222,13 +222,13 @@ func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	k.Check("the call in flight at the SIGSTOP fails within call timeout + 1 s", func(ck *kit.C) {
 		ck.Expect(inflight).NotTo(gomega.BeNil(), "the call in flight at the SIGSTOP returned")
 		ck.Evidence(inflight)
-		k.Figure("time_to_error_ms.sigstop_in_flight", ms(inflight.Took()))
+		k.TimeToError("time_to_error_ms.sigstop_in_flight", inflight, inflight.Took())
 		kit.ExpectFailed(ck, inflight)
 		ck.Expect(inflight).To(matchers.FailWithin(bound))
 	})
 
 	next := c.CallTool(ctx, betaEcho, echoArgs("stopped"))
-	k.Figure("time_to_error_ms.sigstop_next_call", ms(next.Took()))
+	k.TimeToError("time_to_error_ms.sigstop_next_call", next, next.Took())
 	k.CheckFailed("the next call to the stopped backend fails within call timeout + 1 s", next, matchers.FailWithin(bound))
 	bystander := c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("bystander"))
 	k.CheckCall("alpha answers within 1 s while beta is stopped", bystander,
@@ -254,13 +254,13 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	k.Check("the call in flight at the SIGKILL fails within 1 s", func(ck *kit.C) {
 		ck.Expect(inflight).NotTo(gomega.BeNil(), "the call in flight returned after the kill")
 		ck.Evidence(inflight)
-		k.Figure("time_to_error_ms.sigkill_in_flight", ms(sinceKill))
+		k.TimeToError("time_to_error_ms.sigkill_in_flight", inflight, sinceKill)
 		kit.ExpectFailed(ck, inflight)
 		ck.Expect(sinceKill).To(gomega.BeNumerically("<=", transportBound), "the call in flight failed %s after the SIGKILL", sinceKill)
 	})
 
 	next := c.CallTool(ctx, betaEcho, echoArgs("dead"))
-	k.Figure("time_to_error_ms.sigkill_next_call", ms(next.Took()))
+	k.TimeToError("time_to_error_ms.sigkill_next_call", next, next.Took())
 	k.CheckFailed("the next call to the killed backend fails within 1 s", next, matchers.FailWithin(transportBound))
 	k.CheckOK("alpha answers while beta is dead", c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("bystander")))
 

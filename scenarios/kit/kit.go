@@ -124,6 +124,14 @@ func (k *Kit) FixtureName(backend, name string) string {
 // Figure sets a key figure of the scenario's results.
 func (k *Kit) Figure(name string, v float64) { k.Recorder().SetFigure(name, v) }
 
+// TimeToError records figure name (ms; the largest recorded) only when
+// call failed: a time to error is never a success's latency.
+func (k *Kit) TimeToError(name string, call *history.Call, d time.Duration) {
+	if call != nil && call.Outcome != history.OutcomeOK {
+		k.Recorder().MaxFigure(name, Ms(d))
+	}
+}
+
 // Note records free text on the timeline.
 func (k *Kit) Note(format string, args ...any) { k.Env.Note(format, args...) }
 
