@@ -65,7 +65,7 @@ func TestEveryCheckHasAProperty(t *testing.T) {
 		for _, c := range s.Checks {
 			n++
 			if !c.Property.Known() {
-				t.Errorf("%s: check %q declares no property of the catalogue (%q): add a rule to harness/property.go", s.Name, c.Name, c.Property)
+				t.Errorf("%s: check %q declares no property of the catalogue (%q): add a rule to harness/history/property.go", s.Name, c.Name, c.Property)
 			}
 			if c.Transport == "" || c.Revision == "" || c.Fault == "" {
 				t.Errorf("%s: check %q lacks what it was judged under: fault %q, transport %q, revision %q", s.Name, c.Name, c.Fault, c.Transport, c.Revision)
