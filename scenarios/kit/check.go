@@ -96,7 +96,7 @@ func (k *Kit) Check(name string, body func(c *C)) bool {
 	if failed {
 		ch.Verdict = history.CheckFailed
 		ch.Property = deadlineFirst(ch.Property, records)
-		ch.Observed = excerpt(strings.TrimSpace(failMsg), 1500)
+		ch.Observed = Excerpt(strings.TrimSpace(failMsg), 1500)
 		if c.observed != "" {
 			ch.Observed = c.observed + ": " + ch.Observed
 		}
@@ -105,7 +105,7 @@ func (k *Kit) Check(name string, body func(c *C)) bool {
 		for _, seq := range order {
 			parts = append(parts, describe(evidence[seq]))
 		}
-		ch.Observed = excerpt(strings.Join(parts, "; "), 600)
+		ch.Observed = Excerpt(strings.Join(parts, "; "), 600)
 	}
 	rec.AddCheck(ch)
 	return !failed
@@ -217,12 +217,13 @@ func (k *Kit) NotApplicable(name, reason string) {
 func describe(c history.CallRecord) string {
 	s := fmt.Sprintf("%s %s: %s in %s", c.Method, c.Target, c.Outcome, c.Duration.D().Round(10*time.Microsecond))
 	if text := c.Error; text != "" {
-		s += ": " + excerpt(text, 160)
+		s += ": " + Excerpt(text, 160)
 	}
 	return s
 }
 
-func excerpt(s string, n int) string {
+// Excerpt is s cut to its first n bytes, with an ellipsis when cut.
+func Excerpt(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

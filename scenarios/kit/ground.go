@@ -128,7 +128,7 @@ func answered(call *history.Call) string {
 	if call.Outcome == history.OutcomeOK {
 		return "a success"
 	}
-	return fmt.Sprintf("%s %q", call.Outcome, excerpt(call.Text(), 160))
+	return fmt.Sprintf("%s %q", call.Outcome, Excerpt(call.Text(), 160))
 }
 
 // CheckActed judges a check about how the gateway treated the fault on

@@ -56,7 +56,7 @@ func (k *Kit) Steady(c *history.Client, step string) *history.Client {
 				ck.Expected("once %s ended, the session serves every backend again within %s", k.lastStep, SteadySettle)
 				ck.Evidence(failing)
 				ck.Observed("the session still failed after %s (%s %s: %s), while a fresh session served every backend",
-					time.Since(start).Round(time.Millisecond), failing.Method, failing.Target, excerpt(failing.Text(), 200))
+					time.Since(start).Round(time.Millisecond), failing.Method, failing.Target, Excerpt(failing.Text(), 200))
 				ck.Expect(false).To(gomega.BeTrue(), "the session does not recover from %s", k.lastStep)
 			})
 			restore()
@@ -65,7 +65,7 @@ func (k *Kit) Steady(c *history.Client, step string) *history.Client {
 		}
 	}
 	k.unsteady = fmt.Sprintf("no steady state before %s: %s %s still failed %s after the previous step, on this session and on a fresh one (%s)%s",
-		step, failing.Method, failing.Target, time.Since(start).Round(time.Millisecond), excerpt(failing.Text(), 200), k.guessHint(failing.Target))
+		step, failing.Method, failing.Target, time.Since(start).Round(time.Millisecond), Excerpt(failing.Text(), 200), k.guessHint(failing.Target))
 	k.Note("%s", k.unsteady)
 	k.lastStep, k.gaveUp = step, true
 	return c
@@ -160,7 +160,7 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 				ck.Evidence(served)
 				ck.Expected("once %s ended, the session serves %s again within %s", k.lastStep, backend, within)
 				ck.Observed("the session still failed after %s (%d calls; last: %s), while a fresh session was served at once",
-					took.Round(time.Millisecond), len(failures), excerpt(failures[len(failures)-1].Text(), 200))
+					took.Round(time.Millisecond), len(failures), Excerpt(failures[len(failures)-1].Text(), 200))
 				ck.Expect(false).To(gomega.BeTrue(), "the session does not recover from %s", k.lastStep)
 			})
 		}
@@ -180,7 +180,7 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 		var unnamed []string
 		for _, f := range failures {
 			if f.Backend != backend {
-				unnamed = append(unnamed, fmt.Sprintf("%s %s", f.Outcome, excerpt(f.Text(), 120)))
+				unnamed = append(unnamed, fmt.Sprintf("%s %s", f.Outcome, Excerpt(f.Text(), 120)))
 			}
 		}
 		ck.Observed("%s after %s, %d failed call(s) first%s", map[bool]string{true: "served again", false: "not served"}[ok != nil],
