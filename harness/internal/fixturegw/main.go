@@ -40,8 +40,9 @@
 // --per-call (fixture i, percall.go): not the reference but a gateway of
 // its own, as a public one is: streamable-HTTP backends only, tools only
 // (resources/* and prompts/* answered -32601, neither advertised), a fresh
-// backend session (initialize, tools/call, close) for every call, no call
-// timeout, initialize errors naming the backend and tools/call errors
+// backend session (initialize, tools/call, close) for every call, bounded
+// by the config's timeouts (initialize, call), answers taken only with the
+// request's id, initialize errors naming the backend and tools/call errors
 // passed through unnamed. Look a only, without its health API.
 //
 // Usage: fixturegw --config FILE --listen ADDR --look a|b [flags]; FILE is
@@ -100,10 +101,10 @@ func run() error {
 	flag.BoolVar(&neverBack, "sse-never-back", false, "fixture f: an SSE backend whose session stream the backend ended (a restart) is never served again")
 	flag.BoolVar(&q.dropColliding, "drop-colliding-tools", false, "a backend's tools whose bare names (less the --prefix-format prefix) another backend listed first are left out of tools/list")
 	flag.BoolVar(&q.detach, "detach-calls", false, "broken: a client's cancel (its notifications/cancelled, or its request closing) never reaches the gateway: backend calls run on")
-	flag.BoolVar(&perCallGW, "per-call", false, "fixture i: a gateway of its own: streamable-HTTP backends and tools only, a fresh backend session per call, no call timeout, "+
+	flag.BoolVar(&perCallGW, "per-call", false, "fixture i: a gateway of its own: streamable-HTTP backends and tools only, a fresh backend session per call, "+
 		"initialize errors name the backend, tools/call errors pass through unnamed (look a, no health API)")
 	flag.BoolVar(&initUnnamed, "init-unnamed", false, "broken, with --per-call: an initialize error passes through naming no backend")
-	flag.BoolVar(&initRetry, "init-retry", false, "broken, with --per-call: a call whose initialize fails retries it every 200 ms for as long as the client waits")
+	flag.BoolVar(&initRetry, "init-retry", false, "broken, with --per-call: a call whose initialize fails retries it every 200 ms for as long as the client waits (no timeout bounds it)")
 	flag.StringVar(&reject, "reject-feature", "", "refuse to start when the config turns this feature on (health, breaker, keepalive, metrics or optimizer), "+
 		"as a gateway that does not support it, or needs more settings for it, does")
 	flag.Parse()

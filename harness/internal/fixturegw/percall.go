@@ -18,20 +18,23 @@ import (
 // perCall is fixture i's gateway, written the way a public gateway is
 // (not the reference behind a front): it takes streamable-HTTP backends
 // only, offers tools only, and opens a fresh backend session for every
-// call (initialize, tools/call, close). It has no call timeout of its
-// own: a call lasts as long as the client's request. An initialize that
-// fails is wrapped naming the backend ("backend beta: initialize: ...");
-// a tools/call error passes through as the backend client words it
-// ("transport error: request failed with status 403: "), naming no
-// backend.
+// call (initialize, tools/call, close). A session's opening is bounded
+// by the config's timeouts.initialize, its tools/call by timeouts.call.
+// Its backend client (mcp-go's) takes only an answer carrying the
+// request's id (answerid.go). An initialize that fails is wrapped naming
+// the backend ("backend beta: initialize: ..."); a tools/call error
+// passes through as the backend client words it ("transport error:
+// request failed with status 403: ", "context deadline exceeded"),
+// naming no backend.
 type perCall struct {
 	backends map[string]config.Backend
+	timeouts config.Timeouts
 	// initUnnamed: an initialize error passes through naming no backend
 	// (--init-unnamed: fails the initialize-path naming checks).
 	initUnnamed bool
 	// initRetry: a call whose initialize fails retries it every 200 ms
-	// for as long as the client waits (--init-retry: fails the
-	// initialize-path bounds).
+	// for as long as the client waits, neither timeout bounding it
+	// (--init-retry: fails the initialize-path bounds).
 	initRetry bool
 	srv       *server.MCPServer
 	handler   http.Handler
@@ -45,7 +48,7 @@ var perCallInfo = mcp.Implementation{Name: "fixturegw-per-call", Version: "0.1.0
 // prefixFormat with {backend} replaced. A backend that is not
 // streamable-HTTP is refused.
 func newPerCall(ctx context.Context, cfg *config.Config, prefixFormat string, initUnnamed, initRetry bool) (*perCall, error) {
-	p := &perCall{backends: map[string]config.Backend{}, initUnnamed: initUnnamed, initRetry: initRetry}
+	p := &perCall{backends: map[string]config.Backend{}, timeouts: cfg.Timeouts, initUnnamed: initUnnamed, initRetry: initRetry}
 	p.srv = server.NewMCPServer(cfg.Name, "0.1.0", server.WithToolCapabilities(false), server.WithRecovery())
 	for _, b := range cfg.Backends {
 		if b.Transport != config.TransportStreamableHTTP {
@@ -70,7 +73,8 @@ func newPerCall(ctx context.Context, cfg *config.Config, prefixFormat string, in
 // session opens a fresh session with backend b: the returned client is
 // initialized, and the caller closes it. Its error names the backend.
 func (p *perCall) session(ctx context.Context, b config.Backend) (*client.Client, error) {
-	tr, err := transport.NewStreamableHTTP(b.URL, transport.WithHTTPHeaders(b.Headers))
+	hc := &http.Client{Transport: newAnswerIDs(http.DefaultTransport)}
+	tr, err := transport.NewStreamableHTTP(b.URL, transport.WithHTTPHeaders(b.Headers), transport.WithHTTPBasicClient(hc))
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: %w", b.Name, err)
 	}
@@ -93,13 +97,19 @@ func (p *perCall) session(ctx context.Context, b config.Backend) (*client.Client
 	return c, nil
 }
 
-// callSession is session for a call: with initRetry, a failed initialize
-// is tried again every 200 ms until ctx (the client's request) ends.
+// callSession is session for a call, bounded by timeouts.initialize;
+// with initRetry, unbounded, a failed initialize is tried again every
+// 200 ms until ctx (the client's request) ends.
 func (p *perCall) callSession(ctx context.Context, b config.Backend) (*client.Client, error) {
+	if !p.initRetry {
+		ctx, cancel := context.WithTimeout(ctx, p.timeouts.Initialize)
+		defer cancel()
+		return p.session(ctx, b)
+	}
 	for {
 		c, err := p.session(ctx, b)
-		if err == nil || !p.initRetry {
-			return c, err
+		if err == nil {
+			return c, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -110,9 +120,9 @@ func (p *perCall) callSession(ctx context.Context, b config.Backend) (*client.Cl
 }
 
 // listTools lists backend b's tools in a session of its own, bounded by
-// the config's initialize timeout.
+// the config's initialize and list timeouts.
 func (p *perCall) listTools(ctx context.Context, b config.Backend) ([]mcp.Tool, error) {
-	ctx, cancel := context.WithTimeout(ctx, max(cfgInitialize, 5*time.Second))
+	ctx, cancel := context.WithTimeout(ctx, p.timeouts.Initialize+p.timeouts.List)
 	defer cancel()
 	c, err := p.session(ctx, b)
 	if err != nil {
@@ -126,11 +136,8 @@ func (p *perCall) listTools(ctx context.Context, b config.Backend) ([]mcp.Tool, 
 	return res.Tools, nil
 }
 
-// cfgInitialize bounds the start-up listing (no call is bounded).
-const cfgInitialize = 10 * time.Second
-
 // callHandler calls tool own of backend b in a session opened for this
-// call alone, closed after. No deadline but the client's request.
+// call alone, closed after; the tools/call is bounded by timeouts.call.
 func (p *perCall) callHandler(b config.Backend, own string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c, err := p.callSession(ctx, b)
@@ -142,6 +149,8 @@ func (p *perCall) callHandler(b config.Backend, own string) server.ToolHandlerFu
 		out.Params.Name = own
 		out.Params.Arguments = req.Params.Arguments
 		out.Params.Meta = ownMeta(req.Params.Meta)
+		ctx, cancel := context.WithTimeout(ctx, p.timeouts.Call)
+		defer cancel()
 		return c.CallTool(ctx, out)
 	}
 }
