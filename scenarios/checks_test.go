@@ -13,6 +13,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
@@ -88,5 +89,46 @@ func TestEveryCheckJudged(t *testing.T) {
 	}
 	if na := byName["metrics: something"]; !strings.Contains(na.Reason, "lacks capability metrics") {
 		t.Errorf("not applicable: %+v", na)
+	}
+}
+
+// brokenRuntime is a backend runtime whose engine fails every start.
+type brokenRuntime struct{}
+
+func (brokenRuntime) Name() string { return "broken" }
+func (brokenRuntime) Start(context.Context, *fakebackends.Script) (runtimes.RunningBackend, error) {
+	return nil, errors.New("engine: create container: context deadline exceeded")
+}
+
+// TestBackendStartFailureIsInconclusive: when the harness cannot start
+// its own fake backends the gateway was never started, so the verdict is
+// inconclusive, naming why, never failed against the gateway; a gateway
+// that cannot start still fails "topology starts".
+func TestBackendStartFailureIsInconclusive(t *testing.T) {
+	ran := false
+	sc := scenarios.Scenario{
+		Name: "starts/legacy/streamable-http", Group: "starts", Timeout: 30 * time.Second,
+		Topology: func() harness.Topology {
+			bs := kit.TwoBackends(fakebackends.TransportStreamableHTTP)
+			bs[1].Runtime = brokenRuntime{}
+			return harness.Topology{Backends: bs}
+		},
+		Run: func(context.Context, *harness.Env, gomega.Gomega) { ran = true },
+	}
+	res := scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: targets.Reference{}}).Result()
+	if res.Verdict != history.VerdictInconclusive || !strings.Contains(res.Reason, "could not start its backends") || !strings.Contains(res.Reason, "context deadline exceeded") || ran {
+		t.Errorf("backend start failed: %s (%s), body ran %v; want inconclusive naming the engine's error", res.Verdict, res.Reason, ran)
+	}
+	if len(res.Checks) != 1 || res.Checks[0].Name != "topology starts" || res.Checks[0].Verdict != history.CheckInconclusive {
+		t.Errorf("checks %+v, want one inconclusive \"topology starts\"", res.Checks)
+	}
+
+	sc.Topology = func() harness.Topology {
+		return harness.Topology{Backends: kit.TwoBackends(fakebackends.TransportStreamableHTTP)}
+	}
+	exits := &targets.Exec{TargetName: "exits", Command: []string{"/bin/false"}, ConfigTemplate: "x: 1\n", ReadyTimeout: 5 * time.Second}
+	res = scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: exits}).Result()
+	if res.Verdict != history.VerdictFailed || len(res.Checks) != 1 || res.Checks[0].Verdict != history.CheckFailed {
+		t.Errorf("gateway start failed: %s (%s) %+v, want failed \"topology starts\"", res.Verdict, res.Reason, res.Checks)
 	}
 }

@@ -62,8 +62,10 @@ func newGomega() gomega.Gomega {
 
 // Run runs one scenario against cfg.Target and returns its recorder, with
 // the verdict set: skipped (the target lacks a capability the scenario
-// needs), failed (a check failed, the body was aborted by a failed
-// assertion, the topology did not start or tear down, the scenario overran
+// needs), inconclusive (the harness's own backends did not start: the
+// gateway was never judged), failed (a check failed, the body was aborted
+// by a failed assertion, the gateway did not start, the topology did not
+// tear down, the scenario overran
 // its timeout, or goroutines leaked) or passed. Every failure is a failed
 // check on the recorder; the reason lists the failed checks by name first
 // ("2/11 checks failed: a; b"), then what each observed. It never panics
@@ -140,6 +142,15 @@ func startRunClose(ctx context.Context, sc Scenario, cfg RunConfig, target targe
 	}
 	if err != nil {
 		cfg.Starts.Failed(err)
+		var gateway *targets.TargetStartError
+		if !errors.As(err, &gateway) {
+			// The harness's own backends (or its engine) did not start:
+			// the gateway was never started, so no verdict on it.
+			why := "the harness could not start its backends, so the gateway was never started: " + err.Error()
+			rec.AddCheck(history.Check{Name: "topology starts", Verdict: history.CheckInconclusive, Reason: why, Observed: err.Error()})
+			rec.SetVerdict(history.VerdictInconclusive, "start topology: "+why)
+			return outcome{}
+		}
 		rec.AddCheck(history.Check{Name: "topology starts", Verdict: history.CheckFailed, Observed: err.Error()})
 		rec.Fail("start topology: " + err.Error())
 		return outcome{}
