@@ -111,6 +111,11 @@ func TestContainerMutantTable(t *testing.T) {
 				sort.Strings(got)
 				sort.Strings(want)
 				t.Logf("%s against the reference: %s in %s: %s", sc.Name, res.Verdict, res.Duration.D(), firstLine(res.Reason))
+				for _, c := range res.Checks {
+					if c.Verdict != history.CheckPassed {
+						t.Logf("  %s: %s: %s", c.Name, c.Verdict, firstLine(c.Observed))
+					}
+				}
 				if !slices.Equal(got, want) {
 					t.Errorf("%s: the reference recorded the checks\n%q\nthe list (containerCheckNames) says\n%q", sc.Name, got, want)
 				}
