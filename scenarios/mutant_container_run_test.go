@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"context"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"sync"
@@ -18,6 +19,28 @@ import (
 // containerParallel is how many container topologies the test runs at
 // once (each is four containers on a loaded engine).
 const containerParallel = 4
+
+// containerRunsEnv, when set, is a regexp that focuses
+// TestContainerMutantTable: it runs only the reference runs and the
+// (mutant, scenario) pairs whose "mutant × scenario" it matches (the
+// reference's as "reference × container-kill/legacy"), e.g.
+// 'container-kill/legacy' for the kill rows and the reference's kill run;
+// one that matches none fails the test.
+const containerRunsEnv = "VMCP_CHAOS_CONTAINER_RUNS"
+
+// containerRunsFilter is containerRunsEnv's filter (nil: every run).
+func containerRunsFilter(t *testing.T) func(mutant, scenario string) bool {
+	t.Helper()
+	expr := os.Getenv(containerRunsEnv)
+	if expr == "" {
+		return nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", containerRunsEnv, expr, err)
+	}
+	return func(mutant, scenario string) bool { return re.MatchString(mutant + " × " + scenario) }
+}
 
 // TestContainerMutantTable runs every (mutant, scenario) pair of
 // containerMutantTable and fails unless every check each row covers
@@ -36,6 +59,22 @@ func TestContainerMutantTable(t *testing.T) {
 		t.Parallel()
 		runChild(t, "^TestContainerMutantTable$", mutantChildEnv+"=1")
 		return
+	}
+	mutants := containerMutants()
+	pairs := pairsOf(t, containerMutantTable, func(name string) bool { _, ok := mutants[name]; return ok })
+	var refs []scenarios.Scenario
+	for _, sc := range scenarios.Catalogue() {
+		if sc.HasLabel(scenarios.LabelContainer) {
+			refs = append(refs, sc)
+		}
+	}
+	if keep := containerRunsFilter(t); keep != nil {
+		refs = slices.DeleteFunc(refs, func(sc scenarios.Scenario) bool { return !keep("reference", sc.Name) })
+		pairs = slices.DeleteFunc(pairs, func(p *pair) bool { return !keep(p.mutant, p.scenario) })
+		if len(refs)+len(pairs) == 0 {
+			t.Fatalf("%s=%q matches no run (\"mutant × scenario\", e.g. \"slow-errors-5s × %s\")", containerRunsEnv, os.Getenv(containerRunsEnv), containerKillL)
+		}
+		t.Logf("%s: %d reference runs, %d mutant pairs", containerRunsEnv, len(refs), len(pairs))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel) // after the parallel subtests
@@ -61,10 +100,7 @@ func TestContainerMutantTable(t *testing.T) {
 	t.Run("reference records containerChecks", func(t *testing.T) {
 		t.Parallel()
 		var wg sync.WaitGroup
-		for _, sc := range scenarios.Catalogue() {
-			if !sc.HasLabel(scenarios.LabelContainer) {
-				continue
-			}
+		for _, sc := range refs {
 			wg.Go(func() {
 				res := run(sc, targets.Reference{})
 				var got []string
@@ -75,6 +111,11 @@ func TestContainerMutantTable(t *testing.T) {
 				sort.Strings(got)
 				sort.Strings(want)
 				t.Logf("%s against the reference: %s in %s: %s", sc.Name, res.Verdict, res.Duration.D(), firstLine(res.Reason))
+				for _, c := range res.Checks {
+					if c.Verdict != history.CheckPassed {
+						t.Logf("  %s: %s: %s", c.Name, c.Verdict, firstLine(c.Observed))
+					}
+				}
 				if !slices.Equal(got, want) {
 					t.Errorf("%s: the reference recorded the checks\n%q\nthe list (containerCheckNames) says\n%q", sc.Name, got, want)
 				}
@@ -84,8 +125,6 @@ func TestContainerMutantTable(t *testing.T) {
 	})
 	t.Run("mutants fail their rows", func(t *testing.T) {
 		t.Parallel()
-		mutants := containerMutants()
-		pairs := pairsOf(t, containerMutantTable, func(name string) bool { _, ok := mutants[name]; return ok })
 		results := make([]history.ScenarioResult, len(pairs))
 		var wg sync.WaitGroup
 		for i, p := range pairs {
@@ -113,7 +152,9 @@ func judgeContainerPair(t *testing.T, p *pair, res history.ScenarioResult) {
 			if !r.checks.MatchString(name) {
 				continue
 			}
-			if c := verdicts[name]; c.Verdict != history.CheckFailed {
+			c := verdicts[name]
+			t.Logf("  %s: %s: %s", name, c.Verdict, firstLine(c.Observed))
+			if c.Verdict != history.CheckFailed {
 				t.Errorf("%s × %s: %q is %q, want failed (%s): %s%s", p.mutant, p.scenario, name, c.Verdict, r.why, c.Reason, c.Observed)
 			}
 		}

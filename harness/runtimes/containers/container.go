@@ -54,6 +54,11 @@ type Faulter interface {
 	IP(ctx context.Context) (netip.Addr, error)
 	// Logs returns the tail of its output (stdout and stderr).
 	Logs(ctx context.Context) string
+	// DownAt is when the container last went down (its process exited:
+	// after Kill or Stop), as the engine recorded it (State.FinishedAt,
+	// the host's clock). It fails while the container runs, or when the
+	// engine recorded no exit.
+	DownAt(ctx context.Context) (time.Time, error)
 }
 
 // ctr is one container of a topology and its fault verbs.
@@ -320,6 +325,33 @@ func (c *ctr) state(ctx context.Context) (*container.State, error) {
 		return nil, errors.New("no state")
 	}
 	return res.Container.State, nil
+}
+
+func (c *ctr) DownAt(ctx context.Context) (time.Time, error) {
+	ctx, cancel := c.bounded(ctx, runtimes.DefaultControlTimeout)
+	defer cancel()
+	st, err := c.state(ctx)
+	if err != nil {
+		return time.Time{}, c.wrap("inspect", err)
+	}
+	at, err := downAt(st)
+	return at, c.wrap("exit time of", err)
+}
+
+// downAt is when a container whose state is st went down (see
+// Faulter.DownAt).
+func downAt(st *container.State) (time.Time, error) {
+	if st.Running || st.Paused || st.Restarting {
+		return time.Time{}, fmt.Errorf("not down (status %s)", st.Status)
+	}
+	at, err := time.Parse(time.RFC3339Nano, st.FinishedAt)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("FinishedAt %q: %w", st.FinishedAt, err)
+	}
+	if at.IsZero() {
+		return time.Time{}, errors.New("no exit recorded")
+	}
+	return at, nil
 }
 
 func (c *ctr) IP(ctx context.Context) (netip.Addr, error) {

@@ -169,8 +169,17 @@ func TestFaultVerbs(t *testing.T) {
 	b := env.Backend("beta").(*Backend)
 	gw := env.Gateway().(*RunningGateway)
 
+	if at, err := b.DownAt(ctx); err == nil {
+		t.Fatalf("DownAt of a running container: %s, want an error", at)
+	}
+	killed := time.Now()
 	if err := b.Kill(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// The engine's exit time is within the kill (the host's clock; 100 ms
+	// for the engine's own rounding).
+	if at, err := b.DownAt(ctx); err != nil || at.Before(killed.Add(-100*time.Millisecond)) || at.After(time.Now()) {
+		t.Fatalf("DownAt after a kill begun at %s: %s, %v", killed, at, err)
 	}
 	fails("killed", 1500*time.Millisecond+time.Second)
 	if err := b.StartAgain(ctx); err != nil {
