@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
@@ -158,7 +160,7 @@ func (e *Engine) remove(ctx context.Context, f client.Filters, pick func(map[str
 	}
 	for _, n := range ns.Items {
 		if pick(n.Labels) {
-			if _, err := e.cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !isNotFound(err) {
+			if err := e.removeNetwork(ctx, n.ID); err != nil {
 				errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
 			} else {
 				removed("network " + n.Name)
@@ -166,6 +168,23 @@ func (e *Engine) remove(ctx context.Context, f client.Filters, pick func(map[str
 		}
 	}
 	return errors.Join(append(errs, e.removeImages(ctx, f, pick, removed))...)
+}
+
+// removeNetwork removes network id. The engine releases a removed
+// container's endpoint asynchronously: a remove right after the
+// containers' may find one still attached ("has active endpoints"), so
+// it is tried again, a few times, within ctx.
+func (e *Engine) removeNetwork(ctx context.Context, id string) error {
+	var err error
+	for try := range 5 {
+		if _, err = e.cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{}); err == nil || isNotFound(err) {
+			return nil
+		}
+		if try < 4 && faults.SleepCtx(ctx, nil, time.Duration(try+1)*200*time.Millisecond) != nil {
+			break
+		}
+	}
+	return err
 }
 
 // removeImages removes the images matching filter whose labels satisfy
