@@ -37,6 +37,7 @@ const dynamicReason = "this chaos binary is dynamically linked: build it with CG
 // a Docker engine (skipped without one, failed with
 // VMCP_CHAOS_REQUIRE_DOCKER=1).
 func TestRunAnywhereStatic(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	bin := linkedCopy(t, true)
 	dir := filepath.Dir(bin)
 	out, code := runAnywhere(t, bin, nil)
@@ -74,6 +75,7 @@ func TestRunAnywhereStatic(t *testing.T) {
 // reason (exit 1) and the other still passes. Needs a C compiler for the
 // cgo build and a Docker engine (the probe comes before the image).
 func TestRunAnywhereDynamic(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	bin := linkedCopy(t, false)
 	dir := filepath.Dir(bin)
 	t.Run("skip", func(t *testing.T) {
