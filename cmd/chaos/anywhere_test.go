@@ -38,6 +38,7 @@ const dynamicReason = "this chaos binary is dynamically linked: build it with CG
 // VMCP_CHAOS_REQUIRE_DOCKER=1).
 func TestRunAnywhereStatic(t *testing.T) {
 	t.Parallel() // owns its processes, directories and ports (see TestMain)
+	takeDockerTurn(t)
 	bin := linkedCopy(t, true)
 	dir := filepath.Dir(bin)
 	out, code := runAnywhere(t, bin, nil)

@@ -31,7 +31,8 @@ var chaosBin string
 // processes. Those that own everything they start (their processes,
 // temporary directories, ports, and Docker resources labelled with their
 // run's pid) and take longest call t.Parallel, so they overlap (go test
-// -parallel, one per core by default); those that set environment
+// -parallel, one per core by default), those that drive the Docker engine
+// one at a time (takeDockerTurn); those that set environment
 // variables (t.Setenv), sweep what other runs left (chaos clean, the
 // orphan sweep) or time a lease to the second stay serial, and run before
 // the parallel ones.

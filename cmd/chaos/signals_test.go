@@ -63,6 +63,9 @@ func TestRunSignals(t *testing.T) {
 					}
 					t.Skip("no docker engine")
 				}
+				if p.docker {
+					takeDockerTurn(t)
+				}
 				signalRun(t, p.args, p.docker, sig, p.when)
 			})
 		}
