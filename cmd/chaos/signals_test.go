@@ -55,8 +55,14 @@ func TestRunSignals(t *testing.T) {
 	dockerOK := exec.Command("docker", "info").Run() == nil
 	for _, p := range points {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			// Each point is its own run (pid, TMPDIR, output folder, Docker
+			// labels). Those without Docker run in parallel, after those
+			// with it, which run one after another, each taking the engine's
+			// turn: waiting for it would hold one of go test's parallel slots.
 			t.Run(p.name+"/"+sig.String(), func(t *testing.T) {
-				t.Parallel() // each its own run: pid, TMPDIR, output folder, Docker labels
+				if !p.docker {
+					t.Parallel()
+				}
 				if p.docker && !dockerOK {
 					if os.Getenv(containers.RequireDockerEnv) == "1" {
 						t.Fatal("no docker engine and " + containers.RequireDockerEnv + "=1")
