@@ -76,7 +76,10 @@ func TestRunAnywhereStatic(t *testing.T) {
 // reason (exit 1) and the other still passes. Needs a C compiler for the
 // cgo build and a Docker engine (the probe comes before the image).
 func TestRunAnywhereDynamic(t *testing.T) {
-	t.Parallel() // owns its processes, directories and ports (see TestMain)
+	// Serial: beside the parallel tests its wrapping scenario (this
+	// dynamically linked build) was twice inconclusive under load (the
+	// gateway answered a reset call itself on a connection the previous
+	// reset had broken).
 	bin := linkedCopy(t, false)
 	dir := filepath.Dir(bin)
 	t.Run("skip", func(t *testing.T) {
