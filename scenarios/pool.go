@@ -19,8 +19,9 @@ func DefaultParallel() int { return min(max(runtime.NumCPU(), 1), 4) }
 // scenario: it measures latency under its own load) runs beside none;
 // LaneContainer (container scenarios: each has its own network and
 // containers, and they spend their time waiting on the engine and on call
-// timeouts) beside other container scenarios only; LaneInProcess (the
-// rest) beside other in-process scenarios.
+// timeouts, not on this process's CPU) beside other container scenarios
+// and beside in-process ones, each lane with its own slots; LaneInProcess
+// (the rest) beside other in-process scenarios and container ones.
 func (s Scenario) Lane() string {
 	switch {
 	case s.HasLabel(LabelLoad):
@@ -53,24 +54,53 @@ func RunPool(ctx context.Context, scs []Scenario, cfg RunConfig, parallel int, d
 	return recs
 }
 
-// RunLanes runs scs as Run does, at most parallel at a time (only
-// scenarios of one lane at once, see Scenario.Lane), each with its own
-// topology, checks, leak check (cfg.CheckLeaks: its own goroutines) and
-// verdict, and calls done with each recorder as its scenario ends, one
-// call at a time. It returns the recorders in scs's order; a scenario not
-// started because ctx ended has none (nil).
+// RunLanes runs scs as Run does, each with its own topology, checks, leak
+// check (cfg.CheckLeaks: its own goroutines) and verdict, and calls done
+// with each recorder as its scenario ends, one call at a time. It returns
+// the recorders in scs's order; a scenario not started because ctx ended
+// has none (nil).
+//
+// The lanes (Scenario.Lane): the scenarios that run alone first, one at a
+// time; then the in-process and the container lanes side by side, each
+// up to parallel at a time, longest first (typicalDuration), so that the
+// longest scenarios do not start last. With parallel 1 every scenario
+// runs alone, in-process ones before container ones.
 func RunLanes(ctx context.Context, scs []Scenario, cfg RunConfig, parallel int, done func(i int, rec *history.Recorder)) []*history.Recorder {
 	parallel = max(parallel, 1)
 	recs := make([]*history.Recorder, len(scs))
-	slots := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
 	var mu sync.Mutex
-	lane := ""
+	run := func(i int) {
+		rec := Run(ctx, scs[i], cfg)
+		mu.Lock()
+		defer mu.Unlock()
+		recs[i] = rec
+		done(i, rec)
+	}
+	lanes := map[string][]int{}
 	for i, sc := range scs {
-		if sc.Lane() != lane || lane == LaneAlone {
-			wg.Wait() // another lane: the running ones end first
-			lane = sc.Lane()
-		}
+		lanes[sc.Lane()] = append(lanes[sc.Lane()], i)
+	}
+	runSlots(ctx, lanes[LaneAlone], 1, run)
+	inProcess, container := longestFirst(scs, lanes[LaneInProcess]), longestFirst(scs, lanes[LaneContainer])
+	if parallel == 1 {
+		runSlots(ctx, inProcess, 1, run)
+		runSlots(ctx, container, 1, run)
+		return recs
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { runSlots(ctx, inProcess, parallel, run) })
+	wg.Go(func() { runSlots(ctx, container, parallel, run) })
+	wg.Wait()
+	return recs
+}
+
+// runSlots calls run for each of idx in order, up to n at a time, and
+// returns when every call it started has returned; it starts none once
+// ctx has ended.
+func runSlots(ctx context.Context, idx []int, n int, run func(i int)) {
+	slots := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for _, i := range idx {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -80,13 +110,8 @@ func RunLanes(ctx context.Context, scs []Scenario, cfg RunConfig, parallel int, 
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			rec := Run(ctx, sc, cfg)
-			mu.Lock()
-			defer mu.Unlock()
-			recs[i] = rec
-			done(i, rec)
+			run(i)
 		})
 	}
 	wg.Wait()
-	return recs
 }

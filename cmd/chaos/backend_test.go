@@ -27,6 +27,15 @@ import (
 // chaosBin is the chaos binary built once for these tests.
 var chaosBin string
 
+// TestMain builds chaos for the tests. Most of them run chaos as child
+// processes. Those that own everything they start (their processes,
+// temporary directories, ports, and Docker resources labelled with their
+// run's pid) and take longest call t.Parallel, so they overlap (go test
+// -parallel, one per core by default), those that drive the Docker engine
+// one at a time (takeDockerTurn); those that set environment
+// variables (t.Setenv), sweep what other runs left (chaos clean, the
+// orphan sweep) or time a lease to the second stay serial, and run before
+// the parallel ones.
 func TestMain(m *testing.M) {
 	// $CHAOS_BIN when CI built it once, else built into a directory named
 	// for this process (swept by the next run if this one is killed).

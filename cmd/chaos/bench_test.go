@@ -78,6 +78,7 @@ func TestBenchProfilesFlags(t *testing.T) {
 // the CPU figures against the direct backend, and the one results file
 // holds a run per gateway that chaos report renders side by side.
 func TestBenchSideBySide(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	if testing.Short() {
 		t.Skip("builds the fixture gateway and starts processes; not in -short")
 	}

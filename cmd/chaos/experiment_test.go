@@ -214,6 +214,7 @@ func (d *e2eDeployment) params(backend string) []string {
 // TestExperimentShippedSeedBehaviours runs every shipped experiment against
 // the deployment: each must hold, and leave every proxy clean.
 func TestExperimentShippedSeedBehaviours(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	d := startE2E(t, "")
 	cases := []struct {
 		file  string
@@ -515,6 +516,7 @@ func TestExperimentBadInputAndUnreachable(t *testing.T) {
 }
 
 func TestExperimentInitWritesARunnableStarter(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	d := startE2E(t, "")
 	out := filepath.Join(t.TempDir(), "starter.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

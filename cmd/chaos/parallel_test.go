@@ -18,6 +18,7 @@ import (
 // order, and every scenario gets one progress line. A --parallel out of
 // range is a usage error.
 func TestRunParallel(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	out := filepath.Join(t.TempDir(), "results.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

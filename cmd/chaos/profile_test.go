@@ -103,6 +103,7 @@ func TestProfileCheck(t *testing.T) {
 // reference with a profile, and a bad --tool-names beside a profile (it
 // overrides the profile's toolNames, so it is read, never ignored).
 func TestRunProfileFlag(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	out, errOut, code := runChaosProfile(t, "run", "--profile", filepath.Join("..", "..", "profiles", "chaos-vmcp.yaml"), "--label", "wrapping/legacy/streamable-http", "--out", filepath.Join(t.TempDir(), "r.json"))
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
 	if code != 0 || !strings.Contains(out, "against chaos-vmcp") || !strings.Contains(out, "1 passed (1 with checks skipped), 0 failed") {

@@ -23,6 +23,7 @@ import (
 // process (reference gateway, in-process fake backends) and checks the
 // verdict table, the exit status and the JSON results.
 func TestRunWrappingEndToEnd(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	out := filepath.Join(t.TempDir(), "res", "results.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -81,6 +82,7 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 
 // TestRunFlags: bad flags fail before anything starts; --list lists.
 func TestRunFlags(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, tc := range []struct {
@@ -174,6 +176,7 @@ func testListNotApplicable(ctx context.Context, t *testing.T) {
 // writes the JSON; a scenario that needs a capability the target does not
 // declare is reported skipped with that capability named.
 func TestRunFailingAndLackingTarget(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	dir := t.TempDir()
 	tmpl := filepath.Join(dir, "no-deadline.yaml.tmpl")
 	broken := strings.Replace(targets.ChaosVMCPTemplate, "call: {{.CallTimeout}}", "call: 1h", 1)
@@ -245,6 +248,7 @@ func TestRunFailingAndLackingTarget(t *testing.T) {
 // writes the JSON for the scenarios that finished, lists the others as not
 // run, and exits 130.
 func TestRunInterrupted(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	out := filepath.Join(t.TempDir(), "results.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -26,6 +26,7 @@ import (
 // it owned left: child processes, temporary directories, containers,
 // networks, images.
 func TestRunSignals(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	type point struct {
 		name string
 		args []string // after `chaos run`
@@ -44,22 +45,32 @@ func TestRunSignals(t *testing.T) {
 		{name: "during a scenario", args: []string{"--target", "exec", "--label", "process"}, when: afterFirst},
 		{name: "while building the image", args: []string{"--runtime", "container", "--label", "container-kill/legacy"}, docker: true,
 			when: func(_ []string, pid int) bool { return len(dockerOwned(t, pid, "ps")) > 0 }},
-		// Container scenarios run after the others (catalogue order): the
-		// signal lands when the first container scenario has started (its
-		// network exists), or once it finished.
+		// The signal lands when the first container scenario has started
+		// (its network exists), or once one finished: the short gateway
+		// restart, while the longer kill (started first, beside it) runs.
 		{name: "during a container scenario", args: []string{"--runtime", "container", "--label", "container-kill/legacy,container-kill/modern"}, docker: true,
 			when: func(_ []string, pid int) bool { return len(dockerOwned(t, pid, "network")) > 0 }},
-		{name: "after a container scenario", args: []string{"--runtime", "container", "--label", "container-kill/legacy,container-kill/modern"}, docker: true, when: afterFirst},
+		{name: "after a container scenario", args: []string{"--runtime", "container", "--label", "container-gateway-restart/legacy,container-kill/modern"}, docker: true, when: afterFirst},
 	}
 	dockerOK := exec.Command("docker", "info").Run() == nil
 	for _, p := range points {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			// Each point is its own run (pid, TMPDIR, output folder, Docker
+			// labels). Those without Docker run in parallel, after those
+			// with it, which run one after another, each taking the engine's
+			// turn: waiting for it would hold one of go test's parallel slots.
 			t.Run(p.name+"/"+sig.String(), func(t *testing.T) {
+				if !p.docker {
+					t.Parallel()
+				}
 				if p.docker && !dockerOK {
 					if os.Getenv(containers.RequireDockerEnv) == "1" {
 						t.Fatal("no docker engine and " + containers.RequireDockerEnv + "=1")
 					}
 					t.Skip("no docker engine")
+				}
+				if p.docker {
+					takeDockerTurn(t)
 				}
 				signalRun(t, p.args, p.docker, sig, p.when)
 			})
