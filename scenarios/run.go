@@ -64,7 +64,8 @@ func newGomega() gomega.Gomega {
 // the verdict set: skipped (the target lacks a capability the scenario
 // needs), inconclusive (the harness's own backends did not start: the
 // gateway was never judged), failed (a check failed, the body was aborted
-// by a failed assertion, the gateway did not start, the topology did not
+// by a failed assertion, the gateway did not start, the environment broke
+// a promise such as VMCP_CHAOS_REQUIRE_DOCKER=1, the topology did not
 // tear down, the scenario overran
 // its timeout, or goroutines leaked) or passed. Every failure is a failed
 // check on the recorder; the reason lists the failed checks by name first
@@ -143,7 +144,8 @@ func startRunClose(ctx context.Context, sc Scenario, cfg RunConfig, target targe
 	if err != nil {
 		cfg.Starts.Failed(err)
 		var gateway *targets.TargetStartError
-		if !errors.As(err, &gateway) {
+		var required *runtimes.RequiredError
+		if !errors.As(err, &gateway) && !errors.As(err, &required) {
 			// The harness's own backends (or its engine) did not start:
 			// the gateway was never started, so no verdict on it.
 			why := "the harness could not start its backends, so the gateway was never started: " + err.Error()

@@ -19,13 +19,24 @@ var ErrNotSupported = errors.New("not supported by this backend runtime")
 // not a gateway capability (no Docker engine, a target that cannot run in a
 // container). Runners skip the scenario with Reason; they never pass it.
 // Where the environment promises it (VMCP_CHAOS_REQUIRE_DOCKER=1), the
-// runtime returns an ordinary error instead, and the scenario fails.
+// runtime returns a *RequiredError instead, and the scenario fails.
 type SkipError struct {
 	// Reason says what is missing.
 	Reason string
 }
 
 func (e *SkipError) Error() string { return "skipped: " + e.Reason }
+
+// RequiredError is a SkipError's case where the environment promised what
+// is missing (Env=1, e.g. VMCP_CHAOS_REQUIRE_DOCKER=1): runners fail the
+// scenario with it (a broken promise of the environment), where another
+// error starting the harness's own backends makes it inconclusive.
+type RequiredError struct {
+	// Reason says what is missing; Env names the promise.
+	Reason, Env string
+}
+
+func (e *RequiredError) Error() string { return e.Reason + " (and " + e.Env + "=1)" }
 
 // BackendRuntime starts fake backends in one way: in this process
 // (InProcess), as `chaos backend` processes (Process) or, later, in

@@ -104,7 +104,7 @@ func connect(ctx context.Context) (*Engine, error) {
 	if err != nil {
 		reason := fmt.Sprintf("no usable Docker engine: %v", err)
 		if os.Getenv(RequireDockerEnv) == "1" {
-			return nil, fmt.Errorf("containers: %s (and %s=1)", reason, RequireDockerEnv)
+			return nil, fmt.Errorf("containers: %w", &runtimes.RequiredError{Reason: reason, Env: RequireDockerEnv})
 		}
 		return nil, fmt.Errorf("containers: %w", &runtimes.SkipError{Reason: reason})
 	}

@@ -168,7 +168,7 @@ func noStaticChaos(env, self, why string) error {
 	}
 	reason += " (" + why + ")"
 	if os.Getenv(RequireDockerEnv) == "1" {
-		return fmt.Errorf("containers: %s (and %s=1)", reason, RequireDockerEnv)
+		return fmt.Errorf("containers: %w", &runtimes.RequiredError{Reason: reason, Env: RequireDockerEnv})
 	}
 	return fmt.Errorf("containers: %w", &runtimes.SkipError{Reason: reason})
 }
