@@ -17,8 +17,11 @@ import (
 )
 
 // containerParallel is how many container topologies the test runs at
-// once (each is four containers on a loaded engine).
-const containerParallel = 4
+// once (each is four containers on a loaded engine): two, as the suite's
+// container lane beside it. With four, two copies of the package at once
+// (.ci/load) had twelve topologies on a 2-core engine, which timed out
+// creating networks and removing containers.
+const containerParallel = 2
 
 // containerRunsEnv, when set, is a regexp that focuses
 // TestContainerMutantTable: it runs only the reference runs and the
