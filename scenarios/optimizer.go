@@ -85,10 +85,16 @@ func (f findResult) names() []string {
 // error) within 1 s, and decodes the result.
 func findTool(ctx context.Context, g gomega.Gomega, c *history.Client, description string, keywords ...string) findResult {
 	res, call, err := tryFind(ctx, c, description, keywords...)
-	g.ExpectWithOffset(1, call.Outcome).To(gomega.Equal(history.OutcomeOK), "find_tool %q: %s", description, call.Text())
-	g.ExpectWithOffset(1, call).To(matchers.ReturnWithin(time.Second).As("find_tool_ms"))
-	g.ExpectWithOffset(1, err).To(gomega.Succeed(), "find_tool's result is JSON: %s", call.Text())
+	expectFound(g, description, call, err)
 	return res
+}
+
+// expectFound judges find_tool's answer to description (tryFind's call
+// and error): a JSON result within 1 s.
+func expectFound(g gomega.Gomega, description string, call *history.Call, err error) {
+	g.ExpectWithOffset(2, call.Outcome).To(gomega.Equal(history.OutcomeOK), "find_tool %q: %s", description, call.Text())
+	g.ExpectWithOffset(2, call).To(matchers.ReturnWithin(time.Second).As("find_tool_ms"))
+	g.ExpectWithOffset(2, err).To(gomega.Succeed(), "find_tool's result is JSON: %s", call.Text())
 }
 
 // learnNames finds the backends' tools by their origin markers in
@@ -155,14 +161,12 @@ func checkNoBeta(k *kit.Kit, c *history.Client, why, alphaOut string) {
 	k.Check(name, func(ck *kit.C) {
 		for _, a := range answers {
 			ck.Evidence(a.call)
-			ck.Expect(a.call.Outcome).To(gomega.Equal(history.OutcomeOK), "find_tool %q: %s", a.description, a.call.Text())
-			ck.Expect(a.call).To(matchers.ReturnWithin(time.Second).As("find_tool_ms"))
-			ck.Expect(a.err).To(gomega.Succeed(), "find_tool's result is JSON: %s", a.call.Text())
+			expectFound(ck, a.description, a.call, a.err)
 			for _, n := range a.res.names() {
 				ck.Expect(betaTools).NotTo(gomega.ContainElement(n), "%s: find_tool %q returned beta's %s (%v)", why, a.description, n, a.res.names())
 			}
 		}
-		ck.Expect(sawAlpha).To(gomega.BeTrue(), "%s: the same queries find alpha's tools (alpha served through the gateway just before)", why)
+		ck.Expect(sawAlpha).To(gomega.BeTrue(), "%s: the same queries find alpha's tools (nothing showed alpha out of the view)", why)
 	})
 }
 
