@@ -11,6 +11,7 @@ import (
 // TestSelectTakesGinkgoLabelFilters: chaos run --label takes the
 // suite's label-filter expressions, and full scenario names.
 func TestSelectTakesGinkgoLabelFilters(t *testing.T) {
+	t.Parallel()
 	all := Catalogue()
 	names := func(filters ...string) []string {
 		t.Helper()
@@ -57,6 +58,7 @@ func TestSelectTakesGinkgoLabelFilters(t *testing.T) {
 // TestNotApplicableListsChecksByCapability: what --list says a target
 // cannot be judged on.
 func TestNotApplicableListsChecksByCapability(t *testing.T) {
+	t.Parallel()
 	var breaker Scenario
 	for _, s := range Catalogue() {
 		if s.Group == "breaker" {

@@ -24,6 +24,7 @@ import (
 // naming the failed checks first; a check needing a missing capability is
 // not applicable; an abort is a failed check of its own.
 func TestEveryCheckJudged(t *testing.T) {
+	t.Parallel()
 	sc := scenarios.Scenario{
 		Name: "checks/legacy/streamable-http", Group: "checks", Timeout: 30 * time.Second,
 		Topology: func() harness.Topology {
@@ -45,7 +46,7 @@ func TestEveryCheckJudged(t *testing.T) {
 		},
 	}
 	target := targets.Reference{TargetName: "no-metrics", Caps: targets.Capabilities{targets.CapHealthAPI}}
-	res := scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: target}).Result()
+	res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target}).Result()
 	t.Logf("%s: %s", res.Verdict, res.Reason)
 	if res.Verdict != history.VerdictFailed {
 		t.Fatalf("verdict %s", res.Verdict)
@@ -105,6 +106,7 @@ func (brokenRuntime) Start(context.Context, *fakebackends.Script) (runtimes.Runn
 // inconclusive, naming why, never failed against the gateway; a gateway
 // that cannot start still fails "topology starts".
 func TestBackendStartFailureIsInconclusive(t *testing.T) {
+	t.Parallel()
 	ran := false
 	sc := scenarios.Scenario{
 		Name: "starts/legacy/streamable-http", Group: "starts", Timeout: 30 * time.Second,
@@ -115,7 +117,7 @@ func TestBackendStartFailureIsInconclusive(t *testing.T) {
 		},
 		Run: func(context.Context, *harness.Env, gomega.Gomega) { ran = true },
 	}
-	res := scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: targets.Reference{}}).Result()
+	res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: targets.Reference{}}).Result()
 	if res.Verdict != history.VerdictInconclusive || !strings.Contains(res.Reason, "could not start its backends") || !strings.Contains(res.Reason, "context deadline exceeded") || ran {
 		t.Errorf("backend start failed: %s (%s), body ran %v; want inconclusive naming the engine's error", res.Verdict, res.Reason, ran)
 	}
@@ -127,7 +129,7 @@ func TestBackendStartFailureIsInconclusive(t *testing.T) {
 		return harness.Topology{Backends: kit.TwoBackends(fakebackends.TransportStreamableHTTP)}
 	}
 	exits := &targets.Exec{TargetName: "exits", Command: []string{"/bin/false"}, ConfigTemplate: "x: 1\n", ReadyTimeout: 5 * time.Second}
-	res = scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: exits}).Result()
+	res = runScenario(context.Background(), sc, scenarios.RunConfig{Target: exits}).Result()
 	if res.Verdict != history.VerdictFailed || len(res.Checks) != 1 || res.Checks[0].Verdict != history.CheckFailed {
 		t.Errorf("gateway start failed: %s (%s) %+v, want failed \"topology starts\"", res.Verdict, res.Reason, res.Checks)
 	}

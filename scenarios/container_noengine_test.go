@@ -70,6 +70,7 @@ func runSuiteWithout(t *testing.T, host, require string) (types.Report, bool, ti
 // accepts and never answers is given up on within the probe's 5 s. Needs
 // no Docker engine.
 func TestContainerScenariosWithoutDocker(t *testing.T) {
+	t.Parallel()
 	const host = "unix:///nonexistent/docker.sock"
 	var want []string
 	for _, sc := range scenarios.Catalogue() {

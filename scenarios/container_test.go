@@ -2,9 +2,11 @@ package scenarios_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"go.uber.org/goleak"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
@@ -70,13 +73,38 @@ func shutdownContainers() {
 	Expect(topo).To(BeEmpty(), "containers and networks of run %s left behind", e.RunID())
 }
 
-// TestMain removes the run's containers, networks and image (the engine
-// is the process's, shared by the suite and the container mutants, so the
-// image is built once) and fails the package if anything labelled with the
-// run is left, a dangling image of its build included.
+// TestMain runs the package's tests side by side (every top-level test is
+// parallel; -test.parallel defaults to parallelTests, and testGate bounds
+// the scenarios they run at once), then removes the run's containers,
+// networks and image (the engine is the process's, shared by the suite
+// and the container mutants, so the image is built once) and the fixture
+// gateway's build. It fails the package if anything labelled with the run
+// is left, a dangling image of its build included, or if a goroutine
+// started during the tests outlived them: each scenario checks its own
+// (labelled) goroutines; this catches those no scenario owns.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		// Through the flag's Value, so the flag does not count as set:
+		// Ginkgo refuses a suite run with -test.parallel (it does not
+		// parallelize specs; here the tests beside the suite use it).
+		flag.Lookup("test.parallel").Value.Set(strconv.Itoa(parallelTests))
+	}
+	leaks := runtimes.LeakSnapshot(
+		// Idle keep-alive connections of shared transports (the engine's
+		// client's among them), whatever their top frame.
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+		// The engine's signal handler lives as long as the process.
+		goleak.IgnoreAnyFunction("github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers.installSignalCleanup.func1"))
+	start := time.Now()
 	code := m.Run()
+	wall := time.Since(start)
+	fmt.Printf("scenario slots: %d, held %s in %s (%.1f on average)\n", testGate.Cap(), testGate.Held().Round(time.Second), wall.Round(time.Second), testGate.Held().Seconds()/wall.Seconds())
 	runtimes.CleanupChaosBuild() // built by the tests that run the process scenarios
+	removeFixtureGW()
 	if e := containers.Current(); e != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if err := containers.ShutdownDefault(ctx); err != nil {
@@ -89,7 +117,29 @@ func TestMain(m *testing.M) {
 		}
 		cancel()
 	}
+	if code == 0 {
+		tb := &stderrTB{}
+		leaks(tb)
+		if tb.failed {
+			code = 1
+		}
+	}
 	os.Exit(code)
+}
+
+// parallelTests is the default -test.parallel: every top-level test and
+// parallel subtest may start at once; testGate, not the test count,
+// bounds the scenarios they run.
+const parallelTests = 64
+
+// stderrTB is the runtimes.TB of TestMain's leak check: it prints.
+type stderrTB struct{ failed bool }
+
+func (*stderrTB) Helper() {}
+
+func (tb *stderrTB) Errorf(format string, args ...any) {
+	tb.failed = true
+	fmt.Fprintf(os.Stderr, "after every test: "+format+"\n", args...)
 }
 
 // mutantClientTimeout is how long the container no-deadline mutant's clients wait for a

@@ -21,6 +21,7 @@ import (
 // passes; a target lacking a capability gets the scenarios that need it
 // skipped, with the capability named.
 func TestExecTargetRunsScenarios(t *testing.T) {
+	t.Parallel()
 	bctx, bcancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer bcancel()
 	bin, err := runtimes.BuildChaos(bctx) // before any scenario deadline starts
@@ -37,9 +38,7 @@ func TestExecTargetRunsScenarios(t *testing.T) {
 	}
 	for _, name := range []string{"wrapping/modern/sse", "hang/legacy/streamable-http"} {
 		sc := scenario(t, name)
-		ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
-		res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target, CheckLeaks: true}).Result()
-		cancel()
+		res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target, CheckLeaks: true}).Result()
 		t.Logf("%s against %s: %s in %s %s", name, target.Name(), res.Verdict, res.Duration.D(), res.Reason)
 		// The initialize-path checks do not apply to a gateway that keeps
 		// its backend sessions open; nothing else may be skipped.
@@ -58,7 +57,7 @@ func TestExecTargetRunsScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := scenarios.Run(context.Background(), scenario(t, "breaker/legacy/streamable-http"), scenarios.RunConfig{Target: lacking}).Result()
+	res := runScenario(context.Background(), scenario(t, "breaker/legacy/streamable-http"), scenarios.RunConfig{Target: lacking}).Result()
 	if res.Verdict != history.VerdictSkipped || !strings.Contains(res.Reason, string(targets.CapBreaker)) || !strings.Contains(res.Reason, "chaos-vmcp") {
 		t.Errorf("breaker against a target without it: %s %q", res.Verdict, res.Reason)
 	}
@@ -88,11 +87,10 @@ func TestTargetConfigFromEnv(t *testing.T) {
 // with a breaker but no metrics passes without its counter checks, and
 // says so: the result lists the skipped check, naming the capability.
 func TestMissingMetricsIsAPartialPass(t *testing.T) {
+	t.Parallel()
 	caps := targets.Capabilities{targets.CapBreaker, targets.CapHealthAPI}
 	sc := scenario(t, "breaker/legacy/streamable-http")
-	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
-	defer cancel()
-	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "no-metrics", Caps: caps}}).Result()
+	res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "no-metrics", Caps: caps}}).Result()
 	t.Logf("%s: %s %s %v", sc.Name, res.Verdict, res.Reason, res.SkippedChecks)
 	if !res.Partial() || len(res.SkippedChecks) != 1 || !strings.Contains(res.SkippedChecks[0], "lacks capability metrics") {
 		t.Fatalf("want a pass with the metrics check skipped: %s %q %v", res.Verdict, res.Reason, res.SkippedChecks)
@@ -121,10 +119,9 @@ func TestMissingMetricsIsAPartialPass(t *testing.T) {
 // beta and fail fast naming it; beta is let back in), and the checks that
 // read the circuit's state are not applicable, each with the reason.
 func TestBreakerWithoutHealthAPI(t *testing.T) {
+	t.Parallel()
 	sc := scenario(t, "breaker/legacy/streamable-http")
-	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
-	defer cancel()
-	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "breaker-only", Caps: targets.Capabilities{targets.CapBreaker}}}).Result()
+	res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "breaker-only", Caps: targets.Capabilities{targets.CapBreaker}}}).Result()
 	failed, judged := res.CheckCounts()
 	t.Logf("%s: %s (%d/%d failed) %v", sc.Name, res.Verdict, failed, judged, res.SkippedChecks)
 	if res.Verdict != history.VerdictPassed || len(res.SkippedChecks) != 5 {
@@ -137,7 +134,7 @@ func TestBreakerWithoutHealthAPI(t *testing.T) {
 	}
 	// And a breaker that ignores failures fails it, health API or not.
 	mutant := targets.Reference{TargetName: "no-breaker", Caps: targets.Capabilities{targets.CapBreaker}, Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
-	res = scenarios.Run(ctx, sc, scenarios.RunConfig{Target: mutant}).Result()
+	res = runScenario(context.Background(), sc, scenarios.RunConfig{Target: mutant}).Result()
 	if res.Verdict != history.VerdictFailed || !strings.Contains(res.Reason, "the circuit opens after 3 failed calls") {
 		t.Fatalf("a breaker that never opens, without a health API: %s %s", res.Verdict, res.Reason)
 	}
@@ -146,10 +143,9 @@ func TestBreakerWithoutHealthAPI(t *testing.T) {
 // TestKeepaliveWithoutHealthAPI: keepalive without a health API is judged
 // by the pings beta receives; the health API checks are not applicable.
 func TestKeepaliveWithoutHealthAPI(t *testing.T) {
+	t.Parallel()
 	sc := scenario(t, "keepalive/legacy/streamable-http")
-	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
-	defer cancel()
-	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "keepalive-only", Caps: targets.Capabilities{targets.CapKeepalive}}}).Result()
+	res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "keepalive-only", Caps: targets.Capabilities{targets.CapKeepalive}}}).Result()
 	failed, judged := res.CheckCounts()
 	t.Logf("%s: %s (%d/%d failed) %s", sc.Name, res.Verdict, failed, judged, res.Reason)
 	if res.Verdict != history.VerdictPassed || len(res.SkippedChecks) != 4 || judged < 7 {

@@ -21,3 +21,7 @@ func TeardownBound(sc Scenario, runtime string) time.Duration {
 	}
 	return harness.DefaultEnvCloseTimeout
 }
+
+// LongestFirst orders idx (indices into scs) longest scenario first, as
+// the pool does.
+func LongestFirst(scs []Scenario, idx []int) []int { return longestFirst(scs, idx) }

@@ -13,6 +13,7 @@ import (
 // asked for, as toolhive learnt), and a target lacking the breaker gets
 // none of the sets whose scenarios need it.
 func TestFeatureSets(t *testing.T) {
+	t.Parallel()
 	all := scenarios.FeatureSets(scenarios.Catalogue(), targets.Reference{})
 	var names []string
 	for _, s := range all {

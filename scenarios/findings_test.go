@@ -59,6 +59,7 @@ func failedFindings(res *history.Results) []history.Finding {
 // declares a property of the closed catalogue, and the reference, which
 // behaves, has no finding at all.
 func TestEveryCheckHasAProperty(t *testing.T) {
+	t.Parallel()
 	res := referenceResults(t)
 	n := 0
 	for _, s := range res.Scenarios {
@@ -92,6 +93,7 @@ func TestEveryCheckHasAProperty(t *testing.T) {
 // whose call only the client's own deadline ended; fixture a's broken
 // variant (errors name no backend) "names the failing backend".
 func TestFindingsOfKnownDefects(t *testing.T) {
+	t.Parallel()
 	t.Run("no-deadline mutant", func(t *testing.T) {
 		names := []string{"wrapping/legacy/streamable-http", "hang/legacy/streamable-http"}
 		res := runForFindings(t, noDeadlineMutant, names...)

@@ -7,11 +7,13 @@ package scenarios_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,17 +31,44 @@ const FixtureGWEnv = "VMCP_CHAOS_FIXTUREGW"
 // every scenario through the fixtures, not one per group.
 const FixturesFullEnv = "VMCP_CHAOS_FIXTURES_FULL"
 
-// buildFixtureGW builds harness/internal/fixturegw into a temporary
-// directory the test removes, and points FixtureGWEnv at it.
+// fixtureGW is the fixture gateway binary, built once per process (the
+// tests that use it run side by side) into a directory TestMain removes.
+var fixtureGW struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// buildFixtureGW builds harness/internal/fixturegw once per process and
+// points FixtureGWEnv at it (process-wide: the tests run side by side).
 func buildFixtureGW(t *testing.T) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "fixturegw")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../harness/internal/fixturegw").CombinedOutput(); err != nil {
-		t.Fatalf("build fixturegw: %v\n%s", err, out)
+	fixtureGW.once.Do(func() {
+		dir, err := os.MkdirTemp("", "vmcp-chaos-fixturegw-")
+		if err != nil {
+			fixtureGW.err = err
+			return
+		}
+		fixtureGW.dir = dir
+		bin := filepath.Join(dir, "fixturegw")
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../harness/internal/fixturegw").CombinedOutput(); err != nil {
+			fixtureGW.err = fmt.Errorf("build fixturegw: %v\n%s", err, out)
+			return
+		}
+		fixtureGW.err = os.Setenv(FixtureGWEnv, bin)
+	})
+	if fixtureGW.err != nil {
+		t.Fatal(fixtureGW.err)
 	}
-	t.Setenv(FixtureGWEnv, bin)
+}
+
+// removeFixtureGW, in TestMain, removes the fixture gateway's build.
+func removeFixtureGW() {
+	if fixtureGW.dir != "" {
+		os.RemoveAll(fixtureGW.dir)
+	}
 }
 
 // fixtureTarget is the exec target of testdata/profiles/<name>.yaml, built
@@ -59,6 +88,7 @@ func fixtureTarget(t *testing.T, name string) targets.Exec {
 // through the profiles pass against the correct fixtures and fail against
 // the broken ones, for the broken behaviour.
 func TestFixtureGateways(t *testing.T) {
+	t.Parallel()
 	buildFixtureGW(t)
 	for _, name := range []string{"fixture-a", "fixture-a-broken", "fixture-b", "fixture-b-broken"} {
 		t.Run("profile check/"+name, func(t *testing.T) {
@@ -94,9 +124,7 @@ func TestFixtureGateways(t *testing.T) {
 		e := fixtureTarget(t, "fixture-a")
 		e.Caps = slices.DeleteFunc(slices.Clone(e.Caps), func(c targets.Capability) bool { return c == targets.CapHealthAPI })
 		sc := scenario(t, "optimizer/legacy/streamable-http")
-		ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
-		defer cancel()
-		res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
+		res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
 		t.Logf("%s: %s in %s: %s", sc.Name, res.Verdict, res.Duration.D(), res.Reason)
 		if res.Verdict != history.VerdictPassed {
 			t.Fatalf("want passed: %s %s", res.Verdict, res.Reason)

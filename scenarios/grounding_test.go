@@ -40,11 +40,9 @@ var namingCheck = regexp.MustCompile(`names? (beta|alpha)\b|failures name beta`)
 func runFixture(t *testing.T, fixture, name string, ungrounded bool) history.ScenarioResult {
 	t.Helper()
 	sc := scenario(t, name)
-	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
-	defer cancel()
 	var res history.ScenarioResult
 	if ungrounded {
-		res = scenarios.Run(kit.WithoutGrounding(ctx), sc, scenarios.RunConfig{Target: fixtureTarget(t, fixture), CheckLeaks: true}).Result()
+		res = runScenario(kit.WithoutGrounding(context.Background()), sc, scenarios.RunConfig{Target: fixtureTarget(t, fixture), CheckLeaks: true}).Result()
 	} else {
 		res = runShared(t, fixtureTarget(t, fixture), sc)[0].Result()
 	}
@@ -82,6 +80,7 @@ func verdictOf(res history.ScenarioResult, check string) history.CheckVerdict {
 }
 
 func TestGroundedFixtures(t *testing.T) {
+	t.Parallel()
 	buildFixtureGW(t)
 	const (
 		wrapping = "wrapping/legacy/streamable-http"
@@ -206,9 +205,7 @@ func TestGroundedFixtures(t *testing.T) {
 		e := fixtureTarget(t, "fixture-a")
 		e.ToolNames = ""
 		sc := scenario(t, "optimizer/legacy/streamable-http")
-		ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
-		defer cancel()
-		res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
+		res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
 		if res.Verdict != history.VerdictPassed {
 			t.Errorf("optimizer against fixture-a without toolNames: %s: %s", res.Verdict, res.Reason)
 		}
@@ -278,6 +275,7 @@ func TestGroundedFixtures(t *testing.T) {
 	// pass; resources, prompts and SSE variants are not applicable;
 	// nothing is inconclusive.
 	t.Run("i", func(t *testing.T) {
+		t.Parallel()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		for _, c := range harness.CheckTarget(ctx, fixtureTarget(t, "fixture-i"), nil) {
@@ -328,14 +326,15 @@ func TestGroundedFixtures(t *testing.T) {
 	// and profile check say why; with distinctToolNames every fixture
 	// tool has a bare name of its own, and the same gateway passes.
 	t.Run("distinct tool names", func(t *testing.T) {
+		t.Parallel()
 		e := fixtureTarget(t, "fixture-a")
 		e.Command = append(e.Command, "--drop-colliding-tools")
 		e.ReadyTimeout = 10 * time.Second // readiness never comes without distinct names
 		sc := scenario(t, wrapping)
 		for _, distinct := range []bool{false, true} {
 			e.DistinctToolNames = distinct
-			ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+time.Minute)
-			res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
+			res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			var failed []string
 			for _, c := range harness.CheckTarget(ctx, e, nil) {
 				if c.Status == history.CheckFailed {
@@ -365,6 +364,7 @@ func TestGroundedFixtures(t *testing.T) {
 	// the checks that say beta's call was cancelled, though the client
 	// got its own call back at once.
 	t.Run("cancellation", func(t *testing.T) {
+		t.Parallel()
 		const ends, notified = "beta's stalled call ends within 3 s of the cancel",
 			"beta (a legacy backend session) receives notifications/cancelled for the stalled call within 3 s of the cancel"
 		for name, want := range map[string][]string{
@@ -377,9 +377,7 @@ func TestGroundedFixtures(t *testing.T) {
 				if detached {
 					e.Command = append(e.Command, "--detach-calls")
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
-				res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: e}).Result()
-				cancel()
+				res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
 				v := byVerdict(res)
 				t.Logf("%s (detached %v): %s, failed %q", name, detached, res.Verdict, v[history.CheckFailed])
 				switch {
@@ -403,7 +401,7 @@ func TestGroundedFixtures(t *testing.T) {
 		e := fixtureTarget(t, "fixture-a")
 		e.Transports = targets.Transports{"streamable-http"}
 		sc := scenario(t, "restart/legacy/sse")
-		res := scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
+		res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
 		if res.Verdict != history.VerdictSkipped || !strings.Contains(res.Reason, "takes streamable-http backends only, not sse") {
 			t.Errorf("restart/legacy/sse against a streamable-HTTP-only gateway: %s: %s", res.Verdict, res.Reason)
 		}

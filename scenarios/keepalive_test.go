@@ -25,11 +25,10 @@ import (
 // scenario: its counters are judged from a baseline taken before the
 // scenario's session opens, and still exactly.
 func TestKeepaliveAnotherSessionCutOff(t *testing.T) {
+	t.Parallel()
 	sc := scenario(t, "keepalive/legacy/streamable-http")
 	target := &cutOffNeighbour{inner: targets.Reference{TargetName: "reference-cut-off-neighbour"}}
-	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
-	defer cancel()
-	res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target}).Result()
+	res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target}).Result()
 	t.Logf("%s: %s in %s: %s", sc.Name, res.Verdict, res.Duration.D(), res.Reason)
 	if target.cutOff.Load() == 0 {
 		t.Fatal("no neighbour session's probe was cut off: the test did not set up what it tests")

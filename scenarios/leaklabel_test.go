@@ -20,6 +20,7 @@ import (
 // running past its teardown: it fails, naming the leaked stack; the one
 // beside it, which runs as long and leaks nothing, passes.
 func TestLeakCheckPerScenario(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	defer close(release)
 	leaker := leakScenario("leaks/legacy/streamable-http", func() {

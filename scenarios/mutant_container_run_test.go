@@ -54,12 +54,11 @@ func containerRunsFilter(t *testing.T) func(mutant, scenario string) bool {
 // VMCP_CHAOS_REQUIRE_DOCKER=1.
 //
 // Its runs mostly wait on containers and on calls the mutants hold, so it
-// runs in parallel with TestScenarios (the package's only other parallel
-// test), in a child process that builds, and removes (TestMain, also on
+// runs beside the package's other tests, in a child process that builds, and removes (TestMain, also on
 // SIGINT/SIGTERM), its own image and containers.
 func TestContainerMutantTable(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(mutantChildEnv) != "1" {
-		t.Parallel()
 		runChild(t, "^TestContainerMutantTable$", mutantChildEnv+"=1")
 		return
 	}
@@ -95,9 +94,7 @@ func TestContainerMutantTable(t *testing.T) {
 	run := func(sc scenarios.Scenario, target targets.Target) history.ScenarioResult {
 		slots <- struct{}{}
 		defer func() { <-slots }()
-		ctx, cancel := context.WithTimeout(ctx, sc.Timeout+scenarios.TeardownBound(sc, "")+30*time.Second)
-		defer cancel()
-		return scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target}).Result()
+		return runScenario(ctx, sc, scenarios.RunConfig{Target: target}).Result()
 	}
 	start := time.Now()
 	t.Run("reference records containerChecks", func(t *testing.T) {

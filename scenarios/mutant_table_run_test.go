@@ -123,6 +123,7 @@ func groupOf(scenario string) string {
 // need Docker: they are containerChecks, which TestContainerMutantTable
 // compares with a real run.)
 func TestEveryCheckHasAMutant(t *testing.T) {
+	t.Parallel()
 	checks := referenceChecks(t)
 	for _, sc := range scenarios.Catalogue() {
 		if sc.HasLabel(scenarios.LabelContainer) {
@@ -193,15 +194,17 @@ type pair struct {
 // each failed on the mutant; for a failure-only row, at least one check
 // matching it failed.
 func TestMutantTable(t *testing.T) {
+	t.Parallel()
 	targets := mutantTargets()
 	maps.Copy(targets, fixtureMutantTargets(t))
 	pairs := pairsOf(t, mutantTable, func(name string) bool { return targets[name] != nil })
-	reference := referenceChecks(t)
-	notApplicable := referenceNotApplicable(t)
-
 	start := time.Now()
 	results := runPairs(t, pairs, targets)
 	t.Logf("%d pairs (%d rows) in %s", len(pairs), len(mutantTable), time.Since(start).Round(time.Millisecond))
+	// The reference's runs (shared with the suite), after the pairs: they
+	// run side by side.
+	reference := referenceChecks(t)
+	notApplicable := referenceNotApplicable(t)
 
 	for i, p := range pairs {
 		res := results[i]
@@ -275,8 +278,8 @@ func verdictsOf(res history.ScenarioResult) (map[string]history.Check, []string)
 	return verdicts, failed
 }
 
-// runPairs runs each pair's scenario against its mutant, twice
-// DefaultParallel at a time, those not of the in-process lane (Scenario.Lane) last, one by one,
+// runPairs runs each pair's scenario against its mutant, testSlots() at
+// a time, longest first, those not of the in-process lane (Scenario.Lane) last, one by one,
 // and returns the results in pairs' order.
 func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []history.ScenarioResult {
 	results := make([]history.ScenarioResult, len(pairs))
@@ -285,19 +288,21 @@ func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []
 		scs[i] = scenario(t, p.scenario)
 	}
 	run := func(i int) {
-		sc := scs[i]
-		ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+scenarios.TeardownBound(sc, "")+30*time.Second)
-		defer cancel()
 		cfg := runnerMutantConfigs[pairs[i].mutant] // the runner's own checks' mutants: mutant_runner_test.go
 		cfg.Target = targets[pairs[i].mutant]
-		results[i] = scenarios.Run(ctx, sc, cfg).Result()
+		results[i] = runScenario(context.Background(), scs[i], cfg).Result()
 	}
-	// Twice the suite's pool: a mutant's run mostly waits out bounds
-	// (stalls, held errors, keepalive intervals), not on the CPU.
-	slots := make(chan struct{}, 2*scenarios.DefaultParallel())
+	// As many at once as the package's tests together may run (testGate
+	// bounds them): a mutant's run mostly waits out bounds (stalls, held
+	// errors, keepalive intervals), not on the CPU.
+	slots := make(chan struct{}, testSlots())
 	var wg sync.WaitGroup
 	var alone []int
-	for i := range pairs {
+	all := make([]int, len(pairs))
+	for i := range all {
+		all[i] = i
+	}
+	for _, i := range scenarios.LongestFirst(scs, all) {
 		if scs[i].Lane() != scenarios.LaneInProcess {
 			alone = append(alone, i)
 			continue

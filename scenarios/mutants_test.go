@@ -49,9 +49,7 @@ func expectFails(t *testing.T, name string, target targets.Target, failed, passe
 // run: sc may differ from the catalogue's).
 func expectFailsScenario(t *testing.T, sc scenarios.Scenario, target targets.Target, failed, passed []string) *history.Recorder {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+scenarios.TeardownBound(sc, "")+30*time.Second)
-	defer cancel()
-	rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target})
+	rec := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target})
 	judgeFails(t, rec, target, failed, passed)
 	return rec
 }
@@ -94,6 +92,7 @@ func firstLine(s string) string {
 // backend (it strips `backend "x" unavailable:` and the vmcp _meta and
 // JSON-RPC error data) fails the wrapping scenario.
 func TestMutantNoErrorWrapping(t *testing.T) {
+	t.Parallel()
 	expectFails(t, "wrapping/legacy/streamable-http", &stripNamesTarget{inner: targets.Reference{TargetName: "mutant-no-wrapping"}},
 		[]string{"crash: tools/call names beta", "403: resources/read names beta", "timeout: prompts/get names beta", "all down: beta's error names beta within 1 s"},
 		[]string{"crash: alpha unaffected (tools, resources, prompts)", "crash: beta answers once cleared", "beta's own isError passes through unchanged"})
@@ -107,6 +106,7 @@ var noDeadlineMutant = targets.Reference{TargetName: "mutant-no-deadline", Confi
 // timeout (it waits an hour for a backend) fails the hang scenario: the
 // first stall is still pending when the bound passes.
 func TestMutantNoCallDeadline(t *testing.T) {
+	t.Parallel()
 	expectFails(t, "hang/legacy/streamable-http", noDeadlineMutant,
 		[]string{"stall_before_headers: fails within call timeout + 1 s", "stall_mid_body: fails within call timeout + 1 s"},
 		[]string{"403_after_initialize: fails within 1 s", "stall_before_headers: alpha unaffected", "stall_mid_body: beta answers once cleared (at most 0 failed calls)"})
@@ -117,6 +117,7 @@ func TestMutantNoCallDeadline(t *testing.T) {
 // the breaker scenario. (A Gate that always admits is no such mutant: the
 // reference chains the configured Gate before its own breaker.)
 func TestMutantNoBreaker(t *testing.T) {
+	t.Parallel()
 	target := targets.Reference{TargetName: "mutant-no-breaker", Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
 	expectFails(t, "breaker/legacy/streamable-http", target,
 		[]string{"the circuit opens after 3 failed calls", "while open, calls do not reach beta"},
@@ -129,11 +130,10 @@ func TestMutantNoBreaker(t *testing.T) {
 // scenario. The scenarios hold a gateway to naming the backend, not to our
 // phrasing.
 func TestOtherWordingPasses(t *testing.T) {
+	t.Parallel()
 	sc := scenario(t, "wrapping/modern/streamable-http")
-	ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
-	defer cancel()
 	target := &stripNamesTarget{inner: targets.Reference{TargetName: "other-wording"}, rewrite: rewordNames}
-	rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target})
+	rec := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target})
 	res := rec.Result()
 	t.Logf("%s against %s: %s in %s: %s", sc.Name, target.Name(), res.Verdict, res.Duration.D(), res.Reason)
 	if res.Verdict != history.VerdictPassed {

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
@@ -23,6 +22,7 @@ import (
 )
 
 func TestScenariosJudgeOtherToolNames(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		pattern    string
 		dropMarker bool
@@ -36,9 +36,7 @@ func TestScenariosJudgeOtherToolNames(t *testing.T) {
 			target := &renamingTarget{inner: targets.Reference{TargetName: "renamed"}, pattern: tc.pattern, dropMarkers: tc.dropMarker}
 			for _, name := range []string{"wrapping/modern/streamable-http", "hang-cancel/legacy/streamable-http"} {
 				sc := scenario(t, name)
-				ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
-				rec := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target})
-				cancel()
+				rec := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target})
 				res := rec.Result()
 				failed, judged := res.CheckCounts()
 				t.Logf("%s, tools named %s: %s (%d/%d checks failed)", name, tc.pattern, res.Verdict, failed, judged)

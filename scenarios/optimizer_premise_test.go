@@ -48,6 +48,7 @@ func (p hidesAlpha) admin(path string, body []byte) []byte {
 // probes time out on a loaded machine and open alpha's circuit: the
 // harness must not blame it for leaving alpha out then).
 func TestOptimizerAlphaPremise(t *testing.T) {
+	t.Parallel()
 	sc := scenario(t, "optimizer/legacy/streamable-http")
 	const (
 		noBeta    = "case 1: session created while beta's circuit was open: find_tool never returns beta's tools"
@@ -62,7 +63,7 @@ func TestOptimizerAlphaPremise(t *testing.T) {
 		{true, map[string]history.CheckVerdict{noBeta: history.CheckInconclusive, alphaRank: history.CheckInconclusive, alphaCall: history.CheckInconclusive}},
 	} {
 		target := &mutantTarget{name: "mutant-hides-alpha", policy: func() frontPolicy { return hidesAlpha{reportOut: tc.reportOut} }}
-		res := scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: target, CheckLeaks: true}).Result()
+		res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target, CheckLeaks: true}).Result()
 		got := map[string]history.Check{}
 		for _, c := range res.Checks {
 			got[c.Name] = c

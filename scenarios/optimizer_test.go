@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
@@ -24,6 +23,7 @@ var noHealthAPI = targets.Capabilities{targets.CapOptimizer, targets.CapBreaker}
 // reason. The reference passes so on a legacy session and a stateless
 // client.
 func TestOptimizerWithoutHealthAPI(t *testing.T) {
+	t.Parallel()
 	healthChecks := map[string]bool{}
 	for _, c := range scenario(t, "optimizer/legacy/streamable-http").Conditional {
 		healthChecks[c.Name] = true
@@ -37,10 +37,8 @@ func TestOptimizerWithoutHealthAPI(t *testing.T) {
 			if na := sc.NotApplicable("no-health-api", noHealthAPI); len(na) != 3 || !strings.Contains(na[0], "(lacks health-api)") {
 				t.Errorf("--list: not applicable %q", na)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), sc.Timeout+30*time.Second)
-			defer cancel()
 			target := targets.Reference{TargetName: "reference-no-health-api", Caps: noHealthAPI}
-			res := scenarios.Run(ctx, sc, scenarios.RunConfig{Target: target}).Result()
+			res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target}).Result()
 			t.Logf("%s: %s in %s: %s", name, res.Verdict, res.Duration.D(), res.Reason)
 			if res.Verdict != history.VerdictPassed {
 				t.Fatalf("want passed: %s %s", res.Verdict, res.Reason)
@@ -69,6 +67,7 @@ func TestOptimizerWithoutHealthAPI(t *testing.T) {
 // a gateway whose breaker never opens (switched off under the scenario's
 // feet) fails the optimizer scenario where its circuit should have opened.
 func TestMutantOptimizerNoBreakerNoHealthAPI(t *testing.T) {
+	t.Parallel()
 	target := targets.Reference{TargetName: "mutant-no-breaker-no-health-api", Caps: noHealthAPI,
 		Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
 	expectFails(t, "optimizer/legacy/streamable-http", target,

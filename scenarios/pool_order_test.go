@@ -12,6 +12,7 @@ import (
 // (a new group must say how long it takes), and a lane is ordered by
 // them, longest first, the catalogue's order kept among equals.
 func TestLongestFirst(t *testing.T) {
+	t.Parallel()
 	all := Catalogue()
 	var container []int
 	for i, sc := range all {
@@ -44,6 +45,7 @@ func TestLongestFirst(t *testing.T) {
 // held until all n have started), never more, and starts none once its
 // context has ended.
 func TestRunSlots(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var running, most int
 	var ran atomic.Int32

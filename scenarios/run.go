@@ -37,6 +37,13 @@ type RunConfig struct {
 	// topologies failed to start twice in a row, the rest fail at once
 	// with that reason instead of each waiting out its readiness.
 	Starts *targets.StartGuard
+	// Gate, when set, bounds how many in-process scenarios its sharers
+	// run at once; Run waits for it (Gate.Enter: container scenarios for
+	// a host-wide slot instead) before the scenario's clock starts.
+	Gate *Gate
+	// SlotsHeld says the caller already holds the scenario's slots
+	// (Gate.Enter): Run takes none.
+	SlotsHeld bool
 }
 
 // failure is what the fail handler panics with; the runner recovers it.
@@ -76,10 +83,24 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *history.Recorder {
 	if target == nil {
 		target = targets.Reference{}
 	}
-	rec := history.NewRecorder(sc.Name, sc.Labels...)
 	if missing := target.Capabilities().Missing(sc.Needs...); len(missing) > 0 {
+		rec := history.NewRecorder(sc.Name, sc.Labels...)
 		rec.Skip((&targets.MissingCapabilityError{Target: target.Name(), Missing: missing}).Error())
 		return rec
+	}
+	leave, waited := func() {}, time.Duration(0)
+	var err error
+	if !cfg.SlotsHeld {
+		leave, waited, err = cfg.Gate.Enter(ctx, sc, cfg.Runtime)
+	}
+	rec := history.NewRecorder(sc.Name, sc.Labels...)
+	if err != nil {
+		rec.Fail("not started: " + err.Error())
+		return rec
+	}
+	defer leave()
+	if waited >= 100*time.Millisecond {
+		rec.Note("waited %s for a slot to run in (other scenarios of this host or process were running)", waited.Round(time.Millisecond))
 	}
 	var verdict outcome
 	leakCheck := labelRun(ctx, sc.Name, func(ctx context.Context) { verdict = startRunClose(ctx, sc, cfg, target, rec) })

@@ -34,21 +34,22 @@ func sharedKey(target targets.Target, name string) string {
 	return fmt.Sprintf("%T/%s/%s/%s", target, target.Name(), target.Capabilities(), name)
 }
 
-// sharedRecord returns the run of name against target if one has ended
-// (nil otherwise).
-func sharedRecord(target targets.Target, name string) *history.Recorder {
+// claimShared returns the run of name against target: a new one that the
+// caller must run and publish (set rec, close done) when claimed, or the
+// one another test runs.
+func claimShared(target targets.Target, name string) (run *sharedRun, claimed bool) {
 	sharedRuns.Lock()
-	r := sharedRuns.m[sharedKey(target, name)]
-	sharedRuns.Unlock()
-	if r == nil {
-		return nil
+	defer sharedRuns.Unlock()
+	if sharedRuns.m == nil {
+		sharedRuns.m = map[string]*sharedRun{}
 	}
-	select {
-	case <-r.done:
-		return r.rec
-	default:
-		return nil
+	key := sharedKey(target, name)
+	if r := sharedRuns.m[key]; r != nil {
+		return r, false
 	}
+	r := &sharedRun{done: make(chan struct{})}
+	sharedRuns.m[key] = r
+	return r, true
 }
 
 // runShared returns the records of scs against target, in scs's order,
@@ -60,24 +61,17 @@ func runShared(t *testing.T, target targets.Target, scs ...scenarios.Scenario) [
 	t.Helper()
 	runs := make([]*sharedRun, len(scs))
 	var mine []int
-	sharedRuns.Lock()
-	if sharedRuns.m == nil {
-		sharedRuns.m = map[string]*sharedRun{}
-	}
 	for i, sc := range scs {
-		key := sharedKey(target, sc.Name)
-		if sharedRuns.m[key] == nil {
-			sharedRuns.m[key] = &sharedRun{done: make(chan struct{})}
+		var claimed bool
+		if runs[i], claimed = claimShared(target, sc.Name); claimed {
 			mine = append(mine, i)
 		}
-		runs[i] = sharedRuns.m[key]
 	}
-	sharedRuns.Unlock()
 	todo := make([]scenarios.Scenario, len(mine))
 	for j, i := range mine {
 		todo[j] = scs[i]
 	}
-	scenarios.RunLanes(context.Background(), todo, scenarios.RunConfig{Target: target, CheckLeaks: true}, scenarios.DefaultParallel(),
+	scenarios.RunLanes(context.Background(), todo, scenarios.RunConfig{Target: target, CheckLeaks: true, Gate: testGate}, testSlots(),
 		func(j int, rec *history.Recorder) {
 			runs[mine[j]].rec = rec
 			close(runs[mine[j]].done)

@@ -12,7 +12,6 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -23,30 +22,24 @@ const ParallelEnv = "VMCP_CHAOS_PARALLEL"
 
 // The scenarios whose specs will run (the suite's preview, after label
 // and focus filters) run ahead of their specs in a pool
-// (scenarios.RunPool, started by BeforeSuite), several at a time in the
-// specs' order: they spend most of their time waiting on deadlines. Each
-// spec waits for its scenario's record (within its SpecTimeout) and
-// reports it; each scenario has its own topology and its own leak check
-// (its goroutines carry its label), and AfterSuite checks the goroutines
-// no scenario owns.
+// (scenarios.RunLanes, started by BeforeSuite), several at a time,
+// longest first: they spend most of their time waiting on deadlines. The
+// runs are shared with the package's other tests (sharedruns_test.go): a
+// scenario another test already runs against the same target is not run
+// twice. Each spec waits for its scenario's record (within its
+// SpecTimeout) and reports it; each scenario has its own topology and its
+// own leak check (its goroutines carry its label), and TestMain checks
+// the goroutines no scenario owns.
 var pool struct {
 	sync.Mutex
 	// order holds the scenarios to run ahead, in the specs' order.
 	order []scenarios.Scenario
-	// runs maps a scenario's name to its run in the pool.
-	runs map[string]*pooledRun
+	// runs maps a scenario's name to its run (the pool's, or another
+	// test's of the same target).
+	runs map[string]*sharedRun
 	// stop cancels the pool; ended is closed once it has returned.
 	stop  context.CancelFunc
 	ended chan struct{}
-	// leaks is the process-wide check, from a snapshot before the pool.
-	leaks func(runtimes.TB)
-}
-
-// pooledRun is one scenario's run in the pool: rec is set (nil if the
-// pool ended first) when done is closed.
-type pooledRun struct {
-	done chan struct{}
-	rec  *history.Recorder
 }
 
 // previewPool, before the suite runs, finds from its preview the specs
@@ -55,7 +48,7 @@ type pooledRun struct {
 func previewPool(report types.Report) {
 	pool.Lock()
 	defer pool.Unlock()
-	pool.order, pool.runs = nil, map[string]*pooledRun{}
+	pool.order, pool.runs = nil, map[string]*sharedRun{}
 	suiteCfg, _ := GinkgoConfiguration()
 	if n, _ := suiteParallel(); n < 2 || suiteCfg.ParallelTotal > 1 {
 		return
@@ -70,17 +63,17 @@ func previewPool(report types.Report) {
 		}
 		if sc, ok := byName[s.ContainerHierarchyTexts[1]+"/"+s.LeafNodeText]; ok {
 			pool.order = append(pool.order, sc)
-			pool.runs[sc.Name] = &pooledRun{done: make(chan struct{})}
 		}
 	}
 }
 
-// suiteParallel is $VMCP_CHAOS_PARALLEL (1 to 16), default
-// scenarios.DefaultParallel().
+// suiteParallel is $VMCP_CHAOS_PARALLEL (1 to 16), default testSlots()
+// (testGate bounds the suite's scenarios together with the other
+// tests').
 func suiteParallel() (int, error) {
 	v := os.Getenv(ParallelEnv)
 	if v == "" {
-		return scenarios.DefaultParallel(), nil
+		return testSlots(), nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > 16 {
@@ -98,49 +91,51 @@ func startPool(cfg scenarios.RunConfig) {
 		return
 	}
 	var order []scenarios.Scenario
+	mine := map[string]*sharedRun{}
 	for _, sc := range pool.order {
-		if rec := reusable(cfg, sc); rec != nil {
-			run := pool.runs[sc.Name]
-			run.rec = rec
-			close(run.done)
+		if !shareable(cfg) {
+			run := &sharedRun{done: make(chan struct{})}
+			pool.runs[sc.Name], mine[sc.Name] = run, run
+			order = append(order, sc)
 			continue
 		}
-		order = append(order, sc)
+		run, claimed := claimShared(cfg.Target, sc.Name)
+		pool.runs[sc.Name] = run
+		if claimed {
+			mine[sc.Name] = run
+			order = append(order, sc)
+		}
 	}
-	if reused := len(pool.order) - len(order); reused > 0 {
-		GinkgoWriter.Printf("%d scenarios report the runs other tests of this process made against the same target\n", reused)
+	if others := len(pool.order) - len(order); others > 0 {
+		GinkgoWriter.Printf("%d scenarios report the runs other tests of this process make against the same target\n", others)
 	}
 	n, _ := suiteParallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	pool.stop, pool.ended = cancel, make(chan struct{})
-	if cfg.CheckLeaks {
-		pool.leaks = runtimes.LeakSnapshot()
-	}
-	each := cfg
-	runs, ended := pool.runs, pool.ended
+	ended := pool.ended
 	GinkgoWriter.Printf("running %d scenarios ahead of their specs, %d at a time\n", len(order), n)
 	go func() {
 		defer close(ended)
-		scenarios.RunPool(ctx, order, each, n, func(i int, rec *history.Recorder) {
-			run := runs[order[i].Name]
+		scenarios.RunLanes(ctx, order, cfg, n, func(i int, rec *history.Recorder) {
+			run := mine[order[i].Name]
 			run.rec = rec
 			close(run.done)
 		})
 		for _, sc := range order { // not started: the suite was interrupted
 			select {
-			case <-runs[sc.Name].done:
+			case <-mine[sc.Name].done:
 			default:
-				close(runs[sc.Name].done)
+				close(mine[sc.Name].done)
 			}
 		}
 	}()
 }
 
 // stopPool, in AfterSuite: ends the pool (a scenario running ends at its
-// own deadlines) and checks that no goroutine outlived it.
+// own deadlines).
 func stopPool() {
 	pool.Lock()
-	stop, ended, leaks := pool.stop, pool.ended, pool.leaks
+	stop, ended := pool.stop, pool.ended
 	pool.Unlock()
 	if stop == nil {
 		return
@@ -150,9 +145,6 @@ func stopPool() {
 	case <-ended:
 	case <-time.After(5 * time.Minute):
 		Fail("the scenario pool did not end within 5 minutes of the suite's end")
-	}
-	if leaks != nil {
-		leaks(GinkgoT())
 	}
 }
 
@@ -181,12 +173,8 @@ func runSpec(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig
 	return run.rec
 }
 
-// reusable returns the record of an earlier test's run of sc against the
-// suite's target (runShared: the leak check on, the default runtime), or
-// nil.
-func reusable(cfg scenarios.RunConfig, sc scenarios.Scenario) *history.Recorder {
-	if !cfg.CheckLeaks || cfg.Runtime != scenarios.RuntimeDefault {
-		return nil
-	}
-	return sharedRecord(cfg.Target, sc.Name)
+// shareable says whether runs with cfg may be shared with the package's
+// other tests (runShared: the leak check on, the default runtime).
+func shareable(cfg scenarios.RunConfig) bool {
+	return cfg.CheckLeaks && cfg.Runtime == scenarios.RuntimeDefault
 }

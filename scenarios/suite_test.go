@@ -26,9 +26,8 @@ const ResultsEnv = "VMCP_CHAOS_RESULTS"
 var resultsPath = flag.String("vmcp-chaos.results", "", "write the JSON results to this path (default $"+ResultsEnv+")")
 
 func TestScenarios(t *testing.T) {
-	// In parallel with TestContainerMutantTable only, which runs in a
-	// child process. No other top-level test may be parallel: the specs'
-	// goroutine-leak checks would take its goroutines for leaks.
+	// Beside the package's other tests: each scenario checks its own
+	// (labelled) goroutines, TestMain the rest.
 	t.Parallel()
 	RegisterFailHandler(Fail)
 	previewPool(PreviewSpecs(suiteName))
@@ -70,7 +69,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 // runConfig is how the suite runs each scenario.
 func runConfig() scenarios.RunConfig {
-	return scenarios.RunConfig{Target: target, CheckLeaks: true, Runtime: runtime, Starts: starts}
+	return scenarios.RunConfig{Target: target, CheckLeaks: true, Runtime: runtime, Starts: starts, Gate: testGate}
 }
 
 var _ = AfterSuite(func() {
@@ -103,7 +102,7 @@ var _ = Describe("vMCP", func() {
 		Describe(group, func() {
 			for _, sc := range groups[group] {
 				name := strings.TrimPrefix(sc.Name, group+"/")
-				It(name, Label(sc.Labels...), SpecTimeout(sc.Timeout+teardownBound(sc)+30*time.Second), func(ctx SpecContext) {
+				It(name, Label(sc.Labels...), SpecTimeout(sc.Timeout+teardownBound(sc)+30*time.Second+slotWait), func(ctx SpecContext) {
 					rec := runSpec(ctx, sc, runConfig())
 					resultsMu.Lock()
 					results.Add(rec)
