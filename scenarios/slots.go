@@ -20,6 +20,9 @@ import (
 // once it has too many at once.
 const ContainerSlotsEnv = "VMCP_CHAOS_CONTAINER_SLOTS"
 
+// containerSlotKind names the host-wide container slots (hostslot).
+var containerSlotKind = "container-topology"
+
 // DefaultContainerSlots is the host-wide bound on container topologies
 // when ContainerSlotsEnv is unset.
 const DefaultContainerSlots = 3
@@ -75,7 +78,7 @@ func (g *Gate) Enter(ctx context.Context, sc Scenario, runtime string) (leave fu
 		if err != nil {
 			return nil, 0, err
 		}
-		release, err := hostslot.Acquire(ctx, "container-topology", n)
+		release, err := hostslot.Acquire(ctx, containerSlotKind, n)
 		if err != nil {
 			return nil, 0, err
 		}

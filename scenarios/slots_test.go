@@ -1,0 +1,102 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/hostslot"
+)
+
+// entered reports whether Enter returns within d (then it leaves at once
+// unless keep).
+func entered(t *testing.T, g *Gate, sc Scenario, runtime string, d time.Duration) (leave func(), ok bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	leave, _, err := g.Enter(ctx, sc, runtime)
+	if err != nil {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Enter %s: %v", sc.Name, err)
+		}
+		return nil, false
+	}
+	return leave, true
+}
+
+func TestGateBoundsInProcessScenarios(t *testing.T) {
+	g := NewGate(2)
+	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
+	alone := Scenario{Name: "load/legacy/streamable-http", Labels: []string{LabelLoad}}
+	l1, ok1 := entered(t, g, plain, "", time.Second)
+	l2, ok2 := entered(t, g, plain, "", time.Second)
+	if !ok1 || !ok2 {
+		t.Fatal("two scenarios of a gate of 2 did not both enter")
+	}
+	if _, ok := entered(t, g, plain, "", 200*time.Millisecond); ok {
+		t.Fatal("a third scenario entered a gate of 2")
+	}
+	l1()
+	if _, ok := entered(t, g, alone, "", 200*time.Millisecond); ok {
+		t.Fatal("a scenario of LaneAlone entered beside another")
+	}
+	l2()
+	la, ok := entered(t, g, alone, "", time.Second)
+	if !ok {
+		t.Fatal("a scenario of LaneAlone did not enter an idle gate")
+	}
+	if _, ok := entered(t, g, plain, "", 200*time.Millisecond); ok {
+		t.Fatal("a scenario entered beside one of LaneAlone")
+	}
+	time.Sleep(50 * time.Millisecond)
+	la()
+	if held := g.Held(); held < 2*50*time.Millisecond {
+		t.Errorf("Held %s: the alone scenario held both slots for at least 50 ms", held)
+	}
+}
+
+// Container scenarios take a host-wide slot, not the gate's.
+func TestContainerScenariosTakeHostSlots(t *testing.T) {
+	kind := fmt.Sprintf("test-container-%d-%d", os.Getpid(), time.Now().UnixNano())
+	old := containerSlotKind
+	containerSlotKind = kind
+	t.Cleanup(func() {
+		containerSlotKind = old
+		files, _ := filepath.Glob(filepath.Join(hostslot.Dir(), kind+"-*.lock"))
+		for _, f := range files {
+			os.Remove(f)
+		}
+	})
+	t.Setenv(ContainerSlotsEnv, "1")
+	g := NewGate(1)
+	container := Scenario{Name: "container-kill/legacy", Labels: []string{LabelContainer}}
+	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
+	lc, ok := entered(t, g, container, "", time.Second)
+	if !ok {
+		t.Fatal("a container scenario did not get a free host slot")
+	}
+	if _, ok := entered(t, g, plain, RuntimeContainer, 200*time.Millisecond); ok {
+		t.Fatal("a scenario on the container runtime entered while the only host slot was held")
+	}
+	lp, ok := entered(t, g, plain, "", time.Second)
+	if !ok {
+		t.Fatal("an in-process scenario waited for a host container slot")
+	}
+	lp()
+	lc()
+	if lc2, ok := entered(t, g, container, "", time.Second); !ok {
+		t.Fatal("the host slot was not given back")
+	} else {
+		lc2()
+	}
+
+	t.Setenv(ContainerSlotsEnv, "0")
+	if _, _, err := g.Enter(context.Background(), container, ""); err == nil || !strings.Contains(err.Error(), ContainerSlotsEnv) {
+		t.Errorf("$%s=0: %v, want an error naming it", ContainerSlotsEnv, err)
+	}
+}
