@@ -13,7 +13,7 @@ import (
 
 // TestSlotsEnv names the variable saying how many in-process scenarios
 // this package's tests run at once, all tests together (default
-// 3 × scenarios.DefaultParallel(), at most 8): the top-level tests run
+// 4 × scenarios.DefaultParallel(), at most 8): the top-level tests run
 // side by side and share testGate. A scenario mostly waits on deadlines,
 // not on the CPU.
 const TestSlotsEnv = "VMCP_CHAOS_TEST_SLOTS"
@@ -23,7 +23,7 @@ const TestSlotsEnv = "VMCP_CHAOS_TEST_SLOTS"
 var testGate = scenarios.NewGate(testSlots())
 
 // testSlots is $VMCP_CHAOS_TEST_SLOTS (1 to 32), default
-// 3 × scenarios.DefaultParallel() capped at 8.
+// 4 × scenarios.DefaultParallel() capped at 8.
 func testSlots() int {
 	if v := os.Getenv(TestSlotsEnv); v != "" {
 		n, err := strconv.Atoi(v)
@@ -33,7 +33,7 @@ func testSlots() int {
 		}
 		return n
 	}
-	return min(3*scenarios.DefaultParallel(), 8)
+	return min(4*scenarios.DefaultParallel(), 8)
 }
 
 // slotWait bounds how long a test's scenario waits for its slot.

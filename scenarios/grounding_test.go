@@ -46,7 +46,7 @@ func runFixture(t *testing.T, fixture, name string, ungrounded bool) history.Sce
 	} else {
 		res = runShared(t, fixtureTarget(t, fixture), sc)[0].Result()
 	}
-	t.Logf("%s against %s (grounded %v): %s in %s", name, fixture, !ungrounded, res.Verdict, res.Duration.D())
+	t.Logf("%s against %s (grounded %v): %s in %s: %s", name, fixture, !ungrounded, res.Verdict, res.Duration.D(), res.Reason)
 	return res
 }
 

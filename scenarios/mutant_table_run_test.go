@@ -278,8 +278,8 @@ func verdictsOf(res history.ScenarioResult) (map[string]history.Check, []string)
 	return verdicts, failed
 }
 
-// runPairs runs each pair's scenario against its mutant, testSlots() at
-// a time, longest first, those not of the in-process lane (Scenario.Lane) last, one by one,
+// runPairs runs each pair's scenario against its mutant, at most
+// 2 × testSlots() queued at once (testGate bounds how many run), longest first, those not of the in-process lane (Scenario.Lane) last, one by one,
 // and returns the results in pairs' order.
 func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []history.ScenarioResult {
 	results := make([]history.ScenarioResult, len(pairs))
@@ -292,10 +292,11 @@ func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []
 		cfg.Target = targets[pairs[i].mutant]
 		results[i] = runScenario(context.Background(), scs[i], cfg).Result()
 	}
-	// As many at once as the package's tests together may run (testGate
-	// bounds them): a mutant's run mostly waits out bounds (stalls, held
-	// errors, keepalive intervals), not on the CPU.
-	slots := make(chan struct{}, testSlots())
+	// Twice as many waiting as the package's tests together may run
+	// (testGate bounds them, first come first served): the table is the
+	// package's longest test, so it keeps more of its runs queued than the
+	// others do, and takes a larger share of the slots while they run.
+	slots := make(chan struct{}, 2*testSlots())
 	var wg sync.WaitGroup
 	var alone []int
 	all := make([]int, len(pairs))

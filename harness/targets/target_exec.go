@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -109,8 +110,34 @@ func (e Exec) AdminAPIs() AdminAPIs {
 
 func (e Exec) mcpPath() string { return cmp.Or(e.MCPPath, "/mcp") }
 
-// Start renders the config, starts the gateway and waits until it is ready.
+// Start renders the config, starts the gateway and waits until it is
+// ready. A gateway that exits at once because the port the harness picked
+// for it was taken meanwhile (FreePort's port is free only a moment ago:
+// another test's process or an outgoing connection may take it) is
+// started again on another port, up to portAttempts times: the harness's
+// choice of port is not the gateway's failure.
 func (e Exec) Start(ctx context.Context, topo TopologyInfo) (Gateway, error) {
+	for attempt := 1; ; attempt++ {
+		g, err := e.startOnce(ctx, topo)
+		var inUse *portInUseError
+		if err == nil || attempt == portAttempts || !errors.As(err, &inUse) || ctx.Err() != nil {
+			return g, err
+		}
+	}
+}
+
+// portAttempts is how many ports Start tries.
+const portAttempts = 3
+
+// portInUseError is a gateway that exited before it was ready saying its
+// address was in use.
+type portInUseError struct{ err error }
+
+func (e *portInUseError) Error() string { return e.err.Error() }
+func (e *portInUseError) Unwrap() error { return e.err }
+
+// startOnce is Start on one port.
+func (e Exec) startOnce(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 	if len(e.Command) == 0 {
 		return nil, errors.New("harness: exec target: no command")
 	}
@@ -254,7 +281,12 @@ func (g *execGateway) waitReady(ctx context.Context, u string, timeout time.Dura
 		}
 		select {
 		case <-g.exited:
-			return fmt.Errorf("harness: exec target %s: gateway exited before it was ready (%v)%s", g.target, g.waitErr, runtimes.QuoteTail(g.output.String()))
+			out := g.output.String()
+			err := fmt.Errorf("harness: exec target %s: gateway exited before it was ready (%v)%s", g.target, g.waitErr, runtimes.QuoteTail(out))
+			if strings.Contains(out, "address already in use") {
+				return &portInUseError{err}
+			}
+			return err
 		case <-ctx.Done():
 			return fmt.Errorf("harness: exec target %s: not ready within %v (last: %v)%s", g.target, timeout, last, runtimes.QuoteTail(g.output.String()))
 		case <-tick.C:

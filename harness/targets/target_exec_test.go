@@ -1,6 +1,9 @@
 package targets_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -166,5 +169,43 @@ func TestExecChaosVMCP(t *testing.T) {
 	}
 	if call := c.CallTool(ctx, "alpha_echo", map[string]any{"msg": "x"}); call.Outcome != history.OutcomeOK {
 		t.Fatalf("call: %+v %v", call.CallRecord, call.Err)
+	}
+}
+
+// TestExecTargetRetriesATakenPort: a gateway that exits saying its
+// address is in use (the port the harness picked was taken meanwhile) is
+// started again on another port, at most 3 times in all; any other exit
+// is not retried.
+func TestExecTargetRetriesATakenPort(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		failures int    // starts that fail before one succeeds
+		says     string // what a failed start prints
+		tries    string // starts wanted
+		ok       bool
+	}{
+		{"taken once", 1, "address already in use", "2", true},
+		{"always taken", 9, "address already in use", "3", false},
+		{"another exit", 1, "no such file", "1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := standIn(t)
+			tries := filepath.Join(t.TempDir(), "tries")
+			script := fmt.Sprintf(`n=$(cat %[1]s 2>/dev/null || echo 0); n=$((n+1)); echo $n > %[1]s
+if [ $n -le %[2]d ]; then echo "listen tcp $1: bind: %[3]s" >&2; exit 1; fi
+shift; exec "$@"`, tries, tc.failures, tc.says)
+			e.Command = append([]string{"sh", "-c", script, "sh", "{{.Listen}}"}, e.Command...)
+			g, err := e.Start(ctxT(t, 60*time.Second), targets.TopologyInfo{Backends: []runtimes.BackendInfo{{Name: "alpha", URL: "http://127.0.0.1:1/mcp", Transport: "streamable-http"}}})
+			if g != nil {
+				defer g.Close(ctxT(t, 10*time.Second))
+			}
+			got, _ := os.ReadFile(tries)
+			if strings.TrimSpace(string(got)) != tc.tries || (err == nil) != tc.ok {
+				t.Fatalf("%s starts, error %v; want %s starts, ok %v", strings.TrimSpace(string(got)), err, tc.tries, tc.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("error %v does not quote the gateway's %q", err, tc.says)
+			}
+		})
 	}
 }
