@@ -72,6 +72,9 @@ type Conn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 	forwarded atomic.Int64 // requests sent by Forward (their ids)
+
+	streamable *transport.StreamableHTTP // the client's transport, if streamable HTTP (forwardhttp.go)
+	handedOver atomic.Int64              // direct forwards whose answer mcp-go's transport read
 }
 
 // Client is the connection's mcp-go client. Requests made with it must run
@@ -297,9 +300,16 @@ func runBounded(ctx context.Context, abort func(), fn func() error) error {
 	}
 }
 
+// backstop bounds every backend HTTP request but a long-lived stream,
+// whatever its caller's context says.
+func (d *Dialer) backstop() time.Duration {
+	t := d.cfg.Timeouts
+	return max(t.Initialize, t.Call, t.List) + 5*time.Second
+}
+
 func (d *Dialer) newTransport(b config.Backend, c *Conn) (transport.Interface, error) {
 	t := d.cfg.Timeouts
-	backstop := max(t.Initialize, t.Call, t.List) + 5*time.Second
+	backstop := d.backstop()
 	capture := &captureTransport{
 		base:         d.httpBase,
 		maxBytes:     d.cfg.Limits.MaxResponseBytes,
@@ -316,6 +326,7 @@ func (d *Dialer) newTransport(b config.Backend, c *Conn) (transport.Interface, e
 		if err != nil {
 			return nil, err
 		}
+		c.streamable = tr
 		return answeredHTTP{tr}, nil
 	case config.TransportSSE:
 		capture.hooks = c
