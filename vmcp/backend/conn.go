@@ -31,6 +31,7 @@ type Dialer struct {
 	logger     *slog.Logger
 	clientInfo mcp.Implementation
 	baseCtx    context.Context // gateway lifetime: connections never outlive it
+	raw        *rawPools       // the direct forward's connections (rawhttp.go); nil: none
 }
 
 // NewDialer returns a Dialer for the backends of cfg, whose timeouts and
@@ -38,7 +39,8 @@ type Dialer struct {
 // base (wrapped by the gateway's validating RoundTripper); clientInfo is
 // sent in initialize; no connection outlives life.
 func NewDialer(life context.Context, cfg *config.Config, base http.RoundTripper, logger *slog.Logger, clientInfo mcp.Implementation) *Dialer {
-	return &Dialer{cfg: cfg, httpBase: base, logger: cmp.Or(logger, slog.New(slog.DiscardHandler)), clientInfo: clientInfo, baseCtx: life}
+	return &Dialer{cfg: cfg, httpBase: base, logger: cmp.Or(logger, slog.New(slog.DiscardHandler)), clientInfo: clientInfo, baseCtx: life,
+		raw: newRawPools(life, base)}
 }
 
 // Conn is one MCP client connection to one backend: the only place the
@@ -75,6 +77,7 @@ type Conn struct {
 
 	streamable *transport.StreamableHTTP // the client's transport, if streamable HTTP (forwardhttp.go)
 	handedOver atomic.Int64              // direct forwards whose answer mcp-go's transport read
+	direct     *rawTarget                // where the direct client sends (nil: the Transport does)
 }
 
 // Client is the connection's mcp-go client. Requests made with it must run
@@ -282,6 +285,7 @@ func (d *Dialer) DialPinned(ctx context.Context, b config.Backend, pin string) (
 	c.sessionID = c.client.GetSessionId()
 	c.caps = result.Capabilities
 	c.announced = announced(result)
+	c.direct = c.newRawTarget()
 	return c, nil
 }
 
@@ -439,6 +443,7 @@ func (c *Conn) dropIdleConns() {
 	if ci, ok := c.d.httpBase.(interface{ CloseIdleConnections() }); ok {
 		ci.CloseIdleConnections()
 	}
+	c.d.raw.closeIdle()
 }
 
 // settleBound bounds settledCause's wait for a cancellation under way.

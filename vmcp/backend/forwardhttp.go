@@ -42,36 +42,65 @@ func (c *Conn) forwardHTTP(ctx context.Context, id int64, method string, params 
 		rctx, cancel = context.WithTimeout(ctx, c.d.backstop())
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.backend.URL, bytes.NewReader(requestBody(idStr, method, params)))
-	if err != nil {
-		c.handedOver.Add(1)
-		return c.forwardClient(ctx, id, method, params) // mcp-go says what is wrong
-	}
-	c.setHeaders(req.Header)
+	body := requestBody(idStr, method, params)
 	tr := traceFrom(ctx)
 	tr.setRequest(idStr)
-	resp, err := c.d.httpBase.RoundTrip(req)
-	if err == nil && resp.StatusCode/100 == 2 && jsonBody(resp.Header.Get("Content-Type")) {
-		max := c.d.cfg.Limits.MaxResponseBytes
-		body, rerr := readBody(resp.Body, resp.ContentLength, max+1)
-		if rerr == nil && int64(len(body)) <= max {
-			if result, ok := plainResult(body, idStr); ok {
-				resp.Body.Close()
-				tr.setStatus(resp.StatusCode)
-				return result, nil
-			}
+	var resp *http.Response
+	var err error
+	done := func(bool) {}
+	if c.direct != nil {
+		resp, done, err = c.d.raw.rawRoundTrip(rctx, *c.direct, &http.Request{Method: http.MethodPost}, body)
+	} else {
+		var req *http.Request
+		if req, err = http.NewRequestWithContext(rctx, http.MethodPost, c.backend.URL, bytes.NewReader(body)); err != nil {
+			c.handedOver.Add(1)
+			return c.forwardClient(ctx, id, method, params) // mcp-go says what is wrong
 		}
-		// What was read, then the rest (or the read's error), as it came.
-		rest := io.Reader(resp.Body)
-		if rerr != nil {
-			rest = errReader{rerr}
+		c.setHeaders(req.Header)
+		resp, err = c.d.httpBase.RoundTrip(req)
+	}
+	if err == nil {
+		if result, ok := c.plainAnswer(resp, idStr, done); ok {
+			tr.setStatus(resp.StatusCode)
+			return result, nil
 		}
-		resp.Body = replayBody{Reader: io.MultiReader(bytes.NewReader(body), rest), Closer: resp.Body}
 	}
 	c.handedOver.Add(1)
 	h := &handover{resp: resp, err: err}
 	defer h.release()
 	return c.forwardClient(withHandover(ctx, h), id, method, params)
+}
+
+// plainAnswer returns the result of resp if it is the plain answer to
+// request id. If it is not, what was read of resp's body is put back in
+// front of the rest (or of the read's error) for mcp-go to read. done is
+// called when resp's body is finished with.
+func (c *Conn) plainAnswer(resp *http.Response, id string, done func(whole bool)) (json.RawMessage, bool) {
+	orig := resp.Body
+	var body []byte
+	var rerr error
+	if resp.StatusCode/100 == 2 && jsonBody(resp.Header.Get("Content-Type")) {
+		max := c.d.cfg.Limits.MaxResponseBytes
+		body, rerr = readBody(orig, resp.ContentLength, max+1)
+		if rerr == nil && int64(len(body)) <= max {
+			if result, ok := plainResult(body, id); ok {
+				orig.Close()
+				done(true)
+				return result, true
+			}
+		}
+	}
+	// What was read, then the rest (or the read's error), as it came.
+	rest := io.Reader(orig)
+	if rerr != nil {
+		rest = errReader{rerr}
+	}
+	resp.Body = replayBody{Reader: io.MultiReader(bytes.NewReader(body), rest), close: func() error {
+		err := orig.Close()
+		done(false)
+		return err
+	}}
+	return nil, false
 }
 
 // requestBody is the request as mcp-go's transport encodes it
@@ -119,9 +148,27 @@ func jsonBody(ct string) bool {
 
 type replayBody struct {
 	io.Reader
-	io.Closer
+	close func() error
 }
+
+func (b replayBody) Close() error { return b.close() }
 
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// newRawTarget returns where the direct client sends this connection's
+// forwards (nil: on the gateway's Transport).
+func (c *Conn) newRawTarget() *rawTarget {
+	t, ok := c.d.httpBase.(*http.Transport)
+	if c.d.raw == nil || !ok || !c.directHTTP() {
+		return nil
+	}
+	h := http.Header{}
+	c.setHeaders(h)
+	target, ok := newRawTarget(t, c.backend.URL, h)
+	if !ok {
+		return nil
+	}
+	return &target
+}

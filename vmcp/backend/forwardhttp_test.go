@@ -84,8 +84,18 @@ func dialScripted(t *testing.T, b *scriptedBackend, callTimeout time.Duration) *
 	t.Helper()
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
+	c := dialScriptedAt(t, srv.URL, callTimeout)
+	if c.direct == nil {
+		t.Fatal("the direct client is not used for a plain http:// backend")
+	}
+	return c
+}
+
+// dialScriptedAt dials backend "beta" at url (a scriptedBackend's server).
+func dialScriptedAt(t *testing.T, url string, callTimeout time.Duration) *Conn {
+	t.Helper()
 	yaml := fmt.Sprintf("backends:\n  - {name: beta, url: %q, transport: streamable-http, headers: {X-Extra: yes}}\n"+
-		"timeouts: {initialize: 5s, call: %s, list: 5s, close: 1s}\nlimits: {maxResponseBytes: 4096}\n", srv.URL+"/mcp", callTimeout)
+		"timeouts: {initialize: 5s, call: %s, list: 5s, close: 1s}\nlimits: {maxResponseBytes: 4096}\n", url+"/mcp", callTimeout)
 	cfg, err := config.Parse([]byte(yaml), t.Name()+".yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,79 @@
+package backend
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+// connCounter counts the connections a test server accepted.
+type connCounter struct {
+	mu    sync.Mutex
+	conns map[net.Conn]bool
+}
+
+func (cc *connCounter) track(c net.Conn, s http.ConnState) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if s == http.StateNew {
+		cc.conns[c] = true
+	}
+}
+
+func (cc *connCounter) count() int {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return len(cc.conns)
+}
+
+// TestRawClientReusesAndRecovers: the direct client sends the calls of a
+// connection one after another on one kept-alive connection; one the
+// backend closed while idle (its idle timeout, a restart) is not used,
+// and an answer with "Connection: close" is not followed by another
+// request on its connection: no call fails for either.
+func TestRawClientReusesAndRecovers(t *testing.T) {
+	b := &scriptedBackend{}
+	b.set(jsonAnswer(`{"jsonrpc":"2.0","id":%s,"result":{"ok":true}}`))
+	cc := &connCounter{conns: map[net.Conn]bool{}}
+	srv := httptest.NewUnstartedServer(b)
+	srv.Config.ConnState = cc.track
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c := dialScriptedAt(t, srv.URL, 5*time.Second)
+	if c.direct == nil {
+		t.Fatal("the direct client is not used for a plain http:// backend")
+	}
+	call := func(what string) {
+		t.Helper()
+		if result, be, _ := forwardCall(c, 5*time.Second); be != nil || string(result) != `{"ok":true}` {
+			t.Fatalf("%s: %s, %v", what, result, be)
+		}
+	}
+	call("first call")
+	n := cc.count()
+	for i := range 20 {
+		call("call " + string(rune('a'+i)))
+	}
+	if got := cc.count(); got != n {
+		t.Errorf("20 calls one after another opened %d more connections, want 0", got-n)
+	}
+
+	srv.CloseClientConnections() // the backend drops its idle connections
+	time.Sleep(50 * time.Millisecond)
+	call("after the backend closed the idle connections")
+
+	b.set(func(w http.ResponseWriter, r *http.Request, id string) {
+		w.Header().Set("Connection", "close")
+		jsonAnswer(`{"jsonrpc":"2.0","id":%s,"result":{"ok":true}}`)(w, r, id)
+	})
+	n = cc.count()
+	call("connection: close 1") // on the kept connection
+	call("connection: close 2")
+	call("connection: close 3")
+	if got := cc.count(); got != n+2 {
+		t.Errorf("three answers with Connection: close: %d new connections, want 2", got-n)
+	}
+}

@@ -1,0 +1,33 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package backend
+
+import (
+	"net"
+	"syscall"
+)
+
+// peekSupported: alive can tell an idle connection the backend closed.
+const peekSupported = true
+
+// alive reports whether idle connection nc is still open and silent: the
+// backend has neither closed it nor sent anything on it (a peek that
+// would block), as net/http's read loop would have noticed.
+func alive(nc net.Conn) bool {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var b [1]byte
+	var perr error
+	n := -1
+	err = raw.Read(func(fd uintptr) bool {
+		n, _, perr = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		return true
+	})
+	return err == nil && n <= 0 && (perr == syscall.EAGAIN || perr == syscall.EWOULDBLOCK)
+}
