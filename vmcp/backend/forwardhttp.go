@@ -49,7 +49,13 @@ func (c *Conn) forwardHTTP(ctx context.Context, id int64, method string, params 
 	var err error
 	done := func(bool) {}
 	if c.direct != nil {
-		resp, done, err = c.d.raw.rawRoundTrip(rctx, *c.direct, &http.Request{Method: http.MethodPost}, body)
+		var ans rawAnswer
+		ans, err = c.d.raw.rawRoundTrip(rctx, *c.direct, &http.Request{Method: http.MethodPost}, body, idStr, c.d.cfg.Limits.MaxResponseBytes)
+		if ans.result != nil {
+			tr.setStatus(ans.status)
+			return ans.result, nil
+		}
+		resp, done = ans.resp, ans.done
 	} else {
 		var req *http.Request
 		if req, err = http.NewRequestWithContext(rctx, http.MethodPost, c.backend.URL, bytes.NewReader(body)); err != nil {

@@ -3,6 +3,7 @@ package backend
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/url"
@@ -88,7 +89,7 @@ func (p *rawPools) get(ctx context.Context, addr string) (*rawConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rawConn{nc: nc, br: bufio.NewReaderSize(nc, 4096)}, nil
+	return &rawConn{nc: nc, br: bufio.NewReaderSize(nc, rawBufferSize)}, nil
 }
 
 // put keeps rc for the next request to addr.
@@ -185,14 +186,24 @@ func validHeader(k string, vs []string) bool {
 	return true
 }
 
-// rawRoundTrip sends body to target on a pooled connection and returns
-// the answer, its body read by the caller: done must be called with
-// whether the whole body was read (the connection may then be reused)
-// once the caller is finished with it. ctx bounds the exchange.
-func (p *rawPools) rawRoundTrip(ctx context.Context, target rawTarget, req *http.Request, body []byte) (resp *http.Response, done func(whole bool), err error) {
+// rawAnswer is what rawRoundTrip received: the result of the plain
+// answer (peekPlain), or the answer for the caller to read, whose done
+// must be called with whether its whole body was read (the connection
+// may then be reused) once the caller is finished with it.
+type rawAnswer struct {
+	result json.RawMessage
+	status int
+	resp   *http.Response
+	done   func(whole bool)
+}
+
+// rawRoundTrip sends body (request id) to target on a pooled connection
+// and reads the answer; ctx bounds the exchange. req is only what
+// http.ReadResponse needs (the method).
+func (p *rawPools) rawRoundTrip(ctx context.Context, target rawTarget, req *http.Request, body []byte, id string, max int64) (rawAnswer, error) {
 	rc, err := p.get(ctx, target.addr)
 	if err != nil {
-		return nil, nil, err
+		return rawAnswer{}, err
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		rc.nc.SetDeadline(dl)
@@ -214,14 +225,23 @@ func (p *rawPools) rawRoundTrip(ctx context.Context, target rawTarget, req *http
 	buf = append(buf, body...)
 	if _, err := rc.nc.Write(buf); err != nil {
 		finish(false)
-		return nil, nil, ctxOr(ctx, err)
+		return rawAnswer{}, ctxOr(ctx, err)
 	}
-	resp, err = http.ReadResponse(rc.br, req)
+	result, status, closeAfter, ok, err := peekPlain(rc.br, id, max)
 	if err != nil {
 		finish(false)
-		return nil, nil, ctxOr(ctx, err)
+		return rawAnswer{}, ctxOr(ctx, err)
 	}
-	return resp, func(whole bool) { finish(whole && !resp.Close) }, nil
+	if ok {
+		finish(!closeAfter)
+		return rawAnswer{result: result, status: status}, nil
+	}
+	resp, err := http.ReadResponse(rc.br, req)
+	if err != nil {
+		finish(false)
+		return rawAnswer{}, ctxOr(ctx, err)
+	}
+	return rawAnswer{resp: resp, done: func(whole bool) { finish(whole && !resp.Close) }}, nil
 }
 
 // ctxOr returns ctx's error if it has ended (the exchange was cut for

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -75,5 +76,41 @@ func TestRawClientReusesAndRecovers(t *testing.T) {
 	call("connection: close 3")
 	if got := cc.count(); got != n+2 {
 		t.Errorf("three answers with Connection: close: %d new connections, want 2", got-n)
+	}
+}
+
+// TestRawClientChunkedPlainAnswer: a plain answer the direct client cannot
+// check in its buffer (chunked here) is read with net/http's parser and
+// still taken without mcp-go; the connection is reused after it.
+func TestRawClientChunkedPlainAnswer(t *testing.T) {
+	b := &scriptedBackend{}
+	b.set(func(w http.ResponseWriter, _ *http.Request, id string) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,`, id)
+		w.(http.Flusher).Flush() // no Content-Length: chunked
+		fmt.Fprint(w, `"result":{"chunked":true}}`)
+	})
+	cc := &connCounter{conns: map[net.Conn]bool{}}
+	srv := httptest.NewUnstartedServer(b)
+	srv.Config.ConnState = cc.track
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c := dialScriptedAt(t, srv.URL, 5*time.Second)
+	n := -1
+	for i := range 3 {
+		before := c.handedOver.Load()
+		result, be, _ := forwardCall(c, 5*time.Second)
+		if be != nil || string(result) != `{"chunked":true}` {
+			t.Fatalf("call %d: %s, %v", i, result, be)
+		}
+		if c.handedOver.Load() != before {
+			t.Errorf("call %d: the chunked plain answer was handed to mcp-go", i)
+		}
+		if i == 0 {
+			n = cc.count()
+		}
+	}
+	if got := cc.count(); got != n {
+		t.Errorf("%d more connections after the first call, want 0", got-n)
 	}
 }
