@@ -237,6 +237,11 @@ func (p *rawPools) rawRoundTrip(ctx context.Context, target rawTarget, req *http
 		return rawAnswer{result: result, status: status}, nil
 	}
 	resp, err := http.ReadResponse(rc.br, req)
+	for err == nil && resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+		// An informational answer (103 Early Hints…) precedes the answer,
+		// which net/http's Transport waits for too.
+		resp, err = http.ReadResponse(rc.br, req)
+	}
 	if err != nil {
 		finish(false)
 		return rawAnswer{}, ctxOr(ctx, err)

@@ -1,11 +1,15 @@
 package backend
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -112,5 +116,64 @@ func TestRawClientChunkedPlainAnswer(t *testing.T) {
 	}
 	if got := cc.count(); got != n {
 		t.Errorf("%d more connections after the first call, want 0", got-n)
+	}
+}
+
+// TestRawClientConcurrentCalls: calls at once on one connection, a tenth
+// stalled past a short deadline, each get their own answer (another's
+// would be a wrong id) or a timeout, and the connection serves a call
+// afterwards. An informational answer before the answer
+// is skipped, as net/http does.
+func TestRawClientConcurrentCalls(t *testing.T) {
+	b := &scriptedBackend{}
+	b.set(func(w http.ResponseWriter, r *http.Request, id string) {
+		if strings.HasSuffix(id, "7") {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			return
+		}
+		if strings.HasSuffix(id, "3") {
+			w.Header().Set("Link", "</x>; rel=preload")
+			w.WriteHeader(http.StatusEarlyHints)
+		}
+		jsonAnswer(`{"jsonrpc":"2.0","id":%s,"result":{"id":%[1]s}}`)(w, r, id)
+	})
+	srv := httptest.NewServer(b)
+	t.Cleanup(srv.Close)
+	c := dialScriptedAt(t, srv.URL, 5*time.Second)
+	var wg sync.WaitGroup
+	var timeouts, answered atomic.Int64
+	for range 16 {
+		wg.Go(func() {
+			for range 25 {
+				var result json.RawMessage
+				be := c.Invoke(context.Background(), "tools/call", 200*time.Millisecond, func(ctx context.Context) (err error) {
+					result, err = c.Forward(ctx, "tools/call", json.RawMessage(`{"name":"echo"}`))
+					return err
+				})
+				switch {
+				case be != nil && be.Kind == KindTimeout:
+					timeouts.Add(1)
+				case be != nil:
+					t.Errorf("call: %v", be) // another call's answer would be a wrong id
+				default:
+					answered.Add(1)
+					var got struct{ ID int64 }
+					if json.Unmarshal(result, &got) != nil || got.ID < forwardIDBase {
+						t.Errorf("result %s is not an answer of this connection", result)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d answered, %d timed out", answered.Load(), timeouts.Load())
+	if answered.Load() == 0 {
+		t.Fatal("no call was answered")
+	}
+	if result, be, _ := forwardCall(c, 5*time.Second); be != nil || !strings.HasPrefix(string(result), `{"id":`) {
+		t.Errorf("a call after the load: %s, %v", result, be)
 	}
 }
