@@ -47,7 +47,6 @@ func (c *Conn) forwardHTTP(ctx context.Context, id int64, method string, params 
 	tr.setRequest(idStr)
 	var resp *http.Response
 	var err error
-	done := func(bool) {}
 	if c.direct != nil {
 		var ans rawAnswer
 		ans, err = c.d.raw.rawRoundTrip(rctx, *c.direct, &http.Request{Method: http.MethodPost}, body, idStr, c.d.cfg.Limits.MaxResponseBytes)
@@ -55,7 +54,7 @@ func (c *Conn) forwardHTTP(ctx context.Context, id int64, method string, params 
 			tr.setStatus(ans.status)
 			return ans.result, nil
 		}
-		resp, done = ans.resp, ans.done
+		resp = ans.resp
 	} else {
 		var req *http.Request
 		if req, err = http.NewRequestWithContext(rctx, http.MethodPost, c.backend.URL, bytes.NewReader(body)); err != nil {
@@ -66,7 +65,7 @@ func (c *Conn) forwardHTTP(ctx context.Context, id int64, method string, params 
 		resp, err = c.d.httpBase.RoundTrip(req)
 	}
 	if err == nil {
-		if result, ok := c.plainAnswer(resp, idStr, done); ok {
+		if result, ok := c.plainAnswer(resp, idStr); ok {
 			tr.setStatus(resp.StatusCode)
 			return result, nil
 		}
@@ -79,9 +78,8 @@ func (c *Conn) forwardHTTP(ctx context.Context, id int64, method string, params 
 
 // plainAnswer returns the result of resp if it is the plain answer to
 // request id. If it is not, what was read of resp's body is put back in
-// front of the rest (or of the read's error) for mcp-go to read. done is
-// called when resp's body is finished with.
-func (c *Conn) plainAnswer(resp *http.Response, id string, done func(whole bool)) (json.RawMessage, bool) {
+// front of the rest (or of the read's error) for mcp-go to read.
+func (c *Conn) plainAnswer(resp *http.Response, id string) (json.RawMessage, bool) {
 	orig := resp.Body
 	var body []byte
 	var rerr error
@@ -91,7 +89,6 @@ func (c *Conn) plainAnswer(resp *http.Response, id string, done func(whole bool)
 		if rerr == nil && int64(len(body)) <= max {
 			if result, ok := plainResult(body, id); ok {
 				orig.Close()
-				done(true)
 				return result, true
 			}
 		}
@@ -101,11 +98,7 @@ func (c *Conn) plainAnswer(resp *http.Response, id string, done func(whole bool)
 	if rerr != nil {
 		rest = errReader{rerr}
 	}
-	resp.Body = replayBody{Reader: io.MultiReader(bytes.NewReader(body), rest), close: func() error {
-		err := orig.Close()
-		done(false)
-		return err
-	}}
+	resp.Body = replayBody{Reader: io.MultiReader(bytes.NewReader(body), rest), Closer: orig}
 	return nil, false
 }
 
@@ -154,10 +147,8 @@ func jsonBody(ct string) bool {
 
 type replayBody struct {
 	io.Reader
-	close func() error
+	io.Closer
 }
-
-func (b replayBody) Close() error { return b.close() }
 
 type errReader struct{ err error }
 

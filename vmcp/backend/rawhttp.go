@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -187,14 +189,35 @@ func validHeader(k string, vs []string) bool {
 }
 
 // rawAnswer is what rawRoundTrip received: the result of the plain
-// answer (peekPlain), or the answer for the caller to read, whose done
-// must be called with whether its whole body was read (the connection
-// may then be reused) once the caller is finished with it.
+// answer (peekPlain), or the answer for the caller to read and close.
 type rawAnswer struct {
 	result json.RawMessage
 	status int
 	resp   *http.Response
-	done   func(whole bool)
+}
+
+// rawBody is the body of an answer the caller reads. Closing it never
+// reads on (net/http's body would read an endless SSE stream to its end):
+// the connection goes back to the pool if the body was read to its end,
+// and is closed otherwise.
+type rawBody struct {
+	body   io.ReadCloser
+	eof    atomic.Bool
+	once   sync.Once
+	finish func(reuse bool)
+}
+
+func (b *rawBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	if err == io.EOF {
+		b.eof.Store(true)
+	}
+	return n, err
+}
+
+func (b *rawBody) Close() error {
+	b.once.Do(func() { b.finish(b.eof.Load()) })
+	return nil
 }
 
 // rawRoundTrip sends body (request id) to target on a pooled connection
@@ -246,7 +269,8 @@ func (p *rawPools) rawRoundTrip(ctx context.Context, target rawTarget, req *http
 		finish(false)
 		return rawAnswer{}, ctxOr(ctx, err)
 	}
-	return rawAnswer{resp: resp, done: func(whole bool) { finish(whole && !resp.Close) }}, nil
+	resp.Body = &rawBody{body: resp.Body, finish: func(reuse bool) { finish(reuse && !resp.Close) }}
+	return rawAnswer{resp: resp}, nil
 }
 
 // ctxOr returns ctx's error if it has ended (the exchange was cut for

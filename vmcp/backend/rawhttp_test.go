@@ -177,3 +177,49 @@ func TestRawClientConcurrentCalls(t *testing.T) {
 		t.Errorf("a call after the load: %s, %v", result, be)
 	}
 }
+
+// TestRawClientOpenStreamAndErrorStatus: an SSE answer whose stream stays
+// open after the response ends the call at the response, not at the
+// deadline (closing the body does not read the stream on), and its
+// connection is not reused; an error status read to its end (a 403)
+// leaves its connection for the next call.
+func TestRawClientOpenStreamAndErrorStatus(t *testing.T) {
+	const timeout = 3 * time.Second
+	b := &scriptedBackend{}
+	b.set(func(w http.ResponseWriter, r *http.Request, id string) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"sse\":true}}\n\n", id)
+		w.(http.Flusher).Flush()
+		select { // the stream stays open
+		case <-r.Context().Done():
+		case <-time.After(2 * timeout):
+		}
+	})
+	cc := &connCounter{conns: map[net.Conn]bool{}}
+	srv := httptest.NewUnstartedServer(b)
+	srv.Config.ConnState = cc.track
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c := dialScriptedAt(t, srv.URL, timeout)
+	result, be, d := forwardCall(c, timeout)
+	if be != nil || string(result) != `{"sse":true}` {
+		t.Fatalf("got %s, %v", result, be)
+	}
+	if d > timeout/2 {
+		t.Errorf("the call ended after %v, the response came at once", d)
+	}
+
+	b.set(func(w http.ResponseWriter, _ *http.Request, _ string) { http.Error(w, "go away", http.StatusForbidden) })
+	n := -1
+	for i := range 3 {
+		if _, be, _ := forwardCall(c, timeout); be == nil || be.Kind != KindHTTPStatus || be.Status != http.StatusForbidden {
+			t.Fatalf("403 %d: got %v", i, be)
+		}
+		if i == 0 {
+			n = cc.count()
+		}
+	}
+	if got := cc.count(); got != n {
+		t.Errorf("%d more connections for two more 403s, want 0", got-n)
+	}
+}
