@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -47,6 +48,7 @@ type rawPools struct {
 
 type rawConn struct {
 	nc   net.Conn
+	raw  syscall.RawConn // nc's, for alive
 	br   *bufio.Reader
 	used time.Time // when it went back to the pool
 }
@@ -80,7 +82,7 @@ func (p *rawPools) get(ctx context.Context, addr string) (*rawConn, error) {
 		rc := list[len(list)-1]
 		p.idle[addr] = list[:len(list)-1]
 		p.mu.Unlock()
-		if time.Since(rc.used) < rawIdleTimeout && rc.br.Buffered() == 0 && alive(rc.nc) {
+		if time.Since(rc.used) < rawIdleTimeout && rc.br.Buffered() == 0 && rc.raw != nil && alive(rc.raw) {
 			return rc, nil
 		}
 		rc.nc.Close()
@@ -91,7 +93,11 @@ func (p *rawPools) get(ctx context.Context, addr string) (*rawConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rawConn{nc: nc, br: bufio.NewReaderSize(nc, rawBufferSize)}, nil
+	rc := &rawConn{nc: nc, br: bufio.NewReaderSize(nc, rawBufferSize)}
+	if sc, ok := nc.(syscall.Conn); ok {
+		rc.raw, _ = sc.SyscallConn() // nil: never reused
+	}
+	return rc, nil
 }
 
 // put keeps rc for the next request to addr.

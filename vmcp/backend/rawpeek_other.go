@@ -2,10 +2,10 @@
 
 package backend
 
-import "net"
+import "syscall"
 
 // peekSupported: without a way to tell a closed idle connection, the
 // direct forward sends on the gateway's Transport.
 const peekSupported = false
 
-func alive(net.Conn) bool { return false }
+func alive(syscall.RawConn) bool { return false }
