@@ -57,7 +57,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var msg rpcRequest
-	decodeErr := json.Unmarshal(body, &msg)
+	decodeErr := decodeRequest(body, &msg)
 	if decodeErr == nil && msg.sessionfulInitialize() {
 		release, ok := g.reserveSessionSlot()
 		if !ok {

@@ -19,9 +19,10 @@ import (
 // envelope is decoded (id, method, params' name or uri), the name and id
 // are rewritten, and the backend's result is written back as it came. The
 // backend request goes through the member like any other (gate, deadline,
-// re-initialization, state, observer), and through the connection's
-// transport and validators (backend.Conn.Forward), so every guarantee of
-// the mcp-go path holds. Anything else (another method, a batch, a
+// re-initialization, state, observer); backend.Conn.Forward sends it on
+// the gateway's HTTP transport and takes a plain answer itself, handing
+// any other to the connection's transport and validators, so every
+// guarantee of the mcp-go path holds. Anything else (another method, a batch, a
 // stateless request, the optimizer, a name the view does not route, a
 // resource template) is left to mcp-go, which answers it as before.
 

@@ -31,6 +31,7 @@ type Dialer struct {
 	logger     *slog.Logger
 	clientInfo mcp.Implementation
 	baseCtx    context.Context // gateway lifetime: connections never outlive it
+	raw        *rawPools       // the direct forward's connections (rawhttp.go); nil: none
 }
 
 // NewDialer returns a Dialer for the backends of cfg, whose timeouts and
@@ -38,7 +39,8 @@ type Dialer struct {
 // base (wrapped by the gateway's validating RoundTripper); clientInfo is
 // sent in initialize; no connection outlives life.
 func NewDialer(life context.Context, cfg *config.Config, base http.RoundTripper, logger *slog.Logger, clientInfo mcp.Implementation) *Dialer {
-	return &Dialer{cfg: cfg, httpBase: base, logger: cmp.Or(logger, slog.New(slog.DiscardHandler)), clientInfo: clientInfo, baseCtx: life}
+	return &Dialer{cfg: cfg, httpBase: base, logger: cmp.Or(logger, slog.New(slog.DiscardHandler)), clientInfo: clientInfo, baseCtx: life,
+		raw: newRawPools(life, base)}
 }
 
 // Conn is one MCP client connection to one backend: the only place the
@@ -72,6 +74,10 @@ type Conn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 	forwarded atomic.Int64 // requests sent by Forward (their ids)
+
+	streamable *transport.StreamableHTTP // the client's transport, if streamable HTTP (forwardhttp.go)
+	handedOver atomic.Int64              // direct forwards whose answer mcp-go's transport read
+	direct     *rawTarget                // where the direct client sends (nil: the Transport does)
 }
 
 // Client is the connection's mcp-go client. Requests made with it must run
@@ -279,6 +285,7 @@ func (d *Dialer) DialPinned(ctx context.Context, b config.Backend, pin string) (
 	c.sessionID = c.client.GetSessionId()
 	c.caps = result.Capabilities
 	c.announced = announced(result)
+	c.direct = c.newRawTarget()
 	return c, nil
 }
 
@@ -297,9 +304,16 @@ func runBounded(ctx context.Context, abort func(), fn func() error) error {
 	}
 }
 
+// backstop bounds every backend HTTP request but a long-lived stream,
+// whatever its caller's context says.
+func (d *Dialer) backstop() time.Duration {
+	t := d.cfg.Timeouts
+	return max(t.Initialize, t.Call, t.List) + 5*time.Second
+}
+
 func (d *Dialer) newTransport(b config.Backend, c *Conn) (transport.Interface, error) {
 	t := d.cfg.Timeouts
-	backstop := max(t.Initialize, t.Call, t.List) + 5*time.Second
+	backstop := d.backstop()
 	capture := &captureTransport{
 		base:         d.httpBase,
 		maxBytes:     d.cfg.Limits.MaxResponseBytes,
@@ -316,6 +330,7 @@ func (d *Dialer) newTransport(b config.Backend, c *Conn) (transport.Interface, e
 		if err != nil {
 			return nil, err
 		}
+		c.streamable = tr
 		return answeredHTTP{tr}, nil
 	case config.TransportSSE:
 		capture.hooks = c
@@ -428,6 +443,7 @@ func (c *Conn) dropIdleConns() {
 	if ci, ok := c.d.httpBase.(interface{ CloseIdleConnections() }); ok {
 		ci.CloseIdleConnections()
 	}
+	c.d.raw.closeIdle()
 }
 
 // settleBound bounds settledCause's wait for a cancellation under way.

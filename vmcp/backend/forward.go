@@ -22,18 +22,28 @@ const forwardIDBase = 100_000_000_000_000
 // stateless revision).
 func (c *Conn) Forwardable() bool { return !mcp.IsModernProtocol(c.protocol) }
 
-// Forward sends one request whose params are already encoded on the
-// connection's transport and returns the backend's result as it came,
-// without decoding it into mcp-go's types: the gateway's pass-through hop.
-// It must run inside Invoke, like any request: the transport's validators
-// (id, size, shape, stream) still check the answer, Invoke bounds and
-// classifies it. A JSON-RPC error answer is returned as the client would
+// Forward sends one request whose params are already encoded and returns
+// the backend's result as it came, without decoding it into mcp-go's
+// types: the gateway's pass-through hop. On a sessionful streamable-HTTP
+// connection it sends directly (forwardhttp.go) and takes the plain
+// answer after one scan; any other answer, and any other connection, goes
+// through the connection's transport. It must run inside Invoke, like any
+// request: the transport's validators (id, size, shape, stream) check
+// every answer but the plain one, Invoke bounds and classifies it. A JSON-RPC error answer is returned as the client would
 // return it; a result that is not a JSON object is an invalid response.
 func (c *Conn) Forward(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	id := forwardIDBase + c.forwarded.Add(1)
 	if err := ctx.Err(); err != nil {
 		return nil, transport.NewError(err) // not sent: nothing to cancel
 	}
+	if c.directHTTP() {
+		return c.forwardHTTP(ctx, id, method, params)
+	}
+	return c.forwardClient(ctx, id, method, params)
+}
+
+// forwardClient sends request id on the connection's transport (mcp-go's).
+func (c *Conn) forwardClient(ctx context.Context, id int64, method string, params json.RawMessage) (json.RawMessage, error) {
 	resp, err := c.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: method, Params: params})
 	if err != nil {

@@ -274,7 +274,13 @@ func (t *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		req = req.WithContext(ctx)
 	}
 
-	resp, err := t.base.RoundTrip(req)
+	var resp *http.Response
+	var err error
+	if h := takeHandover(req); h != nil {
+		resp, err = h.resp, h.err // the direct forward's answer (inject.go)
+	} else {
+		resp, err = t.base.RoundTrip(req)
+	}
 	if err != nil {
 		cancel()
 		return nil, err

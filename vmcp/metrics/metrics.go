@@ -51,7 +51,14 @@ type Metrics struct {
 
 	mu  sync.Mutex
 	reg metric.Registration
+
+	// requestAttrs caches BackendRequest's attribute set per backend,
+	// method and outcome (a few dozen: configured backends × MCP methods ×
+	// error kinds), so a request does not build and sort it again.
+	requestAttrs sync.Map // requestKey → metric.MeasurementOption
 }
+
+type requestKey struct{ backend, method, outcome string }
 
 // BackendState is one backend's current states, read by the gauges.
 type BackendState struct {
@@ -154,8 +161,13 @@ func (m *Metrics) BackendRequest(backend, method, outcome string, d time.Duratio
 	if m == nil {
 		return
 	}
-	attrs := metric.WithAttributes(attribute.String("backend_id", backend),
-		attribute.String("method", method), attribute.String("outcome", outcome))
+	key := requestKey{backend, method, outcome}
+	cached, ok := m.requestAttrs.Load(key)
+	if !ok {
+		cached, _ = m.requestAttrs.LoadOrStore(key, metric.WithAttributes(attribute.String("backend_id", backend),
+			attribute.String("method", method), attribute.String("outcome", outcome)))
+	}
+	attrs := cached.(metric.MeasurementOption)
 	m.requests.Add(context.Background(), 1, attrs)
 	m.requestDuration.Record(context.Background(), d.Seconds(), attrs)
 }
