@@ -102,7 +102,8 @@ func TestMain(m *testing.M) {
 	start := time.Now()
 	code := m.Run()
 	wall := time.Since(start)
-	fmt.Printf("scenario slots: %d, held %s in %s (%.1f on average)\n", testGate.Cap(), testGate.Held().Round(time.Second), wall.Round(time.Second), testGate.Held().Seconds()/wall.Seconds())
+	fmt.Printf("scenario slots: %d, held %s in %s (%.1f on average); waited %s in all on the CPU's pressure\n",
+		testGate.Cap(), testGate.Held().Round(time.Second), wall.Round(time.Second), testGate.Held().Seconds()/wall.Seconds(), testGate.Throttled().Round(time.Second))
 	runtimes.CleanupChaosBuild() // built by the tests that run the process scenarios
 	removeFixtureGW()
 	if e := containers.Current(); e != nil {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/hostslot"
 )
 
@@ -19,6 +20,13 @@ import (
 // Docker engine, which times out (network creation, container removal)
 // once it has too many at once.
 const ContainerSlotsEnv = "VMCP_CHAOS_CONTAINER_SLOTS"
+
+// containerEngine says whether the process has a usable Docker engine
+// (nil), probed once (containers.Get).
+var containerEngine = func(ctx context.Context) error {
+	_, err := containers.Get(ctx)
+	return err
+}
 
 // containerSlotKind names the host-wide container slots (hostslot).
 var containerSlotKind = "container-topology"
@@ -46,11 +54,32 @@ func ContainerSlots() (int, error) {
 // running side by side. A scenario of LaneAlone takes every slot: it runs
 // beside no other scenario of the gate. Container scenarios take none:
 // the host-wide container slots bound them.
+//
+// Above a floor (DefaultParallel scenarios running), a scenario also
+// waits while the CPU is contended (cpuPressure at or over
+// GatePressure): another suite or build beside this one leaves fewer
+// scenarios running at once, so the machine's load does not come on top
+// of a full gate and starve the scenarios' own timing.
 type Gate struct {
-	n    int64
-	sem  *semaphore.Weighted
-	held atomic.Int64 // slot-nanoseconds given back so far
+	n, floor int64
+	sem      *semaphore.Weighted
+	running  atomic.Int64
+	held     atomic.Int64 // slot-nanoseconds given back so far
+	throttle atomic.Int64 // nanoseconds scenarios waited on the CPU's pressure
+	pressure func() (float64, bool)
 }
+
+// GatePressure is the CPU pressure (cpuPressure, percent) at or over
+// which a Gate admits no scenario beyond its floor.
+const GatePressure = 60
+
+// pressurePoll is how often a scenario held back by the CPU's pressure
+// looks again.
+const pressurePoll = 250 * time.Millisecond
+
+// Throttled is how long scenarios waited, in all, for the CPU's pressure
+// to fall.
+func (g *Gate) Throttled() time.Duration { return time.Duration(g.throttle.Load()) }
 
 // Held is how long slots were held, summed over the slots (a scenario of
 // LaneAlone counts every slot): with the wall time it says how busy the
@@ -63,7 +92,7 @@ func (g *Gate) Cap() int { return int(g.n) }
 // NewGate returns a gate of n slots (at least 1).
 func NewGate(n int) *Gate {
 	n = max(n, 1)
-	return &Gate{n: int64(n), sem: semaphore.NewWeighted(int64(n))}
+	return &Gate{n: int64(n), floor: int64(min(n, DefaultParallel())), sem: semaphore.NewWeighted(int64(n)), pressure: cpuPressure}
 }
 
 // Enter waits, before sc's clock starts, for what sc needs to run: a
@@ -74,6 +103,9 @@ func NewGate(n int) *Gate {
 func (g *Gate) Enter(ctx context.Context, sc Scenario, runtime string) (leave func(), waited time.Duration, err error) {
 	start := time.Now()
 	if sc.Lane() == LaneContainer || runtime == RuntimeContainer {
+		if containerEngine(ctx) != nil {
+			return func() {}, 0, nil // Run skips or fails it without an engine
+		}
 		n, err := ContainerSlots()
 		if err != nil {
 			return nil, 0, err
@@ -94,9 +126,33 @@ func (g *Gate) Enter(ctx context.Context, sc Scenario, runtime string) (leave fu
 	if err := g.sem.Acquire(ctx, w); err != nil {
 		return nil, 0, fmt.Errorf("waiting for %d of %d scenario slots: %w", w, g.n, context.Cause(ctx))
 	}
+	if err := g.waitPressure(ctx); err != nil {
+		g.sem.Release(w)
+		return nil, 0, err
+	}
+	g.running.Add(w)
 	entered := time.Now()
 	return func() {
 		g.held.Add(int64(time.Since(entered)) * w)
+		g.running.Add(-w)
 		g.sem.Release(w)
 	}, entered.Sub(start), nil
+}
+
+// waitPressure waits, while more than the floor's scenarios run, until
+// the CPU's pressure is under GatePressure.
+func (g *Gate) waitPressure(ctx context.Context) error {
+	start := time.Now()
+	defer func() { g.throttle.Add(int64(time.Since(start))) }()
+	for g.running.Load() >= g.floor {
+		if p, ok := g.pressure(); !ok || p < GatePressure {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the CPU's pressure to fall under %d%%: %w", GatePressure, context.Cause(ctx))
+		case <-time.After(pressurePoll):
+		}
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +32,7 @@ func entered(t *testing.T, g *Gate, sc Scenario, runtime string, d time.Duration
 
 func TestGateBoundsInProcessScenarios(t *testing.T) {
 	g := NewGate(2)
+	g.pressure = func() (float64, bool) { return 0, true }
 	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
 	alone := Scenario{Name: "load/legacy/streamable-http", Labels: []string{LabelLoad}}
 	l1, ok1 := entered(t, g, plain, "", time.Second)
@@ -72,6 +74,9 @@ func TestContainerScenariosTakeHostSlots(t *testing.T) {
 			os.Remove(f)
 		}
 	})
+	oldEngine := containerEngine
+	containerEngine = func(context.Context) error { return nil }
+	t.Cleanup(func() { containerEngine = oldEngine })
 	t.Setenv(ContainerSlotsEnv, "1")
 	g := NewGate(1)
 	container := Scenario{Name: "container-kill/legacy", Labels: []string{LabelContainer}}
@@ -98,5 +103,67 @@ func TestContainerScenariosTakeHostSlots(t *testing.T) {
 	t.Setenv(ContainerSlotsEnv, "0")
 	if _, _, err := g.Enter(context.Background(), container, ""); err == nil || !strings.Contains(err.Error(), ContainerSlotsEnv) {
 		t.Errorf("$%s=0: %v, want an error naming it", ContainerSlotsEnv, err)
+	}
+}
+
+// Over its floor, a gate admits no scenario while the CPU is contended;
+// at or under it, it does.
+func TestGateWaitsOnPressure(t *testing.T) {
+	var pct atomic.Int64
+	pct.Store(GatePressure + 10)
+	g := NewGate(4)
+	g.floor = 1
+	g.pressure = func() (float64, bool) { return float64(pct.Load()), true }
+	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
+	l1, ok := entered(t, g, plain, "", time.Second)
+	if !ok {
+		t.Fatal("the floor's scenario waited on the pressure")
+	}
+	if _, ok := entered(t, g, plain, "", 2*pressurePoll); ok {
+		t.Fatal("a scenario over the floor entered while the CPU was contended")
+	}
+	if g.Throttled() < 2*pressurePoll-50*time.Millisecond {
+		t.Errorf("Throttled %s, want the wait counted", g.Throttled())
+	}
+	got := make(chan bool, 1)
+	go func() {
+		l, ok := entered(t, g, plain, "", 5*time.Second)
+		got <- ok
+		if ok {
+			l()
+		}
+	}()
+	time.Sleep(pressurePoll)
+	pct.Store(GatePressure - 1)
+	if !<-got {
+		t.Fatal("a waiting scenario did not enter once the pressure fell")
+	}
+	l1()
+	// Unreadable pressure: no throttle.
+	g.pressure = func() (float64, bool) { return 0, false }
+	pct.Store(100)
+	a, ok1 := entered(t, g, plain, "", time.Second)
+	b, ok2 := entered(t, g, plain, "", time.Second)
+	if !ok1 || !ok2 {
+		t.Fatal("without pressure information the gate throttled")
+	}
+	a()
+	b()
+}
+
+func TestParsePressure(t *testing.T) {
+	for in, want := range map[string]float64{
+		"some avg10=45.98 avg60=56.08 avg300=62.04 total=1687839867\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n": 45.98,
+		"some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n":                                                             0,
+		"full avg10=3.00\nsome avg10=7.5 avg60=1\n":                                                                    7.5,
+	} {
+		if got, ok := parsePressure([]byte(in)); !ok || got != want {
+			t.Errorf("%q: %v %v, want %v", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "some avg60=1", "some avg10=x", "some avg10=101", "some avg10=-1"} {
+		if got, ok := parsePressure([]byte(in)); ok {
+			t.Errorf("%q: %v accepted", in, got)
+		}
 	}
 }

@@ -136,6 +136,20 @@ type portInUseError struct{ err error }
 func (e *portInUseError) Error() string { return e.err.Error() }
 func (e *portInUseError) Unwrap() error { return e.err }
 
+// portInUse returns err as a *portInUseError when the gateway has exited
+// saying its address was in use (its ready URL may even have answered:
+// whoever took the port), else err.
+func (g *execGateway) portInUse(err error) error {
+	select {
+	case <-g.exited:
+		if strings.Contains(g.output.String(), "address already in use") {
+			return &portInUseError{err}
+		}
+	default:
+	}
+	return err
+}
+
 // startOnce is Start on one port.
 func (e Exec) startOnce(ctx context.Context, topo TopologyInfo) (Gateway, error) {
 	if len(e.Command) == 0 {
@@ -227,7 +241,7 @@ func (e Exec) startOnce(ctx context.Context, topo TopologyInfo) (Gateway, error)
 		}()
 		if err := waitTools(readyCtx, g.mcp, topo.Backends, e.ToolNames, topo.Features.Optimizer); err != nil {
 			_ = g.Close(context.Background())
-			return nil, fmt.Errorf("harness: exec target %s: not ready within %v: %w%s", e.Name(), timeout, err, runtimes.QuoteTail(g.output.String()))
+			return nil, g.portInUse(fmt.Errorf("harness: exec target %s: not ready within %v: %w%s", e.Name(), timeout, err, runtimes.QuoteTail(g.output.String())))
 		}
 	}
 	ok = true
@@ -281,12 +295,7 @@ func (g *execGateway) waitReady(ctx context.Context, u string, timeout time.Dura
 		}
 		select {
 		case <-g.exited:
-			out := g.output.String()
-			err := fmt.Errorf("harness: exec target %s: gateway exited before it was ready (%v)%s", g.target, g.waitErr, runtimes.QuoteTail(out))
-			if strings.Contains(out, "address already in use") {
-				return &portInUseError{err}
-			}
-			return err
+			return g.portInUse(fmt.Errorf("harness: exec target %s: gateway exited before it was ready (%v)%s", g.target, g.waitErr, runtimes.QuoteTail(g.output.String())))
 		case <-ctx.Done():
 			return fmt.Errorf("harness: exec target %s: not ready within %v (last: %v)%s", g.target, timeout, last, runtimes.QuoteTail(g.output.String()))
 		case <-tick.C:
