@@ -71,7 +71,7 @@ type Gate struct {
 
 // GatePressure is the CPU pressure (cpuPressure, percent) at or over
 // which a Gate admits no scenario beyond its floor.
-const GatePressure = 60
+const GatePressure = 40
 
 // pressurePoll is how often a scenario held back by the CPU's pressure
 // looks again.
