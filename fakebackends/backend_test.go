@@ -846,7 +846,10 @@ func TestTemplatesProgressAndRequestLogThroughRealClient(t *testing.T) {
 					t.Fatalf("SSE record status %d, want 202", rec.Status)
 				}
 			} else {
-				if rec.Status != 200 || rec.DurationMS < 60 || rec.DurationMS > float64(after.Sub(before).Milliseconds())+1 {
+				// The handler's record ends once its answer is written: the
+				// client may hold the answer a little earlier (50 ms of
+				// scheduling on a loaded machine).
+				if rec.Status != 200 || rec.DurationMS < 60 || rec.DurationMS > float64(after.Sub(before).Milliseconds())+50 {
 					t.Fatalf("record %+v: want status 200 and a duration between 60ms and the call's %s", rec, after.Sub(before))
 				}
 				if want := string(tc.rev); rec.Protocol != want {

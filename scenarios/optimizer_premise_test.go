@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -63,19 +64,44 @@ func TestOptimizerAlphaPremise(t *testing.T) {
 		{true, map[string]history.CheckVerdict{noBeta: history.CheckInconclusive, alphaRank: history.CheckInconclusive, alphaCall: history.CheckInconclusive}},
 	} {
 		target := &mutantTarget{name: "mutant-hides-alpha", policy: func() frontPolicy { return hidesAlpha{reportOut: tc.reportOut} }}
-		res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target, CheckLeaks: true}).Result()
-		got := map[string]history.Check{}
-		for _, c := range res.Checks {
-			got[c.Name] = c
+		var wrong []string
+		for attempt := 1; attempt <= premiseAttempts; attempt++ {
+			res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target, CheckLeaks: true}).Result()
+			var unjudged bool
+			wrong, unjudged = premiseMismatches(res, tc.want)
+			if len(wrong) == 0 || !unjudged {
+				break
+			}
+			t.Logf("health API shows alpha out: %v: attempt %d left checks unjudged (the reference's own probes of alpha timed out on a loaded machine?): %q", tc.reportOut, attempt, wrong)
 		}
-		for name, want := range tc.want {
-			c := got[name]
-			if c.Verdict != want {
-				t.Errorf("health API shows alpha out: %v: %q is %q (%s%s), want %q", tc.reportOut, name, c.Verdict, c.Reason, c.Observed, want)
-			}
-			if want == history.CheckInconclusive && !strings.Contains(c.Reason, "had alpha out") {
-				t.Errorf("%q inconclusive for %q, want the reason naming alpha out", name, c.Reason)
-			}
+		for _, w := range wrong {
+			t.Errorf("health API shows alpha out: %v: %s", tc.reportOut, w)
 		}
 	}
+}
+
+// premiseAttempts is how many runs TestOptimizerAlphaPremise makes while
+// the wanted checks come out unjudged (missing, or inconclusive where a
+// verdict is wanted): on a loaded machine the reference inside the
+// mutant may itself have alpha out, and no check can then be judged.
+const premiseAttempts = 3
+
+// premiseMismatches lists the checks of res whose verdict is not want's,
+// and says whether any of them was left unjudged.
+func premiseMismatches(res history.ScenarioResult, want map[string]history.CheckVerdict) (wrong []string, unjudged bool) {
+	got := map[string]history.Check{}
+	for _, c := range res.Checks {
+		got[c.Name] = c
+	}
+	for name, w := range want {
+		c, ok := got[name]
+		if c.Verdict != w {
+			wrong = append(wrong, fmt.Sprintf("%q is %q (%s%s), want %q", name, c.Verdict, c.Reason, c.Observed, w))
+			unjudged = unjudged || !ok || c.Verdict == history.CheckInconclusive
+		}
+		if w == history.CheckInconclusive && c.Verdict == w && !strings.Contains(c.Reason, "had alpha out") {
+			wrong = append(wrong, fmt.Sprintf("%q inconclusive for %q, want the reason naming alpha out", name, c.Reason))
+		}
+	}
+	return wrong, unjudged
 }

@@ -38,8 +38,17 @@ func TestOptimizerWithoutHealthAPI(t *testing.T) {
 				t.Errorf("--list: not applicable %q", na)
 			}
 			target := targets.Reference{TargetName: "reference-no-health-api", Caps: noHealthAPI}
-			res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target}).Result()
-			t.Logf("%s: %s in %s: %s", name, res.Verdict, res.Duration.D(), res.Reason)
+			// Inconclusive is the machine's (beta's circuit already open, or
+			// alpha out, as the reference's probes time out under load):
+			// run again, at most premiseAttempts times in all.
+			var res history.ScenarioResult
+			for attempt := 1; attempt <= premiseAttempts; attempt++ {
+				res = runScenario(context.Background(), sc, scenarios.RunConfig{Target: target}).Result()
+				t.Logf("%s: attempt %d: %s in %s: %s", name, attempt, res.Verdict, res.Duration.D(), res.Reason)
+				if res.Verdict != history.VerdictInconclusive {
+					break
+				}
+			}
 			if res.Verdict != history.VerdictPassed {
 				t.Fatalf("want passed: %s %s", res.Verdict, res.Reason)
 			}
