@@ -152,18 +152,28 @@ func TestGateWaitsOnPressure(t *testing.T) {
 }
 
 func TestParsePressure(t *testing.T) {
-	for in, want := range map[string]float64{
-		"some avg10=45.98 avg60=56.08 avg300=62.04 total=1687839867\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n": 45.98,
-		"some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n":                                                             0,
-		"full avg10=3.00\nsome avg10=7.5 avg60=1\n":                                                                    7.5,
+	for in, want := range map[string][2]float64{
+		"some avg10=45.98 avg60=56.08 avg300=62.04 total=1687839867\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n": {45.98, 1687839867},
+		"some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n":                                                             {0, 0},
+		"full avg10=3.00 total=9\nsome avg10=7.5 avg60=1 total=12\n":                                                   {7.5, 12},
 	} {
-		if got, ok := parsePressure([]byte(in)); !ok || got != want {
-			t.Errorf("%q: %v %v, want %v", in, got, ok, want)
+		if avg, total, ok := parsePressure([]byte(in)); !ok || avg != want[0] || float64(total) != want[1] {
+			t.Errorf("%q: %v %v %v, want %v", in, avg, total, ok, want)
 		}
 	}
-	for _, in := range []string{"", "some avg60=1", "some avg10=x", "some avg10=101", "some avg10=-1"} {
-		if got, ok := parsePressure([]byte(in)); ok {
-			t.Errorf("%q: %v accepted", in, got)
+	for _, in := range []string{"", "some avg60=1 total=1", "some avg10=1", "some avg10=x total=1", "some avg10=101 total=1", "some avg10=-1 total=1", "some avg10=1 total=-5"} {
+		if avg, total, ok := parsePressure([]byte(in)); ok {
+			t.Errorf("%q: %v %v accepted", in, avg, total)
 		}
+	}
+}
+
+// On Linux, the pressure reads, as a share from 0 to 100.
+func TestCPUPressureReads(t *testing.T) {
+	if _, err := os.Stat(pressureFile); err != nil {
+		t.Skipf("no %s here (%v): the gate does not throttle", pressureFile, err)
+	}
+	if p, ok := cpuPressure(); !ok || p < 0 || p > 100 {
+		t.Fatalf("cpuPressure %v %v", p, ok)
 	}
 }
