@@ -141,16 +141,38 @@ func (o *optRun) alphaOut(when string) string {
 
 // case2 judges that healthy backends are unaffected: alpha's echo is
 // found first in c1, and called.
+//
+// Alpha may go out after the session was created (its probes time out on
+// a loaded machine): when alpha is not found first, or its call fails,
+// and the health API then shows alpha out, the check is inconclusive.
 func (o *optRun) case2(c1 *history.Client) {
 	ctx, k := o.k.Ctx, o.k
-	k.Check("case 2: alpha's echo is found first, with token metrics", func(ck *kit.C) {
-		res := findTool(ctx, ck, c1, "echo the arguments of alpha", "alpha")
-		ck.Expect(res.names()).NotTo(gomega.BeEmpty(), "find_tool for alpha's echo")
-		ck.Expect(res.names()[0]).To(gomega.Equal(o.alphaEcho), "alpha's echo ranks first (%v)", res.names())
-		ck.Expect(res.TokenMetrics.BaselineTokens).To(gomega.BeNumerically(">", 0), "token_metrics.baseline_tokens")
-		k.Figure("savings_percent", res.TokenMetrics.SavingsPercent)
-	})
-	k.CheckOK("case 2: call_tool calls alpha's echo", callTool(ctx, c1, o.alphaEcho, echoArgs("via call_tool")))
+	const found, called = "case 2: alpha's echo is found first, with token metrics", "case 2: call_tool calls alpha's echo"
+	res, call, err := tryFind(ctx, c1, "echo the arguments of alpha", "alpha")
+	out := ""
+	if err != nil || len(res.names()) == 0 || res.names()[0] != o.alphaEcho {
+		out = o.alphaOut("as case 2 looked for alpha's echo")
+	}
+	if out != "" {
+		k.Inconclusive(found, out, call)
+	} else {
+		k.Check(found, func(ck *kit.C) {
+			ck.Evidence(call)
+			expectFound(ck, "echo the arguments of alpha", call, err)
+			ck.Expect(res.names()).NotTo(gomega.BeEmpty(), "find_tool for alpha's echo")
+			ck.Expect(res.names()[0]).To(gomega.Equal(o.alphaEcho), "alpha's echo ranks first (%v)", res.names())
+			ck.Expect(res.TokenMetrics.BaselineTokens).To(gomega.BeNumerically(">", 0), "token_metrics.baseline_tokens")
+			k.Figure("savings_percent", res.TokenMetrics.SavingsPercent)
+		})
+	}
+	echo := callTool(ctx, c1, o.alphaEcho, echoArgs("via call_tool"))
+	if echo.Outcome != history.OutcomeOK {
+		if why := o.alphaOut("as case 2 called alpha's echo"); why != "" {
+			k.Inconclusive(called, why, echo)
+			return
+		}
+	}
+	k.CheckOK(called, echo)
 }
 
 // tryFind calls find_tool and decodes its answer without judging it: err
