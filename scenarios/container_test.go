@@ -104,6 +104,13 @@ func TestMain(m *testing.M) {
 	wall := time.Since(start)
 	fmt.Printf("scenario slots: %d, held %s in %s (%.1f on average); waited %s in all on the CPU's pressure\n",
 		testGate.Cap(), testGate.Held().Round(time.Second), wall.Round(time.Second), testGate.Held().Seconds()/wall.Seconds(), testGate.Throttled().Round(time.Second))
+	if by := testGate.HeldBy(); len(by) > 0 {
+		var top []string
+		for _, st := range by[:min(len(by), 12)] {
+			top = append(top, fmt.Sprintf("%s %s", st.Name, st.Held.Round(time.Second)))
+		}
+		fmt.Printf("slot time by scenario, the most first: %s\n", strings.Join(top, ", "))
+	}
 	runtimes.CleanupChaosBuild() // built by the tests that run the process scenarios
 	removeFixtureGW()
 	if e := containers.Current(); e != nil {

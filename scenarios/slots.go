@@ -1,10 +1,13 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,9 +54,12 @@ func ContainerSlots() (int, error) {
 
 // Gate bounds how many in-process scenarios run at once among the callers
 // of Run that share it (RunConfig.Gate), such as the tests of one package
-// running side by side. A scenario of LaneAlone takes every slot: it runs
-// beside no other scenario of the gate. Container scenarios take none:
-// the host-wide container slots bound them.
+// running side by side. A scenario of LaneAlone (the load scenario) takes
+// the floor's slots (below): it enters when they are free and the CPU is
+// not contended, and while it loads the CPU no other scenario enters
+// (the throttle below); those already running go on, as they do beside
+// another suite's load scenario. Container scenarios take none: the
+// host-wide container slots bound them.
 //
 // Above a floor (DefaultParallel scenarios running), a scenario also
 // waits while the CPU is contended (cpuPressure at or over
@@ -67,6 +73,9 @@ type Gate struct {
 	held     atomic.Int64 // slot-nanoseconds given back so far
 	throttle atomic.Int64 // nanoseconds scenarios waited on the CPU's pressure
 	pressure func() (float64, bool)
+
+	mu     sync.Mutex
+	heldBy map[string]time.Duration // slot time by scenario name
 }
 
 // GatePressure is the CPU pressure (cpuPressure, percent) at or over
@@ -82,9 +91,28 @@ const pressurePoll = 250 * time.Millisecond
 func (g *Gate) Throttled() time.Duration { return time.Duration(g.throttle.Load()) }
 
 // Held is how long slots were held, summed over the slots (a scenario of
-// LaneAlone counts every slot): with the wall time it says how busy the
+// LaneAlone counts the floor's): with the wall time it says how busy the
 // gate was.
 func (g *Gate) Held() time.Duration { return time.Duration(g.held.Load()) }
+
+// HeldBy is Held by scenario name (all its runs together), the most
+// first: where the gate's time went.
+func (g *Gate) HeldBy() []ScenarioTime {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]ScenarioTime, 0, len(g.heldBy))
+	for name, d := range g.heldBy {
+		out = append(out, ScenarioTime{name, d})
+	}
+	slices.SortFunc(out, func(a, b ScenarioTime) int { return cmp.Or(cmp.Compare(b.Held, a.Held), cmp.Compare(a.Name, b.Name)) })
+	return out
+}
+
+// ScenarioTime is how long a scenario's runs held a gate's slots.
+type ScenarioTime struct {
+	Name string
+	Held time.Duration
+}
 
 // Cap is how many slots g has.
 func (g *Gate) Cap() int { return int(g.n) }
@@ -121,7 +149,7 @@ func (g *Gate) Enter(ctx context.Context, sc Scenario, runtime string) (leave fu
 	}
 	w := int64(1)
 	if sc.Lane() == LaneAlone {
-		w = g.n
+		w = g.floor
 	}
 	if err := g.sem.Acquire(ctx, w); err != nil {
 		return nil, 0, fmt.Errorf("waiting for %d of %d scenario slots: %w", w, g.n, context.Cause(ctx))
@@ -133,7 +161,14 @@ func (g *Gate) Enter(ctx context.Context, sc Scenario, runtime string) (leave fu
 	g.running.Add(w)
 	entered := time.Now()
 	return func() {
-		g.held.Add(int64(time.Since(entered)) * w)
+		held := time.Since(entered) * time.Duration(w)
+		g.held.Add(int64(held))
+		g.mu.Lock()
+		if g.heldBy == nil {
+			g.heldBy = map[string]time.Duration{}
+		}
+		g.heldBy[sc.Name] += held
+		g.mu.Unlock()
 		g.running.Add(-w)
 		g.sem.Release(w)
 	}, entered.Sub(start), nil

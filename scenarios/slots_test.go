@@ -34,7 +34,6 @@ func TestGateBoundsInProcessScenarios(t *testing.T) {
 	g := NewGate(2)
 	g.pressure = func() (float64, bool) { return 0, true }
 	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
-	alone := Scenario{Name: "load/legacy/streamable-http", Labels: []string{LabelLoad}}
 	l1, ok1 := entered(t, g, plain, "", time.Second)
 	l2, ok2 := entered(t, g, plain, "", time.Second)
 	if !ok1 || !ok2 {
@@ -44,21 +43,54 @@ func TestGateBoundsInProcessScenarios(t *testing.T) {
 		t.Fatal("a third scenario entered a gate of 2")
 	}
 	l1()
-	if _, ok := entered(t, g, alone, "", 200*time.Millisecond); ok {
-		t.Fatal("a scenario of LaneAlone entered beside another")
+	l2()
+}
+
+// A scenario of LaneAlone takes the floor's slots, and while it runs no
+// other scenario enters unless the CPU is calm.
+func TestGateLoadScenarioTakesTheFloor(t *testing.T) {
+	g := NewGate(4)
+	g.floor = 2
+	var pressure atomic.Int64
+	g.pressure = func() (float64, bool) { return float64(pressure.Load()), true }
+	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
+	alone := Scenario{Name: "load/legacy/streamable-http", Labels: []string{LabelLoad}}
+	l1, ok := entered(t, g, plain, "", time.Second)
+	if !ok {
+		t.Fatal("a scenario did not enter an idle gate")
 	}
+	l2, ok := entered(t, g, plain, "", time.Second)
+	if !ok {
+		t.Fatal("a second scenario did not enter a gate of 4")
+	}
+	la0, ok := entered(t, g, alone, "", 200*time.Millisecond)
+	if !ok {
+		t.Fatal("a scenario of LaneAlone did not enter beside two others in a gate of 4 (2 slots free)")
+	}
+	la0()
 	l2()
 	la, ok := entered(t, g, alone, "", time.Second)
 	if !ok {
-		t.Fatal("a scenario of LaneAlone did not enter an idle gate")
+		t.Fatal("a scenario of LaneAlone did not enter beside one other")
 	}
-	if _, ok := entered(t, g, plain, "", 200*time.Millisecond); ok {
-		t.Fatal("a scenario entered beside one of LaneAlone")
+	pressure.Store(GatePressure)
+	if _, ok := entered(t, g, plain, "", 2*pressurePoll); ok {
+		t.Fatal("a scenario entered beside one of LaneAlone while the CPU was contended")
 	}
+	pressure.Store(0)
+	l3, ok := entered(t, g, plain, "", time.Second)
+	if !ok {
+		t.Fatal("a scenario did not enter beside one of LaneAlone once the CPU was calm")
+	}
+	l3()
 	time.Sleep(50 * time.Millisecond)
 	la()
+	l1()
 	if held := g.Held(); held < 2*50*time.Millisecond {
-		t.Errorf("Held %s: the alone scenario held both slots for at least 50 ms", held)
+		t.Errorf("Held %s: the alone scenario held two slots for at least 50 ms", held)
+	}
+	if by := g.HeldBy(); len(by) != 2 || by[0].Name != alone.Name {
+		t.Errorf("HeldBy %v: want the load scenario first, then the plain one", by)
 	}
 }
 

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
 // chaosBin is the chaos binary built once for these tests.
@@ -30,13 +33,20 @@ var chaosBin string
 // TestMain builds chaos for the tests. Most of them run chaos as child
 // processes. Those that own everything they start (their processes,
 // temporary directories, ports, and Docker resources labelled with their
-// run's pid) and take longest call t.Parallel, so they overlap (go test
-// -parallel, one per core by default), those that drive the Docker engine
+// run's pid) and take longest call t.Parallel, so they overlap
+// (-test.parallel defaults to parallelTests: they mostly wait on their
+// child's deadlines, not on the CPU), those that drive the Docker engine
 // one at a time (takeDockerTurn); those that set environment
 // variables (t.Setenv), sweep what other runs left (chaos clean, the
 // orphan sweep) or time a lease to the second stay serial, and run before
 // the parallel ones.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Lookup("test.parallel").Value.Set(strconv.Itoa(parallelTests()))
+	}
 	// $CHAOS_BIN when CI built it once, else built into a directory named
 	// for this process (swept by the next run if this one is killed).
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -50,6 +60,10 @@ func TestMain(m *testing.M) {
 	runtimes.CleanupChaosBuild()
 	os.Exit(code)
 }
+
+// parallelTests is the default -test.parallel: two chaos runs per core
+// (each runs its own scenarios side by side, scenarios.DefaultParallel).
+func parallelTests() int { return 2 * scenarios.DefaultParallel() }
 
 func writeScript(t *testing.T, body string) string {
 	t.Helper()

@@ -256,6 +256,7 @@ func TestExperimentShippedSeedBehaviours(t *testing.T) {
 // stalled or failed call: both deviate, "dropped without an answer" in the
 // progress, the journal and the report (whose exit status is 1).
 func TestExperimentDroppedIsNotAnAnswer(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	d := startE2E(t, "")
 	front := startDropFront(t, d.gateway, time.Second) // before the gateway's 2s call timeout
 	cases := []struct {
@@ -341,6 +342,7 @@ const injectStall = `  - action:
 `
 
 func TestExperimentDeviationAbortsAndRollsBack(t *testing.T) {
+	t.Parallel() // owns its processes, directories and ports (see TestMain)
 	d := startE2E(t, "")
 	f := d.file(t, "30s", injectStall+`  - action:
       type: inject
