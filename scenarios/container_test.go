@@ -111,6 +111,7 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Printf("slot time by scenario, the most first: %s\n", strings.Join(top, ", "))
 	}
+	writeGateLog(start)
 	runtimes.CleanupChaosBuild() // built by the tests that run the process scenarios
 	removeFixtureGW()
 	if e := containers.Current(); e != nil {
@@ -133,6 +134,25 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// GateLogEnv names a file that TestMain writes the gate's spans into
+// (seconds since the tests started: entered, left, slots, scenario; one
+// per line), to see where the wall time went.
+const GateLogEnv = "VMCP_CHAOS_GATE_LOG"
+
+func writeGateLog(start time.Time) {
+	path := os.Getenv(GateLogEnv)
+	if path == "" {
+		return
+	}
+	var b strings.Builder
+	for _, s := range testGate.Spans() {
+		fmt.Fprintf(&b, "%.2f %.2f %d %s\n", s.Entered.Sub(start).Seconds(), s.Left.Sub(start).Seconds(), s.Slots, s.Name)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		fmt.Fprintf(os.Stderr, "$%s: %v\n", GateLogEnv, err)
+	}
 }
 
 // parallelTests is the default -test.parallel: every top-level test and

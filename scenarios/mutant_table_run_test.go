@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -278,9 +279,24 @@ func verdictsOf(res history.ScenarioResult) (map[string]history.Check, []string)
 	return verdicts, failed
 }
 
+// longPairs are the pairs (mutant × scenario group) that take far longer
+// than the reference's run of the scenario (a mutant's slow errors or
+// retries run to their bounds), measured on 2 cores: runPairs starts them
+// first. A wrong figure costs wall time, never a verdict.
+var longPairs = map[string]time.Duration{
+	"fixture-i-init-retry × wrapping":     35 * time.Second,
+	"slow-errors-11s × load":              20 * time.Second,
+	"slow-errors × hang":                  20 * time.Second,
+	"blast-radius × wrapping":             14 * time.Second,
+	"keepalive-slow-interval × keepalive": 11 * time.Second,
+	"no-deadline × hang-pause":            10 * time.Second,
+	"keepalive-no-reprobe × keepalive":    9 * time.Second,
+	"overcount-metrics × keepalive":       9 * time.Second,
+}
+
 // runPairs runs each pair's scenario against its mutant, at most
-// 2 × testSlots() queued at once (testGate bounds how many run), longest first, those not of the in-process lane (Scenario.Lane) last, one by one,
-// and returns the results in pairs' order.
+// 2 × testSlots() queued at once (testGate bounds how many run), longest
+// first, and returns the results in pairs' order.
 func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []history.ScenarioResult {
 	results := make([]history.ScenarioResult, len(pairs))
 	scs := make([]scenarios.Scenario, len(pairs))
@@ -298,16 +314,26 @@ func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []
 	// others do, and takes a larger share of the slots while they run.
 	slots := make(chan struct{}, 2*testSlots())
 	var wg sync.WaitGroup
-	var alone []int
 	all := make([]int, len(pairs))
 	for i := range all {
 		all[i] = i
 	}
-	for _, i := range scenarios.LongestFirst(scs, all) {
-		if scs[i].Lane() != scenarios.LaneInProcess {
-			alone = append(alone, i)
-			continue
+	// The load scenario's pairs too: the gate gives them their share
+	// (Gate.Enter), beside the others.
+	known := map[string]bool{}
+	for i, p := range pairs {
+		known[p.mutant+" × "+scs[i].Group] = true
+	}
+	for k := range longPairs {
+		if !known[k] {
+			t.Errorf("longPairs names %q, not a pair of the table", k)
 		}
+	}
+	order := scenarios.LongestFirst(scs, all)
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(longPairs[pairs[b].mutant+" × "+scs[b].Group], longPairs[pairs[a].mutant+" × "+scs[a].Group])
+	})
+	for _, i := range order {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
@@ -315,8 +341,5 @@ func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []
 		})
 	}
 	wg.Wait()
-	for _, i := range alone {
-		run(i)
-	}
 	return results
 }

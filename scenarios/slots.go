@@ -76,6 +76,15 @@ type Gate struct {
 
 	mu     sync.Mutex
 	heldBy map[string]time.Duration // slot time by scenario name
+	spans  []GateSpan
+}
+
+// GateSpan is one scenario's stay in a gate: when it entered and left
+// (after its wait for slots and the CPU), and how many slots it held.
+type GateSpan struct {
+	Name          string
+	Slots         int
+	Entered, Left time.Time
 }
 
 // GatePressure is the CPU pressure (cpuPressure, percent) at or over
@@ -106,6 +115,13 @@ func (g *Gate) HeldBy() []ScenarioTime {
 	}
 	slices.SortFunc(out, func(a, b ScenarioTime) int { return cmp.Or(cmp.Compare(b.Held, a.Held), cmp.Compare(a.Name, b.Name)) })
 	return out
+}
+
+// Spans is every stay in g so far, in the order they ended.
+func (g *Gate) Spans() []GateSpan {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.spans)
 }
 
 // ScenarioTime is how long a scenario's runs held a gate's slots.
@@ -168,6 +184,7 @@ func (g *Gate) Enter(ctx context.Context, sc Scenario, runtime string) (leave fu
 			g.heldBy = map[string]time.Duration{}
 		}
 		g.heldBy[sc.Name] += held
+		g.spans = append(g.spans, GateSpan{sc.Name, int(w), entered, time.Now()})
 		g.mu.Unlock()
 		g.running.Add(-w)
 		g.sem.Release(w)
