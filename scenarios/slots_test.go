@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -101,10 +100,7 @@ func TestContainerScenariosTakeHostSlots(t *testing.T) {
 	containerSlotKind = kind
 	t.Cleanup(func() {
 		containerSlotKind = old
-		files, _ := filepath.Glob(filepath.Join(hostslot.Dir(), kind+"-*.lock"))
-		for _, f := range files {
-			os.Remove(f)
-		}
+		hostslot.RemoveKind(kind)
 	})
 	oldEngine := containerEngine
 	containerEngine = func(context.Context) error { return nil }

@@ -48,3 +48,12 @@ func Acquire(ctx context.Context, kind string, n int) (release func(), err error
 		}
 	}
 }
+
+// RemoveKind removes the slot files of kind (for a kind made up for one
+// run, such as a test's, once nothing holds its slots).
+func RemoveKind(kind string) {
+	files, _ := filepath.Glob(filepath.Join(Dir(), kind+"-*.lock"))
+	for _, f := range files {
+		_ = os.Remove(f)
+	}
+}

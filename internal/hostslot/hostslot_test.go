@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +15,7 @@ import (
 // copies of this test.
 func uniqueKind(t *testing.T) string {
 	kind := fmt.Sprintf("test-%s-%d-%d", t.Name(), os.Getpid(), time.Now().UnixNano())
-	t.Cleanup(func() {
-		files, _ := filepath.Glob(filepath.Join(Dir(), kind+"-*.lock"))
-		for _, f := range files {
-			os.Remove(f)
-		}
-	})
+	t.Cleanup(func() { RemoveKind(kind) })
 	return kind
 }
 
