@@ -54,11 +54,12 @@ func ContainerSlots() (int, error) {
 
 // Gate bounds how many in-process scenarios run at once among the callers
 // of Run that share it (RunConfig.Gate), such as the tests of one package
-// running side by side. A scenario of LaneAlone (the load scenario) takes
-// the floor's slots (below): it enters when they are free and the CPU is
-// not contended, and while it loads the CPU no other scenario enters
-// (the throttle below); those already running go on, as they do beside
-// another suite's load scenario. Container scenarios take none: the
+// running side by side. A scenario of LaneAlone (the load scenario) runs
+// beside no other of its lane and takes the floor's slots (below): it
+// enters when they are free and the CPU is not contended (waitCalm), and
+// while it loads the CPU no other scenario enters (the throttle below);
+// those already running go on, as they do beside another suite's load
+// scenario. Container scenarios take none: the
 // host-wide container slots bound them.
 //
 // Above a floor (DefaultParallel scenarios running), a scenario also
@@ -69,6 +70,7 @@ func ContainerSlots() (int, error) {
 type Gate struct {
 	n, floor int64
 	sem      *semaphore.Weighted
+	alone    *semaphore.Weighted // one load scenario at a time
 	running  atomic.Int64
 	held     atomic.Int64 // slot-nanoseconds given back so far
 	throttle atomic.Int64 // nanoseconds scenarios waited on the CPU's pressure
@@ -136,7 +138,7 @@ func (g *Gate) Cap() int { return int(g.n) }
 // NewGate returns a gate of n slots (at least 1).
 func NewGate(n int) *Gate {
 	n = max(n, 1)
-	return &Gate{n: int64(n), floor: int64(min(n, DefaultParallel())), sem: semaphore.NewWeighted(int64(n)), pressure: cpuPressure}
+	return &Gate{n: int64(n), floor: int64(min(n, DefaultParallel())), sem: semaphore.NewWeighted(int64(n)), alone: semaphore.NewWeighted(1), pressure: cpuPressure}
 }
 
 // Enter waits, before sc's clock starts, for what sc needs to run: a
@@ -163,15 +165,31 @@ func (g *Gate) Enter(ctx context.Context, sc Scenario, runtime string) (leave fu
 	if g == nil {
 		return func() {}, 0, nil
 	}
-	w := int64(1)
-	if sc.Lane() == LaneAlone {
+	w, alone := int64(1), sc.Lane() == LaneAlone
+	if alone {
 		w = g.floor
+		if err := g.alone.Acquire(ctx, 1); err != nil {
+			return nil, 0, fmt.Errorf("waiting for the load scenario running: %w", context.Cause(ctx))
+		}
+	}
+	release := func() {
+		g.sem.Release(w)
+		if alone {
+			g.alone.Release(1)
+		}
 	}
 	if err := g.sem.Acquire(ctx, w); err != nil {
+		if alone {
+			g.alone.Release(1)
+		}
 		return nil, 0, fmt.Errorf("waiting for %d of %d scenario slots: %w", w, g.n, context.Cause(ctx))
 	}
-	if err := g.waitPressure(ctx); err != nil {
-		g.sem.Release(w)
+	wait := g.waitPressure
+	if alone {
+		wait = g.waitCalm
+	}
+	if err := wait(ctx); err != nil {
+		release()
 		return nil, 0, err
 	}
 	g.running.Add(w)
@@ -187,8 +205,31 @@ func (g *Gate) Enter(ctx context.Context, sc Scenario, runtime string) (leave fu
 		g.spans = append(g.spans, GateSpan{sc.Name, int(w), entered, time.Now()})
 		g.mu.Unlock()
 		g.running.Add(-w)
-		g.sem.Release(w)
+		release()
 	}, entered.Sub(start), nil
+}
+
+// calmWait bounds how long a load scenario waits for a calm CPU
+// (waitCalm): on a machine loaded by another suite it runs anyway.
+const calmWait = 30 * time.Second
+
+// waitCalm waits, at most calmWait, until the CPU's pressure is under
+// GatePressure, however few scenarios run: the load scenario starts on a
+// calm CPU, and while it runs the throttle keeps others out.
+func (g *Gate) waitCalm(ctx context.Context) error {
+	start := time.Now()
+	defer func() { g.throttle.Add(int64(time.Since(start))) }()
+	for time.Since(start) < calmWait {
+		if p, ok := g.pressure(); !ok || p < GatePressure {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the CPU's pressure to fall under %d%%: %w", GatePressure, context.Cause(ctx))
+		case <-time.After(pressurePoll):
+		}
+	}
+	return nil
 }
 
 // waitPressure waits, while more than the floor's scenarios run, until

@@ -45,33 +45,38 @@ func TestGateBoundsInProcessScenarios(t *testing.T) {
 	l2()
 }
 
-// A scenario of LaneAlone takes the floor's slots, and while it runs no
-// other scenario enters unless the CPU is calm.
+// A scenario of LaneAlone takes the floor's slots, one at a time, and
+// starts on a calm CPU; while it runs no other scenario enters unless the
+// CPU is calm.
 func TestGateLoadScenarioTakesTheFloor(t *testing.T) {
-	g := NewGate(4)
+	g := NewGate(6)
 	g.floor = 2
 	var pressure atomic.Int64
 	g.pressure = func() (float64, bool) { return float64(pressure.Load()), true }
 	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
 	alone := Scenario{Name: "load/legacy/streamable-http", Labels: []string{LabelLoad}}
+
+	pressure.Store(GatePressure)
+	if _, ok := entered(t, g, alone, "", 2*pressurePoll); ok {
+		t.Fatal("a scenario of LaneAlone entered an idle gate while the CPU was contended")
+	}
+	pressure.Store(0)
 	l1, ok := entered(t, g, plain, "", time.Second)
 	if !ok {
 		t.Fatal("a scenario did not enter an idle gate")
 	}
 	l2, ok := entered(t, g, plain, "", time.Second)
 	if !ok {
-		t.Fatal("a second scenario did not enter a gate of 4")
+		t.Fatal("a second scenario did not enter a gate of 6")
 	}
-	la0, ok := entered(t, g, alone, "", 200*time.Millisecond)
-	if !ok {
-		t.Fatal("a scenario of LaneAlone did not enter beside two others in a gate of 4 (2 slots free)")
-	}
-	la0()
-	l2()
 	la, ok := entered(t, g, alone, "", time.Second)
 	if !ok {
-		t.Fatal("a scenario of LaneAlone did not enter beside one other")
+		t.Fatal("a scenario of LaneAlone did not enter beside two others in a gate of 6 (4 slots free)")
 	}
+	if _, ok := entered(t, g, alone, "", 2*pressurePoll); ok {
+		t.Fatal("a second scenario of LaneAlone entered beside the first")
+	}
+	l2()
 	pressure.Store(GatePressure)
 	if _, ok := entered(t, g, plain, "", 2*pressurePoll); ok {
 		t.Fatal("a scenario entered beside one of LaneAlone while the CPU was contended")
@@ -84,6 +89,11 @@ func TestGateLoadScenarioTakesTheFloor(t *testing.T) {
 	l3()
 	time.Sleep(50 * time.Millisecond)
 	la()
+	la2, ok := entered(t, g, alone, "", time.Second)
+	if !ok {
+		t.Fatal("a scenario of LaneAlone did not enter once the first left")
+	}
+	la2()
 	l1()
 	if held := g.Held(); held < 2*50*time.Millisecond {
 		t.Errorf("Held %s: the alone scenario held two slots for at least 50 ms", held)
