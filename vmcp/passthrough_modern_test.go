@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
@@ -351,6 +353,74 @@ func TestModernHopCancel(t *testing.T) {
 		passed(t, g, func() {
 			if res, _ := callTool(t, c, n+"_echo", map[string]any{"msg": "again"}); res.IsError {
 				t.Errorf("%s after the cancel: %s", n, resultText(res))
+			}
+		})
+	}
+}
+
+// answeringBackend is an mcp-go server (stateless revision negotiated by
+// the pool) whose tools/call answers are result, as JSON, under the
+// request's id.
+func answeringBackend(t *testing.T, result string) *httptest.Server {
+	t.Helper()
+	s := server.NewMCPServer("answerer", "1")
+	s.AddTool(mcp.NewTool("echo"), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("from the tool"), nil
+	})
+	h := server.NewStreamableHTTPServer(s)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		if r.Method != http.MethodPost || msg.Method != "tools/call" {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, msg.ID, result)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestModernHopResultShapes: results a backend may give that mcp-go's
+// path does not pass as they are: one asking for input (the gateway's
+// client cannot give any: the call fails naming the backend, as a
+// transport error, on the hop as on mcp-go's path), one without
+// resultType or serverInfo (added as mcp-go's server adds them), and an
+// isError result of the backend's own (passed through).
+func TestModernHopResultShapes(t *testing.T) {
+	for _, tc := range []struct{ name, result string }{
+		{"input required", `{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"who?","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"s1"}`},
+		{"undecorated", `{"content":[{"type":"text","text":"plain"}]}`},
+		{"own isError", `{"content":[{"type":"text","text":"tool says no"}],"isError":true,"resultType":"complete"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := answeringBackend(t, tc.result)
+			g := startGateway(t, fmt.Sprintf("name: test\nbackends:\n  - {name: beta, url: %q, transport: streamable-http}\ntimeouts: {call: 10s}\n", b.URL+"/mcp"))
+			connect(t, g.URL(), true)
+			hop, ref := hopAndMcpGo(t, g, true, "tools/call", map[string]any{"name": "beta_echo"}, nil, nil)
+			res, _ := hop["result"].(map[string]any)
+			meta, _ := res["_meta"].(map[string]any)
+			refMeta, _ := ref["result"].(map[string]any)["_meta"].(map[string]any)
+			t.Logf("hop: %v", hop)
+			switch tc.name {
+			case "input required":
+				// mcp-go's client words its error otherwise: the kind and
+				// the backend are what must agree.
+				if res["isError"] != true || meta["vmcp/backend"] != "beta" || meta["vmcp/errorKind"] != "transport_error" ||
+					refMeta["vmcp/backend"] != "beta" || refMeta["vmcp/errorKind"] != "transport_error" {
+					t.Errorf("input required: hop %v, mcp-go %v; want a transport_error naming beta from both", hop, ref)
+				}
+			default:
+				sameAnswer(t, tc.name, hop, ref)
+				if res["resultType"] != "complete" {
+					t.Errorf("%s: resultType %v", tc.name, res["resultType"])
+				}
 			}
 		})
 	}
