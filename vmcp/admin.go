@@ -69,7 +69,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if msg.Method == string(mcp.MethodNotificationCancelled) {
 		g.cancelPassing(r, &msg)
 	}
-	if decodeErr == nil && g.passThrough(w, r, &msg) {
+	if decodeErr == nil && (g.passThrough(w, r, &msg) || g.passThroughModern(w, r, &msg)) {
 		return
 	}
 	if msg.Method != "resources/read" && msg.Method != "prompts/get" {

@@ -85,6 +85,8 @@ type Gateway struct {
 	poolApplied atomic.Int64 // the pool view version installed for stateless requests
 	poolApplyMu sync.Mutex   // serialises installing it
 	passed      atomic.Int64 // requests answered by the pass-through hop (passthrough.go)
+	noModernHop atomic.Bool  // tests: stateless requests take mcp-go's path (passthrough_modern.go)
+	paramHdrs   atomic.Pointer[paramHeaderTools]
 
 	mu              sync.Mutex
 	sessions        map[string]*Session

@@ -75,9 +75,10 @@ type Conn struct {
 	closed    chan struct{}
 	forwarded atomic.Int64 // requests sent by Forward (their ids)
 
-	streamable *transport.StreamableHTTP // the client's transport, if streamable HTTP (forwardhttp.go)
-	handedOver atomic.Int64              // direct forwards whose answer mcp-go's transport read
-	direct     *rawTarget                // where the direct client sends (nil: the Transport does)
+	streamable    *transport.StreamableHTTP // the client's transport, if streamable HTTP (forwardhttp.go)
+	handedOver    atomic.Int64              // direct forwards whose answer mcp-go's transport read
+	direct        *rawTarget                // where the direct client sends (nil: the Transport does)
+	statelessMeta                           // the stateless forward's _meta (forwardstateless.go)
 }
 
 // Client is the connection's mcp-go client. Requests made with it must run

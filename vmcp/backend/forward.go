@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -37,15 +38,17 @@ func (c *Conn) Forward(ctx context.Context, method string, params json.RawMessag
 		return nil, transport.NewError(err) // not sent: nothing to cancel
 	}
 	if c.directHTTP() {
-		return c.forwardHTTP(ctx, id, method, params)
+		return c.forwardHTTP(ctx, id, method, params, nil)
 	}
-	return c.forwardClient(ctx, id, method, params)
+	return c.forwardClient(ctx, id, method, params, nil)
 }
 
-// forwardClient sends request id on the connection's transport (mcp-go's).
-func (c *Conn) forwardClient(ctx context.Context, id int64, method string, params json.RawMessage) (json.RawMessage, error) {
+// forwardClient sends request id, with the request's own headers hdr
+// (nil on a sessionful connection), on the connection's transport
+// (mcp-go's).
+func (c *Conn) forwardClient(ctx context.Context, id int64, method string, params json.RawMessage, hdr http.Header) (json.RawMessage, error) {
 	resp, err := c.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
-		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: method, Params: params})
+		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id), Method: method, Params: params, Header: hdr})
 	if err != nil {
 		if ctx.Err() != nil && c.isStdio() {
 			// What mcp-go's client does for its own requests over stdio

@@ -28,12 +28,14 @@ func (c *Conn) directHTTP() bool {
 	return c.streamable != nil && c.Forwardable()
 }
 
-// forwardHTTP sends request id directly and returns its result.
-func (c *Conn) forwardHTTP(ctx context.Context, id int64, method string, params json.RawMessage) (json.RawMessage, error) {
+// forwardHTTP sends request id directly and returns its result. hdr
+// holds the request's own headers (the stateless revision's Mcp-Method
+// and Mcp-Name: forwardstateless.go), nil on a sessionful connection.
+func (c *Conn) forwardHTTP(ctx context.Context, id int64, method string, params json.RawMessage, hdr http.Header) (json.RawMessage, error) {
 	if c.streamable.GetSessionId() != c.sessionID {
 		// The backend ended the session (a 404): mcp-go refuses to send.
 		c.handedOver.Add(1)
-		return c.forwardClient(ctx, id, method, params)
+		return c.forwardClient(ctx, id, method, params, hdr)
 	}
 	idStr := strconv.FormatInt(id, 10)
 	rctx := ctx
@@ -47,9 +49,9 @@ func (c *Conn) forwardHTTP(ctx context.Context, id int64, method string, params 
 	tr.setRequest(idStr)
 	var resp *http.Response
 	var err error
-	if c.direct != nil {
+	if target, ok := c.rawTargetWith(hdr); ok {
 		var ans rawAnswer
-		ans, err = c.d.raw.rawRoundTrip(rctx, *c.direct, &http.Request{Method: http.MethodPost}, body, idStr, c.d.cfg.Limits.MaxResponseBytes)
+		ans, err = c.d.raw.rawRoundTrip(rctx, target, &http.Request{Method: http.MethodPost}, body, idStr, c.d.cfg.Limits.MaxResponseBytes)
 		if ans.result != nil {
 			tr.setStatus(ans.status)
 			return ans.result, nil
@@ -59,7 +61,10 @@ func (c *Conn) forwardHTTP(ctx context.Context, id int64, method string, params 
 		var req *http.Request
 		if req, err = http.NewRequestWithContext(rctx, http.MethodPost, c.backend.URL, bytes.NewReader(body)); err != nil {
 			c.handedOver.Add(1)
-			return c.forwardClient(ctx, id, method, params) // mcp-go says what is wrong
+			return c.forwardClient(ctx, id, method, params, hdr) // mcp-go says what is wrong
+		}
+		for k, v := range hdr {
+			req.Header[k] = v
 		}
 		c.setHeaders(req.Header)
 		resp, err = c.d.httpBase.RoundTrip(req)
@@ -73,7 +78,7 @@ func (c *Conn) forwardHTTP(ctx context.Context, id int64, method string, params 
 	c.handedOver.Add(1)
 	h := &handover{resp: resp, err: err}
 	defer h.release()
-	return c.forwardClient(withHandover(ctx, h), id, method, params)
+	return c.forwardClient(withHandover(ctx, h), id, method, params, hdr)
 }
 
 // plainAnswer returns the result of resp if it is the plain answer to
@@ -155,10 +160,10 @@ type errReader struct{ err error }
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 // newRawTarget returns where the direct client sends this connection's
-// forwards (nil: on the gateway's Transport).
+// forwards, sessionful or stateless (nil: on the gateway's Transport).
 func (c *Conn) newRawTarget() *rawTarget {
 	t, ok := c.d.httpBase.(*http.Transport)
-	if c.d.raw == nil || !ok || !c.directHTTP() {
+	if c.d.raw == nil || !ok || c.streamable == nil {
 		return nil
 	}
 	h := http.Header{}
