@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
@@ -19,8 +21,28 @@ import (
 const TestSlotsEnv = "VMCP_CHAOS_TEST_SLOTS"
 
 // testGate is shared by every scenario run of the package's tests: the
-// suite's pool, runShared and runScenario.
-var testGate = scenarios.NewGate(testSlots())
+// suite's pool, runShared and runScenario. It serves the longest runs
+// first (longRuns, then the scenario groups' typical durations).
+var testGate = func() *scenarios.Gate {
+	g := scenarios.NewGate(testSlots())
+	g.Expected = func(target string, sc scenarios.Scenario) time.Duration { return longRuns[target+" × "+sc.Group] }
+	return g
+}()
+
+// longRuns are the runs (target × scenario group) of the fixtures that
+// take far longer than the reference's (their failed recovery checks wait
+// out their bounds), measured on 2 cores: the gate starts them first, so
+// they do not end last. A wrong figure costs wall time, never a verdict.
+// The mutant table's are longPairs.
+var longRuns = map[string]time.Duration{
+	"fixture-h × hang":            48 * time.Second,
+	"fixture-d × wrapping":        22 * time.Second,
+	"fixture-e × wrapping":        21 * time.Second,
+	"fixture-b-broken × hang":     21 * time.Second,
+	"fixture-b-broken × wrapping": 19 * time.Second,
+	"fixture-d × hang":            10 * time.Second,
+	"fixture-e × hang":            9 * time.Second,
+}
 
 // testSlots is $VMCP_CHAOS_TEST_SLOTS (1 to 32), default
 // 4 × scenarios.DefaultParallel() capped at 8.
@@ -48,7 +70,11 @@ const slotWait = 15 * time.Minute
 func runScenario(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig) *history.Recorder {
 	ctx = context.WithoutCancel(ctx)
 	wait, cancelWait := context.WithTimeout(ctx, slotWait)
-	leave, _, err := testGate.Enter(wait, sc, cfg.Runtime)
+	name := "reference"
+	if cfg.Target != nil {
+		name = cfg.Target.Name()
+	}
+	leave, _, err := testGate.EnterFor(wait, name, sc, cfg.Runtime)
 	cancelWait()
 	if err != nil {
 		rec := history.NewRecorder(sc.Name, sc.Labels...)
@@ -60,4 +86,24 @@ func runScenario(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunCo
 	defer cancel()
 	cfg.Gate, cfg.SlotsHeld = nil, true
 	return scenarios.Run(ctx, sc, cfg)
+}
+
+// Every run longRuns names is a fixture (by its target name) and a group
+// of the catalogue: a renamed one would silently lose its place.
+func TestLongRunsNameFixturesAndGroups(t *testing.T) {
+	t.Parallel()
+	groups := map[string]bool{}
+	for _, sc := range scenarios.Catalogue() {
+		groups[sc.Group] = true
+	}
+	for key := range longRuns {
+		fixture, group, ok := strings.Cut(key, " × ")
+		if !ok || !groups[group] {
+			t.Errorf("longRuns %q: no group %q in the catalogue", key, group)
+			continue
+		}
+		if name := fixtureTarget(t, fixture).Name(); name != fixture {
+			t.Errorf("longRuns %q: the profile %s.yaml names its target %q", key, fixture, name)
+		}
+	}
 }

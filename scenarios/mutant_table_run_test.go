@@ -306,7 +306,11 @@ func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []
 	run := func(i int) {
 		cfg := runnerMutantConfigs[pairs[i].mutant] // the runner's own checks' mutants: mutant_runner_test.go
 		cfg.Target = targets[pairs[i].mutant]
-		results[i] = runScenario(context.Background(), scs[i], cfg).Result()
+		ctx := context.Background()
+		if d := longPairs[pairs[i].mutant+" × "+scs[i].Group]; d > 0 {
+			ctx = scenarios.WithExpected(ctx, d)
+		}
+		results[i] = runScenario(ctx, scs[i], cfg).Result()
 	}
 	// Twice as many waiting as the package's tests together may run
 	// (testGate bounds them, first come first served): the table is the

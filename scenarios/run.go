@@ -91,7 +91,7 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *history.Recorder {
 	leave, waited := func() {}, time.Duration(0)
 	var err error
 	if !cfg.SlotsHeld {
-		leave, waited, err = cfg.Gate.Enter(ctx, sc, cfg.Runtime)
+		leave, waited, err = cfg.Gate.EnterFor(ctx, target.Name(), sc, cfg.Runtime)
 	}
 	rec := history.NewRecorder(sc.Name, sc.Labels...)
 	if err != nil {

@@ -69,8 +69,14 @@ func ContainerSlots() (int, error) {
 // of a full gate and starve the scenarios' own timing.
 type Gate struct {
 	n, floor int64
-	sem      *semaphore.Weighted
+	sem      *prioSem
 	alone    *semaphore.Weighted // one load scenario at a time
+
+	// Expected, when set, is how long a run of sc against the target
+	// named is expected to take (0: not known): the gate serves the
+	// longest first, so they do not end last. Unset or unknown, the
+	// scenario group's typical duration.
+	Expected func(target string, sc Scenario) time.Duration
 	running  atomic.Int64
 	held     atomic.Int64 // slot-nanoseconds given back so far
 	throttle atomic.Int64 // nanoseconds scenarios waited on the CPU's pressure
@@ -138,7 +144,7 @@ func (g *Gate) Cap() int { return int(g.n) }
 // NewGate returns a gate of n slots (at least 1).
 func NewGate(n int) *Gate {
 	n = max(n, 1)
-	return &Gate{n: int64(n), floor: int64(min(n, DefaultParallel())), sem: semaphore.NewWeighted(int64(n)), alone: semaphore.NewWeighted(1), pressure: cpuPressure}
+	return &Gate{n: int64(n), floor: int64(min(n, DefaultParallel())), sem: newPrioSem(int64(n)), alone: semaphore.NewWeighted(1), pressure: cpuPressure}
 }
 
 // Enter waits, before sc's clock starts, for what sc needs to run: a
@@ -147,6 +153,12 @@ func NewGate(n int) *Gate {
 // returns the function that gives the slots back and how long it waited.
 // Run calls it unless RunConfig.SlotsHeld says the caller did.
 func (g *Gate) Enter(ctx context.Context, sc Scenario, runtime string) (leave func(), waited time.Duration, err error) {
+	return g.EnterFor(ctx, "", sc, runtime)
+}
+
+// EnterFor is Enter for a run against the target named: the longest
+// expected runs (Expected) are served first.
+func (g *Gate) EnterFor(ctx context.Context, target string, sc Scenario, runtime string) (leave func(), waited time.Duration, err error) {
 	start := time.Now()
 	if sc.Lane() == LaneContainer || runtime == RuntimeContainer {
 		if containerEngine(ctx) != nil {
@@ -173,12 +185,20 @@ func (g *Gate) Enter(ctx context.Context, sc Scenario, runtime string) (leave fu
 		}
 	}
 	release := func() {
-		g.sem.Release(w)
+		g.sem.release(w)
 		if alone {
 			g.alone.Release(1)
 		}
 	}
-	if err := g.sem.Acquire(ctx, w); err != nil {
+	prio := typicalDuration(sc)
+	if d, ok := ctx.Value(expectedKey{}).(time.Duration); ok && d > 0 {
+		prio = d
+	} else if g.Expected != nil {
+		if d := g.Expected(target, sc); d > 0 {
+			prio = d
+		}
+	}
+	if err := g.sem.acquire(ctx, w, prio); err != nil {
 		if alone {
 			g.alone.Release(1)
 		}
@@ -207,6 +227,15 @@ func (g *Gate) Enter(ctx context.Context, sc Scenario, runtime string) (leave fu
 		g.running.Add(-w)
 		release()
 	}, entered.Sub(start), nil
+}
+
+type expectedKey struct{}
+
+// WithExpected returns ctx saying that the run entering a gate with it is
+// expected to take d (before Gate.Expected): the gate serves the longest
+// first.
+func WithExpected(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, expectedKey{}, d)
 }
 
 // calmWait bounds how long a load scenario waits for a calm CPU
