@@ -11,6 +11,7 @@ import (
 )
 
 func TestIdleSessionsAreClosed(t *testing.T) {
+	t.Parallel()
 	beta := startFake(t, resBetaScript)
 	// sessionIdle is far above the gap between two calls of the busy
 	// session even on a loaded machine (it was 150ms, and under load the

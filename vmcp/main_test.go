@@ -8,12 +8,24 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testpar"
 )
 
 // stdioBackendBin is the path of the stdio fake backend built for the tests.
 var stdioBackendBin string
 
+// parallelTests is the package's default -test.parallel: its tests wait
+// on deadlines, stalls and recovery windows far more than they compute, so
+// more of them than the machine's cores overlap (see internal/testpar).
+const parallelTests = 8
+
+// TestMain builds the stdio fake backend, runs the tests (side by side, up
+// to parallelTests at once unless -parallel says) and fails the package if
+// a goroutine outlived them: a process-wide check, so it runs here, after
+// every test, not in a test beside others.
 func TestMain(m *testing.M) {
+	testpar.Default(parallelTests)
 	dir, err := os.MkdirTemp("", "vmcp-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -307,6 +307,7 @@ var rankingQueries = []struct {
 func exposed(tool string) string { return groupOf(tool) + "_" + tool }
 
 func TestOptimizerToolsList(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, alphaScript), startFake(t, betaScript)
 	g := startGateway(t, gwConfig(optimizerCfg, a, b))
 	for _, rev := range revisions {
@@ -367,6 +368,7 @@ func TestOptimizerToolsList(t *testing.T) {
 }
 
 func TestOptimizerArguments(t *testing.T) {
+	t.Parallel()
 	a := startFake(t, alphaScript)
 	g := startGateway(t, gwConfig(optimizerCfg, a))
 	for _, rev := range revisions {
@@ -412,6 +414,7 @@ func TestOptimizerArguments(t *testing.T) {
 // healthy, find_tool ranks the obvious tool first among 233 realistic tools
 // on six backends, and token metrics are sane.
 func TestOptimizerCatalogueRanking(t *testing.T) {
+	t.Parallel()
 	fbs := startCatalogue(t)
 	g := startGateway(t, gwConfig(optimizerCfg, sortedBackends(fbs)...))
 	for _, rev := range revisions {
@@ -465,6 +468,7 @@ func TestOptimizerCatalogueRanking(t *testing.T) {
 // names and descriptions), and cannot be called; a session created after it
 // recovered finds and calls it, while the first session still does not.
 func TestOptimizerExcludesRefusedBackend(t *testing.T) {
+	t.Parallel()
 	fbs := startCatalogue(t)
 	gate := newTestGate()
 	gate.set("dev", "initialize", true)
@@ -555,6 +559,7 @@ func TestOptimizerExcludesRefusedBackend(t *testing.T) {
 // revisions still get find_tool and call_tool; find_tool returns an empty
 // list with a message, quickly.
 func TestOptimizerNoBackend(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	cfg := gwConfig(optimizerCfg, a, b)
 	down := faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}
@@ -613,6 +618,7 @@ func TestOptimizerNoBackend(t *testing.T) {
 // naming it, in well under a second; the session goes on; an open circuit
 // fails fast.
 func TestOptimizerCallToolFailures(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	gate := newTestGate()
 	g := startGateway(t, gwConfig(optimizerCfg, a, b), vmcp.WithGate(gate))
@@ -663,6 +669,7 @@ func TestOptimizerCallToolFailures(t *testing.T) {
 // TestOptimizerConcurrentSessions opens and closes sessions of different
 // backend sets while others search (-race; goleak in TestMain).
 func TestOptimizerConcurrentSessions(t *testing.T) {
+	t.Parallel()
 	fbs := startCatalogue(t)
 	gate := newTestGate()
 	g := startGateway(t, gwConfig(optimizerCfg, sortedBackends(fbs)...), vmcp.WithGate(gate))
@@ -707,6 +714,7 @@ func TestOptimizerConcurrentSessions(t *testing.T) {
 // of new sessions and of their find_tool; once it answers probes again, a
 // new session finds and calls its tools.
 func TestOptimizerWithHealthMonitor(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(optimizerCfg+loadProofHealth, a, b))
 	waitState := func(want func(string) bool, what string) {
@@ -797,6 +805,7 @@ func flapBeta(t *testing.T, beta *fakebackends.Backend, notes *atomic.Int32, n i
 // view: one view and one cleanup for the session whatever the number of
 // flaps, and the index keeps only the segments of views in use.
 func TestOptimizerFindToolDuringReindex(t *testing.T) {
+	t.Parallel()
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+optimizerFlapCfg)
 	testwait.For(t, 15*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
@@ -869,6 +878,7 @@ func TestOptimizerFindToolDuringReindex(t *testing.T) {
 // neither found nor callable and alpha's still are; when they come back
 // find_tool finds them again.
 func TestOptimizerLiveSessionLosesEveryBackend(t *testing.T) {
+	t.Parallel()
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+optimizerFlapCfg)
 	testwait.For(t, 15*time.Second, "both healthy", func() bool {
@@ -942,6 +952,7 @@ tools:
 // while alpha's are found; calling beta's tool says it is not found and
 // never reaches beta. Once probes pass again, new sessions include beta.
 func TestOptimizerExcludesBackendFailingProbesOnly(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		status int
 		state  string
@@ -1000,6 +1011,7 @@ func TestOptimizerExcludesBackendFailingProbesOnly(t *testing.T) {
 // TestOptimizerDefaultMaxResults: without optimizer.maxResults, find_tool
 // returns exactly 8 tools for a query that many more tools match.
 func TestOptimizerDefaultMaxResults(t *testing.T) {
+	t.Parallel()
 	fbs := startCatalogue(t)
 	// Generous backend timeouts (see optimizerCfg): with 2s, under load a
 	// backend left the session and find_tool found nothing.
@@ -1030,6 +1042,10 @@ func TestOptimizerDefaultMaxResults(t *testing.T) {
 // healthy; with alpha's probes failing too find_tool says no backend is
 // available; when the probes pass again the tools are back. A legacy
 // session created while beta was healthy keeps it (list-changed off).
+//
+// Serial: its health probes time out after 450 ms. Beside the parallel
+// tests (-race, a second copy of the package running) starved probes marked
+// alpha unhealthy as well.
 func TestOptimizerStatelessExclusionPerRequest(t *testing.T) {
 	a, b := startFake(t, strings.Replace(plainAlpha, "{name: echo}", "{name: echo}\n  - {name: health}", 1)), startFake(t, probedBeta)
 	probe := "    probe: \"tool:health\"\n"
