@@ -331,6 +331,7 @@ func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
 	for _, tc := range stallCases {
 		for _, stage := range []string{faults.StageBeforeHeaders, faults.StageAfterHeaders, faults.StageAfterProgress, faults.StageMidBody} {
 			t.Run(caseName(tc.transport, tc.protocol, tc.rev)+"/"+stage, func(t *testing.T) {
+				t.Parallel() // each case has its own backend
 				f := Fault{Kind: faults.KindStall, Match: Match{Tool: "slow"}, Params: &faults.Stall{Stage: stage}}
 				if stage == faults.StageAfterProgress {
 					f.Params.(*faults.Stall).Progress = 2
