@@ -22,15 +22,11 @@ tools:
   - {name: ok, description: Always fine, result: {text: fine}}
 `
 
-// TestHealthProbeMethodsReachTheBackend checks, for probe: ping and probe:
+// testHealthProbeMethodsReachTheBackend checks, for probe: ping and probe:
 // tool:<name> on an auto backend, that the probes really reach the backend,
 // that a stopped backend becomes unhealthy and a 403 on the probe
 // unauthenticated, and that it recovers.
-//
-// Serial: its health probes time out after 150 ms. Beside the parallel
-// tests (-race, a second copy of the package running) beta went unhealthy
-// while its probes succeeded.
-func TestHealthProbeMethodsReachTheBackend(t *testing.T) {
+func testHealthProbeMethodsReachTheBackend(t *testing.T) {
 	for _, tc := range []struct{ probe, method, tool string }{
 		{"ping", "ping", ""},
 		{"tool:ok", "tools/call", "ok"},
@@ -83,13 +79,9 @@ func TestHealthPingProbeRejectedOnModernBackend(t *testing.T) {
 	}
 }
 
-// TestHealthProbeTimeoutIsATimeout: a probe that outlives health.timeout is
+// testHealthProbeTimeoutIsATimeout: a probe that outlives health.timeout is
 // reported as a timeout (lastError, metric outcome), not as a cancel.
-//
-// Serial: its health probes time out after 200 ms. Beside the parallel
-// tests (-race, a second copy of the package running) beta never became
-// healthy within 10 s.
-func TestHealthProbeTimeoutIsATimeout(t *testing.T) {
+func testHealthProbeTimeoutIsATimeout(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	reader := sdkmetric.NewManualReader()
 	g := startGateway(t, backendsYAML(nil, beta)+"timeouts: {initialize: 2s}\nhealth: {interval: 400ms, timeout: 200ms, unhealthyThreshold: 1}\n",
