@@ -91,10 +91,10 @@ func betaCalls(b *fakebackends.Backend, tool string) int {
 	return countTool(b.Requests(), "tools/call", tool)
 }
 
-// Serial: the calls meant for the open circuit must all come within its 300
-// ms open timeout. Beside the parallel tests (-race, a second copy of the
-// package running) they took longer, the circuit half-opened and a trial
-// reached beta.
+// Serial: the calls meant for the open circuit must all come within its
+// 300 ms open timeout. Beside the parallel tests (-race, a second copy of
+// the package running) they took longer, the circuit half-opened and a
+// trial reached beta.
 func TestBreakerOpensFailsFastAndRecoversWithExactTransitions(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	alpha := startFake(t, resAlphaScript)
