@@ -55,7 +55,10 @@ func hasPrefix(names []string, p string) bool {
 
 const listChangedCfg = "timeouts: {call: 2s, initialize: 2s}\nhealth: {interval: 300ms, timeout: 250ms, unhealthyThreshold: 2}\nnotifications: {listChanged: true}\n"
 
-func testListChangedWhenBackendLeavesAndRejoins(t *testing.T) {
+// Serial: its health probes time out after 250 ms. Beside the parallel
+// tests (-race, a second copy of the package running) starved probes kept
+// beta from rejoining in time.
+func TestListChangedWhenBackendLeavesAndRejoins(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+listChangedCfg)
 	testwait.For(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
@@ -80,7 +83,10 @@ func testListChangedWhenBackendLeavesAndRejoins(t *testing.T) {
 	}
 }
 
-func testListChangedLateJoinOfBackendDownAtSessionStart(t *testing.T) {
+// Serial: its health probes time out after 250 ms, as in
+// TestListChangedWhenBackendLeavesAndRejoins, which failed beside the
+// parallel tests.
+func TestListChangedLateJoinOfBackendDownAtSessionStart(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
 		t.Fatal(err)
@@ -102,7 +108,10 @@ func testListChangedLateJoinOfBackendDownAtSessionStart(t *testing.T) {
 	}
 }
 
-func testListChangedReindexesOptimizer(t *testing.T) {
+// Serial: its health probes time out after 250 ms. Beside the parallel
+// tests (-race, a second copy of the package running) beta never became
+// healthy within 5 s.
+func TestListChangedReindexesOptimizer(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+listChangedCfg+"optimizer: {enabled: true}\n")
 	testwait.For(t, 5*time.Second, "beta healthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "healthy" })
@@ -128,7 +137,10 @@ func testListChangedReindexesOptimizer(t *testing.T) {
 	}
 }
 
-func testListChangedOffByDefault(t *testing.T) {
+// Serial: its health probes time out after 250 ms, as in
+// TestListChangedWhenBackendLeavesAndRejoins, which failed beside the
+// parallel tests.
+func TestListChangedOffByDefault(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+"health: {interval: 300ms, timeout: 250ms, unhealthyThreshold: 2}\n")
 	c, notes := listeningClient(t, g.URL())

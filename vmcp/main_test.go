@@ -18,7 +18,7 @@ var stdioBackendBin string
 // parallelTests is the package's default -test.parallel: its tests wait
 // on deadlines, stalls and recovery windows far more than they compute, so
 // more of them than the machine's cores overlap (see internal/testpar).
-const parallelTests = 8
+const parallelTests = 4
 
 // TestMain builds the stdio fake backend, runs the tests (side by side, up
 // to parallelTests at once unless -parallel says) and fails the package if

@@ -709,11 +709,15 @@ func TestOptimizerConcurrentSessions(t *testing.T) {
 	}
 }
 
-// testOptimizerWithHealthMonitor runs cases 1 and 3 with the gateway's own
+// TestOptimizerWithHealthMonitor runs cases 1 and 3 with the gateway's own
 // health monitor as the gate: a backend that is down is unhealthy, left out
 // of new sessions and of their find_tool; once it answers probes again, a
 // new session finds and calls its tools.
-func testOptimizerWithHealthMonitor(t *testing.T) {
+//
+// Serial: its health probes time out after 450 ms (loadProofHealth), as in
+// TestOptimizerExcludesBackendFailingProbesOnly, which failed beside the
+// parallel tests.
+func TestOptimizerWithHealthMonitor(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(optimizerCfg+loadProofHealth, a, b))
 	waitState := func(want func(string) bool, what string) {
@@ -875,12 +879,16 @@ func TestOptimizerFindToolDuringReindex(t *testing.T) {
 	}
 }
 
-// testOptimizerLiveSessionLosesEveryBackend: with list-changed on, when
+// TestOptimizerLiveSessionLosesEveryBackend: with list-changed on, when
 // every backend leaves a live session find_tool says no backend is
 // available, naming each and why; while only beta is gone its tools are
 // neither found nor callable and alpha's still are; when they come back
 // find_tool finds them again.
-func testOptimizerLiveSessionLosesEveryBackend(t *testing.T) {
+//
+// Serial: its health probes time out after 450 ms (loadProofHealth), as in
+// TestOptimizerExcludesBackendFailingProbesOnly, which failed beside the
+// parallel tests.
+func TestOptimizerLiveSessionLosesEveryBackend(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+optimizerFlapCfg)
 	testwait.For(t, 15*time.Second, "both healthy", func() bool {
@@ -946,14 +954,18 @@ tools:
   - {name: health, description: Health check}
 `
 
-// testOptimizerExcludesBackendFailingProbesOnly is acceptance cases 1 and 3
+// TestOptimizerExcludesBackendFailingProbesOnly is acceptance cases 1 and 3
 // with the gateway's health monitor: beta's probes fail (HTTP 403:
 // unauthenticated; HTTP 503: unhealthy) while beta still answers
 // initialize and tools/list, so only the health verdict can keep it out.
 // New sessions of both revisions never find beta's tools, for any query,
 // while alpha's are found; calling beta's tool says it is not found and
 // never reaches beta. Once probes pass again, new sessions include beta.
-func testOptimizerExcludesBackendFailingProbesOnly(t *testing.T) {
+//
+// Serial: its health probes time out after 450 ms (loadProofHealth). Beside
+// the parallel tests (-race, -count=3, load average 9) starved probes
+// marked alpha unhealthy too and find_tool found nothing.
+func TestOptimizerExcludesBackendFailingProbesOnly(t *testing.T) {
 	for _, tc := range []struct {
 		status int
 		state  string
@@ -1036,14 +1048,18 @@ func TestOptimizerDefaultMaxResults(t *testing.T) {
 	}
 }
 
-// testOptimizerStatelessExclusionPerRequest: a stateless (modern) client
+// TestOptimizerStatelessExclusionPerRequest: a stateless (modern) client
 // has no session, so each request is judged when it arrives: once beta's
 // probes fail (403: unauthenticated) the same client no longer finds or
 // calls beta's tools, although the pool connected beta while it was
 // healthy; with alpha's probes failing too find_tool says no backend is
 // available; when the probes pass again the tools are back. A legacy
 // session created while beta was healthy keeps it (list-changed off).
-func testOptimizerStatelessExclusionPerRequest(t *testing.T) {
+//
+// Serial: its health probes time out after 450 ms. Beside the parallel
+// tests (-race, a second copy of the package running) starved probes marked
+// alpha unhealthy as well.
+func TestOptimizerStatelessExclusionPerRequest(t *testing.T) {
 	a, b := startFake(t, strings.Replace(plainAlpha, "{name: echo}", "{name: echo}\n  - {name: health}", 1)), startFake(t, probedBeta)
 	probe := "    probe: \"tool:health\"\n"
 	g := startGateway(t, backendsYAML(map[string]string{"alpha": probe, "beta": probe}, a, b)+

@@ -22,11 +22,15 @@ tools:
   - {name: ok, description: Always fine, result: {text: fine}}
 `
 
-// testHealthProbeMethodsReachTheBackend checks, for probe: ping and probe:
+// TestHealthProbeMethodsReachTheBackend checks, for probe: ping and probe:
 // tool:<name> on an auto backend, that the probes really reach the backend,
 // that a stopped backend becomes unhealthy and a 403 on the probe
 // unauthenticated, and that it recovers.
-func testHealthProbeMethodsReachTheBackend(t *testing.T) {
+//
+// Serial: its health probes time out after 150 ms. Beside the parallel
+// tests (-race, a second copy of the package running) beta went unhealthy
+// while its probes succeeded.
+func TestHealthProbeMethodsReachTheBackend(t *testing.T) {
 	for _, tc := range []struct{ probe, method, tool string }{
 		{"ping", "ping", ""},
 		{"tool:ok", "tools/call", "ok"},
@@ -79,9 +83,13 @@ func TestHealthPingProbeRejectedOnModernBackend(t *testing.T) {
 	}
 }
 
-// testHealthProbeTimeoutIsATimeout: a probe that outlives health.timeout is
+// TestHealthProbeTimeoutIsATimeout: a probe that outlives health.timeout is
 // reported as a timeout (lastError, metric outcome), not as a cancel.
-func testHealthProbeTimeoutIsATimeout(t *testing.T) {
+//
+// Serial: its health probes time out after 200 ms. Beside the parallel
+// tests (-race, a second copy of the package running) beta never became
+// healthy within 10 s.
+func TestHealthProbeTimeoutIsATimeout(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	reader := sdkmetric.NewManualReader()
 	g := startGateway(t, backendsYAML(nil, beta)+"timeouts: {initialize: 2s}\nhealth: {interval: 400ms, timeout: 200ms, unhealthyThreshold: 1}\n",

@@ -257,7 +257,10 @@ func healthOf(t *testing.T, g *vmcp.Gateway) healthJSON {
 	return h
 }
 
-func testHealthMonitorExcludesUnhealthyBackendsFromNewSessions(t *testing.T) {
+// Serial: its health probes time out after 250 ms. Beside the parallel
+// tests (-race, a second copy of the package running) beta was not usable
+// again within 5 s of its recovery.
+func TestHealthMonitorExcludesUnhealthyBackendsFromNewSessions(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	alpha := startFake(t, resAlphaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+
@@ -314,7 +317,10 @@ func testHealthMonitorExcludesUnhealthyBackendsFromNewSessions(t *testing.T) {
 	}
 }
 
-func testHealthUnauthenticatedOn403Probe(t *testing.T) {
+// Serial: its health probes time out after 250 ms, as in
+// TestHealthMonitorExcludesUnhealthyBackendsFromNewSessions, which failed
+// beside the parallel tests.
+func TestHealthUnauthenticatedOn403Probe(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, beta)+"health: {interval: 300ms, timeout: 250ms}\n")
 	if err := beta.SetFaults(faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/list"}, Params: &faults.HTTPStatus{Status: 403}}); err != nil {
@@ -504,10 +510,14 @@ func TestMetricsPrometheusWithInjectedProviderRejected(t *testing.T) {
 	}
 }
 
-// testHealthJSONExactKeys decodes GET /api/backends/health without Go's
+// TestHealthJSONExactKeys decodes GET /api/backends/health without Go's
 // case-insensitive field matching: every key is the exact lowercase-first
 // name the API promises.
-func testHealthJSONExactKeys(t *testing.T) {
+//
+// Serial: its health probes time out after 250 ms. Beside the parallel
+// tests (-race, a second copy of the package running) a starved probe timed
+// out and beta was not healthy when the JSON was read.
+func TestHealthJSONExactKeys(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(map[string]string{
 		"beta": "    keepalive: {method: \"tool:ok\", interval: 1h}\n",
