@@ -12,6 +12,8 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
+// Serial: it reads the CPU time of the whole test process, which the
+// parallel tests would move too: it could grow without the busy loop.
 func TestReadProcSelf(t *testing.T) {
 	// Burn a little CPU so the figure moves.
 	before, err := ReadProc(0)
@@ -45,6 +47,7 @@ func TestReadProcSelf(t *testing.T) {
 }
 
 func TestQuantiles(t *testing.T) {
+	t.Parallel()
 	var d []time.Duration
 	for i := 1; i <= 100; i++ {
 		d = append(d, time.Duration(i)*time.Millisecond)
@@ -62,6 +65,7 @@ func TestQuantiles(t *testing.T) {
 // process in front of process backends: every scenario passes (no healthy
 // call fails) and carries the figures reports read.
 func TestRunSmall(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the chaos binary and starts processes; not in -short")
 	}
@@ -166,6 +170,7 @@ func checkFaultFigures(t *testing.T, name string, f map[string]float64, errorCal
 }
 
 func TestNamesBackend(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		text   string
 		meta   map[string]any

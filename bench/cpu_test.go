@@ -13,6 +13,7 @@ import (
 // amplification of 4.1× (the old figure, ÷ the backend in the gateway
 // run, showed 2.18×).
 func TestCPUFigures(t *testing.T) {
+	t.Parallel()
 	const calls = 1000
 	direct := round{load: LoadResult{Calls: 2 * calls}, cpu: []time.Duration{2 * calls * 114 * time.Microsecond}}
 	gw := round{load: LoadResult{Calls: calls}, cpu: []time.Duration{calls * 1020 * time.Microsecond, calls * 470 * time.Microsecond}}
@@ -40,6 +41,7 @@ func TestCPUFigures(t *testing.T) {
 // measured nothing (no CPU tick in a short direct run) or a process's CPU
 // could not be read; it is never 0 or +Inf.
 func TestCPUFiguresUnreadable(t *testing.T) {
+	t.Parallel()
 	gw := round{load: LoadResult{Calls: 10}, cpu: []time.Duration{10 * time.Millisecond, 5 * time.Millisecond}}
 	f := cpuFigures(round{load: LoadResult{Calls: 10}, cpu: []time.Duration{0}}, gw)
 	for _, k := range []string{"ratio.cpu_per_call", "ratio.backend_amplification", "ratio.total_cpu_per_call"} {

@@ -2,21 +2,31 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testpar"
 )
 
+// parallelTests is the package's default -test.parallel: its two long
+// tests wait on the processes they start, so they overlap even on two
+// cores (see internal/testpar).
+const parallelTests = 4
+
 func TestMain(m *testing.M) {
+	testpar.Default(parallelTests)
 	code := m.Run()
 	runtimes.CleanupChaosBuild()
+	fixtureGW.remove()
 	os.Exit(code)
 }
 
@@ -24,17 +34,58 @@ func TestMain(m *testing.M) {
 // fixture gateway binary from.
 const fixtureGWEnv = "VMCP_CHAOS_FIXTUREGW"
 
-// fixtureTarget builds harness/internal/fixturegw into the test's
-// temporary directory and returns the target of
-// scenarios/testdata/profiles/<name>.yaml, built as `chaos bench
-// --profile` builds it.
+// fixtureBuild is the fixture gateway binary, built once for the process.
+type fixtureBuild struct {
+	sync.Mutex
+	dir, bin string
+}
+
+// fixtureGW is the process's fixture gateway build.
+var fixtureGW fixtureBuild
+
+// build builds harness/internal/fixturegw once and sets fixtureGWEnv to
+// it for the whole process (a test's t.Setenv would keep the tests
+// serial): set once, before any profile reads it, and never changed.
+func (f *fixtureBuild) build(ctx context.Context) (string, error) {
+	f.Lock()
+	defer f.Unlock()
+	if f.bin != "" {
+		return f.bin, nil
+	}
+	dir, err := os.MkdirTemp("", "bench-fixturegw-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "fixturegw")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../harness/internal/fixturegw").CombinedOutput(); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("build fixturegw: %w\n%s", err, out)
+	}
+	if err := os.Setenv(fixtureGWEnv, bin); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	f.dir, f.bin = dir, bin
+	return bin, nil
+}
+
+// remove removes the binary build built, if any.
+func (f *fixtureBuild) remove() {
+	f.Lock()
+	defer f.Unlock()
+	if f.dir != "" {
+		_ = os.RemoveAll(f.dir)
+	}
+}
+
+// fixtureTarget builds harness/internal/fixturegw (once per process) and
+// returns the target of scenarios/testdata/profiles/<name>.yaml, built as
+// `chaos bench --profile` builds it.
 func fixtureTarget(ctx context.Context, t *testing.T, name string) targets.Target {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "fixturegw")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../harness/internal/fixturegw").CombinedOutput(); err != nil {
-		t.Fatalf("build fixturegw: %v\n%s", err, out)
+	if _, err := fixtureGW.build(ctx); err != nil {
+		t.Fatal(err)
 	}
-	t.Setenv(fixtureGWEnv, bin)
 	target, err := targets.TargetConfig{Kind: "exec", Profile: filepath.Join("..", "scenarios", "testdata", "profiles", name+".yaml")}.Target(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +101,7 @@ func fixtureTarget(ctx context.Context, t *testing.T, name string) targets.Targe
 // healthy call fails, every fault is in force through the gateway) and
 // carries the CPU figures against the direct backend.
 func TestRunFixtureB(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the chaos and fixture gateway binaries and starts processes; not in -short")
 	}

@@ -17,6 +17,7 @@ import (
 // backend's tools are distinct, and every tool carries the origin marker
 // of its own name, so targets.MatchTools finds it by marker.
 func TestEchoScriptNames(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		pattern, echo, filler string
 	}{
@@ -56,6 +57,7 @@ func (s seenTarget) Start(_ context.Context, topo targets.TopologyInfo) (targets
 // TestStartPassesTools: the target is given every backend's tool names
 // (what a profile with ready.tools waits for), named for its pattern.
 func TestStartPassesTools(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var seen targets.TopologyInfo

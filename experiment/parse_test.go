@@ -31,6 +31,7 @@ method:
 `
 
 func TestParseGood(t *testing.T) {
+	t.Parallel()
 	e, err := Parse([]byte(goodExperiment), "x.yaml", map[string]string{"backend": "beta", "tool": "beta_other"})
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +52,7 @@ func TestParseGood(t *testing.T) {
 }
 
 func TestParseBad(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, edit, want string
 		params           map[string]string
@@ -101,6 +103,7 @@ func TestParseBad(t *testing.T) {
 // TestHealthKeys reads a toolhive-shaped health answer (capitalised keys)
 // through the health mapping.
 func TestHealthKeys(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"monitoring_enabled":true,"backends":{"beta":{"Status":"unhealthy","CircuitState":"open"}}}`)
 	}))

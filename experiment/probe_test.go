@@ -14,6 +14,7 @@ import (
 // TestCallOutcome: who ended the call decides the outcome; a dropped
 // connection is not an answered error.
 func TestCallOutcome(t *testing.T) {
+	t.Parallel()
 	eof := fmt.Errorf("transport error: %w", fmt.Errorf("Post \"http://gw/mcp\": %w", io.EOF))
 	cases := []struct {
 		call history.Call
@@ -35,6 +36,7 @@ func TestCallOutcome(t *testing.T) {
 }
 
 func TestOutcomeMatches(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		want, got string
 		ok        bool

@@ -136,6 +136,7 @@ func checkNamed(t *testing.T, out *experiment.Outcome, name string) history.Chec
 }
 
 func TestRunHeld(t *testing.T) {
+	t.Parallel()
 	d := startDeployment(t)
 	out, progress := run(t, t.Context(), d.experimentFile(faultMethod), experiment.Options{})
 	if out.Status != experiment.StatusHeld || out.ExitCode() != 0 {
@@ -164,6 +165,7 @@ func TestRunHeld(t *testing.T) {
 }
 
 func TestRunDeviationRollsBack(t *testing.T) {
+	t.Parallel()
 	d := startDeployment(t)
 	method := `  - action:
       type: inject
@@ -190,6 +192,7 @@ func TestRunDeviationRollsBack(t *testing.T) {
 }
 
 func TestRunInterruptedRollsBack(t *testing.T) {
+	t.Parallel()
 	d := startDeployment(t)
 	method := `  - action:
       type: inject
@@ -212,6 +215,7 @@ func TestRunInterruptedRollsBack(t *testing.T) {
 }
 
 func TestRunDryRunAppliesNothing(t *testing.T) {
+	t.Parallel()
 	d := startDeployment(t)
 	out, progress := run(t, t.Context(), d.experimentFile(faultMethod+"  - pause: 1m\n"), experiment.Options{DryRun: true})
 	if out.Status != experiment.StatusHeld {
@@ -234,6 +238,7 @@ func TestRunDryRunAppliesNothing(t *testing.T) {
 }
 
 func TestRunUnreachableBeforeAnyFault(t *testing.T) {
+	t.Parallel()
 	d := startDeployment(t)
 	dead := httptest.NewServer(http.NotFoundHandler())
 	deadURL := dead.URL
@@ -262,6 +267,7 @@ func TestRunUnreachableBeforeAnyFault(t *testing.T) {
 // cannot clear them makes the run exit 3 with the curl line that clears
 // it by hand.
 func TestRunRollbackFailureIsLoud(t *testing.T) {
+	t.Parallel()
 	d := startDeployment(t)
 	set := false
 	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -301,6 +307,7 @@ func TestRunRollbackFailureIsLoud(t *testing.T) {
 }
 
 func TestRunSafeguardsAbort(t *testing.T) {
+	t.Parallel()
 	d := startDeployment(t)
 	stall := `  - action:
       type: inject
@@ -339,6 +346,7 @@ func TestRunSafeguardsAbort(t *testing.T) {
 // TestRunActionDuration: an injection with a duration is cleared by the
 // runner while the method goes on.
 func TestRunActionDuration(t *testing.T) {
+	t.Parallel()
 	d := startDeployment(t)
 	method := `  - action:
       type: inject
@@ -362,6 +370,7 @@ func TestRunActionDuration(t *testing.T) {
 // backend's control API: faults are set under a lease (said so in the
 // preflight and the inject line, truthfully) and cleared by the rollback.
 func TestRunAgainstFakeBackend(t *testing.T) {
+	t.Parallel()
 	sc, err := fakebackends.ParseScript([]byte("name: gamma\ntools:\n  - {name: echo}\n"), "gamma.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -33,6 +33,7 @@ func adminDo(t *testing.T, b *Backend, method, path, body, token string) (int, s
 }
 
 func TestControlAPIChangesFaultsLive(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
 	c := connect(t, b, revLegacy)
 
@@ -80,6 +81,7 @@ func TestControlAPIChangesFaultsLive(t *testing.T) {
 }
 
 func TestControlAPIToken(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy), WithAdminToken("s3cret"))
 	if code, _ := adminDo(t, b, http.MethodGet, "/faults", "", ""); code != 401 {
 		t.Fatalf("no token: %d, want 401", code)
@@ -93,6 +95,7 @@ func TestControlAPIToken(t *testing.T) {
 }
 
 func TestControlAPIOffLoopbackNeedsToken(t *testing.T) {
+	t.Parallel()
 	s := testScript(t, TransportStreamableHTTP, ProtocolLegacy)
 	s.Admin = "0.0.0.0:0"
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -108,6 +111,7 @@ func TestControlAPIOffLoopbackNeedsToken(t *testing.T) {
 }
 
 func TestExitFaultNeedsProcessMode(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
 	if err := b.SetFaults(Fault{Kind: faults.KindCrash, Params: &faults.Crash{Exit: true}}); err == nil || !strings.Contains(err.Error(), "process mode") {
 		t.Fatalf("exit fault in library mode: %v", err)

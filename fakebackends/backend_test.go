@@ -40,6 +40,7 @@ func caseName(tr Transport, p Protocol, rev revision) string {
 }
 
 func TestServesToolsResourcesPrompts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range servingCases {
 		t.Run(caseName(tc.transport, tc.protocol, tc.rev), func(t *testing.T) {
 			b := startBackend(t, testScript(t, tc.transport, tc.protocol))
@@ -80,6 +81,7 @@ func TestServesToolsResourcesPrompts(t *testing.T) {
 }
 
 func TestModernBackendRefusesLegacyClient(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolModern))
 	c, err := dial(b, revLegacy)
 	if err == nil {
@@ -94,6 +96,7 @@ func TestModernBackendRefusesLegacyClient(t *testing.T) {
 }
 
 func TestLegacyBackendServesModernClientByFallback(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
 	c := connect(t, b, revModern) // asks for modern, settles on legacy
 	if got := c.ProtocolVersion(); mcp.IsModernProtocol(got) {
@@ -128,6 +131,7 @@ func wantErr(substrs ...string) func(*testing.T, *mcp.CallToolResult, error, tim
 }
 
 func TestFaultKindsThroughRealClient(t *testing.T) {
+	t.Parallel()
 	onEcho := Match{Method: "tools/call", Tool: "echo"}
 	cases := []faultCase{
 		{"crash-eof", Fault{Kind: faults.KindCrash, Match: onEcho, Params: &faults.Crash{Mode: faults.CrashEOF}}, func(t *testing.T, res *mcp.CallToolResult, err error, took time.Duration) {
@@ -209,6 +213,7 @@ var revCases = []struct {
 }
 
 func TestHTTP403AfterInitializeIsLogged(t *testing.T) {
+	t.Parallel()
 	for _, rc := range revCases {
 		t.Run(string(rc.rev), func(t *testing.T) {
 			b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol,
@@ -240,6 +245,7 @@ func TestHTTP403AfterInitializeIsLogged(t *testing.T) {
 }
 
 func TestCrashDownRefusesConnectionsUntilCleared(t *testing.T) {
+	t.Parallel()
 	for _, rc := range revCases {
 		t.Run(string(rc.rev), func(t *testing.T) {
 			b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol))
@@ -271,6 +277,7 @@ func TestCrashDownRefusesConnectionsUntilCleared(t *testing.T) {
 }
 
 func TestScheduledDownWindow(t *testing.T) {
+	t.Parallel()
 	const at, window = 500 * time.Millisecond, time.Second
 	// The schedule starts inside Start, after start: the backend cannot go
 	// down before start+at nor come back before start+at+window. The upper
@@ -320,9 +327,11 @@ var stallCases = []struct {
 }
 
 func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
+	t.Parallel()
 	for _, tc := range stallCases {
 		for _, stage := range []string{faults.StageBeforeHeaders, faults.StageAfterHeaders, faults.StageAfterProgress, faults.StageMidBody} {
 			t.Run(caseName(tc.transport, tc.protocol, tc.rev)+"/"+stage, func(t *testing.T) {
+				t.Parallel() // each case has its own backend
 				f := Fault{Kind: faults.KindStall, Match: Match{Tool: "slow"}, Params: &faults.Stall{Stage: stage}}
 				if stage == faults.StageAfterProgress {
 					f.Params.(*faults.Stall).Progress = 2
@@ -411,6 +420,7 @@ func TestStallStagesHoldUntilDeadlineOrClear(t *testing.T) {
 }
 
 func TestAddingFaultsDoesNotReleaseStalls(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
 		Fault{Kind: faults.KindStall, Match: Match{Tool: "slow"}}))
 	c := connect(t, b, revLegacy)
@@ -450,6 +460,7 @@ func TestAddingFaultsDoesNotReleaseStalls(t *testing.T) {
 }
 
 func TestLatencyDelaysCall(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolModern,
 		Fault{Kind: faults.KindLatency, Match: Match{Tool: "echo"}, Params: &faults.Latency{Delay: Duration(150 * time.Millisecond), Jitter: Duration(50 * time.Millisecond)}}))
 	c := connect(t, b, revModern)
@@ -464,6 +475,7 @@ func TestLatencyDelaysCall(t *testing.T) {
 }
 
 func TestMalformedWrongIDAndOversized(t *testing.T) {
+	t.Parallel()
 	for _, rc := range revCases {
 		t.Run(string(rc.rev), func(t *testing.T) {
 			b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol,
@@ -496,6 +508,7 @@ func TestMalformedWrongIDAndOversized(t *testing.T) {
 }
 
 func TestHTTPStatusHeadersAndBodiesOnTheWire(t *testing.T) {
+	t.Parallel()
 	for _, rc := range revCases {
 		t.Run(string(rc.rev), func(t *testing.T) {
 			b := startBackend(t, testScript(t, TransportStreamableHTTP, rc.protocol))
@@ -537,6 +550,7 @@ func TestHTTPStatusHeadersAndBodiesOnTheWire(t *testing.T) {
 }
 
 func TestSessionExpireAndRestartMake404(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"expire-fault", "ExpireSessions", "Restart"} {
 		t.Run(how, func(t *testing.T) {
 			b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
@@ -576,6 +590,7 @@ func TestSessionExpireAndRestartMake404(t *testing.T) {
 }
 
 func TestSSEFaultsOnTheStream(t *testing.T) {
+	t.Parallel()
 	onEcho := Match{Method: "tools/call", Tool: "echo"}
 	for _, f := range []Fault{
 		{Kind: faults.KindJSONRPCError, Match: onEcho, Params: &faults.JSONRPCError{Code: -32001, Message: "sse exploded"}},
@@ -614,6 +629,7 @@ func TestSSEFaultsOnTheStream(t *testing.T) {
 }
 
 func TestScheduleAfterCountAndFlap(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
 		Fault{Kind: faults.KindToolError, Match: Match{Tool: "echo"}, After: 1, Count: 2, Params: &faults.ToolError{Text: "x"}}))
 	c := connect(t, b, revLegacy)
@@ -631,6 +647,7 @@ func TestScheduleAfterCountAndFlap(t *testing.T) {
 }
 
 func TestStopWithStalledRequestsIsBounded(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy,
 		Fault{Kind: faults.KindStall, Match: Match{Method: "tools/call"}, Params: &faults.Stall{Stage: faults.StageAfterHeaders}}))
 	c := connect(t, b, revLegacy)
@@ -672,6 +689,7 @@ func rawPost(t *testing.T, url, session, version, msg string) (*http.Response, [
 }
 
 func TestStopThenRestartOnTheSamePort(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
 	c := connect(t, b, revLegacy)
 	url := b.URL()
@@ -715,6 +733,7 @@ func TestStopThenRestartOnTheSamePort(t *testing.T) {
 }
 
 func TestFlapThroughRealClient(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolModern,
 		Fault{Kind: faults.KindFlap, Match: Match{Tool: "echo"}, Params: &faults.Flap{On: Duration(100 * time.Millisecond), Off: Duration(100 * time.Millisecond), Fault: &Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 503}}}}))
 	c := connect(t, b, revModern)
@@ -738,6 +757,7 @@ func TestFlapThroughRealClient(t *testing.T) {
 }
 
 func TestRestartAndStopRaceWithClose(t *testing.T) {
+	t.Parallel()
 	for i := 0; i < 40; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		b, err := Start(ctx, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
@@ -775,6 +795,7 @@ func TestRestartAndStopRaceWithClose(t *testing.T) {
 }
 
 func TestTemplatesProgressAndRequestLogThroughRealClient(t *testing.T) {
+	t.Parallel()
 	for _, tc := range servingCases {
 		t.Run(caseName(tc.transport, tc.protocol, tc.rev), func(t *testing.T) {
 			s := testScript(t, tc.transport, tc.protocol)

@@ -13,6 +13,7 @@ import (
 // TestProgressBounded: a progress count that would keep a core busy for
 // minutes is refused at load time with file:line: field and the range.
 func TestProgressBounded(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ src, want string }{
 		{"name: a\ntools:\n  - name: slow\n    progress: 1000000000\n", "bad.yaml:4: tools[0].progress: 1000000000 is out of range: allowed 0 to 10000"},
 		{"name: a\nfaults:\n  - kind: stall\n    stage: after_progress\n    progress: 1000000000\n", "bad.yaml:5: faults[0].progress: 1000000000 out of range"},
@@ -30,6 +31,7 @@ func TestProgressBounded(t *testing.T) {
 // interval stops as soon as its request's context ends (the client left),
 // and when the backend stops, instead of running its whole count.
 func TestProgressStopsWhenClientLeaves(t *testing.T) {
+	t.Parallel()
 	tool := ToolSpec{Name: "slow", Progress: MaxProgress}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -51,6 +53,7 @@ func TestProgressStopsWhenClientLeaves(t *testing.T) {
 // thousands of faults, latencies adding up to hours) are refused at load
 // time with file:line: field and the bound.
 func TestScriptAttacks(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("n", MaxNameBytes+1)
 	var many strings.Builder
 	many.WriteString("name: a\nfaults:\n")

@@ -54,6 +54,7 @@ func (a *answerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // success with an empty result, none leaves it without a response and
 // without an error).
 func TestMalformedEmptyVariants(t *testing.T) {
+	t.Parallel()
 	wire := map[string]func(t *testing.T, a *answerRecorder){
 		faults.MalformedAccepted: func(t *testing.T, a *answerRecorder) {
 			if a.status != http.StatusAccepted || a.body != "" {

@@ -19,6 +19,7 @@ import (
 //     legacy client resumes with GET + Last-Event-ID and gets the forged
 //     answer there. A modern client does not resume: its call fails.
 func TestMalformedForgedVariants(t *testing.T) {
+	t.Parallel()
 	for _, variant := range []string{faults.MalformedWrongIDEvent, faults.MalformedWrongIDResumed} {
 		for _, rc := range revCases {
 			t.Run(variant+"/"+string(rc.rev), func(t *testing.T) {

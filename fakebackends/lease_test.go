@@ -32,6 +32,7 @@ func decodeLease(t *testing.T, body string) leaseAnswer {
 // answers 400 naming it, and sets nothing (the attacks -1s, soon, 1e9h
 // were answered 200 before).
 func TestControlAPIBadTTLRefused(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
 	for _, ttl := range []string{"-1s", "soon", "1e9h", "0s", "", "11m"} {
 		for _, route := range []string{"PUT /faults", "POST /faults", "POST /lease"} {
@@ -51,6 +52,7 @@ func TestControlAPIBadTTLRefused(t *testing.T) {
 // (default 30 s, or ?ttl=), GET /lease shows it, POST /lease renews it,
 // and when nobody renews it the faults are cleared and traffic passes.
 func TestControlAPILease(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy))
 	c := connect(t, b, revLegacy)
 
@@ -91,6 +93,7 @@ func TestControlAPILease(t *testing.T) {
 
 // TestControlAPILeaseOptions: WithLease sets the default and the maximum.
 func TestControlAPILeaseOptions(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, testScript(t, TransportStreamableHTTP, ProtocolLegacy), WithLease(5*time.Second, time.Minute))
 	if code, body := adminDo(t, b, http.MethodPut, "/faults", lease503, ""); code != 200 || decodeLease(t, body).Lease.TTL != "5s" {
 		t.Fatalf("default ttl: %d %s", code, body)

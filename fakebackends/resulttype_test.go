@@ -20,6 +20,7 @@ import (
 // backend's normal answers (a strict gateway rejects a result without
 // it); answers to a legacy request do not.
 func TestScriptedResultsCarryResultType(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		fault Fault

@@ -90,6 +90,7 @@ func scClearLines(faults []Fault) {
 }
 
 func TestScriptFullParse(t *testing.T) {
+	t.Parallel()
 	s := scMustParse(t, scFullScript, "full.yaml")
 	if s.Name != "full" || s.Transport != TransportSSE || s.Protocol != ProtocolLegacy || s.Admin != "127.0.0.1:9999" || s.Seed != 99 {
 		t.Errorf("header fields: %+v", s)
@@ -143,6 +144,7 @@ func TestScriptFullParse(t *testing.T) {
 // TestScriptRoundTrip: a parsed script marshals to YAML and to JSON, and
 // both parse back to the same script.
 func TestScriptRoundTrip(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("examples/*.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +186,7 @@ func TestScriptRoundTrip(t *testing.T) {
 // TestScriptFaultsJSONRoundTrip: GET /faults output (JSON) parses back with
 // ParseFaults to the same faults, in both the list and the object form.
 func TestScriptFaultsJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	want := scMustParse(t, scFullScript, "full.yaml").Faults
 	scClearLines(want)
 	list, err := json.Marshal(want)
@@ -207,6 +210,7 @@ func TestScriptFaultsJSONRoundTrip(t *testing.T) {
 }
 
 func TestScriptExamplesParse(t *testing.T) {
+	t.Parallel()
 	entries, err := os.ReadDir("examples")
 	if err != nil {
 		t.Fatal(err)
@@ -238,6 +242,7 @@ func TestScriptExamplesParse(t *testing.T) {
 }
 
 func TestScriptBetaExample(t *testing.T) {
+	t.Parallel()
 	s, err := LoadScript("examples/beta.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -255,6 +260,7 @@ func TestScriptBetaExample(t *testing.T) {
 }
 
 func TestScriptDefaults(t *testing.T) {
+	t.Parallel()
 	s := scMustParse(t, `
 name: d
 tools: [{name: t}]
@@ -427,6 +433,7 @@ var scErrCases = []scErrCase{
 }
 
 func TestScriptErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range scErrCases {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := ParseScript([]byte(tc.src), "bad.yaml")
@@ -462,6 +469,7 @@ func TestScriptErrors(t *testing.T) {
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 func TestScriptErrorFormat(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		e    ScriptError
 		want string
@@ -479,6 +487,7 @@ func TestScriptErrorFormat(t *testing.T) {
 }
 
 func TestScriptLoadMissingFile(t *testing.T) {
+	t.Parallel()
 	_, err := LoadScript("examples/does-not-exist.yaml")
 	var se *ScriptError
 	if !errors.As(err, &se) || se.File != "examples/does-not-exist.yaml" || !strings.Contains(se.Msg, "no such file") {
@@ -487,6 +496,7 @@ func TestScriptLoadMissingFile(t *testing.T) {
 }
 
 func TestScriptJSONInput(t *testing.T) {
+	t.Parallel()
 	src := `{
   "name": "j",
   "tools": [{"name": "echo", "result": "echo", "delay": "5ms"}],
@@ -507,6 +517,7 @@ func TestScriptJSONInput(t *testing.T) {
 }
 
 func TestScriptParseFaults(t *testing.T) {
+	t.Parallel()
 	listYAML := "- kind: http_status\n  status: 403\n  match: {method: tools/call}\n- {kind: stall}\n"
 	objYAML := "faults:\n  - kind: http_status\n    status: 403\n    match: {method: tools/call}\n  - {kind: stall}\n"
 	listJSON := `[{"kind":"http_status","status":403,"match":{"method":"tools/call"}},{"kind":"stall"}]`
@@ -563,6 +574,7 @@ func TestScriptParseFaults(t *testing.T) {
 }
 
 func TestScriptValidateFault(t *testing.T) {
+	t.Parallel()
 	f := &Fault{Kind: faults.KindHTTPStatus, Line: 7, Params: &faults.HTTPStatus{Status: 403}}
 	if err := ValidateFault(f, "faults[0]", TransportStreamableHTTP); err != nil {
 		t.Errorf("http: %v", err)
@@ -611,6 +623,7 @@ func TestScriptValidateFault(t *testing.T) {
 }
 
 func TestScriptValidateUsesFaultLines(t *testing.T) {
+	t.Parallel()
 	s := scMustParse(t, scHead+"  - kind: stall\n  - kind: latency\n    delay: 1s\n", "v.yaml")
 	s.Faults[1].Params.(*faults.Latency).Delay = 0
 	err := s.Validate()
@@ -624,6 +637,7 @@ func TestScriptValidateUsesFaultLines(t *testing.T) {
 }
 
 func TestScriptCustomTypes(t *testing.T) {
+	t.Parallel()
 	// Duration
 	for in, want := range map[string]time.Duration{`"250ms"`: 250 * time.Millisecond, `0`: 0, `"1m30s"`: 90 * time.Second, `null`: 0} {
 		var d Duration
@@ -706,6 +720,7 @@ func TestScriptCustomTypes(t *testing.T) {
 }
 
 func TestScriptKnownMethods(t *testing.T) {
+	t.Parallel()
 	for _, m := range []string{"initialize", "tools/call", "server/discover", "logging/setLevel"} {
 		src := scHead + "  - kind: stall\n    match: {method: " + m + "}\n"
 		if _, err := ParseScript([]byte(src), "m.yaml"); err != nil {
@@ -718,6 +733,7 @@ func TestScriptKnownMethods(t *testing.T) {
 }
 
 func TestScriptAliasBomb(t *testing.T) {
+	t.Parallel()
 	src := `name: x
 tools:
   - name: t

@@ -104,6 +104,7 @@ func stdioRecords(t *testing.T, adminURL string) []RequestRecord {
 }
 
 func TestStdioServesAndInjectsFaults(t *testing.T) {
+	t.Parallel()
 	s := testScript(t, TransportStdio, ProtocolLegacy,
 		Fault{Kind: faults.KindJSONRPCError, Match: Match{Tool: "echo"}, Count: 1, Params: &faults.JSONRPCError{Code: -32001, Message: "stdio exploded"}},
 		Fault{Kind: faults.KindToolError, Match: Match{Tool: "greet"}, Count: 1, Params: &faults.ToolError{Text: "bad greet"}},
@@ -121,6 +122,7 @@ func TestStdioServesAndInjectsFaults(t *testing.T) {
 }
 
 func TestStdioCrashEndsBackend(t *testing.T) {
+	t.Parallel()
 	s := testScript(t, TransportStdio, ProtocolLegacy, Fault{Kind: faults.KindCrash, Match: Match{Tool: "echo"}})
 	c, wait, _ := stdioPair(t, s)
 	_, err, took := call(c, "echo", nil, 5*time.Second)
@@ -134,6 +136,7 @@ func TestStdioCrashEndsBackend(t *testing.T) {
 }
 
 func TestStdioStallHoldsUntilDeadlineOrClear(t *testing.T) {
+	t.Parallel()
 	s := testScript(t, TransportStdio, ProtocolLegacy, Fault{Kind: faults.KindStall, Match: Match{Tool: "slow"}})
 	c, _, admin := stdioPair(t, s)
 	_, err, took := call(c, "slow", nil, 300*time.Millisecond)

@@ -165,6 +165,7 @@ func waitNotes(s *session, n int) {
 // notifications and progress directly and through the proxy with no fault,
 // and compares every answer and every notification.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		tr     string
@@ -227,6 +228,7 @@ func TestConformance(t *testing.T) {
 // headers (Mcp-Session-Id, Last-Event-ID, Authorization) reach the backend
 // unchanged.
 func TestSessionDeleteAndHeaders(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, "alpha", proxytest.StreamableHTTP)
 	p := startProxy(t, b.URL)
 	for _, url := range []string{b.URL, p.URL()} {

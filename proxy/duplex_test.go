@@ -39,6 +39,7 @@ func (l smallReadBufferListener) Accept() (net.Conn, error) {
 // Two sizes: one the fault engine reads whole (16 MiB limit), one whose rest
 // streams from the inbound body.
 func TestStreamedAnswerOutlivesRequestWrite(t *testing.T) {
+	t.Parallel()
 	for _, size := range []int{12 << 20, 16<<20 + 100<<10} {
 		t.Run(fmt.Sprintf("%dKiB", size>>10), func(t *testing.T) {
 			testStreamedAnswerOutlivesRequestWrite(t, size)

@@ -19,6 +19,7 @@ import (
 // mcp-go client sees, on streamable HTTP and on legacy SSE (where answers
 // written by a fault travel on the session's event stream).
 func TestFaultsThroughProxy(t *testing.T) {
+	t.Parallel()
 	for _, tr := range []string{proxytest.StreamableHTTP, proxytest.SSE} {
 		t.Run(tr, func(t *testing.T) {
 			b := startBackend(t, "alpha", tr)
@@ -75,6 +76,7 @@ func TestFaultsThroughProxy(t *testing.T) {
 // TestMoreKindsThroughProxy: kinds that cut or garble the answer reach a
 // real mcp-go client as errors, on streamable HTTP.
 func TestMoreKindsThroughProxy(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, "alpha", proxytest.StreamableHTTP)
 	p := startProxy(t, b.URL)
 	s := dialSession(t, p.URL(), proxytest.StreamableHTTP, true)
@@ -123,6 +125,7 @@ func TestMoreKindsThroughProxy(t *testing.T) {
 // (connection refused) until cleared; session_expire makes the sessions
 // seen answer 404 while new ones work.
 func TestDownAndSessionExpire(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, "alpha", proxytest.StreamableHTTP)
 	p := startProxy(t, b.URL)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
@@ -168,6 +171,7 @@ func TestDownAndSessionExpire(t *testing.T) {
 // the forged answer as its own (that is the point: a gateway behind the
 // proxy must not); for wrong_id_resumed it gets it on the resuming GET.
 func TestForgedVariantsThroughProxy(t *testing.T) {
+	t.Parallel()
 	for _, variant := range []string{"wrong_id_event", "wrong_id_resumed"} {
 		t.Run(variant, func(t *testing.T) {
 			_, s, ctx := faultedSession(t, proxytest.StreamableHTTP, `[{kind: malformed, variant: `+variant+`, match: {tool: echo}}]`)
@@ -187,6 +191,7 @@ func TestForgedVariantsThroughProxy(t *testing.T) {
 // call gets it intact (a cut event is closed on its own, never inside the
 // answer that follows).
 func TestSSEStallReleasedByClear(t *testing.T) {
+	t.Parallel()
 	for _, stage := range []string{faults.StageAfterHeaders, faults.StageMidBody} {
 		t.Run(stage, func(t *testing.T) {
 			p, s, ctx := faultedSession(t, proxytest.SSE, `[{kind: stall, stage: `+stage+`, match: {tool: echo}}]`)

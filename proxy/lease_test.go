@@ -43,6 +43,7 @@ const fault503 = `[{"kind": "http_status", "status": 503, "match": {"method": "t
 // TestLeaseExpiresWithoutRenewal: faults set with a TTL are cleared when
 // nobody renews the lease, and traffic passes again.
 func TestLeaseExpiresWithoutRenewal(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, "alpha", proxytest.StreamableHTTP)
 	p := startProxy(t, b.URL)
 	base := toolsListStatus(t, p.URL())
@@ -75,6 +76,7 @@ func TestLeaseExpiresWithoutRenewal(t *testing.T) {
 // TestLeaseRenewedHoldsFaults: renewals keep the faults for longer than
 // one TTL; DELETE ends the lease without an expiry.
 func TestLeaseRenewedHoldsFaults(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, "alpha", proxytest.StreamableHTTP)
 	p := startProxy(t, b.URL)
 	// A TTL a loaded machine cannot outwait between two renewals (a 300 ms
@@ -102,6 +104,7 @@ func TestLeaseRenewedHoldsFaults(t *testing.T) {
 }
 
 func TestAdminBadInput(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, "alpha", proxytest.StreamableHTTP)
 	p := startProxy(t, b.URL)
 	for _, c := range []struct{ path, body, want string }{
@@ -122,6 +125,7 @@ func TestAdminBadInput(t *testing.T) {
 }
 
 func TestAdminToken(t *testing.T) {
+	t.Parallel()
 	if _, err := proxy.New(proxy.Options{Upstream: "ftp://x"}); err == nil {
 		t.Fatal("ftp upstream accepted")
 	}
@@ -145,6 +149,7 @@ func TestAdminToken(t *testing.T) {
 // TestRequestLog: GET /requests lists proxied requests with their JSON-RPC
 // method, tool, status and the fault applied.
 func TestRequestLog(t *testing.T) {
+	t.Parallel()
 	b := startBackend(t, "alpha", proxytest.StreamableHTTP)
 	p := startProxy(t, b.URL)
 	if err := p.SetFaults([]byte(fault503), 0); err != nil {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestEndpointRewriter(t *testing.T) {
+	t.Parallel()
 	up, _ := url.Parse("http://10.0.0.1:9000/sse")
 	self, _ := url.Parse("http://127.0.0.1:7000")
 	cases := []struct{ in, want string }{

@@ -9,6 +9,7 @@ import (
 )
 
 func TestPriorityAggregation(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, alphaScript), startFake(t, betaScript)
 	g := startGateway(t, gwConfig("aggregation: {conflictResolution: priority, priorityOrder: [beta, alpha]}\n", a, b))
 	for _, modern := range []bool{false, true} {
@@ -51,6 +52,7 @@ func TestPriorityAggregation(t *testing.T) {
 }
 
 func TestPrefixAggregationResourcesPrompts(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, alphaScript), startFake(t, betaScript)
 	// toolhive's key and format spelling.
 	g := startGateway(t, gwConfig("aggregation: {conflictResolution: prefix, conflictResolutionConfig: {prefixFormat: \"{workload}.\"}}\n", a, b))

@@ -13,6 +13,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
+// TestBearerAuth: with incomingAuth bearer, only the token read from the
+// configured variable opens a session and reads /status.
+//
+// Serial: it sets the token's environment variable (t.Setenv), which the
+// parallel tests must not see.
 func TestBearerAuth(t *testing.T) {
 	t.Setenv("VMCP_TEST_TOKEN", "tok-123")
 	b := startFake(t, plainBeta)
@@ -50,6 +55,8 @@ func TestBearerAuth(t *testing.T) {
 
 // TestAdminEndpointsLoopbackOnly: without bearer auth the admin endpoints
 // answer loopback clients only; with it, the token is what counts.
+//
+// Serial: it sets the token's environment variable (t.Setenv).
 func TestAdminEndpointsLoopbackOnly(t *testing.T) {
 	b := startFake(t, plainBeta)
 	for _, tc := range []struct {

@@ -92,6 +92,7 @@ func countMethod(b *fakebackends.Backend, method string) int {
 // ends) cancels the backend call, and the backend is sent
 // notifications/cancelled.
 func TestClientCancelPropagates(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig("timeouts: {call: 10s, close: 500ms}\n", a, b))
 	for _, modern := range []bool{false, true} {
@@ -119,6 +120,7 @@ func TestClientCancelPropagates(t *testing.T) {
 // TestNotificationsCancelledFromClient: an explicit notifications/cancelled
 // from the client ends the backend call at once and reaches the backend.
 func TestNotificationsCancelledFromClient(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig("timeouts: {call: 10s, close: 500ms}\n", a, b))
 	c := connect(t, g.URL(), false)
@@ -155,6 +157,7 @@ func TestNotificationsCancelledFromClient(t *testing.T) {
 // failures are JSON-RPC errors naming the backend, with data {backend,
 // kind}, for sessionful and stateless clients.
 func TestResourceAndPromptErrorsCarryData(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, alphaScript), startFake(t, betaScript)
 	g := startGateway(t, gwConfig(faultTimeouts+"aggregation: {conflictResolution: priority, priorityOrder: [beta, alpha]}\n", a, b))
 	c := connect(t, g.URL(), false)
@@ -195,6 +198,7 @@ func TestResourceAndPromptErrorsCarryData(t *testing.T) {
 // backends, and a backend that stalls the DELETE too, do not hold up
 // Shutdown beyond the close timeout.
 func TestBoundedShutdownWithStalledBackends(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGatewayShutByTest(t, gwConfig("timeouts: {call: 30s, close: 500ms}\n", a, b))
 	clients := []bool{false, false, true}

@@ -42,6 +42,7 @@ func stallingDeleteBackend(t *testing.T) (*httptest.Server, chan struct{}) {
 // TestCloseBoundedWhenDeleteStalls: closing a session whose backend never
 // answers DELETE takes the close timeout, not mcp-go's hard-coded 5s.
 func TestCloseBoundedWhenDeleteStalls(t *testing.T) {
+	t.Parallel()
 	srv, _ := stallingDeleteBackend(t)
 	cfg := "name: t\nbackends:\n  - {name: stubborn, url: \"" + srv.URL + "/mcp\", protocol: legacy}\ntimeouts: {close: 300ms}\n"
 	g := startGatewayShutByTest(t, cfg)
@@ -66,6 +67,7 @@ func TestCloseBoundedWhenDeleteStalls(t *testing.T) {
 // the background, cut off within the close timeout (goleak checks that at
 // the end of the tests).
 func TestShutdownReturnsWhenCtxEnds(t *testing.T) {
+	t.Parallel()
 	srv, _ := stallingDeleteBackend(t)
 	cfg := "name: t\nbackends:\n  - {name: stubborn, url: \"" + srv.URL + "/mcp\", protocol: legacy}\ntimeouts: {close: 2s}\n"
 	g := startGatewayShutByTest(t, cfg)

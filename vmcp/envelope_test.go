@@ -28,6 +28,7 @@ var envelopeSeeds = []string{
 // decodes, error or not, for the usual envelope and for each odd one it
 // leaves to json.Unmarshal.
 func TestDecodeRequestAsUnmarshal(t *testing.T) {
+	t.Parallel()
 	for _, s := range envelopeSeeds {
 		checkDecodeRequest(t, []byte(s))
 	}

@@ -18,6 +18,7 @@ import (
 // the backend before the probe has ended, and the client call completes
 // once it has.
 func TestKeepaliveProbeAndReinitNeverOverlap(t *testing.T) {
+	t.Parallel()
 	beta := startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(map[string]string{
 		"beta": "    keepalive: {method: \"tool:ok\", interval: 4s, jitter: 5ms, timeout: 4s, maxFailures: 3, probeAfter: 1h}\n",

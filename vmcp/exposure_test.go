@@ -18,6 +18,7 @@ import (
 // an error that says how; loopback and bearer auth are fine. Nothing here
 // binds a non-loopback address: the check runs before binding.
 func TestAnonymousRefusesNetworkListen(t *testing.T) {
+	t.Parallel()
 	b := startFake(t, plainBeta)
 	cfg, err := vmcp.ParseConfig([]byte(gwConfig("", b)), "gw.yaml")
 	if err != nil {
@@ -73,6 +74,7 @@ func TestAnonymousRefusesNetworkListen(t *testing.T) {
 // TestStatusRedactsURLCredentials: /status never shows user:pass@ from a
 // backend URL.
 func TestStatusRedactsURLCredentials(t *testing.T) {
+	t.Parallel()
 	b := startFake(t, plainBeta)
 	withCreds := strings.Replace(b.URL(), "http://", "http://alice:s3cret-pw@", 1)
 	g := startGateway(t, "backends:\n  - {name: beta, url: \""+withCreds+"\"}\n")

@@ -28,6 +28,7 @@ tools:
 // TestFaultMatrix injects each fault kind into beta's echo and checks the
 // error text, kind and _meta the client sees, and how fast it sees them.
 func TestFaultMatrix(t *testing.T) {
+	t.Parallel()
 	callMatch := faults.Match{Method: "tools/call", Tool: "echo"}
 	cases := []struct {
 		name     string

@@ -34,12 +34,16 @@ tools:
 // gateway, or recovered by mcp-go in a tool handler) fails the test.
 // Statistical: the race it guards needs the loaded machine's interleavings.
 func TestFlappingBackendsNeverPanic(t *testing.T) {
+	t.Parallel()
 	const base = "timeouts: {initialize: 2s, call: 2s, list: 2s, close: 300ms}\npool: {size: 2}\n"
 	for name, extra := range map[string]string{
 		"plain":     "",
 		"optimizer": "optimizer: {enabled: true}\nhealth: {interval: 150ms, timeout: 100ms, unhealthyThreshold: 2}\nnotifications: {listChanged: true}\n",
 	} {
-		t.Run(name, func(t *testing.T) { flapAndCall(t, base+extra, extra != "") })
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			flapAndCall(t, base+extra, extra != "")
+		})
 	}
 }
 

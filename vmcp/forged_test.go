@@ -111,6 +111,7 @@ func forgingBackend(t *testing.T, mode string, forge bool) *httptest.Server {
 // reaches the client, whatever the SSE event name, and also when it comes on
 // a resumed stream; the same answers with the right id do (issue 12 item 1).
 func TestForgedAnswers(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"event-name", "resume", "method-case", "json-method"} {
 		for _, forge := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/forged=%v", mode, forge), func(t *testing.T) {
@@ -143,6 +144,7 @@ func TestForgedAnswers(t *testing.T) {
 // fails as beta being unavailable (invalid response), the forged text
 // never reaches the client, and beta's other tools still work.
 func TestForgedAnswersFromFakeBackend(t *testing.T) {
+	t.Parallel()
 	for _, variant := range []string{faults.MalformedWrongIDEvent, faults.MalformedWrongIDResumed} {
 		t.Run(variant, func(t *testing.T) {
 			b := startFake(t, "name: beta\nprotocol: legacy\ntools:\n  - {name: echo}\n  - {name: other, result: {text: fine}}\n")

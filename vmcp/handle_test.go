@@ -32,6 +32,7 @@ func (l *sessionLog) SessionClosed(s *vmcp.Session) {
 // TestBackendHandleAndSessionObserver: the hooks keepalive, health and the
 // optimizer use.
 func TestBackendHandleAndSessionObserver(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	log := &sessionLog{}
 	g := startGatewayShutByTest(t, gwConfig(faultTimeouts, a, b), vmcp.WithSessionObserver(log))
@@ -76,6 +77,7 @@ func TestBackendHandleAndSessionObserver(t *testing.T) {
 // ErrBackendUnavailable (not for a JSON-RPC error), and a timeout matches
 // context.DeadlineExceeded.
 func TestGoAPIErrors(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	c := connect(t, g.URL(), false)

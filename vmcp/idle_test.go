@@ -11,6 +11,7 @@ import (
 )
 
 func TestIdleSessionsAreClosed(t *testing.T) {
+	t.Parallel()
 	beta := startFake(t, resBetaScript)
 	// sessionIdle is far above the gap between two calls of the busy
 	// session even on a loaded machine (it was 150ms, and under load the
@@ -18,8 +19,14 @@ func TestIdleSessionsAreClosed(t *testing.T) {
 	const sessionIdle = time.Second
 	g := startGateway(t, backendsYAML(nil, beta)+"timeouts: {sessionIdle: 1s}\n")
 	idle := connect(t, g.URL(), false)
-	idleSince := time.Now()
 	busy := connect(t, g.URL(), false)
+	// The idle session's last request: the gateway sees it at some time
+	// after idleSince, so a gateway that waits out sessionIdle closes the
+	// session at least sessionIdle after idleSince. (Taken when connect
+	// returned, after the gateway's last sight of the session, a client
+	// stalled on a loaded machine made the close look 74 ms early.)
+	idleSince := time.Now()
+	toolNames(t, idle)
 	// The busy session keeps sending requests; the idle one sends none,
 	// until the gateway closes it (bounded: a hang fails).
 	deadline := time.Now().Add(15 * time.Second)

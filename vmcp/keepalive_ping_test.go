@@ -22,6 +22,7 @@ tools:
 // that it never reached; and protocol: modern with keepalive ping is
 // refused when the gateway is built.
 func TestKeepalivePingOnStatelessConnectionFails(t *testing.T) {
+	t.Parallel()
 	beta := startFake(t, modernBetaScript)
 	cfg, err := vmcp.ParseConfig([]byte(backendsYAML(map[string]string{"beta": "    protocol: modern\n    keepalive: {method: ping, interval: 1h}\n"}, beta)), t.Name()+".yaml")
 	if err != nil {

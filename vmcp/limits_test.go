@@ -24,6 +24,7 @@ import (
 // TestMaxSessions: an initialize over limits.maxSessions is answered HTTP
 // 503 with a message naming the limit; closing a session frees its slot.
 func TestMaxSessions(t *testing.T) {
+	t.Parallel()
 	b := startFake(t, plainBeta)
 	g := startGateway(t, gwConfig("limits: {maxSessions: 2}\n", b))
 	c1 := connect(t, g.URL(), false)
@@ -68,6 +69,7 @@ func TestMaxSessions(t *testing.T) {
 // TestMaxSessionsConcurrent: concurrent initializes never open more than
 // limits.maxSessions sessions.
 func TestMaxSessionsConcurrent(t *testing.T) {
+	t.Parallel()
 	b := startFake(t, plainBeta)
 	g := startGateway(t, gwConfig("limits: {maxSessions: 3}\n", b))
 	var wg sync.WaitGroup
@@ -107,6 +109,7 @@ func toolsScript(name string, n int) string {
 // names it and the limit (never a silently truncated list); the others
 // serve.
 func TestMaxToolsPerBackend(t *testing.T) {
+	t.Parallel()
 	big := startFake(t, toolsScript("big", 6))
 	small := startFake(t, toolsScript("small", 5))
 	logs := &syncBuf{}
@@ -141,6 +144,7 @@ func TestMaxToolsPerBackend(t *testing.T) {
 // U+FFFD) never reach clients; each is dropped with a logged reason naming
 // the backend.
 func TestBadToolNamesDropped(t *testing.T) {
+	t.Parallel()
 	bad := []string{"", "nul\x00x", "line\nbreak", "tab\tx", "bad\xffutf8"}
 	s := server.NewMCPServer("weird", "1", server.WithToolCapabilities(false))
 	for _, n := range append([]string{"good"}, bad...) {

@@ -55,6 +55,9 @@ func hasPrefix(names []string, p string) bool {
 
 const listChangedCfg = "timeouts: {call: 2s, initialize: 2s}\nhealth: {interval: 300ms, timeout: 250ms, unhealthyThreshold: 2}\nnotifications: {listChanged: true}\n"
 
+// Serial: its health probes time out after 250 ms. Beside the parallel
+// tests (-race, a second copy of the package running) starved probes kept
+// beta from rejoining in time.
 func TestListChangedWhenBackendLeavesAndRejoins(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+listChangedCfg)
@@ -80,6 +83,9 @@ func TestListChangedWhenBackendLeavesAndRejoins(t *testing.T) {
 	}
 }
 
+// Serial: its health probes time out after 250 ms, as in
+// TestListChangedWhenBackendLeavesAndRejoins, which failed beside the
+// parallel tests.
 func TestListChangedLateJoinOfBackendDownAtSessionStart(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
@@ -102,6 +108,9 @@ func TestListChangedLateJoinOfBackendDownAtSessionStart(t *testing.T) {
 	}
 }
 
+// Serial: its health probes time out after 250 ms. Beside the parallel
+// tests (-race, a second copy of the package running) beta never became
+// healthy within 5 s.
 func TestListChangedReindexesOptimizer(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+listChangedCfg+"optimizer: {enabled: true}\n")
@@ -128,6 +137,9 @@ func TestListChangedReindexesOptimizer(t *testing.T) {
 	}
 }
 
+// Serial: its health probes time out after 250 ms, as in
+// TestListChangedWhenBackendLeavesAndRejoins, which failed beside the
+// parallel tests.
 func TestListChangedOffByDefault(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+"health: {interval: 300ms, timeout: 250ms, unhealthyThreshold: 2}\n")
@@ -147,6 +159,7 @@ func TestListChangedOffByDefault(t *testing.T) {
 // checks that, once the updates settle, the live session shows the backend:
 // updates are applied in order, the last one reflecting the latest state.
 func TestListChangedUpdatesApplyInOrder(t *testing.T) {
+	t.Parallel()
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	// No health monitor loop: the test drives the tracker itself.
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+"timeouts: {call: 2s, initialize: 2s}\nhealth: {interval: 1h, timeout: 1s, unhealthyThreshold: 1}\nnotifications: {listChanged: true}\n")

@@ -33,6 +33,7 @@ tools:
 // sessionful initialize on every backend; the modern-only backend refuses
 // it with HTTP 400, and the gateway falls back to negotiation.
 func TestModernAndLegacyBackends(t *testing.T) {
+	t.Parallel()
 	mod, leg := startFake(t, modernOnly), startFake(t, legacyOnly)
 	g := startGateway(t, gwConfig(faultTimeouts, mod, leg))
 	cases := []struct {

@@ -46,6 +46,7 @@ func search(t *testing.T, st *optimizerState, v *optView, q string) []string {
 // when a backend's tools differ between views, and that dropping the last
 // view removes the documents.
 func TestOptimizerSegmentsShared(t *testing.T) {
+	t.Parallel()
 	st := newOptimizerState(8, slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	a1 := testAggregate(map[string][]string{"a": {"echo", "sum"}, "b": {"echo"}})
@@ -98,6 +99,7 @@ func TestOptimizerSegmentsShared(t *testing.T) {
 // TestOptimizerPoolViewReplaced checks that a new pool aggregate replaces
 // the previous view and releases its segments.
 func TestOptimizerPoolViewReplaced(t *testing.T) {
+	t.Parallel()
 	st := newOptimizerState(8, slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	p1 := testAggregate(map[string][]string{"a": {"echo"}})
@@ -123,6 +125,7 @@ func TestOptimizerPoolViewReplaced(t *testing.T) {
 // TestOptimizerConcurrentAcquire races views of the same and different
 // tools, with cancelled builds among them (-race).
 func TestOptimizerConcurrentAcquire(t *testing.T) {
+	t.Parallel()
 	st := newOptimizerState(8, slog.New(slog.DiscardHandler))
 	var names []string
 	for i := range 300 {
@@ -177,6 +180,7 @@ func (g *Gateway) OptimizerStats() (sessions, segments, docs int, cleanups int64
 // view keeps one view and one cleanup per session, shares unchanged
 // segments, and that closing the session releases everything.
 func TestOptimizerSessionViewReplaced(t *testing.T) {
+	t.Parallel()
 	st := newOptimizerState(8, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{ctx: ctx}

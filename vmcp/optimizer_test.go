@@ -307,6 +307,7 @@ var rankingQueries = []struct {
 func exposed(tool string) string { return groupOf(tool) + "_" + tool }
 
 func TestOptimizerToolsList(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, alphaScript), startFake(t, betaScript)
 	g := startGateway(t, gwConfig(optimizerCfg, a, b))
 	for _, rev := range revisions {
@@ -367,6 +368,7 @@ func TestOptimizerToolsList(t *testing.T) {
 }
 
 func TestOptimizerArguments(t *testing.T) {
+	t.Parallel()
 	a := startFake(t, alphaScript)
 	g := startGateway(t, gwConfig(optimizerCfg, a))
 	for _, rev := range revisions {
@@ -412,6 +414,7 @@ func TestOptimizerArguments(t *testing.T) {
 // healthy, find_tool ranks the obvious tool first among 233 realistic tools
 // on six backends, and token metrics are sane.
 func TestOptimizerCatalogueRanking(t *testing.T) {
+	t.Parallel()
 	fbs := startCatalogue(t)
 	g := startGateway(t, gwConfig(optimizerCfg, sortedBackends(fbs)...))
 	for _, rev := range revisions {
@@ -465,6 +468,7 @@ func TestOptimizerCatalogueRanking(t *testing.T) {
 // names and descriptions), and cannot be called; a session created after it
 // recovered finds and calls it, while the first session still does not.
 func TestOptimizerExcludesRefusedBackend(t *testing.T) {
+	t.Parallel()
 	fbs := startCatalogue(t)
 	gate := newTestGate()
 	gate.set("dev", "initialize", true)
@@ -555,6 +559,7 @@ func TestOptimizerExcludesRefusedBackend(t *testing.T) {
 // revisions still get find_tool and call_tool; find_tool returns an empty
 // list with a message, quickly.
 func TestOptimizerNoBackend(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	cfg := gwConfig(optimizerCfg, a, b)
 	down := faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}
@@ -613,6 +618,7 @@ func TestOptimizerNoBackend(t *testing.T) {
 // naming it, in well under a second; the session goes on; an open circuit
 // fails fast.
 func TestOptimizerCallToolFailures(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	gate := newTestGate()
 	g := startGateway(t, gwConfig(optimizerCfg, a, b), vmcp.WithGate(gate))
@@ -663,6 +669,7 @@ func TestOptimizerCallToolFailures(t *testing.T) {
 // TestOptimizerConcurrentSessions opens and closes sessions of different
 // backend sets while others search (-race; goleak in TestMain).
 func TestOptimizerConcurrentSessions(t *testing.T) {
+	t.Parallel()
 	fbs := startCatalogue(t)
 	gate := newTestGate()
 	g := startGateway(t, gwConfig(optimizerCfg, sortedBackends(fbs)...), vmcp.WithGate(gate))
@@ -706,6 +713,10 @@ func TestOptimizerConcurrentSessions(t *testing.T) {
 // health monitor as the gate: a backend that is down is unhealthy, left out
 // of new sessions and of their find_tool; once it answers probes again, a
 // new session finds and calls its tools.
+//
+// Serial: its health probes time out after 450 ms (loadProofHealth), as in
+// TestOptimizerExcludesBackendFailingProbesOnly, which failed beside the
+// parallel tests.
 func TestOptimizerWithHealthMonitor(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(optimizerCfg+loadProofHealth, a, b))
@@ -796,6 +807,11 @@ func flapBeta(t *testing.T, beta *fakebackends.Backend, notes *atomic.Int32, n i
 // call says the session is closed. Each re-index replaces the session's
 // view: one view and one cleanup for the session whatever the number of
 // flaps, and the index keeps only the segments of views in use.
+//
+// Serial: its health probes time out after 450 ms (loadProofHealth), and
+// its three callers spin on find_tool. Beside the parallel tests (-race,
+// -count=3, load average 9) a starved probe left alpha out of the first
+// find_tool.
 func TestOptimizerFindToolDuringReindex(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+optimizerFlapCfg)
@@ -868,6 +884,10 @@ func TestOptimizerFindToolDuringReindex(t *testing.T) {
 // available, naming each and why; while only beta is gone its tools are
 // neither found nor callable and alpha's still are; when they come back
 // find_tool finds them again.
+//
+// Serial: its health probes time out after 450 ms (loadProofHealth), as in
+// TestOptimizerExcludesBackendFailingProbesOnly, which failed beside the
+// parallel tests.
 func TestOptimizerLiveSessionLosesEveryBackend(t *testing.T) {
 	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, alpha, beta)+optimizerFlapCfg)
@@ -941,6 +961,10 @@ tools:
 // New sessions of both revisions never find beta's tools, for any query,
 // while alpha's are found; calling beta's tool says it is not found and
 // never reaches beta. Once probes pass again, new sessions include beta.
+//
+// Serial: its health probes time out after 450 ms (loadProofHealth). Beside
+// the parallel tests (-race, -count=3, load average 9) starved probes
+// marked alpha unhealthy too and find_tool found nothing.
 func TestOptimizerExcludesBackendFailingProbesOnly(t *testing.T) {
 	for _, tc := range []struct {
 		status int
@@ -1000,6 +1024,7 @@ func TestOptimizerExcludesBackendFailingProbesOnly(t *testing.T) {
 // TestOptimizerDefaultMaxResults: without optimizer.maxResults, find_tool
 // returns exactly 8 tools for a query that many more tools match.
 func TestOptimizerDefaultMaxResults(t *testing.T) {
+	t.Parallel()
 	fbs := startCatalogue(t)
 	// Generous backend timeouts (see optimizerCfg): with 2s, under load a
 	// backend left the session and find_tool found nothing.
@@ -1030,6 +1055,10 @@ func TestOptimizerDefaultMaxResults(t *testing.T) {
 // healthy; with alpha's probes failing too find_tool says no backend is
 // available; when the probes pass again the tools are back. A legacy
 // session created while beta was healthy keeps it (list-changed off).
+//
+// Serial: its health probes time out after 450 ms. Beside the parallel
+// tests (-race, a second copy of the package running) starved probes marked
+// alpha unhealthy as well.
 func TestOptimizerStatelessExclusionPerRequest(t *testing.T) {
 	a, b := startFake(t, strings.Replace(plainAlpha, "{name: echo}", "{name: echo}\n  - {name: health}", 1)), startFake(t, probedBeta)
 	probe := "    probe: \"tool:health\"\n"

@@ -14,6 +14,7 @@ import (
 // lock). Run with -race: the pool must read a member's connection under the
 // member's lock too.
 func TestPoolPickDuringReinitialization(t *testing.T) {
+	t.Parallel()
 	s, err := fakebackends.ParseScript([]byte("name: beta\nprotocol: legacy\ntools:\n  - {name: echo}\n"), "beta.yaml")
 	if err != nil {
 		t.Fatal(err)

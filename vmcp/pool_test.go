@@ -23,6 +23,7 @@ import (
 // members and list (run with -race). After the churn every call succeeds
 // again, and the pool did re-initialize.
 func TestPoolReconnectsUnderLoad(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	if err := b.SetFaults(faults.Fault{Kind: faults.KindLatency, Match: faults.Match{Method: "initialize"}, Params: &faults.Latency{Delay: fakebackends.Duration(300 * time.Millisecond)}}); err != nil {
 		t.Fatal(err)

@@ -26,6 +26,10 @@ tools:
 // tool:<name> on an auto backend, that the probes really reach the backend,
 // that a stopped backend becomes unhealthy and a 403 on the probe
 // unauthenticated, and that it recovers.
+//
+// Serial: its health probes time out after 150 ms. Beside the parallel
+// tests (-race, a second copy of the package running) beta went unhealthy
+// while its probes succeeded.
 func TestHealthProbeMethodsReachTheBackend(t *testing.T) {
 	for _, tc := range []struct{ probe, method, tool string }{
 		{"ping", "ping", ""},
@@ -67,6 +71,7 @@ func TestHealthProbeMethodsReachTheBackend(t *testing.T) {
 }
 
 func TestHealthPingProbeRejectedOnModernBackend(t *testing.T) {
+	t.Parallel()
 	beta := startFake(t, autoBetaScript)
 	cfg, err := vmcp.ParseConfig([]byte(backendsYAML(map[string]string{"beta": "    protocol: modern\n    probe: ping\n"}, beta)+
 		"health: {interval: 1s, timeout: 500ms}\n"), "p.yaml")
@@ -80,6 +85,10 @@ func TestHealthPingProbeRejectedOnModernBackend(t *testing.T) {
 
 // TestHealthProbeTimeoutIsATimeout: a probe that outlives health.timeout is
 // reported as a timeout (lastError, metric outcome), not as a cancel.
+//
+// Serial: its health probes time out after 200 ms. Beside the parallel
+// tests (-race, a second copy of the package running) beta never became
+// healthy within 10 s.
 func TestHealthProbeTimeoutIsATimeout(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	reader := sdkmetric.NewManualReader()

@@ -19,6 +19,7 @@ import (
 // 404 for the old session; the gateway re-initializes once and retries the
 // call once.
 func TestRestartReinitializesOnceAndRetriesOnce(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	c := connect(t, g.URL(), false)
@@ -59,6 +60,7 @@ func TestRestartReinitializesOnceAndRetriesOnce(t *testing.T) {
 // TestConcurrentCallersShareOneReinit: many calls hit an expired session at
 // once; exactly one re-initialization happens and every call succeeds.
 func TestConcurrentCallersShareOneReinit(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	c := connect(t, g.URL(), false)
@@ -91,6 +93,7 @@ func TestConcurrentCallersShareOneReinit(t *testing.T) {
 
 // TestNoRetryOnOtherFailures: a failure other than 404 is not retried.
 func TestNoRetryOnOtherFailures(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	c := connect(t, g.URL(), false)
@@ -127,6 +130,7 @@ func TestNoRetryOnOtherFailures(t *testing.T) {
 // failed call → connected on the next success; visible in the Go API and
 // in GET /api/sessions/{id} and /status.
 func TestSessionStateTransitions(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	c := connect(t, g.URL(), false)
@@ -174,6 +178,7 @@ func TestSessionStateTransitions(t *testing.T) {
 // TestSessionStartsWithoutDeadBackend: a backend that cannot be reached at
 // initialize is recorded as error and left out; the session works.
 func TestSessionStartsWithoutDeadBackend(t *testing.T) {
+	t.Parallel()
 	b := startFake(t, plainBeta)
 	cfg := "name: t\nbackends:\n" +
 		"  - {name: alpha, url: \"http://127.0.0.1:1/mcp\"}\n" +
@@ -199,6 +204,7 @@ func TestSessionStartsWithoutDeadBackend(t *testing.T) {
 // TestSessionFailsWhenNoBackendAnswers: initialize fails naming every
 // backend, bounded by the initialize timeout.
 func TestSessionFailsWhenNoBackendAnswers(t *testing.T) {
+	t.Parallel()
 	stalled := startFake(t, "name: slow\nprotocol: legacy\ntools: [{name: x}]\nfaults: [{kind: stall}]\n")
 	cfg := "name: t\nbackends:\n" +
 		"  - {name: alpha, url: \"http://127.0.0.1:1/mcp\"}\n" +
@@ -244,6 +250,7 @@ func getJSON(t *testing.T, url string, v any) {
 // the one re-initialization fails the call as session_expired, having seen
 // the call exactly twice.
 func TestPersisting404IsSessionExpired(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	for _, modern := range []bool{false, true} {
@@ -274,6 +281,7 @@ func TestPersisting404IsSessionExpired(t *testing.T) {
 // answers 404 to initialize. That is no expired session: the backend is
 // recorded as error with HTTP 404 Not Found.
 func TestWrongPathIs404NotExpired(t *testing.T) {
+	t.Parallel()
 	b := startFake(t, plainBeta)
 	nf := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(nf.Close)

@@ -91,6 +91,10 @@ func betaCalls(b *fakebackends.Backend, tool string) int {
 	return countTool(b.Requests(), "tools/call", tool)
 }
 
+// Serial: the calls meant for the open circuit must all come within its
+// 300 ms open timeout. Beside the parallel tests (-race, a second copy of
+// the package running) they took longer, the circuit half-opened and a
+// trial reached beta.
 func TestBreakerOpensFailsFastAndRecoversWithExactTransitions(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	alpha := startFake(t, resAlphaScript)
@@ -155,6 +159,9 @@ func TestBreakerOpensFailsFastAndRecoversWithExactTransitions(t *testing.T) {
 	}
 }
 
+// Serial: its circuit half-opens 200 ms after opening; the 50 callers must
+// all arrive within that window, which a starved process beside the
+// parallel tests cannot promise.
 func TestHalfOpenAdmitsOneTrialUnder50Callers(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, beta)+"timeouts: {call: 5s}\nbreaker: {failureThreshold: 1, openTimeout: 200ms}\n")
@@ -250,6 +257,9 @@ func healthOf(t *testing.T, g *vmcp.Gateway) healthJSON {
 	return h
 }
 
+// Serial: its health probes time out after 250 ms. Beside the parallel
+// tests (-race, a second copy of the package running) beta was not usable
+// again within 5 s of its recovery.
 func TestHealthMonitorExcludesUnhealthyBackendsFromNewSessions(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	alpha := startFake(t, resAlphaScript)
@@ -307,6 +317,9 @@ func TestHealthMonitorExcludesUnhealthyBackendsFromNewSessions(t *testing.T) {
 	}
 }
 
+// Serial: its health probes time out after 250 ms, as in
+// TestHealthMonitorExcludesUnhealthyBackendsFromNewSessions, which failed
+// beside the parallel tests.
 func TestHealthUnauthenticatedOn403Probe(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, beta)+"health: {interval: 300ms, timeout: 250ms}\n")
@@ -316,6 +329,9 @@ func TestHealthUnauthenticatedOn403Probe(t *testing.T) {
 	testwait.For(t, 5*time.Second, "beta unauthenticated", func() bool { return healthOf(t, g).Backends["beta"].Status == "unauthenticated" })
 }
 
+// Serial: its keepalive probes time out after 100 ms and the counters are
+// exact. Beside the parallel tests (-race, a second copy of the package
+// running) a starved probe failed and the counts were off.
 func TestKeepaliveCountersThroughGateway(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	reader := sdkmetric.NewManualReader()
@@ -362,6 +378,7 @@ func TestKeepaliveCountersThroughGateway(t *testing.T) {
 }
 
 func TestKeepaliveToolNotConfigured(t *testing.T) {
+	t.Parallel()
 	beta := startFake(t, resBetaScript)
 	reader := sdkmetric.NewManualReader()
 	g := startGateway(t, backendsYAML(map[string]string{
@@ -427,6 +444,7 @@ func promMetric(fams map[string]*dto.MetricFamily, name string, labels map[strin
 }
 
 func TestMetricsPrometheusEndpointParsed(t *testing.T) {
+	t.Parallel()
 	beta := startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(nil, beta)+"metrics: {prometheus: true}\nbreaker: {failureThreshold: 5}\n")
 	c := connect(t, g.URL(), false)
@@ -469,6 +487,7 @@ func TestMetricsPrometheusEndpointParsed(t *testing.T) {
 }
 
 func TestMetricsPrometheusWithInjectedProviderRejected(t *testing.T) {
+	t.Parallel()
 	beta := startFake(t, resBetaScript)
 	cfg, err := vmcp.ParseConfig([]byte(backendsYAML(nil, beta)+"metrics: {prometheus: true}\n"), "m.yaml")
 	if err != nil {
@@ -494,6 +513,10 @@ func TestMetricsPrometheusWithInjectedProviderRejected(t *testing.T) {
 // TestHealthJSONExactKeys decodes GET /api/backends/health without Go's
 // case-insensitive field matching: every key is the exact lowercase-first
 // name the API promises.
+//
+// Serial: its health probes time out after 250 ms. Beside the parallel
+// tests (-race, a second copy of the package running) a starved probe timed
+// out and beta was not healthy when the JSON was read.
 func TestHealthJSONExactKeys(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(map[string]string{
@@ -551,6 +574,7 @@ func TestHealthJSONExactKeys(t *testing.T) {
 // TestKeepaliveStopsWhenSessionCloses: after the client session closes, no
 // keepalive probe reaches the backend any more.
 func TestKeepaliveStopsWhenSessionCloses(t *testing.T) {
+	t.Parallel()
 	beta := startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(map[string]string{
 		"beta": "    keepalive: {method: \"tool:ok\", interval: 20ms, jitter: 2ms}\n",

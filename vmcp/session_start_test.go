@@ -15,6 +15,10 @@ import (
 // initialize timeout (1 s), which bounds the whole opening of a backend:
 // the session starts within it, with that backend in state error (timed
 // out after 1s) and the other backend's tools.
+//
+// Serial: alpha must answer initialize within the 1 s initialize timeout.
+// Beside the parallel tests (-race, a second copy of the package running)
+// the starved process let it time out and the session did not start.
 func TestSessionStartBoundedByInitializeTimeout(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	if err := b.SetFaults(faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/list"}}); err != nil {

@@ -16,6 +16,7 @@ import (
 // open their own backend session (an initialize each) and take the lists
 // from the catalogue session, checked by a ping, without listing again.
 func TestSessionsShareTheCatalogue(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	first := connect(t, g.URL(), false)
@@ -49,6 +50,7 @@ func TestSessionsShareTheCatalogue(t *testing.T) {
 // listed again by the next session: the catalogue session's ping gets a
 // 404 there, so the old lists are not served.
 func TestCatalogueDroppedWhenTheBackendChanges(t *testing.T) {
+	t.Parallel()
 	a, old := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, old))
 	if got := toolNames(t, connect(t, g.URL(), false)); !slices.Contains(got, "beta_other") {
@@ -92,6 +94,7 @@ func listsDuring(b *fakebackends.Backend, fn func()) int {
 // drop the catalogue session: the session's end says nothing about the
 // backend.
 func TestClosedSessionsKeepTheCatalogue(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	_ = connect(t, g.URL(), false).Close()
@@ -111,6 +114,7 @@ func TestClosedSessionsKeepTheCatalogue(t *testing.T) {
 // catalogue session is dropped: the next session lists on its own (and,
 // beta still refusing, leaves it out).
 func TestBackgroundOpenFailureNamesTheBackend(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	_ = connect(t, g.URL(), false).Close()

@@ -30,6 +30,7 @@ prompts:
 `
 
 func TestSmokePrefix(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, alphaScript), startFake(t, betaScript)
 	g := startGateway(t, gwConfig("", a, b))
 	for _, modern := range []bool{false, true} {

@@ -16,6 +16,7 @@ import (
 // re-initializes once and retries once: the client sees no failure. A 400
 // that does not speak of the session stays an HTTP 400 and is not retried.
 func TestSessionLost400IsReinitializedAndRetried(t *testing.T) {
+	t.Parallel()
 	b := startFake(t, sseScript)
 	g := startGateway(t, gwConfig(faultTimeouts, b))
 	c := connect(t, g.URL(), false)

@@ -13,6 +13,11 @@ import (
 // the breaker counts, not a client cancel it ignores (issue 12 item 5: a
 // stall must never read as a cancel, or a stalled backend escapes health
 // and breaker).
+//
+// Serial: its keepalive probes time out after 100 ms and the breaker must
+// open on them before a call does. Beside the parallel tests (-race, a
+// second copy of the package running) the circuit opened late and the
+// session's last error was the open circuit, not the timeout.
 func TestKeepaliveStallCountsForBreaker(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(map[string]string{

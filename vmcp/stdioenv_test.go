@@ -14,6 +14,9 @@ import (
 // TestStdioBackendEnvironment: a stdio backend gets the configured env plus
 // a small allowlist (PATH, HOME…) of the gateway's environment, never the
 // rest of it (the bearer token's variable included).
+//
+// Serial: it sets the gateway's environment (t.Setenv), which every stdio
+// backend a parallel test starts would inherit.
 func TestStdioBackendEnvironment(t *testing.T) {
 	t.Setenv("VMCP_TEST_BEARER", "tok-must-not-leak")
 	t.Setenv("SOME_OTHER_SECRET", "must-not-leak-either")

@@ -45,76 +45,90 @@ faults:
   - {kind: malformed, variant: no_result, match: {tool: noresult}}
 `
 
+// TestStdioBackend: a stdio backend's faults (error, stall, tool error,
+// process exit, bad output, a late answer) each fail the call in flight as
+// they should, naming the backend, and the next call is served (the process
+// started again when it exited). Legacy and modern clients run side by
+// side, each against its own gateway and so its own process: the faults of
+// one must not reach the other's calls.
 func TestStdioBackend(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "gamma.yaml")
 	if err := os.WriteFile(script, []byte(stdioScript), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg := fmt.Sprintf("name: t\nbackends:\n  - {name: gamma, transport: stdio, command: [%q, %q]}\ntimeouts: {initialize: 5s, call: 2s, close: 500ms}\nlimits: {maxResponseBytes: 64KiB}\n", stdioBackendBin, script)
-	g := startGateway(t, cfg)
 	for _, modern := range []bool{false, true} {
-		c := connect(t, g.URL(), modern)
-		if res, _ := callTool(t, c, "gamma_echo", map[string]any{"v": 1}); res.IsError {
-			t.Fatalf("echo: %s", resultText(res))
-		}
-		res, d := callTool(t, c, "gamma_fail", nil)
-		checkErr(t, res, "gamma", "jsonrpc_error", `backend "gamma" error: injected`)
-		t.Logf("modern=%v jsonrpc_error in %v", modern, d)
-		res, d = callTool(t, c, "gamma_hang", nil)
-		checkErr(t, res, "gamma", "timeout", `backend "gamma" unavailable: timed out after 2s`)
-		t.Logf("modern=%v stall in %v", modern, d)
-		res, _ = callTool(t, c, "gamma_oops", nil)
-		if b, _ := metaOf(res); !res.IsError || resultText(res) != "tool says no" || b != "<nil>" && b != "" {
-			t.Errorf("tool error not passed through: %q %+v", resultText(res), res.Meta)
-		}
-		res, d = callTool(t, c, "gamma_die", nil)
-		checkErr(t, res, "gamma", "connection_closed", `backend "gamma" unavailable: process exited`)
-		t.Logf("modern=%v process exit mid-call noticed in %v", modern, d)
+		t.Run(map[bool]string{false: "legacy", true: "modern"}[modern], func(t *testing.T) {
+			t.Parallel()
+			stdioFaults(t, startGateway(t, cfg), modern)
+		})
+	}
+}
+
+// stdioFaults is TestStdioBackend for one client revision against g.
+func stdioFaults(t *testing.T, g *vmcp.Gateway, modern bool) {
+	c := connect(t, g.URL(), modern)
+	if res, _ := callTool(t, c, "gamma_echo", map[string]any{"v": 1}); res.IsError {
+		t.Fatalf("echo: %s", resultText(res))
+	}
+	res, d := callTool(t, c, "gamma_fail", nil)
+	checkErr(t, res, "gamma", "jsonrpc_error", `backend "gamma" error: injected`)
+	t.Logf("modern=%v jsonrpc_error in %v", modern, d)
+	res, d = callTool(t, c, "gamma_hang", nil)
+	checkErr(t, res, "gamma", "timeout", `backend "gamma" unavailable: timed out after 2s`)
+	t.Logf("modern=%v stall in %v", modern, d)
+	res, _ = callTool(t, c, "gamma_oops", nil)
+	if b, _ := metaOf(res); !res.IsError || resultText(res) != "tool says no" || b != "<nil>" && b != "" {
+		t.Errorf("tool error not passed through: %q %+v", resultText(res), res.Meta)
+	}
+	res, d = callTool(t, c, "gamma_die", nil)
+	checkErr(t, res, "gamma", "connection_closed", `backend "gamma" unavailable: process exited`)
+	t.Logf("modern=%v process exit mid-call noticed in %v", modern, d)
+	if d > atOnceBound {
+		t.Errorf("process exit took %v to notice", d)
+	}
+	// The next call starts the process again.
+	res, d = callTool(t, c, "gamma_echo", nil)
+	if res.IsError {
+		t.Fatalf("after exit: %s", resultText(res))
+	}
+	t.Logf("modern=%v call after process exit (respawn) took %v", modern, d)
+
+	// Bad output fails the calls in flight at once, naming the
+	// backend; the next call starts the process again.
+	for _, tc := range []struct{ tool, text string }{
+		{"gamma_bad", `backend "gamma" unavailable: invalid response: malformed JSON`},
+		{"gamma_wrongid", `backend "gamma" unavailable: invalid response: response id`},
+		{"gamma_big", `backend "gamma" unavailable: invalid response: message larger than 65536 bytes`},
+		{"gamma_noresult", `backend "gamma" unavailable: invalid response: response to request`},
+	} {
+		res, d := callTool(t, c, tc.tool, nil)
+		t.Logf("modern=%v %s: %v %s", modern, tc.tool, d, resultText(res))
+		checkErr(t, res, "gamma", "invalid_response", tc.text)
 		if d > atOnceBound {
-			t.Errorf("process exit took %v to notice", d)
-		}
-		// The next call starts the process again.
-		res, d = callTool(t, c, "gamma_echo", nil)
-		if res.IsError {
-			t.Fatalf("after exit: %s", resultText(res))
-		}
-		t.Logf("modern=%v call after process exit (respawn) took %v", modern, d)
-
-		// Bad output fails the calls in flight at once, naming the
-		// backend; the next call starts the process again.
-		for _, tc := range []struct{ tool, text string }{
-			{"gamma_bad", `backend "gamma" unavailable: invalid response: malformed JSON`},
-			{"gamma_wrongid", `backend "gamma" unavailable: invalid response: response id`},
-			{"gamma_big", `backend "gamma" unavailable: invalid response: message larger than 65536 bytes`},
-			{"gamma_noresult", `backend "gamma" unavailable: invalid response: response to request`},
-		} {
-			res, d := callTool(t, c, tc.tool, nil)
-			t.Logf("modern=%v %s: %v %s", modern, tc.tool, d, resultText(res))
-			checkErr(t, res, "gamma", "invalid_response", tc.text)
-			if d > atOnceBound {
-				t.Errorf("%s took %v", tc.tool, d)
-			}
-			if res, _ := callTool(t, c, "gamma_echo", nil); res.IsError {
-				t.Errorf("after %s: %s", tc.tool, resultText(res))
-			}
-		}
-
-		// A late answer (slow takes 2.5 s, the call timeout is 2 s)
-		// arrives while the next call is in flight: it is dropped, and
-		// the process keeps serving (no re-initialization).
-		reinits := stdioReinits(t, g, c, modern)
-		res, _ = callTool(t, c, "gamma_slow", nil)
-		checkErr(t, res, "gamma", "timeout", `backend "gamma" unavailable: timed out after 2s`)
-		if res, _ := callTool(t, c, "gamma_wait", nil); res.IsError {
-			t.Errorf("call in flight when the late answer arrived: %s", resultText(res))
+			t.Errorf("%s took %v", tc.tool, d)
 		}
 		if res, _ := callTool(t, c, "gamma_echo", nil); res.IsError {
-			t.Errorf("call after the late answer: %s", resultText(res))
+			t.Errorf("after %s: %s", tc.tool, resultText(res))
 		}
-		if n := stdioReinits(t, g, c, modern); n != reinits {
-			t.Errorf("re-initializations went from %d to %d after a late answer", reinits, n)
-		}
+	}
+
+	// A late answer (slow takes 2.5 s, the call timeout is 2 s)
+	// arrives while the next call is in flight: it is dropped, and
+	// the process keeps serving (no re-initialization).
+	reinits := stdioReinits(t, g, c, modern)
+	res, _ = callTool(t, c, "gamma_slow", nil)
+	checkErr(t, res, "gamma", "timeout", `backend "gamma" unavailable: timed out after 2s`)
+	if res, _ := callTool(t, c, "gamma_wait", nil); res.IsError {
+		t.Errorf("call in flight when the late answer arrived: %s", resultText(res))
+	}
+	if res, _ := callTool(t, c, "gamma_echo", nil); res.IsError {
+		t.Errorf("call after the late answer: %s", resultText(res))
+	}
+	if n := stdioReinits(t, g, c, modern); n != reinits {
+		t.Errorf("re-initializations went from %d to %d after a late answer", reinits, n)
 	}
 }
 
@@ -145,6 +159,10 @@ tools:
   - {name: echo}
 `
 
+// Serial: delta's legacy SSE session (a GET stream, then the POSTs) must
+// open within the 2 s initialize timeout and answer within the 1 s call
+// timeout. Beside the parallel tests (-race, a second copy of the package
+// running, load average 13) it timed out at both.
 func TestSSEBackend(t *testing.T) {
 	b := startFake(t, sseScript)
 	g := startGateway(t, gwConfig(faultTimeouts, b))
@@ -232,6 +250,10 @@ tools:
 // shared stream, while the next call is in flight. The late answer is
 // dropped: the in-flight call and the next one succeed on the same
 // connection, with no re-initialization.
+//
+// Serial: the late backend's legacy SSE session must open within the 2 s
+// initialize timeout. Beside the parallel tests (-race, a second copy of
+// the package running, load average 13) it timed out.
 func TestSSELateResponse(t *testing.T) {
 	b := startFake(t, sseLateScript)
 	g := startGateway(t, gwConfig(faultTimeouts, b))

@@ -14,6 +14,7 @@ import (
 // (well before the 1s call timeout) with an error naming beta, and alpha and
 // beta's next call are unaffected.
 func TestTruncatedAnswer(t *testing.T) {
+	t.Parallel()
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig(faultTimeouts, a, b))
 	for _, modern := range []bool{false, true} {

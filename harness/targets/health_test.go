@@ -16,6 +16,7 @@ import (
 )
 
 func TestParseBackendStates(t *testing.T) {
+	t.Parallel()
 	for name, doc := range map[string]string{
 		"map under backends":  `{"backends": {"beta": {"status": "unhealthy", "circuit": {"state": "open"}, "lastError": "x"}}}`,
 		"list under backends": `{"backends": [{"name": "beta", "health": "unhealthy", "breakerState": "open", "lastError": "x"}]}`,
@@ -59,6 +60,7 @@ func (f *fakeHealth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestHealthPollerRecordsTransitions(t *testing.T) {
+	t.Parallel()
 	fh := &fakeHealth{doc: `{"backends": {"beta": {"status": "healthy", "breaker": "closed"}}}`}
 	srv := httptest.NewServer(fh)
 	defer srv.Close()
@@ -104,6 +106,7 @@ func TestHealthPollerRecordsTransitions(t *testing.T) {
 // one's "open", a transition back that never happened (and a check of
 // the path could miss a state it saw).
 func TestHealthPollerConcurrentPollsKeepOrder(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	state, first := "closed", true
 	release := make(chan struct{})

@@ -12,9 +12,16 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testpar"
 )
 
+// parallelTests is the package's default -test.parallel: its tests wait
+// on the gateways and processes they start far more than they compute, so
+// more of them than the machine's cores overlap (see internal/testpar).
+const parallelTests = 8
+
 func TestMain(m *testing.M) {
+	testpar.Default(parallelTests)
 	goleak.VerifyTestMain(m, append(runtimes.LeakOptions(), goleak.Cleanup(func(code int) {
 		runtimes.CleanupChaosBuild()
 		os.Exit(code)

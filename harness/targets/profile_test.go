@@ -19,6 +19,7 @@ import (
 // TestShippedProfilesLoad: the profiles in profiles/ are valid and say
 // what their headers say.
 func TestShippedProfilesLoad(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		file, name, mcp, tools string
 		caps                   int
@@ -55,6 +56,7 @@ func TestShippedProfilesLoad(t *testing.T) {
 // TestBadProfiles: every mistake is a *ProfileError naming file, line and
 // field.
 func TestBadProfiles(t *testing.T) {
+	t.Parallel()
 	const ok = "name: gw\ncommand: [gw, --config, \"{{.ConfigPath}}\"]\n"
 	for _, tc := range []struct {
 		what, yaml, want string
@@ -113,6 +115,7 @@ func TestBadProfiles(t *testing.T) {
 // pattern only when it is set (a pattern without {backend} always wants
 // them).
 func TestProfileDistinctToolNames(t *testing.T) {
+	t.Parallel()
 	const ok = "name: gw\ncommand: [gw]\n"
 	for _, tc := range []struct {
 		yaml string
@@ -140,6 +143,7 @@ func TestProfileDistinctToolNames(t *testing.T) {
 // TestProfileTargetOverrides: the exec flags (and VMCP_CHAOS_* variables)
 // override a profile's fields.
 func TestProfileTargetOverrides(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tmpl := filepath.Join(dir, "gw.tmpl")
 	if err := os.WriteFile(tmpl, []byte("listen: {{.Listen}}\n"), 0o600); err != nil {
@@ -191,6 +195,7 @@ func TestProfileTargetOverrides(t *testing.T) {
 // TestMatchTools: a backend's tool is found by its origin marker (meta or
 // description) whatever the gateway calls it, else by the name pattern.
 func TestMatchTools(t *testing.T) {
+	t.Parallel()
 	tools := []mcp.Tool{
 		{Name: "echo_from_alpha", Description: "x " + history.OriginMarker("alpha", "echo")},
 		{Name: "b.slow", Meta: &mcp.Meta{AdditionalFields: map[string]any{history.OriginMetaKey: "beta/slow"}}},
@@ -224,6 +229,7 @@ func TestMatchTools(t *testing.T) {
 // mcpproxy-go aggregates upstream prompts, and its profile leaves out the
 // resources it does not offer.
 func TestShippedProfilesKeepGatewayRules(t *testing.T) {
+	t.Parallel()
 	sets := []runtimes.Features{{}, {Health: &runtimes.HealthFeature{}}, {Breaker: &runtimes.BreakerFeature{FailureThreshold: 3}, Metrics: true},
 		{Health: &runtimes.HealthFeature{}, Breaker: &runtimes.BreakerFeature{}, Optimizer: true}, {Metrics: true}}
 	render := func(file string, f runtimes.Features) string {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestStartGuard(t *testing.T) {
+	t.Parallel()
 	var g StartGuard
 	gw := &TargetStartError{Target: "gw", Err: errors.New("not ready within 30s")}
 	g.Failed(errors.New("harness: backends[0]: missing name")) // not the gateway's: does not count
@@ -33,6 +34,8 @@ func TestStartGuard(t *testing.T) {
 	}
 }
 
+// Serial: it sets the harness's output directory (t.Setenv), which the
+// parallel tests must not see.
 func TestQuoteTailLastLines(t *testing.T) {
 	t.Setenv(runtimes.OutputDirEnv, t.TempDir())
 	var lines []string

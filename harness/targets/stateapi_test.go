@@ -9,6 +9,7 @@ import (
 // what ParseBackendStates read before profiles (exact keys, "backends" or
 // the top level, map or list).
 func TestStateAPIDefaultIsParseBackendStates(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{
 		`{"backends":{"beta":{"status":"unhealthy","circuitState":"open","lastError":"boom"},"alpha":{"status":"healthy","circuitState":"closed"}},"summary":{}}`,
 		`{"id":"s","backends":{"beta":{"state":"error","lastError":"x"}}}`,
@@ -37,6 +38,7 @@ func TestStateAPIDefaultIsParseBackendStates(t *testing.T) {
 // TestStateAPIMapping reads toolhive-like capitalised fields, a list under
 // another pointer, and maps values.
 func TestStateAPIMapping(t *testing.T) {
+	t.Parallel()
 	ptr := "/backends"
 	th := StateAPI{Backends: &ptr, Status: "status", Circuit: "circuitstate", LastError: "LastErrorCategory"}
 	got, err := th.Parse([]byte(`{"monitoring_enabled":true,"summary":{"x":1},"backends":{"beta":{"Status":"healthy","ConsecutiveFailures":0,"CircuitState":"closed","LastErrorCategory":"timeout"}}}`))
@@ -69,6 +71,7 @@ func TestStateAPIMapping(t *testing.T) {
 }
 
 func TestJSONPointer(t *testing.T) {
+	t.Parallel()
 	doc := map[string]any{"a/b": map[string]any{"m~n": []any{"x", "y"}}, "": 1}
 	for p, want := range map[string]any{"/a~1b/m~0n/1": "y", "/": 1} {
 		got, err := ResolveJSONPointer(doc, p)
@@ -87,6 +90,7 @@ func TestJSONPointer(t *testing.T) {
 // default; a profile's mapping reads another shape; a mapped API without
 // it, or without a mapping, reports none.
 func TestStateAPIKeepalive(t *testing.T) {
+	t.Parallel()
 	ref := []byte(`{"backends":{"beta":{"state":"healthy","keepalive":{"enabled":true,"consecutiveFailures":2,"sessions":1}},"alpha":{"state":"healthy"}}}`)
 	st, err := StateAPI{}.Parse(ref)
 	if err != nil {

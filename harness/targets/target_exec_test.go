@@ -41,6 +41,7 @@ func standIn(t *testing.T) targets.Exec {
 }
 
 func TestExecTargetStandIn(t *testing.T) {
+	t.Parallel()
 	env := startEnv(t, harness.Topology{Target: standIn(t), Backends: twoBackends(nil)})
 	if env.Target().Name() != "standin" || !env.Capabilities().Has(targets.CapMetrics) {
 		t.Fatalf("target %s caps %v", env.Target().Name(), env.Capabilities())
@@ -73,6 +74,7 @@ func TestExecTargetStandIn(t *testing.T) {
 }
 
 func TestExecTargetErrors(t *testing.T) {
+	t.Parallel()
 	// The gateway exits at once: the error quotes its stderr.
 	e := standIn(t) // builds the chaos binary (if need be) before the deadline starts
 	ctx := ctxT(t, 30*time.Second)
@@ -101,6 +103,7 @@ func TestExecTargetErrors(t *testing.T) {
 // TestExecCloseIgnoresSIGTERM: a gateway that ignores SIGTERM is killed
 // after the grace period.
 func TestExecCloseIgnoresSIGTERM(t *testing.T) {
+	t.Parallel()
 	bin := chaosBin(t)
 	ctx := ctxT(t, 30*time.Second)
 	e := targets.Exec{
@@ -121,6 +124,7 @@ func TestExecCloseIgnoresSIGTERM(t *testing.T) {
 }
 
 func TestChaosVMCPTemplateParses(t *testing.T) {
+	t.Parallel()
 	topo := targets.TopologyInfo{CallTimeout: 3 * time.Second, Backends: []runtimes.BackendInfo{
 		{Name: "alpha", URL: "http://127.0.0.1:9101/mcp", Transport: "streamable-http", Protocol: "legacy"},
 		{Name: "beta", URL: "http://127.0.0.1:9102/sse", Transport: "sse"},
@@ -148,6 +152,7 @@ func TestChaosVMCPTemplateParses(t *testing.T) {
 // TestExecChaosVMCP runs our gateway (`chaos vmcp`) through the shipped
 // template.
 func TestExecChaosVMCP(t *testing.T) {
+	t.Parallel()
 	bin := chaosBin(t)
 	env := startEnv(t, harness.Topology{Target: targets.Exec{
 		TargetName:     "chaos-vmcp",
@@ -177,6 +182,7 @@ func TestExecChaosVMCP(t *testing.T) {
 // started again on another port, at most 3 times in all; any other exit
 // is not retried.
 func TestExecTargetRetriesATakenPort(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		failures int    // starts that fail before one succeeds

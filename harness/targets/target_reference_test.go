@@ -26,6 +26,7 @@ func (g refuseGate) Admit(backend, op string) (func(*vmcp.BackendError), *vmcp.B
 // TestReferenceFeatures: the topology's features reach the reference
 // gateway's configuration through the shared template; none by default.
 func TestReferenceFeatures(t *testing.T) {
+	t.Parallel()
 	backends := []runtimes.BackendInfo{
 		{Name: "a", URL: "http://127.0.0.1:1/mcp", Transport: "streamable-http",
 			Keepalive: &runtimes.KeepaliveFeature{Method: "ping", Interval: 200 * time.Millisecond, Jitter: 20 * time.Millisecond, MaxFailures: 2, ProbeAfter: time.Second}},
@@ -60,6 +61,7 @@ func TestReferenceFeatures(t *testing.T) {
 }
 
 func TestReferenceOptionsPassThrough(t *testing.T) {
+	t.Parallel()
 	var seen targets.TopologyInfo
 	target := targets.Reference{
 		TargetName: "reference-mutant",

@@ -9,6 +9,7 @@ import (
 )
 
 func TestSplitCommand(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want []string
@@ -31,6 +32,7 @@ func TestSplitCommand(t *testing.T) {
 }
 
 func TestTargetConfig(t *testing.T) {
+	t.Parallel()
 	noBin := func() (string, error) { t.Fatal("the chaos binary was asked for"); return "", nil }
 	ref, err := TargetConfig{}.Target(noBin)
 	if err != nil || ref.Name() != "reference" || !slices.Equal(ref.Capabilities(), DefaultReferenceCapabilities) {

@@ -106,6 +106,7 @@ func (*unansweringTransport) GetSessionId() string                              
 // Fails (a "panicked" record, kind transport_error) without answeredHTTP
 // and answeredSSE.
 func TestTransportWithoutAnswerIsInvalidResponse(t *testing.T) {
+	t.Parallel()
 	wraps := map[string]func(*unansweringTransport) transport.Interface{
 		"streamable-http": func(u *unansweringTransport) transport.Interface { return answeredHTTP{u} },
 		"sse":             func(u *unansweringTransport) transport.Interface { return answeredSSE{u} },
@@ -234,6 +235,7 @@ func listTools(c *Conn) func(context.Context) error {
 // nil); mcp-go v1.2.1 returns an error (or an empty response) for each, and
 // the gateway's validators name the problem first.
 func TestNoAnswerFromBackendIsInvalidResponse(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		variant string
 		cause   string // the cause starts with this
@@ -300,6 +302,7 @@ func TestNoAnswerFromBackendIsInvalidResponse(t *testing.T) {
 // ends each of them at once as "closed" naming the backend, never with a
 // panic in the client or the transport, whose Close races the requests.
 func TestCloseDuringRequestsIsClosed(t *testing.T) {
+	t.Parallel()
 	for _, transportName := range []fakebackends.Transport{fakebackends.TransportStreamableHTTP, fakebackends.TransportSSE} {
 		t.Run(string(transportName), func(t *testing.T) {
 			fb := startFakeBackend(t, transportName, "legacy")
@@ -349,6 +352,7 @@ func TestCloseDuringRequestsIsClosed(t *testing.T) {
 // answer or as a timeout naming the backend: never a panic, never a
 // success without a result.
 func TestAnswerRacingDeadline(t *testing.T) {
+	t.Parallel()
 	for _, transportName := range []fakebackends.Transport{fakebackends.TransportStreamableHTTP, fakebackends.TransportSSE} {
 		t.Run(string(transportName), func(t *testing.T) {
 			fb := startFakeBackend(t, transportName, "legacy")

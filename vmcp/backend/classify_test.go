@@ -13,6 +13,7 @@ import (
 // TestClassifyConnectionFailures: how transport errors, as mcp-go and
 // net/http wrap them, become the kind and cause a client sees.
 func TestClassifyConnectionFailures(t *testing.T) {
+	t.Parallel()
 	post := func(err error) error {
 		return fmt.Errorf("transport error: failed to send request: %w", &url.Error{Op: "Post", URL: "http://127.0.0.1:1/mcp", Err: err})
 	}

@@ -141,6 +141,7 @@ func forwardCall(c *Conn, timeout time.Duration) (json.RawMessage, *Error, time.
 // headers) and returns the plain answer's result byte for byte, without
 // handing it to mcp-go.
 func TestForwardHTTPPlainAnswer(t *testing.T) {
+	t.Parallel()
 	b := &scriptedBackend{}
 	b.set(jsonAnswer(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"a \"b\" }"}]} }` + "\n"))
 	c := dialScripted(t, b, 5*time.Second)
@@ -180,6 +181,7 @@ func TestForwardHTTPPlainAnswer(t *testing.T) {
 // at the call's deadline; each error names the backend. The connection
 // serves a plain call after each.
 func TestForwardHTTPAnswers(t *testing.T) {
+	t.Parallel()
 	const timeout = 300 * time.Millisecond
 	stall := func(w http.ResponseWriter, r *http.Request, _ string) { <-r.Context().Done() }
 	cases := []struct {
@@ -265,6 +267,7 @@ func cmpOr(d, or time.Duration) time.Duration {
 // through mcp-go (session_expired, which the member answers by
 // re-initializing), and a forward after it is not sent.
 func TestForwardHTTPSessionExpired(t *testing.T) {
+	t.Parallel()
 	b := &scriptedBackend{}
 	c := dialScripted(t, b, 5*time.Second)
 	b.set(func(w http.ResponseWriter, _ *http.Request, _ string) { http.NotFound(w, nil) })

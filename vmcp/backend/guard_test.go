@@ -37,6 +37,7 @@ func (nilResponseTransport) GetSessionId() string                               
 // gateway or surface as a tool handler's recovered panic. Fails (panics)
 // without guarded in Invoke.
 func TestInvokeClientPanicIsBackendError(t *testing.T) {
+	t.Parallel()
 	cases := map[string]func(*Conn){
 		"nil client":          func(c *Conn) {},
 		"nil response (init)": func(c *Conn) { c.client = client.NewClient(nilResponseTransport{}) },
@@ -77,6 +78,7 @@ func TestInvokeClientPanicIsBackendError(t *testing.T) {
 // TestRunBoundedPanicIsError: Start runs on its own goroutine in Dial; a
 // panic there must come back as an error, not kill the process.
 func TestRunBoundedPanicIsError(t *testing.T) {
+	t.Parallel()
 	var nilClient *client.Client
 	err := runBounded(context.Background(), func() {}, func() error { return nilClient.Start(context.Background()) })
 	if err == nil || !strings.Contains(err.Error(), "nil pointer") {

@@ -53,6 +53,7 @@ func (l *lagCtx) release()                    { l.once.Do(func() { close(l.done)
 // "call canceled: canceled by the client", a kind neither health nor
 // breaker count. It must be a timeout, whatever the order.
 func TestInvokeStallAtEqualDeadlinesIsTimeout(t *testing.T) {
+	t.Parallel()
 	c := testConn(t)
 	const timeout = 50 * time.Millisecond
 	inner, cancel := context.WithTimeoutCause(context.Background(), timeout, ErrCallTimeout)
@@ -88,6 +89,7 @@ func TestInvokeStallAtEqualDeadlinesIsTimeout(t *testing.T) {
 // probe's timeout, a Go API user's context) ending a stalled request is a
 // timeout, not a client cancel; a caller's cancel stays a cancel.
 func TestInvokeCallerDeadlineIsTimeout(t *testing.T) {
+	t.Parallel()
 	c := testConn(t)
 	stall := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
 

@@ -7,6 +7,7 @@ import (
 
 // The fast paths of idKey and peekRequest must agree with decoding.
 func TestIDKeyFastPathMatchesDecoding(t *testing.T) {
+	t.Parallel()
 	slow := func(raw string) string {
 		var v any
 		if err := json.Unmarshal([]byte(raw), &v); err != nil {
@@ -27,6 +28,7 @@ func TestIDKeyFastPathMatchesDecoding(t *testing.T) {
 }
 
 func TestPeekRequest(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ body, id, method string }{
 		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}`, "3", "tools/call"},
 		{`{"jsonrpc":"2.0","id":"a","method":"ping"}`, `"a"`, "ping"},

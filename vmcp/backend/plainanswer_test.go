@@ -11,6 +11,7 @@ import (
 // into exactly that result is taken without them; each refused body is
 // one the validators or mcp-go must see.
 func TestPlainResult(t *testing.T) {
+	t.Parallel()
 	const id = "100000000000001"
 	take := map[string]string{
 		`{"jsonrpc":"2.0","id":100000000000001,"result":{}}`:                                `{}`,

@@ -40,6 +40,7 @@ func (cc *connCounter) count() int {
 // and an answer with "Connection: close" is not followed by another
 // request on its connection: no call fails for either.
 func TestRawClientReusesAndRecovers(t *testing.T) {
+	t.Parallel()
 	b := &scriptedBackend{}
 	b.set(jsonAnswer(`{"jsonrpc":"2.0","id":%s,"result":{"ok":true}}`))
 	cc := &connCounter{conns: map[net.Conn]bool{}}
@@ -87,6 +88,7 @@ func TestRawClientReusesAndRecovers(t *testing.T) {
 // check in its buffer (chunked here) is read with net/http's parser and
 // still taken without mcp-go; the connection is reused after it.
 func TestRawClientChunkedPlainAnswer(t *testing.T) {
+	t.Parallel()
 	b := &scriptedBackend{}
 	b.set(func(w http.ResponseWriter, _ *http.Request, id string) {
 		w.Header().Set("Content-Type", "application/json")
@@ -125,6 +127,7 @@ func TestRawClientChunkedPlainAnswer(t *testing.T) {
 // afterwards. An informational answer before the answer
 // is skipped, as net/http does.
 func TestRawClientConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	b := &scriptedBackend{}
 	b.set(func(w http.ResponseWriter, r *http.Request, id string) {
 		if strings.HasSuffix(id, "7") {
@@ -184,6 +187,7 @@ func TestRawClientConcurrentCalls(t *testing.T) {
 // connection is not reused; an error status read to its end (a 403)
 // leaves its connection for the next call.
 func TestRawClientOpenStreamAndErrorStatus(t *testing.T) {
+	t.Parallel()
 	const timeout = 3 * time.Second
 	b := &scriptedBackend{}
 	b.set(func(w http.ResponseWriter, r *http.Request, id string) {

@@ -11,6 +11,7 @@ import (
 // TestPeekPlain: peekPlain takes only a head it reads as net/http would,
 // and leaves every other answer unread for http.ReadResponse.
 func TestPeekPlain(t *testing.T) {
+	t.Parallel()
 	const id = "100000000000001"
 	body := `{"jsonrpc":"2.0","id":100000000000001,"result":{"x":1}}`
 	msg := func(head string) string {

@@ -17,6 +17,7 @@ import (
 // as the tool's result. It is an HTTP status error naming the backend; a
 // redirect with a Location is still followed.
 func TestUnfollowedRedirectIsHTTPStatus(t *testing.T) {
+	t.Parallel()
 	fb := startFakeBackend(t, fakebackends.TransportStreamableHTTP, "legacy")
 	log := &panicLog{}
 	c := dialFake(t, fb, mcp.LATEST_LEGACY_PROTOCOL_VERSION, log)

@@ -17,6 +17,7 @@ import (
 // each backend's Authorization header, reaches both backends (streamable
 // HTTP and SSE).
 func TestBackendMCPRequiresToken(t *testing.T) {
+	t.Parallel()
 	e := engineT(t)
 	env := startEnv(t, NewTopology(), 5*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -67,6 +68,7 @@ func redact(s, token string) string { return strings.ReplaceAll(s, token, "<toke
 // backend), replaces an Authorization header already there, keeps the
 // other headers, and the config still parses.
 func TestWithBackendToken(t *testing.T) {
+	t.Parallel()
 	const cfg = `name: gw
 backends:
   - name: beta

@@ -18,10 +18,16 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/hostslot"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testpar"
 )
 
 // helperEnv makes the test binary a helper run (see TestMain).
 const helperEnv = "CONTAINERS_TEST_HELPER"
+
+// parallelTests is the package's default -test.parallel (see
+// internal/testpar).
+const parallelTests = 8
 
 func TestMain(m *testing.M) {
 	switch os.Getenv(helperEnv) {
@@ -32,6 +38,9 @@ func TestMain(m *testing.M) {
 	case "probe":
 		os.Exit(helperProbe())
 	}
+	// The host-wide container slots, not -test.parallel, bound the tests
+	// that drive the engine (engineT); the others only wait.
+	testpar.Default(parallelTests)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var before []string
@@ -74,7 +83,10 @@ func newIDs(before, after []string) []string {
 	return out
 }
 
-// engineT returns the engine or skips (fails with VMCP_CHAOS_REQUIRE_DOCKER=1).
+// engineT returns the engine or skips (fails with VMCP_CHAOS_REQUIRE_DOCKER=1),
+// holding one of the host-wide container slots until the test ends: the
+// tests that drive the engine run side by side, and beside other suites'
+// container scenarios (see topologySlots).
 func engineT(t *testing.T) *Engine {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -86,6 +98,17 @@ func engineT(t *testing.T) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
+	n, err := topologySlots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slotCtx, cancelSlot := context.WithTimeout(context.Background(), slotWait)
+	defer cancelSlot()
+	release, err := hostslot.Acquire(slotCtx, topologySlotKind, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release) // after the test's own cleanups (LIFO): its containers are gone
 	if _, err := e.Image(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +148,7 @@ func startEnv(t *testing.T, ct *Topology, callTimeout time.Duration) *harness.En
 // TestFaultVerbs drives every verb through a real gateway container and
 // checks what a client sees.
 func TestFaultVerbs(t *testing.T) {
+	t.Parallel()
 	e := engineT(t)
 	ct := NewTopology()
 	env := startEnv(t, ct, 1500*time.Millisecond)
@@ -234,6 +258,10 @@ func TestFaultVerbs(t *testing.T) {
 
 // TestNothingLeftAfterSIGKILL: a run killed with SIGKILL leaves its
 // containers and network; the next run's start sweeps them.
+//
+// Serial: it compares this run's containers, networks and images before and
+// after the next run's sweep, and the parallel tests of this run add and
+// remove theirs.
 func TestNothingLeftAfterSIGKILL(t *testing.T) {
 	e := engineT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -299,6 +327,7 @@ func TestNothingLeftAfterSIGKILL(t *testing.T) {
 
 // TestSIGTERMRemovesOwn: SIGTERM removes the run's own resources.
 func TestSIGTERMRemovesOwn(t *testing.T) {
+	t.Parallel()
 	e := engineT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -367,6 +396,8 @@ func helperStart() int {
 
 // TestPortTakenIsPickedAgain: a published port taken between picking it
 // and the engine binding it (here: held by this process) is picked again.
+//
+// Serial: it replaces the package's freePort.
 func TestPortTakenIsPickedAgain(t *testing.T) {
 	engineT(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -403,6 +434,7 @@ func TestPortTakenIsPickedAgain(t *testing.T) {
 // is ready fails its start at once, with its exit code and output, instead
 // of waiting out StartTimeout.
 func TestExitedContainerFailsFast(t *testing.T) {
+	t.Parallel()
 	engineT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

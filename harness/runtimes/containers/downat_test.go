@@ -12,6 +12,7 @@ import (
 // is down; a running, paused or restarting one, one that never exited and
 // an unreadable time are errors that say which.
 func TestDownAt(t *testing.T) {
+	t.Parallel()
 	at, err := downAt(&container.State{Status: "exited", FinishedAt: "2026-11-26T21:05:03.123456789Z"})
 	if want := time.Date(2026, 11, 26, 21, 5, 3, 123456789, time.UTC); err != nil || !at.Equal(want) {
 		t.Errorf("exited: %s, %v; want %s", at, err, want)

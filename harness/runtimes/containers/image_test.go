@@ -18,6 +18,7 @@ import (
 // carries the run's labels, so Leftovers lists it and the run's removal
 // takes it (no dangling image left behind).
 func TestFailedBuildLeavesNothing(t *testing.T) {
+	t.Parallel()
 	e := engineT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

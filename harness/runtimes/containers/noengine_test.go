@@ -77,6 +77,7 @@ func runProbe(t *testing.T, host, require string) probeResult {
 // answers there): a skip naming DOCKER_HOST, or a failure when
 // VMCP_CHAOS_REQUIRE_DOCKER=1. Needs no Docker engine.
 func TestNoEngine(t *testing.T) {
+	t.Parallel()
 	const host = "unix:///nonexistent/docker.sock"
 	t.Run("skip", func(t *testing.T) {
 		t.Parallel()

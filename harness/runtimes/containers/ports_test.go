@@ -10,6 +10,9 @@ import (
 // the kernel's ephemeral range (so no outgoing connection or :0 listener
 // takes one while a partitioned container's port is released), and are
 // free when picked.
+//
+// Serial: it checks that the ports it picks are free, from the range the
+// parallel tests' containers publish on.
 func TestPublishPortOutsideEphemeralRange(t *testing.T) {
 	lo := ephemeralLow()
 	if lo < 11000 {

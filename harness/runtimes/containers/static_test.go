@@ -11,6 +11,9 @@ import (
 // holding the working directory, only with a Go toolchain on PATH;
 // anywhere else (no module, another module) there is no source tree, and
 // the reason says so.
+//
+// Serial: its subtests change PATH (t.Setenv) and the working directory
+// (t.Chdir).
 func TestSourceTree(t *testing.T) {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -43,6 +46,8 @@ func TestSourceTree(t *testing.T) {
 // TestNoStaticChaos: without a static binary the container scenarios are
 // skipped with the reason and the fix, or fail with them under
 // VMCP_CHAOS_REQUIRE_DOCKER=1; a $CHAOS_BIN that is not static is named.
+//
+// Serial: it sets VMCP_CHAOS_REQUIRE_DOCKER (t.Setenv).
 func TestNoStaticChaos(t *testing.T) {
 	const fix = "this chaos binary is dynamically linked: build it with CGO_ENABLED=0, or set CHAOS_BIN to a static build"
 	t.Setenv(RequireDockerEnv, "")
