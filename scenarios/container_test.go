@@ -2,11 +2,9 @@ package scenarios_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testpar"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -83,15 +82,10 @@ func shutdownContainers() {
 // started during the tests outlived them: each scenario checks its own
 // (labelled) goroutines; this catches those no scenario owns.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit {
-		// Through the flag's Value, so the flag does not count as set:
-		// Ginkgo refuses a suite run with -test.parallel (it does not
-		// parallelize specs; here the tests beside the suite use it).
-		flag.Lookup("test.parallel").Value.Set(strconv.Itoa(parallelTests))
-	}
+	// Through the flag's Value (testpar), so the flag does not count as
+	// set: Ginkgo refuses a suite run with -test.parallel (it does not
+	// parallelize specs; here the tests beside the suite use it).
+	testpar.Default(parallelTests)
 	leaks := runtimes.LeakSnapshot(
 		// Idle keep-alive connections of shared transports (the engine's
 		// client's among them), whatever their top frame.

@@ -5,14 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/testpar"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
@@ -41,12 +40,7 @@ var chaosBin string
 // orphan sweep) or time a lease to the second stay serial, and run before
 // the parallel ones.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit {
-		_ = flag.Lookup("test.parallel").Value.Set(strconv.Itoa(parallelTests()))
-	}
+	testpar.Default(parallelTests())
 	// $CHAOS_BIN when CI built it once, else built into a directory named
 	// for this process (swept by the next run if this one is killed).
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
