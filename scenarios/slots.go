@@ -247,26 +247,21 @@ const calmWait = 30 * time.Second
 // calm CPU, and while it runs the throttle keeps others out.
 func (g *Gate) waitCalm(ctx context.Context) error {
 	start := time.Now()
-	defer func() { g.throttle.Add(int64(time.Since(start))) }()
-	for time.Since(start) < calmWait {
-		if p, ok := g.pressure(); !ok || p < GatePressure {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for the CPU's pressure to fall under %d%%: %w", GatePressure, context.Cause(ctx))
-		case <-time.After(pressurePoll):
-		}
-	}
-	return nil
+	return g.waitUnderPressure(ctx, func() bool { return time.Since(start) < calmWait })
 }
 
 // waitPressure waits, while more than the floor's scenarios run, until
 // the CPU's pressure is under GatePressure.
 func (g *Gate) waitPressure(ctx context.Context) error {
+	return g.waitUnderPressure(ctx, func() bool { return g.running.Load() >= g.floor })
+}
+
+// waitUnderPressure waits, while still, until the CPU's pressure is under
+// GatePressure, and counts the wait in Throttled.
+func (g *Gate) waitUnderPressure(ctx context.Context, still func() bool) error {
 	start := time.Now()
 	defer func() { g.throttle.Add(int64(time.Since(start))) }()
-	for g.running.Load() >= g.floor {
+	for still() {
 		if p, ok := g.pressure(); !ok || p < GatePressure {
 			return nil
 		}
