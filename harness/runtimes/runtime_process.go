@@ -372,13 +372,29 @@ func (pb *processBackend) Exited() (bool, error) {
 
 // Respawn kills the current process (if it runs) and starts a new one on
 // the same addresses. Faults set through the control API are lost: the new
-// process starts from the script.
+// process starts from the script. An address taken meanwhile (another
+// process's connection may take a freed port as its own, for as long as
+// it lives) is tried again, respawnTries times in all.
 func (pb *processBackend) Respawn(ctx context.Context) error {
 	if err := pb.stop(ctx); err != nil {
 		return err
 	}
-	return pb.spawn(ctx)
+	for try := 1; ; try++ {
+		err := pb.spawn(ctx)
+		if err == nil || try == respawnTries || !strings.Contains(err.Error(), "address already in use") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(try) * 200 * time.Millisecond):
+		}
+	}
 }
+
+// respawnTries bounds how often Respawn starts a process whose address was
+// taken (about 2 s of waiting in all).
+const respawnTries = 5
 
 // stop kills the current process and waits for it, bounded.
 func (pb *processBackend) stop(ctx context.Context) error {

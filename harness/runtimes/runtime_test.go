@@ -3,6 +3,8 @@ package runtimes_test
 import (
 	"context"
 	"errors"
+	"net"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -182,5 +184,42 @@ func TestProcessStdioGivesCommand(t *testing.T) {
 	}
 	if _, err := fakebackends.ParseScript(data, info.Command[3]); err != nil {
 		t.Fatalf("written script does not parse: %v\n%s", err, data)
+	}
+}
+
+// A respawn whose pinned address another process holds for a while (here
+// the control API's, held 500 ms) starts once it is free again, on the
+// same addresses.
+func TestProcessRespawnWaitsForATakenAddress(t *testing.T) {
+	b := startBackend(t, runtimes.Process{Binary: chaosBin(t)}, script("beta", fakebackends.TransportStreamableHTTP))
+	ctx := ctxT(t, 30*time.Second)
+	if err := b.Kill(ctx); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	admin, err := url.Parse(b.AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ln net.Listener
+	deadline := time.Now().Add(5 * time.Second)
+	for ln, err = net.Listen("tcp", admin.Host); err != nil; ln, err = net.Listen("tcp", admin.Host) {
+		if time.Now().After(deadline) {
+			t.Fatalf("take the killed backend's control address: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		ln.Close()
+	}()
+	mcpURL, adminURL := b.URL(), b.AdminURL()
+	if err := b.(runtimes.Respawner).Respawn(ctx); err != nil {
+		t.Fatalf("Respawn with its control address taken for 500 ms: %v", err)
+	}
+	if b.URL() != mcpURL || b.AdminURL() != adminURL {
+		t.Errorf("respawned on %s %s, want %s %s", b.URL(), b.AdminURL(), mcpURL, adminURL)
+	}
+	if err := b.ClearFaults(ctx); err != nil {
+		t.Errorf("the respawned backend's control API: %v", err)
 	}
 }
