@@ -213,7 +213,7 @@ func runOptimizer(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		ck.Expect(err).NotTo(gomega.HaveOccurred(), "tools/list with the optimizer")
 		ck.Expect(names).To(gomega.ConsistOf("find_tool", "call_tool"), "the optimizer's tools/list")
 	})
-	checkNoBeta(k, c1, "case 1: session created while beta's circuit was open", alphaOut)
+	checkNoBeta(k, c1, "case 1: session created while beta's circuit was open", cmp.Or(alphaOut, o.noHealthAPI("as case 1 looked for tools")))
 	notFound := callTool(ctx, c1, o.betaEcho, echoArgs("x"))
 	k.Check("case 1: call_tool of beta's tool fails within 1 s naming the tool", func(ck *kit.C) {
 		ck.Evidence(notFound)

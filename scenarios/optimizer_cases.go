@@ -139,6 +139,28 @@ func (o *optRun) alphaOut(when string) string {
 	return fmt.Sprintf("the gateway had alpha out %s (its health API showed alpha %s, its circuit %s)", when, h.State, h.Breaker)
 }
 
+// noHealthAPI says, on a target without a health API, why alpha missing
+// from the view is no verdict: nothing tells a health decision (alpha's
+// probes time out on a loaded machine) from a defect. It is "" on a target
+// with one (alphaOut says). Callers use it only when alpha is wholly out
+// of what find_tool shows.
+func (o *optRun) noHealthAPI(when string) string {
+	if o.health {
+		return ""
+	}
+	return "alpha was out of the gateway's view " + when + ", and the target has no health API to say whether its health checks had put alpha out"
+}
+
+// sawAlpha reports whether res shows any tool of alpha.
+func (o *optRun) sawAlpha(res findResult) bool {
+	for _, n := range res.names() {
+		if n == o.alphaEcho || n == o.k.Tool(alpha, "slow") {
+			return true
+		}
+	}
+	return false
+}
+
 // case2 judges that healthy backends are unaffected: alpha's echo is
 // found first in c1, and called.
 //
@@ -149,9 +171,13 @@ func (o *optRun) case2(c1 *history.Client) {
 	ctx, k := o.k.Ctx, o.k
 	const found, called = "case 2: alpha's echo is found first, with token metrics", "case 2: call_tool calls alpha's echo"
 	res, call, err := tryFind(ctx, c1, "echo the arguments of alpha", "alpha")
+	// Without a health API only alpha wholly out of the view (find_tool
+	// answered, with no tool of alpha) is no verdict; alpha shown but not
+	// first is judged.
+	alphaGone := o.health || (err == nil && !o.sawAlpha(res))
 	out := ""
-	if err != nil || len(res.names()) == 0 || res.names()[0] != o.alphaEcho {
-		out = o.alphaOut("as case 2 looked for alpha's echo")
+	if alphaGone && (err != nil || len(res.names()) == 0 || res.names()[0] != o.alphaEcho) {
+		out = cmp.Or(o.alphaOut("as case 2 looked for alpha's echo"), o.noHealthAPI("as case 2 looked for alpha's echo"))
 	}
 	if out != "" {
 		k.Inconclusive(found, out, call)
@@ -166,8 +192,8 @@ func (o *optRun) case2(c1 *history.Client) {
 		})
 	}
 	echo := callTool(ctx, c1, o.alphaEcho, echoArgs("via call_tool"))
-	if echo.Outcome != history.OutcomeOK {
-		if why := o.alphaOut("as case 2 called alpha's echo"); why != "" {
+	if echo.Outcome != history.OutcomeOK && alphaGone {
+		if why := cmp.Or(o.alphaOut("as case 2 called alpha's echo"), o.noHealthAPI("as case 2 called alpha's echo")); why != "" {
 			k.Inconclusive(called, why, echo)
 			return
 		}
@@ -269,7 +295,7 @@ func (o *optRun) case3(c1 *history.Client, alphaOut string) *history.Client {
 	if !c1.Stateless() { // by the revision the gateway agreed, not the one asked for
 		// Alpha must have been in the view since the session was created.
 		checkNoBeta(k, c1, "case 3: the session created while beta was out, after beta recovered",
-			cmp.Or(alphaOut, o.alphaOut("after beta recovered")))
+			cmp.Or(alphaOut, o.alphaOut("after beta recovered"), o.noHealthAPI("after beta recovered")))
 	} else {
 		// No session to hold a view: the same stateless client's next
 		// request is judged now, and finds beta again.

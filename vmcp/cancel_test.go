@@ -99,7 +99,16 @@ func TestClientCancelPropagates(t *testing.T) {
 		c := connect(t, g.URL(), modern)
 		b.SetFaults(faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call", Tool: "echo"}})
 		before := countMethod(b, "notifications/cancelled")
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		// The client gives up once its call is stalled at beta (a call
+		// given up before it reached beta leaves nothing to cancel there:
+		// under load that took longer than a fixed 300 ms).
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			defer cancel()
+			for end := time.Now().Add(5 * time.Second); b.InFlight() == 0 && time.Now().Before(end); {
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "beta_echo"
 		start := time.Now()
