@@ -82,9 +82,8 @@ type Gate struct {
 	throttle atomic.Int64 // nanoseconds scenarios waited on the CPU's pressure
 	pressure func() (float64, bool)
 
-	mu     sync.Mutex
-	heldBy map[string]time.Duration // slot time by scenario name
-	spans  []GateSpan
+	mu    sync.Mutex
+	spans []GateSpan
 }
 
 // GateSpan is one scenario's stay in a gate: when it entered and left
@@ -115,10 +114,12 @@ func (g *Gate) Held() time.Duration { return time.Duration(g.held.Load()) }
 // HeldBy is Held by scenario name (all its runs together), the most
 // first: where the gate's time went.
 func (g *Gate) HeldBy() []ScenarioTime {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make([]ScenarioTime, 0, len(g.heldBy))
-	for name, d := range g.heldBy {
+	by := map[string]time.Duration{}
+	for _, sp := range g.Spans() {
+		by[sp.Name] += sp.Left.Sub(sp.Entered) * time.Duration(sp.Slots)
+	}
+	out := make([]ScenarioTime, 0, len(by))
+	for name, d := range by {
 		out = append(out, ScenarioTime{name, d})
 	}
 	slices.SortFunc(out, func(a, b ScenarioTime) int { return cmp.Or(cmp.Compare(b.Held, a.Held), cmp.Compare(a.Name, b.Name)) })
@@ -218,10 +219,6 @@ func (g *Gate) EnterFor(ctx context.Context, target string, sc Scenario, runtime
 		held := time.Since(entered) * time.Duration(w)
 		g.held.Add(int64(held))
 		g.mu.Lock()
-		if g.heldBy == nil {
-			g.heldBy = map[string]time.Duration{}
-		}
-		g.heldBy[sc.Name] += held
 		g.spans = append(g.spans, GateSpan{sc.Name, int(w), entered, time.Now()})
 		g.mu.Unlock()
 		g.running.Add(-w)
