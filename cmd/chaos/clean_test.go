@@ -83,17 +83,12 @@ func TestCleanSaysWhatItRemoved(t *testing.T) {
 // containers, network and image; the next command that starts anything,
 // even a non-container `chaos run --list`, removes them and says so.
 func TestSweepAfterSIGKILL(t *testing.T) {
-	// Parallel: it tolerates other sweepers (below), and its run waits
-	// for a host-wide container slot, which other packages' container
-	// tests may hold for a minute (it held the serial tests back 90 s).
-	t.Parallel()
 	if exec.Command("docker", "info").Run() != nil {
 		if os.Getenv(containers.RequireDockerEnv) == "1" {
 			t.Fatal("no docker engine and " + containers.RequireDockerEnv + "=1")
 		}
 		t.Skip("no docker engine")
 	}
-	takeDockerTurn(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	run := exec.CommandContext(ctx, chaosBin, "run", "--runtime", "container", "--label", "container-kill/legacy", "--out", filepath.Join(t.TempDir(), "r.json"))
