@@ -428,9 +428,18 @@ func TestGroundedFixtures(t *testing.T) {
 		if u := runFixture(t, "fixture-d", wrapping, true); verdictOf(u, tools) != history.CheckFailed {
 			t.Errorf("ungrounded (d): %q is %s: want the false failure (a recovery gap blamed on it)", tools, verdictOf(u, tools))
 		}
+		// (e)'s false pass needs the previous fault's recovery gap to
+		// still be open when the forged-event call is made: on a loaded
+		// machine the gap may have closed, the call reaches beta and the
+		// check fails, truthfully. Either is an ungrounded verdict;
+		// inconclusive (or none) would mean the grounding was not off.
 		const forged = "forged-event: the forged answer never reaches the client"
-		if u := runFixture(t, "fixture-e", wrapping, true); verdictOf(u, forged) != history.CheckPassed {
-			t.Errorf("ungrounded (e): %q is %s: want the false pass (the call never reached beta)", forged, verdictOf(u, forged))
+		switch u := runFixture(t, "fixture-e", wrapping, true); verdictOf(u, forged) {
+		case history.CheckPassed:
+		case history.CheckFailed:
+			t.Logf("ungrounded (e): %q failed: the recovery gap had closed, the call reached beta (no false pass this time)", forged)
+		default:
+			t.Errorf("ungrounded (e): %q is %s: want the false pass (the call never reached beta) or, on a loaded machine, a failure", forged, verdictOf(u, forged))
 		}
 	})
 }

@@ -231,6 +231,10 @@ func (e Exec) startOnce(ctx context.Context, topo TopologyInfo) (Gateway, error)
 		_ = g.Close(context.Background())
 		return nil, err
 	}
+	if err := g.waitOwnListener(readyCtx, port); err != nil {
+		_ = g.Close(context.Background())
+		return nil, err
+	}
 	if e.ReadyTools {
 		go func() { // a gateway that exits ends the wait
 			select {

@@ -215,3 +215,53 @@ shift; exec "$@"`, tries, tc.failures, tc.says)
 		})
 	}
 }
+
+// TestExecTargetSeesAnImpostor: the port picked for the gateway is taken,
+// before the gateway binds it, by another program that answers the ready
+// URL; the gateway then fails to bind it, but only after a while (a
+// loaded machine). The harness must not take the other program's answer
+// for the gateway's: it waits for the gateway to exit "address already in
+// use" and starts it on another port.
+func TestExecTargetSeesAnImpostor(t *testing.T) {
+	t.Parallel()
+	e := standIn(t)
+	dir := t.TempDir()
+	tries, impostor := filepath.Join(dir, "tries"), filepath.Join(dir, "impostor")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(impostor); err == nil {
+			var pid, port int
+			if _, err := fmt.Sscan(string(b), &pid, &port); err == nil && pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	// First start: an impostor in its own session takes the port, then
+	// the gateway, a second later, tries it.
+	script := fmt.Sprintf(`n=$(cat %[1]s 2>/dev/null || echo 0); n=$((n+1)); echo $n > %[1]s
+if [ $n -eq 1 ]; then
+  port=${1##*:}
+  setsid "$2" backend --script "$5" --listen "$1" >/dev/null 2>&1 &
+  echo "$! $port" > %[2]s
+  hex=$(printf ':%%04X ' "$port")
+  i=0; until grep -q "$hex.* 0A " /proc/net/tcp || [ $i -ge 200 ]; do sleep 0.05; i=$((i+1)); done
+  sleep 1
+fi
+shift; exec "$@"`, tries, impostor)
+	e.Command = append([]string{"sh", "-c", script, "sh", "{{.Listen}}"}, e.Command...)
+	g, err := e.Start(ctxT(t, 60*time.Second), targets.TopologyInfo{Backends: []runtimes.BackendInfo{{Name: "alpha", URL: "http://127.0.0.1:1/mcp", Transport: "streamable-http"}}})
+	if g != nil {
+		defer g.Close(ctxT(t, 10*time.Second))
+	}
+	got, _ := os.ReadFile(tries)
+	b, _ := os.ReadFile(impostor)
+	var pid, port int
+	if _, err := fmt.Sscan(string(b), &pid, &port); err != nil {
+		t.Fatalf("no impostor started (%q): %v", b, err)
+	}
+	if err != nil || strings.TrimSpace(string(got)) != "2" {
+		t.Fatalf("%s starts, error %v; want 2 starts (the impostor's port, then another), ok", strings.TrimSpace(string(got)), err)
+	}
+	if strings.Contains(g.MCPURL(), fmt.Sprintf(":%d/", port)) {
+		t.Fatalf("the gateway's URL %s is the impostor's port %d", g.MCPURL(), port)
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package targets
+
+// listenerHolders is known only on Linux (from /proc).
+func listenerHolders(port, pgid int) (ours bool, others []int, known bool) { return false, nil, false }
