@@ -198,6 +198,10 @@ func (e *Env) Client(ctx context.Context, rev history.Revision, opts ...history.
 	return c, nil
 }
 
+// GatewayCallTimeout is the backend call timeout the gateway was
+// configured with.
+func (e *Env) GatewayCallTimeout() time.Duration { return e.info.GatewayCallTimeout() }
+
 // DefaultEnvCloseTimeout bounds Env.Close when its ctx has no deadline,
 // unless the components need longer (CloseTimeout).
 const DefaultEnvCloseTimeout = 20 * time.Second

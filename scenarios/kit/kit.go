@@ -31,6 +31,9 @@ type Kit struct {
 	unsteady string
 	// lastStep names the fault step Steady last began.
 	lastStep string
+	// lastClear is when ClearFaults last began: the end of the fault
+	// CheckRecovery judges the recovery from.
+	lastClear time.Time
 	// gaveUp is set once no session reached steady state.
 	gaveUp bool
 	// fresh is the session the next Steady goes on with: CheckRecovery
@@ -98,6 +101,7 @@ func (k *Kit) SetFaults(backend string, faults ...faults.Fault) {
 // ClearFaults removes backend's faults, ending the scenario when the
 // harness cannot.
 func (k *Kit) ClearFaults(backend string) {
+	k.lastClear = time.Now()
 	k.G.ExpectWithOffset(1, k.Env.ClearFaults(k.Ctx, backend)).To(gomega.Succeed(), "clear the faults of %s", backend)
 }
 

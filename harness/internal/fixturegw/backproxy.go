@@ -27,18 +27,26 @@ import (
 //     request's), so the gateway forwards a forged answer as a success;
 //   - neverBack: once the backend ends an SSE session stream itself (a
 //     restart), the backend is never served again: every later request to
-//     it fails at the connection.
+//     it fails at the connection;
+//   - slowReopen: every initialize after the backend's first is held this
+//     long (a gateway re-opening a session on a loaded machine).
 type backProxy struct {
-	rp            *httputil.ReverseProxy
-	sse           bool
-	acceptWrongID bool
-	neverBack     bool
-	dead          atomic.Bool
+	backProxyOptions
+	rp    *httputil.ReverseProxy
+	sse   bool
+	dead  atomic.Bool
+	inits atomic.Int64
+}
+
+// backProxyOptions are what a backProxy reproduces.
+type backProxyOptions struct {
+	acceptWrongID, neverBack bool
+	slowReopen               time.Duration
 }
 
 // startBackProxies puts a backProxy in front of every HTTP backend of cfg
 // (rewriting its URL) and returns the servers to close.
-func startBackProxies(cfg *config.Config, acceptWrongID, neverBack bool) ([]*http.Server, error) {
+func startBackProxies(cfg *config.Config, opts backProxyOptions) ([]*http.Server, error) {
 	var servers []*http.Server
 	for i := range cfg.Backends {
 		b := &cfg.Backends[i]
@@ -49,7 +57,7 @@ func startBackProxies(cfg *config.Config, acceptWrongID, neverBack bool) ([]*htt
 		if err != nil {
 			return servers, err
 		}
-		p := &backProxy{sse: b.Transport == config.TransportSSE, acceptWrongID: acceptWrongID, neverBack: neverBack}
+		p := &backProxy{backProxyOptions: opts, sse: b.Transport == config.TransportSSE}
 		p.rp = &httputil.ReverseProxy{
 			Rewrite: func(r *httputil.ProxyRequest) {
 				r.SetURL(&url.URL{Scheme: up.Scheme, Host: up.Host})
@@ -84,7 +92,7 @@ func (p *backProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var reqID json.RawMessage
-	if p.acceptWrongID && !p.sse && r.Method == http.MethodPost && r.Body != nil {
+	if (p.acceptWrongID && !p.sse || p.slowReopen > 0) && r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -92,10 +100,21 @@ func (p *backProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		var msg struct {
-			ID json.RawMessage `json:"id"`
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
 		}
-		if json.Unmarshal(body, &msg) == nil && len(msg.ID) > 0 && string(msg.ID) != "null" {
+		ok := json.Unmarshal(body, &msg) == nil
+		if p.acceptWrongID && !p.sse && ok && len(msg.ID) > 0 && string(msg.ID) != "null" {
 			reqID = msg.ID
+		}
+		if p.slowReopen > 0 && ok && msg.Method == "initialize" && p.inits.Add(1) > 1 {
+			t := time.NewTimer(p.slowReopen)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
 		}
 	}
 	p.rp.ServeHTTP(w, r.WithContext(withRequestID(r.Context(), reqID)))

@@ -32,6 +32,8 @@
 // --sse-never-back (an SSE backend that ended its session stream, as a
 // restart does, is never served again); --agree-old-revision (every client,
 // a modern one too, is agreed the stateful 2025-06-18);
+// --slow-reopen D (correct but slow: every initialize after a backend's first is
+// held D on its way, as a gateway re-opening sessions on a loaded machine);
 // --drop-colliding-tools (a backend's tools whose bare names, less the
 // prefix, collide with an earlier backend's are left out of tools/list);
 // --detach-calls (broken: a client's cancel never reaches the gateway, so
@@ -84,6 +86,7 @@ func run() error {
 		q                                                           quirks
 		acceptWrongID, neverBack, perCallGW, initUnnamed, initRetry bool
 		reject                                                      string
+		slowReopen                                                  time.Duration
 	)
 	flag.StringVar(&cfgPath, "config", "", "the reference gateway's config file")
 	flag.StringVar(&listen, "listen", "127.0.0.1:0", "listen address")
@@ -105,6 +108,8 @@ func run() error {
 		"initialize errors name the backend, tools/call errors pass through unnamed (look a, no health API)")
 	flag.BoolVar(&initUnnamed, "init-unnamed", false, "broken, with --per-call: an initialize error passes through naming no backend")
 	flag.BoolVar(&initRetry, "init-retry", false, "broken, with --per-call: a call whose initialize fails retries it every 200 ms for as long as the client waits (no timeout bounds it)")
+	flag.DurationVar(&slowReopen, "slow-reopen", 0, "correct but slow: every initialize of a backend session after a backend's first is held this long "+
+		"on its way to the backend (a gateway re-opening a broken backend session on a loaded machine)")
 	flag.StringVar(&reject, "reject-feature", "", "refuse to start when the config turns this feature on (health, breaker, keepalive, metrics or optimizer), "+
 		"as a gateway that does not support it, or needs more settings for it, does")
 	flag.Parse()
@@ -130,8 +135,8 @@ func run() error {
 	if callTimeout > 0 {
 		cfg.Timeouts.Call = callTimeout
 	}
-	if acceptWrongID || neverBack {
-		proxies, err := startBackProxies(cfg, acceptWrongID, neverBack)
+	if acceptWrongID || neverBack || slowReopen > 0 {
+		proxies, err := startBackProxies(cfg, backProxyOptions{acceptWrongID: acceptWrongID, neverBack: neverBack, slowReopen: slowReopen})
 		defer func() {
 			for _, p := range proxies {
 				_ = p.Close()

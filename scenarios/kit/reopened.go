@@ -1,0 +1,63 @@
+package kit
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+)
+
+// excusedByReopen counts the failures among failures that the gateway's
+// re-opening of its backend session explains, and says so in words.
+//
+// A fault can break the gateway's backend session as it ends: a mid_body
+// stall's cut event, completed at the clear, fails a legacy SSE session's
+// stream. The gateway must then open another session, and meanwhile a
+// call can fail without any recovery gap: one sent on the broken session
+// (beta's log has it there, after the clear), or one that waited for the
+// new session until its deadline (it took at least half the gateway's
+// call timeout, and began before the new session's first request reached
+// the backend). This holds only when ok, the call that served again,
+// arrived on a session whose first request came after since (the clear).
+// A gateway that answers calls itself with errors after the fault (they
+// never reach the backend, and do not wait) is not excused.
+func (k *Kit) excusedByReopen(backend string, since time.Time, failures []*history.Call, ok *history.Call) (n int, what string) {
+	if !grounded(k.Ctx) || ok == nil {
+		return 0, ""
+	}
+	rec, arrived, err := k.Arrival(backend, ok)
+	if err != nil || !arrived || rec.SessionID == "" {
+		return 0, ""
+	}
+	reqs, err := k.Env.Backend(backend).Requests(k.Ctx)
+	if err != nil {
+		return 0, ""
+	}
+	var first time.Time
+	var firstMethod string
+	for _, r := range reqs {
+		if r.SessionID == rec.SessionID {
+			first, firstMethod = r.Time, r.Method
+			break
+		}
+	}
+	if first.IsZero() || first.Before(since) {
+		return 0, ""
+	}
+	started := k.Recorder().Started()
+	var onBroken, waited int
+	for _, f := range failures {
+		arr, reached, err := k.Arrival(backend, f)
+		switch {
+		case err != nil:
+		case reached && arr.SessionID != rec.SessionID && !arr.Time.Before(since):
+			onBroken++
+		case !reached && f.Took() >= k.Env.GatewayCallTimeout()/2 && started.Add(f.Start.D()).Before(first):
+			waited++
+		}
+	}
+	n = onBroken + waited
+	return n, fmt.Sprintf("%d of them while the gateway re-opened its session with %s (%s's log: the session that served again began with %s, %s after the clear): "+
+		"%d sent on the broken session, %d timed out waiting for the new one",
+		n, backend, backend, firstMethod, first.Sub(since).Round(time.Millisecond), onBroken, waited)
+}
