@@ -51,6 +51,15 @@ func (k *Kit) Steady(c *history.Client, step string) *history.Client {
 	if err == nil {
 		if k.steadyWithin(fresh, settle) == nil {
 			k.unsteady, k.gaveUp = "", false
+			// Asked again once the fresh session served: a session that
+			// serves now too was slow to recover (a loaded machine), as
+			// the gateway was for every session, not kept broken.
+			if k.steadyWithin(c, 0) == nil {
+				k.Note("steady state before %s: the session served every backend again only after %s (%s %s had failed: %s)",
+					step, time.Since(start).Round(time.Millisecond), failing.Method, failing.Target, Excerpt(failing.Text(), 200))
+				k.lastStep = step
+				return c
+			}
 			restore := k.declare(history.PropSession)
 			k.Check("the session recovers from "+k.lastStep, func(ck *C) {
 				ck.Expected("once %s ended, the session serves every backend again within %s", k.lastStep, SteadySettle)
