@@ -55,6 +55,7 @@ func (k *Kit) Steady(c *history.Client, step string) *history.Client {
 			// serves now too was slow to recover (a loaded machine), as
 			// the gateway was for every session, not kept broken.
 			if k.steadyWithin(c, 0) == nil {
+				_ = fresh.Close(k.Ctx) // its backend sessions would be probed, counted, ...
 				k.Note("steady state before %s: the session served every backend again only after %s (%s %s had failed: %s)",
 					step, time.Since(start).Round(time.Millisecond), failing.Method, failing.Target, Excerpt(failing.Text(), 200))
 				k.lastStep = step
