@@ -64,9 +64,12 @@ func ContainerSlots() (int, error) {
 //
 // Above a floor (DefaultParallel scenarios running), a scenario also
 // waits while the CPU is contended (cpuPressure at or over
-// GatePressure): another suite or build beside this one leaves fewer
-// scenarios running at once, so the machine's load does not come on top
-// of a full gate and starve the scenarios' own timing.
+// GatePressure) by others than this process (othersCPU at or over
+// OthersPressure) or by a load scenario of the gate: another suite or
+// build beside this one leaves fewer scenarios running at once, so the
+// machine's load does not come on top of a full gate and starve the
+// scenarios' own timing. The pressure of the gate's own scenarios alone
+// does not hold it at its floor (its cap bounds them).
 type Gate struct {
 	n, floor int64
 	sem      *prioSem
@@ -81,6 +84,8 @@ type Gate struct {
 	held     atomic.Int64 // slot-nanoseconds given back so far
 	throttle atomic.Int64 // nanoseconds scenarios waited on the CPU's pressure
 	pressure func() (float64, bool)
+	others   func() (float64, bool) // othersCPU
+	loading  atomic.Int64           // load scenarios in the gate
 
 	mu    sync.Mutex
 	spans []GateSpan
@@ -145,7 +150,7 @@ func (g *Gate) Cap() int { return int(g.n) }
 // NewGate returns a gate of n slots (at least 1).
 func NewGate(n int) *Gate {
 	n = max(n, 1)
-	return &Gate{n: int64(n), floor: int64(min(n, DefaultParallel())), sem: newPrioSem(int64(n)), alone: semaphore.NewWeighted(1), pressure: cpuPressure}
+	return &Gate{n: int64(n), floor: int64(min(n, DefaultParallel())), sem: newPrioSem(int64(n)), alone: semaphore.NewWeighted(1), pressure: cpuPressure, others: othersCPU}
 }
 
 // Enter waits, before sc's clock starts, for what sc needs to run: a
@@ -207,9 +212,15 @@ func (g *Gate) EnterFor(ctx context.Context, target string, sc Scenario, runtime
 	}
 	wait := g.waitPressure
 	if alone {
+		// From its wait for a calm CPU on: the others' entries read the
+		// whole pressure, theirs included.
+		g.loading.Add(1)
 		wait = g.waitCalm
 	}
 	if err := wait(ctx); err != nil {
+		if alone {
+			g.loading.Add(-1)
+		}
 		release()
 		return nil, 0, err
 	}
@@ -222,6 +233,9 @@ func (g *Gate) EnterFor(ctx context.Context, target string, sc Scenario, runtime
 		g.spans = append(g.spans, GateSpan{sc.Name, int(w), entered, time.Now()})
 		g.mu.Unlock()
 		g.running.Add(-w)
+		if alone {
+			g.loading.Add(-1)
+		}
 		release()
 	}, entered.Sub(start), nil
 }
@@ -244,22 +258,38 @@ const calmWait = 30 * time.Second
 // calm CPU, and while it runs the throttle keeps others out.
 func (g *Gate) waitCalm(ctx context.Context) error {
 	start := time.Now()
-	return g.waitUnderPressure(ctx, func() bool { return time.Since(start) < calmWait })
+	return g.waitUnderPressure(ctx, g.pressure, func() bool { return time.Since(start) < calmWait })
 }
 
 // waitPressure waits, while more than the floor's scenarios run, until
-// the CPU's pressure is under GatePressure.
+// the CPU's pressure is under GatePressure or is the gate's own
+// (contention).
 func (g *Gate) waitPressure(ctx context.Context) error {
-	return g.waitUnderPressure(ctx, func() bool { return g.running.Load() >= g.floor })
+	return g.waitUnderPressure(ctx, g.contention, func() bool { return g.running.Load() >= g.floor })
+}
+
+// contention is the CPU's pressure as the throttle over the floor reads
+// it: 0 while, with no load scenario in the gate or waiting for a calm CPU
+// to enter it, the other processes use less than OthersPressure of the
+// machine (the pressure is then this process's own scenarios').
+func (g *Gate) contention() (float64, bool) {
+	p, ok := g.pressure()
+	if !ok || p < GatePressure || g.loading.Load() > 0 || g.others == nil {
+		return p, ok
+	}
+	if o, ok := g.others(); ok && o < OthersPressure {
+		return 0, true
+	}
+	return p, true
 }
 
 // waitUnderPressure waits, while still, until the CPU's pressure is under
 // GatePressure, and counts the wait in Throttled.
-func (g *Gate) waitUnderPressure(ctx context.Context, still func() bool) error {
+func (g *Gate) waitUnderPressure(ctx context.Context, pressure func() (float64, bool), still func() bool) error {
 	start := time.Now()
 	defer func() { g.throttle.Add(int64(time.Since(start))) }()
 	for still() {
-		if p, ok := g.pressure(); !ok || p < GatePressure {
+		if p, ok := pressure(); !ok || p < GatePressure {
 			return nil
 		}
 		select {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -53,6 +54,7 @@ func TestGateLoadScenarioTakesTheFloor(t *testing.T) {
 	g.floor = 2
 	var pressure atomic.Int64
 	g.pressure = func() (float64, bool) { return float64(pressure.Load()), true }
+	g.others = busyOthers
 	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
 	alone := Scenario{Name: "load/legacy/streamable-http", Labels: []string{LabelLoad}}
 
@@ -152,6 +154,7 @@ func TestGateWaitsOnPressure(t *testing.T) {
 	g := NewGate(4)
 	g.floor = 1
 	g.pressure = func() (float64, bool) { return float64(pct.Load()), true }
+	g.others = busyOthers
 	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
 	l1, ok := entered(t, g, plain, "", time.Second)
 	if !ok {
@@ -187,6 +190,123 @@ func TestGateWaitsOnPressure(t *testing.T) {
 	}
 	a()
 	b()
+}
+
+// busyOthers says other processes use the whole machine: the pressure is
+// theirs.
+func busyOthers() (float64, bool) { return 100, true }
+
+// Over its floor, a gate whose CPU pressure is its own (the other
+// processes use under OthersPressure of the machine) does not throttle,
+// unless a load scenario of the gate is running; the others' use
+// unknown, it does.
+func TestGateIgnoresItsOwnPressure(t *testing.T) {
+	var others atomic.Int64
+	g := NewGate(6)
+	g.floor = 1
+	g.pressure = func() (float64, bool) { return 100, true }
+	g.others = func() (float64, bool) { return float64(others.Load()), true }
+	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
+	alone := Scenario{Name: "load/legacy/streamable-http", Labels: []string{LabelLoad}}
+	l1, ok1 := entered(t, g, plain, "", time.Second)
+	l2, ok2 := entered(t, g, plain, "", time.Second)
+	if !ok1 || !ok2 {
+		t.Fatal("over the floor, a scenario waited on the gate's own pressure")
+	}
+	others.Store(OthersPressure)
+	if _, ok := entered(t, g, plain, "", 2*pressurePoll); ok {
+		t.Fatal("over the floor, a scenario entered while others contended the CPU")
+	}
+	g.others = func() (float64, bool) { return 0, false }
+	if _, ok := entered(t, g, plain, "", 2*pressurePoll); ok {
+		t.Fatal("over the floor, a scenario entered on a contended CPU, the others' use unknown")
+	}
+	l2()
+	g.others = func() (float64, bool) { return 0, true }
+	// The load scenario starts on a calm CPU, whoever loads it, and while
+	// it waits for one no other enters over the floor.
+	waiting := make(chan bool, 1)
+	go func() {
+		_, ok := entered(t, g, alone, "", 4*pressurePoll)
+		waiting <- ok
+	}()
+	time.Sleep(pressurePoll)
+	if _, ok := entered(t, g, plain, "", 2*pressurePoll); ok {
+		t.Fatal("a scenario entered over the floor while a load scenario waited for a calm CPU")
+	}
+	if <-waiting {
+		t.Fatal("a load scenario entered on a contended CPU")
+	}
+	g.pressure = func() (float64, bool) { return 0, true }
+	la, ok := entered(t, g, alone, "", time.Second)
+	if !ok {
+		t.Fatal("a load scenario did not enter on a calm CPU")
+	}
+	g.pressure = func() (float64, bool) { return 100, true }
+	if _, ok := entered(t, g, plain, "", 2*pressurePoll); ok {
+		t.Fatal("a scenario entered beside a load scenario on a contended CPU")
+	}
+	la()
+	l3, ok := entered(t, g, plain, "", time.Second)
+	if !ok {
+		t.Fatal("once the load scenario left, a scenario waited on the gate's own pressure")
+	}
+	l3()
+	l1()
+}
+
+func TestParseCPUTicks(t *testing.T) {
+	busy, all, ok := parseStat([]byte("cpu  142293 10 67200 87629 668 5 2312 105 7 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n"))
+	if !ok || busy != 142293+10+67200+5+2312+105 || all != busy+87629+668 {
+		t.Errorf("parseStat: %d %d %v", busy, all, ok)
+	}
+	for _, in := range []string{"", "cpu0 1 2 3 4 5 6 7 8", "cpu 1 2 3", "cpu 1 2 3 4 5 6 7 x", "cpu 1 2 3 4 5 6 7 -8"} {
+		if _, _, ok := parseStat([]byte(in)); ok {
+			t.Errorf("parseStat(%q) accepted", in)
+		}
+	}
+	ppid, self, ok := parseProcStat([]byte("29295 (a (b) c) R 29292 29292 2526 0 -1 4194304 100 0 0 0 11 22 33 44 20 0 1 0 152282\n"))
+	if !ok || ppid != 29292 || self != 11+22+33+44 {
+		t.Errorf("parseProcStat: %d %d %v", ppid, self, ok)
+	}
+	for _, in := range []string{"", "1 (x) R 1 2 3", "1 (x) R 1 2 3 4 5 6 7 8 9 10 x 1 1 1 1", "1 (x) R y 2 3 4 5 6 7 8 9 10 1 1 1 1 1"} {
+		if _, _, ok := parseProcStat([]byte(in)); ok {
+			t.Errorf("parseProcStat(%q) accepted", in)
+		}
+	}
+	// The tree: this process and a child that burns CPU.
+	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done")
+	before, ok := treeTicks(os.Getpid())
+	if !ok {
+		t.Skip("no /proc here")
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Live (or a zombie), then waited for: counted either way.
+	deadline := time.Now().Add(10 * time.Second)
+	for during := before; during < before+5; time.Sleep(10 * time.Millisecond) {
+		if during, ok = treeTicks(os.Getpid()); !ok {
+			t.Fatal("treeTicks of this process failed")
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a live child's CPU time is not counted: %d ticks before, %d during", before, during)
+		}
+	}
+	_ = cmd.Wait()
+	if after, _ := treeTicks(os.Getpid()); after < before+5 {
+		t.Errorf("a waited-for child's CPU time is not counted: %d ticks before, %d after", before, after)
+	}
+}
+
+// On Linux, the others' share reads, from 0 to 100.
+func TestOthersCPUReads(t *testing.T) {
+	if _, err := os.Stat("/proc/stat"); err != nil {
+		t.Skipf("no /proc/stat here (%v): the gate counts all pressure as others'", err)
+	}
+	if p, ok := othersCPU(); !ok || p < 0 || p > 100 {
+		t.Fatalf("othersCPU %v %v", p, ok)
+	}
 }
 
 func TestParsePressure(t *testing.T) {

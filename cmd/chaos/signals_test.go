@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,29 +54,33 @@ func TestRunSignals(t *testing.T) {
 		{name: "after a container scenario", args: []string{"--runtime", "container", "--label", "container-gateway-restart/legacy,container-kill/modern"}, docker: true, when: afterFirst},
 	}
 	dockerOK := exec.Command("docker", "info").Run() == nil
+	// Each point is its own run (pid, TMPDIR, output folder, Docker
+	// labels), started at once from this test's goroutines, not as
+	// parallel tests: those with Docker wait for one of the engine's turns
+	// (dockerTurns at a time) without holding one of go test's parallel
+	// slots, two of them at once (one after another, they were the
+	// package's longest chain: six runs of 6-10 s), and those without run
+	// beside them, not after them.
+	var runs sync.WaitGroup
 	for _, p := range points {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-			// Each point is its own run (pid, TMPDIR, output folder, Docker
-			// labels). Those without Docker run in parallel, after those
-			// with it, which run one after another, each taking the engine's
-			// turn: waiting for it would hold one of go test's parallel slots.
-			t.Run(p.name+"/"+sig.String(), func(t *testing.T) {
-				if !p.docker {
-					t.Parallel()
-				}
-				if p.docker && !dockerOK {
-					if os.Getenv(containers.RequireDockerEnv) == "1" {
-						t.Fatal("no docker engine and " + containers.RequireDockerEnv + "=1")
+			runs.Go(func() {
+				t.Run(p.name+"/"+sig.String(), func(t *testing.T) {
+					if p.docker && !dockerOK {
+						if os.Getenv(containers.RequireDockerEnv) == "1" {
+							t.Fatal("no docker engine and " + containers.RequireDockerEnv + "=1")
+						}
+						t.Skip("no docker engine")
 					}
-					t.Skip("no docker engine")
-				}
-				if p.docker {
-					takeDockerTurn(t)
-				}
-				signalRun(t, p.args, p.docker, sig, p.when)
+					if p.docker {
+						takeDockerTurn(t)
+					}
+					signalRun(t, p.args, p.docker, sig, p.when)
+				})
 			})
 		}
 	}
+	runs.Wait()
 }
 
 func signalRun(t *testing.T, args []string, docker bool, sig syscall.Signal, when func([]string, int) bool) {
