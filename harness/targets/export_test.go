@@ -13,3 +13,6 @@ func VMCP(g Gateway) (*vmcp.Gateway, bool) {
 	}
 	return rg.g, true
 }
+
+// WaitTools is waitTools.
+var WaitTools = waitTools

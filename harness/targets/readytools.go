@@ -95,12 +95,20 @@ func lastUnlessEnded(ctx context.Context, last, now string) string {
 	return now
 }
 
+// freshViewAfter is how long waitTools asks one session before it opens
+// another: a gateway may fix a session's view when it opens (a backend
+// whose initialize failed under load stays out of that session), so
+// only a new session shows a backend that came later.
+const freshViewAfter = time.Second
+
 // waitTools polls tools/list through the gateway at mcpURL until every
 // backend's tools show (with the optimizer on, until any tool shows: the
-// backends' tools hide behind find_tool), or ctx ends.
+// backends' tools hide behind find_tool), or ctx ends. It opens a new
+// session once one has not shown them for freshViewAfter.
 func waitTools(ctx context.Context, mcpURL string, backends []runtimes.BackendInfo, pattern string, optimizer bool) error {
 	var last string
 	var c *history.Client
+	var opened time.Time
 	defer func() {
 		if c != nil {
 			_ = c.Close(context.Background())
@@ -114,6 +122,7 @@ func waitTools(ctx context.Context, mcpURL string, backends []runtimes.BackendIn
 				c = nil
 				last = lastUnlessEnded(ctx, last, err.Error())
 			}
+			opened = time.Now()
 		}
 		if c != nil {
 			call := c.ListTools(ctx)
@@ -137,6 +146,10 @@ func waitTools(ctx context.Context, mcpURL string, backends []runtimes.BackendIn
 				}
 				slices.Sort(names)
 				last = fmt.Sprintf("tools/list lacks %s%s (listed: %s)", strings.Join(missing, ", "), Collisions(missing, backends), strings.Join(names, ", "))
+			}
+			if c != nil && time.Since(opened) >= freshViewAfter {
+				_ = c.Close(context.Background())
+				c = nil
 			}
 		}
 		select {

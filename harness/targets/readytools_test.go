@@ -1,0 +1,77 @@
+package targets_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+)
+
+// viewFixedGateway is a minimal MCP gateway (streamable HTTP, JSON
+// answers) whose sessions keep the view they opened with: its first
+// session lists alpha's tool only (beta's initialize "failed" then), every
+// later one lists both.
+func viewFixedGateway(t *testing.T) (url string, sessions *atomic.Int64) {
+	sessions = new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var result any
+		switch req.Method {
+		case "initialize":
+			w.Header().Set("Mcp-Session-Id", fmt.Sprint(sessions.Add(1)))
+			result = map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "view-fixed", "version": "1"}}
+		case "tools/list":
+			tool := func(name string) map[string]any {
+				return map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}}
+			}
+			tools := []any{tool("alpha_echo")}
+			if r.Header.Get("Mcp-Session-Id") != "1" {
+				tools = append(tools, tool("beta_echo"))
+			}
+			result = map[string]any{"tools": tools}
+		default:
+			w.WriteHeader(http.StatusAccepted) // notifications
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp", sessions
+}
+
+// TestWaitToolsOpensAFreshSession: a gateway may fix a session's view when
+// it opens; the readiness wait must not ask that one session for ever: a
+// new session shows the backend that came later.
+func TestWaitToolsOpensAFreshSession(t *testing.T) {
+	t.Parallel()
+	url, sessions := viewFixedGateway(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	backends := []runtimes.BackendInfo{{Name: "alpha", Tools: []string{"echo"}}, {Name: "beta", Tools: []string{"echo"}}}
+	if err := targets.WaitTools(ctx, url, backends, "{backend}_{tool}", false); err != nil {
+		t.Fatalf("waitTools: %v (%d sessions opened)", err, sessions.Load())
+	}
+	if n := sessions.Load(); n < 2 {
+		t.Fatalf("ready after %d session(s): want the second's view", n)
+	}
+}
