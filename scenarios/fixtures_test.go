@@ -196,6 +196,13 @@ func TestFixtureGateways(t *testing.T) {
 					return
 				}
 				want := brokenChecks(name, sc)
+				if len(want) == 0 && res.Verdict == history.VerdictInconclusive {
+					// Not judged (on a loaded machine a fault's premise may
+					// not hold: the stalled call never reached beta): once
+					// more, on its own run.
+					res = runScenario(context.Background(), sc, scenarios.RunConfig{Target: e, CheckLeaks: true}).Result()
+					t.Logf("%s against %s, run again: %s: %s", sc.Name, name, res.Verdict, res.Reason)
+				}
 				if len(want) == 0 {
 					if res.Verdict != history.VerdictPassed {
 						t.Fatalf("want passed: %s %s", res.Verdict, res.Reason)

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
 // Grounding: a check about how the gateway treated a fault is judged only
@@ -64,12 +66,13 @@ func (k *Kit) arrivalOf(backend, method string, call *history.Call) (rec fakebac
 	started := k.Recorder().Started()
 	from := started.Add(call.Start.D())
 	to := started.Add(call.End.D()).Add(arrivalSlack)
+	tool := k.backendTool(b, method, call)
 	var byTime []fakebackends.RequestRecord
 	for _, r := range reqs {
 		if call.Marker != "" && r.Marker == call.Marker && r.Method == method {
 			return r, true, nil
 		}
-		if r.Method == method && !r.Time.Before(from) && !r.Time.After(to) && (r.Marker == "" || call.Marker == "") {
+		if r.Method == method && !r.Time.Before(from) && !r.Time.After(to) && (r.Marker == "" || call.Marker == "") && (tool == "" || r.Tool == tool) {
 			byTime = append(byTime, r)
 		}
 	}
@@ -82,6 +85,22 @@ func (k *Kit) arrivalOf(backend, method string, call *history.Call) (rec fakebac
 		return byTime[0], true, nil
 	}
 	return rec, false, nil
+}
+
+// backendTool is the name backend's log gives the tool a tools/call
+// addressed ("" when it is not a tools/call of one of backend's fixture
+// tools): a record of another tool, in flight at the same time, is not
+// this call's arrival.
+func (k *Kit) backendTool(b runtimes.RunningBackend, method string, call *history.Call) string {
+	if method != "tools/call" || call.Method != "tools/call" {
+		return ""
+	}
+	for _, t := range b.Info().Tools { // the script's names: FixtureName's, for this target
+		if k.Tool(b.Name(), t) == call.Target || k.Tool(b.Name(), strings.TrimSuffix(t, "_"+b.Name())) == call.Target {
+			return t
+		}
+	}
+	return ""
 }
 
 // FaultActed returns "" when call arrived at backend with a fault applied
