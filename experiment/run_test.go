@@ -86,7 +86,7 @@ deployment:
 safeguards: {leaseTTL: 3s, callTimeout: 5s, maxDuration: 1m}
 steadyState:
   probes:
-    - {name: tools listed, type: tools_listed, tools: [alpha_echo, "${tool}"]}
+    - {name: tools listed, type: tools_listed, tools: [alpha_echo, "${tool}"], tolerance: {eventually: 5s}}
     - {name: echo answers, type: call_tool, tool: "${tool}", arguments: {text: hi}, expect: {within: 2s, contains: hi}}
     - {name: beta healthy, type: health, backend: beta, states: [healthy], tolerance: {eventually: 5s}}
 method:
@@ -316,7 +316,7 @@ func TestRunSafeguardsAbort(t *testing.T) {
   - pause: 1m
 `
 	t.Run("maxDuration", func(t *testing.T) {
-		src := strings.Replace(strings.Replace(d.experimentFile(stall), "maxDuration: 1m", "maxDuration: 2s", 1), "eventually: 5s", "eventually: 1s", 1)
+		src := strings.Replace(strings.Replace(d.experimentFile(stall), "maxDuration: 1m", "maxDuration: 2s", 1), "eventually: 5s", "eventually: 1s", -1)
 		start := time.Now()
 		out, progress := run(t, t.Context(), src, experiment.Options{})
 		if out.Status != experiment.StatusAborted || out.ExitCode() != 3 || !strings.Contains(out.Reason, "maxDuration") {
@@ -351,7 +351,7 @@ func TestRunActionDuration(t *testing.T) {
 	method := `  - action:
       type: inject
       backend: beta
-      duration: 500ms
+      duration: 3s
       faults: [{kind: http_status, status: 503, match: {method: tools/call}}]
   - probe: {name: fails during, type: call_tool, tool: beta_echo, expect: {outcome: error, names: beta}}
   - probe: {name: answers after, type: call_tool, tool: beta_echo, tolerance: {eventually: 10s}}
@@ -360,7 +360,7 @@ func TestRunActionDuration(t *testing.T) {
 	if out.Status != experiment.StatusHeld {
 		t.Fatalf("status %s (%s)\n%s", out.Status, out.Reason, progress)
 	}
-	if !strings.Contains(progress, "duration 500ms over: clear beta") {
+	if !strings.Contains(progress, "duration 3s over: clear beta") {
 		t.Fatalf("no timed clear:\n%s", progress)
 	}
 	d.clean(t)
