@@ -181,6 +181,11 @@ func startRunClose(ctx context.Context, sc Scenario, cfg RunConfig, target targe
 	cfg.Starts.Started()
 
 	verdict := runBody(runCtx, sc, env)
+	if ctx.Err() != nil && verdict.kind != history.VerdictSkipped {
+		// The run was cut short (a signal): what the body failed on, or
+		// its "overran", is the interruption, not the gateway.
+		verdict = outcome{history.VerdictInterrupted, fmt.Sprintf("interrupted (%v)", context.Cause(ctx))}
+	}
 	if verdict.kind == history.VerdictFailed {
 		rec.AddCheck(history.Check{Name: abortName(verdict.reason), Verdict: history.CheckFailed, Observed: verdict.reason})
 	}

@@ -18,7 +18,11 @@ func printFindings(w io.Writer, results *history.Results) {
 	findings := history.BuildFindings(results)
 	if len(findings) == 0 {
 		if len(results.Scenarios) > 0 {
-			fmt.Fprintln(w, "FINDINGS: none (every check judged passed)")
+			if results.Interrupted {
+				fmt.Fprintln(w, "FINDINGS: none in what finished (the run was interrupted)")
+			} else {
+				fmt.Fprintln(w, "FINDINGS: none (every check judged passed)")
+			}
 			fmt.Fprintln(w)
 		}
 		return

@@ -63,6 +63,8 @@ func why(s history.ScenarioResult) string {
 	}
 	var text string
 	switch {
+	case s.Verdict == history.VerdictInterrupted:
+		text = s.Reason // its checks after the signal say nothing of the gateway
 	case len(failed) > 0:
 		text = "failed: " + strings.Join(failed, "; ")
 	case len(inconclusive) > 0:

@@ -104,7 +104,7 @@ func plural(n int, what string) string {
 // BuildFindings groups the run's checks that did not pass by property
 // and verdict: failures first (in catalogue order), then the checks not
 // judged (inconclusive, then not_applicable). A run whose checks all
-// passed has none.
+// passed has none; a scenario a signal interrupted gives none.
 func BuildFindings(r *Results) []Finding {
 	type key struct {
 		v CheckVerdict
@@ -114,6 +114,9 @@ func BuildFindings(r *Results) []Finding {
 	reasons := map[key]map[string]int{}
 	var keys []key
 	for _, s := range r.Scenarios {
+		if s.Verdict == VerdictInterrupted {
+			continue // cut short by a signal: its last checks judged the interruption
+		}
 		calls := map[int]*CallRecord{}
 		for _, e := range s.Events {
 			if e.Call != nil {

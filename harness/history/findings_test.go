@@ -184,3 +184,19 @@ func TestNoFindingsWhenAllPass(t *testing.T) {
 		t.Errorf("JSON lacks \"findings\": []:\n%s", buf.String())
 	}
 }
+
+// TestFindingsSkipInterrupted: a scenario a signal cut short gives no
+// finding; its last checks judged the interruption, not the gateway.
+func TestFindingsSkipInterrupted(t *testing.T) {
+	r := findingsResults()
+	for i := range r.Scenarios {
+		r.Scenarios[i].Verdict = VerdictInterrupted
+	}
+	if f := BuildFindings(r); len(f) != 0 {
+		t.Fatalf("findings of interrupted scenarios: %+v", f)
+	}
+	r.Scenarios[0].Verdict = VerdictFailed
+	if f := BuildFindings(r); len(f) == 0 {
+		t.Fatal("the finished scenario's failure is not a finding")
+	}
+}
