@@ -310,7 +310,17 @@ func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []
 		if d := longPairs[pairs[i].mutant+" × "+scs[i].Group]; d > 0 {
 			ctx = scenarios.WithExpected(ctx, d)
 		}
-		results[i] = runScenario(ctx, scs[i], cfg).Result()
+		// A run not judged (a premise did not hold on a loaded machine:
+		// alpha's health probes timed out, the optimizer had it out) shows
+		// no mutant's failure: run again, at most twice more, as the
+		// optimizer tests do. No row wants an inconclusive run.
+		for attempt := 1; ; attempt++ {
+			results[i] = runScenario(ctx, scs[i], cfg).Result()
+			if results[i].Verdict != history.VerdictInconclusive || attempt == 3 {
+				break
+			}
+			t.Logf("%s × %s: inconclusive (%s), run again", pairs[i].mutant, scs[i].Name, results[i].Reason)
+		}
 	}
 	// Twice as many waiting as the package's tests together may run
 	// (testGate bounds them, first come first served): the table is the
