@@ -184,7 +184,7 @@ func (o *optRun) case2(c1 *history.Client) {
 	} else {
 		k.Check(found, func(ck *kit.C) {
 			ck.Evidence(call)
-			expectFound(ck, "echo the arguments of alpha", call, err)
+			expectFound(k, ck, "echo the arguments of alpha", call, err)
 			ck.Expect(res.names()).NotTo(gomega.BeEmpty(), "find_tool for alpha's echo")
 			ck.Expect(res.names()[0]).To(gomega.Equal(o.alphaEcho), "alpha's echo ranks first (%v)", res.names())
 			ck.Expect(res.TokenMetrics.BaselineTokens).To(gomega.BeNumerically(">", 0), "token_metrics.baseline_tokens")
@@ -264,7 +264,7 @@ func (o *optRun) case3(c1 *history.Client, alphaOut string) *history.Client {
 		k.Figure("recovery_ms", ms(time.Since(recovered)))
 		c2 = k.Client(o.v.Revision, history.WithClientName("after"))
 		k.Check(findFirst, func(ck *kit.C) {
-			res := findTool(ctx, ck, c2, "echo the arguments of beta", "beta")
+			res := findTool(k, ck, c2, "echo the arguments of beta", "beta")
 			ck.Expect(res.names()).NotTo(gomega.BeEmpty(), "find_tool for beta's echo after recovery")
 			ck.Expect(res.names()[0]).To(gomega.Equal(o.betaEcho), "beta's echo ranks first after recovery (%v)", res.names())
 		})
@@ -300,7 +300,7 @@ func (o *optRun) case3(c1 *history.Client, alphaOut string) *history.Client {
 		// No session to hold a view: the same stateless client's next
 		// request is judged now, and finds beta again.
 		k.Check("case 3: a stateless client's request after recovery finds beta", func(ck *kit.C) {
-			res := findTool(ctx, ck, c1, "echo the arguments of beta", "beta")
+			res := findTool(k, ck, c1, "echo the arguments of beta", "beta")
 			ck.Expect(res.names()).To(gomega.ContainElement(o.betaEcho), "a stateless client's request after recovery finds beta (%v)", res.names())
 		})
 	}
@@ -354,7 +354,7 @@ func (o *optRun) case4(c2 *history.Client) {
 			names, err := c3.ToolNames(ctx)
 			ck.Expect(err).NotTo(gomega.HaveOccurred(), "tools/list with every backend unhealthy")
 			ck.Expect(names).To(gomega.ConsistOf("find_tool", "call_tool"))
-			empty := findTool(ctx, ck, c3, "echo the arguments of alpha", "alpha")
+			empty := findTool(k, ck, c3, "echo the arguments of alpha", "alpha")
 			ck.Expect(empty.Tools).To(gomega.BeEmpty(), "find_tool with every backend unhealthy")
 			ck.Expect(strings.ToLower(empty.Message)).To(gomega.ContainSubstring("no backend"), "find_tool says no backend is available")
 		})
@@ -371,7 +371,7 @@ func (o *optRun) case4(c2 *history.Client) {
 		k.CheckCall("case 4: call_tool from a stateless client with alpha down fails within 1 s", old,
 			gomega.Not(matchers.HaveOutcome(history.OutcomeOK)), matchers.FailWithin(time.Second))
 	}
-	k.Check("case 4: find_tool still answers in the older session", func(ck *kit.C) { findTool(ctx, ck, c2, "echo") })
+	k.Check("case 4: find_tool still answers in the older session", func(ck *kit.C) { findTool(k, ck, c2, "echo") })
 
 	k.ClearFaults(alpha)
 	k.ClearFaults(beta)

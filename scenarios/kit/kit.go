@@ -31,6 +31,8 @@ type Kit struct {
 	unsteady string
 	// lastStep names the fault step Steady last began.
 	lastStep string
+	// stalls, when WatchStalls runs, are this process's stalls (Net).
+	stalls *Stalls
 	// lastClear is when ClearFaults last began: the end of the fault
 	// CheckRecovery judges the recovery from.
 	lastClear time.Time

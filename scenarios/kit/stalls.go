@@ -3,6 +3,8 @@ package kit
 import (
 	"sync"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
 // Stall watching: a Stalls goroutine wakes every stallTick; a wake-up more
@@ -93,4 +95,23 @@ func (s *Stalls) Max() time.Duration {
 		m = max(m, sp[1].Sub(sp[0]))
 	}
 	return m
+}
+
+// WatchStalls watches this process's stalls for the kit's latency checks
+// (Net) until the returned stop is called (when the scenario ends).
+func (k *Kit) WatchStalls() (stop func()) {
+	k.stalls = WatchStalls()
+	return k.stalls.Stop
+}
+
+// Net is how long call took, less the time this process stalled while it
+// was in flight (a loaded machine did not let anything run, the gateway
+// included): the whole time when no watcher runs (WatchStalls).
+func (k *Kit) Net(call *history.Call) time.Duration {
+	took := call.Took()
+	if k.stalls == nil {
+		return took
+	}
+	start := k.Recorder().Started().Add(call.Start.D())
+	return took - k.stalls.Overlap(start, start.Add(took))
 }
