@@ -84,6 +84,15 @@ func (p *pool) ensure(ctx context.Context, retry bool) (*aggregate, error) {
 			return nil, backend.ErrSessionClosing
 		}
 		if opening := p.opening; opening != nil {
+			if p.opened && p.agg != nil {
+				// A retry of backends that failed is under way: it never
+				// holds up requests (a backend whose initialize hangs would
+				// stall every other backend's calls until its timeout); the
+				// backends that work are in the current view.
+				agg := p.agg
+				p.mu.Unlock()
+				return agg, nil
+			}
 			p.mu.Unlock()
 			select {
 			case <-opening:

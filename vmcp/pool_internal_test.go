@@ -84,3 +84,77 @@ func TestPoolPickDuringReinitialization(t *testing.T) {
 		t.Errorf("re-initializations = %d, want 5", st.Reinitializations)
 	}
 }
+
+// TestPoolRetryHoldsNoRequest: while the pool retries a backend that
+// failed (here beta, whose initialize hangs until its timeout), the other
+// requests are served from the current view at once; before, every
+// stateless request waited for the retry, so alpha's calls hung behind
+// beta's initialize (seen under load: a modern client's prompts/get of
+// alpha timed out while beta crashed).
+func TestPoolRetryHoldsNoRequest(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := func(script string) *fakebackends.Backend {
+		s, err := fakebackends.ParseScript([]byte(script), "b.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fb, err := fakebackends.Start(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = fb.Close() })
+		return fb
+	}
+	alpha := start("name: alpha\nprotocol: legacy\ntools:\n  - {name: echo}\n")
+	beta := start("name: beta\nprotocol: legacy\ntools:\n  - {name: echo}\nfaults:\n  - {kind: stall, match: {method: initialize}}\n")
+	cfg, err := ParseConfig([]byte("name: t\nbackends:\n  - {name: alpha, url: \""+alpha.URL()+"\"}\n  - {name: beta, url: \""+beta.URL()+"\"}\n"+
+		"timeouts: {initialize: 1s, call: 2s, close: 500ms}\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := g.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	}()
+	if _, err := g.pool.ensure(ctx, false); err != nil { // alpha only: beta's initialize timed out
+		t.Fatal(err)
+	}
+	g.pool.mu.Lock()
+	g.pool.lastRetry = time.Time{} // a retry is due
+	g.pool.mu.Unlock()
+	retried := make(chan struct{})
+	go func() {
+		defer close(retried)
+		_, _ = g.pool.ensure(ctx, true) // retries beta: hangs for its initialize timeout
+	}()
+	for {
+		g.pool.mu.Lock()
+		opening := g.pool.opening != nil
+		g.pool.mu.Unlock()
+		if opening {
+			break
+		}
+		select {
+		case <-retried:
+			t.Fatal("the retry ended before it was seen under way")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	agg, err := g.pool.ensure(ctx, false)
+	select {
+	case <-retried:
+		t.Fatal("a request waited for the retry of beta")
+	default:
+	}
+	if err != nil || agg == nil {
+		t.Fatalf("ensure during the retry: %v", err)
+	}
+	<-retried
+}
