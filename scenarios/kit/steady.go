@@ -158,7 +158,35 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 		Sleep(k.Ctx, steadyPoll)
 	}
 	took := time.Since(start)
+	late := false // served again, but only once asked after a fresh session served
 	k.Figure("failed_calls_after."+figure, float64(len(failures)))
+	if ok != nil {
+		k.Figure("recovery_ms."+figure, Ms(took))
+	} else if grounded(k.Ctx) {
+		fresh, served := k.freshServes(c, tool)
+		if served != nil {
+			// Asked again once the fresh session served: a session that
+			// serves now too was slow (a loaded machine), not kept broken;
+			// the check below judges its recovery.
+			if again := c.CallTool(k.Ctx, tool, EchoArgs("recovery")); again.Outcome == history.OutcomeOK {
+				_ = fresh.Close(k.Ctx)
+				ok, served, took, late = again, nil, time.Since(start), true
+				k.Figure("recovery_ms."+figure, Ms(took))
+			}
+		}
+		if served != nil {
+			k.fresh = fresh
+			defer k.declare(history.PropSession)()
+			return k.Check("the session recovers from "+k.lastStep, func(ck *C) {
+				ck.Evidence(failures...)
+				ck.Evidence(served)
+				ck.Expected("once %s ended, the session serves %s again within %s", k.lastStep, backend, within)
+				ck.Observed("the session still failed after %s (%d calls; last: %s), while a fresh session was served at once",
+					took.Round(time.Millisecond), len(failures), Excerpt(failures[len(failures)-1].Text(), 200))
+				ck.Expect(false).To(gomega.BeTrue(), "the session does not recover from %s", k.lastStep)
+			})
+		}
+	}
 	// Failures while the gateway re-opened its session with the backend
 	// (the fault broke the old one) are its deadlines running out on the
 	// way, not a recovery gap: they are allowed, and said.
@@ -170,22 +198,6 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 		}
 		if n, what := k.excusedByReopen(backend, since, failures, ok); what != "" {
 			excused, reopened = n, "; "+what
-		}
-	}
-	if ok != nil {
-		k.Figure("recovery_ms."+figure, Ms(took))
-	} else if grounded(k.Ctx) {
-		if fresh, served := k.freshServes(c, tool); served != nil {
-			k.fresh = fresh
-			defer k.declare(history.PropSession)()
-			return k.Check("the session recovers from "+k.lastStep, func(ck *C) {
-				ck.Evidence(failures...)
-				ck.Evidence(served)
-				ck.Expected("once %s ended, the session serves %s again within %s", k.lastStep, backend, within)
-				ck.Observed("the session still failed after %s (%d calls; last: %s), while a fresh session was served at once",
-					took.Round(time.Millisecond), len(failures), Excerpt(failures[len(failures)-1].Text(), 200))
-				ck.Expect(false).To(gomega.BeTrue(), "the session does not recover from %s", k.lastStep)
-			})
 		}
 	}
 	// The backend did not recover on any session: this check fails, and
@@ -209,6 +221,7 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 		ck.Observed("%s after %s, %d failed call(s) first%s%s", map[bool]string{true: "served again", false: "not served"}[ok != nil],
 			took.Round(time.Millisecond), len(failures), unnamedText(unnamed), reopened)
 		ck.Expect(ok).NotTo(gomega.BeNil(), "%s did not serve again within %s", backend, within)
+		ck.Expect(late).To(gomega.BeFalse(), "%s served again only after %s, beyond %s", backend, took.Round(time.Millisecond), within)
 		if maxFailed >= 0 {
 			ck.Expect(len(failures)-excused).To(gomega.BeNumerically("<=", maxFailed), "failed calls before %s served again", backend)
 		}
