@@ -26,19 +26,7 @@ func TestPoolPickDuringReinitialization(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fb.Close()
-	cfg, err := ParseConfig([]byte("name: t\nbackends:\n  - {name: beta, url: \""+fb.URL()+"\"}\ntimeouts: {initialize: 2s, call: 2s, close: 500ms}\n"), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := g.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	}()
+	g := startPoolGateway(t, "name: t\nbackends:\n  - {name: beta, url: \""+fb.URL()+"\"}\ntimeouts: {initialize: 2s, call: 2s, close: 500ms}\n")
 	if _, err := g.pool.ensure(ctx, false); err != nil {
 		t.Fatal(err)
 	}
@@ -109,20 +97,8 @@ func TestPoolRetryHoldsNoRequest(t *testing.T) {
 	}
 	alpha := start("name: alpha\nprotocol: legacy\ntools:\n  - {name: echo}\n")
 	beta := start("name: beta\nprotocol: legacy\ntools:\n  - {name: echo}\nfaults:\n  - {kind: stall, match: {method: initialize}}\n")
-	cfg, err := ParseConfig([]byte("name: t\nbackends:\n  - {name: alpha, url: \""+alpha.URL()+"\"}\n  - {name: beta, url: \""+beta.URL()+"\"}\n"+
-		"timeouts: {initialize: 1s, call: 2s, close: 500ms}\n"), "t.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := g.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	}()
+	g := startPoolGateway(t, "name: t\nbackends:\n  - {name: alpha, url: \""+alpha.URL()+"\"}\n  - {name: beta, url: \""+beta.URL()+"\"}\n"+
+		"timeouts: {initialize: 1s, call: 2s, close: 500ms}\n")
 	if _, err := g.pool.ensure(ctx, false); err != nil { // alpha only: beta's initialize timed out
 		t.Fatal(err)
 	}
@@ -157,4 +133,26 @@ func TestPoolRetryHoldsNoRequest(t *testing.T) {
 		t.Fatalf("ensure during the retry: %v", err)
 	}
 	<-retried
+}
+
+// startPoolGateway makes a gateway of config (not serving: the tests drive
+// its pool), shut down when the test ends.
+func startPoolGateway(t *testing.T, config string) *Gateway {
+	t.Helper()
+	cfg, err := ParseConfig([]byte(config), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := g.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return g
 }
