@@ -154,6 +154,14 @@ func (k *Keeper) nextDelay() time.Duration {
 	return k.cfg.Interval + time.Duration((k.cfg.Rand()*2-1)*float64(k.cfg.Jitter))
 }
 
+// untilNext is the wait before the next probe when the previous one
+// started took ago: probes start every Interval ± Jitter, whatever each
+// took (a slow backend or a loaded machine must not stretch the cadence
+// by each probe's round trip), and at once when a probe took longer.
+func (k *Keeper) untilNext(took time.Duration) time.Duration {
+	return max(0, k.nextDelay()-took)
+}
+
 func (k *Keeper) run(ctx context.Context) {
 	defer close(k.done)
 	t := time.NewTimer(k.firstDelay())
@@ -164,12 +172,13 @@ func (k *Keeper) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		started := time.Now()
 		enabled := k.probe(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if enabled {
-			t.Reset(k.nextDelay())
+			t.Reset(k.untilNext(time.Since(started)))
 		} else {
 			t.Reset(k.cfg.ProbeAfter)
 		}

@@ -96,11 +96,20 @@ func TestJitterBounds(t *testing.T) {
 			t.Errorf("next delay %s outside interval ± jitter", d)
 		}
 	}
+	// The cadence is counted from each probe's start: a probe that took
+	// 30 ms leaves 70 ms (interval 100 ms, no jitter) to the next, one
+	// that outlasted the interval none.
+	k := &Keeper{cfg: Config{Interval: 100 * time.Millisecond, Rand: func() float64 { return 0.5 }}}
+	for took, want := range map[time.Duration]time.Duration{0: 100 * time.Millisecond, 30 * time.Millisecond: 70 * time.Millisecond, 150 * time.Millisecond: 0} {
+		if got := k.untilNext(took); got != want {
+			t.Errorf("after a probe that took %s: next in %s, want %s", took, got, want)
+		}
+	}
 	// Real timing: probes land within the bounds, with generous slack for
 	// scheduling (the figures are logged).
 	target := &fakeTarget{}
 	start := time.Now()
-	k := Start(context.Background(), Config{Method: Method{Kind: "ping"}, Interval: 40 * time.Millisecond, Jitter: 10 * time.Millisecond}, target, newCounts(), nil)
+	k = Start(context.Background(), Config{Method: Method{Kind: "ping"}, Interval: 40 * time.Millisecond, Jitter: 10 * time.Millisecond}, target, newCounts(), nil)
 	testwait.For(t, 5*time.Second, "4 probes", func() bool { return target.count() >= 4 })
 	k.Stop()
 	ts := target.times()
