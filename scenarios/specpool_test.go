@@ -148,9 +148,22 @@ func stopPool() {
 	}
 }
 
-// runSpec returns sc's record for its spec: the pool's, once its scenario
-// ends, or, for a scenario the pool does not run, its own run.
+// runSpec returns sc's record for its spec (runSpecOnce). A scenario
+// that came back inconclusive (no check failed, but the machine was too
+// slow to judge one) runs once more, and that run is the spec's; the
+// first one's reason is printed. A failed scenario never runs again.
 func runSpec(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig) *history.Recorder {
+	rec := runSpecOnce(ctx, sc, cfg)
+	if res := rec.Result(); res.Verdict != history.VerdictInconclusive || ctx.Err() != nil {
+		return rec
+	}
+	GinkgoWriter.Printf("%s came back inconclusive (%s): running it once more\n", sc.Name, rec.Result().Reason)
+	return runScenario(ctx, sc, cfg)
+}
+
+// runSpecOnce returns sc's record for its spec: the pool's, once its
+// scenario ends, or, for a scenario the pool does not run, its own run.
+func runSpecOnce(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig) *history.Recorder {
 	pool.Lock()
 	run, ok := pool.runs[sc.Name]
 	started := pool.stop != nil
