@@ -79,7 +79,10 @@ func CheckTarget(ctx context.Context, target targets.Target, progress func(strin
 	}
 	feats := runtimes.Features{Metrics: caps.Has(targets.CapMetrics)}
 	if caps.Has(targets.CapHealthAPI) || caps.Has(targets.CapBreaker) {
-		feats.Health = &runtimes.HealthFeature{Interval: 200 * time.Millisecond}
+		// Probes that leave a loaded machine room: with 200 ms (a 100 ms
+		// timeout) a gateway under two -race suites found beta unhealthy,
+		// opened its circuit, and the check failed beta's call.
+		feats.Health = &runtimes.HealthFeature{Interval: time.Second, Timeout: 500 * time.Millisecond, UnhealthyThreshold: 3}
 	}
 	if caps.Has(targets.CapBreaker) {
 		feats.Breaker = &runtimes.BreakerFeature{FailureThreshold: 3, OpenTimeout: 2 * time.Second}
