@@ -136,6 +136,14 @@ func TestGroundedFixtures(t *testing.T) {
 		runFixtures(t, "fixture-d", names...)
 		for _, name := range names {
 			res := runFixture(t, "fixture-d", name, false)
+			// d drops beta for 500 ms after any error answer for it: under
+			// load an earlier call's late error answer (seen: the timeout
+			// window's) can drop beta just as the next window's call comes,
+			// and it never reaches beta (inconclusive). Once more, then.
+			if inc := byVerdict(res)[history.CheckInconclusive]; len(inc) > 0 && !strings.HasPrefix(name, "breaker/") {
+				t.Logf("%s: inconclusive %q: running it once more", name, inc)
+				res = runScenario(context.Background(), scenario(t, name), scenarios.RunConfig{Target: fixtureTarget(t, "fixture-d"), CheckLeaks: true}).Result()
+			}
 			v := byVerdict(res)
 			for _, f := range v[history.CheckFailed] {
 				if !recoveryCheck.MatchString(f) && !namingCheck.MatchString(f) {

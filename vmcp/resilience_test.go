@@ -342,20 +342,30 @@ func TestKeepaliveCountersThroughGateway(t *testing.T) {
 	connect(t, g.URL(), false)
 	b := attribute.String("backend_id", "beta")
 	testwait.For(t, 5*time.Second, "3 keepalive probes", func() bool { return betaCalls(beta, "ok") >= 3 })
-	// Gaps between probes stay within interval ± jitter (generous slack
-	// below for a loaded machine; measured gaps are logged).
-	var last time.Time
+	// Probes start every interval ± jitter, counted from each probe's
+	// start. beta logs arrivals, and a probe's transit shifts one gap (a
+	// probe that arrived late leaves a short gap to the next: 62 ms under
+	// .ci/load): the mean gap is at least interval − jitter, and no gap is
+	// under half the interval (measured gaps are logged).
+	var first, last time.Time
+	n := 0
 	for _, r := range beta.Requests() {
 		if r.Method == "tools/call" && r.Tool == "ok" {
 			if !last.IsZero() {
 				gap := r.Time.Sub(last)
 				t.Logf("keepalive gap %s", gap)
-				if gap < 90*time.Millisecond {
-					t.Errorf("keepalive gap %s < interval - jitter (90ms)", gap)
+				if gap < 50*time.Millisecond {
+					t.Errorf("keepalive gap %s < half the interval (50ms)", gap)
 				}
+			} else {
+				first = r.Time
 			}
 			last = r.Time
+			n++
 		}
+	}
+	if mean := last.Sub(first) / time.Duration(max(1, n-1)); n > 1 && mean < 90*time.Millisecond {
+		t.Errorf("mean keepalive gap %s < interval - jitter (90ms)", mean)
 	}
 	if err := beta.SetFaults(faults.Fault{Kind: faults.KindToolError, Match: faults.Match{Tool: "ok"}, Params: &faults.ToolError{Text: "sick"}}); err != nil {
 		t.Fatal(err)
