@@ -154,8 +154,8 @@ func (k *Keeper) nextDelay() time.Duration {
 	return k.cfg.Interval + time.Duration((k.cfg.Rand()*2-1)*float64(k.cfg.Jitter))
 }
 
-// untilNext is the wait before the next probe when the previous one
-// started took ago: probes start every Interval ± Jitter, whatever each
+// untilNext is the wait before the next probe when the previous one was
+// sent took ago: probes are sent every Interval ± Jitter, whatever each
 // took (a slow backend or a loaded machine must not stretch the cadence
 // by each probe's round trip), and at once when a probe took longer.
 func (k *Keeper) untilNext(took time.Duration) time.Duration {
@@ -172,25 +172,29 @@ func (k *Keeper) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		started := time.Now()
-		enabled := k.probe(ctx)
+		enabled, sent := k.probe(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if enabled {
-			t.Reset(k.untilNext(time.Since(started)))
+			t.Reset(k.untilNext(time.Since(sent)))
 		} else {
 			t.Reset(k.cfg.ProbeAfter)
 		}
 	}
 }
 
-// probe runs one probe and returns whether keepalive is enabled after it.
-func (k *Keeper) probe(ctx context.Context) bool {
+// probe runs one probe and returns whether keepalive is enabled after it,
+// and when the probe was sent (after any wait for the session's exclusive
+// use: a probe held up by a re-initialization does not bring the next one
+// forward).
+func (k *Keeper) probe(ctx context.Context) (enabled bool, sent time.Time) {
 	k.rec.Attempt()
 	start := time.Now()
+	sent = start
 	var probeErr error
 	err := k.exclusive(ctx, func(ctx context.Context) error {
+		sent = time.Now()
 		pctx, cancel := context.WithTimeout(ctx, k.cfg.Timeout)
 		defer cancel()
 		if k.cfg.Method.Kind == "tool" {
@@ -205,14 +209,14 @@ func (k *Keeper) probe(ctx context.Context) bool {
 	})
 	latency := time.Since(start)
 	if ctx.Err() != nil && err != nil {
-		return false // stopping: not a result
+		return false, sent // stopping: not a result
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if err == nil {
 		k.rec.Success(latency)
 		k.st = Status{Enabled: true}
-		return true
+		return true, sent
 	}
 	reason := ReasonPingFailed
 	switch {
@@ -228,7 +232,7 @@ func (k *Keeper) probe(ctx context.Context) bool {
 		k.st.Enabled = false
 		k.rec.AutoDisabled()
 	}
-	return k.st.Enabled
+	return k.st.Enabled, sent
 }
 
 // Status returns the keeper's state.
