@@ -74,7 +74,11 @@ func TestCleanSaysWhatItRemoved(t *testing.T) {
 			t.Errorf("%s of a live owner (or not a partial file) removed", p)
 		}
 	}
-	if got := clean(); !strings.Contains(got, "nothing to clean") {
+	// The second time there is nothing of ours left. Docker's leftovers
+	// are the machine's: another suite's dead run (under .ci/load, the
+	// other copy's SIGKILLed container run) may leave some meanwhile.
+	got = clean()
+	if strings.Contains(got, "temporary directories") || strings.Contains(got, "partial output files") || !strings.Contains(got, "nothing to clean") && !strings.Contains(got, "containers, networks and images") {
 		t.Errorf("second chaos clean:\n%s", got)
 	}
 }
