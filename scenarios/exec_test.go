@@ -38,7 +38,7 @@ func TestExecTargetRunsScenarios(t *testing.T) {
 	}
 	for _, name := range []string{"wrapping/modern/sse", "hang/legacy/streamable-http"} {
 		sc := scenario(t, name)
-		res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target, CheckLeaks: true}).Result()
+		res := runJudged(t, sc, scenarios.RunConfig{Target: target, CheckLeaks: true})
 		t.Logf("%s against %s: %s in %s %s", name, target.Name(), res.Verdict, res.Duration.D(), res.Reason)
 		// The initialize-path checks do not apply to a gateway that keeps
 		// its backend sessions open; nothing else may be skipped.
@@ -90,7 +90,7 @@ func TestMissingMetricsIsAPartialPass(t *testing.T) {
 	t.Parallel()
 	caps := targets.Capabilities{targets.CapBreaker, targets.CapHealthAPI}
 	sc := scenario(t, "breaker/legacy/streamable-http")
-	res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "no-metrics", Caps: caps}}).Result()
+	res := runJudged(t, sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "no-metrics", Caps: caps}})
 	t.Logf("%s: %s %s %v", sc.Name, res.Verdict, res.Reason, res.SkippedChecks)
 	if !res.Partial() || len(res.SkippedChecks) != 1 || !strings.Contains(res.SkippedChecks[0], "lacks capability metrics") {
 		t.Fatalf("want a pass with the metrics check skipped: %s %q %v", res.Verdict, res.Reason, res.SkippedChecks)
@@ -121,7 +121,7 @@ func TestMissingMetricsIsAPartialPass(t *testing.T) {
 func TestBreakerWithoutHealthAPI(t *testing.T) {
 	t.Parallel()
 	sc := scenario(t, "breaker/legacy/streamable-http")
-	res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "breaker-only", Caps: targets.Capabilities{targets.CapBreaker}}}).Result()
+	res := runJudged(t, sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "breaker-only", Caps: targets.Capabilities{targets.CapBreaker}}})
 	failed, judged := res.CheckCounts()
 	t.Logf("%s: %s (%d/%d failed) %v", sc.Name, res.Verdict, failed, judged, res.SkippedChecks)
 	if res.Verdict != history.VerdictPassed || len(res.SkippedChecks) != 5 {
@@ -145,7 +145,7 @@ func TestBreakerWithoutHealthAPI(t *testing.T) {
 func TestKeepaliveWithoutHealthAPI(t *testing.T) {
 	t.Parallel()
 	sc := scenario(t, "keepalive/legacy/streamable-http")
-	res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "keepalive-only", Caps: targets.Capabilities{targets.CapKeepalive}}}).Result()
+	res := runJudged(t, sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "keepalive-only", Caps: targets.Capabilities{targets.CapKeepalive}}})
 	failed, judged := res.CheckCounts()
 	t.Logf("%s: %s (%d/%d failed) %s", sc.Name, res.Verdict, failed, judged, res.Reason)
 	if res.Verdict != history.VerdictPassed || len(res.SkippedChecks) != 4 || judged < 7 {

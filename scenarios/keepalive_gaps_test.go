@@ -27,9 +27,19 @@ func TestEarlyGaps(t *testing.T) {
 		{ms(200, 200, 200), 3, 0},          // every 200 ms
 		{ms(300, 150, 300), 1, 0},          // 300 + 150 < 2 × 270 − 50
 	} {
-		early, excused := earlyGaps(tc.seq)
+		early, excused := earlyGaps(tc.seq, func(int) time.Duration { return 0 })
 		if len(early) != tc.early || len(excused) != tc.fixed {
 			t.Errorf("%v: early %v, excused %v; want %d early, %d excused", tc.seq, early, excused, tc.early, tc.fixed)
 		}
+	}
+	// A short gap beside a stall of the harness is the machine's.
+	stalled := func(i int) time.Duration {
+		if i == 1 {
+			return 240 * time.Millisecond
+		}
+		return 0
+	}
+	if early, excused := earlyGaps(ms(300, 150, 300, 150), stalled); len(early) != 1 || len(excused) != 1 {
+		t.Errorf("with a stall around gap 1: early %v, excused %v; want gap 3 early, gap 1 excused", early, excused)
 	}
 }

@@ -28,7 +28,7 @@ func TestKeepaliveAnotherSessionCutOff(t *testing.T) {
 	t.Parallel()
 	sc := scenario(t, "keepalive/legacy/streamable-http")
 	target := &cutOffNeighbour{inner: targets.Reference{TargetName: "reference-cut-off-neighbour"}}
-	res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target}).Result()
+	res := runJudged(t, sc, scenarios.RunConfig{Target: target})
 	t.Logf("%s: %s in %s: %s", sc.Name, res.Verdict, res.Duration.D(), res.Reason)
 	if target.cutOff.Load() == 0 {
 		t.Fatal("no neighbour session's probe was cut off: the test did not set up what it tests")

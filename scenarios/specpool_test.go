@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -159,6 +160,20 @@ func runSpec(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig
 	}
 	GinkgoWriter.Printf("%s came back inconclusive (%s): running it once more\n", sc.Name, rec.Result().Reason)
 	return runScenario(ctx, sc, cfg)
+}
+
+// runJudged runs sc (runScenario) for a test that wants it judged: a run
+// that came back inconclusive (the machine too slow to judge a check;
+// nothing failed) runs once more, logged, and the second run is the
+// result. A failed run never runs again.
+func runJudged(t *testing.T, sc scenarios.Scenario, cfg scenarios.RunConfig) history.ScenarioResult {
+	t.Helper()
+	res := runScenario(context.Background(), sc, cfg).Result()
+	if res.Verdict == history.VerdictInconclusive {
+		t.Logf("%s came back inconclusive (%s): running it once more", sc.Name, res.Reason)
+		res = runScenario(context.Background(), sc, cfg).Result()
+	}
+	return res
 }
 
 // runSpecOnce returns sc's record for its spec: the pool's, once its

@@ -27,11 +27,22 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "res", "results.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, chaosBin, "run", "--label", "wrapping/legacy/streamable-http,wrapping/modern/sse", "--out", out)
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	var err error
+	// A run that judged nothing failed but left a scenario inconclusive
+	// (on a loaded machine: the gateway's own health probes timed out and
+	// it answered a call itself) runs once more.
+	for attempt := 1; attempt <= 2; attempt++ {
+		stdout.Reset()
+		stderr.Reset()
+		cmd := exec.CommandContext(ctx, chaosBin, "run", "--label", "wrapping/legacy/streamable-http,wrapping/modern/sse", "--out", out)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err = cmd.Run()
+		t.Logf("attempt %d: stdout:\n%s\nstderr:\n%s", attempt, stdout.String(), stderr.String())
+		if err == nil || !strings.Contains(stderr.String(), " 0 scenario(s) failed, ") {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatalf("chaos run: %v", err)
 	}
