@@ -133,8 +133,48 @@ func (e *Engine) Leftovers(ctx context.Context, id string) ([]string, error) {
 }
 
 // remove removes containers (forced), then networks, then images matching
-// filter whose labels satisfy pick, telling removed what went.
+// filter whose labels satisfy pick, telling removed what went. A request
+// the engine was serving when its run died (a container create) can
+// complete after the containers were listed: the image it uses is then
+// only untagged, not removed. So what is left is looked for again, and
+// removed, up to twice more, half a second apart.
 func (e *Engine) remove(ctx context.Context, f client.Filters, pick func(map[string]string) bool, removed func(string)) error {
+	err := e.removeOnce(ctx, f, pick, removed)
+	for range 2 {
+		if !e.anyLeft(ctx, f, pick) || faults.SleepCtx(ctx, nil, 500*time.Millisecond) != nil {
+			break
+		}
+		err = e.removeOnce(ctx, f, pick, removed)
+	}
+	return err
+}
+
+// anyLeft reports whether a container or image matching filter, its
+// labels satisfying pick, is still there (false when it cannot tell).
+func (e *Engine) anyLeft(ctx context.Context, f client.Filters, pick func(map[string]string) bool) bool {
+	cs, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return false
+	}
+	for _, c := range cs.Items {
+		if pick(c.Labels) {
+			return true
+		}
+	}
+	is, err := e.cli.ImageList(ctx, client.ImageListOptions{All: true, Filters: f})
+	if err != nil {
+		return false
+	}
+	for _, i := range is.Items {
+		if pick(i.Labels) {
+			return true
+		}
+	}
+	return false
+}
+
+// removeOnce is one pass of remove.
+func (e *Engine) removeOnce(ctx context.Context, f client.Filters, pick func(map[string]string) bool, removed func(string)) error {
 	cs, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
 		return fmt.Errorf("list containers: %w", err)
