@@ -2,7 +2,9 @@ package scenarios_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -102,8 +104,41 @@ func (n *cutOffNeighbour) cutOffOne(ctx context.Context, gw targets.Gateway, top
 		_ = c.Close(ctx)
 		if kit.Until(ctx, time.Second, cutOff) {
 			n.cutOff.Add(1)
-			return nil
+			return neighboursGone(ctx, gw)
 		}
+	}
+	return nil
+}
+
+// neighboursGone waits (10 s at most) until the gateway lists no client
+// session: the scenario presumes the neighbours' sessions, and their
+// keepalives of beta, gone (under .ci/load a closed neighbour's session
+// was still probing beta when the scenario counted its probes).
+func neighboursGone(ctx context.Context, gw targets.Gateway) error {
+	var left int
+	gone := kit.Until(ctx, 10*time.Second, func() bool {
+		var body struct {
+			Sessions []json.RawMessage `json:"sessions"`
+		}
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(rctx, http.MethodGet, gw.BaseURL()+"/api/sessions", nil)
+		if err != nil {
+			return false
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&body) != nil {
+			return false
+		}
+		left = len(body.Sessions)
+		return left == 0
+	})
+	if !gone {
+		return fmt.Errorf("the neighbours' sessions were not gone 10 s after they closed (%d listed)", left)
 	}
 	return nil
 }
