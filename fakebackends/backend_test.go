@@ -836,8 +836,9 @@ func TestTemplatesProgressAndRequestLogThroughRealClient(t *testing.T) {
 				t.Fatalf("ticker = %q, %v", resultText(res), err)
 			}
 			// Notifications are sent before the result on the same stream,
-			// but handled on the client's own goroutine: wait (bounded).
-			testwait.For(t, 2*time.Second, "3 progress notifications", func() bool {
+			// but handled on the client's own goroutine: wait (bounded; 2 s
+			// ran out once beside a second -race suite).
+			testwait.For(t, 10*time.Second, "3 progress notifications", func() bool {
 				mu.Lock()
 				defer mu.Unlock()
 				return len(progress) >= 3
