@@ -312,8 +312,12 @@ func TestRunInterrupted(t *testing.T) {
 	// The scenarios in flight at the signal are interrupted; those not
 	// started yet (on a loaded machine all four may have started) are
 	// listed as not run.
+	// One that finished before it is judged: passed, or inconclusive (on a
+	// loaded machine the gateway's own health probes time out and it
+	// answers a call itself), never failed.
 	cut := counts[history.VerdictSkipped] + counts[history.VerdictInterrupted]
-	if !res.Interrupted || len(res.Scenarios) != 4 || counts[history.VerdictPassed] < 1 || cut < 1 || counts[history.VerdictPassed]+cut != 4 {
+	finished := counts[history.VerdictPassed] + counts[history.VerdictInconclusive]
+	if !res.Interrupted || len(res.Scenarios) != 4 || finished < 1 || cut < 1 || finished+cut != 4 {
 		t.Fatalf("results: interrupted %v, %d scenarios, %v", res.Interrupted, len(res.Scenarios), counts)
 	}
 	table := stdout.String()
