@@ -263,23 +263,23 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	if !health { // nothing to watch but the pings (no third one comes: the next check)
 		kit.Until(ctx, kaMaxFailures*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool { return len(failedPings()) >= kaMaxFailures })
 	}
+	// unlessLost judges a check that counts on beta's log of the failed
+	// probes, or records it inconclusive when a probe was lost.
 	lost := lostProbe()
-	if lost != "" {
-		k.Inconclusive(stops, lost)
-	} else {
-		k.Check(stops, func(ck *kit.C) {
-			ck.Expect(failedPings()).To(gomega.HaveLen(kaMaxFailures), "beta received exactly %d failed probes before keepalive disabled itself", kaMaxFailures)
-		})
+	unlessLost := func(name string, body func(ck *kit.C)) {
+		if lost != "" {
+			k.Inconclusive(name, lost)
+		} else {
+			k.Check(name, body)
+		}
 	}
+	unlessLost(stops, func(ck *kit.C) {
+		ck.Expect(failedPings()).To(gomega.HaveLen(kaMaxFailures), "beta received exactly %d failed probes before keepalive disabled itself", kaMaxFailures)
+	})
 	sleep(ctx, kaProbeAfter/2)
-	const noProbe = "no probe while keepalive is disabled"
-	if lost != "" {
-		k.Inconclusive(noProbe, lost)
-	} else {
-		k.Check(noProbe, func(ck *kit.C) {
-			ck.Expect(failedPings()).To(gomega.HaveLen(kaMaxFailures), "no probe while keepalive is disabled (before probeAfter)")
-		})
-	}
+	unlessLost("no probe while keepalive is disabled", func(ck *kit.C) {
+		ck.Expect(failedPings()).To(gomega.HaveLen(kaMaxFailures), "no probe while keepalive is disabled (before probeAfter)")
+	})
 	// Calls still work: keepalive failing is not the session failing.
 	k.CheckOK("beta's tools work while its keepalive is disabled", c.CallTool(ctx, k.Tool(beta, "echo"), echoArgs("while disabled")))
 
@@ -292,8 +292,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		})
 		ck.Expect(reenabled).To(gomega.BeTrue(), "beta's keepalive re-enables after a successful re-probe")
 	})
-	const reprobeCheck = "the re-probe comes probeAfter after the last failed probe"
-	reprobeBody := func(ck *kit.C) {
+	unlessLost("the re-probe comes probeAfter after the last failed probe", func(ck *kit.C) {
 		// firstPingAfter is beta's first ping after t, or nil.
 		firstPingAfter := func(t time.Time) *fakebackends.RequestRecord {
 			ps := pings(ctx, env, beta)
@@ -317,12 +316,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		ck.Observed("re-probe %s after the last failed probe (the harness stalled %s meanwhile)", gap, stalled)
 		ck.Expect(gap).To(gomega.BeNumerically(">=", kaProbeAfter-5*time.Millisecond), "the re-probe waits probeAfter after the last failure")
 		ck.Expect(gap-stalled).To(gomega.BeNumerically("<=", kaProbeAfter+kaSlack), "the re-probe comes about probeAfter after the last failure (net of the harness's stalls)")
-	}
-	if lost != "" {
-		k.Inconclusive(reprobeCheck, lost+" (the re-probe is timed from that probe's failure)")
-	} else {
-		k.Check(reprobeCheck, reprobeBody)
-	}
+	})
 	k.Check("probes resume at the interval after re-enabling", func(ck *kit.C) {
 		n := len(pings(ctx, env, beta))
 		resumed := kit.Until(ctx, 2*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool { return len(pings(ctx, env, beta)) >= n+2 })
