@@ -155,10 +155,11 @@ func stopPool() {
 // first one's reason is printed. A failed scenario never runs again.
 func runSpec(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig) *history.Recorder {
 	rec := runSpecOnce(ctx, sc, cfg)
-	if res := rec.Result(); res.Verdict != history.VerdictInconclusive || ctx.Err() != nil {
+	res := rec.Result()
+	if res.Verdict != history.VerdictInconclusive || ctx.Err() != nil {
 		return rec
 	}
-	GinkgoWriter.Printf("%s came back inconclusive (%s): running it once more\n", sc.Name, rec.Result().Reason)
+	GinkgoWriter.Printf("%s came back inconclusive (%s): running it once more\n", sc.Name, res.Reason)
 	return runScenario(ctx, sc, cfg)
 }
 

@@ -156,7 +156,7 @@ func answered(call *history.Call) string {
 // is inconclusive, with the reason. It reports whether the fault acted
 // on the call (whether the check was judged), not whether it passed.
 func (k *Kit) CheckActed(name, backend string, call *history.Call, body func(c *C)) (acted bool) {
-	return k.checkPremise(name, k.FaultActed(backend, call), call, body)
+	return k.CheckPremise(name, k.FaultActed(backend, call), call, body)
 }
 
 // CheckReached is CheckActed for faults that act on the backend's
@@ -164,12 +164,12 @@ func (k *Kit) CheckActed(name, backend string, call *history.Call, body func(c *
 // log nothing: the premise is that the gateway attempted the backend
 // (Reached: the call arrived, or the gateway's error names it).
 func (k *Kit) CheckReached(name, backend string, call *history.Call, body func(c *C)) (reached bool) {
-	return k.checkPremise(name, k.Reached(backend, call), call, body)
+	return k.CheckPremise(name, k.Reached(backend, call), call, body)
 }
 
-// checkPremise judges body when why is "" (and the gateway is steady),
+// CheckPremise judges body when why is "" (and the gateway is steady),
 // and records the check inconclusive with the reason otherwise.
-func (k *Kit) checkPremise(name, why string, call *history.Call, body func(c *C)) bool {
+func (k *Kit) CheckPremise(name, why string, call *history.Call, body func(c *C)) bool {
 	if why := cmp.Or(k.unsteady, why); why != "" {
 		k.Inconclusive(name, why, call)
 		return false

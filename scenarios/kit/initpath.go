@@ -48,5 +48,5 @@ func (k *Kit) CheckOnInitialize(name, backend string, call *history.Call, body f
 		k.NotApplicable(name, why)
 		return false
 	}
-	return k.checkPremise(name, why, call, body)
+	return k.CheckPremise(name, why, call, body)
 }
