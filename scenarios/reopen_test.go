@@ -29,8 +29,10 @@ func TestRecoveryWhileReopening(t *testing.T) {
 		if c.Verdict == history.CheckFailed {
 			t.Errorf("%s failed: expected %s; observed %s", c.Name, c.Expected, c.Observed)
 		}
-		if c.Name == recovery {
+		if strings.Contains(c.Name, "answers once cleared") {
 			t.Logf("%s: %s: %s", c.Name, c.Verdict, c.Observed)
+		}
+		if c.Name == recovery {
 			if c.Verdict != history.CheckPassed || !strings.Contains(c.Observed, "re-opened its session with beta") {
 				t.Errorf("%s is %s (%s): want passed, the calls that failed while the gateway re-opened its session with beta said so", c.Name, c.Verdict, c.Observed)
 			}

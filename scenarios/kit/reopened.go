@@ -2,6 +2,7 @@ package kit
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
@@ -46,18 +47,32 @@ func (k *Kit) excusedByReopen(backend string, since time.Time, failures []*histo
 	}
 	started := k.Recorder().Started()
 	var onBroken, waited int
+	var others []string // the failures not excused, described
 	for _, f := range failures {
 		arr, reached, err := k.Arrival(backend, f)
+		begun := started.Add(f.Start.D())
 		switch {
 		case err != nil:
+			others = append(others, fmt.Sprintf("one whose arrival is unknown (%v)", err))
 		case reached && arr.SessionID != rec.SessionID && !arr.Time.Before(since):
 			onBroken++
-		case !reached && f.Took() >= k.Env.GatewayCallTimeout()/2 && started.Add(f.Start.D()).Before(first):
+		case !reached && f.Took() >= k.Env.GatewayCallTimeout()/2 && begun.Before(first):
 			waited++
+		case reached:
+			others = append(others, fmt.Sprintf("%s in %s, %s after the clear, reaching %s %s after the clear on %s",
+				f.Outcome, f.Took().Round(time.Millisecond), begun.Sub(since).Round(time.Millisecond), backend,
+				arr.Time.Sub(since).Round(time.Millisecond), map[bool]string{true: "the new session", false: "another session"}[arr.SessionID == rec.SessionID]))
+		default:
+			others = append(others, fmt.Sprintf("%s in %s, %s after the clear, never reaching %s",
+				f.Outcome, f.Took().Round(time.Millisecond), begun.Sub(since).Round(time.Millisecond), backend))
 		}
 	}
 	n = onBroken + waited
-	return n, fmt.Sprintf("%d of them while the gateway re-opened its session with %s (%s's log: the session that served again began with %s, %s after the clear): "+
+	what = fmt.Sprintf("%d of them while the gateway re-opened its session with %s (%s's log: the session that served again began with %s, %s after the clear): "+
 		"%d sent on the broken session, %d timed out waiting for the new one",
 		n, backend, backend, firstMethod, first.Sub(since).Round(time.Millisecond), onBroken, waited)
+	if len(others) > 0 {
+		what += "; not excused: " + strings.Join(others, "; ")
+	}
+	return n, what
 }
