@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -145,7 +146,7 @@ func writeGateLog(start time.Time) {
 	}
 	var b strings.Builder
 	for _, s := range testGate.Spans() {
-		fmt.Fprintf(&b, "%.2f %.2f %d %s\n", s.Entered.Sub(start).Seconds(), s.Left.Sub(start).Seconds(), s.Slots, s.Name)
+		fmt.Fprintf(&b, "%.2f %.2f %d %s %s\n", s.Entered.Sub(start).Seconds(), s.Left.Sub(start).Seconds(), s.Slots, s.Name, cmp.Or(s.Target, "-"))
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		fmt.Fprintf(os.Stderr, "$%s: %v\n", GateLogEnv, err)

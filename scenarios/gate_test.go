@@ -35,13 +35,17 @@ var testGate = func() *scenarios.Gate {
 // they do not end last. A wrong figure costs wall time, never a verdict.
 // The mutant table's are longPairs.
 var longRuns = map[string]time.Duration{
-	"fixture-h × hang":            48 * time.Second,
-	"fixture-d × wrapping":        22 * time.Second,
-	"fixture-e × wrapping":        21 * time.Second,
-	"fixture-b-broken × hang":     21 * time.Second,
-	"fixture-b-broken × wrapping": 19 * time.Second,
-	"fixture-d × hang":            10 * time.Second,
-	"fixture-e × hang":            9 * time.Second,
+	"fixture-h × hang":              48 * time.Second,
+	"fixture-d × wrapping":          22 * time.Second,
+	"fixture-f × restart":           13 * time.Second,
+	"fixture-b-broken × session":    12 * time.Second,
+	"fixture-b-broken × hang-pause": 11 * time.Second,
+	"fixture-a × wrapping":          10 * time.Second,
+	"fixture-e × wrapping":          21 * time.Second,
+	"fixture-b-broken × hang":       21 * time.Second,
+	"fixture-b-broken × wrapping":   19 * time.Second,
+	"fixture-d × hang":              10 * time.Second,
+	"fixture-e × hang":              9 * time.Second,
 }
 
 // testSlots is $VMCP_CHAOS_TEST_SLOTS (1 to 32), default

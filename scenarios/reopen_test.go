@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
@@ -23,7 +24,9 @@ func TestRecoveryWhileReopening(t *testing.T) {
 	e := fixtureTarget(t, "fixture-a")
 	e.TargetName = "fixture-a-slow-reopen"
 	e.Command = append(e.Command, "--slow-reopen", "1200ms")
-	res := runScenario(context.Background(), scenario(t, "hang/legacy/sse"), scenarios.RunConfig{Target: e, CheckLeaks: true}).Result()
+	// It takes about 11 s (every re-opening waits 1.2 s): started early.
+	ctx := scenarios.WithExpected(context.Background(), 11*time.Second)
+	res := runScenario(ctx, scenario(t, "hang/legacy/sse"), scenarios.RunConfig{Target: e, CheckLeaks: true}).Result()
 	const recovery = "stall_mid_body: beta answers once cleared (at most 0 failed calls)"
 	for _, c := range res.Checks {
 		if c.Verdict == history.CheckFailed {

@@ -95,6 +95,7 @@ type Gate struct {
 // (after its wait for slots and the CPU), and how many slots it held.
 type GateSpan struct {
 	Name          string
+	Target        string // the target's name ("" when not given)
 	Slots         int
 	Entered, Left time.Time
 }
@@ -230,7 +231,7 @@ func (g *Gate) EnterFor(ctx context.Context, target string, sc Scenario, runtime
 		held := time.Since(entered) * time.Duration(w)
 		g.held.Add(int64(held))
 		g.mu.Lock()
-		g.spans = append(g.spans, GateSpan{sc.Name, int(w), entered, time.Now()})
+		g.spans = append(g.spans, GateSpan{sc.Name, target, int(w), entered, time.Now()})
 		g.mu.Unlock()
 		g.running.Add(-w)
 		if alone {
@@ -251,7 +252,7 @@ func WithExpected(ctx context.Context, d time.Duration) context.Context {
 
 // calmWait bounds how long a load scenario waits for a calm CPU
 // (waitCalm): on a machine loaded by another suite it runs anyway.
-const calmWait = 30 * time.Second
+const calmWait = 10 * time.Second
 
 // waitCalm waits, at most calmWait, until the CPU's pressure is under
 // GatePressure, however few scenarios run: the load scenario starts on a
