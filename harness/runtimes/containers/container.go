@@ -108,9 +108,14 @@ func (t *Topology) runContainer(ctx context.Context, s spec) (*ctr, error) {
 	}
 }
 
-// freePort picks a free 127.0.0.1 port to publish on (a variable for
-// tests; see publishPort).
-var freePort = publishPort
+// freePort picks a free 127.0.0.1 port to publish on: the topology's
+// pickPort (set by tests), else publishPort.
+func (t *Topology) freePort() (int, error) {
+	if t.pickPort != nil {
+		return t.pickPort()
+	}
+	return publishPort()
+}
 
 // portTaken reports whether a start failed because a published port was
 // taken.
@@ -132,7 +137,7 @@ func (t *Topology) runContainerOnce(ctx context.Context, s spec) (*ctr, error) {
 	bindings := network.PortMap{}
 	var exposed []string
 	for _, p := range s.ports {
-		hp, err := freePort()
+		hp, err := t.freePort()
 		if err != nil {
 			_ = t.net.release(context.WithoutCancel(ctx), e)
 			return nil, err

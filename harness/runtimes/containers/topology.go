@@ -38,6 +38,8 @@ type Topology struct {
 	backendAuth bool
 	// ctrs are the topology's started containers.
 	ctrs []*ctr
+	// pickPort, when set, picks the host ports to publish on (tests).
+	pickPort func() (int, error)
 }
 
 // track adds a started container to the topology.
