@@ -139,7 +139,6 @@ const hangRecovery = 3 * time.Second
 
 func runHang(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
 	k := kit.New(ctx, env, g)
-	defer k.WatchStalls()() // the time bounds are judged net of this process's stalls
 	c := k.Client(v.Revision)
 	betaEcho := k.Tool(beta, "echo")
 	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
@@ -158,7 +157,7 @@ func runHang(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		// gateway answered itself (it had dropped beta) says nothing of
 		// how it treats a stalled or failing beta. A closed listener logs
 		// nothing: there, the gateway naming beta says it tried beta.
-		judge := func(ck *kit.C) { ck.Expect(call).To(k.FailWithin(call, bound).As("time_to_error_ms." + hc.name)) }
+		judge := func(ck *kit.C) { ck.Expect(call).To(matchers.FailWithin(bound).As("time_to_error_ms." + hc.name)) }
 		if cr, ok := hc.fault.Params.(*faults.Crash); ok && cr.Mode == faults.CrashDown {
 			k.CheckReached(hc.name+": fails within "+what, beta, call, judge)
 		} else {

@@ -81,7 +81,7 @@ func runInitializePath(ctx context.Context, k *kit.Kit, c *history.Client, betaE
 			ck.Expect(call).To(matchers.BeBackendUnavailable(beta))
 		})
 		k.CheckOnInitialize(step+": tools/call fails within call timeout + 1 s", beta, call, func(ck *kit.C) {
-			ck.Expect(call).To(k.FailWithin(call, bound).As("time_to_error_ms.initialize." + f.name))
+			ck.Expect(call).To(matchers.FailWithin(bound).As("time_to_error_ms.initialize." + f.name))
 		})
 	}
 }
@@ -115,7 +115,6 @@ const wrappingRecovery = time.Second
 
 func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
 	k := kit.New(ctx, env, g)
-	defer k.WatchStalls()() // the time bounds are judged net of this process's stalls
 	c := k.Client(v.Revision)
 	session := c.SessionID()
 	betaEcho, alphaEcho := k.Tool(beta, "echo"), k.Tool(alpha, "echo")
@@ -159,7 +158,7 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 			} else {
 				k.CheckCall(names, call, matchers.BeBackendUnavailable(beta))
 				figure := "time_to_error_ms." + strings.ReplaceAll(m.method, "/", "_") + "." + f.name
-				if k.CheckActed(within, beta, call, func(ck *kit.C) { ck.Expect(call).To(k.FailWithin(call, bound).As(figure)) }) {
+				if k.CheckActed(within, beta, call, func(ck *kit.C) { ck.Expect(call).To(matchers.FailWithin(bound).As(figure)) }) {
 					faulted = append(faulted, call)
 				}
 			}

@@ -18,7 +18,8 @@ import (
 // (beta's log has it there, after the clear), or one that waited for the
 // new session until its deadline (it took at least half the gateway's
 // call timeout, and began before the new session's first request reached
-// the backend). This holds only when ok, the call that served again,
+// the backend; or it reached the backend on the new session, but its
+// whole call timeout had run out before that session's first request). This holds only when ok, the call that served again,
 // arrived on a session whose first request came after since (the clear).
 // A gateway that answers calls itself with errors after the fault (they
 // never reach the backend, and do not wait) is not excused.
@@ -57,6 +58,11 @@ func (k *Kit) excusedByReopen(backend string, since time.Time, failures []*histo
 		case reached && arr.SessionID != rec.SessionID && !arr.Time.Before(since):
 			onBroken++
 		case !reached && f.Took() >= k.Env.GatewayCallTimeout()/2 && begun.Before(first):
+			waited++
+		case reached && arr.SessionID == rec.SessionID && f.Took() >= k.Env.GatewayCallTimeout() && !begun.Add(k.Env.GatewayCallTimeout()).After(first):
+			// Its deadline ran out before the new session's first request
+			// reached the backend; the gateway sent it on once the session
+			// was open, and failed it: it too waited for the new session.
 			waited++
 		case reached:
 			others = append(others, fmt.Sprintf("%s in %s, %s after the clear, reaching %s %s after the clear on %s",

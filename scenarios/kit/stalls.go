@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
 )
 
 // Stall watching: a Stalls goroutine wakes every stallTick; a wake-up more
@@ -115,18 +114,4 @@ func (k *Kit) Net(call *history.Call) time.Duration {
 	}
 	start := k.Recorder().Started().Add(call.Start.D())
 	return took - k.stalls.Overlap(start, start.Add(took))
-}
-
-// FailWithin is matchers.FailWithin(bound) judged net of this process's
-// stalls while call was in flight (Net): a machine that ran nothing for a
-// while stopped the gateway as well as the harness. When a stall is what
-// put the call over bound, the bound grows by it and a note says so; the
-// recorded figure is still the whole time the call took.
-func (k *Kit) FailWithin(call *history.Call, bound time.Duration) *matchers.FailWithinMatcher {
-	if stalled := call.Took() - k.Net(call); stalled > 0 && call.Took() > bound {
-		k.Note("%s %s took %s, %s of it while this process stalled: judged against %s + the stall",
-			call.Method, call.Target, call.Took().Round(time.Millisecond), stalled.Round(time.Millisecond), bound)
-		bound += stalled
-	}
-	return matchers.FailWithin(bound)
 }
