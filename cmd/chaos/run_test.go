@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -44,6 +45,7 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 		}
 	}
 	if err != nil {
+		logFailedChecks(t, out)
 		t.Fatalf("chaos run: %v", err)
 	}
 	table := stdout.String()
@@ -384,6 +386,30 @@ func TestPrintTablePartial(t *testing.T) {
 	for _, l := range lines {
 		if len([]rune(l)) > 120 {
 			t.Errorf("line wider than 120 columns (%d): %q", len([]rune(l)), l)
+		}
+	}
+}
+
+// logFailedChecks logs what each failed check of the results at path
+// expected and observed: the evidence of a failed run, which the table
+// only excerpts.
+func logFailedChecks(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Logf("no results to show: %v", err)
+		return
+	}
+	var res history.Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Logf("results %s: %v", path, err)
+		return
+	}
+	for _, sc := range res.Scenarios {
+		for _, c := range sc.Checks {
+			if c.Verdict == history.CheckFailed {
+				t.Logf("%s: %s: expected %s; observed %s", sc.Name, c.Name, c.Expected, c.Observed)
+			}
 		}
 	}
 }
