@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -210,17 +211,28 @@ func runAnywhere(t *testing.T, bin string, extra []string) (string, int) {
 	_ = os.RemoveAll(filepath.Join(dir, "out"))
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--label", "container-kill && legacy", "--label", anywherePlain)
-	cmd.Dir = dir
-	cmd.WaitDelay = 10 * time.Second
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if k != runtimes.ChaosBinEnv && k != containers.RequireDockerEnv && k != "PATH" && k != "GOFLAGS" {
-			cmd.Env = append(cmd.Env, kv)
+	var out []byte
+	var err error
+	// The copy was written by this process: a child forked meanwhile by
+	// another test holds it open for writing until it execs, and exec
+	// then fails with ETXTBSY (golang/go#22315). Started again, briefly.
+	for try := 0; ; try++ {
+		cmd := exec.CommandContext(ctx, bin, "run", "--label", "container-kill && legacy", "--label", anywherePlain)
+		cmd.Dir = dir
+		cmd.WaitDelay = 10 * time.Second
+		for _, kv := range os.Environ() {
+			k, _, _ := strings.Cut(kv, "=")
+			if k != runtimes.ChaosBinEnv && k != containers.RequireDockerEnv && k != "PATH" && k != "GOFLAGS" {
+				cmd.Env = append(cmd.Env, kv)
+			}
 		}
+		cmd.Env = append(append(cmd.Env, "PATH="+dir), extra...)
+		out, err = cmd.CombinedOutput()
+		if !errors.Is(err, syscall.ETXTBSY) || try == 50 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	cmd.Env = append(append(cmd.Env, "PATH="+dir), extra...)
-	out, err := cmd.CombinedOutput()
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
