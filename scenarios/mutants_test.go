@@ -7,6 +7,7 @@ package scenarios_test
 // reason the mutant introduces.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"regexp"
@@ -64,9 +65,9 @@ func judgeFails(t *testing.T, rec *history.Recorder, target targets.Target, fail
 	if res.Verdict != history.VerdictFailed {
 		t.Fatalf("%s against the mutant %s: verdict %s, want failed", name, target.Name(), res.Verdict)
 	}
-	verdicts := map[string]history.CheckVerdict{}
+	verdicts, observed := map[string]history.CheckVerdict{}, map[string]string{}
 	for _, c := range res.Checks {
-		verdicts[c.Name] = c.Verdict
+		verdicts[c.Name], observed[c.Name] = c.Verdict, cmp.Or(c.Observed, c.Reason)
 	}
 	for _, w := range failed {
 		if verdicts[w] != history.CheckFailed {
@@ -78,7 +79,7 @@ func judgeFails(t *testing.T, rec *history.Recorder, target targets.Target, fail
 	}
 	for _, w := range passed {
 		if verdicts[w] != history.CheckPassed {
-			t.Errorf("%s against %s: check %q is %q, want passed (the scenario goes on after a failed check)", name, target.Name(), w, verdicts[w])
+			t.Errorf("%s against %s: check %q is %q, want passed (the scenario goes on after a failed check): %s", name, target.Name(), w, verdicts[w], observed[w])
 		}
 	}
 }
