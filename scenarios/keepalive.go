@@ -209,7 +209,11 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		// jitter, and no single gap is well under it.
 		mean := ps[len(ps)-1].Time.Sub(ps[0].Time) / time.Duration(len(ps)-1)
 		rec.SetFigure("probe_interval_ms.mean", ms(mean))
-		ck.Expect(mean).To(gomega.BeNumerically(">=", kaInterval-kaJitter-5*time.Millisecond), "probes come no more often than every interval − jitter (mean gap %s; gaps %v)", mean, gaps)
+		// The mean is the span from the first ping's arrival to the last's:
+		// their transits can differ by tens of ms under load (a CI run
+		// under -race: 64 ms, a mean of 257 ms from a correct sender);
+		// hence 20 ms of room. A ping every 200 ms still fails it.
+		ck.Expect(mean).To(gomega.BeNumerically(">=", kaInterval-kaJitter-20*time.Millisecond), "probes come no more often than every interval − jitter (mean gap %s; gaps %v)", mean, gaps)
 		ck.Expect(early).To(gomega.BeEmpty(), "no probe comes well before interval − jitter (gaps %v)", gaps)
 		ck.Expect(net[len(net)/2]).To(gomega.BeNumerically("<=", kaInterval+kaJitter+50*time.Millisecond), "probes come every interval ± jitter (gaps %v; net of the harness's stalls %v)", gaps, net)
 		ck.Expect(net[len(net)-1]).To(gomega.BeNumerically("<=", kaInterval+kaJitter+kaSlack),
