@@ -19,8 +19,9 @@ import (
 // new session until its deadline (it took at least half the gateway's
 // call timeout, and began before the new session's first request reached
 // the backend; or it reached the backend on the new session, but its
-// whole call timeout had run out before that session's first request). This holds only when ok, the call that served again,
-// arrived on a session whose first request came after since (the clear).
+// whole call timeout had run out before that session's first request).
+// This holds only when ok, the call that served again, arrived on a
+// session whose first request came after since (the clear).
 // A gateway that answers calls itself with errors after the fault (they
 // never reach the backend, and do not wait) is not excused.
 func (k *Kit) excusedByReopen(backend string, since time.Time, failures []*history.Call, ok *history.Call) (n int, what string) {
@@ -46,7 +47,7 @@ func (k *Kit) excusedByReopen(backend string, since time.Time, failures []*histo
 	if first.IsZero() || first.Before(since) {
 		return 0, ""
 	}
-	started := k.Recorder().Started()
+	started, timeout := k.Recorder().Started(), k.Env.GatewayCallTimeout()
 	var onBroken, waited int
 	var others []string // the failures not excused, described
 	for _, f := range failures {
@@ -57,9 +58,9 @@ func (k *Kit) excusedByReopen(backend string, since time.Time, failures []*histo
 			others = append(others, fmt.Sprintf("one whose arrival is unknown (%v)", err))
 		case reached && arr.SessionID != rec.SessionID && !arr.Time.Before(since):
 			onBroken++
-		case !reached && f.Took() >= k.Env.GatewayCallTimeout()/2 && begun.Before(first):
+		case !reached && f.Took() >= timeout/2 && begun.Before(first):
 			waited++
-		case reached && arr.SessionID == rec.SessionID && f.Took() >= k.Env.GatewayCallTimeout() && !begun.Add(k.Env.GatewayCallTimeout()).After(first):
+		case reached && arr.SessionID == rec.SessionID && f.Took() >= timeout && !begun.Add(timeout).After(first):
 			// Its deadline ran out before the new session's first request
 			// reached the backend; the gateway sent it on once the session
 			// was open, and failed it: it too waited for the new session.
