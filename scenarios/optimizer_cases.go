@@ -198,7 +198,58 @@ func (o *optRun) case2(c1 *history.Client) {
 			return
 		}
 	}
+	if echo.Outcome != history.OutcomeOK && !o.health {
+		if why, retry := o.alphaRefusedUnderLoad(c1, echo); why != "" {
+			k.Inconclusive(called, why, echo, retry)
+			return
+		}
+	}
 	k.CheckOK(called, echo)
+}
+
+// Without a health API, alpha's call refused under load: the gateway's own
+// health probes of alpha time out when the machine stalls (200 ms, twice
+// in a row, open alpha's circuit for 2 s), and nothing but the health API
+// could say so. The refusal is a health decision, not a routing defect,
+// when all of these hold:
+//   - the call never reached alpha (alpha's log), which has no fault;
+//   - this process stalled at least refusedStall in the refusedWindow
+//     before the call (the probes' timeouts and the open circuit's span);
+//   - the gateway took alpha back: the same call succeeds on the same
+//     session within refusedRetry.
+//
+// A gateway that never routes to alpha fails all the same, loaded or not.
+const (
+	refusedStall  = optHealthTimeout / 2
+	refusedWindow = 2*optHealthInterval + optHealthTimeout + optOpenTimeout
+	refusedRetry  = optOpenTimeout + 3*time.Second
+)
+
+// alphaRefusedUnderLoad returns why echo's failure is no verdict ("" when
+// it is one), and the retry that succeeded.
+func (o *optRun) alphaRefusedUnderLoad(c1 *history.Client, echo *history.Call) (string, *history.Call) {
+	k := o.k
+	if _, reached, err := k.Arrival(alpha, echo); err != nil || reached {
+		return "", nil
+	}
+	stalled := k.StalledAround(echo, refusedWindow)
+	if stalled < refusedStall {
+		return "", nil
+	}
+	var retry *history.Call
+	if !kit.Until(k.Ctx, refusedRetry, func() bool {
+		retry = callTool(k.Ctx, c1, o.alphaEcho, echoArgs("via call_tool, again"))
+		if retry.Outcome == history.OutcomeOK {
+			return true
+		}
+		kit.Sleep(k.Ctx, optRetry)
+		return false
+	}) {
+		return "", nil
+	}
+	return fmt.Sprintf("alpha's echo was refused without reaching alpha (%s %q), while this machine stalled %s in the %s before: "+
+		"the gateway's health probes of alpha time out then, and it took alpha back %s later; the target has no health API to say whether its health checks had put alpha out",
+		echo.Outcome, kit.Excerpt(echo.Text(), 120), stalled.Round(time.Millisecond), refusedWindow, (retry.Start.D() - echo.Start.D()).Round(time.Millisecond)), retry
 }
 
 // tryFind calls find_tool and decodes its answer without judging it: err

@@ -82,3 +82,15 @@ func TestMutantOptimizerNoBreakerNoHealthAPI(t *testing.T) {
 	expectFails(t, "optimizer/legacy/streamable-http", target,
 		[]string{"beta's circuit opens: a call of beta's echo then fails without reaching beta"}, nil)
 }
+
+// TestMutantCallToolSkipsAlphaNoHealthAPI: without a health API, a
+// gateway whose call_tool never routes to alpha fails case 2's call of
+// alpha's echo, loaded machine or not: the load excusal (alpha refused
+// while the machine stalled) holds only when the gateway takes alpha back.
+func TestMutantCallToolSkipsAlphaNoHealthAPI(t *testing.T) {
+	t.Parallel()
+	target := &mutantTarget{name: "mutant-call-tool-skips-alpha-no-health-api",
+		inner:  targets.Reference{Caps: noHealthAPI},
+		policy: func() frontPolicy { return refuseViaCallTool{backend: "alpha"} }}
+	expectFails(t, "optimizer/legacy/streamable-http", target, []string{"case 2: call_tool calls alpha's echo"}, nil)
+}

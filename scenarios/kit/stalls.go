@@ -115,3 +115,15 @@ func (k *Kit) Net(call *history.Call) time.Duration {
 	start := k.Recorder().Started().Add(call.Start.D())
 	return took - k.stalls.Overlap(start, start.Add(took))
 }
+
+// StalledAround is how long this process stalled from before ahead of
+// call's start to its end (0 when no watcher runs): the machine's share
+// in a decision the gateway made in that window (a health probe that
+// timed out).
+func (k *Kit) StalledAround(call *history.Call, before time.Duration) time.Duration {
+	if k.stalls == nil {
+		return 0
+	}
+	start := k.Recorder().Started().Add(call.Start.D())
+	return k.stalls.Overlap(start.Add(-before), start.Add(call.Took()))
+}
