@@ -314,12 +314,15 @@ func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []
 		// alpha's health probes timed out, the optimizer had it out) shows
 		// no mutant's failure: run again, at most twice more, as the
 		// optimizer tests do. No row wants an inconclusive run.
+		// So is a run that left one of the row's checks inconclusive (a
+		// call over its time bound through a stall of the machine).
 		for attempt := 1; ; attempt++ {
 			results[i] = runScenario(ctx, scs[i], cfg).Result()
-			if results[i].Verdict != history.VerdictInconclusive || attempt == 3 {
+			unjudged := rowsUnjudged(pairs[i].rows, results[i])
+			if (results[i].Verdict != history.VerdictInconclusive && unjudged == "") || attempt == 3 {
 				break
 			}
-			t.Logf("%s × %s: inconclusive (%s), run again", pairs[i].mutant, scs[i].Name, results[i].Reason)
+			t.Logf("%s × %s: %s (%s), run again", pairs[i].mutant, scs[i].Name, results[i].Verdict, cmp.Or(unjudged, results[i].Reason))
 		}
 	}
 	// Twice as many waiting as the package's tests together may run
@@ -356,4 +359,20 @@ func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []
 	}
 	wg.Wait()
 	return results
+}
+
+// rowsUnjudged names the first check of res that one of rows covers and
+// that was inconclusive, with its reason ("" when there is none).
+func rowsUnjudged(rows []mutantRow, res history.ScenarioResult) string {
+	for _, c := range res.Checks {
+		if c.Verdict != history.CheckInconclusive {
+			continue
+		}
+		for _, r := range rows {
+			if r.checks.MatchString(c.Name) {
+				return fmt.Sprintf("%q inconclusive: %s", c.Name, c.Reason)
+			}
+		}
+	}
+	return ""
 }

@@ -156,10 +156,13 @@ func (k *Kit) CheckCall(name string, call *history.Call, ms ...types.GomegaMatch
 
 // CheckOK judges a check that call succeeded.
 func (k *Kit) CheckOK(name string, call *history.Call) bool {
-	return k.Check(name, func(c *C) {
-		c.Evidence(call)
-		c.Expect(call.Outcome).To(gomega.Equal(history.OutcomeOK), "%s %s ended %s after %s: %s", call.Method, call.Target, call.Outcome, call.Took(), call.Text())
-	})
+	return k.Check(name, func(c *C) { ExpectOK(c, call) })
+}
+
+// ExpectOK asserts with c, with call as evidence, that call succeeded.
+func ExpectOK(c *C, call *history.Call) {
+	c.Evidence(call)
+	c.Expect(call.Outcome).To(gomega.Equal(history.OutcomeOK), "%s %s ended %s after %s: %s", call.Method, call.Target, call.Outcome, call.Took(), call.Text())
 }
 
 // CheckFailed judges a check that call failed: an error or an isError

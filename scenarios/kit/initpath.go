@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -41,12 +42,14 @@ func (k *Kit) InitializeActed(backend string, call *history.Call) (why string, n
 // judged (with call as evidence) when backend's log shows that initialize
 // with the fault applied; the check is not applicable, with the reason,
 // when the gateway opened no session for the call (it keeps sessions
-// open), and inconclusive otherwise. It reports whether it was judged.
-func (k *Kit) CheckOnInitialize(name, backend string, call *history.Call, body func(c *C)) (judged bool) {
+// open), and inconclusive otherwise, or when one of premises (further
+// reasons not to judge, "" when they hold) is not "". It reports whether
+// it was judged.
+func (k *Kit) CheckOnInitialize(name, backend string, call *history.Call, body func(c *C), premises ...string) (judged bool) {
 	why, notOpened := k.InitializeActed(backend, call)
 	if notOpened && k.unsteady == "" {
 		k.NotApplicable(name, why)
 		return false
 	}
-	return k.CheckPremise(name, why, call, body)
+	return k.CheckPremise(name, cmp.Or(append([]string{why}, premises...)...), call, body)
 }

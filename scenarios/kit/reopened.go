@@ -83,3 +83,30 @@ func (k *Kit) excusedByReopen(backend string, since time.Time, failures []*histo
 	}
 	return n, what
 }
+
+// describeFailures says, for each of failures, what it was and what
+// backend's log shows of it: when it began after since (the clear), and
+// whether it reached backend, on which session, with a fault applied or
+// not. A recovery check that fails says so, to be read without the log.
+func (k *Kit) describeFailures(backend string, since time.Time, failures []*history.Call) string {
+	started := k.Recorder().Started()
+	var out []string
+	for _, f := range failures {
+		begun := started.Add(f.Start.D())
+		d := fmt.Sprintf("%s in %s, %s after the clear (%s)", f.Outcome, f.Took().Round(time.Millisecond), begun.Sub(since).Round(time.Millisecond), Excerpt(f.Text(), 100))
+		arr, reached, err := k.Arrival(backend, f)
+		switch {
+		case err != nil:
+			d += fmt.Sprintf(", arrival unknown (%v)", err)
+		case !reached:
+			d += ", never reaching " + backend
+		default:
+			d += fmt.Sprintf(", reaching %s %s after the clear on session %q", backend, arr.Time.Sub(since).Round(time.Millisecond), Excerpt(arr.SessionID, 12))
+			if arr.Fault != "" {
+				d += " with the fault " + arr.Fault + " still applied"
+			}
+		}
+		out = append(out, d)
+	}
+	return strings.Join(out, "; ")
+}

@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -126,4 +127,98 @@ func (k *Kit) StalledAround(call *history.Call, before time.Duration) time.Durat
 	}
 	start := k.Recorder().Started().Add(call.Start.D())
 	return k.stalls.Overlap(start.Add(-before), start.Add(call.Took()))
+}
+
+// Longest is the longest single stall overlapping from..to (its part
+// within the window).
+func (s *Stalls) Longest(from, to time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var m time.Duration
+	for _, sp := range s.spans {
+		start, end := sp[0], sp[1]
+		if start.Before(from) {
+			start = from
+		}
+		if end.After(to) {
+			end = to
+		}
+		m = max(m, end.Sub(start))
+	}
+	return m
+}
+
+// Excusing returns the stall that puts a time over bound, when there is
+// one: a call that began at start and took took, over bound, in flight
+// through one stall at least as long as the excess (the longest, within
+// the window); 0 otherwise. Only a single stall counts, never a sum: a
+// loaded -race process adds up many short late wake-ups that stopped
+// nothing (summed, they let errors reported 1.2 s late pass a 1 s bound).
+func (s *Stalls) Excusing(start time.Time, took, bound time.Duration) time.Duration {
+	if took <= bound {
+		return 0
+	}
+	if longest := s.Longest(start, start.Add(took)); longest >= took-bound {
+		return longest
+	}
+	return 0
+}
+
+// StalledOver returns "" when call's time says something of the gateway
+// against bound, and otherwise why not: it took longer than bound through
+// a stall of this process at least as long as the excess (Excusing: the
+// machine ran nothing then, the gateway included). The check is then
+// inconclusive, never passed; without a watcher (WatchStalls) it is
+// always judged.
+func (k *Kit) StalledOver(call *history.Call, bound time.Duration) string {
+	if k.stalls == nil {
+		return ""
+	}
+	stall := k.stalls.Excusing(k.Recorder().Started().Add(call.Start.D()), call.Took(), bound)
+	if stall == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %s took %s against %s, and this process stalled %s at once while it was in flight (the machine ran nothing then, the gateway included): its time says nothing of the gateway",
+		call.Method, call.Target, call.Took().Round(time.Millisecond), bound, stall.Round(time.Millisecond))
+}
+
+// StalledThrough returns "" when calls, a bystander's (a backend without
+// a fault), say something of the gateway, and otherwise why not: one of
+// them failed, and this process stalled at once for at least half the
+// gateway's call timeout while it was in flight (the machine ran nothing
+// then, the gateway included: its deadline for the bystander ran out
+// with it). A gateway that fails the bystander without such a stall is
+// judged; without a watcher (WatchStalls) it always is.
+func (k *Kit) StalledThrough(calls ...*history.Call) string {
+	if k.stalls == nil {
+		return ""
+	}
+	least := k.Env.GatewayCallTimeout() / 2
+	for _, call := range calls {
+		if call == nil || call.Outcome == history.OutcomeOK {
+			continue
+		}
+		start := k.Recorder().Started().Add(call.Start.D())
+		if stall := k.stalls.Longest(start, start.Add(call.Took())); stall >= least {
+			return fmt.Sprintf("%s %s failed (%s in %s), and this process stalled %s at once while it was in flight, at least half the gateway's %s call timeout (the machine ran nothing then, the gateway included)",
+				call.Method, call.Target, call.Outcome, call.Took().Round(time.Millisecond), stall.Round(time.Millisecond), k.Env.GatewayCallTimeout())
+		}
+	}
+	return ""
+}
+
+// CheckBystander judges body, with calls as evidence, a check that calls
+// of a backend without a fault succeeded, unless StalledThrough says why
+// their failure says nothing of the gateway: the check is then
+// inconclusive. (The gateway's steady state is no premise here: a gateway
+// that breaks the bystander is what the check exists to find.)
+func (k *Kit) CheckBystander(name string, calls []*history.Call, body func(c *C)) {
+	if why := k.StalledThrough(calls...); why != "" {
+		k.Inconclusive(name, why, calls...)
+		return
+	}
+	k.Check(name, func(c *C) {
+		c.Evidence(calls...)
+		body(c)
+	})
 }

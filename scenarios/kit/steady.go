@@ -191,13 +191,30 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 	// (the fault broke the old one) are its deadlines running out on the
 	// way, not a recovery gap: they are allowed, and said.
 	reopened, excused := "", 0
+	since := start // the clear, when it came just before
+	if !k.lastClear.IsZero() && k.lastClear.Before(start) && start.Sub(k.lastClear) < 5*time.Second {
+		since = k.lastClear
+	}
 	if maxFailed >= 0 && len(failures) > maxFailed {
-		since := start // the clear, when it came just before
-		if !k.lastClear.IsZero() && k.lastClear.Before(start) && start.Sub(k.lastClear) < 5*time.Second {
-			since = k.lastClear
-		}
 		if n, what := k.excusedByReopen(backend, since, failures, ok); what != "" {
 			excused, reopened = n, "; "+what
+		}
+	}
+	// Served again, but with more failures first than allowed, some of
+	// them through a stall of the machine long enough to run a deadline
+	// out (StalledThrough): without those it would pass, so it is no
+	// verdict either way.
+	if ok != nil && grounded(k.Ctx) && maxFailed >= 0 && len(failures)-excused > maxFailed {
+		var stalled []string
+		for _, f := range failures {
+			if why := k.StalledThrough(f); why != "" {
+				stalled = append(stalled, why)
+			}
+		}
+		if len(stalled) > 0 && len(failures)-excused-len(stalled) <= maxFailed {
+			k.Inconclusive(name, fmt.Sprintf("%s served again after %s, %d failed call(s) first (at most %d allowed%s), %d of them while the machine ran nothing: %s",
+				backend, took.Round(time.Millisecond), len(failures), maxFailed, reopened, len(stalled), strings.Join(stalled, "; ")), append(failures, ok)...)
+			return false
 		}
 	}
 	// The backend did not recover on any session: this check fails, and
@@ -218,8 +235,12 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 				unnamed = append(unnamed, fmt.Sprintf("%s %s", f.Outcome, Excerpt(f.Text(), 120)))
 			}
 		}
-		ck.Observed("%s after %s, %d failed call(s) first%s%s", map[bool]string{true: "served again", false: "not served"}[ok != nil],
-			took.Round(time.Millisecond), len(failures), unnamedText(unnamed), reopened)
+		failed := ""
+		if maxFailed >= 0 && len(failures)-excused > maxFailed && reopened == "" {
+			failed = ": " + k.describeFailures(backend, since, failures)
+		}
+		ck.Observed("%s after %s, %d failed call(s) first%s%s%s", map[bool]string{true: "served again", false: "not served"}[ok != nil],
+			took.Round(time.Millisecond), len(failures), unnamedText(unnamed), reopened, failed)
 		ck.Expect(ok).NotTo(gomega.BeNil(), "%s did not serve again within %s", backend, within)
 		ck.Expect(late).To(gomega.BeFalse(), "%s served again only after %s, beyond %s", backend, took.Round(time.Millisecond), within)
 		if maxFailed >= 0 {
