@@ -115,15 +115,10 @@ func TestRunFixtureB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var progress strings.Builder
-	res, err := Run(ctx, Config{Target: target, Runtime: runtimes.Process{Binary: bin}, Clients: 4,
+	res := runSplit(ctx, t, Config{Target: target, Runtime: runtimes.Process{Binary: bin}, Clients: 4,
 		Duration: 300 * time.Millisecond, Calls: 400, CallTimeout: 10 * time.Second, Opens: 2, Sessions: 10,
 		ErrorCalls: 10, StallTimeout: time.Second, StallCalls: 2, StallDeadline: 20 * time.Second,
-		ScaleSessions: []int{10}, ScaleDuration: time.Second, ScaleRate: 50, CrashEvery: 500 * time.Millisecond, Progress: &progress})
-	t.Log(progress.String())
-	if err != nil {
-		t.Fatal(err)
-	}
+		ScaleSessions: []int{10}, ScaleDuration: time.Second, ScaleRate: 50, CrashEvery: 500 * time.Millisecond})
 	if res.Target != "fixture-b" || !strings.HasSuffix(res.Profile, "fixture-b.yaml") {
 		t.Errorf("results name target %q, profile %q; want fixture-b and its profile", res.Target, res.Profile)
 	}

@@ -93,6 +93,16 @@ func (c ConditionalCheck) judge(k *kit.Kit, body func(ck *kit.C)) bool {
 	return k.CheckIf(c.Needs, c.Name, body)
 }
 
+// judgePremise is judge, but an applicable check is inconclusive, with
+// why, when why is not "" (its premise does not hold).
+func (c ConditionalCheck) judgePremise(k *kit.Kit, why string, body func(ck *kit.C)) bool {
+	if why != "" && k.Lacks(c.Needs...) == "" && (c.Unless == nil || c.Unless(k.Env.Target()) == "") {
+		k.Inconclusive(c.Name, why)
+		return false
+	}
+	return c.judge(k, body)
+}
+
 // NotApplicable lists what of the scenario a target with caps cannot be
 // judged on, and why: the whole scenario when it lacks a capability of
 // Needs ("the whole scenario: target t lacks capability x"), else each

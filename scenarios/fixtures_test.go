@@ -124,7 +124,7 @@ func TestFixtureGateways(t *testing.T) {
 		e := fixtureTarget(t, "fixture-a")
 		e.Caps = slices.DeleteFunc(slices.Clone(e.Caps), func(c targets.Capability) bool { return c == targets.CapHealthAPI })
 		sc := scenario(t, "optimizer/legacy/streamable-http")
-		res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
+		res := runJudged(t, sc, scenarios.RunConfig{Target: e}) // inconclusive (a loaded machine) runs once more
 		t.Logf("%s: %s in %s: %s", sc.Name, res.Verdict, res.Duration.D(), res.Reason)
 		if res.Verdict != history.VerdictPassed {
 			t.Fatalf("want passed: %s %s", res.Verdict, res.Reason)

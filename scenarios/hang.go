@@ -164,7 +164,7 @@ func runHang(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		if cr, ok := hc.fault.Params.(*faults.Crash); ok && cr.Mode == faults.CrashDown {
 			premise = k.Reached
 		}
-		k.CheckPremise(hc.name+": fails within "+what, cmp.Or(premise(beta, call), k.StalledOver(call, bound)), call, judge)
+		k.CheckPremise(hc.name+": fails within "+what, cmp.Or(premise(beta, call), k.OverBound(c, call, bound)), call, judge)
 		if hc.names {
 			k.CheckCall(hc.name+": the error names beta", call, matchers.BeBackendUnavailable(beta))
 		}

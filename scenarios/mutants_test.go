@@ -78,6 +78,12 @@ func judgeFails(t *testing.T, rec *history.Recorder, target targets.Target, fail
 		}
 	}
 	for _, w := range passed {
+		// Inconclusive is no failure: the machine too slow to judge it
+		// (kit.OverBound), said in the log.
+		if verdicts[w] == history.CheckInconclusive {
+			t.Logf("%s against %s: check %q is inconclusive (want passed): %s", name, target.Name(), w, observed[w])
+			continue
+		}
 		if verdicts[w] != history.CheckPassed {
 			t.Errorf("%s against %s: check %q is %q, want passed (the scenario goes on after a failed check): %s", name, target.Name(), w, verdicts[w], observed[w])
 		}

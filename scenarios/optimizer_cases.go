@@ -379,8 +379,8 @@ func (o *optRun) case4(c2 *history.Client) {
 		}
 	}
 	k.SetFaults(beta, onCall(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashReset}}))
-	k.CheckCall("case 4: call_tool while beta dies fails naming beta within 1 s", callTool(ctx, c2, o.betaEcho, echoArgs("dying")),
-		matchers.BeBackendUnavailable(beta), matchers.FailWithin(time.Second).As("time_to_error_ms.call_tool_dying"))
+	k.CheckCallWithin("case 4: call_tool while beta dies fails naming beta within 1 s", c2, callTool(ctx, c2, o.betaEcho, echoArgs("dying")),
+		time.Second, "time_to_error_ms.call_tool_dying", matchers.BeBackendUnavailable(beta))
 	// ... and every backend unhealthy.
 	all500 := faults.Fault{Kind: faults.KindHTTPStatus, Params: &faults.HTTPStatus{Status: 500}}
 	k.SetFaults(alpha, all500)
@@ -424,8 +424,8 @@ func (o *optRun) case4(c2 *history.Client) {
 			ck.Expect(empty.Tools).To(gomega.BeEmpty(), "find_tool with every backend unhealthy")
 			ck.Expect(strings.ToLower(empty.Message)).To(gomega.ContainSubstring("no backend"), "find_tool says no backend is available")
 		})
-		k.CheckCall("case 4: call_tool with every backend unhealthy fails within 1 s", callTool(ctx, c3, o.alphaEcho, echoArgs("x")),
-			gomega.Not(matchers.HaveOutcome(history.OutcomeOK)), matchers.FailWithin(time.Second).As("time_to_error_ms.call_tool_all_down"))
+		k.CheckCallWithin("case 4: call_tool with every backend unhealthy fails within 1 s", c3, callTool(ctx, c3, o.alphaEcho, echoArgs("x")),
+			time.Second, "time_to_error_ms.call_tool_all_down", gomega.Not(matchers.HaveOutcome(history.OutcomeOK)))
 	}
 	// The earlier session still answers, with errors naming the backend
 	// (a stateless client's request is judged now: alpha is out of it).
@@ -435,11 +435,11 @@ func (o *optRun) case4(c2 *history.Client) {
 		if alphaMissing != "" {
 			k.Inconclusive(name, alphaMissing, alphaInView, old)
 		} else {
-			k.CheckCall(name, old, matchers.BeBackendUnavailable(alpha), matchers.FailWithin(time.Second))
+			k.CheckCallWithin(name, c2, old, time.Second, "", matchers.BeBackendUnavailable(alpha))
 		}
 	} else {
-		k.CheckCall("case 4: call_tool from a stateless client with alpha down fails within 1 s", old,
-			gomega.Not(matchers.HaveOutcome(history.OutcomeOK)), matchers.FailWithin(time.Second))
+		k.CheckCallWithin("case 4: call_tool from a stateless client with alpha down fails within 1 s", c2, old, time.Second, "",
+			gomega.Not(matchers.HaveOutcome(history.OutcomeOK)))
 	}
 	k.Check("case 4: find_tool still answers in the older session", func(ck *kit.C) { findTool(k, ck, c2, "echo") })
 

@@ -83,7 +83,7 @@ func runInitializePath(ctx context.Context, k *kit.Kit, c *history.Client, betaE
 		})
 		k.CheckOnInitialize(step+": tools/call fails within call timeout + 1 s", beta, call, func(ck *kit.C) {
 			ck.Expect(call).To(matchers.FailWithin(bound).As("time_to_error_ms.initialize." + f.name))
-		}, k.StalledOver(call, bound))
+		}, k.OverBound(c, call, bound))
 	}
 }
 
@@ -161,7 +161,7 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 				k.CheckCall(names, call, matchers.BeBackendUnavailable(beta))
 				figure := "time_to_error_ms." + strings.ReplaceAll(m.method, "/", "_") + "." + f.name
 				acted := k.FaultActed(beta, call)
-				k.CheckPremise(within, cmp.Or(acted, k.StalledOver(call, bound)), call, func(ck *kit.C) { ck.Expect(call).To(matchers.FailWithin(bound).As(figure)) })
+				k.CheckPremise(within, cmp.Or(acted, k.OverBound(c, call, bound)), call, func(ck *kit.C) { ck.Expect(call).To(matchers.FailWithin(bound).As(figure)) })
 				if acted == "" {
 					faulted = append(faulted, call)
 				}

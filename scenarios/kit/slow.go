@@ -1,0 +1,71 @@
+package kit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/onsi/gomega/types"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/matchers"
+)
+
+// controlPings is how many pings OverBound sends to see how slow the
+// machine is.
+const controlPings = 3
+
+// OverBound returns "" when call's time says something of the gateway
+// against bound, and otherwise why not. A call within bound always does.
+// One over bound does not when:
+//   - this process stalled at once for at least the excess while it was
+//     in flight (StalledOver), or
+//   - the machine is that slow: of controlPings pings on c's session
+//     right after (the gateway answers them itself, with no backend), the
+//     slowest took at least the excess. On a machine running two -race
+//     suites every goroutine gets a sliver of a core: a 403 relayed in
+//     1.18 s, with no stall longer than 20 ms seen.
+//
+// The check is then inconclusive, never passed. A gateway that reports
+// failures late while it answers pings at once is judged, loaded or not.
+func (k *Kit) OverBound(c *history.Client, call *history.Call, bound time.Duration) string {
+	if call.Took() <= bound || !grounded(k.Ctx) {
+		return ""
+	}
+	if why := k.StalledOver(call, bound); why != "" {
+		return why
+	}
+	excess := call.Took() - bound
+	var slowest time.Duration
+	for range controlPings {
+		ctx, cancel := context.WithTimeout(k.Ctx, excess+time.Second)
+		start := time.Now()
+		err := c.MCP().Ping(ctx)
+		took := time.Since(start)
+		cancel()
+		if err != nil {
+			return ""
+		}
+		slowest = max(slowest, took)
+	}
+	if slowest < excess {
+		return ""
+	}
+	return fmt.Sprintf("%s %s took %s against %s, and a ping the gateway answers itself took %s right after (the slowest of %d): the machine was slower than the %s excess, so the time says nothing of the gateway",
+		call.Method, call.Target, call.Took().Round(time.Millisecond), bound, slowest.Round(time.Millisecond), controlPings, excess.Round(time.Millisecond))
+}
+
+// CheckCallWithin is CheckCall of ms and matchers.FailWithin(bound) (the
+// figure named figure, when not ""), judged unless OverBound says why
+// call's time says nothing of the gateway: the check is inconclusive then.
+func (k *Kit) CheckCallWithin(name string, c *history.Client, call *history.Call, bound time.Duration, figure string, ms ...types.GomegaMatcher) bool {
+	if why := k.OverBound(c, call, bound); why != "" {
+		k.Inconclusive(name, why, call)
+		return false
+	}
+	within := matchers.FailWithin(bound)
+	if figure != "" {
+		within = within.As(figure)
+	}
+	return k.CheckCall(name, call, append(ms, within)...)
+}
