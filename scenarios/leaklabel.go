@@ -20,6 +20,12 @@ import (
 // same process.
 const leakLabel = "vmcp-chaos-run"
 
+// leakWait is how long a run's goroutines have to end after its
+// teardown: 5 s, twice goleak's default; under two -race suites an HTTP
+// server's connection goroutine of a scenario that leaked nothing still
+// waited for the server's lock 2.5 s after its Close.
+const leakWait = 5 * time.Second
+
 // runSeq numbers the runs of one process: the same scenario may run
 // several times at once (against several targets).
 var runSeq atomic.Uint64
@@ -36,12 +42,12 @@ func labelRun(ctx context.Context, name string, fn func(ctx context.Context)) (c
 	return func() string { return labelledLeaks(value) }
 }
 
-// labelledLeaks waits, as goleak does, up to about 2.5 s (backing off from
-// 1 ms to 100 ms) for the goroutines labelled value to end, and describes
+// labelledLeaks waits up to leakWait (backing off from 1 ms to 100 ms, as
+// goleak does) for the goroutines labelled value to end, and describes
 // those still running ("" when none).
 func labelledLeaks(value string) string {
 	delay := time.Millisecond
-	deadline := time.Now().Add(2500 * time.Millisecond)
+	deadline := time.Now().Add(leakWait)
 	for {
 		left := labelledStacks(value)
 		if len(left) == 0 {

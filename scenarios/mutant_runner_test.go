@@ -14,7 +14,7 @@ import (
 )
 
 // leakHold is how long the leaking mutant's goroutine outlives its run:
-// past the leak check's wait (about 2.5 s), then it ends by itself.
+// past the leak check's wait (leakWait), then it ends by itself.
 const leakHold = 10 * time.Second
 
 // leaksGoroutine is the reference with a goroutine its Start leaves
