@@ -278,7 +278,9 @@ func TestCrashDownRefusesConnectionsUntilCleared(t *testing.T) {
 
 func TestScheduledDownWindow(t *testing.T) {
 	t.Parallel()
-	const at, window = 500 * time.Millisecond, time.Second
+	// at leaves the client 1.5 s to connect first: under two -race suites
+	// a connect at 500 ms met the backend already down.
+	const at, window = 1500 * time.Millisecond, time.Second
 	// The schedule starts inside Start, after start: the backend cannot go
 	// down before start+at nor come back before start+at+window. The upper
 	// bounds are generous (load, -race).

@@ -217,7 +217,7 @@ func TestGroundedFixtures(t *testing.T) {
 		e := fixtureTarget(t, "fixture-a")
 		e.ToolNames = ""
 		sc := scenario(t, "optimizer/legacy/streamable-http")
-		res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
+		res := runJudged(t, sc, scenarios.RunConfig{Target: e})
 		if res.Verdict != history.VerdictPassed {
 			t.Errorf("optimizer against fixture-a without toolNames: %s: %s", res.Verdict, res.Reason)
 		}
@@ -389,7 +389,12 @@ func TestGroundedFixtures(t *testing.T) {
 				if detached {
 					e.Command = append(e.Command, "--detach-calls")
 				}
-				res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
+				var res history.ScenarioResult
+				if detached {
+					res = runScenario(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
+				} else {
+					res = runJudged(t, sc, scenarios.RunConfig{Target: e})
+				}
 				v := byVerdict(res)
 				t.Logf("%s (detached %v): %s, failed %q", name, detached, res.Verdict, v[history.CheckFailed])
 				switch {

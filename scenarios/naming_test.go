@@ -37,6 +37,11 @@ func TestScenariosJudgeOtherToolNames(t *testing.T) {
 			for _, name := range []string{"wrapping/modern/streamable-http", "hang-cancel/legacy/streamable-http"} {
 				sc := scenario(t, name)
 				rec := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target})
+				if res := rec.Result(); res.Verdict == history.VerdictInconclusive {
+					// The machine too slow to judge a check: once more.
+					t.Logf("%s came back inconclusive (%s): running it once more", name, res.Reason)
+					rec = runScenario(context.Background(), sc, scenarios.RunConfig{Target: target})
+				}
 				res := rec.Result()
 				failed, judged := res.CheckCounts()
 				t.Logf("%s, tools named %s: %s (%d/%d checks failed)", name, tc.pattern, res.Verdict, failed, judged)
