@@ -73,18 +73,21 @@ func (s *Stalls) Overlap(from, to time.Time) time.Duration {
 	defer s.mu.Unlock()
 	var d time.Duration
 	for _, sp := range s.spans {
-		start, end := sp[0], sp[1]
-		if start.Before(from) {
-			start = from
-		}
-		if end.After(to) {
-			end = to
-		}
-		if end.After(start) {
-			d += end.Sub(start)
-		}
+		d += within(sp, from, to)
 	}
 	return d
+}
+
+// within is how much of the stall sp lies between from and to.
+func within(sp [2]time.Time, from, to time.Time) time.Duration {
+	start, end := sp[0], sp[1]
+	if start.Before(from) {
+		start = from
+	}
+	if end.After(to) {
+		end = to
+	}
+	return max(0, end.Sub(start))
 }
 
 // Max is the longest stall seen so far.
@@ -136,14 +139,7 @@ func (s *Stalls) Longest(from, to time.Time) time.Duration {
 	defer s.mu.Unlock()
 	var m time.Duration
 	for _, sp := range s.spans {
-		start, end := sp[0], sp[1]
-		if start.Before(from) {
-			start = from
-		}
-		if end.After(to) {
-			end = to
-		}
-		m = max(m, end.Sub(start))
+		m = max(m, within(sp, from, to))
 	}
 	return m
 }
