@@ -53,13 +53,9 @@ func referenceResults(t *testing.T) *history.Results {
 		start := time.Now()
 		for i, rec := range runShared(t, targets.Reference{}, scs...) { // the Ginkgo suite reports these runs
 			// As the suite's spec does (runSpec): a run the machine was
-			// too slow to judge (inconclusive, nothing failed) runs once
-			// more, and that run is the reference's.
-			if r := rec.Result(); r.Verdict == history.VerdictInconclusive {
-				t.Logf("the reference's %s came back inconclusive (%s): running it once more", scs[i].Name, r.Reason)
-				rec = runScenario(context.Background(), scs[i], scenarios.RunConfig{Target: targets.Reference{}, CheckLeaks: true})
-			}
-			res.Add(rec)
+			// too slow to judge runs once more, and that run is the
+			// reference's.
+			res.Add(againIfInconclusive(t, context.Background(), scs[i], scenarios.RunConfig{Target: targets.Reference{}, CheckLeaks: true}, rec))
 		}
 		res.Findings = history.BuildFindings(res)
 		t.Logf("the reference ran %d scenarios in %s", len(res.Scenarios), time.Since(start).Round(time.Millisecond))

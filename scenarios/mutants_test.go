@@ -147,13 +147,8 @@ func TestOtherWordingPasses(t *testing.T) {
 	t.Parallel()
 	sc := scenario(t, "wrapping/modern/streamable-http")
 	target := &stripNamesTarget{inner: targets.Reference{TargetName: "other-wording"}, rewrite: rewordNames}
-	// Inconclusive is the machine's (a call over its bound through a
-	// stall): run once more, as runJudged does.
-	rec := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target})
-	if res := rec.Result(); res.Verdict == history.VerdictInconclusive {
-		t.Logf("%s came back inconclusive (%s): running it once more", sc.Name, res.Reason)
-		rec = runScenario(context.Background(), sc, scenarios.RunConfig{Target: target})
-	}
+	cfg := scenarios.RunConfig{Target: target}
+	rec := againIfInconclusive(t, context.Background(), sc, cfg, runScenario(context.Background(), sc, cfg))
 	res := rec.Result()
 	t.Logf("%s against %s: %s in %s: %s", sc.Name, target.Name(), res.Verdict, res.Duration.D(), res.Reason)
 	if res.Verdict != history.VerdictPassed {

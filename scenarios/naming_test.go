@@ -36,12 +36,8 @@ func TestScenariosJudgeOtherToolNames(t *testing.T) {
 			target := &renamingTarget{inner: targets.Reference{TargetName: "renamed"}, pattern: tc.pattern, dropMarkers: tc.dropMarker}
 			for _, name := range []string{"wrapping/modern/streamable-http", "hang-cancel/legacy/streamable-http"} {
 				sc := scenario(t, name)
-				rec := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target})
-				if res := rec.Result(); res.Verdict == history.VerdictInconclusive {
-					// The machine too slow to judge a check: once more.
-					t.Logf("%s came back inconclusive (%s): running it once more", name, res.Reason)
-					rec = runScenario(context.Background(), sc, scenarios.RunConfig{Target: target})
-				}
+				cfg := scenarios.RunConfig{Target: target}
+				rec := againIfInconclusive(t, context.Background(), sc, cfg, runScenario(context.Background(), sc, cfg))
 				res := rec.Result()
 				failed, judged := res.CheckCounts()
 				t.Logf("%s, tools named %s: %s (%d/%d checks failed)", name, tc.pattern, res.Verdict, failed, judged)

@@ -26,11 +26,8 @@ func TestRecoveryWhileReopening(t *testing.T) {
 	e.Command = append(e.Command, "--slow-reopen", "1200ms")
 	// It takes about 11 s (every re-opening waits 1.2 s): started early.
 	ctx := scenarios.WithExpected(context.Background(), 11*time.Second)
-	res := runScenario(ctx, scenario(t, "hang/legacy/sse"), scenarios.RunConfig{Target: e, CheckLeaks: true}).Result()
-	if res.Verdict == history.VerdictInconclusive { // the machine too slow to judge a check: once more
-		t.Logf("came back inconclusive (%s): running it once more", res.Reason)
-		res = runScenario(ctx, scenario(t, "hang/legacy/sse"), scenarios.RunConfig{Target: e, CheckLeaks: true}).Result()
-	}
+	sc, cfg := scenario(t, "hang/legacy/sse"), scenarios.RunConfig{Target: e, CheckLeaks: true}
+	res := againIfInconclusive(t, ctx, sc, cfg, runScenario(ctx, sc, cfg)).Result()
 	const recovery = "stall_mid_body: beta answers once cleared (at most 0 failed calls)"
 	for _, c := range res.Checks {
 		if c.Verdict == history.CheckFailed {

@@ -169,12 +169,19 @@ func runSpec(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig
 // result. A failed run never runs again.
 func runJudged(t *testing.T, sc scenarios.Scenario, cfg scenarios.RunConfig) history.ScenarioResult {
 	t.Helper()
-	res := runScenario(context.Background(), sc, cfg).Result()
-	if res.Verdict == history.VerdictInconclusive {
+	return againIfInconclusive(t, context.Background(), sc, cfg, runScenario(context.Background(), sc, cfg)).Result()
+}
+
+// againIfInconclusive returns rec, a run of sc, or, when it came back
+// inconclusive (the machine too slow to judge a check; nothing failed),
+// a second run of it, logged.
+func againIfInconclusive(t *testing.T, ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig, rec *history.Recorder) *history.Recorder {
+	t.Helper()
+	if res := rec.Result(); res.Verdict == history.VerdictInconclusive {
 		t.Logf("%s came back inconclusive (%s): running it once more", sc.Name, res.Reason)
-		res = runScenario(context.Background(), sc, cfg).Result()
+		return runScenario(ctx, sc, cfg)
 	}
-	return res
+	return rec
 }
 
 // runSpecOnce returns sc's record for its spec: the pool's, once its
