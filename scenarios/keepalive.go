@@ -227,12 +227,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// answering them (the gaps above count them as pings). No verdict.
 	disabledEarly := ""
 	if ka, ok := keepaliveOf(ctx, env, beta); ok && !ka.Enabled && ka.Failures >= kaMaxFailures {
-		bad := 0
-		for _, p := range pings(ctx, env, beta) {
-			if pingFailed(p) {
-				bad++
-			}
-		}
+		bad := countPings(pings(ctx, env, beta)).bad
 		if stalled := stalls.Overlap(k.Recorder().Started(), time.Now()); stalled >= kaTimeout/2 && bad == 0 {
 			disabledEarly = fmt.Sprintf("beta's keepalive was disabled before any fault after %d consecutive failures, while beta answered every ping it got and the machine stalled %s in all: "+
 				"probes that time out at the gateway (%s) in the stalls disable it", ka.Failures, stalled.Round(time.Millisecond), kaTimeout)

@@ -116,7 +116,7 @@ func (k *Kit) Net(call *history.Call) time.Duration {
 	if k.stalls == nil {
 		return took
 	}
-	start := k.Recorder().Started().Add(call.Start.D())
+	start := k.began(call)
 	return took - k.stalls.Overlap(start, start.Add(took))
 }
 
@@ -128,7 +128,7 @@ func (k *Kit) StalledAround(call *history.Call, before time.Duration) time.Durat
 	if k.stalls == nil {
 		return 0
 	}
-	start := k.Recorder().Started().Add(call.Start.D())
+	start := k.began(call)
 	return k.stalls.Overlap(start.Add(-before), start.Add(call.Took()))
 }
 
@@ -170,7 +170,7 @@ func (k *Kit) StalledOver(call *history.Call, bound time.Duration) string {
 	if k.stalls == nil {
 		return ""
 	}
-	stall := k.stalls.Excusing(k.Recorder().Started().Add(call.Start.D()), call.Took(), bound)
+	stall := k.stalls.Excusing(k.began(call), call.Took(), bound)
 	if stall == 0 {
 		return ""
 	}
@@ -194,7 +194,7 @@ func (k *Kit) StalledThrough(calls ...*history.Call) string {
 		if call == nil || call.Outcome == history.OutcomeOK {
 			continue
 		}
-		start := k.Recorder().Started().Add(call.Start.D())
+		start := k.began(call)
 		if stall := k.stalls.Longest(start, start.Add(call.Took())); stall >= least {
 			return fmt.Sprintf("%s %s failed (%s in %s), and this process stalled %s at once while it was in flight, at least half the gateway's %s call timeout (the machine ran nothing then, the gateway included)",
 				call.Method, call.Target, call.Outcome, call.Took().Round(time.Millisecond), stall.Round(time.Millisecond), k.Env.GatewayCallTimeout())
@@ -217,4 +217,9 @@ func (k *Kit) CheckBystander(name string, calls []*history.Call, body func(c *C)
 		c.Evidence(calls...)
 		body(c)
 	})
+}
+
+// began is when call started, on the clock the stalls are recorded on.
+func (k *Kit) began(call *history.Call) time.Time {
+	return k.Recorder().Started().Add(call.Start.D())
 }
