@@ -276,7 +276,7 @@ func TestParseCPUTicks(t *testing.T) {
 	}
 	// The tree: this process and a child that burns CPU.
 	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done")
-	before, ok := treeTicks(os.Getpid())
+	before, ok := treeTicks(os.Getpid(), false, nil)
 	if !ok {
 		t.Skip("no /proc here")
 	}
@@ -286,7 +286,7 @@ func TestParseCPUTicks(t *testing.T) {
 	// Live (or a zombie), then waited for: counted either way.
 	deadline := time.Now().Add(10 * time.Second)
 	for during := before; during < before+5; time.Sleep(10 * time.Millisecond) {
-		if during, ok = treeTicks(os.Getpid()); !ok {
+		if during, ok = treeTicks(os.Getpid(), false, nil); !ok {
 			t.Fatal("treeTicks of this process failed")
 		}
 		if time.Now().After(deadline) {
@@ -294,7 +294,7 @@ func TestParseCPUTicks(t *testing.T) {
 		}
 	}
 	_ = cmd.Wait()
-	if after, _ := treeTicks(os.Getpid()); after < before+5 {
+	if after, _ := treeTicks(os.Getpid(), false, nil); after < before+5 {
 		t.Errorf("a waited-for child's CPU time is not counted: %d ticks before, %d after", before, after)
 	}
 }
@@ -333,5 +333,27 @@ func TestCPUPressureReads(t *testing.T) {
 	}
 	if p, ok := cpuPressure(); !ok || p < 0 || p > 100 {
 		t.Fatalf("cpuPressure %v %v", p, ok)
+	}
+}
+
+// cgroupContainer finds Docker's container id in cgroup v1 and v2 files,
+// the innermost when nested, and nothing in a process outside containers.
+func TestCgroupContainer(t *testing.T) {
+	id := strings.Repeat("0123456789abcdef", 4)
+	inner := strings.Repeat("fedcba9876543210", 4)
+	for _, tc := range []struct{ in, want string }{
+		{"12:cpu,cpuacct:/docker/" + id + "\n0::/docker/" + id + "\n", id},
+		{"0::/system.slice/docker-" + id + ".scope\n", id},
+		{"2:cpuacct:/docker/" + id + "/docker/" + inner + "\n", inner},
+		{"9:name=systemd:/\n0::/\n", ""},
+		{"0::/user.slice/user-1000.slice/session-2.scope\n", ""},
+		{"0::/docker/" + strings.ToUpper(id) + "\n", ""},
+		{"0::/docker/" + id[:63] + "\n", ""},
+		{"garbage without colons /docker/" + id, ""},
+		{"", ""},
+	} {
+		if got := cgroupContainer([]byte(tc.in)); got != tc.want {
+			t.Errorf("cgroupContainer(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

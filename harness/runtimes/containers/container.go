@@ -163,6 +163,9 @@ func (t *Topology) runContainerOnce(ctx context.Context, s spec) (*ctr, error) {
 		tcnetwork.WithNetworkName([]string{s.alias}, n.name),
 	}
 	c, err := testcontainers.Run(ctx, s.image, opts...)
+	if c != nil {
+		owned.Store(c.GetContainerID(), struct{}{})
+	}
 	var cc *ctr
 	if err == nil {
 		cc = &ctr{t: t, alias: s.alias, id: c.GetContainerID(), ports: hostPorts}
@@ -183,6 +186,7 @@ func (t *Topology) runContainerOnce(ctx context.Context, s spec) (*ctr, error) {
 				logs = tail(rctx, e, c.GetContainerID())
 			}
 			_, _ = e.cli.ContainerRemove(rctx, c.GetContainerID(), client.ContainerRemoveOptions{Force: true})
+			owned.Delete(c.GetContainerID())
 			_, _ = c.Inspect(rctx) // (not found) closes its client's idle connections
 		} else {
 			_, _ = e.cli.ContainerRemove(rctx, name, client.ContainerRemoveOptions{Force: true})
@@ -450,6 +454,7 @@ func (c *ctr) remove(ctx context.Context) error {
 	if _, err := c.t.e.cli.ContainerRemove(ctx, c.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !isNotFound(err) {
 		errs = append(errs, c.wrap("remove", err))
 	}
+	owned.Delete(c.id)
 	// testcontainers' own client for the container closed its idle
 	// connections when Run returned (Start defers it); closing the
 	// engine's ends its idle read loops, which would outlive the topology.

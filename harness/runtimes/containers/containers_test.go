@@ -397,6 +397,7 @@ func helperStart() int {
 
 // TestPortTakenIsPickedAgain: a published port taken between picking it
 // and the engine binding it (here: held by this process) is picked again.
+// The container it starts is this process's (Owns) until it is removed.
 func TestPortTakenIsPickedAgain(t *testing.T) {
 	t.Parallel()
 	engineT(t)
@@ -426,6 +427,16 @@ func TestPortTakenIsPickedAgain(t *testing.T) {
 	}
 	if strings.Contains(b.(*Backend).HostURL(), fmt.Sprintf(":%d/", taken)) {
 		t.Fatalf("the backend got the taken port %d", taken)
+	}
+	id := b.(*Backend).id
+	if !Owns(id) || !OwnsAny() {
+		t.Errorf("a live container %s is not this process's: Owns %v, OwnsAny %v", id, Owns(id), OwnsAny())
+	}
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if Owns(id) {
+		t.Errorf("a removed container %s is still this process's", id)
 	}
 }
 
