@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -98,7 +99,9 @@ func TestMain(m *testing.M) {
 		// leakHold after its run, which may be among the last.
 		goleak.IgnoreAnyFunction("github.com/vmcp-chaos/vmcp-chaos/scenarios_test.leaksGoroutine.Start.func1"))
 	start := time.Now()
+	stopSampling := sampleGate(start)
 	code := m.Run()
+	stopSampling()
 	wall := time.Since(start)
 	fmt.Printf("scenario slots: %d, held %s in %s (%.1f on average); waited %s in all on the CPU's pressure\n",
 		testGate.Cap(), testGate.Held().Round(time.Second), wall.Round(time.Second), testGate.Held().Seconds()/wall.Seconds(), testGate.Throttled().Round(time.Second))
@@ -135,16 +138,54 @@ func TestMain(m *testing.M) {
 }
 
 // GateLogEnv names a file that TestMain writes the gate's spans into
-// (seconds since the tests started: entered, left, slots, scenario; one
-// per line), to see where the wall time went.
+// (seconds since the tests started: entered, left, slots, scenario,
+// target; one per line), after a line a second of what its throttle read
+// ("# seconds running N loading N pressure P others P"), to see where the
+// wall time went. The child process of TestContainerMutantTable writes
+// none.
 const GateLogEnv = "VMCP_CHAOS_GATE_LOG"
+
+// gateSamples are sampleGate's lines.
+var gateSamples struct {
+	sync.Mutex
+	lines []string
+}
+
+// sampleGate records, every second until stop, what the gate's throttle
+// reads (GateLogEnv).
+func sampleGate(start time.Time) (stop func()) {
+	if os.Getenv(GateLogEnv) == "" || os.Getenv(mutantChildEnv) == "1" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Second):
+			}
+			st := testGate.State()
+			gateSamples.Lock()
+			gateSamples.lines = append(gateSamples.lines, fmt.Sprintf("# %.1f running %d loading %d pressure %.0f others %.0f\n", time.Since(start).Seconds(), st.Running, st.Loading, st.Pressure, st.Others))
+			gateSamples.Unlock()
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
 
 func writeGateLog(start time.Time) {
 	path := os.Getenv(GateLogEnv)
-	if path == "" {
+	if path == "" || os.Getenv(mutantChildEnv) == "1" {
 		return
 	}
 	var b strings.Builder
+	gateSamples.Lock()
+	for _, l := range gateSamples.lines {
+		b.WriteString(l)
+	}
+	gateSamples.Unlock()
 	for _, s := range testGate.Spans() {
 		fmt.Fprintf(&b, "%.2f %.2f %d %s %s\n", s.Entered.Sub(start).Seconds(), s.Left.Sub(start).Seconds(), s.Slots, s.Name, cmp.Or(s.Target, "-"))
 	}

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 )
 
 // OthersPressure is the share (percent of the machine's CPU time) that
@@ -69,8 +67,8 @@ func othersCPU() (pct float64, ok bool) {
 }
 
 // cpuTicks reads the machine's busy and total CPU time (/proc/stat) and
-// that of this process, its live descendants and the processes of its
-// live containers (/proc/PID/stat: their threads' and their waited-for
+// that of this process, its live descendants and what else works for it
+// (alsoOurs), from /proc/PID/stat (their threads' and their waited-for
 // children's), in clock ticks.
 func cpuTicks() (busy, all, self int64, ok bool) {
 	stat, err := os.ReadFile("/proc/stat")
@@ -80,101 +78,8 @@ func cpuTicks() (busy, all, self int64, ok bool) {
 	if busy, all, ok = parseStat(stat); !ok {
 		return 0, 0, 0, false
 	}
-	self, ok = treeTicks(os.Getpid(), containers.OwnsAny(), containers.Owns)
+	self, ok = treeTicks(os.Getpid(), alsoOurs())
 	return busy, all, self, ok
-}
-
-// treeTicks is the CPU time of the process root and of its live
-// descendants, in clock ticks, and, when inContainers, of the processes
-// whose container (/proc/PID/cgroup) ours says is ours: their parent is
-// the container engine's shim, not root.
-func treeTicks(root int, inContainers bool, ours func(id string) bool) (int64, bool) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, false
-	}
-	kids := map[int][]int{}
-	var contained []int
-	ticks := map[int]int64{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // ended meanwhile
-		}
-		ppid, t, ok := parseProcStat(b)
-		if !ok {
-			continue
-		}
-		kids[ppid] = append(kids[ppid], pid)
-		ticks[pid] = t
-		if inContainers {
-			if cg, err := os.ReadFile("/proc/" + e.Name() + "/cgroup"); err == nil {
-				if id := cgroupContainer(cg); id != "" && ours(id) {
-					contained = append(contained, pid)
-				}
-			}
-		}
-	}
-	if _, ok := ticks[root]; !ok {
-		return 0, false
-	}
-	var sum int64
-	counted := map[int]bool{}
-	for todo := append([]int{root}, contained...); len(todo) > 0; {
-		pid := todo[len(todo)-1]
-		todo = todo[:len(todo)-1]
-		if counted[pid] {
-			continue // a container's process is also its init's child
-		}
-		counted[pid] = true
-		todo = append(todo, kids[pid]...)
-		sum += ticks[pid]
-	}
-	return sum, true
-}
-
-// cgroupContainer is the id of the container a /proc/PID/cgroup names
-// ("" for none): the last path segment of 64 hex digits, as Docker names
-// its cgroups ("/docker/ID" with cgroup v1 or the cgroupfs driver,
-// "docker-ID.scope" with the systemd driver).
-func cgroupContainer(b []byte) string {
-	id := ""
-	for line := range bytes.Lines(b) {
-		_, path, ok := bytes.Cut(bytes.TrimSpace(line), []byte(":"))
-		if !ok {
-			continue
-		}
-		if _, path, ok = bytes.Cut(path, []byte(":")); !ok {
-			continue
-		}
-		for seg := range bytes.SplitSeq(path, []byte("/")) {
-			if c, ok := bytes.CutPrefix(seg, []byte("docker-")); ok {
-				seg, _ = bytes.CutSuffix(c, []byte(".scope"))
-			}
-			if isContainerID(seg) {
-				id = string(seg)
-			}
-		}
-	}
-	return id
-}
-
-// isContainerID says whether b is a full container id: 64 lower-case hex
-// digits.
-func isContainerID(b []byte) bool {
-	if len(b) != 64 {
-		return false
-	}
-	for _, c := range b {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // parseStat reads the "cpu" line of /proc/stat: busy is every field but

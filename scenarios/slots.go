@@ -301,3 +301,23 @@ func (g *Gate) waitUnderPressure(ctx context.Context, pressure func() (float64, 
 	}
 	return nil
 }
+
+// GateState is what a Gate's throttle reads at one moment: how many
+// slots are held, whether a load scenario is in the gate or waiting for a
+// calm CPU, the CPU's pressure and the others' share of the CPU (percent;
+// the OK fields are false where they cannot be read).
+type GateState struct {
+	Running, Loading     int64
+	Pressure, Others     float64
+	PressureOK, OthersOK bool
+}
+
+// State is what g's throttle reads now.
+func (g *Gate) State() GateState {
+	s := GateState{Running: g.running.Load(), Loading: g.loading.Load()}
+	s.Pressure, s.PressureOK = g.pressure()
+	if g.others != nil {
+		s.Others, s.OthersOK = g.others()
+	}
+	return s
+}

@@ -14,6 +14,10 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/internal/hostslot"
 )
 
+// enterWithin bounds how long a scenario that should enter a gate may
+// take to: generous, the tests run beside the scenarios.
+const enterWithin = 10 * time.Second
+
 // entered reports whether Enter returns within d (then it leaves at once
 // unless keep).
 func entered(t *testing.T, g *Gate, sc Scenario, runtime string, d time.Duration) (leave func(), ok bool) {
@@ -31,11 +35,12 @@ func entered(t *testing.T, g *Gate, sc Scenario, runtime string, d time.Duration
 }
 
 func TestGateBoundsInProcessScenarios(t *testing.T) {
+	t.Parallel() // its own gate, its pressure and others' use given: the machine's load cannot change what it sees
 	g := NewGate(2)
 	g.pressure = func() (float64, bool) { return 0, true }
 	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
-	l1, ok1 := entered(t, g, plain, "", time.Second)
-	l2, ok2 := entered(t, g, plain, "", time.Second)
+	l1, ok1 := entered(t, g, plain, "", enterWithin)
+	l2, ok2 := entered(t, g, plain, "", enterWithin)
 	if !ok1 || !ok2 {
 		t.Fatal("two scenarios of a gate of 2 did not both enter")
 	}
@@ -50,6 +55,7 @@ func TestGateBoundsInProcessScenarios(t *testing.T) {
 // starts on a calm CPU; while it runs no other scenario enters unless the
 // CPU is calm.
 func TestGateLoadScenarioTakesTheFloor(t *testing.T) {
+	t.Parallel() // its own gate, its pressure and others' use given: the machine's load cannot change what it sees
 	g := NewGate(6)
 	g.floor = 2
 	var pressure atomic.Int64
@@ -63,15 +69,15 @@ func TestGateLoadScenarioTakesTheFloor(t *testing.T) {
 		t.Fatal("a scenario of LaneAlone entered an idle gate while the CPU was contended")
 	}
 	pressure.Store(0)
-	l1, ok := entered(t, g, plain, "", time.Second)
+	l1, ok := entered(t, g, plain, "", enterWithin)
 	if !ok {
 		t.Fatal("a scenario did not enter an idle gate")
 	}
-	l2, ok := entered(t, g, plain, "", time.Second)
+	l2, ok := entered(t, g, plain, "", enterWithin)
 	if !ok {
 		t.Fatal("a second scenario did not enter a gate of 6")
 	}
-	la, ok := entered(t, g, alone, "", time.Second)
+	la, ok := entered(t, g, alone, "", enterWithin)
 	if !ok {
 		t.Fatal("a scenario of LaneAlone did not enter beside two others in a gate of 6 (4 slots free)")
 	}
@@ -84,14 +90,14 @@ func TestGateLoadScenarioTakesTheFloor(t *testing.T) {
 		t.Fatal("a scenario entered beside one of LaneAlone while the CPU was contended")
 	}
 	pressure.Store(0)
-	l3, ok := entered(t, g, plain, "", time.Second)
+	l3, ok := entered(t, g, plain, "", enterWithin)
 	if !ok {
 		t.Fatal("a scenario did not enter beside one of LaneAlone once the CPU was calm")
 	}
 	l3()
 	time.Sleep(50 * time.Millisecond)
 	la()
-	la2, ok := entered(t, g, alone, "", time.Second)
+	la2, ok := entered(t, g, alone, "", enterWithin)
 	if !ok {
 		t.Fatal("a scenario of LaneAlone did not enter once the first left")
 	}
@@ -121,20 +127,20 @@ func TestContainerScenariosTakeHostSlots(t *testing.T) {
 	g := NewGate(1)
 	container := Scenario{Name: "container-kill/legacy", Labels: []string{LabelContainer}}
 	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
-	lc, ok := entered(t, g, container, "", time.Second)
+	lc, ok := entered(t, g, container, "", enterWithin)
 	if !ok {
 		t.Fatal("a container scenario did not get a free host slot")
 	}
 	if _, ok := entered(t, g, plain, RuntimeContainer, 200*time.Millisecond); ok {
 		t.Fatal("a scenario on the container runtime entered while the only host slot was held")
 	}
-	lp, ok := entered(t, g, plain, "", time.Second)
+	lp, ok := entered(t, g, plain, "", enterWithin)
 	if !ok {
 		t.Fatal("an in-process scenario waited for a host container slot")
 	}
 	lp()
 	lc()
-	if lc2, ok := entered(t, g, container, "", time.Second); !ok {
+	if lc2, ok := entered(t, g, container, "", enterWithin); !ok {
 		t.Fatal("the host slot was not given back")
 	} else {
 		lc2()
@@ -149,6 +155,7 @@ func TestContainerScenariosTakeHostSlots(t *testing.T) {
 // Over its floor, a gate admits no scenario while the CPU is contended;
 // at or under it, it does.
 func TestGateWaitsOnPressure(t *testing.T) {
+	t.Parallel() // its own gate, its pressure and others' use given: the machine's load cannot change what it sees
 	var pct atomic.Int64
 	pct.Store(GatePressure + 10)
 	g := NewGate(4)
@@ -156,7 +163,7 @@ func TestGateWaitsOnPressure(t *testing.T) {
 	g.pressure = func() (float64, bool) { return float64(pct.Load()), true }
 	g.others = busyOthers
 	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
-	l1, ok := entered(t, g, plain, "", time.Second)
+	l1, ok := entered(t, g, plain, "", enterWithin)
 	if !ok {
 		t.Fatal("the floor's scenario waited on the pressure")
 	}
@@ -183,8 +190,8 @@ func TestGateWaitsOnPressure(t *testing.T) {
 	// Unreadable pressure: no throttle.
 	g.pressure = func() (float64, bool) { return 0, false }
 	pct.Store(100)
-	a, ok1 := entered(t, g, plain, "", time.Second)
-	b, ok2 := entered(t, g, plain, "", time.Second)
+	a, ok1 := entered(t, g, plain, "", enterWithin)
+	b, ok2 := entered(t, g, plain, "", enterWithin)
 	if !ok1 || !ok2 {
 		t.Fatal("without pressure information the gate throttled")
 	}
@@ -201,6 +208,7 @@ func busyOthers() (float64, bool) { return 100, true }
 // unless a load scenario of the gate is running; the others' use
 // unknown, it does.
 func TestGateIgnoresItsOwnPressure(t *testing.T) {
+	t.Parallel() // its own gate, its pressure and others' use given: the machine's load cannot change what it sees
 	var others atomic.Int64
 	g := NewGate(6)
 	g.floor = 1
@@ -208,8 +216,8 @@ func TestGateIgnoresItsOwnPressure(t *testing.T) {
 	g.others = func() (float64, bool) { return float64(others.Load()), true }
 	plain := Scenario{Name: "wrapping/legacy/streamable-http"}
 	alone := Scenario{Name: "load/legacy/streamable-http", Labels: []string{LabelLoad}}
-	l1, ok1 := entered(t, g, plain, "", time.Second)
-	l2, ok2 := entered(t, g, plain, "", time.Second)
+	l1, ok1 := entered(t, g, plain, "", enterWithin)
+	l2, ok2 := entered(t, g, plain, "", enterWithin)
 	if !ok1 || !ok2 {
 		t.Fatal("over the floor, a scenario waited on the gate's own pressure")
 	}
@@ -227,10 +235,14 @@ func TestGateIgnoresItsOwnPressure(t *testing.T) {
 	// it waits for one no other enters over the floor.
 	waiting := make(chan bool, 1)
 	go func() {
-		_, ok := entered(t, g, alone, "", 4*pressurePoll)
+		_, ok := entered(t, g, alone, "", 8*pressurePoll)
 		waiting <- ok
 	}()
-	time.Sleep(pressurePoll)
+	for deadline := time.Now().Add(enterWithin); g.loading.Load() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the load scenario never began its wait for a calm CPU")
+		}
+	}
 	if _, ok := entered(t, g, plain, "", 2*pressurePoll); ok {
 		t.Fatal("a scenario entered over the floor while a load scenario waited for a calm CPU")
 	}
@@ -238,7 +250,7 @@ func TestGateIgnoresItsOwnPressure(t *testing.T) {
 		t.Fatal("a load scenario entered on a contended CPU")
 	}
 	g.pressure = func() (float64, bool) { return 0, true }
-	la, ok := entered(t, g, alone, "", time.Second)
+	la, ok := entered(t, g, alone, "", enterWithin)
 	if !ok {
 		t.Fatal("a load scenario did not enter on a calm CPU")
 	}
@@ -247,7 +259,7 @@ func TestGateIgnoresItsOwnPressure(t *testing.T) {
 		t.Fatal("a scenario entered beside a load scenario on a contended CPU")
 	}
 	la()
-	l3, ok := entered(t, g, plain, "", time.Second)
+	l3, ok := entered(t, g, plain, "", enterWithin)
 	if !ok {
 		t.Fatal("once the load scenario left, a scenario waited on the gate's own pressure")
 	}
@@ -256,6 +268,7 @@ func TestGateIgnoresItsOwnPressure(t *testing.T) {
 }
 
 func TestParseCPUTicks(t *testing.T) {
+	t.Parallel()
 	busy, all, ok := parseStat([]byte("cpu  142293 10 67200 87629 668 5 2312 105 7 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n"))
 	if !ok || busy != 142293+10+67200+5+2312+105 || all != busy+87629+668 {
 		t.Errorf("parseStat: %d %d %v", busy, all, ok)
@@ -276,7 +289,7 @@ func TestParseCPUTicks(t *testing.T) {
 	}
 	// The tree: this process and a child that burns CPU.
 	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done")
-	before, ok := treeTicks(os.Getpid(), false, nil)
+	before, ok := treeTicks(os.Getpid(), beyondTree{})
 	if !ok {
 		t.Skip("no /proc here")
 	}
@@ -286,7 +299,7 @@ func TestParseCPUTicks(t *testing.T) {
 	// Live (or a zombie), then waited for: counted either way.
 	deadline := time.Now().Add(10 * time.Second)
 	for during := before; during < before+5; time.Sleep(10 * time.Millisecond) {
-		if during, ok = treeTicks(os.Getpid(), false, nil); !ok {
+		if during, ok = treeTicks(os.Getpid(), beyondTree{}); !ok {
 			t.Fatal("treeTicks of this process failed")
 		}
 		if time.Now().After(deadline) {
@@ -294,13 +307,14 @@ func TestParseCPUTicks(t *testing.T) {
 		}
 	}
 	_ = cmd.Wait()
-	if after, _ := treeTicks(os.Getpid(), false, nil); after < before+5 {
+	if after, _ := treeTicks(os.Getpid(), beyondTree{}); after < before+5 {
 		t.Errorf("a waited-for child's CPU time is not counted: %d ticks before, %d after", before, after)
 	}
 }
 
 // On Linux, the others' share reads, from 0 to 100.
 func TestOthersCPUReads(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/stat"); err != nil {
 		t.Skipf("no /proc/stat here (%v): the gate counts all pressure as others'", err)
 	}
@@ -310,6 +324,7 @@ func TestOthersCPUReads(t *testing.T) {
 }
 
 func TestParsePressure(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string][2]float64{
 		"some avg10=45.98 avg60=56.08 avg300=62.04 total=1687839867\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n": {45.98, 1687839867},
 		"some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n":                                                             {0, 0},
@@ -328,6 +343,7 @@ func TestParsePressure(t *testing.T) {
 
 // On Linux, the pressure reads, as a share from 0 to 100.
 func TestCPUPressureReads(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(pressureFile); err != nil {
 		t.Skipf("no %s here (%v): the gate does not throttle", pressureFile, err)
 	}
@@ -339,6 +355,7 @@ func TestCPUPressureReads(t *testing.T) {
 // cgroupContainer finds Docker's container id in cgroup v1 and v2 files,
 // the innermost when nested, and nothing in a process outside containers.
 func TestCgroupContainer(t *testing.T) {
+	t.Parallel()
 	id := strings.Repeat("0123456789abcdef", 4)
 	inner := strings.Repeat("fedcba9876543210", 4)
 	for _, tc := range []struct{ in, want string }{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,4 +99,47 @@ func TestSlotOfAKilledProcessIsFree(t *testing.T) {
 		t.Fatalf("after the holder was killed: %v", err)
 	}
 	r()
+}
+
+// Holders names this process while it holds a slot, and no one once it
+// gave it back.
+func TestHolders(t *testing.T) {
+	if _, err := os.Stat(locksFile); err != nil {
+		t.Skipf("no %s here: %v", locksFile, err)
+	}
+	kind := fmt.Sprintf("test-holders-%d-%d", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() { RemoveKind(kind) })
+	if pids, err := Holders(kind); err != nil || len(pids) != 0 {
+		t.Fatalf("Holders of a kind never taken: %v %v", pids, err)
+	}
+	release, err := Acquire(context.Background(), kind, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pids, err := Holders(kind); err != nil || !slices.Equal(pids, []int{os.Getpid()}) {
+		t.Errorf("Holders while this process (%d) holds a slot: %v %v", os.Getpid(), pids, err)
+	}
+	release()
+	if pids, err := Holders(kind); err != nil || len(pids) != 0 {
+		t.Errorf("Holders once the slot was given back: %v %v", pids, err)
+	}
+}
+
+// lockHolders reads the holders of the inodes asked for, skips waiting
+// requests and other lock kinds, and refuses lines it cannot read.
+func TestLockHolders(t *testing.T) {
+	locks := "1: FLOCK  ADVISORY  WRITE 1451 fe:00:762126 0 EOF\n" +
+		"2: FLOCK  ADVISORY  WRITE 77 fe:00:99 0 EOF\n" +
+		"2: -> FLOCK  ADVISORY  WRITE 78 fe:00:99 0 EOF\n" +
+		"3: POSIX  ADVISORY  WRITE 79 fe:00:99 0 EOF\n" +
+		"4: OFDLCK ADVISORY  READ  -1 00:05:99 0 EOF\n"
+	pids, err := lockHolders([]byte(locks), map[uint64]bool{99: true})
+	if err != nil || !slices.Equal(pids, []int{77}) {
+		t.Errorf("lockHolders: %v %v, want [77]", pids, err)
+	}
+	for _, bad := range []string{"1: FLOCK ADVISORY\n", "1: FLOCK ADVISORY WRITE x fe:00:99 0 EOF\n", "1: FLOCK ADVISORY WRITE 5 fe:99 0 EOF\n"} {
+		if _, err := lockHolders([]byte(bad), map[uint64]bool{99: true}); err == nil {
+			t.Errorf("lockHolders(%q) accepted", bad)
+		}
+	}
 }
