@@ -25,7 +25,6 @@ const parallelTests = 4
 func TestMain(m *testing.M) {
 	testpar.Default(parallelTests)
 	code := m.Run()
-	runtimes.CleanupChaosBuild()
 	fixtureGW.remove()
 	os.Exit(code)
 }

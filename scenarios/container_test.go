@@ -113,7 +113,6 @@ func TestMain(m *testing.M) {
 		fmt.Printf("slot time by scenario, the most first: %s\n", strings.Join(top, ", "))
 	}
 	writeGateLog(start)
-	runtimes.CleanupChaosBuild() // built by the tests that run the process scenarios
 	removeFixtureGW()
 	if e := containers.Current(); e != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -78,7 +78,6 @@ var _ = AfterSuite(func() {
 		path = os.Getenv(ResultsEnv)
 	}
 	stopPool()
-	runtimes.CleanupChaosBuild()
 	shutdownContainers()
 	if path == "" {
 		return

@@ -51,7 +51,6 @@ func TestMain(m *testing.M) {
 	}
 	chaosBin = bin
 	code := m.Run()
-	runtimes.CleanupChaosBuild()
 	os.Exit(code)
 }
 

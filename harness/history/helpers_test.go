@@ -2,7 +2,6 @@ package history
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -14,10 +13,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, append(runtimes.LeakOptions(), goleak.Cleanup(func(code int) {
-		runtimes.CleanupChaosBuild()
-		os.Exit(code)
-	}))...)
+	goleak.VerifyTestMain(m, runtimes.LeakOptions()...)
 }
 
 var http403 = faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
-	"time"
 )
 
 // ChaosPackage is the import path of the chaos command that BuildChaos
@@ -22,7 +19,6 @@ var chaosBuild struct {
 	sync.Mutex
 	once sync.Once
 	path string
-	dir  string
 	err  error
 }
 
@@ -36,10 +32,10 @@ func SetChaosBinary(path string) {
 }
 
 // BuildChaos returns the path of a chaos binary: $CHAOS_BIN when set, the
-// path given to SetChaosBinary, or else a binary built once per process
-// with `go build` into a temporary directory (which CleanupChaosBuild
-// removes). It must run inside the module (as tests do). ctx bounds the
-// build (default 3 minutes); later calls return the first result.
+// path given to SetChaosBinary, or else the binary BuildSharedChaos
+// builds from the module the working directory is in (as tests run). It
+// must run inside the module. ctx bounds the build (default 3 minutes);
+// later calls return the first result.
 func BuildChaos(ctx context.Context) (string, error) {
 	chaosBuild.Lock()
 	defer chaosBuild.Unlock()
@@ -48,34 +44,12 @@ func BuildChaos(ctx context.Context) (string, error) {
 			chaosBuild.path = p
 			return
 		}
-		dir, err := OwnedTempDir("harness-chaos-bin-")
-		if err != nil {
-			chaosBuild.err = fmt.Errorf("harness: build chaos: %w", err)
+		root := moduleRoot()
+		if root == "" {
+			chaosBuild.err = fmt.Errorf("harness: build chaos: no go.mod above the working directory (set $%s to a chaos binary)", ChaosBinEnv)
 			return
 		}
-		ctx, cancel := WithDefaultTimeout(ctx, 3*time.Minute)
-		defer cancel()
-		bin := filepath.Join(dir, "chaos")
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ChaosPackage)
-		cmd.WaitDelay = 5 * time.Second
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			_ = os.RemoveAll(dir)
-			chaosBuild.err = fmt.Errorf("harness: go build %s: %w\n%s", ChaosPackage, err, out)
-			return
-		}
-		chaosBuild.path, chaosBuild.dir = bin, dir
+		chaosBuild.path, chaosBuild.err = BuildSharedChaos(ctx, root)
 	})
 	return chaosBuild.path, chaosBuild.err
-}
-
-// CleanupChaosBuild removes the binary BuildChaos built, if any (call it
-// from TestMain after m.Run).
-func CleanupChaosBuild() {
-	chaosBuild.Lock()
-	defer chaosBuild.Unlock()
-	if chaosBuild.dir != "" {
-		_ = os.RemoveAll(chaosBuild.dir)
-		chaosBuild.dir = ""
-	}
 }

@@ -15,10 +15,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, append(runtimes.LeakOptions(), goleak.Cleanup(func(code int) {
-		runtimes.CleanupChaosBuild()
-		os.Exit(code)
-	}))...)
+	goleak.VerifyTestMain(m, runtimes.LeakOptions()...)
 }
 
 // script returns a small healthy script named name.

@@ -2,7 +2,6 @@ package targets_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -22,10 +21,7 @@ const parallelTests = 8
 
 func TestMain(m *testing.M) {
 	testpar.Default(parallelTests)
-	goleak.VerifyTestMain(m, append(runtimes.LeakOptions(), goleak.Cleanup(func(code int) {
-		runtimes.CleanupChaosBuild()
-		os.Exit(code)
-	}))...)
+	goleak.VerifyTestMain(m, runtimes.LeakOptions()...)
 }
 
 var http403 = faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "tools/call"}, Params: &faults.HTTPStatus{Status: 403, Body: &faults.Body{Text: "Forbidden"}}}

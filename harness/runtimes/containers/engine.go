@@ -61,7 +61,6 @@ type Engine struct {
 	imgMu  sync.Mutex
 	image  string
 	imgErr error
-	binDir string // temp dir of a static binary we built
 
 	netSeq atomic.Int64
 	swept  []string // what the sweep at connection removed
@@ -227,10 +226,6 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	defer cancel()
 	err := e.RemoveRun(ctx, e.runID)
 	e.imgMu.Lock()
-	if e.binDir != "" {
-		_ = os.RemoveAll(e.binDir)
-		e.binDir = ""
-	}
 	e.image, e.imgErr = "", nil
 	e.imgMu.Unlock()
 	return err

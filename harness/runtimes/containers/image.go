@@ -120,7 +120,8 @@ func (e *Engine) buildImage(ctx context.Context, tag, dockerfile string, bin []b
 // $CHAOS_BIN when static; the running chaos command when static (a copy
 // installed anywhere needs no source tree and no Go toolchain); else one
 // built with CGO_ENABLED=0 from the vmcp-chaos source tree the working
-// directory is in, into a temporary directory that Shutdown removes.
+// directory is in (runtimes.BuildSharedChaos: once for the host's
+// processes that ask for that tree).
 // Without any of these the error says how to get one (see noStaticChaos).
 func (e *Engine) staticChaos(ctx context.Context) (string, error) {
 	env, self := os.Getenv(runtimes.ChaosBinEnv), chaosExecutable()
@@ -133,20 +134,10 @@ func (e *Engine) staticChaos(ctx context.Context) (string, error) {
 	if root == "" {
 		return "", noStaticChaos(env, self, why)
 	}
-	dir, err := os.MkdirTemp("", "vmcp-chaos-static-")
+	bin, err := runtimes.BuildSharedChaos(ctx, root)
 	if err != nil {
 		return "", fmt.Errorf("containers: %w", err)
 	}
-	bin := filepath.Join(dir, "chaos")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, runtimes.ChaosPackage)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.WaitDelay = 5 * time.Second
-	if out, err := cmd.CombinedOutput(); err != nil {
-		_ = os.RemoveAll(dir)
-		return "", fmt.Errorf("containers: CGO_ENABLED=0 go build %s in %s: %w\n%s", runtimes.ChaosPackage, root, err, out)
-	}
-	e.binDir = dir
 	return bin, nil
 }
 

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
-
-	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
 
 // TestFailedBuildLeavesNothing: a build that fails after its COPY step
@@ -24,9 +22,13 @@ func TestFailedBuildLeavesNothing(t *testing.T) {
 	defer cancel()
 	// A second run in this process, so removing it spares this run's image.
 	run := &Engine{cli: e.cli, runID: randomHex(6), token: randomHex(16)}
-	bin, err := os.ReadFile(os.Getenv(runtimes.ChaosBinEnv))
+	path, err := e.staticChaos(ctx)
 	if err != nil {
-		t.Skipf("needs $%s: %v", runtimes.ChaosBinEnv, err)
+		t.Fatalf("a static chaos for the image: %v", err)
+	}
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
 	df := dockerfile(run.labels()) + "RUN [\"/chaos\", \"no-such-command\"]\n"
 	err = run.buildImage(ctx, ImageRepo+":failing-"+run.runID, df, bin)
