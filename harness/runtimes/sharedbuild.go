@@ -35,7 +35,9 @@ func SharedChaosDir() string {
 // chaos once, not once each. One process builds at a time (a host slot);
 // `go build` leaves a binary that is up to date as it is, and replaces
 // one that is not by a rename, so a process running the old one is not
-// disturbed. ctx bounds the build (default 3 minutes).
+// disturbed. It builds as .ci/run builds $CHAOS_BIN (CGO_ENABLED=0, no
+// other flag), so the two share Go's build cache. ctx bounds the build
+// (default 3 minutes).
 func BuildSharedChaos(ctx context.Context, root string) (string, error) {
 	ctx, cancel := WithDefaultTimeout(ctx, 3*time.Minute)
 	defer cancel()
@@ -55,7 +57,7 @@ func BuildSharedChaos(ctx context.Context, root string) (string, error) {
 	}
 	pruneSharedChaos()
 	bin := filepath.Join(dir, "chaos")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, ChaosPackage)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ChaosPackage)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.WaitDelay = 5 * time.Second
