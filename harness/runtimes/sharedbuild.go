@@ -6,12 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/hostslot"
 )
 
@@ -52,8 +54,11 @@ func BuildSharedChaos(ctx context.Context, root string) (string, error) {
 		return "", fmt.Errorf("harness: build chaos in %s: %w", root, err)
 	}
 	defer release()
-	if err := os.WriteFile(filepath.Join(dir, rootFile), []byte(root), 0o644); err != nil {
-		return "", fmt.Errorf("harness: build chaos: %w", err)
+	// Whole or not at all: another process's prune reads it meanwhile.
+	if b, err := os.ReadFile(filepath.Join(dir, rootFile)); err != nil || string(b) != root {
+		if err := atomicfile.Write(filepath.Join(dir, rootFile), func(w io.Writer) error { _, err := io.WriteString(w, root); return err }); err != nil {
+			return "", fmt.Errorf("harness: build chaos: %w", err)
+		}
 	}
 	pruneSharedChaos()
 	bin := filepath.Join(dir, "chaos")
@@ -78,7 +83,7 @@ func pruneSharedChaos() {
 	for _, d := range dirs {
 		dir := filepath.Join(SharedChaosDir(), d.Name())
 		root, err := os.ReadFile(filepath.Join(dir, rootFile))
-		if err != nil {
+		if err != nil || !filepath.IsAbs(string(root)) {
 			continue // being made, or not ours
 		}
 		if _, err := os.Stat(string(root)); errors.Is(err, fs.ErrNotExist) {

@@ -53,13 +53,15 @@ func TestBuildSharedChaos(t *testing.T) {
 }
 
 // A build removes the binaries of source trees that are gone, and keeps
-// those of trees that exist.
+// those of trees that exist, and those whose tree it cannot read (a file
+// being written by another process's build).
 func TestPruneSharedChaos(t *testing.T) {
 	t.Parallel()
 	gone := filepath.Join(SharedChaosDir(), "test-gone-"+strconv.Itoa(os.Getpid()))
 	kept := filepath.Join(SharedChaosDir(), "test-kept-"+strconv.Itoa(os.Getpid()))
-	t.Cleanup(func() { os.RemoveAll(gone); os.RemoveAll(kept) })
-	for dir, root := range map[string]string{gone: filepath.Join(t.TempDir(), "removed-clone"), kept: t.TempDir()} {
+	unread := filepath.Join(SharedChaosDir(), "test-unread-"+strconv.Itoa(os.Getpid()))
+	t.Cleanup(func() { os.RemoveAll(gone); os.RemoveAll(kept); os.RemoveAll(unread) })
+	for dir, root := range map[string]string{gone: filepath.Join(t.TempDir(), "removed-clone"), kept: t.TempDir(), unread: ""} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -73,5 +75,8 @@ func TestPruneSharedChaos(t *testing.T) {
 	}
 	if _, err := os.Stat(kept); err != nil {
 		t.Errorf("the binary of a live tree was removed: %v", err)
+	}
+	if _, err := os.Stat(unread); err != nil {
+		t.Errorf("the binary of a tree not named yet was removed: %v", err)
 	}
 }
