@@ -233,6 +233,13 @@ func TestGroundedFixtures(t *testing.T) {
 		runFixtures(t, "fixture-g", names...)
 		for _, name := range names {
 			res := runFixture(t, "fixture-g", name, false)
+			if res.Verdict == history.VerdictInconclusive {
+				// A correct gateway the harness could not judge this
+				// time (under load: alpha missing from the older
+				// session's view): once more, as the suite does.
+				t.Logf("%s came back inconclusive (%s): running it once more", name, res.Reason)
+				res = runScenario(context.Background(), scenario(t, name), scenarios.RunConfig{Target: fixtureTarget(t, "fixture-g"), CheckLeaks: true}).Result()
+			}
 			if res.Verdict != history.VerdictPassed {
 				t.Errorf("%s: %s: %s", name, res.Verdict, res.Reason)
 			}
