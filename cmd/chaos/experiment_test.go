@@ -523,8 +523,20 @@ func TestExperimentInitWritesARunnableStarter(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "starter.yaml")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	msg, err := exec.CommandContext(ctx, chaosBin, "experiment", "init", "--gateway", d.gateway,
-		"--control", "beta="+d.proxies["beta"].Admin, "--out", out).CombinedOutput()
+	var msg []byte
+	var err error
+	// The test's premise is a healthy deployment: under .ci/load the
+	// gateway's health probes timed out and it refused the session ("no
+	// backend available"); init said so, rightly. Three tries, 2 s apart.
+	for try := 1; ; try++ {
+		msg, err = exec.CommandContext(ctx, chaosBin, "experiment", "init", "--gateway", d.gateway,
+			"--control", "beta="+d.proxies["beta"].Admin, "--out", out).CombinedOutput()
+		if err == nil || try == 3 || !strings.Contains(string(msg), "unhealthy (health check)") {
+			break
+		}
+		t.Logf("init, try %d: the gateway found its backends unhealthy: %s", try, msg)
+		time.Sleep(2 * time.Second)
+	}
 	if err != nil {
 		t.Fatalf("init: %v\n%s", err, msg)
 	}
