@@ -33,8 +33,9 @@ var others struct {
 
 // othersCPU is the share (0 to 100) of the machine's CPU time used by
 // every process but this one, its descendants (the gateways and backends
-// its scenarios start) and the processes of the containers it started
-// (containers.Owns) since the previous sample, at least
+// its scenarios start) and what else works for it (alsoOurs: its
+// containers, and the container engine while it alone holds the host's
+// container slots) since the previous sample, at least
 // othersWindow ago (before that, the previous figure), from /proc/stat
 // and /proc/PID/stat; it measures a new span (waiting firstWindow) when
 // the last is older than three windows. ok is false where they cannot be

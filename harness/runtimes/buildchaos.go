@@ -44,7 +44,7 @@ func BuildChaos(ctx context.Context) (string, error) {
 			chaosBuild.path = p
 			return
 		}
-		root := moduleRoot()
+		root := ModuleRoot()
 		if root == "" {
 			chaosBuild.err = fmt.Errorf("harness: build chaos: no go.mod above the working directory (set $%s to a chaos binary)", ChaosBinEnv)
 			return

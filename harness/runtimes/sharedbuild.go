@@ -92,9 +92,9 @@ func pruneSharedChaos() {
 	}
 }
 
-// moduleRoot is the directory of the go.mod above the working directory
-// ("" when there is none).
-func moduleRoot() string {
+// ModuleRoot is the directory of the nearest go.mod at or above the
+// working directory ("" when there is none).
+func ModuleRoot() string {
 	wd, err := os.Getwd()
 	if err != nil {
 		return ""

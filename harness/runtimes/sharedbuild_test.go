@@ -20,7 +20,7 @@ import (
 // get one static chaos binary, at one path, that runs.
 func TestBuildSharedChaos(t *testing.T) {
 	t.Parallel()
-	root := moduleRoot()
+	root := ModuleRoot()
 	if root == "" {
 		t.Fatal("no go.mod above the test's directory")
 	}

@@ -175,20 +175,15 @@ func sourceTree() (root, why string) {
 	if err != nil {
 		return "", fmt.Sprintf("no working directory: %v", err)
 	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
-			if modulePath(data) != chaosModule {
-				return "", fmt.Sprintf("%s is not in the %s source tree", wd, chaosModule)
-			}
-			if _, err := exec.LookPath("go"); err != nil {
-				return "", fmt.Sprintf("no Go toolchain on PATH to build one from the source tree %s", dir)
-			}
-			return dir, ""
-		}
-		if filepath.Dir(dir) == dir {
-			return "", fmt.Sprintf("%s is not in the %s source tree", wd, chaosModule)
-		}
+	dir := runtimes.ModuleRoot()
+	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if dir == "" || err != nil || modulePath(data) != chaosModule {
+		return "", fmt.Sprintf("%s is not in the %s source tree", wd, chaosModule)
 	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return "", fmt.Sprintf("no Go toolchain on PATH to build one from the source tree %s", dir)
+	}
+	return dir, ""
 }
 
 // modulePath is the module path a go.mod declares ("" if none).
