@@ -138,6 +138,8 @@ func recordedMeta(m *mcp.Meta) map[string]any {
 var notUnavailableKinds = map[string]bool{"jsonrpc_error": true, "canceled": true}
 
 // classify fills the outcome fields of rec from a call's result and error.
+// rec.Unanswered (what the wire showed: dropped, refused or "") decides
+// whether an error was an answer at all, never the error's words.
 // ctxErr is the call context's error after the call; backends are the
 // topology's backend names (may be nil). An error, or an isError result
 // without the reference's vmcp/errorKind, counts as "backend unavailable"
@@ -167,7 +169,7 @@ func classify(rec *CallRecord, isError bool, text string, meta map[string]any, e
 		switch {
 		case errors.Is(ctxErr, context.DeadlineExceeded) || (errors.Is(err, context.DeadlineExceeded) && !down):
 			rec.Outcome = OutcomeTimeout
-		case Unanswered(err) == "dropped":
+		case rec.Unanswered == "dropped":
 			rec.Outcome = OutcomeDropped
 		case down:
 			rec.Outcome = OutcomeBackendUnavailable

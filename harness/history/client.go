@@ -284,6 +284,9 @@ func (c *Client) do(ctx context.Context, method, target string, fn func(ctx cont
 		c.notifyCancelled(ctx, slot, method, target)
 	}
 	call.Err = err
+	facts := slot.snapshot()
+	call.HTTPStatus, call.RPCCode = facts.status, facts.code
+	call.Unanswered = facts.unanswered(err)
 	call.Session = c.mcp.GetSessionId()
 	call.Protocol = c.mcp.ProtocolVersion()
 	call.Start, call.End = Millis(c.rec.Offset(start)), Millis(c.rec.Offset(end))

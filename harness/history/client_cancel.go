@@ -75,9 +75,10 @@ type idSlotKey struct{}
 
 // idSlot holds the JSON-RPC id of the request a call sent.
 type idSlot struct {
-	mu  sync.Mutex
-	id  json.RawMessage
-	set bool
+	mu    sync.Mutex
+	id    json.RawMessage
+	set   bool
+	facts wireFacts
 }
 
 func (s *idSlot) put(id json.RawMessage) {
@@ -104,13 +105,15 @@ func (s *idSlot) get() (mcp.RequestId, bool) {
 
 // idCapture is an http.RoundTripper that notes the JSON-RPC id of the
 // request a call POSTs in the call's idSlot (mcp-go does not expose the
-// ids it assigns).
+// ids it assigns), and what the wire shows of the exchanges that carry
+// the request or resume its stream (wireFacts).
 type idCapture struct{ next http.RoundTripper }
 
 // RoundTrip implements http.RoundTripper.
 func (t idCapture) RoundTrip(req *http.Request) (*http.Response, error) {
 	slot, _ := req.Context().Value(idSlotKey{}).(*idSlot)
-	if slot != nil && req.Method == http.MethodPost && req.Body != nil && req.GetBody != nil {
+	carries, post := false, req.Method == http.MethodPost
+	if slot != nil && post && req.Body != nil && req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
 			b, _ := io.ReadAll(io.LimitReader(body, 1<<20))
 			body.Close()
@@ -120,10 +123,24 @@ func (t idCapture) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			if json.Unmarshal(bytes.TrimSpace(b), &msg) == nil && len(msg.ID) > 0 && string(msg.ID) != "null" {
 				slot.put(msg.ID)
+				carries = true
 			}
 		}
 	}
-	return t.next.RoundTrip(req)
+	// A GET that resumes the call's stream (Last-Event-ID) may carry
+	// the answer too.
+	if slot != nil && req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" {
+		carries = true
+	}
+	resp, err := t.next.RoundTrip(req)
+	if carries {
+		if err != nil {
+			slot.roundTripFailed(err)
+		} else {
+			slot.watch(resp, post)
+		}
+	}
+	return resp, err
 }
 
 // noteHandler is a slog.Handler that records mcp-go's log lines as notes

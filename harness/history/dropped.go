@@ -4,17 +4,16 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
 	"syscall"
-
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Unanswered says why a call's error is no answer at all: "dropped" when
-// the connection ended (EOF, reset, an event stream that ended) before the
-// gateway answered, "refused" when no connection could be made. It
-// returns "" for an answer (a JSON-RPC error, an HTTP status) and for the
-// client's own deadline or cancellation.
+// Unanswered says, from a typed transport error alone, why a call's
+// error is no answer at all: "dropped" when the connection ended (EOF,
+// reset), "refused" when no connection could be made, "" otherwise. It
+// never reads an error's words (a JSON-RPC error quoting "connection reset
+// by peer" is an answer). A recorded call's CallRecord.Unanswered, decided
+// from what the wire showed, is the better fact; this is for errors no
+// wire was watched for.
 func Unanswered(err error) string {
 	switch {
 	case err == nil, errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
@@ -25,26 +24,5 @@ func Unanswered(err error) string {
 		errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
 		return "dropped"
 	}
-	// A JSON-RPC error is an answer, whatever its message quotes (a
-	// gateway passing "connection reset by peer" on from its backend
-	// answered; it did not drop the call).
-	for _, answered := range jsonRPCAnswers {
-		if errors.Is(err, answered) {
-			return ""
-		}
-	}
-	// mcp-go's words for an event stream that ended before the response,
-	// and net/http's for a connection closed under a request.
-	msg := err.Error()
-	for _, s := range []string{"unexpected nil response", "failed to resume the SSE stream", "server closed idle connection", "connection reset by peer"} {
-		if strings.Contains(msg, s) {
-			return "dropped"
-		}
-	}
 	return ""
 }
-
-// jsonRPCAnswers are the errors mcp-go's client returns for a JSON-RPC
-// error answer with a standard code.
-var jsonRPCAnswers = []error{mcp.ErrParseError, mcp.ErrInvalidRequest, mcp.ErrMethodNotFound, mcp.ErrInvalidParams,
-	mcp.ErrInternalError, mcp.ErrRequestInterrupted, mcp.ErrResourceNotFound}

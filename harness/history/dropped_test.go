@@ -24,7 +24,9 @@ func TestUnanswered(t *testing.T) {
 		{fmt.Errorf("transport error: %w", fmt.Errorf("Post \"http://gw/mcp\": %w", io.EOF)), "dropped"},
 		{fmt.Errorf("read body: %w", io.ErrUnexpectedEOF), "dropped"},
 		{fmt.Errorf("read: %w", syscall.ECONNRESET), "dropped"},
-		{errors.New("unexpected nil response"), "dropped"},
+		// Words are never read: only typed errors and the wire decide.
+		{errors.New("unexpected nil response"), ""},
+		{errors.New("transport error: read tcp: connection reset by peer"), ""},
 		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), "refused"},
 		{errors.New("request failed with status 503: down"), ""},
 		{errors.New(`backend "beta" unavailable: EOF`), ""},

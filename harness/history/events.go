@@ -96,6 +96,16 @@ type CallRecord struct {
 	Duration Millis `json:"durationMs"`
 	// Timeout is the deadline the call had.
 	Timeout Millis `json:"timeoutMs,omitempty"`
+	// HTTPStatus is the HTTP status of the POST that carried the
+	// request (0 when no response came).
+	HTTPStatus int `json:"httpStatus,omitempty"`
+	// RPCCode is the JSON-RPC error code of the answer, when the gateway
+	// answered the request's id with an error.
+	RPCCode *int `json:"rpcCode,omitempty"`
+	// Unanswered says, from the wire, why an error was no answer at all:
+	// "dropped" (the connection or stream ended before an answer to the
+	// request's id) or "refused" (no connection); "" for an answer.
+	Unanswered string `json:"unanswered,omitempty"`
 	// Marker is the unique _meta marker the call carried
 	// (faults.MarkerKey): a backend's request log names it when the
 	// gateway forwarded it.
