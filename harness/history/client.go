@@ -3,6 +3,7 @@ package history
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -104,6 +105,38 @@ type Client struct {
 	closeOnce sync.Once
 	closeErr  error
 	bg        sync.WaitGroup // notifications/cancelled being sent
+
+	// next, once set (Adopt), is the client whose session this one goes
+	// on with: every call, and every question about the session, goes
+	// there.
+	next atomic.Pointer[Client]
+}
+
+// live is the client whose session c goes on with: c, or the one it
+// adopted (and the one that one adopted, ...).
+func (c *Client) live() *Client {
+	for n := c.next.Load(); n != nil; n = c.next.Load() {
+		c = n
+	}
+	return c
+}
+
+// Adopt makes c go on with fresh's session: c's own session, which the
+// gateway kept broken, is closed (within ctx), and every later call on c
+// is made, and recorded, as fresh's (under fresh's name). Whoever holds c
+// goes on with a working session without a check being judged twice on
+// the broken one. fresh must not be c, nor a client that adopted c.
+func (c *Client) Adopt(ctx context.Context, fresh *Client) {
+	old := c.live()
+	if fresh == nil || fresh.live() == old {
+		return
+	}
+	c.rec.Note("%s goes on with the session of %s (%s's session was kept broken by the gateway)", old.opts.name, fresh.opts.name, old.opts.name)
+	old.next.Store(fresh)
+	if old != c {
+		c.next.Store(fresh)
+	}
+	_ = old.closeSelf(ctx)
 }
 
 // Call is the outcome of one client call: the recorded CallRecord plus the
@@ -213,22 +246,22 @@ func Dial(ctx context.Context, mcpURL string, rev Revision, rec *Recorder, opts 
 }
 
 // MCP returns the underlying mcp-go client (its calls are not recorded).
-func (c *Client) MCP() *client.Client { return c.mcp }
+func (c *Client) MCP() *client.Client { return c.live().mcp }
 
 // Name returns the client's name in recorded calls.
-func (c *Client) Name() string { return c.opts.name }
+func (c *Client) Name() string { return c.live().opts.name }
 
 // Revision returns the revision the client asked for.
-func (c *Client) Revision() Revision { return c.rev }
+func (c *Client) Revision() Revision { return c.live().rev }
 
 // ProtocolVersion returns the negotiated protocol version.
-func (c *Client) ProtocolVersion() string { return c.mcp.ProtocolVersion() }
+func (c *Client) ProtocolVersion() string { return c.live().mcp.ProtocolVersion() }
 
 // Offers reports whether the gateway advertised the capability of an MCP
 // method's family at initialize: "tools", "resources" or "prompts" (any
 // method under it, e.g. resources/read). Other families are offered.
 func (c *Client) Offers(method string) bool {
-	caps := c.mcp.GetServerCapabilities()
+	caps := c.live().mcp.GetServerCapabilities()
 	family, _, _ := strings.Cut(method, "/")
 	switch family {
 	case "tools":
@@ -241,6 +274,24 @@ func (c *Client) Offers(method string) bool {
 	return true
 }
 
+// notOffered says why the gateway does not offer method to this client
+// (CallRecord.NotOffered), from its initialize capabilities and, for
+// resources and prompts, a -32601 answer (a tools/call answered -32601 is
+// a gateway's answer about one tool, judged as such).
+func (c *Client) notOffered(method string, err error) string {
+	if method == "initialize" {
+		return ""
+	}
+	family, _, _ := strings.Cut(method, "/")
+	if !c.Offers(method) {
+		return "the gateway does not advertise " + family + " at initialize"
+	}
+	if family != "tools" && errors.Is(err, mcp.ErrMethodNotFound) {
+		return "the gateway answered " + method + " with -32601 (method not found): it does not offer " + family
+	}
+	return ""
+}
+
 // Stateless reports whether the gateway agreed a stateless protocol
 // revision (2026-07-28 or later) with the client. A modern client may be
 // agreed an older, stateful one: what it was agreed decides which checks
@@ -251,6 +302,7 @@ func (c *Client) Stateless() bool { return mcp.IsModernProtocol(c.ProtocolVersio
 // Agreed says which protocol the client asked for and which it was
 // agreed when they differ ("modern→2025-06-18"), else "".
 func (c *Client) Agreed() string {
+	c = c.live()
 	asked := mcp.LATEST_PROTOCOL_VERSION
 	if c.rev == RevisionLegacy {
 		asked = mcp.LATEST_LEGACY_PROTOCOL_VERSION
@@ -262,10 +314,10 @@ func (c *Client) Agreed() string {
 }
 
 // SessionID returns the MCP session id ("" on a modern connection).
-func (c *Client) SessionID() string { return c.mcp.GetSessionId() }
+func (c *Client) SessionID() string { return c.live().mcp.GetSessionId() }
 
 // Timeout returns the default call deadline.
-func (c *Client) Timeout() time.Duration { return c.opts.timeout }
+func (c *Client) Timeout() time.Duration { return c.live().opts.timeout }
 
 // do runs one call with a deadline and records it.
 func (c *Client) do(ctx context.Context, method, target string, fn func(ctx context.Context, call *Call) (isError bool, text string, meta map[string]any, err error)) *Call {
@@ -287,6 +339,7 @@ func (c *Client) do(ctx context.Context, method, target string, fn func(ctx cont
 	facts := slot.snapshot()
 	call.HTTPStatus, call.RPCCode = facts.status, facts.code
 	call.Unanswered = facts.unanswered(err)
+	call.NotOffered = c.notOffered(method, err)
 	call.Session = c.mcp.GetSessionId()
 	call.Protocol = c.mcp.ProtocolVersion()
 	call.Start, call.End = Millis(c.rec.Offset(start)), Millis(c.rec.Offset(end))
@@ -299,6 +352,7 @@ func (c *Client) do(ctx context.Context, method, target string, fn func(ctx cont
 // ListResources lists the resources (resources/list, every page) and
 // records the call.
 func (c *Client) ListResources(ctx context.Context) *Call {
+	c = c.live()
 	return c.do(ctx, "resources/list", "", func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.ListResources(ctx, mcp.ListResourcesRequest{})
 		call.Resources = res
@@ -309,6 +363,7 @@ func (c *Client) ListResources(ctx context.Context) *Call {
 // ListPrompts lists the prompts (prompts/list, every page) and records
 // the call.
 func (c *Client) ListPrompts(ctx context.Context) *Call {
+	c = c.live()
 	return c.do(ctx, "prompts/list", "", func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.ListPrompts(ctx, mcp.ListPromptsRequest{})
 		call.Prompts = res
@@ -318,6 +373,7 @@ func (c *Client) ListPrompts(ctx context.Context) *Call {
 
 // CallTool calls a tool (tools/call) and records the call.
 func (c *Client) CallTool(ctx context.Context, name string, args map[string]any) *Call {
+	c = c.live()
 	return c.do(ctx, "tools/call", name, func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args, Meta: markerMeta(call)}})
 		call.Result = res
@@ -330,6 +386,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args map[string]any)
 
 // ReadResource reads a resource (resources/read) and records the call.
 func (c *Client) ReadResource(ctx context.Context, uri string) *Call {
+	c = c.live()
 	return c.do(ctx, "resources/read", uri, func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: uri, Meta: markerMeta(call)}})
 		call.Resource = res
@@ -339,6 +396,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string) *Call {
 
 // GetPrompt gets a prompt (prompts/get) and records the call.
 func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) *Call {
+	c = c.live()
 	return c.do(ctx, "prompts/get", name, func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.GetPrompt(ctx, mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: name, Arguments: args, Meta: markerMeta(call)}})
 		call.Prompt = res
@@ -348,6 +406,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 
 // ListTools lists the tools (tools/list, every page) and records the call.
 func (c *Client) ListTools(ctx context.Context) *Call {
+	c = c.live()
 	return c.do(ctx, "tools/list", "", func(ctx context.Context, call *Call) (bool, string, map[string]any, error) {
 		res, err := c.mcp.ListTools(ctx, mcp.ListToolsRequest{})
 		call.Tools = res
@@ -382,7 +441,11 @@ func (c *Client) ToolNames(ctx context.Context) ([]string, error) {
 // Close ends the client: it lets mcp-go end the session (DELETE) for the
 // close grace, then cuts the client's connections so a stalled gateway
 // cannot hold it, and waits within ctx (default 5 s). Safe to call twice.
-func (c *Client) Close(ctx context.Context) error {
+// A client that adopted another's session (Adopt) closes that one.
+func (c *Client) Close(ctx context.Context) error { return c.live().closeSelf(ctx) }
+
+// closeSelf is Close of c's own session.
+func (c *Client) closeSelf(ctx context.Context) error {
 	c.closeOnce.Do(func() {
 		ctx, cancel := runtimes.WithDefaultTimeout(ctx, 5*time.Second)
 		defer cancel()

@@ -106,6 +106,12 @@ type CallRecord struct {
 	// "dropped" (the connection or stream ended before an answer to the
 	// request's id) or "refused" (no connection); "" for an answer.
 	Unanswered string `json:"unanswered,omitempty"`
+	// NotOffered says why the gateway does not offer the call's method
+	// to the client's session: it did not advertise the method's family
+	// at initialize, or (resources, prompts) it answered -32601, method
+	// not found. "" when it offers it. A check whose evidence is such a
+	// call is not applicable.
+	NotOffered string `json:"notOffered,omitempty"`
 	// Marker is the unique _meta marker the call carried
 	// (faults.MarkerKey): a backend's request log names it when the
 	// gateway forwarded it.

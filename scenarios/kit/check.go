@@ -93,6 +93,11 @@ func (k *Kit) Check(name string, body func(c *C)) bool {
 		records = append(records, evidence[seq])
 	}
 	k.stamp(&ch, records...)
+	if why := k.notApplicable(records); failed && why != "" {
+		ch.Verdict, ch.Reason, ch.Observed = history.CheckNotApplicable, why, Excerpt(strings.TrimSpace(failMsg), 600)
+		rec.AddCheck(ch)
+		return false
+	}
 	if failed {
 		ch.Verdict = history.CheckFailed
 		ch.Property = deadlineFirst(ch.Property, records)

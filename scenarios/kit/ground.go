@@ -194,5 +194,8 @@ func (k *Kit) Inconclusive(name, why string, calls ...*history.Call) {
 		}
 	}
 	k.stamp(&ch, records...)
+	if na := k.notApplicable(records); na != "" {
+		ch.Verdict, ch.Reason = history.CheckNotApplicable, na
+	}
 	k.Recorder().AddCheck(ch)
 }

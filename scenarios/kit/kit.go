@@ -38,9 +38,6 @@ type Kit struct {
 	lastClear time.Time
 	// gaveUp is set once no session reached steady state.
 	gaveUp bool
-	// fresh is the session the next Steady goes on with: CheckRecovery
-	// found the old one broken while a fresh one was served.
-	fresh *history.Client
 	// property, when set, is the property the checks being recorded
 	// judge (declare).
 	property history.Property

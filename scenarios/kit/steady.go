@@ -31,9 +31,6 @@ func (k *Kit) Steady(c *history.Client, step string) *history.Client {
 	if !grounded(k.Ctx) {
 		return c
 	}
-	if k.fresh != nil { // CheckRecovery found c's session broken, a fresh one served
-		c, k.fresh = k.fresh, nil
-	}
 	start := time.Now()
 	// Once steady state could not be reached, later steps look once
 	// more, without waiting: the scenario stays within its timeout.
@@ -71,7 +68,8 @@ func (k *Kit) Steady(c *history.Client, step string) *history.Client {
 			})
 			restore()
 			k.lastStep = step
-			return fresh
+			c.Adopt(k.Ctx, fresh)
+			return c
 		}
 	}
 	k.unsteady = fmt.Sprintf("no steady state before %s: %s %s still failed %s after the previous step, on this session and on a fresh one (%s)%s",
@@ -132,8 +130,9 @@ func (k *Kit) steadyWithin(c *history.Client, d time.Duration) *history.Call {
 // When the backend does not serve c's session again but a fresh session
 // serves it at once, the defect is the session's: it is recorded once,
 // as the failed check "the session recovers from <step>" (in place of
-// name), and the next Steady goes on with the fresh session, so every
-// later fault is judged on its own. When no session is served, the kit
+// name), and c goes on with the fresh session (Client.Adopt), so the
+// step's later checks, and every later fault, are judged on a session
+// that works, never on the broken one again. When no session is served, the kit
 // is unsteady: later checks are inconclusive until Steady succeeds.
 func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, within time.Duration, maxFailed int, figure string) bool {
 	if k.unsteady != "" {
@@ -172,7 +171,9 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 			}
 		}
 		if served != nil {
-			k.fresh = fresh
+			// The rest of the step goes on with the fresh session, as c
+			// (Adopt): the broken one is judged once, here.
+			defer c.Adopt(k.Ctx, fresh)
 			defer k.declare(history.PropSession)()
 			return k.Check("the session recovers from "+k.lastStep, func(ck *C) {
 				ck.Evidence(failures...)
