@@ -157,7 +157,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	// beta: it must be pending in beta's log (the stall applied) before
 	// they start, and not yet returned (the gateway's call timeout is
 	// sessionCallTimeout) when they end; otherwise they are inconclusive.
-	stalledAtBeta := kit.Until(ctx, 5*time.Second, func() bool { return stalledCall(ctx, env, k.FixtureName(beta, "slow")) != nil })
+	stalledAtBeta := kit.Until(ctx, 5*time.Second, func() bool { return stalledCall(ctx, env, k.FixtureName(beta, "slow"), nil) != nil })
 	// stallWhy says why a call that just ended was not made during the
 	// stall ("" when it was).
 	stallWhy := func() string {

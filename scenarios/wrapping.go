@@ -135,6 +135,7 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 		// that fails it without naming beta, having dropped beta, has a
 		// naming defect); the bound only on a call the fault acted on.
 		var faulted []*history.Call
+		var unsent []string // why the fault's forged answer was not sent, per call
 		for i, m := range []struct {
 			method string
 			call   func() *history.Call
@@ -160,8 +161,16 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 			figure := "time_to_error_ms." + strings.ReplaceAll(m.method, "/", "_") + "." + f.name
 			acted := k.FaultActed(beta, call)
 			k.CheckPremise(within, cmp.Or(acted, k.OverBound(c, call, bound)), call, func(ck *kit.C) { ck.Expect(call).To(matchers.FailWithin(bound).As(figure)) })
+			// A forged answer sent on a resumed stream only reaches a
+			// gateway that resumed it (on streamable HTTP; an SSE backend
+			// sends it on its session stream at once).
+			if mf, ok := f.fault.Params.(*faults.Malformed); ok && acted == "" && mf.Variant == faults.MalformedWrongIDResumed && v.Transport == fakebackends.TransportStreamableHTTP {
+				acted = k.Resumed(beta, call)
+			}
 			if acted == "" {
 				faulted = append(faulted, call)
+			} else {
+				unsent = append(unsent, acted)
 			}
 			if i == 0 {
 				// The other backend works in the same session, on every
@@ -192,7 +201,11 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 		if strings.HasPrefix(f.name, "forged") {
 			name := f.name + ": the forged answer never reaches the client"
 			if len(faulted) == 0 {
-				k.Inconclusive(name, "no call reached beta with the fault applied: the forged answer was never sent")
+				why := "no call reached beta with the fault applied: the forged answer was never sent"
+				if len(unsent) > 0 {
+					why = strings.Join(unsent, "; ")
+				}
+				k.Inconclusive(name, why)
 			} else {
 				k.Check(name, func(ck *kit.C) {
 					ck.Evidence(faulted...)

@@ -52,11 +52,11 @@ type checkFailure struct{ msg string }
 // every call recorded while body ran plus c.Evidence; Took is the one
 // evidence call's duration, or else how long body ran. It reports whether
 // the check passed. While the gateway is not in steady state (see Steady,
-// CheckRecovery, Assume) the check is recorded inconclusive, with the
-// reason, and body does not run.
+// CheckRecovery, Assume), or under a premise not shown (Given), the check
+// is recorded inconclusive, with the reason, and body does not run.
 func (k *Kit) Check(name string, body func(c *C)) bool {
-	if k.unsteady != "" {
-		k.Inconclusive(name, k.unsteady)
+	if why := cmp.Or(k.unsteady, k.premise); why != "" {
+		k.Inconclusive(name, why)
 		return false
 	}
 	c := &C{k: k}

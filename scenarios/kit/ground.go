@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
@@ -120,7 +121,57 @@ func (k *Kit) FaultActed(backend string, call *history.Call) string {
 	case rec.Fault == "":
 		return fmt.Sprintf("the call reached %s, but no fault acted on it (%s's log: %s %s, no fault)", backend, backend, rec.Method, rec.Tool)
 	}
-	return ""
+	return stallHeld(backend, rec, k.Recorder().Started().Add(call.Start.D()), call)
+}
+
+// stallHeld returns "" unless rec's fault is a stall that did not hold:
+// the backend's request ended in the first half of the call, so the
+// gateway met a stream that ended (or a connection it closed at once),
+// not a stall it had to wait out. A stall holds until the gateway gives
+// up on it: a request still pending, or one that lasted into the second
+// half of the call (the gateway's deadline ending it, as it should).
+func stallHeld(backend string, rec fakebackends.RequestRecord, callStart time.Time, call *history.Call) string {
+	if !strings.Contains(rec.Fault, string(faults.KindStall)) || rec.Pending {
+		return ""
+	}
+	end := rec.Time.Add(time.Duration(rec.DurationMS * float64(time.Millisecond)))
+	half := callStart.Add(call.Took() / 2)
+	if !end.Before(half) {
+		return ""
+	}
+	return fmt.Sprintf("the stall did not hold: %s's stalled request ended %s after it arrived, %s into a call the gateway answered after %s: the gateway met an ended stream, not a stall to wait out",
+		backend, end.Sub(rec.Time).Round(10*time.Microsecond), end.Sub(callStart).Round(10*time.Microsecond), call.Took().Round(10*time.Microsecond))
+}
+
+// Resumed returns "" when backend's log shows that the gateway resumed
+// call's response stream there (a GET, Last-Event-ID, with a fault
+// applied: what a fault that answers only on the resumed stream needs
+// to act) while call was in flight, else why not.
+func (k *Kit) Resumed(backend string, call *history.Call) string {
+	if !grounded(k.Ctx) {
+		return ""
+	}
+	b := k.Env.Backend(backend)
+	if b == nil {
+		return fmt.Sprintf("no backend %q", backend)
+	}
+	reqs, err := b.Requests(k.Ctx)
+	if err != nil {
+		return "cannot tell whether the gateway resumed the stream at " + backend + ": " + err.Error()
+	}
+	started := k.Recorder().Started()
+	from, to := started.Add(call.Start.D()), started.Add(call.End.D()).Add(arrivalSlack)
+	gets := 0
+	for _, r := range reqs {
+		if r.HTTPMethod == "GET" && !r.Time.Before(from) && !r.Time.After(to) {
+			if r.Fault != "" {
+				return ""
+			}
+			gets++
+		}
+	}
+	return fmt.Sprintf("the gateway never resumed the stream %s ended after an event id (%s's log shows no resuming GET with the fault applied while %s %s was in flight; %d other GETs): what the fault sends on the resumed stream was never sent",
+		backend, backend, call.Method, call.Target, gets)
 }
 
 // Reached returns "" when call arrived at backend (with or without a
@@ -167,10 +218,24 @@ func (k *Kit) CheckReached(name, backend string, call *history.Call, body func(c
 	return k.CheckPremise(name, k.Reached(backend, call), call, body)
 }
 
+// Given scopes a premise: until end is called, every check is
+// inconclusive with why (when why is not ""), as while the gateway is not
+// steady. A check whose meaning depends on a state (a circuit open, a
+// forged event sent) is judged only where that state was seen: the
+// scenario proves the state, then judges its checks under Given.
+func (k *Kit) Given(why string) (end func()) {
+	prev := k.premise
+	if prev == "" && why != "" && grounded(k.Ctx) {
+		k.premise = why
+		k.Note("premise not shown: %s", why)
+	}
+	return func() { k.premise = prev }
+}
+
 // CheckPremise judges body when why is "" (and the gateway is steady),
 // and records the check inconclusive with the reason otherwise.
 func (k *Kit) CheckPremise(name, why string, call *history.Call, body func(c *C)) bool {
-	if why := cmp.Or(k.unsteady, why); why != "" {
+	if why := cmp.Or(k.unsteady, k.premise, why); why != "" {
 		k.Inconclusive(name, why, call)
 		return false
 	}

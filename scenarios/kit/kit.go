@@ -29,6 +29,9 @@ type Kit struct {
 	// unsteady, when set, says why the gateway is not in steady state
 	// (Steady, CheckRecovery): checks are inconclusive until it is.
 	unsteady string
+	// premise, when set, says why the state the checks being recorded
+	// depend on was not shown (Given): they are inconclusive.
+	premise string
 	// lastStep names the fault step Steady last began.
 	lastStep string
 	// stalls, when WatchStalls runs, are this process's stalls (Net).
