@@ -57,7 +57,9 @@ type Scenario struct {
 	// Needs: a target lacking them gets those checks recorded
 	// not_applicable (kit.Kit.CheckIf), and the rest judged.
 	Conditional []ConditionalCheck
-	// Timeout bounds the whole scenario: start, run and teardown.
+	// Timeout is the scenario's time budget: start and run, the harness's
+	// own time (Budget). Time its calls wait on their own deadlines extends
+	// it, up to MaxWall; teardown has a bound of its own.
 	Timeout time.Duration
 	// Topology returns the backends and settings (the runner sets Target,
 	// Recorder, Name and Labels).

@@ -130,11 +130,10 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *history.Recorder {
 // returning the body's outcome; the zero outcome when the scenario ended
 // before its body (rec is skipped or failed, saying why).
 func startRunClose(ctx context.Context, sc Scenario, cfg RunConfig, target targets.Target, rec *history.Recorder) outcome {
-	timeout := sc.Timeout
-	if timeout <= 0 {
-		timeout = time.Minute
-	}
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	timeout := sc.Budget()
+	// The scenario's budget is the harness's time: time its calls spent
+	// waiting on their own deadlines is the gateway's, and extends it.
+	runCtx, cancel := harness.WithBudget(ctx, timeout, rec.WaitedOnDeadlines)
 	defer cancel()
 
 	topo := sc.Topology()
@@ -186,6 +185,12 @@ func startRunClose(ctx context.Context, sc Scenario, cfg RunConfig, target targe
 		// its "overran", is the interruption, not the gateway.
 		verdict = outcome{history.VerdictInterrupted, fmt.Sprintf("interrupted (%v)", context.Cause(ctx))}
 	}
+	if b := harness.BudgetOut(runCtx); b != nil && ctx.Err() == nil && !strings.HasPrefix(verdict.reason, stuckReason) && (verdict.kind == history.VerdictFailed || verdict.kind == history.VerdictPassed) {
+		// The harness's own time ran out: what was not judged is no
+		// verdict on the gateway (the checks judged keep theirs).
+		rec.AddCheck(history.Check{Name: "scenario ran to the end", Verdict: history.CheckInconclusive, Reason: b.Error(), Observed: verdict.reason})
+		verdict = outcome{history.VerdictInconclusive, b.Error()}
+	}
 	if verdict.kind == history.VerdictFailed {
 		rec.AddCheck(history.Check{Name: abortName(verdict.reason), Verdict: history.CheckFailed, Observed: verdict.reason})
 	}
@@ -205,6 +210,20 @@ func startRunClose(ctx context.Context, sc Scenario, cfg RunConfig, target targe
 	}
 	return verdict
 }
+
+// Budget is the scenario's own time budget: its Timeout, a minute when
+// unset (harness.WithBudget extends it by the time its calls wait on
+// their deadlines, up to MaxWall).
+func (sc Scenario) Budget() time.Duration {
+	if sc.Timeout <= 0 {
+		return time.Minute
+	}
+	return sc.Timeout
+}
+
+// MaxWall bounds how long the scenario's body may run: its budget
+// extended by its calls' waits, at most harness.BudgetCap times it.
+func (sc Scenario) MaxWall() time.Duration { return harness.BudgetCap * sc.Budget() }
 
 // abortName names the check an aborted body failed: "aborted at
 // file.go:12: connect a legacy client".
@@ -251,6 +270,11 @@ type outcome struct {
 	reason string
 }
 
+// stuckReason starts the reason of a body that did not return after its
+// context ended: a hang of the harness itself, never excused by the
+// budget.
+const stuckReason = "scenario did not return within its timeout"
+
 // runBody runs the scenario body in its own goroutine, recovering
 // failures, skips and panics, and gives up (failing) once ctx has ended
 // and a grace has passed.
@@ -287,7 +311,7 @@ func runBody(ctx context.Context, sc Scenario, env *harness.Env) outcome {
 		}
 		return o
 	case <-grace.C:
-		return outcome{history.VerdictFailed, fmt.Sprintf("scenario did not return within its timeout (%s) + 5s", sc.Timeout)}
+		return outcome{history.VerdictFailed, fmt.Sprintf("%s (%s) + 5s", stuckReason, sc.Timeout)}
 	}
 }
 

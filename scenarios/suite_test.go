@@ -101,7 +101,7 @@ var _ = Describe("vMCP", func() {
 		Describe(group, func() {
 			for _, sc := range groups[group] {
 				name := strings.TrimPrefix(sc.Name, group+"/")
-				It(name, Label(sc.Labels...), SpecTimeout(sc.Timeout+teardownBound(sc)+30*time.Second+slotWait), func(ctx SpecContext) {
+				It(name, Label(sc.Labels...), SpecTimeout(sc.MaxWall()+teardownBound(sc)+30*time.Second+slotWait), func(ctx SpecContext) {
 					rec := runSpec(ctx, sc, runConfig())
 					resultsMu.Lock()
 					results.Add(rec)

@@ -55,7 +55,7 @@ type checkFailure struct{ msg string }
 // CheckRecovery, Assume), or under a premise not shown (Given), the check
 // is recorded inconclusive, with the reason, and body does not run.
 func (k *Kit) Check(name string, body func(c *C)) bool {
-	if why := cmp.Or(k.unsteady, k.premise); why != "" {
+	if why := cmp.Or(k.budgetOut(), k.unsteady, k.premise); why != "" {
 		k.Inconclusive(name, why)
 		return false
 	}
@@ -93,6 +93,12 @@ func (k *Kit) Check(name string, body func(c *C)) bool {
 		records = append(records, evidence[seq])
 	}
 	k.stamp(&ch, records...)
+	if why := k.budgetOut(); failed && why != "" {
+		// The scenario's time ran out under the check: its calls ended
+		// on the harness's context, not on the gateway.
+		k.Inconclusive(name, why, c.calls...)
+		return false
+	}
 	if why := k.notApplicable(records); failed && why != "" {
 		ch.Verdict, ch.Reason, ch.Observed = history.CheckNotApplicable, why, Excerpt(strings.TrimSpace(failMsg), 600)
 		rec.AddCheck(ch)

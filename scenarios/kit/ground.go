@@ -9,6 +9,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 )
@@ -218,6 +219,16 @@ func (k *Kit) CheckReached(name, backend string, call *history.Call, body func(c
 	return k.CheckPremise(name, k.Reached(backend, call), call, body)
 }
 
+// budgetOut says why the scenario's time budget ran out ("" while it
+// runs): every check after that, and every call cut by it, is
+// inconclusive for that reason (harness.WithBudget).
+func (k *Kit) budgetOut() string {
+	if b := harness.BudgetOut(k.Ctx); b != nil {
+		return b.Error()
+	}
+	return ""
+}
+
 // Given scopes a premise: until end is called, every check is
 // inconclusive with why (when why is not ""), as while the gateway is not
 // steady. A check whose meaning depends on a state (a circuit open, a
@@ -235,7 +246,7 @@ func (k *Kit) Given(why string) (end func()) {
 // CheckPremise judges body when why is "" (and the gateway is steady),
 // and records the check inconclusive with the reason otherwise.
 func (k *Kit) CheckPremise(name, why string, call *history.Call, body func(c *C)) bool {
-	if why := cmp.Or(k.unsteady, k.premise, why); why != "" {
+	if why := cmp.Or(k.budgetOut(), k.unsteady, k.premise, why); why != "" {
 		k.Inconclusive(name, why, call)
 		return false
 	}
@@ -249,6 +260,7 @@ func (k *Kit) CheckPremise(name, why string, call *history.Call, body func(c *C)
 // Inconclusive records a check whose premise does not hold, with why and
 // the calls that show it.
 func (k *Kit) Inconclusive(name, why string, calls ...*history.Call) {
+	why = cmp.Or(k.budgetOut(), why) // once the budget ran out, every premise fails for that reason
 	ch := history.Check{Name: name, Verdict: history.CheckInconclusive, Reason: why, Expected: name}
 	var records []history.CallRecord
 	for _, c := range calls {

@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -39,6 +40,10 @@ func (k *Kit) Steady(c *history.Client, step string) *history.Client {
 		settle = 0
 	}
 	failing := k.steadyWithin(c, settle)
+	if why := k.budgetOut(); why != "" {
+		k.unsteady = why
+		return c
+	}
 	if failing == nil {
 		k.unsteady, k.gaveUp = "", false
 		k.lastStep = step
@@ -135,8 +140,8 @@ func (k *Kit) steadyWithin(c *history.Client, d time.Duration) *history.Call {
 // that works, never on the broken one again. When no session is served, the kit
 // is unsteady: later checks are inconclusive until Steady succeeds.
 func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, within time.Duration, maxFailed int, figure string) bool {
-	if k.unsteady != "" {
-		k.Inconclusive(name, k.unsteady)
+	if why := cmp.Or(k.budgetOut(), k.unsteady); why != "" {
+		k.Inconclusive(name, why)
 		return false
 	}
 	tool := k.Tool(backend, "echo")
@@ -157,6 +162,10 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 		Sleep(k.Ctx, steadyPoll)
 	}
 	took := time.Since(start)
+	if why := k.budgetOut(); why != "" && ok == nil {
+		k.Inconclusive(name, why, failures...)
+		return false
+	}
 	late := false // served again, but only once asked after a fresh session served
 	k.Figure("failed_calls_after."+figure, float64(len(failures)))
 	if ok == nil && grounded(k.Ctx) {
