@@ -29,7 +29,11 @@ import (
 //     restart), the backend is never served again: every later request to
 //     it fails at the connection;
 //   - slowReopen: every initialize after the backend's first is held this
-//     long (a gateway re-opening a session on a loaded machine).
+//     long (a gateway re-opening a session on a loaded machine);
+//   - noResume: the gateway's backend client never resumes a response
+//     stream: a GET carrying Last-Event-ID (mcp-go's resumption, SEP-1699)
+//     is answered 405 here and never reaches the backend, so the call
+//     fails ("failed to resume the SSE stream for the response").
 type backProxy struct {
 	backProxyOptions
 	rp    *httputil.ReverseProxy
@@ -40,8 +44,8 @@ type backProxy struct {
 
 // backProxyOptions are what a backProxy reproduces.
 type backProxyOptions struct {
-	acceptWrongID, neverBack bool
-	slowReopen               time.Duration
+	acceptWrongID, neverBack, noResume bool
+	slowReopen                         time.Duration
 }
 
 // startBackProxies puts a backProxy in front of every HTTP backend of cfg
@@ -89,6 +93,10 @@ func (p *backProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		http.Error(w, "backend gone", http.StatusBadGateway)
+		return
+	}
+	if p.noResume && r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+		http.Error(w, "this client does not resume streams", http.StatusMethodNotAllowed)
 		return
 	}
 	var reqID json.RawMessage
