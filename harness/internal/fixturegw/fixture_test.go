@@ -143,15 +143,9 @@ func (s *rawSession) post(msg string) (*http.Response, []byte) {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, strings.NewReader(msg))
+	req, err := s.request(ctx, msg)
 	if err != nil {
 		s.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
-	if s.id != "" {
-		req.Header.Set("Mcp-Session-Id", s.id)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -200,17 +194,28 @@ func setFaults(t *testing.T, b *fakebackends.Backend, fs ...faults.Fault) {
 // send posts one JSON-RPC message without waiting for its answer to be
 // judged (for a call left stalled; ctx ends it), from any goroutine.
 func (s *rawSession) send(ctx context.Context, msg string) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, strings.NewReader(msg))
+	req, err := s.request(ctx, msg)
 	if err != nil {
 		return
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
-	req.Header.Set("Mcp-Session-Id", s.id)
 	resp, err := http.DefaultClient.Do(req)
 	if err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
 	}
+}
+
+// request is the POST of msg in the session.
+func (s *rawSession) request(ctx context.Context, msg string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, strings.NewReader(msg))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	if s.id != "" {
+		req.Header.Set("Mcp-Session-Id", s.id)
+	}
+	return req, nil
 }
