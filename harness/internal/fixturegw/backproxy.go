@@ -27,7 +27,7 @@ import (
 //     request's), so the gateway forwards a forged answer as a success;
 //   - neverBack: once the backend ends an SSE session stream itself (a
 //     restart), the backend is never served again: every later request to
-//     it fails at the connection;
+//     it fails at the connection (deadSilent: is held, never answered);
 //   - slowReopen: every initialize after the backend's first is held this
 //     long (a gateway re-opening a session on a loaded machine);
 //   - noResume: the gateway's backend client never resumes a response
@@ -45,7 +45,10 @@ type backProxy struct {
 // backProxyOptions are what a backProxy reproduces.
 type backProxyOptions struct {
 	acceptWrongID, neverBack, noResume bool
-	slowReopen                         time.Duration
+	// deadSilent (with neverBack): a backend never served again holds
+	// every request unanswered instead of closing its connection.
+	deadSilent bool
+	slowReopen time.Duration
 }
 
 // startBackProxies puts a backProxy in front of every HTTP backend of cfg
@@ -84,6 +87,13 @@ func startBackProxies(cfg *config.Config, opts backProxyOptions) ([]*http.Server
 }
 
 func (p *backProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.dead.Load() && p.deadSilent {
+		// Never served again, and never answered: the request is held
+		// until the gateway gives up on it (or the proxy closes).
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 16<<20))
+		<-r.Context().Done()
+		return
+	}
 	if p.dead.Load() {
 		// Never served again: the connection ends without an answer.
 		if hj, ok := w.(http.Hijacker); ok {

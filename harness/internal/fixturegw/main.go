@@ -49,7 +49,10 @@
 // a response stream: a GET with Last-Event-ID is answered 405 on its way
 // to the backend); --cancel-one-in N (cancelonein.go: only the 1st of
 // every N client cancellations, a notifications/cancelled or an abandoned
-// request, is acted on; the others are swallowed as --detach-calls does).
+// request, is acted on; the others are swallowed as --detach-calls does);
+// --sse-never-back-silent (fixture o, with --call-timeout 1h: as
+// --sse-never-back, but the SSE backend's later requests are held
+// unanswered, so every call of it waits for as long as its client does).
 //
 // --per-call (fixture i, percall.go): not the reference but a gateway of
 // its own, as a public one is: streamable-HTTP backends only, tools only
@@ -144,7 +147,7 @@ func newFixture(args []string) (fx *fixture, err error) {
 		callTimeout, indexDelay                                     time.Duration
 		q                                                           quirks
 		acceptWrongID, neverBack, perCallGW, initUnnamed, initRetry bool
-		noResume                                                    bool
+		noResume, deadSilent                                        bool
 		reject                                                      string
 		slowReopen                                                  time.Duration
 		rpcErrorCode                                                rpcCodeFlag
@@ -165,6 +168,8 @@ func newFixture(args []string) (fx *fixture, err error) {
 	fs.BoolVar(&q.agreeOld, "agree-old-revision", false, "fixture g: every client is agreed protocol 2025-06-18 (server/discover answered -32601), whatever it asks for")
 	fs.BoolVar(&q.keepBroken, "keep-broken-session", false, "fixture h: after an error answer for a backend in a session, the session's backend client is never rebuilt (new sessions work)")
 	fs.BoolVar(&neverBack, "sse-never-back", false, "fixture f: an SSE backend whose session stream the backend ended (a restart) is never served again")
+	fs.BoolVar(&deadSilent, "sse-never-back-silent", false, "fixture o: as --sse-never-back, but the SSE backend's requests are held unanswered, not cut "+
+		"(with --call-timeout 1h every later call of it waits until the client gives up)")
 	fs.BoolVar(&q.dropColliding, "drop-colliding-tools", false, "a backend's tools whose bare names (less the --prefix-format prefix) another backend listed first are left out of tools/list")
 	fs.BoolVar(&q.detach, "detach-calls", false, "broken: a client's cancel (its notifications/cancelled, or its request closing) never reaches the gateway: backend calls run on")
 	fs.BoolVar(&q.noPrompts, "no-prompts", false, "fixture j: no prompts capability; prompts/* answered -32601")
@@ -216,8 +221,8 @@ func newFixture(args []string) (fx *fixture, err error) {
 			fx.close(context.Background())
 		}
 	}()
-	if acceptWrongID || neverBack || slowReopen > 0 || noResume {
-		opts := backProxyOptions{acceptWrongID: acceptWrongID, neverBack: neverBack, slowReopen: slowReopen, noResume: noResume}
+	if acceptWrongID || neverBack || deadSilent || slowReopen > 0 || noResume {
+		opts := backProxyOptions{acceptWrongID: acceptWrongID, neverBack: neverBack || deadSilent, deadSilent: deadSilent, slowReopen: slowReopen, noResume: noResume}
 		if fx.proxies, err = startBackProxies(cfg, opts); err != nil {
 			return nil, err
 		}

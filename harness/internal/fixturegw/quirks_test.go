@@ -265,3 +265,54 @@ func TestCancelOneIn(t *testing.T) {
 		beta.ClearFaults()
 	})
 }
+
+// TestSSENeverBackSilent (fixture o): once the SSE backend beta restarted
+// (its session stream ended), --sse-never-back-silent --call-timeout 1h
+// leaves every call of beta unanswered until the client gives up, while
+// alpha answers; with --sse-never-back the same call fails at once.
+func TestSSENeverBackSilent(t *testing.T) {
+	for _, silent := range []bool{false, true} {
+		t.Run(fmt.Sprintf("silent=%v", silent), func(t *testing.T) {
+			alpha, beta := startBackend(t, "alpha", "streamable-http"), startBackend(t, "beta", "sse")
+			flag := "--sse-never-back"
+			if silent {
+				flag = "--sse-never-back-silent"
+			}
+			c, _ := connect(t, startFixture(t, alpha, beta, "--look", "a", "--prefix-format", "{backend}__", "--call-timeout", "1h", flag))
+			if res, err := callTool(t, c, "beta__echo"); err != nil || res.IsError {
+				t.Fatalf("before the restart: %+v, %v; want a success", res, err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := beta.Restart(ctx); err != nil {
+				t.Fatal(err)
+			}
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "beta__echo"
+			req.Params.Arguments = map[string]any{"msg": "after"}
+			call := func(d time.Duration) (*mcp.CallToolResult, time.Duration, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), d)
+				defer cancel()
+				start := time.Now()
+				res, err := c.CallTool(ctx, req)
+				return res, time.Since(start), err
+			}
+			// Until the back proxy has seen beta's session stream end.
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if res, _, err := call(500 * time.Millisecond); err != nil || res.IsError {
+					break
+				}
+			}
+			res, took, err := call(2 * time.Second)
+			switch {
+			case silent && !errors.Is(err, context.DeadlineExceeded):
+				t.Errorf("after the restart: %+v, %v in %s; want no answer until the client's 2 s deadline", res, err, took)
+			case !silent && (err != nil || !res.IsError || took > time.Second):
+				t.Errorf("after the restart: %+v, %v in %s; want an error result at once", res, err, took)
+			}
+			if res, err := callTool(t, c, "alpha__echo"); err != nil || res.IsError {
+				t.Errorf("alpha: %+v, %v; want a success", res, err)
+			}
+		})
+	}
+}
