@@ -91,8 +91,12 @@ import (
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "fixturegw:", err)
-		if errors.Is(err, flag.ErrHelp) {
+		var usage usageError
+		switch {
+		case errors.Is(err, flag.ErrHelp):
 			os.Exit(0)
+		case errors.As(err, &usage):
+			os.Exit(2)
 		}
 		os.Exit(1)
 	}
@@ -119,6 +123,9 @@ func run() error {
 	fx.close(sctx)
 	return srv.Shutdown(sctx)
 }
+
+// usageError is a command line the flags refuse (exit status 2).
+type usageError struct{ error }
 
 // fixture is a built fixture gateway: its front (serve f.routes()), the
 // address it is to listen on, and the back proxies it owns.
@@ -188,7 +195,10 @@ func newFixture(args []string) (fx *fixture, err error) {
 	fs.StringVar(&reject, "reject-feature", "", "refuse to start when the config turns this feature on (health, breaker, keepalive, metrics or optimizer), "+
 		"as a gateway that does not support it, or needs more settings for it, does")
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err}
 	}
 	if (initUnnamed || initRetry) && !perCallGW {
 		return nil, fmt.Errorf("--init-unnamed and --init-retry need --per-call")
