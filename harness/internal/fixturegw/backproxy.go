@@ -27,9 +27,13 @@ import (
 //     request's), so the gateway forwards a forged answer as a success;
 //   - neverBack: once the backend ends an SSE session stream itself (a
 //     restart), the backend is never served again: every later request to
-//     it fails at the connection;
+//     it fails at the connection (deadSilent: is held, never answered);
 //   - slowReopen: every initialize after the backend's first is held this
-//     long (a gateway re-opening a session on a loaded machine).
+//     long (a gateway re-opening a session on a loaded machine);
+//   - noResume: the gateway's backend client never resumes a response
+//     stream: a GET carrying Last-Event-ID (mcp-go's resumption, SEP-1699)
+//     is answered 405 here and never reaches the backend, so the call
+//     fails ("failed to resume the SSE stream for the response").
 type backProxy struct {
 	backProxyOptions
 	rp    *httputil.ReverseProxy
@@ -40,8 +44,11 @@ type backProxy struct {
 
 // backProxyOptions are what a backProxy reproduces.
 type backProxyOptions struct {
-	acceptWrongID, neverBack bool
-	slowReopen               time.Duration
+	acceptWrongID, neverBack, noResume bool
+	// deadSilent (with neverBack): a backend never served again holds
+	// every request unanswered instead of closing its connection.
+	deadSilent bool
+	slowReopen time.Duration
 }
 
 // startBackProxies puts a backProxy in front of every HTTP backend of cfg
@@ -80,6 +87,13 @@ func startBackProxies(cfg *config.Config, opts backProxyOptions) ([]*http.Server
 }
 
 func (p *backProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.dead.Load() && p.deadSilent {
+		// Never served again, and never answered: the request is held
+		// until the gateway gives up on it (or the proxy closes).
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 16<<20))
+		<-r.Context().Done()
+		return
+	}
 	if p.dead.Load() {
 		// Never served again: the connection ends without an answer.
 		if hj, ok := w.(http.Hijacker); ok {
@@ -89,6 +103,10 @@ func (p *backProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		http.Error(w, "backend gone", http.StatusBadGateway)
+		return
+	}
+	if p.noResume && r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+		http.Error(w, "this client does not resume streams", http.StatusMethodNotAllowed)
 		return
 	}
 	var reqID json.RawMessage

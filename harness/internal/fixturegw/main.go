@@ -39,6 +39,21 @@
 // --detach-calls (broken: a client's cancel never reaches the gateway, so
 // backend calls run on after it).
 //
+// For fixtures j–n (false verdicts of issue 40): --no-prompts (no prompts
+// capability, prompts/* answered -32601; with --no-resources, tools only);
+// --rpc-error-code N (rpcerror.go: every failure the reference reports
+// for a backend on tools/call is answered HTTP 200, a JSON-RPC error to
+// the request's id with code N, "backend beta: tool call failed: CAUSE",
+// a reset or closed connection quoted as "read tcp ...: connection reset
+// by peer"); --no-resume (backproxy.go: the backend client never resumes
+// a response stream: a GET with Last-Event-ID is answered 405 on its way
+// to the backend); --cancel-one-in N (cancelonein.go: only the 1st of
+// every N client cancellations, a notifications/cancelled or an abandoned
+// request, is acted on; the others are swallowed as --detach-calls does);
+// --sse-never-back-silent (fixture o, with --call-timeout 1h: as
+// --sse-never-back, but the SSE backend's later requests are held
+// unanswered, so every call of it waits for as long as its client does).
+//
 // --per-call (fixture i, percall.go): not the reference but a gateway of
 // its own, as a public one is: streamable-HTTP backends only, tools only
 // (resources/* and prompts/* answered -32601, neither advertised), a fresh
@@ -54,12 +69,14 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -74,57 +91,131 @@ import (
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "fixturegw:", err)
+		var usage usageError
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			os.Exit(0)
+		case errors.As(err, &usage):
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }
 
 func run() error {
+	fx, err := newFixture(os.Args[1:])
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", fx.listen)
+	if err != nil {
+		fx.close(context.Background())
+		return err
+	}
+	srv := &http.Server{Handler: fx.f.routes(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.New(slog.NewTextHandler(io.Discard, nil)).Handler(), slog.LevelDebug)}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Printf("{\"look\":%q,\"addr\":%q}\n", fx.f.look, ln.Addr().String())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fx.close(sctx)
+	return srv.Shutdown(sctx)
+}
+
+// usageError is a command line the flags refuse (exit status 2).
+type usageError struct{ error }
+
+// fixture is a built fixture gateway: its front (serve f.routes()), the
+// address it is to listen on, and the back proxies it owns.
+type fixture struct {
+	f       *front
+	listen  string
+	proxies []*http.Server
+}
+
+// close shuts the reference gateway down and closes the back proxies.
+func (fx *fixture) close(ctx context.Context) {
+	if fx.f != nil && fx.f.g != nil {
+		_ = fx.f.g.Shutdown(ctx)
+	}
+	for _, p := range fx.proxies {
+		_ = p.Close()
+	}
+}
+
+// newFixture builds the fixture gateway the command line args (without
+// the program name) ask for.
+func newFixture(args []string) (fx *fixture, err error) {
 	var (
-		cfgPath, listen, look, prefixFormat                         string
+		cfgPath, look, prefixFormat                                 string
 		priority, anonymous                                         bool
 		callTimeout, indexDelay                                     time.Duration
 		q                                                           quirks
 		acceptWrongID, neverBack, perCallGW, initUnnamed, initRetry bool
+		noResume, deadSilent                                        bool
 		reject                                                      string
 		slowReopen                                                  time.Duration
+		rpcErrorCode                                                rpcCodeFlag
 	)
-	flag.StringVar(&cfgPath, "config", "", "the reference gateway's config file")
-	flag.StringVar(&listen, "listen", "127.0.0.1:0", "listen address")
-	flag.StringVar(&look, "look", "a", "a (toolhive-like) or b (mcpproxy-like)")
-	flag.StringVar(&prefixFormat, "prefix-format", "", "aggregation.prefixFormat, e.g. {backend}__")
-	flag.BoolVar(&priority, "priority", false, "aggregation.conflictResolution priority (no tool prefixes)")
-	flag.BoolVar(&anonymous, "anonymous-errors", false, "broken: error texts name no backend")
-	flag.DurationVar(&callTimeout, "call-timeout", 0, "timeouts.call (broken: 1h)")
-	flag.DurationVar(&indexDelay, "index-delay", time.Second, "look b: MCP answers 503 this long after start while GET /ready already answers")
-	flag.BoolVar(&q.noResources, "no-resources", false, "fixture c: no resources capability; resources/* answered -32601")
-	flag.DurationVar(&q.dropFor, "drop-after-error", 0, "fixture d: after an error answer for a backend, its tools and prompts are 'not found' (unnamed) for this long")
-	flag.BoolVar(&acceptWrongID, "accept-wrong-id", false, "fixture e: a streamable-HTTP backend's answer with another request's id is taken as the answer")
-	flag.BoolVar(&q.agreeOld, "agree-old-revision", false, "fixture g: every client is agreed protocol 2025-06-18 (server/discover answered -32601), whatever it asks for")
-	flag.BoolVar(&q.keepBroken, "keep-broken-session", false, "fixture h: after an error answer for a backend in a session, the session's backend client is never rebuilt (new sessions work)")
-	flag.BoolVar(&neverBack, "sse-never-back", false, "fixture f: an SSE backend whose session stream the backend ended (a restart) is never served again")
-	flag.BoolVar(&q.dropColliding, "drop-colliding-tools", false, "a backend's tools whose bare names (less the --prefix-format prefix) another backend listed first are left out of tools/list")
-	flag.BoolVar(&q.detach, "detach-calls", false, "broken: a client's cancel (its notifications/cancelled, or its request closing) never reaches the gateway: backend calls run on")
-	flag.BoolVar(&perCallGW, "per-call", false, "fixture i: a gateway of its own: streamable-HTTP backends and tools only, a fresh backend session per call, "+
+	fx = &fixture{}
+	fs := flag.NewFlagSet("fixturegw", flag.ContinueOnError)
+	fs.StringVar(&cfgPath, "config", "", "the reference gateway's config file")
+	fs.StringVar(&fx.listen, "listen", "127.0.0.1:0", "listen address")
+	fs.StringVar(&look, "look", "a", "a (toolhive-like) or b (mcpproxy-like)")
+	fs.StringVar(&prefixFormat, "prefix-format", "", "aggregation.prefixFormat, e.g. {backend}__")
+	fs.BoolVar(&priority, "priority", false, "aggregation.conflictResolution priority (no tool prefixes)")
+	fs.BoolVar(&anonymous, "anonymous-errors", false, "broken: error texts name no backend")
+	fs.DurationVar(&callTimeout, "call-timeout", 0, "timeouts.call (broken: 1h)")
+	fs.DurationVar(&indexDelay, "index-delay", time.Second, "look b: MCP answers 503 this long after start while GET /ready already answers")
+	fs.BoolVar(&q.noResources, "no-resources", false, "fixture c: no resources capability; resources/* answered -32601")
+	fs.DurationVar(&q.dropFor, "drop-after-error", 0, "fixture d: after an error answer for a backend, its tools and prompts are 'not found' (unnamed) for this long")
+	fs.BoolVar(&acceptWrongID, "accept-wrong-id", false, "fixture e: a streamable-HTTP backend's answer with another request's id is taken as the answer")
+	fs.BoolVar(&q.agreeOld, "agree-old-revision", false, "fixture g: every client is agreed protocol 2025-06-18 (server/discover answered -32601), whatever it asks for")
+	fs.BoolVar(&q.keepBroken, "keep-broken-session", false, "fixture h: after an error answer for a backend in a session, the session's backend client is never rebuilt (new sessions work)")
+	fs.BoolVar(&neverBack, "sse-never-back", false, "fixture f: an SSE backend whose session stream the backend ended (a restart) is never served again")
+	fs.BoolVar(&deadSilent, "sse-never-back-silent", false, "fixture o: as --sse-never-back, but the SSE backend's requests are held unanswered, not cut "+
+		"(with --call-timeout 1h every later call of it waits until the client gives up)")
+	fs.BoolVar(&q.dropColliding, "drop-colliding-tools", false, "a backend's tools whose bare names (less the --prefix-format prefix) another backend listed first are left out of tools/list")
+	fs.BoolVar(&q.detach, "detach-calls", false, "broken: a client's cancel (its notifications/cancelled, or its request closing) never reaches the gateway: backend calls run on")
+	fs.BoolVar(&q.noPrompts, "no-prompts", false, "fixture j: no prompts capability; prompts/* answered -32601")
+	fs.Var(&rpcErrorCode, "rpc-error-code", "fixture k: every error the gateway reports for a backend on tools/call is answered as a JSON-RPC error with this code "+
+		"(e.g. 0 or -32005), its message \"backend NAME: tool call failed: CAUSE\" (a reset or closed connection quoted as \"... connection reset by peer\")")
+	fs.BoolVar(&noResume, "no-resume", false, "fixture m: the backend client never resumes an SSE response stream: a GET with Last-Event-ID "+
+		"is answered 405 on its way to the backend, never reaching it, and the call fails")
+	fs.IntVar(&q.cancelOneIn, "cancel-one-in", 0, "fixture n: of the client's cancellations (a notifications/cancelled, or a request it abandons), only the 1st of every N "+
+		"is acted on; the others are swallowed as --detach-calls does")
+	fs.BoolVar(&perCallGW, "per-call", false, "fixture i: a gateway of its own: streamable-HTTP backends and tools only, a fresh backend session per call, "+
 		"initialize errors name the backend, tools/call errors pass through unnamed (look a, no health API)")
-	flag.BoolVar(&initUnnamed, "init-unnamed", false, "broken, with --per-call: an initialize error passes through naming no backend")
-	flag.BoolVar(&initRetry, "init-retry", false, "broken, with --per-call: a call whose initialize fails retries it every 200 ms for as long as the client waits (no timeout bounds it)")
-	flag.DurationVar(&slowReopen, "slow-reopen", 0, "correct but slow: every initialize of a backend session after a backend's first is held this long "+
+	fs.BoolVar(&initUnnamed, "init-unnamed", false, "broken, with --per-call: an initialize error passes through naming no backend")
+	fs.BoolVar(&initRetry, "init-retry", false, "broken, with --per-call: a call whose initialize fails retries it every 200 ms for as long as the client waits (no timeout bounds it)")
+	fs.DurationVar(&slowReopen, "slow-reopen", 0, "correct but slow: every initialize of a backend session after a backend's first is held this long "+
 		"on its way to the backend (a gateway re-opening a broken backend session on a loaded machine)")
-	flag.StringVar(&reject, "reject-feature", "", "refuse to start when the config turns this feature on (health, breaker, keepalive, metrics or optimizer), "+
+	fs.StringVar(&reject, "reject-feature", "", "refuse to start when the config turns this feature on (health, breaker, keepalive, metrics or optimizer), "+
 		"as a gateway that does not support it, or needs more settings for it, does")
-	flag.Parse()
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err}
+	}
 	if (initUnnamed || initRetry) && !perCallGW {
-		return fmt.Errorf("--init-unnamed and --init-retry need --per-call")
+		return nil, fmt.Errorf("--init-unnamed and --init-retry need --per-call")
 	}
 	if look != "a" && look != "b" {
-		return fmt.Errorf("--look %q: want a or b", look)
+		return nil, fmt.Errorf("--look %q: want a or b", look)
 	}
+	if q.cancelOneIn < 0 || q.cancelOneIn > 0 && q.detach {
+		return nil, fmt.Errorf("--cancel-one-in %d: want N ≥ 1, without --detach-calls", q.cancelOneIn)
+	}
+	q.rpcErrors, q.rpcErrorCode = rpcErrorCode.set, rpcErrorCode.code
 	cfg, err := vmcp.LoadConfig(cfgPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := rejectFeature(cfg, cfgPath, reject); err != nil {
-		return err
+		return nil, err
 	}
 	if prefixFormat != "" {
 		cfg.Aggregation.ConflictResolution, cfg.Aggregation.PrefixFormat = config.ConflictPrefix, prefixFormat
@@ -135,36 +226,40 @@ func run() error {
 	if callTimeout > 0 {
 		cfg.Timeouts.Call = callTimeout
 	}
-	if acceptWrongID || neverBack || slowReopen > 0 {
-		proxies, err := startBackProxies(cfg, backProxyOptions{acceptWrongID: acceptWrongID, neverBack: neverBack, slowReopen: slowReopen})
-		defer func() {
-			for _, p := range proxies {
-				_ = p.Close()
-			}
-		}()
+	defer func() {
 		if err != nil {
-			return err
+			fx.close(context.Background())
+		}
+	}()
+	if acceptWrongID || neverBack || deadSilent || slowReopen > 0 || noResume {
+		opts := backProxyOptions{acceptWrongID: acceptWrongID, neverBack: neverBack || deadSilent, deadSilent: deadSilent, slowReopen: slowReopen, noResume: noResume}
+		if fx.proxies, err = startBackProxies(cfg, opts); err != nil {
+			return nil, err
 		}
 	}
+	q.backendHosts = map[string]string{}
 	for _, b := range cfg.Backends {
 		q.backends = append(q.backends, b.Name)
+		if u, err := url.Parse(b.URL); err == nil && u.Host != "" {
+			q.backendHosts[b.Name] = u.Host
+		}
 	}
 	q.prefixFormat = prefixFormat
 	f := &front{look: look, anonymous: anonymous, q: &q}
 	if perCallGW {
 		if look != "a" {
-			return fmt.Errorf("--per-call: look a only")
+			return nil, fmt.Errorf("--per-call: look a only")
 		}
 		q.noResources, q.noPrompts = true, true
 		pc, err := newPerCall(context.Background(), cfg, cmp.Or(prefixFormat, "{backend}_"), initUnnamed, initRetry)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		f.mcp = pc
 	} else {
 		g, err := vmcp.New(cfg, vmcp.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		f.g, f.mcp = g, g
 	}
@@ -173,22 +268,8 @@ func run() error {
 	} else {
 		f.indexed.Store(true)
 	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: f.routes(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(slog.New(slog.NewTextHandler(io.Discard, nil)).Handler(), slog.LevelDebug)}
-	go func() { _ = srv.Serve(ln) }()
-	fmt.Printf("{\"look\":%q,\"addr\":%q}\n", look, ln.Addr().String())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	<-ctx.Done()
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if f.g != nil {
-		_ = f.g.Shutdown(sctx)
-	}
-	return srv.Shutdown(sctx)
+	fx.f = f
+	return fx, nil
 }
 
 // front serves the gateway's MCP endpoint through a rewriter and its admin
@@ -234,9 +315,15 @@ func (f *front) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if f.q.detach {
 		r = r.WithContext(context.WithoutCancel(r.Context()))
 	}
-	seen := &errorSeen{fn: f.rewriteMessage}
+	r, stop := f.q.withCancelOneIn(r, req)
+	fn := f.rewriteMessage
+	if f.q.rpcErrors && req.Method == "tools/call" {
+		fn = func(body []byte) []byte { return f.rewriteMessage(f.q.toRPCError(body)) }
+	}
+	seen := &errorSeen{fn: fn}
 	rw := newRewriter(w, seen.rewrite)
 	f.mcp.ServeHTTP(rw, r)
+	stop()
 	rw.finish()
 	f.q.answered(req, seen.seen.Load())
 }

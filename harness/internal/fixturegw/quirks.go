@@ -48,6 +48,19 @@ type quirks struct {
 	// and a client's notifications/cancelled is accepted but never
 	// forwarded: the gateway does not cancel backend calls.
 	detach bool
+	// rpcErrors: every error the gateway reports for a backend on
+	// tools/call is answered as a JSON-RPC error with code rpcErrorCode
+	// (toRPCError); backendHosts (backend → host:port) give its message
+	// the address of a reset connection.
+	rpcErrors    bool
+	rpcErrorCode int
+	backendHosts map[string]string
+	// cancelOneIn: of the client's cancellations (a notifications/cancelled,
+	// or a request it abandons), only the 1st of every cancelOneIn is
+	// acted on (cancelActs); the others are swallowed as detach does.
+	cancelOneIn int
+	cancels     int                   // cancellations seen
+	cancelTurns map[string]cancelTurn // (session, request id) → decision
 
 	mu      sync.Mutex
 	dropped map[string]time.Time // backend → until
@@ -62,8 +75,9 @@ type request struct {
 	Method  string          `json:"method"`
 	ID      json.RawMessage `json:"id"`
 	Params  struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
+		Name      string          `json:"name"`
+		URI       string          `json:"uri"`
+		RequestID json.RawMessage `json:"requestId"` // notifications/cancelled
 	} `json:"params"`
 	backend string
 }
@@ -103,6 +117,9 @@ func (q *quirks) addressed(name, uri string) string {
 func (q *quirks) answer(w http.ResponseWriter, req request) bool {
 	switch {
 	case q.detach && req.Method == "notifications/cancelled":
+		w.WriteHeader(http.StatusAccepted)
+		return true
+	case q.cancelOneIn > 0 && req.Method == "notifications/cancelled" && !q.cancelActs(req.session, req.Params.RequestID):
 		w.WriteHeader(http.StatusAccepted)
 		return true
 	case q.agreeOld && req.Method == "server/discover":
