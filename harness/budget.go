@@ -25,7 +25,7 @@ const BudgetCap = 2
 type BudgetError struct {
 	// Budget is the scenario's own time budget.
 	Budget time.Duration
-	// Waited is how long its calls waited for their own deadlines (the
+	// Waited is how long its failing calls waited for their end (the
 	// gateway's time, added to the budget).
 	Waited time.Duration
 	// Elapsed is the scenario's wall time when the budget ran out.
@@ -34,7 +34,7 @@ type BudgetError struct {
 
 // Error says when and why the budget ran out.
 func (e *BudgetError) Error() string {
-	return fmt.Sprintf("the scenario's time budget ran out after %s (budget %s, plus %s its calls waited on their own deadlines; at most %s in all)",
+	return fmt.Sprintf("the scenario's time budget ran out after %s (budget %s, plus %s its failing calls waited for their end; at most %s in all)",
 		e.Elapsed.Round(10*time.Millisecond), e.Budget, e.Waited.Round(10*time.Millisecond), BudgetCap*e.Budget)
 }
 
@@ -52,8 +52,8 @@ func BudgetOut(ctx context.Context) *BudgetError {
 }
 
 // WithBudget returns a context that ends once the time spent beyond
-// what waited reports (the scenario's calls waiting on their own
-// deadlines) exceeds budget, or BudgetCap × budget after the start,
+// what waited reports (the scenario's failing calls waiting for their
+// end) exceeds budget, or BudgetCap × budget after the start,
 // with a *BudgetError as its cause. It has no deadline of its own: a
 // call made under it keeps its full call deadline.
 func WithBudget(parent context.Context, budget time.Duration, waited func() time.Duration) (context.Context, context.CancelFunc) {

@@ -8,7 +8,7 @@ import (
 )
 
 // TestWithBudget: the budget ends the context with a *BudgetError (a
-// deadline); time the scenario's calls waited on their own deadlines
+// deadline); time the scenario's failing calls waited for their end
 // extends it, up to BudgetCap times the budget; a cancel is no budget.
 func TestWithBudget(t *testing.T) {
 	const budget = 200 * time.Millisecond

@@ -58,7 +58,7 @@ type Scenario struct {
 	// not_applicable (kit.Kit.CheckIf), and the rest judged.
 	Conditional []ConditionalCheck
 	// Timeout is the scenario's time budget: start and run, the harness's
-	// own time (Budget). Time its calls wait on their own deadlines extends
+	// own time (Budget). Time its failing calls wait for their end extends
 	// it, up to MaxWall; teardown has a bound of its own.
 	Timeout time.Duration
 	// Topology returns the backends and settings (the runner sets Target,

@@ -131,9 +131,9 @@ func Run(ctx context.Context, sc Scenario, cfg RunConfig) *history.Recorder {
 // before its body (rec is skipped or failed, saying why).
 func startRunClose(ctx context.Context, sc Scenario, cfg RunConfig, target targets.Target, rec *history.Recorder) outcome {
 	timeout := sc.Budget()
-	// The scenario's budget is the harness's time: time its calls spent
-	// waiting on their own deadlines is the gateway's, and extends it.
-	runCtx, cancel := harness.WithBudget(ctx, timeout, rec.WaitedOnDeadlines)
+	// The scenario's budget is the harness's time: time its failing
+	// calls spent waiting for their end is the gateway's, and extends it.
+	runCtx, cancel := harness.WithBudget(ctx, timeout, rec.WaitedOnFailures)
 	defer cancel()
 
 	topo := sc.Topology()

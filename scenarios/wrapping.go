@@ -61,11 +61,13 @@ func wrappingFaults() []wrappingFault {
 var initializePathFaults = []string{"crash", "403", "reset", "malformed"}
 
 // runInitializePath: the initialize path, in steps of its own. Each fault
-// is aimed at beta's initialize; a tools/call of beta follows. A gateway
-// that opens a backend session for the call meets the fault there and
-// must name beta within the bound; one that keeps beta's session open
-// never meets it, and these checks are not applicable to it (beta's log
-// shows no initialize for the call).
+// is aimed at the requests that open beta's session (initialize,
+// server/discover); a tools/call of beta follows, and, when it opened no
+// session, the first call of a fresh client session (kit.OpeningCall). A
+// gateway that opens a backend session for either call meets the fault
+// there and must name beta within the bound; one that keeps beta's
+// session open never meets it, and these checks are not applicable to it
+// (beta's log shows no session opened for either call).
 func runInitializePath(ctx context.Context, k *kit.Kit, c *history.Client, betaEcho string, bound time.Duration) {
 	for _, f := range wrappingFaults() {
 		if !slices.Contains(initializePathFaults, f.name) {
@@ -73,15 +75,14 @@ func runInitializePath(ctx context.Context, k *kit.Kit, c *history.Client, betaE
 		}
 		step := f.name + " on initialize"
 		c = k.Steady(c, step)
-		fault := f.fault
-		fault.Match = faults.Match{Method: "initialize"}
-		k.SetFaults(beta, fault)
-		call := c.CallTool(ctx, betaEcho, echoArgs(step))
-		k.ClearFaults(beta)
-		k.CheckOnInitialize(step+": tools/call names beta", beta, call, func(ck *kit.C) {
+		// Aimed at whichever request opens beta's session (initialize,
+		// server/discover), on this client session's call or, for a
+		// gateway that opens one per client session, a fresh one's.
+		call, none := k.OpeningCall(c, beta, betaEcho, f.fault, echoArgs(step))
+		k.CheckOnInitialize(step+": tools/call names beta", beta, call, none, func(ck *kit.C) {
 			ck.Expect(call).To(matchers.BeBackendUnavailable(beta))
 		})
-		k.CheckOnInitialize(step+": tools/call fails within call timeout + 1 s", beta, call, func(ck *kit.C) {
+		k.CheckOnInitialize(step+": tools/call fails within call timeout + 1 s", beta, call, none, func(ck *kit.C) {
 			ck.Expect(call).To(matchers.FailWithin(bound).As("time_to_error_ms.initialize." + f.name))
 		}, k.OverBound(c, call, bound))
 	}

@@ -5,16 +5,17 @@ import (
 	"time"
 )
 
-// WaitedOnDeadlines is how long, in all, calls of this scenario were
-// waiting for the client's own deadline to end them (outcome timeout):
-// the length of the union of those calls' spans, so calls waiting side
-// by side count once. It is the time a gateway that does not bound its
-// calls took from the scenario, not the harness's (see harness.WithBudget).
-func (r *Recorder) WaitedOnDeadlines() time.Duration {
+// WaitedOnFailures is how long, in all, calls of this scenario that did
+// not succeed were waiting for their end (an error the gateway took its
+// time to give, the client's own deadline): the length of the union of
+// those calls' spans, so calls waiting side by side count once. It is the
+// time a gateway that is slow to fail (or does not bound its calls) took
+// from the scenario, not the harness's (see harness.WithBudget).
+func (r *Recorder) WaitedOnFailures() time.Duration {
 	r.mu.Lock()
 	var spans [][2]Millis
 	for _, e := range r.events {
-		if e.Kind == EventCall && e.Call != nil && e.Call.Outcome == OutcomeTimeout {
+		if e.Kind == EventCall && e.Call != nil && e.Call.Outcome != OutcomeOK {
 			spans = append(spans, [2]Millis{e.Call.Start, e.Call.End})
 		}
 	}

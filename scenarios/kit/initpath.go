@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/faults"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
 
@@ -15,26 +16,77 @@ import (
 // separately named steps, judged only where the backend's log shows the
 // initialize the call caused.
 
-// InitializeActed returns "" when backend's log shows an initialize that
-// arrived while call was in flight with a fault applied; otherwise
-// notOpened (true when no initialize arrived at all: the gateway opened
-// no backend session for the call) and why.
+// SessionOpeners are the requests a gateway may open a backend session
+// with: initialize (2025-11-25 and before), or server/discover (the
+// stateless 2026-07-28 revision's first request, after which a client
+// may fall back to initialize). Faults aimed at "the initialize path"
+// are aimed at each.
+var SessionOpeners = []string{"initialize", "server/discover"}
+
+// InitializeActed returns "" when backend's log shows a session opener
+// (SessionOpeners) that arrived while call was in flight with a fault
+// applied; otherwise notOpened (true when no opener arrived at all: the
+// gateway opened no backend session for the call) and why.
 func (k *Kit) InitializeActed(backend string, call *history.Call) (why string, notOpened bool) {
 	if !grounded(k.Ctx) {
 		return "", false
 	}
-	rec, ok, err := k.arrivalOf(backend, "initialize", call)
-	switch {
-	case err != nil:
-		return "cannot tell whether the call opened a session with " + backend + ": " + err.Error(), false
-	case !ok:
-		return fmt.Sprintf("the gateway opened no %s session for the call (%s's log shows no initialize while %s %s was in flight, %s in %s): "+
-			"it keeps its backend sessions open, so an initialize fault never lands on a call", backend, backend, call.Method, call.Target,
-			answered(call), call.Took().Round(10*time.Microsecond)), true
-	case rec.Fault == "":
-		return fmt.Sprintf("the call opened a %s session, but no fault acted on its initialize (%s's log: initialize, no fault)", backend, backend), false
+	var seen []string
+	for _, opener := range SessionOpeners {
+		rec, ok, err := k.arrivalOf(backend, opener, call)
+		switch {
+		case err != nil:
+			return "cannot tell whether the call opened a session with " + backend + ": " + err.Error(), false
+		case ok && rec.Fault != "":
+			return "", false
+		case ok:
+			seen = append(seen, opener)
+		}
 	}
-	return "", false
+	if len(seen) > 0 {
+		return fmt.Sprintf("the call opened a %s session, but no fault acted on its opening (%s's log: %v, no fault)", backend, backend, seen), false
+	}
+	return fmt.Sprintf("the gateway opened no %s session for the call (%s's log shows no %v while %s %s was in flight, %s in %s)", backend, backend,
+		SessionOpeners, call.Method, call.Target, answered(call), call.Took().Round(10*time.Microsecond)), true
+}
+
+// OnSessionOpeners aims f at every request a gateway may open a backend
+// session with (SessionOpeners): one fault each.
+func OnSessionOpeners(f faults.Fault) []faults.Fault {
+	out := make([]faults.Fault, len(SessionOpeners))
+	for i, m := range SessionOpeners {
+		out[i] = f
+		out[i].Match = faults.Match{Method: m}
+	}
+	return out
+}
+
+// OpeningCall makes the call of backend's tool the initialize-path checks
+// judge, with f set on every session opener of backend (then cleared):
+// first through c; when the gateway opened no backend session for that
+// call (it keeps one per client session, or for good), once more through
+// a fresh client session, which a gateway that opens a backend session
+// per client session opens on its first call. It returns the call to
+// judge, and, when neither call opened a backend session, why (the
+// evidence that this gateway has no initialize path to fault).
+func (k *Kit) OpeningCall(c *history.Client, backend, tool string, f faults.Fault, args map[string]any) (call *history.Call, none string) {
+	k.SetFaults(backend, OnSessionOpeners(f)...)
+	defer k.ClearFaults(backend)
+	call = c.CallTool(k.Ctx, tool, args)
+	why, notOpened := k.InitializeActed(backend, call)
+	if !notOpened || !grounded(k.Ctx) {
+		return call, ""
+	}
+	fresh, err := k.Env.Client(k.Ctx, c.Revision(), history.WithClientName(c.Name()+"-opening"))
+	if err != nil {
+		return call, ""
+	}
+	defer func() { _ = fresh.Close(k.Ctx) }()
+	again := fresh.CallTool(k.Ctx, tool, args)
+	if whyFresh, notOpenedFresh := k.InitializeActed(backend, again); notOpenedFresh {
+		return call, why + "; nor for the first call of a fresh client session: " + whyFresh + ": it keeps its backend sessions open, so no fault on a session's opening lands on a call"
+	}
+	return again, ""
 }
 
 // CheckOnInitialize judges a check about how the gateway treated a fault
@@ -45,11 +97,11 @@ func (k *Kit) InitializeActed(backend string, call *history.Call) (why string, n
 // open), and inconclusive otherwise, or when one of premises (further
 // reasons not to judge, "" when they hold) is not "". It reports whether
 // it was judged.
-func (k *Kit) CheckOnInitialize(name, backend string, call *history.Call, body func(c *C), premises ...string) (judged bool) {
-	why, notOpened := k.InitializeActed(backend, call)
-	if notOpened && k.unsteady == "" {
-		k.NotApplicable(name, why)
+func (k *Kit) CheckOnInitialize(name, backend string, call *history.Call, none string, body func(c *C), premises ...string) (judged bool) {
+	if none != "" && k.unsteady == "" && k.budgetOut() == "" {
+		k.NotApplicable(name, none)
 		return false
 	}
+	why, _ := k.InitializeActed(backend, call)
 	return k.CheckPremise(name, cmp.Or(append([]string{why}, premises...)...), call, body)
 }

@@ -1,0 +1,130 @@
+package scenarios_test
+
+// Issue 40's fixtures: gateways built to catch a false verdict of the
+// catalogue, each the reference behind fixturegw with one real gateway's
+// behaviour (testdata/profiles/fixture-j.yaml … fixture-o.yaml). Each
+// subtest holds the verdicts a correct harness gives it; each failed
+// before the kit decided the cause in one place.
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+)
+
+// checkOf returns the named check of res (a zero Check when absent).
+func checkOf(res history.ScenarioResult, name string) history.Check {
+	for _, c := range res.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	return history.Check{}
+}
+
+func TestTruthFixtures(t *testing.T) {
+	t.Parallel()
+	buildFixtureGW(t)
+
+	// (j) tools only: no resources, no prompts, anywhere. Nothing fails;
+	// the resource and prompt checks are not applicable, wherever the
+	// scenario calls them (restart's and the breaker's ask no guard).
+	t.Run("j tools only", func(t *testing.T) {
+		t.Parallel()
+		names := []string{"restart/legacy/streamable-http", "breaker/legacy/streamable-http", "wrapping/legacy/streamable-http", "session/legacy/streamable-http"}
+		runFixtures(t, "fixture-j", names...)
+		for _, name := range names {
+			res := runFixture(t, "fixture-j", name, false)
+			if failed := byVerdict(res)[history.CheckFailed]; len(failed) > 0 {
+				t.Errorf("%s: failed %q on a correct tools-only gateway", name, failed)
+			}
+			if name == "restart/legacy/streamable-http" {
+				c := checkOf(res, "restart: beta's resource answers")
+				if c.Verdict != history.CheckNotApplicable || !strings.Contains(c.Reason, "resources") {
+					t.Errorf("%s: restart: beta's resource answers is %s (%s), want not applicable naming resources", name, c.Verdict, c.Reason)
+				}
+			}
+		}
+	})
+
+	// (k) answers a backend's failure with an HTTP 200 JSON-RPC error of
+	// code -32005 quoting "connection reset by peer": answered, never
+	// dropped; its bounds and names pass.
+	t.Run("k rpc error code", func(t *testing.T) {
+		t.Parallel()
+		names := []string{"wrapping/legacy/streamable-http", "hang/legacy/streamable-http"}
+		runFixtures(t, "fixture-k", names...)
+		for _, name := range names {
+			res := runFixture(t, "fixture-k", name, false)
+			if failed := byVerdict(res)[history.CheckFailed]; len(failed) > 0 {
+				t.Errorf("%s: failed %q on a gateway that answers every failure", name, failed)
+			}
+			for _, e := range res.Events {
+				if e.Call != nil && e.Call.Outcome == history.OutcomeDropped && e.Call.RPCCode != nil {
+					t.Errorf("%s: %s %s answered with code %d recorded as dropped", name, e.Call.Method, e.Call.Target, *e.Call.RPCCode)
+				}
+			}
+		}
+	})
+
+	// (l) declares a breaker whose circuit never opens: "opens" fails (its
+	// promise), and the checks of an open, half-open, closed circuit are
+	// inconclusive, never passed.
+	t.Run("l breaker never opens", func(t *testing.T) {
+		t.Parallel()
+		res := runFixture(t, "fixture-l", "breaker/legacy/streamable-http", false)
+		if v := verdictOf(res, "the circuit opens after 3 failed calls"); v != history.CheckFailed {
+			t.Errorf("the circuit opens: %s, want failed", v)
+		}
+		for _, name := range []string{"while open, calls fail fast naming beta", "the trial call in half-open succeeds", "health API: the circuit closes after a successful trial"} {
+			if c := checkOf(res, name); c.Verdict != history.CheckInconclusive || !strings.Contains(c.Reason, "never seen open") {
+				t.Errorf("%q: %s (%s), want inconclusive: the circuit was never seen open", name, c.Verdict, c.Reason)
+			}
+		}
+	})
+
+	// (m) never resumes a backend's stream: the forged answer sent on the
+	// resumed stream was never sent, so its check is inconclusive.
+	t.Run("m never resumes", func(t *testing.T) {
+		t.Parallel()
+		res := runFixture(t, "fixture-m", "wrapping/legacy/streamable-http", false)
+		c := checkOf(res, "forged-resumed: the forged answer never reaches the client")
+		if c.Verdict != history.CheckInconclusive || !strings.Contains(c.Reason, "never resumed") {
+			t.Errorf("forged-resumed: %s (%s), want inconclusive: never resumed", c.Verdict, c.Reason)
+		}
+	})
+
+	// (n) forwards a cancel 1 time in 8: judged over trials, it fails,
+	// saying how many were forwarded.
+	t.Run("n cancels 1 in 8", func(t *testing.T) {
+		t.Parallel()
+		res := runFixture(t, "fixture-n", "hang-cancel/legacy/streamable-http", false)
+		c := checkOf(res, "beta (a legacy backend session) receives notifications/cancelled for the stalled call within 3 s of the cancel")
+		if c.Verdict != history.CheckFailed || !strings.Contains(c.Observed, "forwarded 1 of 5") {
+			t.Errorf("notifications/cancelled: %s (%s), want failed: forwarded 1 of 5", c.Verdict, c.Observed)
+		}
+	})
+
+	// (o) an SSE backend never served again after a restart, each call held
+	// until the gateway's own 5 s timeout: the scenario's budget is not
+	// blamed on the gateway, and every reason not to judge is true.
+	t.Run("o budget", func(t *testing.T) {
+		t.Parallel()
+		res := runFixture(t, "fixture-o", "restart/legacy/sse", false)
+		for _, c := range res.Checks {
+			switch {
+			case c.Verdict == history.CheckFailed && c.Name != "restart: beta answers again (at most 1 failed calls)":
+				t.Errorf("%q failed (%s): only beta's recovery from the restart fails", c.Name, c.Observed)
+			case c.Verdict == history.CheckInconclusive && !strings.Contains(c.Reason, "budget ran out") &&
+				!strings.Contains(c.Reason, "did not recover") && !strings.Contains(c.Reason, "no steady state"):
+				t.Errorf("%q inconclusive for %q", c.Name, c.Reason)
+			case c.Verdict == history.CheckInconclusive && strings.Contains(c.Reason, "no steady state") && !strings.Contains(c.Reason, "timed out"):
+				t.Errorf("%q inconclusive for %q: want the gateway's own error as the reason", c.Name, c.Reason)
+			}
+		}
+		if c := checkOf(res, "restart: beta answers again (at most 1 failed calls)"); c.Verdict != history.CheckFailed {
+			t.Errorf("restart: beta answers again: %s (%s), want failed", c.Verdict, c.Reason)
+		}
+	})
+}
