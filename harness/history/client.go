@@ -339,6 +339,7 @@ func (c *Client) do(ctx context.Context, method, target string, fn func(ctx cont
 	facts := slot.snapshot()
 	call.HTTPStatus, call.RPCCode = facts.status, facts.code
 	call.Unanswered = facts.unanswered(err)
+	call.ForeignAnswer = err == nil && !facts.answered && facts.foreign
 	call.NotOffered = c.notOffered(method, err)
 	call.Session = c.mcp.GetSessionId()
 	call.Protocol = c.mcp.ProtocolVersion()

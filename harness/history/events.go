@@ -106,6 +106,10 @@ type CallRecord struct {
 	// "dropped" (the connection or stream ended before an answer to the
 	// request's id) or "refused" (no connection); "" for an answer.
 	Unanswered string `json:"unanswered,omitempty"`
+	// ForeignAnswer is set when the call succeeded on an answer that
+	// carried another request's id and none carried its own: the client
+	// took a forged answer the gateway passed on.
+	ForeignAnswer bool `json:"foreignAnswer,omitempty"`
 	// NotOffered says why the gateway does not offer the call's method
 	// to the client's session: it did not advertise the method's family
 	// at initialize, or (resources, prompts) it answered -32601, method

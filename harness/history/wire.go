@@ -41,6 +41,9 @@ type wireFacts struct {
 	ended string
 	// refused is set when a connection to the gateway was refused.
 	refused bool
+	// foreign is set when an answer carrying another request's id came on
+	// an exchange of the call (a forged answer the client may take).
+	foreign bool
 }
 
 // unanswered says, from the wire facts, why a call that returned err got
@@ -110,7 +113,11 @@ func (s *idSlot) message(b []byte) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.set || !sameID(s.id, msg.ID) {
+	if !s.set {
+		return
+	}
+	if !sameID(s.id, msg.ID) {
+		s.facts.foreign = true
 		return
 	}
 	s.facts.answered = true

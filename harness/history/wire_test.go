@@ -74,6 +74,10 @@ func TestOutcomeFromTheWire(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n")
 		}, OutcomeDropped, 200, nil, "dropped"},
+		{"answer to another id", func(w http.ResponseWriter, _ json.RawMessage) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":424242,\"result\":{\"content\":[]}}\n\n")
+		}, OutcomeOK, 200, nil, ""},
 		{"connection closed", func(w http.ResponseWriter, _ json.RawMessage) {
 			conn, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
@@ -93,6 +97,9 @@ func TestOutcomeFromTheWire(t *testing.T) {
 			if call.Outcome != tc.outcome || call.HTTPStatus != tc.status || call.Unanswered != tc.unanswered || !sameCode(call.RPCCode, tc.code) {
 				t.Errorf("outcome %s, status %d, code %v, unanswered %q (err %v); want %s, %d, %v, %q",
 					call.Outcome, call.HTTPStatus, deref(call.RPCCode), call.Unanswered, call.Err, tc.outcome, tc.status, deref(tc.code), tc.unanswered)
+			}
+			if foreign := tc.name == "answer to another id"; call.ForeignAnswer != foreign {
+				t.Errorf("foreign answer %v, want %v", call.ForeignAnswer, foreign)
 			}
 			if tc.unanswered == "" && strings.Contains(call.Error, "reset by peer") && call.Outcome == OutcomeDropped {
 				t.Errorf("an answer quoting a reset was read as dropped")

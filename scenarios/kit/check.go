@@ -106,7 +106,7 @@ func (k *Kit) Check(name string, body func(c *C)) bool {
 	}
 	if failed {
 		ch.Verdict = history.CheckFailed
-		ch.Property = deadlineFirst(ch.Property, records)
+		ch.Property = propertyShown(ch.Property, records)
 		ch.Observed = Excerpt(strings.TrimSpace(failMsg), 1500)
 		if c.observed != "" {
 			ch.Observed = c.observed + ": " + ch.Observed

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -180,7 +181,7 @@ func (k *Kit) Resumed(backend string, call *history.Call) string {
 // or process, where the backend may log nothing, an error naming the
 // backend is the gateway saying it tried it.
 func (k *Kit) Reached(backend string, call *history.Call) string {
-	if !grounded(k.Ctx) || call.Backend == backend {
+	if !grounded(k.Ctx) || call.Backend == backend || k.quotesAddress(backend, call) {
 		return ""
 	}
 	_, ok, err := k.Arrival(backend, call)
@@ -192,6 +193,22 @@ func (k *Kit) Reached(backend string, call *history.Call) string {
 			backend, call.Method, call.Target, answered(call), call.Took().Round(10*time.Microsecond))
 	}
 	return ""
+}
+
+// quotesAddress reports whether call's error quotes backend's own
+// address (host:port of its MCP URL): a gateway saying "dial tcp
+// 127.0.0.1:PORT: connection refused" tried that backend, even when it
+// names it otherwise, and a closed listener logs nothing to show it.
+func (k *Kit) quotesAddress(backend string, call *history.Call) bool {
+	b := k.Env.Backend(backend)
+	if b == nil || call.Outcome == history.OutcomeOK || b.URL() == "" {
+		return false
+	}
+	u, err := url.Parse(b.URL())
+	if err != nil || u.Port() == "" {
+		return false
+	}
+	return strings.Contains(call.Text(), u.Host)
 }
 
 // answered is what the gateway answered, in words.

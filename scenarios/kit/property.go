@@ -32,12 +32,22 @@ func (k *Kit) declare(p history.Property) (restore func()) {
 	return func() { k.property = prev }
 }
 
-// deadlineFirst is the property a failed check is counted under: a
+// propertyShown is the property a failed check is counted under: a
 // check of what the gateway answered (that it names the backend) whose
 // every evidence call ended by the client's own deadline judged no
 // answer at all: the gateway never answered, so the failure is that the
 // call was not bounded by the call timeout. Any other failure keeps p.
-func deadlineFirst(p history.Property, evidence []history.CallRecord) history.Property {
+//
+// A failed check whose evidence includes a success that carried another
+// request's answer (CallRecord.ForeignAnswer) is filed under "forged
+// answers are rejected", wherever it was observed: that is the defect
+// the evidence shows.
+func propertyShown(p history.Property, evidence []history.CallRecord) history.Property {
+	for _, c := range evidence {
+		if c.ForeignAnswer {
+			return history.PropForged
+		}
+	}
 	if p != history.PropNamesBackend || len(evidence) == 0 {
 		return p
 	}
