@@ -72,8 +72,22 @@ func (e *Env) RespawnBackend(ctx context.Context, backend string) error {
 
 // ExpireSessions makes the backend forget every session.
 func (e *Env) ExpireSessions(ctx context.Context, backend string) error {
-	return e.act(backend, "expire", nil, func(b runtimes.RunningBackend) error {
-		_, err := b.ExpireSessions(ctx)
+	_, err := e.ExpireSessionsCount(ctx, backend)
+	return err
+}
+
+// ExpireSessionsCount is ExpireSessions, returning how many sessions the
+// backend had to expire (0: the gateway kept none open with it, so the
+// expiry tested nothing).
+func (e *Env) ExpireSessionsCount(ctx context.Context, backend string) (int, error) {
+	var n int
+	err := e.act(backend, "expire", nil, func(b runtimes.RunningBackend) error {
+		var err error
+		n, err = b.ExpireSessions(ctx)
 		return err
 	})
+	if err == nil {
+		e.Note("%s expired %d session(s)", backend, n)
+	}
+	return n, err
 }
