@@ -106,6 +106,23 @@ func TestTruthFixtures(t *testing.T) {
 		}
 	})
 
+	// (d) drops beta after an error and answers its tools "not found"
+	// without reaching it: those naming failures are filed under "an
+	// unhealthy backend's errors still name it" (issue 41).
+	t.Run("d unhealthy named", func(t *testing.T) {
+		t.Parallel()
+		res := runFixture(t, "fixture-d", "wrapping/legacy/streamable-http", false)
+		n := 0
+		for _, c := range res.Checks {
+			if c.Verdict == history.CheckFailed && c.Property == history.PropUnhealthyNamed {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("no failed check filed under %q: %v", history.PropUnhealthyNamed, byVerdict(res)[history.CheckFailed])
+		}
+	})
+
 	// (o) an SSE backend never served again after a restart, each call held
 	// until the gateway's own 5 s timeout: the scenario's budget is not
 	// blamed on the gateway, and every reason not to judge is true.

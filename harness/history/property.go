@@ -17,19 +17,23 @@ type Property string
 // running to the end (topology start, teardown, no leaked goroutine).
 const (
 	PropNamesBackend Property = "names-failing-backend"
-	PropBounded      Property = "bounded-by-call-timeout"
-	PropUnaffected   Property = "others-unaffected"
-	PropRecovers     Property = "recovers-after-fault"
-	PropSession      Property = "session-survives"
-	PropBreaker      Property = "breaker"
-	PropOptimizer    Property = "optimizer-excludes-unhealthy"
-	PropForged       Property = "forged-answers-rejected"
-	PropCancel       Property = "cancellation-forwarded"
-	PropKeepalive    Property = "keepalive-state"
-	PropHealth       Property = "health-reports"
-	PropMetrics      Property = "metrics"
-	PropBaseline     Property = "serves-before-fault"
-	PropRuns         Property = "scenario-runs"
+	// PropUnhealthyNamed: the gateway, having taken a backend out (its
+	// health monitor, a dropped session), answers calls of its tools
+	// itself; those errors must still name it.
+	PropUnhealthyNamed Property = "unhealthy-backend-named"
+	PropBounded        Property = "bounded-by-call-timeout"
+	PropUnaffected     Property = "others-unaffected"
+	PropRecovers       Property = "recovers-after-fault"
+	PropSession        Property = "session-survives"
+	PropBreaker        Property = "breaker"
+	PropOptimizer      Property = "optimizer-excludes-unhealthy"
+	PropForged         Property = "forged-answers-rejected"
+	PropCancel         Property = "cancellation-forwarded"
+	PropKeepalive      Property = "keepalive-state"
+	PropHealth         Property = "health-reports"
+	PropMetrics        Property = "metrics"
+	PropBaseline       Property = "serves-before-fault"
+	PropRuns           Property = "scenario-runs"
 	// PropOther is no property of the catalogue: findings group under it
 	// the checks of results written before checks declared one, whose
 	// names no rule knows. It is not in Properties.
@@ -37,25 +41,26 @@ const (
 )
 
 // Properties is the closed catalogue, in the order findings list them.
-var Properties = []Property{PropNamesBackend, PropBounded, PropUnaffected, PropRecovers, PropSession, PropBreaker,
+var Properties = []Property{PropNamesBackend, PropUnhealthyNamed, PropBounded, PropUnaffected, PropRecovers, PropSession, PropBreaker,
 	PropOptimizer, PropForged, PropCancel, PropKeepalive, PropHealth, PropMetrics, PropBaseline, PropRuns}
 
 var propertyText = map[Property]string{
-	PropNamesBackend: "the error names the failing backend",
-	PropBounded:      "the call is bounded by the call timeout",
-	PropUnaffected:   "other backends are unaffected",
-	PropRecovers:     "the backend recovers after the fault",
-	PropSession:      "the session survives",
-	PropBreaker:      "the breaker opens, fails fast, and recovers",
-	PropOptimizer:    "the optimizer excludes unhealthy backends",
-	PropForged:       "forged answers are rejected",
-	PropCancel:       "cancellation is forwarded",
-	PropKeepalive:    "keepalive state",
-	PropHealth:       "health reports",
-	PropMetrics:      "metrics",
-	PropBaseline:     "every backend answers before any fault",
-	PropRuns:         "the scenario runs to the end",
-	PropOther:        "checks of no catalogued property",
+	PropNamesBackend:   "the error names the failing backend",
+	PropUnhealthyNamed: "an unhealthy backend's errors still name it",
+	PropBounded:        "the call is bounded by the call timeout",
+	PropUnaffected:     "other backends are unaffected",
+	PropRecovers:       "the backend recovers after the fault",
+	PropSession:        "the session survives",
+	PropBreaker:        "the breaker opens, fails fast, and recovers",
+	PropOptimizer:      "the optimizer excludes unhealthy backends",
+	PropForged:         "forged answers are rejected",
+	PropCancel:         "cancellation is forwarded",
+	PropKeepalive:      "keepalive state",
+	PropHealth:         "health reports",
+	PropMetrics:        "metrics",
+	PropBaseline:       "every backend answers before any fault",
+	PropRuns:           "the scenario runs to the end",
+	PropOther:          "checks of no catalogued property",
 }
 
 // Text is the property in words ("the call is bounded by the call

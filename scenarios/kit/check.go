@@ -107,6 +107,9 @@ func (k *Kit) Check(name string, body func(c *C)) bool {
 	if failed {
 		ch.Verdict = history.CheckFailed
 		ch.Property = propertyShown(ch.Property, records)
+		if ch.Property == history.PropNamesBackend && k.answeredItself(records) {
+			ch.Property = history.PropUnhealthyNamed
+		}
 		ch.Observed = Excerpt(strings.TrimSpace(failMsg), 1500)
 		if c.observed != "" {
 			ch.Observed = c.observed + ": " + ch.Observed

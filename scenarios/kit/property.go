@@ -2,6 +2,7 @@ package kit
 
 import (
 	"cmp"
+	"strings"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
@@ -57,4 +58,43 @@ func propertyShown(p history.Property, evidence []history.CallRecord) history.Pr
 		}
 	}
 	return history.PropBounded
+}
+
+// answeredItself reports whether every failed call of evidence addressed
+// a backend's tool and never reached that backend (its log shows no such
+// request): the gateway had taken the backend out and answered the call
+// itself. A naming check failed on such calls judges "an unhealthy
+// backend's errors still name it".
+func (k *Kit) answeredItself(evidence []history.CallRecord) bool {
+	if !grounded(k.Ctx) {
+		return false
+	}
+	n := 0
+	for _, c := range evidence {
+		if c.Outcome == history.OutcomeOK || c.Method != "tools/call" {
+			continue
+		}
+		backend := k.backendOf(c.Target)
+		if backend == "" {
+			return false
+		}
+		if _, ok, err := k.Arrival(backend, &history.Call{CallRecord: c}); err != nil || ok {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// backendOf is the backend whose tool the gateway exposes as name ("" when
+// none of the fixture tools is).
+func (k *Kit) backendOf(name string) string {
+	for _, b := range k.Env.Backends() {
+		for _, t := range b.Info().Tools {
+			if k.Tool(b.Name(), t) == name || k.Tool(b.Name(), strings.TrimSuffix(t, "_"+b.Name())) == name {
+				return b.Name()
+			}
+		}
+	}
+	return ""
 }
