@@ -142,23 +142,25 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	}
 	opens := fmt.Sprintf("the circuit opens after %d failed calls", breakerThreshold)
 	// The checks of an open, then half-open, circuit mean something only
-	// once the circuit was seen open: by the health API, and by calls
-	// that no longer reach beta. A gateway that declares a breaker which
-	// never opens fails "opens" (its promise), and those checks are
-	// inconclusive (a call that succeeds after the fault is cleared is no
-	// half-open trial when nothing was ever open).
+	// once the circuit was seen open: the health API said so, or calls
+	// stopped reaching beta. A gateway that declares a breaker which never
+	// opens fails "opens" (its promise), and those checks are inconclusive
+	// (a call that succeeds after the fault is cleared is no half-open
+	// trial when nothing was ever open).
 	openWhy := ""
+	if seenOpen := (health && opened) || (late == "" && reached == 0); !seenOpen {
+		openWhy = fmt.Sprintf("beta's circuit was never seen open (health API state %q; %d of the %d calls after the failures reached beta within the open timeout)", state, reached, breakerOpenCalls)
+	}
 	if late != "" && opened {
 		k.Inconclusive(opens, late, open...)
-		openWhy = late
-	} else if !k.Check(opens, func(ck *kit.C) {
-		ck.Observed("health API circuit state %q; %d of the %d calls that followed reached beta within the open timeout (%d after it)", state, reached, breakerOpenCalls, trials)
-		ck.Expect(opened).To(gomega.BeTrue(), "beta's circuit opens after %d consecutive failures (health API state %q)", breakerThreshold, state)
-		if late == "" {
-			ck.Expect(reached).To(gomega.BeZero(), "calls after %d consecutive failures still reach beta", breakerThreshold)
-		}
-	}) {
-		openWhy = fmt.Sprintf("beta's circuit was never seen open (health API state %q; %d of the %d calls after the failures reached beta within the open timeout)", state, reached, breakerOpenCalls)
+	} else {
+		k.Check(opens, func(ck *kit.C) {
+			ck.Observed("health API circuit state %q; %d of the %d calls that followed reached beta within the open timeout (%d after it)", state, reached, breakerOpenCalls, trials)
+			ck.Expect(opened).To(gomega.BeTrue(), "beta's circuit opens after %d consecutive failures (health API state %q)", breakerThreshold, state)
+			if late == "" {
+				ck.Expect(reached).To(gomega.BeZero(), "calls after %d consecutive failures still reach beta", breakerThreshold)
+			}
+		})
 	}
 	endOpen := k.Given(openWhy)
 	slow := ""

@@ -152,7 +152,10 @@ var mutantTable = []mutantRow{
 
 	// breaker
 	row(`^failing call \d names beta$|^while open, calls fail fast naming beta$`, breakerSH, "no-wrapping", "errors carry no backend name"),
-	row(`^the circuit opens after 3 failed calls$|^while open, calls do not reach beta$`, breakerSH, "no-breaker", "the breaker never opens"),
+	row(`^the circuit opens after 3 failed calls$`, breakerSH, "no-breaker", "the breaker never opens"),
+	// Judged once the circuit was seen open: a health API that reports it
+	// open while calls still reach beta fails it.
+	row(`^while open, calls do not reach beta$`, breakerSH, "open-but-admits", "the health API reports beta's circuit open while the breaker admits every call"),
 	row(`^alpha unaffected while beta's circuit is open$`, breakerSH, "blast-radius", "alpha's calls fail while beta fails"),
 	row(`^the trial call in half-open succeeds$|^beta's tools and resources work after its circuit closed$`, breakerSH, "never-half-open", "the circuit stays open an hour"),
 	row(`^health API: the circuit goes half-open after the open timeout$|^health API: the poller saw closed, open, \(half-open,\) closed$`, breakerSH, "health-stuck-closed",

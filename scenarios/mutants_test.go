@@ -128,14 +128,21 @@ func TestMutantNoCallDeadline(t *testing.T) {
 
 // TestMutantNoBreaker: a gateway that declares a circuit breaker but never
 // opens it (the breaker is switched off under the scenario's feet) fails
-// the breaker scenario. (A Gate that always admits is no such mutant: the
-// reference chains the configured Gate before its own breaker.)
+// the breaker scenario: "opens", its promise. The checks of an open
+// circuit are inconclusive, never passed: it was never seen open. (A Gate
+// that always admits is no such mutant: the reference chains the
+// configured Gate before its own breaker.)
 func TestMutantNoBreaker(t *testing.T) {
 	t.Parallel()
 	target := targets.Reference{TargetName: "mutant-no-breaker", Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
-	expectFails(t, "breaker/legacy/streamable-http", target,
-		[]string{"the circuit opens after 3 failed calls", "while open, calls do not reach beta"},
+	res := expectFails(t, "breaker/legacy/streamable-http", target,
+		[]string{"the circuit opens after 3 failed calls"},
 		[]string{"failing call 1 names beta", "alpha unaffected while beta's circuit is open"})
+	for _, name := range []string{"while open, calls do not reach beta", "while open, calls fail fast naming beta", "the trial call in half-open succeeds"} {
+		if v := verdictOf(res.Result(), name); v != history.CheckInconclusive {
+			t.Errorf("%q is %s on a breaker never seen open, want inconclusive", name, v)
+		}
+	}
 }
 
 // TestOtherWordingPasses is the converse of the no-wrapping mutant: a
