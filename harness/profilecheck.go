@@ -119,8 +119,8 @@ func CheckTarget(ctx context.Context, target targets.Target, progress func(strin
 		}
 	}
 	if missing := targets.MissingTools(matches); len(missing) > 0 {
-		add("tools found", history.CheckFailed, "not found: %s (pattern %q; listed %d tools)%s; found: %s",
-			strings.Join(missing, ", "), cmp.Or(pattern, targets.DefaultToolNamePattern), len(call.Tools.Tools), targets.Collisions(missing, env.info.Backends), strings.Join(found, "; "))
+		add("tools found", history.CheckFailed, "%s; not found: %s (pattern %q)%s; found: %s", targets.Seen(call.Tools.Tools, matches),
+			strings.Join(missing, ", "), cmp.Or(pattern, targets.DefaultToolNamePattern), targets.Collisions(missing, env.info.Backends), strings.Join(found, "; "))
 	} else {
 		add("tools found", history.CheckPassed, "%s", strings.Join(found, "; "))
 	}
@@ -163,7 +163,7 @@ func CheckTarget(ctx context.Context, target targets.Target, progress func(strin
 		}
 	}
 	if caps.Has(targets.CapMetrics) {
-		data, err := targets.GetJSON(ctx, targets.AdminHTTP, env.Gateway().BaseURL()+"/metrics")
+		data, err := targets.GetJSON(ctx, targets.AdminHTTP, env.Gateway().BaseURL()+"/metrics", targets.HeadersOf(target).Metrics)
 		switch {
 		case err != nil:
 			add(string(targets.CapMetrics), history.CheckFailed, "%v", err)
@@ -188,12 +188,30 @@ func CheckTarget(ctx context.Context, target targets.Target, progress func(strin
 	if caps.Has(targets.CapReinitOn404) {
 		add(string(targets.CapReinitOn404), history.CheckNotApplicable, "needs a backend restart: judged by the restart scenarios")
 	}
+	if tool := exposedOf(matches, "beta"); tool != "" {
+		say("restarting beta to measure how long %s takes to serve it again", target.Name())
+		check, _ := measureRecovery(ctx, env, c, "beta", tool)
+		out = append(out, check)
+	} else {
+		add(RecoveryCheck, history.CheckNotApplicable, "no tool of beta was found to call after a restart")
+	}
 	_ = env.Close(ctx)
 	if caps.Has(targets.CapOptimizer) {
 		say("starting %s again with the optimizer on", target.Name())
 		out = append(out, checkOptimizer(ctx, target, pattern))
 	}
 	return out
+}
+
+// exposedOf is the gateway's name of backend's first tool found ("":
+// none).
+func exposedOf(ms []targets.ToolMatch, backend string) string {
+	for _, m := range ms {
+		if m.Backend == backend && m.Exposed != "" {
+			return m.Exposed
+		}
+	}
+	return ""
 }
 
 // statesStatus is ok when every backend of env has a state (a breaker
