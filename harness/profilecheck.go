@@ -63,6 +63,13 @@ func checkBackends(distinct bool, takes targets.Transports) []BackendSpec {
 // state reported, metrics served, keepalive probes seen; the optimizer in
 // a second start). progress, when set, gets a line per step.
 func CheckTarget(ctx context.Context, target targets.Target, progress func(string)) []ProfileCheck {
+	return checkTarget(ctx, target, progress, nil)
+}
+
+// checkTarget is CheckTarget, recording in facts (when not nil) what it
+// saw: the families served, the revisions agreed, a stalled call's
+// answer, the recovery after a restart.
+func checkTarget(ctx context.Context, target targets.Target, progress func(string), facts *Facts) []ProfileCheck {
 	say := func(format string, args ...any) {
 		if progress != nil {
 			progress(fmt.Sprintf(format, args...))
@@ -135,7 +142,11 @@ func CheckTarget(ctx context.Context, target targets.Target, progress func(strin
 			add("call "+m.Exposed, history.CheckPassed, "answered in %s", r.Took().Round(time.Millisecond))
 		}
 	}
-	out = append(out, checkOffered(ctx, c, targets.MethodsOf(target))...)
+	offered := checkOffered(ctx, c, targets.MethodsOf(target))
+	out = append(out, offered...)
+	if facts != nil {
+		facts.record(c, offered, matches)
+	}
 
 	apis := targets.TargetAdminAPIs(target)
 	if caps.Has(targets.CapHealthAPI) || caps.Has(targets.CapBreaker) {
@@ -189,9 +200,16 @@ func CheckTarget(ctx context.Context, target targets.Target, progress func(strin
 		add(string(targets.CapReinitOn404), history.CheckNotApplicable, "needs a backend restart: judged by the restart scenarios")
 	}
 	if tool := exposedOf(matches, "beta"); tool != "" {
+		if facts != nil {
+			say("asking %s with each client revision, and stalling a call at beta", target.Name())
+			facts.learnSession(ctx, env, tool)
+		}
 		say("restarting beta to measure how long %s takes to serve it again", target.Name())
-		check, _ := measureRecovery(ctx, env, c, "beta", tool)
+		check, took := measureRecovery(ctx, env, c, "beta", tool)
 		out = append(out, check)
+		if facts != nil && check.Status != history.CheckNotApplicable {
+			facts.Recovery = took
+		}
 	} else {
 		add(RecoveryCheck, history.CheckNotApplicable, "no tool of beta was found to call after a restart")
 	}

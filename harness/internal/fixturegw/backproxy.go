@@ -29,19 +29,24 @@ import (
 //     restart), the backend is never served again: every later request to
 //     it fails at the connection;
 //   - slowReopen: every initialize after the backend's first is held this
-//     long (a gateway re-opening a session on a loaded machine).
+//     long (a gateway re-opening a session on a loaded machine);
+//   - slowRecovery: once the backend answers 404 for a session (it
+//     restarted, or expired the session), it is refused (HTTP 503) for
+//     this long: its tools fail until then, as a gateway that rebuilds a
+//     backend's client only after a pause.
 type backProxy struct {
 	backProxyOptions
-	rp    *httputil.ReverseProxy
-	sse   bool
-	dead  atomic.Bool
-	inits atomic.Int64
+	rp        *httputil.ReverseProxy
+	sse       bool
+	dead      atomic.Bool
+	inits     atomic.Int64
+	downUntil atomic.Int64 // unix nanoseconds (slowRecovery)
 }
 
 // backProxyOptions are what a backProxy reproduces.
 type backProxyOptions struct {
-	acceptWrongID, neverBack bool
-	slowReopen               time.Duration
+	acceptWrongID, neverBack  bool
+	slowReopen, slowRecovery time.Duration
 }
 
 // startBackProxies puts a backProxy in front of every HTTP backend of cfg
@@ -91,6 +96,10 @@ func (p *backProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "backend gone", http.StatusBadGateway)
 		return
 	}
+	if time.Now().UnixNano() < p.downUntil.Load() {
+		http.Error(w, "backend recovering", http.StatusServiceUnavailable)
+		return
+	}
 	var reqID json.RawMessage
 	if (p.acceptWrongID && !p.sse || p.slowReopen > 0) && r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
@@ -124,6 +133,9 @@ func (p *backProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // session stream's end (neverBack).
 func (p *backProxy) modify(resp *http.Response) error {
 	req := resp.Request
+	if p.slowRecovery > 0 && resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
+		p.downUntil.Store(time.Now().Add(p.slowRecovery).UnixNano())
+	}
 	if p.neverBack && p.sse && req.Method == http.MethodGet {
 		resp.Body = &endWatcher{ReadCloser: resp.Body, onEOF: func() { p.dead.Store(true) }}
 		return nil

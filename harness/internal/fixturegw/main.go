@@ -37,7 +37,10 @@
 // --drop-colliding-tools (a backend's tools whose bare names, less the
 // prefix, collide with an earlier backend's are left out of tools/list);
 // --detach-calls (broken: a client's cancel never reaches the gateway, so
-// backend calls run on after it).
+// backend calls run on after it); --slow-recovery D (a backend that
+// answered 404 for a session, as a restarted one does, is refused for D);
+// --http-only (a config with an SSE or stdio backend is refused at
+// start); --no-prompts (no prompts capability, prompts/* answered -32601).
 //
 // --per-call (fixture i, percall.go): not the reference but a gateway of
 // its own, as a public one is: streamable-HTTP backends only, tools only
@@ -86,7 +89,8 @@ func run() error {
 		q                                                           quirks
 		acceptWrongID, neverBack, perCallGW, initUnnamed, initRetry bool
 		reject                                                      string
-		slowReopen                                                  time.Duration
+		slowReopen, slowRecovery                                    time.Duration
+		httpOnly                                                    bool
 	)
 	flag.StringVar(&cfgPath, "config", "", "the reference gateway's config file")
 	flag.StringVar(&listen, "listen", "127.0.0.1:0", "listen address")
@@ -110,6 +114,10 @@ func run() error {
 	flag.BoolVar(&initRetry, "init-retry", false, "broken, with --per-call: a call whose initialize fails retries it every 200 ms for as long as the client waits (no timeout bounds it)")
 	flag.DurationVar(&slowReopen, "slow-reopen", 0, "correct but slow: every initialize of a backend session after a backend's first is held this long "+
 		"on its way to the backend (a gateway re-opening a broken backend session on a loaded machine)")
+	flag.DurationVar(&slowRecovery, "slow-recovery", 0, "slow to recover: once a backend answers 404 for a session (it restarted), it is refused for this long "+
+		"(its tools fail meanwhile), as a gateway that rebuilds a backend's client only after a pause")
+	flag.BoolVar(&httpOnly, "http-only", false, "refuse, at start, a config with a backend on any transport but streamable-http")
+	flag.BoolVar(&q.noPrompts, "no-prompts", false, "no prompts capability; prompts/* answered -32601")
 	flag.StringVar(&reject, "reject-feature", "", "refuse to start when the config turns this feature on (health, breaker, keepalive, metrics or optimizer), "+
 		"as a gateway that does not support it, or needs more settings for it, does")
 	flag.Parse()
@@ -126,6 +134,11 @@ func run() error {
 	if err := rejectFeature(cfg, cfgPath, reject); err != nil {
 		return err
 	}
+	for _, b := range cfg.Backends {
+		if httpOnly && b.Transport != config.TransportStreamableHTTP {
+			return fmt.Errorf("config %s: backend %s: transport %q is not supported (streamable-http only)", cfgPath, b.Name, b.Transport)
+		}
+	}
 	if prefixFormat != "" {
 		cfg.Aggregation.ConflictResolution, cfg.Aggregation.PrefixFormat = config.ConflictPrefix, prefixFormat
 	}
@@ -135,8 +148,8 @@ func run() error {
 	if callTimeout > 0 {
 		cfg.Timeouts.Call = callTimeout
 	}
-	if acceptWrongID || neverBack || slowReopen > 0 {
-		proxies, err := startBackProxies(cfg, backProxyOptions{acceptWrongID: acceptWrongID, neverBack: neverBack, slowReopen: slowReopen})
+	if acceptWrongID || neverBack || slowReopen > 0 || slowRecovery > 0 {
+		proxies, err := startBackProxies(cfg, backProxyOptions{acceptWrongID: acceptWrongID, neverBack: neverBack, slowReopen: slowReopen, slowRecovery: slowRecovery})
 		defer func() {
 			for _, p := range proxies {
 				_ = p.Close()
