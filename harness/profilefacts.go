@@ -36,7 +36,7 @@ type Facts struct {
 	// CallTimeout is the call timeout the config asked for; StallTook how
 	// long a call stalled at beta took to answer, StallAnswered whether
 	// the gateway answered it before the client gave up.
-	CallTimeout, StallTook time.Duration
+	CallTimeout, StallTook       time.Duration
 	StallAnswered, StallMeasured bool
 	// Recovery is how long beta's tools took to come back after a
 	// restart (0: not measured).
@@ -208,7 +208,7 @@ func tryTransport(ctx context.Context, target targets.Exec, tr fakebackends.Tran
 	}
 	env, err := Start(ctx, Topology{Name: "profile-facts-" + string(tr), Target: target, Backends: backends})
 	if err != nil {
-		return clip(err.Error(), 300)
+		return gatewaySaid(err.Error())
 	}
 	defer env.Close(context.Background())
 	c, err := env.Client(ctx, history.RevisionLegacy)
@@ -227,6 +227,16 @@ func tryTransport(ctx context.Context, target targets.Exec, tr fakebackends.Tran
 		return fmt.Sprintf("%s: %s: %s", tool, r.Outcome, clip(r.Text(), 200))
 	}
 	return ""
+}
+
+// gatewaySaid is the gateway's own words in a start error (its output,
+// quoted after "stderr: "), else the error, on one line, clipped.
+func gatewaySaid(s string) string {
+	if _, out, ok := strings.Cut(s, "stderr: "); ok {
+		s, _, _ = strings.Cut(out, " (the whole output")
+		s = "the gateway said: " + s
+	}
+	return clip(strings.Join(strings.Fields(s), " "), 300)
 }
 
 func clip(s string, n int) string {

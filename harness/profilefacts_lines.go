@@ -111,7 +111,7 @@ func (f Facts) Lines() []FactLine {
 
 	rc := FactLine{Fact: "recovery", Key: "recovery", Effect: "not measured"}
 	if f.Recovery > 0 {
-		rc.Seen = fmt.Sprintf("beta's tools were back %s after a restart", f.Recovery.Round(100*time.Millisecond))
+		rc.Seen = fmt.Sprintf("beta's tools were back %s after a restart", roundTook(f.Recovery))
 		if s := SuggestRecovery(f.Recovery); s > targets.DefaultRecovery {
 			rc.Value = s.String()
 			rc.Effect = fmt.Sprintf("steady state after each fault is waited for up to %s (the default %s would leave the later checks not judged)", s, targets.DefaultRecovery)

@@ -58,9 +58,9 @@ func measureRecovery(ctx context.Context, env *Env, c *history.Client, backend, 
 		}
 		return ProfileCheck{Name: RecoveryCheck, Status: history.CheckFailed, Detail: fmt.Sprintf(
 			"after a restart of %s, %s was not served again within %s (%s): the scenarios after every fault on %s will not be judged",
-			backend, tool, took.Round(100*time.Millisecond), why, backend)}, took
+			backend, tool, roundTook(took), why, backend)}, took
 	}
-	detail := fmt.Sprintf("%s's tools were back after %s (a restart of %s)", backend, took.Round(100*time.Millisecond), backend)
+	detail := fmt.Sprintf("%s's tools were back after %s (a restart of %s)", backend, roundTook(took), backend)
 	suggest := SuggestRecovery(took)
 	if took > declared {
 		return ProfileCheck{Name: RecoveryCheck, Status: history.CheckFailed, Detail: fmt.Sprintf(
@@ -83,4 +83,12 @@ func SuggestRecovery(took time.Duration) time.Duration {
 	step := 5 * time.Second
 	d = (d + step - 1) / step * step
 	return min(max(d, targets.DefaultRecovery), targets.MaxRecovery)
+}
+
+// roundTook is d to 100 ms, or to the millisecond below a second.
+func roundTook(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
 }

@@ -45,7 +45,7 @@ type backProxy struct {
 
 // backProxyOptions are what a backProxy reproduces.
 type backProxyOptions struct {
-	acceptWrongID, neverBack  bool
+	acceptWrongID, neverBack bool
 	slowReopen, slowRecovery time.Duration
 }
 
