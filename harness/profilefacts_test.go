@@ -58,8 +58,8 @@ func TestSuggestRecovery(t *testing.T) {
 // does to a run; a fact that matches the default implies none.
 func TestFactLines(t *testing.T) {
 	f := Facts{ToolNames: "{backend}__{tool}", NamedBy: "beta/echo as beta__echo (origin marker)", Offered: []string{"tools"}, Served: []string{"tools"},
-		Transports: map[string]string{"streamable-http": "", "sse": "the gateway said: no sse", "stdio": "no stdio"},
-		Revisions:  map[history.Revision]string{history.RevisionLegacy: "2025-06-18", history.RevisionModern: "2025-06-18"},
+		Transports:  map[string]string{"streamable-http": "", "sse": "the gateway said: no sse", "stdio": "no stdio"},
+		Revisions:   map[history.Revision]string{history.RevisionLegacy: "2025-06-18", history.RevisionModern: "2025-06-18"},
 		CallTimeout: 5 * time.Second, StallTook: 10 * time.Second, StallMeasured: true, Recovery: 29500 * time.Millisecond,
 		Caps: targets.Capabilities{targets.CapHealthAPI, targets.CapMetrics}}
 	got := map[string]FactLine{}
