@@ -264,18 +264,18 @@ func (f *Facts) learnSession(ctx context.Context, env *Env, betaTool string) {
 	}
 	f.CallTimeout = env.GatewayCallTimeout()
 	stall := faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call"}, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}
-	if err := env.SetFaults(ctx, "beta", stall); err != nil {
-		return
-	}
-	defer func() { _ = env.ClearFaults(context.Background(), "beta") }()
 	c, err := env.Client(ctx, history.RevisionLegacy, history.WithClientName("stall"), history.WithCallTimeout(f.CallTimeout+5*time.Second))
 	if err != nil {
 		return
 	}
-	defer c.Close(context.Background())
-	r := c.CallTool(ctx, betaTool, map[string]any{"msg": "stall"})
-	f.StallMeasured, f.StallTook = true, r.Took()
-	f.StallAnswered = r.Outcome != history.OutcomeTimeout && r.Outcome != history.OutcomeOK
+	if err := env.SetFaults(ctx, "beta", stall); err == nil {
+		r := c.CallTool(ctx, betaTool, map[string]any{"msg": "stall"})
+		f.StallMeasured, f.StallTook = true, r.Took()
+		f.StallAnswered = r.Outcome != history.OutcomeTimeout && r.Outcome != history.OutcomeOK
+	}
+	// The stall ends first, so closing the session waits on nothing.
+	_ = env.ClearFaults(context.Background(), "beta")
+	_ = c.Close(context.Background())
 }
 
 // record notes the families advertised and served (tools when a backend

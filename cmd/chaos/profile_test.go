@@ -130,13 +130,7 @@ func TestRunProfileFlag(t *testing.T) {
 // declares none (one start with the declared features passes), fails on
 // the breaker scenario's config, which asks for metrics anyway.
 func TestProfileCheckStartsEachFeatureSet(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "fixturegw")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../harness/internal/fixturegw").CombinedOutput(); err != nil {
-		t.Fatalf("build fixturegw: %v\n%s", err, out)
-	}
-	t.Setenv("VMCP_CHAOS_FIXTUREGW", bin)
+	useFixtureGW(t)
 	prof := filepath.Join("..", "..", "scenarios", "testdata", "profiles", "fixture-a-rejects-metrics.yaml")
 	out, errOut, code := runChaosProfile(t, "profile", "check", prof)
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
@@ -211,4 +205,17 @@ func TestProfileCheckAuthenticates(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "authorization required") {
 		t.Fatalf("without the headers: exit %d, want 1 with the gateway's refusal", code)
 	}
+}
+
+// useFixtureGW builds the fixture gateway (harness/internal/fixturegw) and
+// sets VMCP_CHAOS_FIXTUREGW to it, as the fixture profiles expect.
+func useFixtureGW(t *testing.T) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fixturegw")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../harness/internal/fixturegw").CombinedOutput(); err != nil {
+		t.Fatalf("build fixturegw: %v\n%s", err, out)
+	}
+	t.Setenv("VMCP_CHAOS_FIXTUREGW", bin)
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -58,13 +56,7 @@ func TestSuggestProfileRewritesFields(t *testing.T) {
 // `--suggest` learns the facts and writes a profile with the fields they
 // imply, and that profile passes `chaos profile check`.
 func TestProfileSuggestWalkthrough(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "fixturegw")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../harness/internal/fixturegw").CombinedOutput(); err != nil {
-		t.Fatalf("build fixturegw: %v\n%s", err, out)
-	}
-	t.Setenv("VMCP_CHAOS_FIXTUREGW", bin)
+	useFixtureGW(t)
 	draft, err := os.ReadFile(filepath.Join("..", "..", "profiles", "walkthrough", "new-gateway.yaml"))
 	if err != nil {
 		t.Fatal(err)
