@@ -183,7 +183,11 @@ func (e *Env) Client(ctx context.Context, rev history.Revision, opts ...history.
 	for _, b := range e.backends {
 		names = append(names, b.Name())
 	}
-	all := append(append([]history.ClientOption{history.WithBackends(names...)}, e.topo.ClientOptions...), opts...)
+	first := []history.ClientOption{history.WithBackends(names...)}
+	if h := targets.HeadersOf(e.target).MCP; len(h) > 0 {
+		first = append(first, history.WithHeaders(h))
+	}
+	all := append(append(first, e.topo.ClientOptions...), opts...)
 	c, err := history.Dial(ctx, e.gateway.MCPURL(), rev, e.rec, all...)
 	if err != nil {
 		return nil, err

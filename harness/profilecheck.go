@@ -63,6 +63,13 @@ func checkBackends(distinct bool, takes targets.Transports) []BackendSpec {
 // state reported, metrics served, keepalive probes seen; the optimizer in
 // a second start). progress, when set, gets a line per step.
 func CheckTarget(ctx context.Context, target targets.Target, progress func(string)) []ProfileCheck {
+	return checkTarget(ctx, target, progress, nil)
+}
+
+// checkTarget is CheckTarget, recording in facts (when not nil) what it
+// saw: the families served, the revisions agreed, a stalled call's
+// answer, the recovery after a restart.
+func checkTarget(ctx context.Context, target targets.Target, progress func(string), facts *Facts) []ProfileCheck {
 	say := func(format string, args ...any) {
 		if progress != nil {
 			progress(fmt.Sprintf(format, args...))
@@ -119,8 +126,8 @@ func CheckTarget(ctx context.Context, target targets.Target, progress func(strin
 		}
 	}
 	if missing := targets.MissingTools(matches); len(missing) > 0 {
-		add("tools found", history.CheckFailed, "not found: %s (pattern %q; listed %d tools)%s; found: %s",
-			strings.Join(missing, ", "), cmp.Or(pattern, targets.DefaultToolNamePattern), len(call.Tools.Tools), targets.Collisions(missing, env.info.Backends), strings.Join(found, "; "))
+		add("tools found", history.CheckFailed, "%s; not found: %s (pattern %q)%s; found: %s", targets.Seen(call.Tools.Tools, matches),
+			strings.Join(missing, ", "), cmp.Or(pattern, targets.DefaultToolNamePattern), targets.Collisions(missing, env.info.Backends), strings.Join(found, "; "))
 	} else {
 		add("tools found", history.CheckPassed, "%s", strings.Join(found, "; "))
 	}
@@ -135,7 +142,11 @@ func CheckTarget(ctx context.Context, target targets.Target, progress func(strin
 			add("call "+m.Exposed, history.CheckPassed, "answered in %s", r.Took().Round(time.Millisecond))
 		}
 	}
-	out = append(out, checkOffered(ctx, c, targets.MethodsOf(target))...)
+	offered := checkOffered(ctx, c, targets.MethodsOf(target))
+	out = append(out, offered...)
+	if facts != nil {
+		facts.record(c, offered, matches)
+	}
 
 	apis := targets.TargetAdminAPIs(target)
 	if caps.Has(targets.CapHealthAPI) || caps.Has(targets.CapBreaker) {
@@ -163,7 +174,7 @@ func CheckTarget(ctx context.Context, target targets.Target, progress func(strin
 		}
 	}
 	if caps.Has(targets.CapMetrics) {
-		data, err := targets.GetJSON(ctx, targets.AdminHTTP, env.Gateway().BaseURL()+"/metrics")
+		data, err := targets.GetJSON(ctx, targets.AdminHTTP, env.Gateway().BaseURL()+"/metrics", targets.HeadersOf(target).Metrics)
 		switch {
 		case err != nil:
 			add(string(targets.CapMetrics), history.CheckFailed, "%v", err)
@@ -188,12 +199,37 @@ func CheckTarget(ctx context.Context, target targets.Target, progress func(strin
 	if caps.Has(targets.CapReinitOn404) {
 		add(string(targets.CapReinitOn404), history.CheckNotApplicable, "needs a backend restart: judged by the restart scenarios")
 	}
+	if tool := exposedOf(matches, "beta"); tool != "" {
+		if facts != nil {
+			say("asking %s with each client revision, and stalling a call at beta", target.Name())
+			facts.learnSession(ctx, env, tool)
+		}
+		say("restarting beta to measure how long %s takes to serve it again", target.Name())
+		check, took := measureRecovery(ctx, env, c, "beta", tool)
+		out = append(out, check)
+		if facts != nil && check.Status != history.CheckNotApplicable {
+			facts.Recovery = took
+		}
+	} else {
+		add(RecoveryCheck, history.CheckNotApplicable, "no tool of beta was found to call after a restart")
+	}
 	_ = env.Close(ctx)
 	if caps.Has(targets.CapOptimizer) {
 		say("starting %s again with the optimizer on", target.Name())
 		out = append(out, checkOptimizer(ctx, target, pattern))
 	}
 	return out
+}
+
+// exposedOf is the gateway's name of backend's first tool found ("":
+// none).
+func exposedOf(ms []targets.ToolMatch, backend string) string {
+	for _, m := range ms {
+		if m.Backend == backend && m.Exposed != "" {
+			return m.Exposed
+		}
+	}
+	return ""
 }
 
 // statesStatus is ok when every backend of env has a state (a breaker

@@ -63,7 +63,11 @@ func (e *Env) readStates(ctx context.Context, what string, api targets.StateAPI,
 	if err != nil {
 		return nil, fmt.Errorf("harness: %s API: %w", what, err)
 	}
-	data, err := targets.GetJSON(ctx, targets.AdminHTTP, u)
+	header := targets.HeadersOf(e.target).Health
+	if what == "session" {
+		header = targets.HeadersOf(e.target).Session
+	}
+	data, err := targets.GetJSON(ctx, targets.AdminHTTP, u, header)
 	if err != nil {
 		return nil, fmt.Errorf("harness: %s API: %w", what, err)
 	}

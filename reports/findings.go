@@ -24,7 +24,7 @@ type findingView struct {
 func newFindingViews(r *history.Results) (failed, notJudged []findingView) {
 	for _, f := range history.BuildFindings(r) {
 		v := findingView{Verdict: string(f.Verdict), Line: Redact(f.Line()), Text: f.Text, Reproduce: Redact(f.Reproduce),
-			Checks: f.Checks, Scenarios: len(f.Scenarios), Reasons: f.Reasons}
+			Checks: f.Checks, Scenarios: len(f.Scenarios), Reasons: f.ReasonLines()}
 		if f.First != nil {
 			v.First = Redact(f.First.String())
 		}

@@ -32,14 +32,20 @@ func printFindings(w io.Writer, results *history.Results) {
 		fmt.Fprintln(w, fit(reports.Redact(f.Line()), tableWidth))
 		if f.Judged() {
 			fmt.Fprintln(w, "    reproduce: "+f.Reproduce)
+		} else if len(f.Reasons) > 1 {
+			for _, r := range f.ReasonLines() {
+				fmt.Fprintln(w, fit(reports.Redact("    because "+r), tableWidth))
+			}
 		}
 	}
 	fmt.Fprintln(w)
 }
 
 // rerunCommand is the `chaos run` command line with the flags that chose
-// the target of this run (not --label, --out or output flags): findings
-// append --label to reproduce one scenario against the same gateway.
+// the target of this run and how its scenarios run (--runtime,
+// --no-leak-check; not --label, --out or output flags): findings append
+// --label with one scenario's name, which selects that scenario alone (the
+// run's own label filters matched it).
 func rerunCommand(o runOptions) string {
 	args := []string{"chaos", "run"}
 	add := func(flag, v string) {
@@ -62,5 +68,8 @@ func rerunCommand(o runOptions) string {
 	add("--tool-names", c.ToolNamePattern)
 	add("--gateway-image", c.Image)
 	add("--runtime", o.runtime)
+	if o.noLeakCheck {
+		args = append(args, "--no-leak-check")
+	}
 	return strings.Join(args, " ")
 }

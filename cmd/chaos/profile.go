@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
@@ -27,6 +29,7 @@ See README.md, "Judge your own gateway: writing a profile", and profiles/.`,
 
 func newProfileCheckCmd() *cobra.Command {
 	var timeout time.Duration
+	var suggest bool
 	cmd := &cobra.Command{
 		Use:   "check FILE",
 		Short: "Start the profile's gateway and report what works, and whether it takes every config the scenarios render",
@@ -52,22 +55,40 @@ and metrics on as far as the profile declares them) and report:
                  so a config the gateway refuses fails here, with the
                  gateway's own message, not in the middle of chaos run
 
-Exit status: 0 everything declared works, 1 something declared does not,
-2 the profile is bad (or the arguments are), 130 interrupted.`,
+With --suggest it learns the facts instead, whatever the profile declares,
+prints each with the profile line it implies and what it will do to a run,
+and writes the corrected profile beside FILE (gw.yaml: gw.suggested.yaml):
+
+  tool names          from where the backends' tools show (origin markers)
+  methods             the families advertised and answered
+  backend transports  beta started on SSE and on stdio too
+  protocol revisions  the revision agreed with each client revision
+  call timeout        how long a call stalled at beta takes to answer
+  recovery            how long beta's tools take to come back after a restart
+  capabilities        those whose checks pass when all are asked for
+
+Exit status: 0 everything declared works (--suggest: the suggested profile
+was written and loads), 1 something declared does not (--suggest: the
+gateway did not start, or the suggestion does not load), 2 the profile is
+bad (or the arguments are), 130 interrupted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeout <= 0 {
 				return usageError(fmt.Errorf("profile check: --timeout %s: want a duration > 0, such as 2m", timeout))
 			}
 			sweepBefore(cmd, "chaos profile check")
-			return profileCheck(cmd, args[0], timeout)
+			if suggest && !cmd.Flags().Changed("timeout") {
+				timeout = 5 * time.Minute
+			}
+			return profileCheck(cmd, args[0], timeout, suggest)
 		},
 	}
-	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "bound on the whole check")
+	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "bound on the whole check (default 5m with --suggest)")
+	cmd.Flags().BoolVar(&suggest, "suggest", false, "learn the gateway's facts, print each with the profile line it implies, and write the corrected profile beside FILE (FILE.suggested.yaml)")
 	return cmd
 }
 
-func profileCheck(cmd *cobra.Command, file string, timeout time.Duration) error {
+func profileCheck(cmd *cobra.Command, file string, timeout time.Duration, suggest bool) error {
 	w := cmd.OutOrStdout()
 	p, err := targets.LoadProfile(file)
 	if err != nil {
@@ -83,10 +104,30 @@ func profileCheck(cmd *cobra.Command, file string, timeout time.Duration) error 
 	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 	defer cancel()
 	progress := func(s string) { fmt.Fprintln(w, "  ...", s) }
+	// Stdio backends (--suggest tries one) are processes of this binary.
+	if self, err := os.Executable(); err == nil {
+		runtimes.SetChaosBinary(self)
+	}
+	if suggest {
+		return profileSuggest(ctx, cmd, file, p, target, progress)
+	}
 	checks := harness.CheckTarget(ctx, target, progress)
 	if ctx.Err() == nil {
 		checks = append(checks, harness.CheckFeatureSets(ctx, target, scenarios.FeatureSets(scenarios.Catalogue(), target), progress)...)
 	}
+	failed := printChecks(w, checks)
+	switch {
+	case cmd.Context().Err() != nil:
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("profile check interrupted (%v)", context.Cause(cmd.Context()))}
+	case failed > 0:
+		return &exitError{code: exitFailed, err: fmt.Errorf("profile %s: %d check(s) failed", file, failed)}
+	}
+	fmt.Fprintf(w, "profile %s: everything declared works\n", file)
+	return nil
+}
+
+// printChecks prints the checks as a table and returns how many failed.
+func printChecks(w io.Writer, checks []harness.ProfileCheck) int {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHECK\tRESULT\tDETAIL")
 	failed := 0
@@ -97,12 +138,37 @@ func profileCheck(cmd *cobra.Command, file string, timeout time.Duration) error 
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, strings.ToUpper(strings.ReplaceAll(string(c.Status), "_", " ")), strings.ReplaceAll(c.Detail, "\n", " "))
 	}
 	_ = tw.Flush()
-	switch {
-	case cmd.Context().Err() != nil:
-		return &exitError{code: exitInterrupted, err: fmt.Errorf("profile check interrupted (%v)", context.Cause(cmd.Context()))}
-	case failed > 0:
-		return &exitError{code: exitFailed, err: fmt.Errorf("profile %s: %d check(s) failed", file, failed)}
+	return failed
+}
+
+// profileSuggest is `chaos profile check --suggest`: learn the facts,
+// print them with the profile lines they imply, write the suggestion.
+func profileSuggest(ctx context.Context, cmd *cobra.Command, file string, p *targets.Profile, target targets.Target, progress func(string)) error {
+	w := cmd.OutOrStdout()
+	e, ok := target.(targets.Exec)
+	if !ok {
+		return usageError(fmt.Errorf("profile check --suggest: %s is not an exec target", file))
 	}
-	fmt.Fprintf(w, "profile %s: everything declared works\n", file)
+	checks, facts := harness.LearnFacts(ctx, e, progress)
+	fmt.Fprintln(w, "What the gateway did with every capability asked for (not what the profile declares):")
+	printChecks(w, checks)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "FACTS (what chaos run will meet)")
+	lines := facts.Lines()
+	for _, l := range lines {
+		fmt.Fprintf(w, "%s: %s\n    profile: %s\n    in the run: %s\n", l.Fact, cmp.Or(l.Seen, "-"), l.Line(), l.Effect)
+	}
+	if cmd.Context().Err() != nil {
+		return &exitError{code: exitInterrupted, err: fmt.Errorf("profile check interrupted (%v)", context.Cause(cmd.Context()))}
+	}
+	if facts.ToolNames == "" {
+		return &exitError{code: exitFailed, err: fmt.Errorf("profile %s: the backends' tools were not found through the gateway: no profile to suggest", file)}
+	}
+	caps, _ := p.Caps()
+	path, err := writeSuggested(file, lines, caps)
+	if err != nil {
+		return &exitError{code: exitFailed, err: err}
+	}
+	fmt.Fprintf(w, "\nwrote %s: check it, then chaos profile check %s and chaos run --profile %s\n", path, path, path)
 	return nil
 }

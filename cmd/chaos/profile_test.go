@@ -130,13 +130,7 @@ func TestRunProfileFlag(t *testing.T) {
 // declares none (one start with the declared features passes), fails on
 // the breaker scenario's config, which asks for metrics anyway.
 func TestProfileCheckStartsEachFeatureSet(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "fixturegw")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../harness/internal/fixturegw").CombinedOutput(); err != nil {
-		t.Fatalf("build fixturegw: %v\n%s", err, out)
-	}
-	t.Setenv("VMCP_CHAOS_FIXTUREGW", bin)
+	useFixtureGW(t)
 	prof := filepath.Join("..", "..", "scenarios", "testdata", "profiles", "fixture-a-rejects-metrics.yaml")
 	out, errOut, code := runChaosProfile(t, "profile", "check", prof)
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
@@ -156,4 +150,72 @@ func TestProfileCheckStartsEachFeatureSet(t *testing.T) {
 	if !strings.Contains(out, "start ") || strings.Contains(out, "start                     FAILED") {
 		t.Errorf("the start with the declared features should pass")
 	}
+}
+
+// TestProfileCheckAuthenticates: a gateway that wants a bearer token on
+// every request (chaos vmcp with bearer incomingAuth: MCP, /status, the
+// health and session APIs, /metrics) passes `chaos profile check` when the
+// profile's headers carry the token from the environment, and the token
+// never shows in the output; the config template reaches the token file
+// beside the profile through {{.ProfileDir}}. Without the headers the
+// gateway refuses the harness (exit 1). The recovery after a restart of
+// beta is measured and reported.
+func TestProfileCheckAuthenticates(t *testing.T) {
+	const token = "tok-3f9a1c-never-printed"
+	dir := t.TempDir()
+	t.Setenv("VMCP_CHAOS_AUTH_TEST_TOKEN", token)
+	tmpl, err := os.ReadFile(filepath.Join("..", "..", "harness", "targets", "templates", "chaos-vmcp.yaml.tmpl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	authed := strings.Replace(string(tmpl), "incomingAuth: {type: anonymous}", `incomingAuth: {type: bearer, tokenFile: "{{.ProfileDir}}/token"}`, 1)
+	if authed == string(tmpl) {
+		t.Fatal("the shipped template has no incomingAuth line to replace")
+	}
+	prof, err := os.ReadFile(filepath.Join("..", "..", "profiles", "chaos-vmcp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := strings.NewReplacer("configTemplate: ../harness/targets/templates/chaos-vmcp.yaml.tmpl", "configTemplate: gw.tmpl",
+		"timeout: 30s", "timeout: 10s",
+		"capabilities: [session-api, health-api, breaker, keepalive, metrics, optimizer, reinit-on-404]", "capabilities: [session-api, health-api, metrics]").Replace(string(prof))
+	for name, data := range map[string]string{
+		"token": token + "\n", "gw.tmpl": authed, "noauth.yaml": base,
+		"auth.yaml": base + "headers:\n  all: {Authorization: 'Bearer {{env \"VMCP_CHAOS_AUTH_TEST_TOKEN\"}}'}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code := runChaosProfile(t, "profile", "check", filepath.Join(dir, "auth.yaml"))
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if code != 0 {
+		t.Fatalf("with the headers: exit %d, want 0", code)
+	}
+	if strings.Contains(out+errOut, token) {
+		t.Fatal("the token shows in the output")
+	}
+	for _, want := range []string{"health-api", "session-api", "metrics", "Prometheus text", "recovery", "beta's tools were back after"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	out, errOut, code = runChaosProfile(t, "profile", "check", filepath.Join(dir, "noauth.yaml"))
+	t.Logf("without headers, stdout:\n%s\nstderr:\n%s", out, errOut)
+	if code != 1 || !strings.Contains(out, "authorization required") {
+		t.Fatalf("without the headers: exit %d, want 1 with the gateway's refusal", code)
+	}
+}
+
+// useFixtureGW builds the fixture gateway (harness/internal/fixturegw) and
+// sets VMCP_CHAOS_FIXTUREGW to it, as the fixture profiles expect.
+func useFixtureGW(t *testing.T) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fixturegw")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../harness/internal/fixturegw").CombinedOutput(); err != nil {
+		t.Fatalf("build fixturegw: %v\n%s", err, out)
+	}
+	t.Setenv("VMCP_CHAOS_FIXTUREGW", bin)
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -174,16 +173,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	}
 	w := cmd.OutOrStdout()
 	if o.list {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SCENARIO\tLABELS\tNEEDS\tCONFIG FEATURES\tNOT APPLICABLE TO "+target.Name())
-		for _, s := range selected {
-			na := s.NotApplicableTo(target)
-			if len(na) == 0 {
-				na = []string{"-"}
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, strings.Join(s.Labels, ","), targets.Capabilities(s.Needs), s.FeatureNames(), strings.Join(na, "; "))
-		}
-		return tw.Flush()
+		return printList(w, selected, target)
 	}
 	// Process backends are this very binary (`chaos backend`).
 	if self, err := os.Executable(); err == nil {

@@ -12,8 +12,10 @@ func newVersionCmd() *cobra.Command {
 		Use:   "version",
 		Short: "Print the harness version: module version, commit, Go version, results schema",
 		Long: `Print which harness this binary is: the module version ("devel" for a build
-from a source tree), the VCS commit ("unknown" when built with -buildvcs=false
-or outside a repository), the Go version and the JSON results schema version.
+from a source tree), the VCS commit (else the commit the build stamped with
+-ldflags "$(.ci/stamp)", as .ci/run and task install do; "unknown", with why,
+when built with -buildvcs=false and no stamp, or outside a repository), the Go
+version and the JSON results schema version.
 chaos --version prints the same. Results, experiment journals and bench files
 carry the first two as harnessVersion, and chaos report shows it per run.
 

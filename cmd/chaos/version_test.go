@@ -19,7 +19,7 @@ import (
 func TestVersion(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	want := regexp.MustCompile(fmt.Sprintf(`^version: \S+\ncommit: \S+\ngo: %s\nresults schema: %d\n$`,
+	want := regexp.MustCompile(fmt.Sprintf(`^version: \S+\ncommit: \S+\ngo: %s\nresults schema: %d\n(commit unknown: .*\n)?$`,
 		regexp.QuoteMeta(runtime.Version()), history.SchemaVersion))
 	var first string
 	for _, args := range [][]string{{"version"}, {"--version"}} {

@@ -31,6 +31,8 @@ type Finding struct {
 	// Reasons are the distinct reasons the checks were not judged (for
 	// inconclusive and not_applicable), most frequent first, at most 5.
 	Reasons []string `json:"reasons,omitempty"`
+	// ReasonChecks counts the checks of each of Reasons (same order).
+	ReasonChecks []int `json:"reasonChecks,omitempty"`
 	// Reproduce is a command line that runs the first scenario again.
 	Reproduce string `json:"reproduce"`
 }
@@ -68,7 +70,11 @@ func (f Finding) Line() string {
 	case CheckFailed:
 		fmt.Fprintf(&b, "✖ %s: %s failed in %s", f.Text, plural(f.Checks, "check"), plural(len(f.Scenarios), "scenario"))
 	default:
-		fmt.Fprintf(&b, "? not judged (%s), because %s: %s in %s", strings.ReplaceAll(string(f.Verdict), "_", " "), cmp.Or(strings.Join(f.Reasons[:min(1, len(f.Reasons))], ""), "-"),
+		because := cmp.Or(strings.Join(f.Reasons[:min(1, len(f.Reasons))], ""), "-")
+		if len(f.Reasons) > 1 {
+			because = fmt.Sprintf("%d reasons (%s)", len(f.Reasons), strings.Join(f.ReasonLines(), "; "))
+		}
+		fmt.Fprintf(&b, "? not judged (%s), because %s: %s in %s", strings.ReplaceAll(string(f.Verdict), "_", " "), because,
 			plural(f.Checks, "check of \""+f.Text+"\""), plural(len(f.Scenarios), "scenario"))
 		return b.String()
 	}
@@ -76,6 +82,19 @@ func (f Finding) Line() string {
 		fmt.Fprintf(&b, "; first evidence: %s", e)
 	}
 	return b.String()
+}
+
+// ReasonLines are the reasons with their counts: "REASON: 30 checks".
+func (f Finding) ReasonLines() []string {
+	out := make([]string, len(f.Reasons))
+	for i, r := range f.Reasons {
+		n := 0
+		if i < len(f.ReasonChecks) {
+			n = f.ReasonChecks[i]
+		}
+		out[i] = fmt.Sprintf("%s: %s", r, plural(n, "check"))
+	}
+	return out
 }
 
 // String is the evidence in words: `tools/call beta_slow` timeout after
@@ -176,6 +195,9 @@ func BuildFindings(r *Results) []Finding {
 			return cmp.Or(reasons[k][b]-reasons[k][a], strings.Compare(a, b))
 		})
 		f.Reasons = f.Reasons[:min(5, len(f.Reasons))]
+		for _, reason := range f.Reasons {
+			f.ReasonChecks = append(f.ReasonChecks, reasons[k][reason])
+		}
 		out = append(out, *f)
 	}
 	return out

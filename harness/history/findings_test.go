@@ -121,6 +121,9 @@ func TestFindingsJSON(t *testing.T) {
   "reasons": [
    "no steady state"
   ],
+  "reasonChecks": [
+   1
+  ],
   "reproduce": "chaos run --profile profiles/x.yaml --label hang/modern/sse"
  },
  {
@@ -152,6 +155,9 @@ func TestFindingsJSON(t *testing.T) {
   },
   "reasons": [
    "target x lacks capability metrics"
+  ],
+  "reasonChecks": [
+   1
   ],
   "reproduce": "chaos run --profile profiles/x.yaml --label hang/legacy/sse"
  }
@@ -198,5 +204,27 @@ func TestFindingsSkipInterrupted(t *testing.T) {
 	r.Scenarios[0].Verdict = VerdictFailed
 	if f := BuildFindings(r); len(f) == 0 {
 		t.Fatal("the finished scenario's failure is not a finding")
+	}
+}
+
+// TestNotJudgedListsEveryReasonWithItsCount: a group of checks not judged
+// for two reasons names both, each with its count, most frequent first.
+func TestNotJudgedListsEveryReasonWithItsCount(t *testing.T) {
+	na := func(reason string) Check {
+		return Check{Name: "metrics: counters", Verdict: CheckNotApplicable, Reason: reason, Property: PropMetrics}
+	}
+	r := &Results{SchemaVersion: SchemaVersion, Scenarios: []ScenarioResult{
+		{Name: "a", Verdict: VerdictPassed, Checks: []Check{na("no metrics"), na("no metrics"), na("stdio backend")}},
+		{Name: "b", Verdict: VerdictPassed, Checks: []Check{na("no metrics")}},
+	}}
+	f := BuildFindings(r)
+	if len(f) != 1 || f[0].Checks != 4 {
+		t.Fatalf("findings %+v", f)
+	}
+	if got := strings.Join(f[0].ReasonLines(), " | "); got != "no metrics: 3 checks | stdio backend: 1 check" {
+		t.Errorf("reason lines %q", got)
+	}
+	if l := f[0].Line(); !strings.HasPrefix(l, `? not judged (not applicable), because 2 reasons (no metrics: 3 checks; stdio backend: 1 check): 4 checks of "metrics" in 2 scenarios`) {
+		t.Errorf("line %q", l)
 	}
 }

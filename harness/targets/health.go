@@ -20,6 +20,7 @@ type HealthPoller struct {
 	url      string
 	api      StateAPI
 	source   string
+	header   map[string]string
 	rec      *history.Recorder
 	interval time.Duration
 	hc       *http.Client
@@ -51,7 +52,7 @@ func NewHealthPoller(t Target, baseURL string, rec *history.Recorder, interval t
 	if err != nil {
 		return nil, fmt.Errorf("harness: health API: %w", err)
 	}
-	return &HealthPoller{url: u, api: api, source: "GET " + strings.TrimPrefix(u, baseURL), rec: rec, interval: interval,
+	return &HealthPoller{url: u, api: api, source: "GET " + strings.TrimPrefix(u, baseURL), header: HeadersOf(t).Health, rec: rec, interval: interval,
 		hc: &http.Client{Timeout: runtimes.DefaultControlTimeout}, changed: make(chan struct{}),
 		stop: make(chan struct{}), done: make(chan struct{})}, nil
 }
@@ -92,7 +93,7 @@ func (p *HealthPoller) Stop() {
 func (p *HealthPoller) Poll(ctx context.Context) (BackendStates, error) {
 	p.pollMu.Lock()
 	defer p.pollMu.Unlock()
-	data, err := GetJSON(ctx, p.hc, p.url)
+	data, err := GetJSON(ctx, p.hc, p.url, p.header)
 	var states BackendStates
 	if err == nil {
 		states, err = p.api.Parse(data)

@@ -74,6 +74,14 @@ type Profile struct {
 	// Env is extra environment for the gateway (KEY=value; value a
 	// template).
 	Env []string `yaml:"env"`
+	// Headers are added to the harness's own requests to the gateway
+	// (MCP, ready URL, health, session, metrics); values are templates,
+	// usually {{env "VAR"}}, never printed.
+	Headers ProfileHeaders `yaml:"headers"`
+	// Recovery is how long the gateway may take to return to steady
+	// state after a backend fault (default DefaultRecovery, at most
+	// MaxRecovery). `chaos profile check` measures it.
+	Recovery time.Duration `yaml:"recovery,positive"`
 
 	// File is the profile's path (set by LoadProfile).
 	File string `yaml:"-"`
@@ -157,7 +165,7 @@ func (p *Profile) errf(field, format string, args ...any) *ProfileError {
 var sampleData = TemplateData{
 	Backends: []runtimes.BackendInfo{{Name: "alpha", URL: "http://127.0.0.1:1/mcp", Transport: "streamable-http", Protocol: "auto", Tools: []string{"echo"}}},
 	Host:     "127.0.0.1", Port: 4483, Listen: "127.0.0.1:4483", BaseURL: "http://127.0.0.1:4483",
-	ConfigPath: "/tmp/profile-check/config.yaml", Dir: "/tmp/profile-check", CallTimeout: "5s",
+	ConfigPath: "/tmp/profile-check/config.yaml", Dir: "/tmp/profile-check", ProfileDir: "/tmp/profiles", CallTimeout: "5s",
 }
 
 var (
@@ -233,6 +241,12 @@ func (p *Profile) validate() error {
 		if _, err := RenderTemplate(f, kv, sampleData); err != nil && !isEnvUnset(err) {
 			return p.errf(f, "%v", err)
 		}
+	}
+	if err := p.Headers.validate(p.errf); err != nil {
+		return err
+	}
+	if p.Recovery > MaxRecovery {
+		return p.errf("recovery", "%s: want at most %s (absent: %s)", p.Recovery, MaxRecovery, DefaultRecovery)
 	}
 	return nil
 }
@@ -338,6 +352,18 @@ func (p *Profile) Caps() (Capabilities, error) {
 	return caps, nil
 }
 
+// Dir is the profile file's folder, absolute ({{.ProfileDir}}).
+func (p *Profile) Dir() string {
+	if p.File == "" {
+		return ""
+	}
+	dir, err := filepath.Abs(filepath.Dir(p.File))
+	if err != nil {
+		return filepath.Dir(p.File)
+	}
+	return dir
+}
+
 // ReadyTools reports whether readiness waits for every backend's tools
 // (ready.tools, default true).
 func (p *Profile) ReadyTools() bool { return p.Ready.Tools == nil || *p.Ready.Tools }
@@ -356,7 +382,10 @@ func (p *Profile) Exec(chaosBinary func() (string, error)) (Exec, error) {
 	e := Exec{TargetName: p.Name, Profile: p.File, Command: append([]string(nil), p.Command...), ConfigTemplate: p.ConfigText,
 		ConfigName: p.ConfigName, MCPPath: p.MCPPath, ReadyURL: p.Ready.URL, ReadyTimeout: p.Ready.Timeout,
 		ReadyTools: p.ReadyTools(), ToolNames: p.ToolNames, DistinctToolNames: p.DistinctToolNames, Methods: p.Methods, Transports: p.BackendTransports, Caps: caps, Env: append([]string(nil), p.Env...),
-		Health: p.HealthAPI.StateAPI(), Session: p.SessionAPI.StateAPI(), Metrics: p.Metrics}
+		Health: p.HealthAPI.StateAPI(), Session: p.SessionAPI.StateAPI(), Metrics: p.Metrics, Recovery: p.Recovery, ProfileDir: p.Dir()}
+	if e.Headers, err = p.Headers.Render(TemplateData{ProfileDir: e.ProfileDir}); err != nil {
+		return Exec{}, fmt.Errorf("profile %s: %w", p.File, err)
+	}
 	if p.UsesChaosBinary() {
 		if chaosBinary == nil {
 			return Exec{}, fmt.Errorf("profile %s: command runs chaos, but no chaos binary is available", p.File)

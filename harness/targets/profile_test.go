@@ -3,6 +3,7 @@ package targets
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,6 +97,12 @@ func TestBadProfiles(t *testing.T) {
 		{"keepalive in the session API", ok + "sessionAPI:\n  path: /s/{{.SessionID}}\n  keepalive: {enabled: /on}\n", "p.yaml:5: sessionAPI.keepalive: keepalive state is read from the health API"},
 		{"status value outside ours", ok + "healthAPI:\n  statusValues: {up: teleported}\n", "p.yaml:4: healthAPI.statusValues: \"up\": \"teleported\" is not one of ours: use healthy, unhealthy, degraded, unknown, unauthenticated"},
 		{"circuit value outside ours", ok + "healthAPI:\n  circuitValues: {up: sideways}\n", "p.yaml:4: healthAPI.circuitValues: \"up\": \"sideways\" is not one of ours: use closed, open, half-open"},
+		{"recovery over the bound", ok + "recovery: 6m\n", "p.yaml:3: recovery: 6m0s: want at most 5m0s (absent: 5s)"},
+		{"recovery zero", ok + "recovery: 0s\n", "p.yaml:3: recovery: must be positive"},
+		{"recovery without a unit", ok + "recovery: 40\n", "p.yaml:3: recovery: want a duration"},
+		{"header name", ok + "headers:\n  all: {\"Bad Name\": x}\n", `p.yaml:4: headers.all.Bad Name: "Bad Name" is not an HTTP header name`},
+		{"header template", ok + "headers:\n  health: {X-Key: \"{{.Nope}}\"}\n", "p.yaml:4: headers.health.X-Key: template headers.health.X-Key:"},
+		{"headers unknown kind", ok + "headers:\n  admin: {X-Key: x}\n", "p.yaml:4: headers.admin: unknown field"},
 		{"session status value is a health word", ok + "sessionAPI:\n  path: /s/{{.SessionID}}\n  statusValues: {ok: healthy}\n", "p.yaml:5: sessionAPI.statusValues: \"ok\": \"healthy\" is not one of ours: use connected, error, closed"},
 	} {
 		_, err := ParseProfile([]byte(tc.yaml), "p.yaml")
@@ -288,5 +295,69 @@ func TestShippedProfilesKeepGatewayRules(t *testing.T) {
 	p, err := LoadProfile(filepath.Join("..", "..", "profiles", "mcpproxy-go.yaml"))
 	if err != nil || p.Methods.Lacks("resources/read") == "" || p.Methods.Lacks("prompts/get") != "" {
 		t.Errorf("mcpproxy-go profile methods %v (%v): want tools and prompts, no resources", p.Methods, err)
+	}
+}
+
+// TestProfileHeadersRecoveryAndDir: headers render from the environment
+// (All merged under each kind's own), never show in the target's printed
+// form, and an unset variable is an error at target build naming the
+// field; recovery reaches RecoveryOf (DefaultRecovery when absent);
+// {{.ProfileDir}} is the profile's absolute folder in the command, env
+// and config templates.
+func TestProfileHeadersRecoveryAndDir(t *testing.T) {
+	t.Setenv("VMCP_CHAOS_TEST_TOKEN", "s3cret-value")
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "gw.yaml")
+	if err := os.WriteFile(prof, []byte("name: gw\ncommand: [\"{{.ProfileDir}}/wrapper.sh\", \"{{.ConfigPath}}\"]\n"+
+		"configTemplate: |\n  token: {{.ProfileDir}}/token\n  listen: {{.Listen}}\nenv: [\"HOOK={{.ProfileDir}}/hook\"]\nrecovery: 40s\n"+
+		"headers:\n  all: {Authorization: 'Bearer {{env \"VMCP_CHAOS_TEST_TOKEN\"}}'}\n  health: {X-Admin: admin, Authorization: other}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := LoadProfile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := p.Exec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.ProfileDir != dir || RecoveryOf(e) != 40*time.Second {
+		t.Fatalf("ProfileDir %q (want %q), recovery %s", e.ProfileDir, dir, RecoveryOf(e))
+	}
+	h := HeadersOf(e)
+	if h.MCP["Authorization"] != "Bearer s3cret-value" || h.Metrics["Authorization"] != "Bearer s3cret-value" ||
+		h.Health["Authorization"] != "other" || h.Health["X-Admin"] != "admin" || h.Session["X-Admin"] != "" {
+		t.Fatalf("headers: MCP %d, health %d entries; want all merged under each kind", len(h.MCP), len(h.Health))
+	}
+	for _, s := range []string{fmt.Sprintf("%v", e), fmt.Sprintf("%+v", e), fmt.Sprintf("%#v", e)} {
+		if strings.Contains(s, "s3cret") {
+			t.Fatal("a printed target shows a header value")
+		}
+	}
+	data := sampleData
+	data.ProfileDir = e.ProfileDir
+	for i, w := range e.Command {
+		out, err := RenderTemplate("command", w, data)
+		if err != nil || (i == 0 && out != filepath.Join(dir, "wrapper.sh")) {
+			t.Errorf("command[%d] renders %q %v", i, out, err)
+		}
+	}
+	if out, err := RenderTemplate("config", e.ConfigTemplate, data); err != nil || !strings.Contains(out, "token: "+dir+"/token") {
+		t.Errorf("config renders %q %v", out, err)
+	}
+	if out, err := RenderTemplate("env", e.Env[0], data); err != nil || out != "HOOK="+dir+"/hook" {
+		t.Errorf("env renders %q %v", out, err)
+	}
+
+	if RecoveryOf(Reference{}) != DefaultRecovery || RecoveryOf(Exec{}) != DefaultRecovery {
+		t.Error("RecoveryOf without a declared window: want DefaultRecovery")
+	}
+	t.Setenv("VMCP_CHAOS_TEST_TOKEN", "")
+	os.Unsetenv("VMCP_CHAOS_TEST_TOKEN")
+	if _, err := p.Exec(nil); err == nil || !strings.Contains(err.Error(), "headers.all.Authorization") || !strings.Contains(err.Error(), "VMCP_CHAOS_TEST_TOKEN is not set") {
+		t.Fatalf("unset token variable: %v", err)
+	}
+	if _, err := ParseProfile([]byte("name: gw\ncommand: [gw]\nheaders: {all: {X-Key: \"a\\nb\"}}\n"), "p.yaml"); err == nil || strings.Contains(err.Error(), "a\nb") {
+		t.Fatalf("a header value with a line break: %v", err)
 	}
 }

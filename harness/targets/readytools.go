@@ -62,10 +62,71 @@ func MissingTools(ms []ToolMatch) []string {
 	return out
 }
 
+// Seen says what a tools/list showed of the backends' tools, before any
+// guess about why some are missing: "the gateway listed 0 tools of alpha
+// and beta (2 tools in all, none with an origin marker)", or "the gateway
+// listed 1 of alpha's 1 tools and 0 of beta's 1 (3 tools in all, 1 with
+// an origin marker)".
+func Seen(tools []mcp.Tool, ms []ToolMatch) string {
+	var order []string
+	found, want := map[string]int{}, map[string]int{}
+	for _, m := range ms {
+		if want[m.Backend] == 0 {
+			order = append(order, m.Backend)
+		}
+		want[m.Backend]++
+		if m.Exposed != "" {
+			found[m.Backend]++
+		}
+	}
+	marked := 0
+	for _, t := range tools {
+		if _, _, ok := history.ParseOrigin(t.Description, history.MetaFields(t.Meta)); ok {
+			marked++
+		}
+	}
+	markers := "none with an origin marker"
+	if marked > 0 {
+		markers = fmt.Sprintf("%d with an origin marker", marked)
+	}
+	total := 0
+	for _, n := range found {
+		total += n
+	}
+	var what string
+	if total == 0 {
+		what = "0 tools of " + joinAnd(order)
+	} else {
+		parts := make([]string, len(order))
+		for i, b := range order {
+			parts[i] = fmt.Sprintf("%d of %s's %d", found[b], b, want[b])
+		}
+		what = joinAnd(parts)
+	}
+	return fmt.Sprintf("the gateway listed %s (%d tools in all, %s)", what, len(tools), markers)
+}
+
+// joinAnd is "a", "a and b", "a, b and c".
+func joinAnd(s []string) string {
+	if len(s) <= 1 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
 // Collisions says which missing tools share their bare name with a tool
 // of another backend (a gateway that drops tools whose names collide):
 // "; their names collide across backends: echo (alpha, beta)".
+// No guess is made when no backend's tool was found at all (nothing
+// collided: the gateway listed none of them).
 func Collisions(missing []string, backends []runtimes.BackendInfo) string {
+	wanted := 0
+	for _, b := range backends {
+		wanted += len(b.Tools)
+	}
+	if len(missing) >= wanted {
+		return ""
+	}
 	owners := map[string][]string{}
 	for _, b := range backends {
 		for _, t := range b.Tools {
@@ -105,7 +166,7 @@ const freshViewAfter = time.Second
 // backend's tools show (with the optimizer on, until any tool shows: the
 // backends' tools hide behind find_tool), or ctx ends. It opens a new
 // session once one has not shown them for freshViewAfter.
-func waitTools(ctx context.Context, mcpURL string, backends []runtimes.BackendInfo, pattern string, optimizer bool) error {
+func waitTools(ctx context.Context, mcpURL string, header map[string]string, backends []runtimes.BackendInfo, pattern string, optimizer bool) error {
 	var last string
 	var c *history.Client
 	var opened time.Time
@@ -117,7 +178,7 @@ func waitTools(ctx context.Context, mcpURL string, backends []runtimes.BackendIn
 	for {
 		if c == nil {
 			var err error
-			c, err = history.Dial(ctx, mcpURL, history.RevisionLegacy, history.NewRecorder("ready"), history.WithCallTimeout(5*time.Second), history.WithCloseGrace(200*time.Millisecond))
+			c, err = history.Dial(ctx, mcpURL, history.RevisionLegacy, history.NewRecorder("ready"), history.WithCallTimeout(5*time.Second), history.WithCloseGrace(200*time.Millisecond), history.WithHeaders(header))
 			if err != nil {
 				c = nil
 				last = lastUnlessEnded(ctx, last, err.Error())
@@ -136,7 +197,8 @@ func waitTools(ctx context.Context, mcpURL string, backends []runtimes.BackendIn
 			case optimizer:
 				last = "tools/list is empty"
 			default:
-				missing := MissingTools(MatchTools(call.Tools.Tools, backends, pattern))
+				ms := MatchTools(call.Tools.Tools, backends, pattern)
+				missing := MissingTools(ms)
 				if len(missing) == 0 {
 					return nil
 				}
@@ -145,7 +207,7 @@ func waitTools(ctx context.Context, mcpURL string, backends []runtimes.BackendIn
 					names[i] = t.Name
 				}
 				slices.Sort(names)
-				last = fmt.Sprintf("tools/list lacks %s%s (listed: %s)", strings.Join(missing, ", "), Collisions(missing, backends), strings.Join(names, ", "))
+				last = fmt.Sprintf("%s; it lacks %s%s (listed: %s)", Seen(call.Tools.Tools, ms), strings.Join(missing, ", "), Collisions(missing, backends), strings.Join(names, ", "))
 			}
 			if c != nil && time.Since(opened) >= freshViewAfter {
 				_ = c.Close(context.Background())

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
@@ -68,10 +71,34 @@ func TestWaitToolsOpensAFreshSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	backends := []runtimes.BackendInfo{{Name: "alpha", Tools: []string{"echo"}}, {Name: "beta", Tools: []string{"echo"}}}
-	if err := targets.WaitTools(ctx, url, backends, "{backend}_{tool}", false); err != nil {
+	if err := targets.WaitTools(ctx, url, nil, backends, "{backend}_{tool}", false); err != nil {
 		t.Fatalf("waitTools: %v (%d sessions opened)", err, sessions.Load())
 	}
 	if n := sessions.Load(); n < 2 {
 		t.Fatalf("ready after %d session(s): want the second's view", n)
+	}
+}
+
+// TestSeenSaysWhatWasListed: a readiness failure says what tools/list
+// showed of each backend before any guess; a gateway that listed none of
+// them gets no guess about colliding names.
+func TestSeenSaysWhatWasListed(t *testing.T) {
+	t.Parallel()
+	backends := []runtimes.BackendInfo{{Name: "alpha", Tools: []string{"echo"}}, {Name: "beta", Tools: []string{"echo"}}}
+	none := []mcp.Tool{{Name: "find_tool"}, {Name: "call_tool"}}
+	ms := targets.MatchTools(none, backends, "")
+	if got, want := targets.Seen(none, ms), "the gateway listed 0 tools of alpha and beta (2 tools in all, none with an origin marker)"; got != want {
+		t.Errorf("Seen:\n got %q\nwant %q", got, want)
+	}
+	if c := targets.Collisions(targets.MissingTools(ms), backends); c != "" {
+		t.Errorf("no tool listed, yet a collision guess: %q", c)
+	}
+	some := []mcp.Tool{{Name: "alpha_echo", Description: history.OriginMarker("alpha", "echo")}, {Name: "other"}}
+	ms = targets.MatchTools(some, backends, "")
+	if got, want := targets.Seen(some, ms), "the gateway listed 1 of alpha's 1 and 0 of beta's 1 (2 tools in all, 1 with an origin marker)"; got != want {
+		t.Errorf("Seen:\n got %q\nwant %q", got, want)
+	}
+	if c := targets.Collisions(targets.MissingTools(ms), backends); !strings.Contains(c, "echo (alpha, beta)") {
+		t.Errorf("alpha's echo listed, beta's missing: want the collision named, got %q", c)
 	}
 }

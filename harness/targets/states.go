@@ -72,8 +72,9 @@ func (e *MissingCapabilityError) Error() string {
 	return fmt.Sprintf("target %s lacks capability %s", e.Target, e.Missing)
 }
 
-// GetJSON GETs baseURL+path with a deadline and returns the body of a 200.
-func GetJSON(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
+// GetJSON GETs u with a deadline (and header: a profile's headers for
+// that API, nil for none) and returns the body of a 200.
+func GetJSON(ctx context.Context, hc *http.Client, u string, header map[string]string) ([]byte, error) {
 	ctx, cancel := runtimes.WithDefaultTimeout(ctx, runtimes.DefaultControlTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -81,6 +82,9 @@ func GetJSON(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err

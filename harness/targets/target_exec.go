@@ -88,6 +88,15 @@ type Exec struct {
 	// StopGrace is how long Close waits after SIGTERM before SIGKILL
 	// (default 2 s).
 	StopGrace time.Duration
+	// Headers are added to the harness's requests to the gateway (a
+	// profile's headers, rendered): secrets, never printed.
+	Headers RequestHeaders
+	// Recovery is how long the gateway may take to return to steady
+	// state after a backend fault (0: DefaultRecovery; RecoveryOf).
+	Recovery time.Duration
+	// ProfileDir is the folder of the profile file the target was built
+	// from ({{.ProfileDir}} in every template; "" without a profile).
+	ProfileDir string
 	// Image, when set, is a container image of this gateway: the container
 	// runtime (harness/runtimes/containers) runs Command in it with the config
 	// rendered into the container. Starting the Exec as a process ignores
@@ -172,7 +181,7 @@ func (e Exec) startOnce(ctx context.Context, topo TopologyInfo) (Gateway, error)
 	listen := "127.0.0.1:" + strconv.Itoa(port)
 	name := cmp.Or(e.ConfigName, "config.yaml")
 	data := TemplateData{Backends: topo.Backends, Host: "127.0.0.1", Port: port, Listen: listen,
-		BaseURL: "http://" + listen, ConfigPath: filepath.Join(dir, name), Dir: dir, CallTimeout: topo.GatewayCallTimeout().String(), Features: topo.Features}
+		BaseURL: "http://" + listen, ConfigPath: filepath.Join(dir, name), Dir: dir, ProfileDir: e.ProfileDir, CallTimeout: topo.GatewayCallTimeout().String(), Features: topo.Features}
 	fail := func(err error) (Gateway, error) { return nil, fmt.Errorf("harness: exec target %s: %w", e.Name(), err) }
 	if e.ConfigTemplate != "" {
 		cfg, err := RenderTemplate("config", e.ConfigTemplate, data)
@@ -227,7 +236,7 @@ func (e Exec) startOnce(ctx context.Context, topo TopologyInfo) (Gateway, error)
 	}
 	readyCtx, cancel := runtimes.WithDefaultTimeout(ctx, timeout)
 	defer cancel()
-	if err := g.waitReady(readyCtx, readyURL, timeout); err != nil {
+	if err := g.waitReady(readyCtx, readyURL, e.Headers.Ready, timeout); err != nil {
 		_ = g.Close(context.Background())
 		return nil, err
 	}
@@ -243,7 +252,7 @@ func (e Exec) startOnce(ctx context.Context, topo TopologyInfo) (Gateway, error)
 			case <-readyCtx.Done():
 			}
 		}()
-		if err := waitTools(readyCtx, g.mcp, topo.Backends, e.ToolNames, topo.Features.Optimizer); err != nil {
+		if err := waitTools(readyCtx, g.mcp, e.Headers.MCP, topo.Backends, e.ToolNames, topo.Features.Optimizer); err != nil {
 			_ = g.Close(context.Background())
 			return nil, g.portInUse(fmt.Errorf("harness: exec target %s: not ready within %v: %w%s", e.Name(), timeout, err, runtimes.QuoteTail(g.output.String())))
 		}
@@ -283,13 +292,17 @@ func (g *execGateway) ConfigPath() string { return g.configPath }
 // PID is the gateway process id.
 func (g *execGateway) PID() int { return g.cmd.Process.Pid }
 
-func (g *execGateway) waitReady(ctx context.Context, u string, timeout time.Duration) error {
+func (g *execGateway) waitReady(ctx context.Context, u string, header map[string]string, timeout time.Duration) error {
 	ctx, cancel := runtimes.WithDefaultTimeout(ctx, timeout)
 	defer cancel()
 	if _, err := url.Parse(u); err != nil {
 		return fmt.Errorf("harness: exec target %s: ready URL %q: %w", g.target, u, err)
 	}
-	ready := HTTPReady(u, nil, time.Second)
+	h := http.Header{}
+	for k, v := range header {
+		h.Set(k, v)
+	}
+	ready := HTTPReady(u, h, time.Second)
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -37,6 +37,10 @@ type TemplateData struct {
 	ConfigPath string
 	// Dir is a temporary directory for the gateway's files.
 	Dir string
+	// ProfileDir is the absolute folder of the target profile ("" for a
+	// target without one): a wrapper script or file beside the profile
+	// is {{.ProfileDir}}/wrapper.sh.
+	ProfileDir string
 	// CallTimeout is the per-call backend timeout the topology asks the
 	// gateway for, as a Go duration string ("5s").
 	CallTimeout string

@@ -33,13 +33,18 @@ import (
 //   - noResume: the gateway's backend client never resumes a response
 //     stream: a GET carrying Last-Event-ID (mcp-go's resumption, SEP-1699)
 //     is answered 405 here and never reaches the backend, so the call
-//     fails ("failed to resume the SSE stream for the response").
+//     fails ("failed to resume the SSE stream for the response");
+//   - slowRecovery: once the backend answers 404 for a session (it
+//     restarted, or expired the session), it is refused (HTTP 503) for
+//     this long: its tools fail until then, as a gateway that rebuilds a
+//     backend's client only after a pause.
 type backProxy struct {
 	backProxyOptions
-	rp    *httputil.ReverseProxy
-	sse   bool
-	dead  atomic.Bool
-	inits atomic.Int64
+	rp        *httputil.ReverseProxy
+	sse       bool
+	dead      atomic.Bool
+	inits     atomic.Int64
+	downUntil atomic.Int64 // unix nanoseconds (slowRecovery)
 }
 
 // backProxyOptions are what a backProxy reproduces.
@@ -47,8 +52,8 @@ type backProxyOptions struct {
 	acceptWrongID, neverBack, noResume bool
 	// deadSilent (with neverBack): a backend never served again holds
 	// every request unanswered instead of closing its connection.
-	deadSilent bool
-	slowReopen time.Duration
+	deadSilent               bool
+	slowReopen, slowRecovery time.Duration
 }
 
 // startBackProxies puts a backProxy in front of every HTTP backend of cfg
@@ -109,6 +114,10 @@ func (p *backProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this client does not resume streams", http.StatusMethodNotAllowed)
 		return
 	}
+	if time.Now().UnixNano() < p.downUntil.Load() {
+		http.Error(w, "backend recovering", http.StatusServiceUnavailable)
+		return
+	}
 	var reqID json.RawMessage
 	if (p.acceptWrongID && !p.sse || p.slowReopen > 0) && r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
@@ -142,6 +151,9 @@ func (p *backProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // session stream's end (neverBack).
 func (p *backProxy) modify(resp *http.Response) error {
 	req := resp.Request
+	if p.slowRecovery > 0 && resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
+		p.downUntil.Store(time.Now().Add(p.slowRecovery).UnixNano())
+	}
 	if p.neverBack && p.sse && req.Method == http.MethodGet {
 		resp.Body = &endWatcher{ReadCloser: resp.Body, onEOF: func() { p.dead.Store(true) }}
 		return nil

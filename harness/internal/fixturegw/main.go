@@ -37,7 +37,10 @@
 // --drop-colliding-tools (a backend's tools whose bare names, less the
 // prefix, collide with an earlier backend's are left out of tools/list);
 // --detach-calls (broken: a client's cancel never reaches the gateway, so
-// backend calls run on after it).
+// backend calls run on after it); --slow-recovery D (a backend that
+// answered 404 for a session, as a restarted one does, is refused for D);
+// --http-only (a config with an SSE or stdio backend is refused at
+// start).
 //
 // For fixtures j–n (false verdicts of issue 40): --no-prompts (no prompts
 // capability, prompts/* answered -32601; with --no-resources, tools only);
@@ -156,8 +159,9 @@ func newFixture(args []string) (fx *fixture, err error) {
 		acceptWrongID, neverBack, perCallGW, initUnnamed, initRetry bool
 		noResume, deadSilent                                        bool
 		reject                                                      string
-		slowReopen                                                  time.Duration
+		slowReopen, slowRecovery                                    time.Duration
 		rpcErrorCode                                                rpcCodeFlag
+		httpOnly                                                    bool
 	)
 	fx = &fixture{}
 	fs := flag.NewFlagSet("fixturegw", flag.ContinueOnError)
@@ -192,6 +196,9 @@ func newFixture(args []string) (fx *fixture, err error) {
 	fs.BoolVar(&initRetry, "init-retry", false, "broken, with --per-call: a call whose initialize fails retries it every 200 ms for as long as the client waits (no timeout bounds it)")
 	fs.DurationVar(&slowReopen, "slow-reopen", 0, "correct but slow: every initialize of a backend session after a backend's first is held this long "+
 		"on its way to the backend (a gateway re-opening a broken backend session on a loaded machine)")
+	fs.DurationVar(&slowRecovery, "slow-recovery", 0, "slow to recover: once a backend answers 404 for a session (it restarted), it is refused for this long "+
+		"(its tools fail meanwhile), as a gateway that rebuilds a backend's client only after a pause")
+	fs.BoolVar(&httpOnly, "http-only", false, "refuse, at start, a config with a backend on any transport but streamable-http")
 	fs.StringVar(&reject, "reject-feature", "", "refuse to start when the config turns this feature on (health, breaker, keepalive, metrics or optimizer), "+
 		"as a gateway that does not support it, or needs more settings for it, does")
 	if err := fs.Parse(args); err != nil {
@@ -217,6 +224,11 @@ func newFixture(args []string) (fx *fixture, err error) {
 	if err := rejectFeature(cfg, cfgPath, reject); err != nil {
 		return nil, err
 	}
+	for _, b := range cfg.Backends {
+		if httpOnly && b.Transport != config.TransportStreamableHTTP {
+			return nil, fmt.Errorf("config %s: backend %s: transport %q is not supported (streamable-http only)", cfgPath, b.Name, b.Transport)
+		}
+	}
 	if prefixFormat != "" {
 		cfg.Aggregation.ConflictResolution, cfg.Aggregation.PrefixFormat = config.ConflictPrefix, prefixFormat
 	}
@@ -231,8 +243,8 @@ func newFixture(args []string) (fx *fixture, err error) {
 			fx.close(context.Background())
 		}
 	}()
-	if acceptWrongID || neverBack || deadSilent || slowReopen > 0 || noResume {
-		opts := backProxyOptions{acceptWrongID: acceptWrongID, neverBack: neverBack || deadSilent, deadSilent: deadSilent, slowReopen: slowReopen, noResume: noResume}
+	if acceptWrongID || neverBack || deadSilent || slowReopen > 0 || noResume || slowRecovery > 0 {
+		opts := backProxyOptions{acceptWrongID: acceptWrongID, neverBack: neverBack || deadSilent, deadSilent: deadSilent, slowReopen: slowReopen, noResume: noResume, slowRecovery: slowRecovery}
 		if fx.proxies, err = startBackProxies(cfg, opts); err != nil {
 			return nil, err
 		}
