@@ -23,7 +23,7 @@ func TestWithBudget(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			ctx, cancel := WithBudget(context.Background(), budget, func() time.Duration { return min(tc.waited, time.Since(start)) })
+			ctx, cancel := WithBudget(context.Background(), budget, MaxWall(budget, 0), func() time.Duration { return min(tc.waited, time.Since(start)) })
 			defer cancel()
 			select {
 			case <-ctx.Done():
@@ -40,9 +40,12 @@ func TestWithBudget(t *testing.T) {
 			}
 		})
 	}
-	ctx, cancel := WithBudget(context.Background(), time.Hour, func() time.Duration { return 0 })
+	ctx, cancel := WithBudget(context.Background(), time.Hour, time.Hour, func() time.Duration { return 0 })
 	cancel()
 	if BudgetOut(ctx) != nil || ctx.Err() == nil {
 		t.Fatalf("a cancelled context: err %v, budget %v", ctx.Err(), BudgetOut(ctx))
+	}
+	if got := MaxWall(time.Minute, 30*time.Second); got != 12*time.Minute {
+		t.Errorf("MaxWall(1m, recovery 30s) = %s, want 12m (2 x 1m, 6 x the default recovery)", got)
 	}
 }

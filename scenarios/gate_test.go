@@ -86,7 +86,7 @@ func runScenario(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunCo
 		return rec
 	}
 	defer leave()
-	ctx, cancel := context.WithTimeout(ctx, sc.MaxWall()+scenarios.TeardownBound(sc, cfg.Runtime)+30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, sc.MaxWall(cfg.Target)+scenarios.TeardownBound(sc, cfg.Runtime)+30*time.Second)
 	defer cancel()
 	cfg.Gate, cfg.SlotsHeld = nil, true
 	return scenarios.Run(ctx, sc, cfg)

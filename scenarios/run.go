@@ -133,7 +133,7 @@ func startRunClose(ctx context.Context, sc Scenario, cfg RunConfig, target targe
 	timeout := sc.Budget()
 	// The scenario's budget is the harness's time: time its failing
 	// calls spent waiting for their end is the gateway's, and extends it.
-	runCtx, cancel := harness.WithBudget(ctx, timeout, rec.WaitedOnFailures)
+	runCtx, cancel := harness.WithBudget(ctx, timeout, sc.MaxWall(target), rec.WaitedOnFailures)
 	defer cancel()
 
 	topo := sc.Topology()
@@ -221,9 +221,13 @@ func (sc Scenario) Budget() time.Duration {
 	return sc.Timeout
 }
 
-// MaxWall bounds how long the scenario's body may run: its budget
-// extended by its calls' waits, at most harness.BudgetCap times it.
-func (sc Scenario) MaxWall() time.Duration { return harness.BudgetCap * sc.Budget() }
+// MaxWall bounds how long the scenario's body may run against target:
+// its budget extended by its failing calls' waits, at most
+// harness.MaxWall (twice the budget, more for a gateway that declares a
+// long recovery).
+func (sc Scenario) MaxWall(target targets.Target) time.Duration {
+	return harness.MaxWall(sc.Budget(), targets.RecoveryOf(target))
+}
 
 // abortName names the check an aborted body failed: "aborted at
 // file.go:12: connect a legacy client".

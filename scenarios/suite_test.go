@@ -67,6 +67,16 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	startPool(runConfig())
 }, NodeTimeout(4*time.Minute))
 
+// specRecovery is the recovery window the specs' timeouts allow for (they
+// are set before BeforeSuite makes the target): the default, or, for a
+// profile's gateway, the most a profile may declare.
+func specRecovery() time.Duration {
+	if os.Getenv(targets.ProfileEnv) != "" {
+		return targets.MaxRecovery
+	}
+	return targets.DefaultRecovery
+}
+
 // runConfig is how the suite runs each scenario.
 func runConfig() scenarios.RunConfig {
 	return scenarios.RunConfig{Target: target, CheckLeaks: true, Runtime: runtime, Starts: starts, Gate: testGate}
@@ -101,7 +111,7 @@ var _ = Describe("vMCP", func() {
 		Describe(group, func() {
 			for _, sc := range groups[group] {
 				name := strings.TrimPrefix(sc.Name, group+"/")
-				It(name, Label(sc.Labels...), SpecTimeout(sc.MaxWall()+teardownBound(sc)+30*time.Second+slotWait), func(ctx SpecContext) {
+				It(name, Label(sc.Labels...), SpecTimeout(harness.MaxWall(sc.Budget(), specRecovery())+teardownBound(sc)+30*time.Second+slotWait), func(ctx SpecContext) {
 					rec := runSpec(ctx, sc, runConfig())
 					resultsMu.Lock()
 					results.Add(rec)

@@ -7,10 +7,12 @@ package scenarios_test
 // before the kit decided the cause in one place.
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
 // checkOf returns the named check of res (a zero Check when absent).
@@ -120,6 +122,39 @@ func TestTruthFixtures(t *testing.T) {
 		}
 		if n == 0 {
 			t.Errorf("no failed check filed under %q: %v", history.PropUnhealthyNamed, byVerdict(res)[history.CheckFailed])
+		}
+	})
+
+	// (p) drops beta for 8 s after it restarts (issue 41): with its
+	// profile's recovery window (12 s) every check of the restart scenario
+	// is judged, and beta's recoveries fail (a true finding); without the
+	// window, the steps after each failed recovery are not judged.
+	t.Run("p slow recovery", func(t *testing.T) {
+		t.Parallel()
+		const name = "restart/legacy/streamable-http"
+		judged := func(res history.ScenarioResult) (judged, all int) {
+			for _, c := range res.Checks {
+				all++
+				if c.Verdict == history.CheckPassed || c.Verdict == history.CheckFailed {
+					judged++
+				}
+			}
+			return judged, all
+		}
+		res := runFixture(t, "fixture-p", name, false)
+		if n, all := judged(res); n < all*9/10 {
+			t.Errorf("with the recovery window declared, %d of %d checks judged, want at least 90%%: %v", n, all, byVerdict(res))
+		}
+		for _, f := range byVerdict(res)[history.CheckFailed] {
+			if !recoveryCheck.MatchString(f) {
+				t.Errorf("%q failed: only beta's slow recoveries should", f)
+			}
+		}
+		e := fixtureTarget(t, "fixture-p")
+		e.TargetName, e.Recovery = "fixture-p-no-window", 0
+		bare := runScenario(context.Background(), scenario(t, name), scenarios.RunConfig{Target: e, CheckLeaks: true}).Result()
+		if n, all := judged(bare); n >= all*9/10 {
+			t.Errorf("without the window, %d of %d checks judged: the window makes no difference", n, all)
 		}
 	})
 
