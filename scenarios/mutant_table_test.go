@@ -110,6 +110,8 @@ var mutantTable = []mutantRow{
 	row(`^the slow call reaches beta$`, hangCancelSH, "refuse-slow-tool", "beta's slow tool is listed but never called"),
 	row(`^beta's stalled call ends within 3 s of the cancel$|^beta \(a legacy backend session\) receives notifications/cancelled for the stalled call within 3 s of the cancel$`, hangCancelSH, "no-cancel",
 		"the client's cancellation never reaches the gateway: its call to beta goes on, notifications/cancelled is dropped"),
+	row(`^beta's stalled call ends within 3 s of the cancel$|^beta \(a legacy backend session\) receives notifications/cancelled for the stalled call within 3 s of the cancel$`, hangCancelSH, "fixture-n",
+		"the client's cancellation reaches the gateway 1 time in 8: judged over trials, not on one lucky sample"),
 	row(`^beta answers after the cancel$`, hangCancelSH, "sticky-failure", "a backend's next three calls fail after a call of it was abandoned"),
 
 	// hang-kill
@@ -153,6 +155,7 @@ var mutantTable = []mutantRow{
 	// breaker
 	row(`^failing call \d names beta$|^while open, calls fail fast naming beta$`, breakerSH, "no-wrapping", "errors carry no backend name"),
 	row(`^the circuit opens after 3 failed calls$`, breakerSH, "no-breaker", "the breaker never opens"),
+	row(`^the circuit opens after 3 failed calls$`, breakerSH, "fixture-l", "a declared breaker switched off in its config, its health API still saying closed"),
 	// Judged once the circuit was seen open: a health API that reports it
 	// open while calls still reach beta fails it.
 	row(`^while open, calls do not reach beta$`, breakerSH, "open-but-admits", "the health API reports beta's circuit open while the breaker admits every call"),
@@ -213,11 +216,16 @@ func (r mutantRow) beyondReferenceRow() mutantRow {
 	return r
 }
 
-// fixtureMutants are the table's fixture gateways: fixture i
-// (testdata/profiles/fixture-i.yaml) with one more fixturegw flag each.
-var fixtureMutants = map[string]string{
-	"fixture-i-init-unnamed": "--init-unnamed",
-	"fixture-i-init-retry":   "--init-retry",
+// fixtureMutants are the table's fixture gateways: a fixture profile
+// (testdata/profiles/<profile>.yaml) with, for fixture i's broken
+// variants, one more fixturegw flag each. Issue 40's fixtures are here
+// as the gateways whose defect a check once missed: fixture l's breaker
+// never opens, fixture n forwards a cancel 1 time in 8.
+var fixtureMutants = map[string]struct{ profile, flag string }{
+	"fixture-i-init-unnamed": {"fixture-i", "--init-unnamed"},
+	"fixture-i-init-retry":   {"fixture-i", "--init-retry"},
+	"fixture-l":              {"fixture-l", ""},
+	"fixture-n":              {"fixture-n", ""},
 }
 
 // fixtureMutantTargets builds fixturegw (once, for the test) and returns
@@ -226,10 +234,12 @@ func fixtureMutantTargets(t *testing.T) map[string]targets.Target {
 	t.Helper()
 	buildFixtureGW(t)
 	out := map[string]targets.Target{}
-	for name, flag := range fixtureMutants {
-		e := fixtureTarget(t, "fixture-i")
+	for name, m := range fixtureMutants {
+		e := fixtureTarget(t, m.profile)
 		e.TargetName = name
-		e.Command = append(slices.Clone(e.Command), flag)
+		if m.flag != "" {
+			e.Command = append(slices.Clone(e.Command), m.flag)
+		}
 		out[name] = e
 	}
 	return out
