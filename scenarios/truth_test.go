@@ -108,12 +108,13 @@ func TestTruthFixtures(t *testing.T) {
 		}
 	})
 
-	// (d) drops beta after an error and answers its tools "not found"
-	// without reaching it: those naming failures are filed under "an
-	// unhealthy backend's errors still name it" (issue 41).
+	// (d) drops beta for 500 ms after an error and answers its tools "not
+	// found" without reaching it: the breaker's failing calls 2 and 3,
+	// right after the first, fail naming beta, filed under "an unhealthy
+	// backend's errors still name it" (issue 41).
 	t.Run("d unhealthy named", func(t *testing.T) {
 		t.Parallel()
-		res := runFixture(t, "fixture-d", "wrapping/legacy/streamable-http", false)
+		res := runFixture(t, "fixture-d", "breaker/legacy/streamable-http", false)
 		n := 0
 		for _, c := range res.Checks {
 			if c.Verdict == history.CheckFailed && c.Property == history.PropUnhealthyNamed {

@@ -2,7 +2,6 @@ package kit
 
 import (
 	"cmp"
-	"strings"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 )
@@ -86,12 +85,12 @@ func (k *Kit) answeredItself(evidence []history.CallRecord) bool {
 	return n > 0
 }
 
-// backendOf is the backend whose tool the gateway exposes as name ("" when
-// none of the fixture tools is).
+// backendOf is the backend whose fixture tool (echo, slow: Fixture) the
+// gateway exposes as name ("" when none is).
 func (k *Kit) backendOf(name string) string {
 	for _, b := range k.Env.Backends() {
-		for _, t := range b.Info().Tools {
-			if k.Tool(b.Name(), t) == name || k.Tool(b.Name(), strings.TrimSuffix(t, "_"+b.Name())) == name {
+		for _, t := range []string{"echo", "slow"} {
+			if k.Tool(b.Name(), t) == name {
 				return b.Name()
 			}
 		}
