@@ -94,6 +94,10 @@ func (k *Kit) Steady(c *history.Client, step string) *history.Client {
 	return c
 }
 
+// Unsteady says why the gateway is not in steady state ("" when it is):
+// checks recorded now are inconclusive for that reason.
+func (k *Kit) Unsteady() string { return cmp.Or(k.budgetOut(), k.unsteady) }
+
 // Assume records that the premise of the checks that follow does not
 // hold, and why: they are inconclusive until the next Steady succeeds.
 func (k *Kit) Assume(why string) {
