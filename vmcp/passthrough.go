@@ -91,10 +91,15 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, req *rpcRe
 // writeRPC writes one JSON-RPC response as mcp-go's server does for a
 // request answered without a stream.
 func writeRPC(w http.ResponseWriter, out []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	h := w.Header()
+	h["Content-Type"] = jsonContentType // canonical keys: what Set stores, without its work
+	h["Content-Length"] = []string{strconv.Itoa(len(out))}
 	_, _ = w.Write(out)
 }
+
+// jsonContentType is the Content-Type of every answer writeRPC writes
+// (net/http only reads it).
+var jsonContentType = []string{"application/json"}
 
 // legacyPost reports whether r is a sessionful (2025-11-25 era) JSON POST,
 // as mcp-go's server would take it.
@@ -127,8 +132,8 @@ func responseJSON(id, field string, raw []byte) []byte {
 // _meta only the progress token (forwardMeta). ok is false when the view
 // does not route it, or the request belongs to the stateless revision.
 func (s *Session) passRoute(req *rpcRequest, key string) (rt route, params json.RawMessage, ok bool) {
-	var name string
-	if json.Unmarshal(req.Params[key], &name) != nil {
+	name, err := stringParam(req.Params[key])
+	if err != nil {
 		return route{}, nil, false
 	}
 	agg := s.agg.Load()
@@ -143,23 +148,20 @@ func (s *Session) passRoute(req *rpcRequest, key string) (rt route, params json.
 	if !ok {
 		return route{}, nil, false
 	}
-	out := make(map[string]json.RawMessage, len(req.Params))
-	for k, v := range req.Params {
-		out[k] = v
-	}
-	delete(out, "_meta")
+	var meta json.RawMessage
 	if raw := req.Params["_meta"]; raw != nil {
-		var meta *mcp.Meta
-		if json.Unmarshal(raw, &meta) != nil || mcp.IsModernProtocol(meta.ProtocolVersion()) {
+		var m *mcp.Meta
+		if json.Unmarshal(raw, &m) != nil || mcp.IsModernProtocol(m.ProtocolVersion()) {
 			return route{}, nil, false
 		}
-		if fm := forwardMeta(meta); fm != nil {
-			out["_meta"], _ = json.Marshal(fm)
+		if fm := forwardMeta(m); fm != nil {
+			var err error
+			if meta, err = json.Marshal(fm); err != nil {
+				return route{}, nil, false
+			}
 		}
 	}
-	out[key], _ = json.Marshal(rt.Name)
-	params, err := json.Marshal(out)
-	return rt, params, err == nil
+	return rt, backendParams(req.Params, key, rt.Name, meta), true
 }
 
 // forward sends one request to backend through the session's member, on
