@@ -2,6 +2,7 @@ package vmcp
 
 import (
 	"encoding/json"
+	"mime"
 	"slices"
 
 	"github.com/vmcp-chaos/vmcp-chaos/internal/jsonobj"
@@ -73,4 +74,14 @@ func stringParam(raw json.RawMessage) (string, error) {
 	var s string
 	err := json.Unmarshal(raw, &s)
 	return s, err
+}
+
+// mediaType is mime.ParseMediaType's media type, read without parsing
+// (nor allocating) for the usual "application/json".
+func mediaType(ct string) (string, error) {
+	if ct == "application/json" {
+		return ct, nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return mt, err
 }

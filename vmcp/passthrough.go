@@ -3,7 +3,6 @@ package vmcp
 import (
 	"context"
 	"encoding/json"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -104,7 +103,7 @@ var jsonContentType = []string{"application/json"}
 // legacyPost reports whether r is a sessionful (2025-11-25 era) JSON POST,
 // as mcp-go's server would take it.
 func legacyPost(r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, err := mediaType(r.Header.Get("Content-Type"))
 	v := r.Header.Get(mcp.HeaderProtocolVersion)
 	return err == nil && mt == "application/json" && (v == "" || (mcp.IsValidProtocolVersion(v) && !mcp.IsModernProtocol(v)))
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -126,7 +125,7 @@ func modernPost(r *http.Request, req *rpcRequest) (*mcp.Meta, bool) {
 	if rebinding(r) || r.Header.Get(mcp.HeaderLastEventID) != "" {
 		return nil, false
 	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, err := mediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return nil, false
 	}
