@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"math"
 	"testing"
 	"time"
 )
@@ -27,11 +26,7 @@ func TestShareFigures(t *testing.T) {
 		"gateway.machine_busy_cores":     2.5,
 		"ratio.cpu_bound_throughput":     2 / (2000.0 / 600),
 	}
-	for k, w := range want {
-		if got, ok := f[k]; !ok || math.Abs(got-w) > 1e-9 {
-			t.Errorf("%s = %v (present %v), want %v", k, got, ok, w)
-		}
-	}
+	checkFigures(t, f, want)
 	if f["machine.cores"] < 1 || len(f) != len(want)+1 {
 		t.Errorf("figures %v, want exactly %v and machine.cores", f, want)
 	}
