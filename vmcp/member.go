@@ -159,6 +159,7 @@ func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, 
 	// the session's end cuts it off too.
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, backend.ErrCallTimeout)
 	defer cancel()
+	setCancel(ctx, cancel) // a pass-through call's client may cancel it
 	var c *backend.Conn
 	run := func(ctx context.Context) error { return fn(ctx, c) }
 	if c = m.usable(); c != nil {

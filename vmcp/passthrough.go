@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -63,15 +64,14 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, req *rpcRe
 	if !ok {
 		return false
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	if _, dup := s.passing.LoadOrStore(id, cancel); dup {
+	slot := &cancelSlot{}
+	if _, dup := s.passing.LoadOrStore(id, slot); dup {
 		return false // an id already in flight: mcp-go says what it says
 	}
 	defer s.passing.Delete(id)
 	s.touch()
 	g.passed.Add(1)
-	result, be := s.forward(ctx, rt.Backend, req.Method, params)
+	result, be := s.forward(context.WithValue(r.Context(), cancelSlotKey{}, slot), rt.Backend, req.Method, params)
 	var out []byte
 	switch {
 	case be == nil:
@@ -218,7 +218,48 @@ func (g *Gateway) cancelPassing(r *http.Request, req *rpcRequest) {
 	if s == nil {
 		return
 	}
-	if cancel, ok := s.passing.Load(strings.TrimSpace(string(req.Params["requestId"]))); ok {
-		cancel.(context.CancelFunc)()
+	if slot, ok := s.passing.Load(strings.TrimSpace(string(req.Params["requestId"]))); ok {
+		slot.(*cancelSlot).fire()
+	}
+}
+
+// cancelSlot is how a client's notifications/cancelled reaches a
+// pass-through call: the member's attempt puts the cancel function of
+// the request's own context there (setCancel), so the call needs no
+// cancelable context of its own. A cancel that comes first is kept and
+// applied when the function arrives.
+type cancelSlot struct {
+	mu        sync.Mutex
+	cancel    context.CancelFunc
+	cancelled bool
+}
+
+type cancelSlotKey struct{}
+
+// setCancel hands the slot of ctx, if it has one, the function that
+// cancels the request (calling it at once if the client has already
+// cancelled).
+func setCancel(ctx context.Context, cancel context.CancelFunc) {
+	slot, ok := ctx.Value(cancelSlotKey{}).(*cancelSlot)
+	if !ok {
+		return
+	}
+	slot.mu.Lock()
+	slot.cancel = cancel
+	cancelled := slot.cancelled
+	slot.mu.Unlock()
+	if cancelled {
+		cancel()
+	}
+}
+
+// fire cancels the call, now or when its cancel function arrives.
+func (s *cancelSlot) fire() {
+	s.mu.Lock()
+	s.cancelled = true
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
 	}
 }
