@@ -43,7 +43,15 @@ func runCalls2(ctx context.Context, c *Config, results *history.Results) error {
 // when measure does: it could not measure or a healthy call failed.
 func record(ctx context.Context, results *history.Results, name, group string, measure func(*history.Recorder) error) error {
 	rec := history.NewRecorder(name, "bench", group)
-	if err := measure(rec); err != nil {
+	setLoad := func(k string) {
+		if l := loadAverage(); l >= 0 {
+			rec.SetFigure(k, l)
+		}
+	}
+	setLoad("machine.loadavg_start")
+	err := measure(rec)
+	setLoad("machine.loadavg_end")
+	if err != nil {
 		rec.Fail(err.Error())
 	} else {
 		rec.Pass()
@@ -58,6 +66,10 @@ type round struct {
 	c1      LoadResult
 	cpu     []time.Duration // per measured pid, over the load run
 	samples []ProcSample
+	// client is this process's CPU over the load run (the load
+	// generator's), machineBusy the whole machine's busy CPU; -1 when
+	// unreadable.
+	client, machineBusy time.Duration
 }
 
 // measure opens clients at url, then runs the load while reading the CPU
@@ -67,10 +79,17 @@ func measure(ctx context.Context, c *Config, url, tool string, rev history.Revis
 	if err != nil {
 		return round{}, fmt.Errorf("open %d %s clients at %s: %w", c.Clients, rev, url, err)
 	}
-	stopCPU := startCPU(pids...)
+	stopCPU := startCPU(append(pids, 0)...) // 0: this process, the clients
+	busy := machineBusy()
 	var r round
 	r.load = runCalls(ctx, clients, tool, c.Calls, c.Duration, c.CallTimeout)
+	r.machineBusy = -1
+	if now := machineBusy(); busy >= 0 && now >= 0 {
+		r.machineBusy = now - busy
+	}
 	r.cpu, r.samples = stopCPU()
+	last := len(r.cpu) - 1
+	r.client, r.cpu, r.samples = r.cpu[last], r.cpu[:last], r.samples[:last]
 	// One client: the latency a lone caller sees.
 	r.c1 = runCalls(ctx, clients[:1], tool, 300, min(c.Duration/2, time.Second), c.CallTimeout)
 	closeClients(clients)
@@ -114,15 +133,19 @@ func callFigures(ctx context.Context, c *Config, t *topology, rev history.Revisi
 	}
 	set("c1_p50_overhead_ms", ms(gw.c1.P50-direct.c1.P50))
 	cpu := cpuFigures(direct, gw)
-	for k, v := range cpu {
-		set(k, v)
+	share := shareFigures(direct, gw)
+	for _, m := range []map[string]float64{cpu, share} {
+		for k, v := range m {
+			set(k, v)
+		}
 	}
 	if gw.cpu[0] >= 0 {
 		set("gateway.rss_peak_mb", float64(gw.samples[0].PeakRSS)/(1<<20))
 	}
-	c.progress("calls %s: direct %.0f/s p50 %.2fms | gateway %.0f/s (%.2f×) p50 %.2fms p99 %.2fms | CPU/call: gateway %.3fms = %s the direct backend's, backend amplification %s | 1 client p50 +%.2fms | errors %d/%d",
-		rev, direct.load.Throughput, ms(direct.load.P50), gw.load.Throughput, gw.load.Throughput/max(direct.load.Throughput, 1e-9),
+	c.progress("calls %s: direct %.0f/s p50 %.2fms | gateway %.0f/s (%.2f×, CPU-bound %s) p50 %.2fms p99 %.2fms | CPU/call: gateway %.3fms = %s the direct backend's, backend amplification %s | cores used %.2f / %.2f of %.0f, machine busy %.2f / %.2f | 1 client p50 +%.2fms | errors %d/%d",
+		rev, direct.load.Throughput, ms(direct.load.P50), gw.load.Throughput, gw.load.Throughput/max(direct.load.Throughput, 1e-9), times(share, "ratio.cpu_bound_throughput"),
 		ms(gw.load.P50), ms(gw.load.P99), cpu["gateway.cpu_ms_per_call"], times(cpu, "ratio.cpu_per_call"), times(cpu, "ratio.backend_amplification"),
+		share["direct.cores_used"], share["gateway.cores_used"], share["machine.cores"], share["direct.machine_busy_cores"], share["gateway.machine_busy_cores"],
 		ms(gw.c1.P50-direct.c1.P50), direct.load.Errors, gw.load.Errors)
 	if n := direct.load.Errors + gw.load.Errors; n > 0 {
 		first := cmp.Or(gw.load.FirstError, direct.load.FirstError)

@@ -27,13 +27,20 @@ func TestCPUFigures(t *testing.T) {
 		"ratio.backend_amplification":     0.47 / 0.114,
 		"ratio.total_cpu_per_call":        (1.02 + 0.47) / 0.114,
 	}
+	checkFigures(t, f, want)
+	if len(f) != len(want) {
+		t.Errorf("figures %v, want exactly %v", f, want)
+	}
+}
+
+// checkFigures fails t for each figure of want that f lacks or holds
+// another value of (within a relative 1e-9).
+func checkFigures(t *testing.T, f, want map[string]float64) {
+	t.Helper()
 	for k, w := range want {
 		if got, ok := f[k]; !ok || math.Abs(got-w) > 1e-9*math.Max(1, w) {
 			t.Errorf("%s = %v (present %v), want %v", k, got, ok, w)
 		}
-	}
-	if len(f) != len(want) {
-		t.Errorf("figures %v, want exactly %v", f, want)
 	}
 }
 

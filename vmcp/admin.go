@@ -55,7 +55,6 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	var msg rpcRequest
 	decodeErr := decodeRequest(body, &msg)
 	if decodeErr == nil && msg.sessionfulInitialize() {
@@ -72,6 +71,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if decodeErr == nil && (g.passThrough(w, r, &msg) || g.passThroughModern(w, r, &msg)) {
 		return
 	}
+	r.Body = io.NopCloser(bytes.NewReader(body)) // mcp-go reads it again
 	if msg.Method != "resources/read" && msg.Method != "prompts/get" {
 		g.streamable.ServeHTTP(w, r)
 		return

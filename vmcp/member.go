@@ -159,27 +159,57 @@ func (m *member) attempt(ctx context.Context, op string, timeout time.Duration, 
 	// the session's end cuts it off too.
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, backend.ErrCallTimeout)
 	defer cancel()
+	setCancel(ctx, cancel) // a pass-through call's client may cancel it
+	var c *backend.Conn
+	run := func(ctx context.Context) error { return fn(ctx, c) }
+	if c = m.usable(); c != nil {
+		// The usual request: a live connection, nothing to wait for.
+		// Invoke watches the session's end itself.
+		be := c.InvokeOwned(ctx, m.ctx, backend.ErrSessionClosing, op, timeout, run)
+		if !m.retryable(be, c) {
+			return be
+		}
+	}
 	ctx, cancelOwner := context.WithCancelCause(ctx)
 	defer cancelOwner(nil)
 	stop := context.AfterFunc(m.ctx, func() { cancelOwner(backend.ErrSessionClosing) })
 	defer stop()
 
-	c, be := m.current(ctx, op, timeout)
-	if be != nil {
-		return be
+	if c == nil {
+		var be *BackendError
+		if c, be = m.current(ctx, op, timeout); be != nil {
+			return be
+		}
+		if be = c.Invoke(ctx, op, timeout, run); !m.retryable(be, c) {
+			return be
+		}
 	}
-	run := func(ctx context.Context) error { return fn(ctx, c) }
-	be = c.Invoke(ctx, op, timeout, run)
-	// A 404 means the backend did not execute the request. So does a
-	// connection closed under us by another caller's re-initialization: it
-	// replaced a connection whose backend session had expired.
-	if be == nil || (be.Kind != KindSessionExpired && !(be.Kind == KindClosed && m.replaced(c))) {
-		return be
-	}
+	var be *BackendError
 	if c, be = m.reconnect(ctx, c, op, timeout); be != nil {
 		return be
 	}
 	return c.Invoke(ctx, op, timeout, run)
+}
+
+// usable returns the member's connection if a request can go out on it
+// at once (open, alive, no stream probe to wait for), else nil.
+func (m *member) usable() *backend.Conn {
+	m.mu.Lock()
+	c, closed := m.conn, m.closed
+	m.mu.Unlock()
+	if closed || c == nil || !c.AliveUnprobed() {
+		return nil
+	}
+	return c
+}
+
+// retryable reports whether a request that failed with be on c is tried
+// once more on a new connection. A 404 means the backend did not execute
+// the request. So does a connection closed under us by another caller's
+// re-initialization: it replaced a connection whose backend session had
+// expired.
+func (m *member) retryable(be *BackendError, c *backend.Conn) bool {
+	return be != nil && (be.Kind == KindSessionExpired || (be.Kind == KindClosed && m.replaced(c)))
 }
 
 // replaced reports whether c was replaced by a re-initialization while the

@@ -3,10 +3,10 @@ package vmcp
 import (
 	"context"
 	"encoding/json"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -64,15 +64,14 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, req *rpcRe
 	if !ok {
 		return false
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	if _, dup := s.passing.LoadOrStore(id, cancel); dup {
+	slot := &cancelSlot{}
+	if _, dup := s.passing.LoadOrStore(id, slot); dup {
 		return false // an id already in flight: mcp-go says what it says
 	}
 	defer s.passing.Delete(id)
 	s.touch()
 	g.passed.Add(1)
-	result, be := s.forward(ctx, rt.Backend, req.Method, params)
+	result, be := s.forward(context.WithValue(r.Context(), cancelSlotKey{}, slot), rt.Backend, req.Method, params)
 	var out []byte
 	switch {
 	case be == nil:
@@ -91,15 +90,20 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, req *rpcRe
 // writeRPC writes one JSON-RPC response as mcp-go's server does for a
 // request answered without a stream.
 func writeRPC(w http.ResponseWriter, out []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	h := w.Header()
+	h["Content-Type"] = jsonContentType // canonical keys: what Set stores, without its work
+	h["Content-Length"] = []string{strconv.Itoa(len(out))}
 	_, _ = w.Write(out)
 }
+
+// jsonContentType is the Content-Type of every answer writeRPC writes
+// (net/http only reads it).
+var jsonContentType = []string{"application/json"}
 
 // legacyPost reports whether r is a sessionful (2025-11-25 era) JSON POST,
 // as mcp-go's server would take it.
 func legacyPost(r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, err := mediaType(r.Header.Get("Content-Type"))
 	v := r.Header.Get(mcp.HeaderProtocolVersion)
 	return err == nil && mt == "application/json" && (v == "" || (mcp.IsValidProtocolVersion(v) && !mcp.IsModernProtocol(v)))
 }
@@ -127,8 +131,8 @@ func responseJSON(id, field string, raw []byte) []byte {
 // _meta only the progress token (forwardMeta). ok is false when the view
 // does not route it, or the request belongs to the stateless revision.
 func (s *Session) passRoute(req *rpcRequest, key string) (rt route, params json.RawMessage, ok bool) {
-	var name string
-	if json.Unmarshal(req.Params[key], &name) != nil {
+	name, err := stringParam(req.Params[key])
+	if err != nil {
 		return route{}, nil, false
 	}
 	agg := s.agg.Load()
@@ -143,23 +147,20 @@ func (s *Session) passRoute(req *rpcRequest, key string) (rt route, params json.
 	if !ok {
 		return route{}, nil, false
 	}
-	out := make(map[string]json.RawMessage, len(req.Params))
-	for k, v := range req.Params {
-		out[k] = v
-	}
-	delete(out, "_meta")
+	var meta json.RawMessage
 	if raw := req.Params["_meta"]; raw != nil {
-		var meta *mcp.Meta
-		if json.Unmarshal(raw, &meta) != nil || mcp.IsModernProtocol(meta.ProtocolVersion()) {
+		var m *mcp.Meta
+		if json.Unmarshal(raw, &m) != nil || mcp.IsModernProtocol(m.ProtocolVersion()) {
 			return route{}, nil, false
 		}
-		if fm := forwardMeta(meta); fm != nil {
-			out["_meta"], _ = json.Marshal(fm)
+		if fm := forwardMeta(m); fm != nil {
+			var err error
+			if meta, err = json.Marshal(fm); err != nil {
+				return route{}, nil, false
+			}
 		}
 	}
-	out[key], _ = json.Marshal(rt.Name)
-	params, err := json.Marshal(out)
-	return rt, params, err == nil
+	return rt, backendParams(req.Params, key, rt.Name, meta), true
 }
 
 // forward sends one request to backend through the session's member, on
@@ -217,7 +218,48 @@ func (g *Gateway) cancelPassing(r *http.Request, req *rpcRequest) {
 	if s == nil {
 		return
 	}
-	if cancel, ok := s.passing.Load(strings.TrimSpace(string(req.Params["requestId"]))); ok {
-		cancel.(context.CancelFunc)()
+	if slot, ok := s.passing.Load(strings.TrimSpace(string(req.Params["requestId"]))); ok {
+		slot.(*cancelSlot).fire()
+	}
+}
+
+// cancelSlot is how a client's notifications/cancelled reaches a
+// pass-through call: the member's attempt puts the cancel function of
+// the request's own context there (setCancel), so the call needs no
+// cancelable context of its own. A cancel that comes first is kept and
+// applied when the function arrives.
+type cancelSlot struct {
+	mu        sync.Mutex
+	cancel    context.CancelFunc
+	cancelled bool
+}
+
+type cancelSlotKey struct{}
+
+// setCancel hands the slot of ctx, if it has one, the function that
+// cancels the request (calling it at once if the client has already
+// cancelled).
+func setCancel(ctx context.Context, cancel context.CancelFunc) {
+	slot, ok := ctx.Value(cancelSlotKey{}).(*cancelSlot)
+	if !ok {
+		return
+	}
+	slot.mu.Lock()
+	slot.cancel = cancel
+	cancelled := slot.cancelled
+	slot.mu.Unlock()
+	if cancelled {
+		cancel()
+	}
+}
+
+// fire cancels the call, now or when its cancel function arrives.
+func (s *cancelSlot) fire() {
+	s.mu.Lock()
+	s.cancelled = true
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -43,8 +42,8 @@ func (g *Gateway) passThroughModern(w http.ResponseWriter, r *http.Request, req 
 	if !ok {
 		return false
 	}
-	var name string
-	if json.Unmarshal(req.Params[key], &name) != nil || !standardHeaders(r, req.Method, name) {
+	name, err := stringParam(req.Params[key])
+	if err != nil || !standardHeaders(r, req.Method, name) {
 		return false // mcp-go says what is wrong
 	}
 	agg, err := g.pool.ensure(r.Context(), false)
@@ -126,7 +125,7 @@ func modernPost(r *http.Request, req *rpcRequest) (*mcp.Meta, bool) {
 	if rebinding(r) || r.Header.Get(mcp.HeaderLastEventID) != "" {
 		return nil, false
 	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, err := mediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return nil, false
 	}
@@ -184,20 +183,13 @@ func loopbackHost(addr string) bool {
 // with the backend's own name and without _meta, whose progress token is
 // returned apart (nil: none).
 func modernParams(req *rpcRequest, key, name string, meta *mcp.Meta) (params, progress json.RawMessage, ok bool) {
-	out := make(map[string]json.RawMessage, len(req.Params))
-	for k, v := range req.Params {
-		out[k] = v
-	}
-	delete(out, "_meta")
-	out[key], _ = json.Marshal(name)
 	if fm := forwardMeta(meta); fm != nil {
 		var err error
 		if progress, err = json.Marshal(fm.ProgressToken); err != nil {
 			return nil, nil, false
 		}
 	}
-	params, err := json.Marshal(out)
-	return params, progress, err == nil
+	return backendParams(req.Params, key, name, nil), progress, true
 }
 
 // withProgress returns params (a JSON object without _meta) with a _meta

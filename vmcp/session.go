@@ -37,7 +37,7 @@ type Session struct {
 	mcpSess        server.ClientSession      // the mcp-go session the view is installed on
 	hidden         map[string]bool           // backends left out of the view while unavailable
 	lastActive     atomic.Int64              // unix nanoseconds of the last client request
-	passing        sync.Map                  // client request id → context.CancelFunc of a pass-through call (passthrough.go)
+	passing        sync.Map                  // client request id → *cancelSlot of a pass-through call (passthrough.go)
 	closeOnce      sync.Once
 	closed         chan struct{}
 }

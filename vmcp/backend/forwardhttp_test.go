@@ -229,7 +229,11 @@ func TestForwardHTTPAnswers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b.set(tc.answer)
 			before := c.handedOver.Load()
-			result, be, d := forwardCall(c, timeout)
+			callTimeout := 10 * time.Second // generous: a loaded machine answers late
+			if tc.kind == KindTimeout {
+				callTimeout = timeout
+			}
+			result, be, d := forwardCall(c, callTimeout)
 			if c.handedOver.Load() == before {
 				t.Error("the answer was not handed to mcp-go")
 			}
@@ -249,7 +253,7 @@ func TestForwardHTTPAnswers(t *testing.T) {
 				t.Errorf("answered after %v, bound %v", d, max)
 			}
 			b.set(plain)
-			if result, be, _ := forwardCall(c, timeout); be != nil || string(result) != `{"ok":true}` {
+			if result, be, _ := forwardCall(c, 10*time.Second); be != nil || string(result) != `{"ok":true}` {
 				t.Errorf("the next plain call: %s, %v", result, be)
 			}
 		})

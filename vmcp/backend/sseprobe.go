@@ -58,6 +58,15 @@ func (c *Conn) probeAfterTimeout(op string, timeout time.Duration) {
 	}()
 }
 
+// AliveUnprobed reports whether the connection is alive with no stream
+// probe under way: usable at once, without waiting (AliveAfterProbe).
+func (c *Conn) AliveUnprobed() bool {
+	c.mu.Lock()
+	probing := c.probe != nil
+	c.mu.Unlock()
+	return !probing && c.Alive()
+}
+
 // AliveAfterProbe is Alive, once a stream probe under way (after a
 // timed-out call) has ended or ctx has.
 func (c *Conn) AliveAfterProbe(ctx context.Context) bool {
