@@ -120,6 +120,7 @@ func profileCheck(cmd *cobra.Command, file string, timeout time.Duration, sugges
 	case cmd.Context().Err() != nil:
 		return &exitError{code: exitInterrupted, err: fmt.Errorf("profile check interrupted (%v)", context.Cause(cmd.Context()))}
 	case failed > 0:
+		fmt.Fprintf(w, "chaos profile check --suggest %s measures what the gateway does and writes the profile it implies\n", file)
 		return &exitError{code: exitFailed, err: fmt.Errorf("profile %s: %d check(s) failed", file, failed)}
 	}
 	fmt.Fprintf(w, "profile %s: everything declared works\n", file)

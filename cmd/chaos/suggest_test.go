@@ -69,8 +69,8 @@ func TestProfileSuggestWalkthrough(t *testing.T) {
 
 	out, errOut, code := runChaosProfile(t, "profile", "check", prof)
 	t.Logf("draft, stdout:\n%s\nstderr:\n%s", out, errOut)
-	if code != 1 || !strings.Contains(out, `transport "sse" is not supported`) {
-		t.Fatalf("the draft: exit %d, want 1 with the gateway's refusal of an SSE backend", code)
+	if code != 1 || !strings.Contains(out, `transport "sse" is not supported`) || !strings.Contains(out, "chaos profile check --suggest "+prof) {
+		t.Fatalf("the draft: exit %d, want 1 with the gateway's refusal of an SSE backend and the hint of --suggest", code)
 	}
 
 	out, errOut, code = runChaosProfile(t, "profile", "check", "--suggest", prof)
