@@ -21,10 +21,11 @@ import (
 // Metrics is a scrape of a gateway's Prometheus metrics, by family name.
 type Metrics map[string]*dto.MetricFamily
 
-// ScrapeMetrics reads baseURL/metrics (Prometheus text format) within 5 s.
-// A body that does not parse is an error naming the line, never a
-// partial result.
-func ScrapeMetrics(ctx context.Context, baseURL string) (Metrics, error) {
+// ScrapeMetrics reads baseURL/metrics (Prometheus text format) within 5 s,
+// with headers (a profile's headers.metrics: auth) on the request. A body
+// that does not parse is an error naming the line, never a partial
+// result.
+func ScrapeMetrics(ctx context.Context, baseURL string, headers ...map[string]string) (Metrics, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/metrics", nil)
@@ -32,6 +33,11 @@ func ScrapeMetrics(ctx context.Context, baseURL string) (Metrics, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	for _, h := range headers {
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
@@ -49,7 +55,7 @@ func ScrapeMetrics(ctx context.Context, baseURL string) (Metrics, error) {
 // (targets.AdminAPIs.Metrics, a profile's metrics: ours → theirs), so
 // scenarios look up the reference's names whatever the gateway calls them.
 func ScrapeTargetMetrics(ctx context.Context, env *harness.Env) (Metrics, error) {
-	m, err := ScrapeMetrics(ctx, env.Gateway().BaseURL())
+	m, err := ScrapeMetrics(ctx, env.Gateway().BaseURL(), targets.HeadersOf(env.Target()).Metrics)
 	if err != nil {
 		return nil, err
 	}
