@@ -155,3 +155,56 @@ func firstN(names []string, n int) (kept []string, more int) {
 	}
 	return names[:n], len(names) - n
 }
+
+// maxScoreProps is how many of a scenario's property groups a scorecard
+// shows with their first check; the others it names with their counts.
+const maxScoreProps = 3
+
+// propLine is one property group of a scenario in a scorecard: its
+// verdict, how many checks, and the first one.
+type propLine struct {
+	Verdict, Words, Text, First string
+	N                           int
+}
+
+// scorecardProps sums up a scenario's checks that did not pass, for a
+// scorecard: per property and verdict, failed first, the count and (for
+// the first maxScoreProps groups) the first check and what it observed;
+// the rest by name and count.
+func scorecardProps(s *history.ScenarioResult) (shown []propLine, more []string) {
+	var groups []*propLine
+	byKey := map[[2]string]*propLine{}
+	for _, c := range s.Checks {
+		if c.Verdict == history.CheckPassed {
+			continue
+		}
+		p := cmp.Or(c.Property, history.PropertyOf(c.Name), history.PropOther)
+		k := [2]string{string(c.Verdict), string(p)}
+		if byKey[k] == nil {
+			first := c.Name
+			if t := cmp.Or(c.Observed, c.Reason); t != "" {
+				first += ": " + t
+			}
+			byKey[k] = &propLine{Verdict: string(c.Verdict), Words: verdictWords(c.Verdict), Text: p.Text(), First: clip(Redact(first), maxCheckText)}
+			groups = append(groups, byKey[k])
+		}
+		byKey[k].N++
+	}
+	slices.SortStableFunc(groups, func(a, b *propLine) int {
+		failed := func(l *propLine) int {
+			if l.Verdict == string(history.CheckFailed) {
+				return 0
+			}
+			return 1
+		}
+		return failed(a) - failed(b)
+	})
+	for i, g := range groups {
+		if i < maxScoreProps {
+			shown = append(shown, *g)
+		} else {
+			more = append(more, fmt.Sprintf("%s (%d %s)", g.Text, g.N, verdictWords(history.CheckVerdict(g.Verdict))))
+		}
+	}
+	return shown, more
+}

@@ -30,8 +30,11 @@ type runView struct {
 	// Findings are the properties the run failed; NotJudged those it
 	// could not be judged on (inconclusive, not applicable).
 	Findings, NotJudged []findingView
-	results             *history.Results
-	full                bool // Options.Full: no bounds
+	// Compact: the run is a column of a scorecard, its scenarios summed
+	// up (scenarioView.Props), its findings at the top of the scorecard.
+	Compact bool
+	results *history.Results
+	full    bool // Options.Full: no bounds
 }
 
 // scenarioView is one scenario: verdict, checks with evidence, figures,
@@ -74,6 +77,11 @@ type scenarioView struct {
 	// scenario shown in full (the checks that did not pass stay, with
 	// their evidence).
 	PassedHidden int
+	// Props and MoreProps sum up, in a scorecard, the checks that did
+	// not pass (scorecardProps), in place of the checks table, timeline
+	// and error samples, which the run's own report has.
+	Props     []propLine
+	MoreProps []string
 }
 
 type checkView struct {

@@ -93,7 +93,8 @@ func Render(w io.Writer, in []Input, opt Options) error {
 	for _, g := range groups {
 		if len(g) > 1 {
 			for _, r := range g {
-				for _, s := range r.Scenarios {
+				r.Compact = !r.full
+				for j, s := range r.Scenarios {
 					s.Brief = s.Verdict == string(history.VerdictPassed) && len(s.Checks) > 0 && s.Failed == 0 && !slices.ContainsFunc(s.Checks, func(c checkView) bool {
 						return c.Verdict == string(history.CheckInconclusive)
 					})
@@ -102,6 +103,10 @@ func Render(w io.Writer, in []Input, opt Options) error {
 						s.Checks = slices.DeleteFunc(s.Checks, func(c checkView) bool { return c.Verdict == string(history.CheckPassed) })
 						s.Lines = slices.DeleteFunc(s.Lines, func(c checkLine) bool { return c.Verdict == string(history.CheckPassed) })
 						s.PassedHidden = n - len(s.Checks)
+						if r.Compact {
+							s.Props, s.MoreProps = scorecardProps(&r.results.Scenarios[j])
+							s.Reason = clip(firstLine(s.Reason), 300)
+						}
 					}
 				}
 			}
