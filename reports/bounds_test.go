@@ -3,6 +3,9 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,5 +127,67 @@ func TestFullReportShowsEverything(t *testing.T) {
 	rows := find(table, "tr", "cv-failed")
 	if len(rows) != len(r.Scenarios[0].Checks) || len(find(table, "tr", "more")) > 0 {
 		t.Errorf("full report: %d check rows of %d checks", len(rows), len(r.Scenarios[0].Checks))
+	}
+}
+
+// TestLoadReadsTheEventLog: chaos report reads a bounded results file
+// and the event log beside it (every event back, as the run recorded
+// them); without the log it renders what the results keep and says, per
+// scenario, how many events are in the log and its name; a log that is
+// malformed, or named by a path, is an error naming the file.
+func TestLoadReadsTheEventLog(t *testing.T) {
+	r := fullrun.Results("gateway", true)
+	r.Scenarios = slices.DeleteFunc(r.Scenarios, func(s history.ScenarioResult) bool { // the load scenarios, and two small ones
+		return !strings.HasPrefix(s.Name, "load/") && !strings.HasPrefix(s.Name, "keepalive/")
+	})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "results.json")
+	if err := r.WriteSplit(path); err != nil {
+		t.Fatal(err)
+	}
+	in, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range in[0].Results.Scenarios {
+		if len(s.Events) != len(r.Scenarios[i].Events) || s.EventsOmitted != 0 {
+			t.Errorf("%s: %d events (%d omitted), recorded %d", s.Name, len(s.Events), s.EventsOmitted, len(r.Scenarios[i].Events))
+		}
+	}
+	if b := string(render(t, in)); strings.Contains(b, `class="omitted"`) || !strings.Contains(b, "4500 calls, drawn as calls started per") {
+		t.Error("the report of the results with their event log does not draw every call")
+	}
+
+	log := history.EventsPath(path)
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(log)
+	in, err = Load(path)
+	if err != nil {
+		t.Fatalf("results without their event log: %v", err)
+	}
+	b := render(t, in)
+	p := checkStructure(t, b, in)
+	load := p.ids["r0-s0"]
+	if om := find(load, "p", "omitted"); len(om) != 1 || !strings.Contains(text(om[0]), fmt.Sprintf("%d more events", in[0].Results.Scenarios[0].EventsOmitted)) ||
+		!strings.Contains(text(om[0]), "results.events.json") {
+		t.Errorf("the report does not say how many events are in the missing log: %q", text(load))
+	}
+
+	os.WriteFile(log, append(data[:len(data)/2:len(data)/2], []byte("\n")...), 0o644)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), log) {
+		t.Errorf("a cut event log: %v, want an error naming it", err)
+	}
+	bad := strings.Replace(string(data), `"atMs":`, `"atMs":-`, 1)
+	os.WriteFile(log, []byte(bad), 0o644)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), log) || !strings.Contains(err.Error(), "negative time") {
+		t.Errorf("an event log with a negative time: %v", err)
+	}
+	res, _ := os.ReadFile(path)
+	os.WriteFile(path, []byte(strings.Replace(string(res), `"eventsFile": "results.events.json"`, `"eventsFile": "../x.json"`, 1)), 0o644)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "eventsFile") {
+		t.Errorf("an eventsFile that is a path: %v", err)
 	}
 }

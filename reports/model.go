@@ -248,7 +248,7 @@ func newScenarioView(id string, s *history.ScenarioResult, full bool) *scenarioV
 		sv.Timeline = buildTimeline(s, calls, ws, evidence)
 	}
 	sv.Saw, sv.ErrorSamples = clientSaw(calls)
-	n := 8
+	n := len(sv.ErrorSamples)
 	if !full {
 		n = maxErrorSamples
 		for i := range sv.ErrorSamples[:min(n, len(sv.ErrorSamples))] {
