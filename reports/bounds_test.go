@@ -190,4 +190,8 @@ func TestLoadReadsTheEventLog(t *testing.T) {
 	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "eventsFile") {
 		t.Errorf("an eventsFile that is a path: %v", err)
 	}
+	os.WriteFile(path, []byte(strings.Replace(string(res), `"eventsOmitted": `, `"eventsOmitted": -`, 1)), 0o644)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "eventsOmitted: negative") {
+		t.Errorf("a negative eventsOmitted: %v", err)
+	}
 }

@@ -19,6 +19,11 @@ import (
 // log that is there but unreadable, malformed or of another run is an
 // error naming it.
 func attachEventLog(resultsPath string, r *history.Results) error {
+	for i, s := range r.Scenarios {
+		if s.EventsOmitted < 0 {
+			return &InputError{resultsPath, 0, fmt.Sprintf("scenarios[%d].eventsOmitted: negative (%d)", i, s.EventsOmitted)}
+		}
+	}
 	if r.EventsFile == "" {
 		return nil
 	}

@@ -97,9 +97,9 @@ func (r *Results) WriteSplit(path string) error {
 	bounded.Scenarios = slices.Clone(r.Scenarios)
 	for i := range bounded.Scenarios {
 		s := &bounded.Scenarios[i]
-		log.Scenarios = append(log.Scenarios, ScenarioEvents{Name: s.Name, Events: cmpOrEmpty(s.Events)})
+		log.Scenarios = append(log.Scenarios, ScenarioEvents{Name: s.Name, Events: nonNil(s.Events)})
 		s.Events, s.EventsOmitted = BoundEvents(*s)
-		s.Events = cmpOrEmpty(s.Events)
+		s.Events = nonNil(s.Events)
 	}
 	logPath := EventsPath(path)
 	if err := atomicfile.Write(logPath, func(w io.Writer) error { return json.NewEncoder(w).Encode(log) }); err != nil {
@@ -115,7 +115,7 @@ func (r *Results) WriteSplit(path string) error {
 	return atomicfile.Write(path, bounded.encode)
 }
 
-func cmpOrEmpty(ev []Event) []Event {
+func nonNil(ev []Event) []Event {
 	if ev == nil {
 		return []Event{} // written as [], never null
 	}
@@ -146,7 +146,7 @@ func (r *Results) AttachEvents(log *EventLog) error {
 		}
 	}
 	for i, s := range log.Scenarios {
-		r.Scenarios[i].Events, r.Scenarios[i].EventsOmitted = cmpOrEmpty(s.Events), 0
+		r.Scenarios[i].Events, r.Scenarios[i].EventsOmitted = nonNil(s.Events), 0
 	}
 	r.EventsFile = ""
 	return nil
