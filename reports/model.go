@@ -74,8 +74,8 @@ type scenarioView struct {
 	// in the run's own report): three gateways' scorecard stays small.
 	Brief bool
 	// PassedHidden counts the passed checks a scorecard leaves out of a
-	// scenario shown in full (the checks that did not pass stay, with
-	// their evidence).
+	// scenario that did not pass (the others are summed up in Props, or
+	// with Options.Full shown with their evidence).
 	PassedHidden int
 	// Props and MoreProps sum up, in a scorecard, the checks that did
 	// not pass (scorecardProps), in place of the checks table, timeline
