@@ -16,12 +16,13 @@ type findingView struct {
 	Checks, Scenarios              int
 	First, Worst                   string
 	Where                          []string
+	MoreWhere                      int // places left out (maxWhere)
 	Reasons                        []string
 }
 
 // newFindingViews builds the findings of a run: the failures and the
 // checks not judged, apart.
-func newFindingViews(r *history.Results) (failed, notJudged []findingView) {
+func newFindingViews(r *history.Results, full bool) (failed, notJudged []findingView) {
 	for _, f := range history.BuildFindings(r) {
 		v := findingView{Verdict: string(f.Verdict), Line: Redact(f.Line()), Text: f.Text, Reproduce: Redact(f.Reproduce),
 			Checks: f.Checks, Scenarios: len(f.Scenarios), Reasons: f.ReasonLines()}
@@ -42,6 +43,9 @@ func newFindingViews(r *history.Results) (failed, notJudged []findingView) {
 				}
 			}
 			v.Where = append(v.Where, fmt.Sprintf("%s: %d check(s)", strings.Join(parts, " · "), p.Checks))
+		}
+		if !full {
+			v.Where, v.MoreWhere = firstN(v.Where, maxWhere)
 		}
 		if f.Judged() {
 			failed = append(failed, v)

@@ -30,7 +30,11 @@ type runView struct {
 	// Findings are the properties the run failed; NotJudged those it
 	// could not be judged on (inconclusive, not applicable).
 	Findings, NotJudged []findingView
-	results             *history.Results
+	// Compact: the run is a column of a scorecard, its scenarios summed
+	// up (scenarioView.Props), its findings at the top of the scorecard.
+	Compact bool
+	results *history.Results
+	full    bool // Options.Full: no bounds
 }
 
 // scenarioView is one scenario: verdict, checks with evidence, figures,
@@ -45,27 +49,45 @@ type scenarioView struct {
 	Skipped                  []string
 	Started, Duration        string
 	Checks                   []checkView
-	Failed, NA               int
-	Figures                  []figureView
-	Timeline                 *timelineView
-	Faults                   []faultView
-	Story                    string // the faults in one line
-	Saw                      []countView
-	ErrorSamples             []errorSample
-	Notes                    []string
+	// Lines are the rows of its checks table: every check, or with the
+	// bounds (groupChecks) the first and worst of each property and
+	// verdict and the others counted.
+	Lines        []checkLine
+	LinesMore    bool // some Lines count checks left out
+	Failed, NA   int
+	Figures      []figureView
+	Timeline     *timelineView
+	Faults       []faultView
+	Story        string // the faults in one line
+	Saw          []countView
+	ErrorSamples []errorSample
+	Notes        []string
+	MoreNotes    int // notes left out (maxNotes)
+	MoreFaults   int // fault windows left out (maxFaultRows)
+	MoreErrors   int // distinct error texts left out
+	// EventsOmitted counts the events the results file left to its
+	// event log, which was not found: EventsFile names it.
+	EventsOmitted int
+	EventsFile    string
 	// Brief: in a scorecard, a scenario whose checks all passed shows
 	// only its heading and counts (the evidence, timeline and figures are
 	// in the run's own report): three gateways' scorecard stays small.
 	Brief bool
 	// PassedHidden counts the passed checks a scorecard leaves out of a
-	// scenario shown in full (the checks that did not pass stay, with
-	// their evidence).
+	// scenario that did not pass (the others are summed up in Props, or
+	// with Options.Full shown with their evidence).
 	PassedHidden int
+	// Props and MoreProps sum up, in a scorecard, the checks that did
+	// not pass (scorecardProps), in place of the checks table, timeline
+	// and error samples, which the run's own report has.
+	Props     []propLine
+	MoreProps []string
 }
 
 type checkView struct {
 	Name, Verdict, Expected, Observed, Reason, At, Took string
 	Evidence                                            []callView
+	MoreCalls                                           int // evidence calls left out (maxEvidenceCalls)
 	Missing                                             []int
 }
 
@@ -88,8 +110,8 @@ type errorSample struct {
 }
 
 // newRunView builds the view of one results document.
-func newRunView(id, label string, r *history.Results) *runView {
-	rv := &runView{ID: id, Label: label, Target: r.Target, Profile: r.Profile, Capabilities: cmp.Or(strings.Join(r.Capabilities, ","), "none declared"),
+func newRunView(id, label string, r *history.Results, full bool) *runView {
+	rv := &runView{ID: id, Label: label, full: full, Target: r.Target, Profile: r.Profile, Capabilities: cmp.Or(strings.Join(r.Capabilities, ","), "none declared"),
 		Interrupted: r.Interrupted, Harness: cmp.Or(r.HarnessVersion, "not recorded")}
 	if !r.Started.IsZero() {
 		rv.Started = r.Started.UTC().Format("2006-01-02 15:04:05 UTC")
@@ -97,7 +119,10 @@ func newRunView(id, label string, r *history.Results) *runView {
 	var last time.Time
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
-		sv := newScenarioView(fmt.Sprintf("%s-s%d", id, i), s)
+		sv := newScenarioView(fmt.Sprintf("%s-s%d", id, i), s, full)
+		if s.EventsOmitted > 0 {
+			sv.EventsOmitted, sv.EventsFile = s.EventsOmitted, r.EventsFile
+		}
 		rv.Scenarios = append(rv.Scenarios, sv)
 		switch s.Verdict {
 		case history.VerdictPassed:
@@ -133,10 +158,17 @@ func newRunView(id, label string, r *history.Results) *runView {
 	if !r.Started.IsZero() && last.After(r.Started) {
 		rv.Took = fmtDur(last.Sub(r.Started))
 	}
-	rv.Grid = buildGrid(rv.Scenarios)
-	rv.Findings, rv.NotJudged = newFindingViews(r)
+	rv.Grid = buildGrid(rv.Scenarios, full)
+	rv.Findings, rv.NotJudged = newFindingViews(r, full)
 	rv.results = r
 	rv.Recoveries = slowestRecoveries(rv.Scenarios, 8)
+	if !full {
+		for _, sv := range rv.Scenarios {
+			if len(sv.Faults) > maxFaultRows {
+				sv.Faults, sv.MoreFaults = sv.Faults[:maxFaultRows], len(sv.Faults)-maxFaultRows
+			}
+		}
+	}
 	return rv
 }
 
@@ -149,7 +181,7 @@ func splitName(name string) (group, variant string) {
 	return name, "-"
 }
 
-func newScenarioView(id string, s *history.ScenarioResult) *scenarioView {
+func newScenarioView(id string, s *history.ScenarioResult, full bool) *scenarioView {
 	sv := &scenarioView{ID: id, Name: s.Name, Labels: strings.Join(s.Labels, ", "), Agreed: strings.Join(s.Agreed, ", "), Verdict: string(s.Verdict),
 		Reason: Redact(s.Reason), Duration: fmtDur(s.Duration.D())}
 	sv.Group, sv.Variant = splitName(s.Name)
@@ -192,6 +224,16 @@ func newScenarioView(id string, s *history.ScenarioResult) *scenarioView {
 		}
 		sv.Checks = append(sv.Checks, cv)
 	}
+	sv.Lines = groupChecks(s, sv.Checks, full)
+	sv.LinesMore = slices.ContainsFunc(sv.Lines, func(l checkLine) bool { return l.More > 0 })
+	if !full {
+		for i := range sv.Lines {
+			boundCheck(&sv.Lines[i].checkView)
+		}
+		if len(sv.Notes) > maxNotes {
+			sv.Notes, sv.MoreNotes = sv.Notes[:maxNotes], len(sv.Notes)-maxNotes
+		}
+	}
 	var inconclusive int
 	sv.Failed, inconclusive, sv.NA, sv.Partial = checkCounts(s)
 	sv.Badge = badge(s.Verdict, len(s.Checks), sv.Failed, inconclusive, sv.NA, sv.Partial)
@@ -206,6 +248,16 @@ func newScenarioView(id string, s *history.ScenarioResult) *scenarioView {
 		sv.Timeline = buildTimeline(s, calls, ws, evidence)
 	}
 	sv.Saw, sv.ErrorSamples = clientSaw(calls)
+	n := len(sv.ErrorSamples)
+	if !full {
+		n = maxErrorSamples
+		for i := range sv.ErrorSamples[:min(n, len(sv.ErrorSamples))] {
+			sv.ErrorSamples[i].Text = clip(sv.ErrorSamples[i].Text, maxCallError)
+		}
+	}
+	if len(sv.ErrorSamples) > n {
+		sv.ErrorSamples, sv.MoreErrors = sv.ErrorSamples[:n], len(sv.ErrorSamples)-n
+	}
 	return sv
 }
 
@@ -238,7 +290,7 @@ func newCallView(seq int, c *history.CallRecord) callView {
 }
 
 // clientSaw counts the calls by outcome class and groups the error texts
-// (redacted), most frequent first, at most 8.
+// (redacted), most frequent first.
 func clientSaw(calls []seqCall) ([]countView, []errorSample) {
 	counts := map[string]int{}
 	samples := map[string]*errorSample{}
@@ -267,7 +319,7 @@ func clientSaw(calls []seqCall) ([]countView, []errorSample) {
 	}
 	sort.SliceStable(order, func(i, j int) bool { return order[i].N > order[j].N })
 	var out []errorSample
-	for _, es := range order[:min(len(order), 8)] {
+	for _, es := range order {
 		out = append(out, *es)
 	}
 	return saw, out

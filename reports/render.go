@@ -35,6 +35,10 @@ type Options struct {
 	// Generated is printed as the time the report was made; zero leaves
 	// it out (reports of the same input are then byte-identical).
 	Generated time.Time
+	// Full shows every check, evidence call, failed check name and
+	// finding place (`chaos report --full`); by default each is bounded
+	// (bounds.go), counted where left out, so the page stays small.
+	Full bool
 }
 
 //go:embed report.html.tmpl
@@ -47,6 +51,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"css":   func() template.CSS { return template.CSS(styleSheet) },
 	"short": func(s string) string { return clip(s, 48) },
+	"add":   func(a, b int) int { return a + b },
 }).Parse(pageTemplate))
 
 // pageView is everything the template renders.
@@ -81,21 +86,27 @@ func Render(w io.Writer, in []Input, opt Options) error {
 			return fmt.Errorf("reports: input %d (%s) has no results", i+1, x.Name)
 		}
 		label := cmp.Or(x.Name, x.Results.Target)
-		pv.Runs = append(pv.Runs, newRunView(fmt.Sprintf("r%d", i), label, x.Results))
+		pv.Runs = append(pv.Runs, newRunView(fmt.Sprintf("r%d", i), label, x.Results, opt.Full))
 		subjects = append(subjects, subject(x.Results))
 	}
 	groups := groupRuns(pv.Runs, subjects)
 	for _, g := range groups {
 		if len(g) > 1 {
 			for _, r := range g {
-				for _, s := range r.Scenarios {
+				r.Compact = !r.full
+				for j, s := range r.Scenarios {
 					s.Brief = s.Verdict == string(history.VerdictPassed) && len(s.Checks) > 0 && s.Failed == 0 && !slices.ContainsFunc(s.Checks, func(c checkView) bool {
 						return c.Verdict == string(history.CheckInconclusive)
 					})
 					if !s.Brief {
 						n := len(s.Checks)
 						s.Checks = slices.DeleteFunc(s.Checks, func(c checkView) bool { return c.Verdict == string(history.CheckPassed) })
+						s.Lines = slices.DeleteFunc(s.Lines, func(c checkLine) bool { return c.Verdict == string(history.CheckPassed) })
 						s.PassedHidden = n - len(s.Checks)
+						if r.Compact {
+							s.Props, s.MoreProps = scorecardProps(&r.results.Scenarios[j])
+							s.Reason = clip(firstLine(s.Reason), 300)
+						}
 					}
 				}
 			}
@@ -144,7 +155,9 @@ func Render(w io.Writer, in []Input, opt Options) error {
 // named by its file name (by its path when two share a name, as
 // a/results.json and b/results.json do), decoded strictly (Decode). A
 // file holding a set of runs (history.ResultsSet, DecodeAll) gives one
-// input per run, named "file: target". A file
+// input per run, named "file: target". A bounded results file
+// (history.Results.WriteSplit) gets its events back from the event log
+// beside it, when that is there. A file
 // that cannot be read or is not a results document of the current schema
 // is an error naming the file (and, for its content, the byte offset).
 func Load(paths ...string) ([]Input, error) {
@@ -167,6 +180,9 @@ func Load(paths ...string) ([]Input, error) {
 			name = filepath.Clean(p)
 		}
 		if len(runs) == 1 {
+			if err := attachEventLog(p, runs[0]); err != nil {
+				return nil, err
+			}
 			out = append(out, Input{Name: name, Results: runs[0]})
 			continue
 		}

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"flag"
 	"os"
 	"path/filepath"
@@ -137,6 +138,7 @@ func checkStructure(t *testing.T, b []byte, in []Input) *parsedPage {
 	if len(find(p.root, "style", "")) != 1 || len(find(p.root, "title", "")) < 1 {
 		t.Error("no inline style sheet or no title")
 	}
+	scorecard := len(in) > 1 && p.ids["compare"] != nil
 	for i, x := range in {
 		run := p.ids[runID(i)]
 		if run == nil {
@@ -171,6 +173,20 @@ func checkStructure(t *testing.T, b []byte, in []Input) *parsedPage {
 				// A scorecard leaves out a passed scenario's details.
 				if s.Verdict != history.VerdictPassed || len(svgs) > 0 {
 					t.Errorf("%s: %s, shown briefly with %d timelines", s.Name, s.Verdict, len(svgs))
+				}
+				continue
+			}
+			if scorecard {
+				// The others it sums up: the properties of the checks
+				// that did not pass, the rest in the run's own report.
+				if len(svgs) > 0 || len(find(sec, "p", "compact")) != 1 {
+					t.Errorf("%s: in a scorecard with %d timelines and no pointer to the run's report", s.Name, len(svgs))
+				}
+				if i := slices.IndexFunc(s.Checks, func(c history.Check) bool { return c.Verdict != history.CheckPassed }); i >= 0 {
+					c := s.Checks[i]
+					if p := cmp.Or(c.Property, history.PropertyOf(c.Name), history.PropOther); !strings.Contains(text(sec), p.Text()) {
+						t.Errorf("%s: the scorecard does not name the property %q of check %q", s.Name, p.Text(), c.Name)
+					}
 				}
 				continue
 			}

@@ -24,10 +24,12 @@ type gridCell struct {
 	ID, Verdict, Badge string
 	Reason             string // first line of the reason, in side-by-side rows that differ
 	Partial            bool
-	Failed             []string // names of failed checks
+	Failed             []string // names of failed checks (at most maxCellChecks)
+	MoreFailed         int      // failed checks not named
+	failedAll          []string // every failed check's name
 }
 
-func buildGrid(scs []*scenarioView) gridView {
+func buildGrid(scs []*scenarioView, full bool) gridView {
 	var g gridView
 	var groups []string
 	cells := map[[2]string]*gridCell{}
@@ -38,7 +40,7 @@ func buildGrid(scs []*scenarioView) gridView {
 		if !slices.Contains(g.Variants, s.Variant) {
 			g.Variants = append(g.Variants, s.Variant)
 		}
-		cells[[2]string{s.Group, s.Variant}] = newCell(s)
+		cells[[2]string{s.Group, s.Variant}] = newCell(s, full)
 	}
 	// Variants in a stable, readable order: legacy before modern,
 	// streamable-http before sse, as the catalogue lists them.
@@ -61,13 +63,18 @@ func variantKey(v string) string {
 	return r.Replace(v)
 }
 
-// newCell is a scenario's cell, naming its failed checks.
-func newCell(s *scenarioView) *gridCell {
+// newCell is a scenario's cell, naming its failed checks (the first
+// maxCellChecks, unless full).
+func newCell(s *scenarioView, full bool) *gridCell {
 	c := &gridCell{ID: s.ID, Verdict: s.Verdict, Badge: s.Badge, Partial: s.Partial}
 	for _, ch := range s.Checks {
 		if ch.Verdict == "failed" {
-			c.Failed = append(c.Failed, ch.Name)
+			c.failedAll = append(c.failedAll, ch.Name)
 		}
+	}
+	c.Failed = c.failedAll
+	if !full {
+		c.Failed, c.MoreFailed = firstN(c.failedAll, maxCellChecks)
 	}
 	return c
 }
@@ -93,6 +100,9 @@ type compareRow struct {
 	Differs bool
 	Cells   []*gridCell // nil: the run has no such scenario
 	Checks  []checkRow  // per-check verdicts, for rows that differ
+	// MoreChecks counts the differing checks not listed
+	// (maxCompareChecks).
+	MoreChecks int
 }
 
 type checkRow struct {
@@ -127,10 +137,10 @@ func buildCompare(runs []*runView) *compareView {
 			var c *gridCell
 			key := "absent"
 			if s != nil {
-				c = newCell(s)
+				c = newCell(s, runs[i].full)
 				// Same verdict, partiality and failed checks: no
 				// difference, even when only one run has per-check results.
-				key = fmt.Sprintf("%s|%v|%s", s.Verdict, s.Partial, strings.Join(c.Failed, "|"))
+				key = fmt.Sprintf("%s|%v|%s", s.Verdict, s.Partial, strings.Join(c.failedAll, "|"))
 			}
 			if i == 0 {
 				first = key
@@ -148,6 +158,13 @@ func buildCompare(runs []*runView) *compareView {
 				}
 			}
 			row.Checks = compareChecks(n, byRun)
+			if !runs[0].full {
+				// The checks that differ, the first maxCompareChecks.
+				row.Checks = slices.DeleteFunc(row.Checks, func(c checkRow) bool { return !c.Differs })
+				if len(row.Checks) > maxCompareChecks {
+					row.MoreChecks, row.Checks = len(row.Checks)-maxCompareChecks, row.Checks[:maxCompareChecks]
+				}
+			}
 		}
 		cv.Rows = append(cv.Rows, row)
 	}

@@ -35,16 +35,8 @@ func (e *InputError) Error() string { return fmt.Sprintf("%s: byte %d: %s", e.Fi
 // known scenario and check verdicts and no negative time (a *Ms field).
 // Every error is an *InputError naming file and the byte offset.
 func Decode(data []byte, file string) (*history.Results, error) {
-	if !utf8.Valid(data) {
-		off := 0
-		for off < len(data) {
-			r, n := utf8.DecodeRune(data[off:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			off += n
-		}
-		return nil, &InputError{file, int64(off), "invalid UTF-8"}
+	if err := checkUTF8(data, file); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var r history.Results
@@ -61,6 +53,22 @@ func Decode(data []byte, file string) (*history.Results, error) {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// checkUTF8 places the first byte of data that is not UTF-8.
+func checkUTF8(data []byte, file string) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	off := 0
+	for off < len(data) {
+		r, n := utf8.DecodeRune(data[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	return &InputError{file, int64(off), "invalid UTF-8"}
 }
 
 // jsonError places a decoding error.

@@ -17,8 +17,8 @@ const (
 	tlAxis      = 18.0  // the time axis on top
 	tlRowH      = 7.0   // one row of calls
 	tlMaxRows   = 10    // call rows before they wrap
-	tlDenseOver = 600   // more calls than this: a histogram instead
-	tlBins      = 220
+	tlDenseOver = 120   // more calls than this: a histogram instead (a page of the full catalogue stays small)
+	tlBins      = 60
 	tlBandH     = 9.0
 	tlGap       = 6.0
 )
@@ -90,7 +90,8 @@ func buildTimeline(s *history.ScenarioResult, calls []seqCall, ws []window, evid
 		tv.Rects = append(tv.Rects, density(calls, end, x, laneTop, h)...)
 		for _, c := range calls {
 			if evidence[c.seq] {
-				tv.Lines = append(tv.Lines, svgLine{X1: x(c.Start.D()), Y1: laneTop - 3, X2: x(c.Start.D()), Y2: laneTop + h, Class: "evidence", Title: callTitle(c.CallRecord)})
+				// No tooltip: the checks table has the call.
+				tv.Lines = append(tv.Lines, svgLine{X1: x(c.Start.D()), Y1: laneTop - 3, X2: x(c.Start.D()), Y2: laneTop + h, Class: "evidence"})
 			}
 		}
 		y = laneTop + h
@@ -177,9 +178,6 @@ func callTitle(c *history.CallRecord) string {
 	s := fmt.Sprintf("%s %s: %s (%s) at %s, took %s", c.Client, callName(c), outcomeText[outcomeClass(c)], c.Outcome, fmtDur(c.Start.D()), fmtDur(c.Duration.D()))
 	if c.Backend != "" {
 		s += ", backend " + c.Backend
-	}
-	if c.Error != "" {
-		s += "\n" + clip(Redact(c.Error), 300)
 	}
 	return s
 }

@@ -193,7 +193,7 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	if o.out != "" && len(set.Runs) > 0 {
 		var err error
 		if len(targets) == 1 {
-			err = writeResults(set.Runs[0], o.out)
+			err = writeResults(set.Runs[0], o.out, true) // bench figures, one file as a set is
 		} else {
 			err = writeResultsSet(set, o.out)
 		}

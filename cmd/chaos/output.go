@@ -54,10 +54,13 @@ func finishRun(w io.Writer, o runOptions, results *history.Results, start time.T
 	var writeErr error
 	var wrote []string
 	if o.out != "" {
-		if err := writeResults(results, o.out); err != nil {
+		if err := writeResults(results, o.out, o.inlineEvents); err != nil {
 			writeErr = fmt.Errorf("run: write results: %w", err)
 		} else {
 			wrote = append(wrote, "results: "+o.out)
+			if !o.inlineEvents {
+				wrote = append(wrote, "event log: "+history.EventsPath(o.out))
+			}
 		}
 	}
 	if path := o.htmlPath(); path != "" && writeErr == nil {
@@ -93,9 +96,14 @@ func finishRun(w io.Writer, o runOptions, results *history.Results, start time.T
 	return nil
 }
 
-func writeResults(results *history.Results, path string) error {
+// writeResults writes the results bounded, with the complete event log
+// beside them (history.Results.WriteSplit), or with every event inline.
+func writeResults(results *history.Results, path string, inline bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return results.WriteFile(path)
+	if inline {
+		return results.WriteFile(path)
+	}
+	return results.WriteSplit(path)
 }

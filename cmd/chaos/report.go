@@ -13,6 +13,7 @@ import (
 
 func newReportCmd() *cobra.Command {
 	var out, title string
+	var full bool
 	cmd := &cobra.Command{
 		Use:   "report RESULTS.json... [-o PATH]",
 		Short: "Render results (chaos run, the suite, experiment journals) as one HTML page",
@@ -31,6 +32,15 @@ differ, then each run in full. A results set (chaos bench --profile A
 by side. Journals of different experiments are
 listed, one section each, not compared.
 
+Pages are sized for CI (under 1 MB for the full catalogue, and for a
+scorecard of five runs, whatever fails): per scenario, property and verdict
+the first and the slowest check are shown, the rest counted, saying where
+they are; in a scorecard each run's scenarios are summed up by property
+(--full shows everything). A results file of chaos run names its event log
+(out/X.events.json beside out/X.json): it is read when it is there; without
+it the page shows the events the results keep (every check's evidence, the
+faults and state changes) and says how many more the log holds.
+
 Inputs are decoded strictly: invalid UTF-8, trailing data after the JSON,
 an unknown verdict or a negative time is an error naming the file and the
 byte offset (exit 2). The page is written even when an input holds a
@@ -48,7 +58,7 @@ the exit status is then 1.
 			if err != nil {
 				return usageError(fmt.Errorf("report: %w", err))
 			}
-			if err := reports.WriteFile(out, in, reports.Options{Title: title, Generated: time.Now()}); err != nil {
+			if err := reports.WriteFile(out, in, reports.Options{Title: title, Generated: time.Now(), Full: full}); err != nil {
 				return fmt.Errorf("report: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s (%d run(s))\n", out, len(in))
@@ -69,5 +79,7 @@ the exit status is then 1.
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "report.html", "write the HTML page here")
 	cmd.Flags().StringVar(&title, "title", "", "the page's title (default: from the targets)")
+	cmd.Flags().BoolVar(&full, "full", false, "show every check with all its evidence, every failed check's name, finding place, fault window and error text "+
+		"(by default each is bounded and the rest counted, so a page of the full catalogue stays under 1 MB however much fails)")
 	return cmd
 }

@@ -18,15 +18,15 @@ import (
 )
 
 // checkReportFile checks a written report: self-contained (no external
-// reference), within 2 MB, a section per scenario named.
+// reference), within 1 MB, a section per scenario named.
 func checkReportFile(t *testing.T, path string, scenarios ...string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("report: %v", err)
 	}
-	if len(b) > 2<<20 {
-		t.Errorf("report %s: %d bytes, over 2 MB", path, len(b))
+	if len(b) > 1<<20 {
+		t.Errorf("report %s: %d bytes, over 1 MB", path, len(b))
 	}
 	refs, err := reports.ExternalRefs(bytes.NewReader(b))
 	if err != nil || len(refs) > 0 {
@@ -61,6 +61,15 @@ func TestReportCommand(t *testing.T) {
 	page, _ := os.ReadFile(two)
 	if !bytes.Contains(page, []byte(`id="compare"`)) || !bytes.Contains(page, []byte("run-reference.json")) || !bytes.Contains(page, []byte(`class="differs"`)) {
 		t.Error("scorecard: no side-by-side section with both files and the differences marked")
+	}
+	// --full: every check in its row, none counted instead.
+	bounded, full := filepath.Join(dir, "bounded.html"), filepath.Join(dir, "full.html")
+	exec.CommandContext(ctx, chaosBin, "report", b, "-o", bounded).Run()
+	exec.CommandContext(ctx, chaosBin, "report", b, "--full", "-o", full).Run()
+	bp, _ := os.ReadFile(bounded)
+	fp, _ := os.ReadFile(full)
+	if !bytes.Contains(bp, []byte(`<tr class="more cv-passed">`)) || bytes.Contains(fp, []byte(`<tr class="more cv-`)) || !bytes.Contains(fp, []byte("breaker closes after recovery")) {
+		t.Error("--full does not show every check, or the bounded page counts none")
 	}
 
 	// A file that is not results: exit status 2, naming it.

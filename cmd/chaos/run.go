@@ -35,6 +35,8 @@ type runOptions struct {
 	html   string
 	noHTML bool
 	quiet  bool
+	// inlineEvents writes every event in the results file, no event log.
+	inlineEvents bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -112,7 +114,9 @@ VMCP_CHAOS_PARALLEL.
 		"(default {backend}_{tool}; $"+targets.ToolNamesEnv+"); tools are found by their origin marker first, the pattern is the fallback")
 	f.StringArrayVar(&o.labels, "label", nil, "run only the scenarios matching this Ginkgo label filter (the syntax of -ginkgo.label-filter: "+
 		"&&, ||, !, parentheses, a comma for ||) or named so; repeatable (either matches). Labels: "+strings.Join(scenarios.Labels(), ", "))
-	f.StringVar(&o.out, "out", filepath.Join("out", "results.json"), "write the JSON results here")
+	f.StringVar(&o.out, "out", filepath.Join("out", "results.json"), "write the JSON results here: every check with its evidence calls, faults and state changes; "+
+		"the complete event log (every call) beside it, out/X.events.json for out/X.json (chaos report reads both)")
+	f.BoolVar(&o.inlineEvents, "inline-events", false, "write the complete event log inside the results file, as one (larger) file, instead of beside it")
 	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label), with the capabilities they need, the gateway features they render into its config, "+
 		"and their checks not applicable to the target, and exit")
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")

@@ -52,7 +52,8 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 	for _, want := range []string{"[1/2 ", "[2/2 ", "SCENARIO", "VERDICT", "WHY", "wrapping/legacy/streamable-http", "wrapping/modern/sse",
 		// (with checks skipped: the initialize path does not apply to a
 		// gateway that keeps its backend sessions open)
-		"2 passed (2 with checks skipped), 0 failed, 0 inconclusive, 0 skipped", "report: " + strings.TrimSuffix(out, ".json") + ".html"} {
+		"2 passed (2 with checks skipped), 0 failed, 0 inconclusive, 0 skipped", "report: " + strings.TrimSuffix(out, ".json") + ".html",
+		"event log: " + strings.TrimSuffix(out, ".json") + ".events.json"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -70,6 +71,28 @@ func TestRunWrappingEndToEnd(t *testing.T) {
 	res := readResults(t, out)
 	if res.Target != "reference" || len(res.Scenarios) != 2 || res.Failed() {
 		t.Fatalf("results: target %q, %d scenarios, failed %v", res.Target, len(res.Scenarios), res.Failed())
+	}
+	// The results keep every check's evidence; the event log beside
+	// them holds every event.
+	for _, s := range res.Scenarios {
+		kept := map[int]bool{}
+		for _, e := range s.Events {
+			kept[e.Seq] = true
+		}
+		for _, c := range s.Checks {
+			for _, seq := range c.Calls {
+				if !kept[seq] {
+					t.Errorf("%s: check %q: evidence call #%d not in the results", s.Name, c.Name, seq)
+				}
+			}
+		}
+	}
+	var log history.EventLog
+	if b, err := os.ReadFile(history.EventsPath(out)); err != nil || json.Unmarshal(b, &log) != nil || res.EventsFile != "results.events.json" {
+		t.Fatalf("no event log %s named by the results (%q): %v", history.EventsPath(out), res.EventsFile, err)
+	}
+	if err := res.AttachEvents(&log); err != nil {
+		t.Fatal(err)
 	}
 	for _, s := range res.Scenarios {
 		if s.Verdict != history.VerdictPassed || !strings.HasPrefix(s.Name, "wrapping/") {

@@ -164,10 +164,13 @@ wait:
 	if st, err := os.Stat(filepath.Join(outDir, "results.html")); err != nil || st.Size() < 1000 {
 		t.Errorf("results.html (the report): %v", err)
 	}
+	if _, err := os.Stat(filepath.Join(outDir, "results.events.json")); err != nil || res.EventsFile != "results.events.json" {
+		t.Errorf("results.events.json (the event log, named %q by the results): %v", res.EventsFile, err)
+	}
 	// 3. No partial file.
 	entries, _ := os.ReadDir(outDir)
 	for _, e := range entries {
-		if e.Name() != "results.json" && e.Name() != "results.html" {
+		if e.Name() != "results.json" && e.Name() != "results.events.json" && e.Name() != "results.html" {
 			t.Errorf("left in the output folder: %s", e.Name())
 		}
 	}

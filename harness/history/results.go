@@ -63,6 +63,11 @@ type Results struct {
 	// wrong with the gateway in a few lines. WriteJSON sets them; [] when
 	// every check passed.
 	Findings []Finding `json:"findings"`
+	// EventsFile names the run's complete event log (EventLog), a file
+	// beside this one, when this file keeps only each scenario's
+	// evidence (WriteSplit; EventsOmitted counts what only the log
+	// holds). Empty: every event is here.
+	EventsFile string `json:"eventsFile,omitempty"`
 	// Scenarios are the scenario results, in run order.
 	Scenarios []ScenarioResult `json:"scenarios"`
 }
@@ -95,8 +100,13 @@ type ScenarioResult struct {
 	Checks []Check `json:"checks,omitempty"`
 	// Figures are key measurements, e.g. "time_to_error_ms.beta": 0.8.
 	Figures map[string]float64 `json:"figures,omitempty"`
-	// Events is the timeline, ordered by At.
+	// Events is the timeline, ordered by At. In a bounded results file
+	// (WriteSplit) only the checks' evidence, faults, transitions and
+	// notes (BoundEvents): EventsOmitted more are in the event log.
 	Events []Event `json:"events"`
+	// EventsOmitted counts the events of the scenario only the run's
+	// event log (Results.EventsFile) holds; 0: Events is complete.
+	EventsOmitted int `json:"eventsOmitted,omitempty"`
 }
 
 // CheckVerdict is one check's outcome.
@@ -190,6 +200,11 @@ func (r *Results) WriteJSON(w io.Writer) error {
 		r.Capabilities = []string{} // written as [], never null
 	}
 	r.Findings = BuildFindings(r)
+	return r.encode(w)
+}
+
+// encode writes the results as they are, indented.
+func (r *Results) encode(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
