@@ -1,3 +1,8 @@
+// Package runner runs scenarios: one (Run: its topology, body, teardown,
+// leak check and verdict) or many side by side (RunPool, RunLanes), and
+// bounds how many run at once on this machine (Gate). It knows no scenario
+// in particular: the catalogue (package scenarios) hands them over. See
+// README.md.
 package runner
 
 import (
