@@ -71,7 +71,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	betaEcho := k.Tool(beta, "echo")
 	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
 	health := k.Has(targets.CapHealthAPI)
-	breakerHealthChecks[0].judge(k, func(ck *kit.C) {
+	breakerHealthChecks[0].Judge(k, func(ck *kit.C) {
 		ck.Expect(healthOf(ctx, env, beta).Breaker).To(gomega.Equal("closed"), "beta's circuit at the start")
 	})
 
@@ -199,7 +199,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 		sleep(ctx, breakerOpenTimeout+200*time.Millisecond) // nothing to watch: wait the open timeout out
 	}
 	endOpen = k.Given(openWhy)
-	breakerHealthChecks[1].judge(k, func(ck *kit.C) {
+	breakerHealthChecks[1].Judge(k, func(ck *kit.C) {
 		halfOpen := kit.Until(ctx, breakerOpenTimeout+2*time.Second, func() bool { return healthOf(ctx, env, beta).Breaker == "half-open" })
 		if halfOpen {
 			rec.SetFigure("time_to_half_open_ms", ms(time.Since(recovered)))
@@ -208,7 +208,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 		ck.Expect(halfOpen).To(gomega.BeTrue(), "beta's circuit goes half-open after the open timeout (state %q)", healthOf(ctx, env, beta).Breaker)
 	})
 	k.CheckOK("the trial call in half-open succeeds", c.CallTool(ctx, betaEcho, echoArgs("trial")))
-	breakerHealthChecks[2].judge(k, func(ck *kit.C) {
+	breakerHealthChecks[2].Judge(k, func(ck *kit.C) {
 		closed := kit.Until(ctx, 2*time.Second, func() bool { return healthOf(ctx, env, beta).Breaker == "closed" })
 		if closed {
 			rec.SetFigure("time_to_close_ms", ms(time.Since(recovered)))
@@ -242,7 +242,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	// circuit again: up to trials "half-open, open" steps are its due.
 	endOpen = k.Given(openWhy)
 	defer endOpen()
-	breakerHealthChecks[3].judge(k, func(ck *kit.C) {
+	breakerHealthChecks[3].Judge(k, func(ck *kit.C) {
 		rest, reopened := withoutReopens(path, trials)
 		ck.Observed("%v%s", path, reopenNote(reopened, trials))
 		ck.Expect(isSubsequence(rest, []string{"closed", "open", "half-open", "closed"})).To(gomega.BeTrue(),
@@ -251,7 +251,7 @@ func runBreaker(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	})
 
 	// The metrics counters match them, exactly.
-	breakerMetricsCheck.judge(k, func(ck *kit.C) {
+	breakerMetricsCheck.Judge(k, func(ck *kit.C) {
 		m, err := kit.ScrapeTargetMetrics(ctx, env)
 		ck.Expect(err).NotTo(gomega.HaveOccurred(), "scrape /metrics")
 		const name = "vmcp_circuit_breaker_transitions_total"

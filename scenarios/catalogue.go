@@ -5,23 +5,18 @@
 package scenarios
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
-	"github.com/onsi/gomega"
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
-	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // Labels of the catalogue. A scenario also carries the labels of its
@@ -35,114 +30,9 @@ const (
 	LabelSession   = "session"
 	LabelKeepalive = "keepalive"
 	LabelRestart   = "restart"
-	LabelLoad      = "load"
+	LabelLoad      = runner.LabelLoad
 	LabelProcess   = "process"
 )
-
-// Scenario is one acceptance scenario (one variant of it: a revision, a
-// backend transport).
-type Scenario struct {
-	// Name is unique in the catalogue, e.g. "wrapping/legacy/sse".
-	Name string
-	// Group is the scenario without its variant, e.g. "wrapping".
-	Group string
-	// Description says what the scenario holds the gateway to.
-	Description string
-	// Labels are the catalogue labels plus the variant's.
-	Labels []string
-	// Needs are the capabilities the target must declare; a target that
-	// lacks one makes the scenario skipped with that reason.
-	Needs []targets.Capability
-	// Conditional are the scenario's checks that need capabilities beyond
-	// Needs: a target lacking them gets those checks recorded
-	// not_applicable (kit.Kit.CheckIf), and the rest judged.
-	Conditional []ConditionalCheck
-	// Timeout is the scenario's time budget: start and run, the harness's
-	// own time (Budget). Time its failing calls wait for their end extends
-	// it, up to MaxWall; teardown has a bound of its own.
-	Timeout time.Duration
-	// Topology returns the backends and settings (the runner sets Target,
-	// Recorder, Name and Labels).
-	Topology func() harness.Topology
-	// Run is the scenario body. It asserts with g; a failed assertion ends
-	// it (the runner recovers) and fails the scenario.
-	Run func(ctx context.Context, env *harness.Env, g gomega.Gomega)
-}
-
-// ConditionalCheck is a check that needs capabilities (e.g. the metrics
-// counters of the breaker scenario need metrics).
-type ConditionalCheck struct {
-	// Name is the check's name, as recorded.
-	Name string
-	// Needs are the capabilities it needs.
-	Needs []targets.Capability
-	// Unless, when set, says why a target that has Needs still cannot be
-	// judged on the check ("" when it can): e.g. a health API that reports
-	// no keepalive state. The scenario records it not_applicable then.
-	Unless func(t targets.Target) string
-}
-
-// judge judges the check with body (kit.Kit.CheckIf) when the target can
-// be judged on it, and records it not_applicable with the reason when it
-// lacks a capability of Needs or Unless says why not.
-func (c ConditionalCheck) judge(k *kit.Kit, body func(ck *kit.C)) bool {
-	if c.Unless != nil && k.Lacks(c.Needs...) == "" {
-		if why := c.Unless(k.Env.Target()); why != "" {
-			k.NotApplicable(c.Name, why)
-			return false
-		}
-	}
-	return k.CheckIf(c.Needs, c.Name, body)
-}
-
-// judgePremise is judge, but an applicable check is inconclusive, with
-// why, when why is not "" (its premise does not hold).
-func (c ConditionalCheck) judgePremise(k *kit.Kit, why string, body func(ck *kit.C)) bool {
-	if why != "" && k.Lacks(c.Needs...) == "" && (c.Unless == nil || c.Unless(k.Env.Target()) == "") {
-		k.Inconclusive(c.Name, why)
-		return false
-	}
-	return c.judge(k, body)
-}
-
-// NotApplicable lists what of the scenario a target with caps cannot be
-// judged on, and why: the whole scenario when it lacks a capability of
-// Needs ("the whole scenario: target t lacks capability x"), else each
-// conditional check it lacks a capability for ("name (lacks x)").
-func (s Scenario) NotApplicable(target string, caps targets.Capabilities) []string {
-	if missing := caps.Missing(s.Needs...); len(missing) > 0 {
-		return []string{"the whole scenario: " + (&targets.MissingCapabilityError{Target: target, Missing: missing}).Error()}
-	}
-	var out []string
-	for _, c := range s.Conditional {
-		if missing := caps.Missing(c.Needs...); len(missing) > 0 {
-			out = append(out, fmt.Sprintf("%s (lacks %s)", c.Name, missing))
-		}
-	}
-	return out
-}
-
-// NotApplicableTo is NotApplicable for target t, adding the checks t has
-// the capabilities for but cannot be judged on (ConditionalCheck.Unless):
-// "name (why)".
-func (s Scenario) NotApplicableTo(t targets.Target) []string {
-	out := s.NotApplicable(t.Name(), t.Capabilities())
-	if len(out) > 0 && strings.HasPrefix(out[0], "the whole scenario") {
-		return out
-	}
-	for _, c := range s.Conditional {
-		if c.Unless == nil || len(t.Capabilities().Missing(c.Needs...)) > 0 {
-			continue
-		}
-		if why := c.Unless(t); why != "" {
-			out = append(out, fmt.Sprintf("%s (%s)", c.Name, why))
-		}
-	}
-	return out
-}
-
-// HasLabel reports whether the scenario carries label.
-func (s Scenario) HasLabel(label string) bool { return slices.Contains(s.Labels, label) }
 
 // Variant is a client revision and the transport of the backend that
 // faults are injected into.
@@ -166,10 +56,14 @@ var AllVariants = []Variant{
 }
 
 // Catalogue returns every scenario, every variant expanded, in a stable
-// order.
+// order, each with its group's typical duration (typicalDurations).
 func Catalogue() []Scenario {
-	return slices.Concat(wrappingScenarios(), hangScenarios(), sessionScenarios(), restartScenarios(), loadScenarios(),
+	all := slices.Concat(wrappingScenarios(), hangScenarios(), sessionScenarios(), restartScenarios(), loadScenarios(),
 		breakerScenarios(), keepaliveScenarios(), optimizerScenarios(), containerScenarios())
+	for i := range all {
+		all[i].Typical = typicalDurations[all[i].Group]
+	}
+	return all
 }
 
 // Select returns the scenarios matched by any of filters (all of them

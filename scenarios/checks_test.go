@@ -17,6 +17,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // TestEveryCheckJudged: a failed check does not end the scenario; each
@@ -46,7 +47,7 @@ func TestEveryCheckJudged(t *testing.T) {
 		},
 	}
 	target := targets.Reference{TargetName: "no-metrics", Caps: targets.Capabilities{targets.CapHealthAPI}}
-	res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target}).Result()
+	res := runScenario(context.Background(), sc, runner.RunConfig{Target: target}).Result()
 	t.Logf("%s: %s", res.Verdict, res.Reason)
 	if res.Verdict != history.VerdictFailed {
 		t.Fatalf("verdict %s", res.Verdict)
@@ -117,7 +118,7 @@ func TestBackendStartFailureIsInconclusive(t *testing.T) {
 		},
 		Run: func(context.Context, *harness.Env, gomega.Gomega) { ran = true },
 	}
-	res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: targets.Reference{}}).Result()
+	res := runScenario(context.Background(), sc, runner.RunConfig{Target: targets.Reference{}}).Result()
 	if res.Verdict != history.VerdictInconclusive || !strings.Contains(res.Reason, "could not start its backends") || !strings.Contains(res.Reason, "context deadline exceeded") || ran {
 		t.Errorf("backend start failed: %s (%s), body ran %v; want inconclusive naming the engine's error", res.Verdict, res.Reason, ran)
 	}
@@ -129,7 +130,7 @@ func TestBackendStartFailureIsInconclusive(t *testing.T) {
 		return harness.Topology{Backends: kit.TwoBackends(fakebackends.TransportStreamableHTTP)}
 	}
 	exits := &targets.Exec{TargetName: "exits", Command: []string{"/bin/false"}, ConfigTemplate: "x: 1\n", ReadyTimeout: 5 * time.Second}
-	res = runScenario(context.Background(), sc, scenarios.RunConfig{Target: exits}).Result()
+	res = runScenario(context.Background(), sc, runner.RunConfig{Target: exits}).Result()
 	if res.Verdict != history.VerdictFailed || len(res.Checks) != 1 || res.Checks[0].Verdict != history.CheckFailed {
 		t.Errorf("gateway start failed: %s (%s) %+v, want failed \"topology starts\"", res.Verdict, res.Reason, res.Checks)
 	}

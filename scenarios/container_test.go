@@ -20,6 +20,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/testpar"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // runtime is the suite's backend runtime ($VMCP_CHAOS_RUNTIME).
@@ -39,7 +40,7 @@ func teardownBound(sc scenarios.Scenario) time.Duration {
 // VMCP_CHAOS_REQUIRE_DOCKER=1); the others run.
 func prepareContainers(ctx context.Context) {
 	var err error
-	runtime, err = scenarios.ParseRuntime(os.Getenv(containers.RuntimeEnv))
+	runtime, err = runner.ParseRuntime(os.Getenv(containers.RuntimeEnv))
 	Expect(err).NotTo(HaveOccurred(), "$%s", containers.RuntimeEnv)
 	var selected []scenarios.Scenario
 	for _, sc := range scenarios.Catalogue() {
@@ -47,7 +48,7 @@ func prepareContainers(ctx context.Context) {
 			selected = append(selected, sc)
 		}
 	}
-	if msg := scenarios.PrepareContainers(ctx, selected, runtime); msg != "" {
+	if msg := runner.PrepareContainers(ctx, selected, runtime); msg != "" {
 		GinkgoWriter.Println(msg)
 	}
 }

@@ -16,11 +16,12 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // Writing a scenario (the snippet of scenarios/README.md): a topology of
 // the fixture backends, a body that makes a Kit, sets a fault and judges
-// named checks. Run it with scenarios.Run (as the suite and `chaos run`
+// named checks. Run it with runner.Run (as the suite and `chaos run`
 // do; here against the reference gateway) and read its checks.
 func Example_writingAScenario() {
 	sc := scenarios.Scenario{
@@ -48,7 +49,7 @@ func Example_writingAScenario() {
 			})
 		},
 	}
-	res := scenarios.Run(context.Background(), sc, scenarios.RunConfig{Target: targets.Reference{}}).Result()
+	res := runner.Run(context.Background(), sc, runner.RunConfig{Target: targets.Reference{}}).Result()
 	fmt.Println(res.Verdict)
 	for _, c := range res.Checks {
 		fmt.Println(c.Verdict, c.Name)

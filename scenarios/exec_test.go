@@ -10,7 +10,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -38,7 +38,7 @@ func TestExecTargetRunsScenarios(t *testing.T) {
 	}
 	for _, name := range []string{"wrapping/modern/sse", "hang/legacy/streamable-http"} {
 		sc := scenario(t, name)
-		res := runJudged(t, sc, scenarios.RunConfig{Target: target, CheckLeaks: true})
+		res := runJudged(t, sc, runner.RunConfig{Target: target, CheckLeaks: true})
 		t.Logf("%s against %s: %s in %s %s", name, target.Name(), res.Verdict, res.Duration.D(), res.Reason)
 		// The initialize-path checks do not apply to a gateway that keeps
 		// its backend sessions open; nothing else may be skipped.
@@ -57,7 +57,7 @@ func TestExecTargetRunsScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := runScenario(context.Background(), scenario(t, "breaker/legacy/streamable-http"), scenarios.RunConfig{Target: lacking}).Result()
+	res := runScenario(context.Background(), scenario(t, "breaker/legacy/streamable-http"), runner.RunConfig{Target: lacking}).Result()
 	if res.Verdict != history.VerdictSkipped || !strings.Contains(res.Reason, string(targets.CapBreaker)) || !strings.Contains(res.Reason, "chaos-vmcp") {
 		t.Errorf("breaker against a target without it: %s %q", res.Verdict, res.Reason)
 	}
@@ -90,7 +90,7 @@ func TestMissingMetricsIsAPartialPass(t *testing.T) {
 	t.Parallel()
 	caps := targets.Capabilities{targets.CapBreaker, targets.CapHealthAPI}
 	sc := scenario(t, "breaker/legacy/streamable-http")
-	res := runJudged(t, sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "no-metrics", Caps: caps}})
+	res := runJudged(t, sc, runner.RunConfig{Target: targets.Reference{TargetName: "no-metrics", Caps: caps}})
 	t.Logf("%s: %s %s %v", sc.Name, res.Verdict, res.Reason, res.SkippedChecks)
 	if !res.Partial() || len(res.SkippedChecks) != 1 || !strings.Contains(res.SkippedChecks[0], "lacks capability metrics") {
 		t.Fatalf("want a pass with the metrics check skipped: %s %q %v", res.Verdict, res.Reason, res.SkippedChecks)
@@ -121,7 +121,7 @@ func TestMissingMetricsIsAPartialPass(t *testing.T) {
 func TestBreakerWithoutHealthAPI(t *testing.T) {
 	t.Parallel()
 	sc := scenario(t, "breaker/legacy/streamable-http")
-	res := runJudged(t, sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "breaker-only", Caps: targets.Capabilities{targets.CapBreaker}}})
+	res := runJudged(t, sc, runner.RunConfig{Target: targets.Reference{TargetName: "breaker-only", Caps: targets.Capabilities{targets.CapBreaker}}})
 	failed, judged := res.CheckCounts()
 	t.Logf("%s: %s (%d/%d failed) %v", sc.Name, res.Verdict, failed, judged, res.SkippedChecks)
 	if res.Verdict != history.VerdictPassed || len(res.SkippedChecks) != 5 {
@@ -134,7 +134,7 @@ func TestBreakerWithoutHealthAPI(t *testing.T) {
 	}
 	// And a breaker that ignores failures fails it, health API or not.
 	mutant := targets.Reference{TargetName: "no-breaker", Caps: targets.Capabilities{targets.CapBreaker}, Configure: func(cfg *vmcp.Config) { cfg.Breaker.Enabled = false }}
-	res = runScenario(context.Background(), sc, scenarios.RunConfig{Target: mutant}).Result()
+	res = runScenario(context.Background(), sc, runner.RunConfig{Target: mutant}).Result()
 	if res.Verdict != history.VerdictFailed || !strings.Contains(res.Reason, "the circuit opens after 3 failed calls") {
 		t.Fatalf("a breaker that never opens, without a health API: %s %s", res.Verdict, res.Reason)
 	}
@@ -145,7 +145,7 @@ func TestBreakerWithoutHealthAPI(t *testing.T) {
 func TestKeepaliveWithoutHealthAPI(t *testing.T) {
 	t.Parallel()
 	sc := scenario(t, "keepalive/legacy/streamable-http")
-	res := runJudged(t, sc, scenarios.RunConfig{Target: targets.Reference{TargetName: "keepalive-only", Caps: targets.Capabilities{targets.CapKeepalive}}})
+	res := runJudged(t, sc, runner.RunConfig{Target: targets.Reference{TargetName: "keepalive-only", Caps: targets.Capabilities{targets.CapKeepalive}}})
 	failed, judged := res.CheckCounts()
 	t.Logf("%s: %s (%d/%d failed) %s", sc.Name, res.Verdict, failed, judged, res.Reason)
 	if res.Verdict != history.VerdictPassed || len(res.SkippedChecks) != 4 || judged < 7 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // TeardownBound is how long tearing sc's topology down may take on
@@ -16,12 +17,8 @@ import (
 // anything else by harness.DefaultEnvCloseTimeout. A runner's own
 // deadline for sc is its Timeout plus this (plus a grace).
 func TeardownBound(sc Scenario, runtime string) time.Duration {
-	if sc.HasLabel(LabelContainer) || runtime == RuntimeContainer {
+	if sc.HasLabel(LabelContainer) || runtime == runner.RuntimeContainer {
 		return max(harness.DefaultEnvCloseTimeout, 2*containers.RemoveTimeout)
 	}
 	return harness.DefaultEnvCloseTimeout
 }
-
-// LongestFirst orders idx (indices into scs) longest scenario first, as
-// the pool does.
-func LongestFirst(scs []Scenario, idx []int) []int { return longestFirst(scs, idx) }

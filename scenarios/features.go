@@ -8,19 +8,6 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 )
 
-// FeatureNames is what the scenario renders into the target's config:
-// the gateway features its topology asks for ("breaker, metrics"), or
-// "-" for none.
-func (s Scenario) FeatureNames() string {
-	if s.Topology == nil {
-		return "-"
-	}
-	if names := s.Topology().Features.Names(); len(names) > 0 {
-		return strings.Join(names, ", ")
-	}
-	return "-"
-}
-
 // FeatureSets are the distinct gateway feature sets that scenarios render
 // into the config of target (scenarios it cannot run, lacking a
 // capability they need, render nothing), in catalogue order: `chaos

@@ -21,6 +21,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // FixtureGWEnv is the variable the fixture profiles' command reads the
@@ -124,7 +125,7 @@ func TestFixtureGateways(t *testing.T) {
 		e := fixtureTarget(t, "fixture-a")
 		e.Caps = slices.DeleteFunc(slices.Clone(e.Caps), func(c targets.Capability) bool { return c == targets.CapHealthAPI })
 		sc := scenario(t, "optimizer/legacy/streamable-http")
-		res := runJudged(t, sc, scenarios.RunConfig{Target: e}) // inconclusive (a loaded machine) runs once more
+		res := runJudged(t, sc, runner.RunConfig{Target: e}) // inconclusive (a loaded machine) runs once more
 		t.Logf("%s: %s in %s: %s", sc.Name, res.Verdict, res.Duration.D(), res.Reason)
 		if res.Verdict != history.VerdictPassed {
 			t.Fatalf("want passed: %s %s", res.Verdict, res.Reason)
@@ -200,7 +201,7 @@ func TestFixtureGateways(t *testing.T) {
 					// Not judged (on a loaded machine a fault's premise may
 					// not hold: the stalled call never reached beta): once
 					// more, on its own run.
-					res = runScenario(context.Background(), sc, scenarios.RunConfig{Target: e, CheckLeaks: true}).Result()
+					res = runScenario(context.Background(), sc, runner.RunConfig{Target: e, CheckLeaks: true}).Result()
 					t.Logf("%s against %s, run again: %s: %s", sc.Name, name, res.Verdict, res.Reason)
 				}
 				if len(want) == 0 {

@@ -11,11 +11,12 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // TestSlotsEnv names the variable saying how many in-process scenarios
 // this package's tests run at once, all tests together (default
-// 4 × scenarios.DefaultParallel(), at most 8): the top-level tests run
+// 4 × runner.DefaultParallel(), at most 8): the top-level tests run
 // side by side and share testGate. A scenario mostly waits on deadlines,
 // not on the CPU.
 const TestSlotsEnv = "VMCP_CHAOS_TEST_SLOTS"
@@ -23,8 +24,8 @@ const TestSlotsEnv = "VMCP_CHAOS_TEST_SLOTS"
 // testGate is shared by every scenario run of the package's tests: the
 // suite's pool, runShared and runScenario. It serves the longest runs
 // first (longRuns, then the scenario groups' typical durations).
-var testGate = func() *scenarios.Gate {
-	g := scenarios.NewGate(testSlots())
+var testGate = func() *runner.Gate {
+	g := runner.NewGate(testSlots())
 	g.Expected = func(target string, sc scenarios.Scenario) time.Duration { return longRuns[target+" × "+sc.Group] }
 	return g
 }()
@@ -49,7 +50,7 @@ var longRuns = map[string]time.Duration{
 }
 
 // testSlots is $VMCP_CHAOS_TEST_SLOTS (1 to 32), default
-// 4 × scenarios.DefaultParallel() capped at 8.
+// 4 × runner.DefaultParallel() capped at 8.
 func testSlots() int {
 	if v := os.Getenv(TestSlotsEnv); v != "" {
 		n, err := strconv.Atoi(v)
@@ -59,19 +60,19 @@ func testSlots() int {
 		}
 		return n
 	}
-	return min(4*scenarios.DefaultParallel(), 8)
+	return min(4*runner.DefaultParallel(), 8)
 }
 
 // slotWait bounds how long a test's scenario waits for its slot.
 const slotWait = 15 * time.Minute
 
-// runScenario runs sc as scenarios.Run does, once its slot in testGate
+// runScenario runs sc as runner.Run does, once its slot in testGate
 // (or, for a container scenario, its host-wide slot) is free, with its
 // own deadline from then: the scenario's timeout, its teardown bound and
 // 30 s. ctx gives values only (kit.WithoutGrounding), never a
 // deadline: a caller's deadline would run out while the scenario waits
 // for its turn behind other tests'.
-func runScenario(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig) *history.Recorder {
+func runScenario(ctx context.Context, sc scenarios.Scenario, cfg runner.RunConfig) *history.Recorder {
 	ctx = context.WithoutCancel(ctx)
 	wait, cancelWait := context.WithTimeout(ctx, slotWait)
 	name := "reference"
@@ -89,7 +90,7 @@ func runScenario(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunCo
 	ctx, cancel := context.WithTimeout(ctx, sc.MaxWall(cfg.Target)+scenarios.TeardownBound(sc, cfg.Runtime)+30*time.Second)
 	defer cancel()
 	cfg.Gate, cfg.SlotsHeld = nil, true
-	return scenarios.Run(ctx, sc, cfg)
+	return runner.Run(ctx, sc, cfg)
 }
 
 // Every run longRuns names is a fixture (by its target name) and a group

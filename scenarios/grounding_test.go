@@ -19,6 +19,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // recoveryCheck matches the names of the checks that judge a backend's
@@ -42,7 +43,7 @@ func runFixture(t *testing.T, fixture, name string, ungrounded bool) history.Sce
 	sc := scenario(t, name)
 	var res history.ScenarioResult
 	if ungrounded {
-		res = runScenario(kit.WithoutGrounding(context.Background()), sc, scenarios.RunConfig{Target: fixtureTarget(t, fixture), CheckLeaks: true}).Result()
+		res = runScenario(kit.WithoutGrounding(context.Background()), sc, runner.RunConfig{Target: fixtureTarget(t, fixture), CheckLeaks: true}).Result()
 	} else {
 		res = runShared(t, fixtureTarget(t, fixture), sc)[0].Result()
 	}
@@ -142,7 +143,7 @@ func TestGroundedFixtures(t *testing.T) {
 			// and it never reaches beta (inconclusive). Once more, then.
 			if inc := byVerdict(res)[history.CheckInconclusive]; len(inc) > 0 && !strings.HasPrefix(name, "breaker/") {
 				t.Logf("%s: inconclusive %q: running it once more", name, inc)
-				res = runScenario(context.Background(), scenario(t, name), scenarios.RunConfig{Target: fixtureTarget(t, "fixture-d"), CheckLeaks: true}).Result()
+				res = runScenario(context.Background(), scenario(t, name), runner.RunConfig{Target: fixtureTarget(t, "fixture-d"), CheckLeaks: true}).Result()
 			}
 			v := byVerdict(res)
 			for _, f := range v[history.CheckFailed] {
@@ -217,7 +218,7 @@ func TestGroundedFixtures(t *testing.T) {
 		e := fixtureTarget(t, "fixture-a")
 		e.ToolNames = ""
 		sc := scenario(t, "optimizer/legacy/streamable-http")
-		res := runJudged(t, sc, scenarios.RunConfig{Target: e})
+		res := runJudged(t, sc, runner.RunConfig{Target: e})
 		if res.Verdict != history.VerdictPassed {
 			t.Errorf("optimizer against fixture-a without toolNames: %s: %s", res.Verdict, res.Reason)
 		}
@@ -238,7 +239,7 @@ func TestGroundedFixtures(t *testing.T) {
 				// time (under load: alpha missing from the older
 				// session's view): once more, as the suite does.
 				t.Logf("%s came back inconclusive (%s): running it once more", name, res.Reason)
-				res = runScenario(context.Background(), scenario(t, name), scenarios.RunConfig{Target: fixtureTarget(t, "fixture-g"), CheckLeaks: true}).Result()
+				res = runScenario(context.Background(), scenario(t, name), runner.RunConfig{Target: fixtureTarget(t, "fixture-g"), CheckLeaks: true}).Result()
 			}
 			if res.Verdict != history.VerdictPassed {
 				t.Errorf("%s: %s: %s", name, res.Verdict, res.Reason)
@@ -352,7 +353,7 @@ func TestGroundedFixtures(t *testing.T) {
 		sc := scenario(t, wrapping)
 		for _, distinct := range []bool{false, true} {
 			e.DistinctToolNames = distinct
-			res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
+			res := runScenario(context.Background(), sc, runner.RunConfig{Target: e}).Result()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			var failed []string
 			for _, c := range harness.CheckTarget(ctx, e, nil) {
@@ -398,9 +399,9 @@ func TestGroundedFixtures(t *testing.T) {
 				}
 				var res history.ScenarioResult
 				if detached {
-					res = runScenario(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
+					res = runScenario(context.Background(), sc, runner.RunConfig{Target: e}).Result()
 				} else {
-					res = runJudged(t, sc, scenarios.RunConfig{Target: e})
+					res = runJudged(t, sc, runner.RunConfig{Target: e})
 				}
 				v := byVerdict(res)
 				t.Logf("%s (detached %v): %s, failed %q", name, detached, res.Verdict, v[history.CheckFailed])
@@ -425,7 +426,7 @@ func TestGroundedFixtures(t *testing.T) {
 		e := fixtureTarget(t, "fixture-a")
 		e.Transports = targets.Transports{"streamable-http"}
 		sc := scenario(t, "restart/legacy/sse")
-		res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: e}).Result()
+		res := runScenario(context.Background(), sc, runner.RunConfig{Target: e}).Result()
 		if res.Verdict != history.VerdictSkipped || !strings.Contains(res.Reason, "takes streamable-http backends only, not sse") {
 			t.Errorf("restart/legacy/sse against a streamable-HTTP-only gateway: %s: %s", res.Verdict, res.Reason)
 		}

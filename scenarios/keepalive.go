@@ -233,7 +233,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 				"probes that time out at the gateway (%s) in the stalls disable it", ka.Failures, stalled.Round(time.Millisecond), kaTimeout)
 		}
 	}
-	keepaliveHealthChecks[0].judgePremise(k, disabledEarly, func(ck *kit.C) {
+	keepaliveHealthChecks[0].JudgePremise(k, disabledEarly, func(ck *kit.C) {
 		ka, ok := keepaliveOf(ctx, env, beta)
 		ck.Expect(ok).To(gomega.BeTrue(), "the health API reports beta's keepalive")
 		ck.Expect(ka.Enabled).To(gomega.BeTrue(), "beta's keepalive is enabled")
@@ -254,7 +254,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// Whether the target's health API reports keepalive state (the
 	// reference's does; a profile's when it maps healthAPI.keepalive).
 	health := k.Has(targets.CapHealthAPI) && healthLacksKeepalive(env.Target()) == ""
-	keepaliveHealthChecks[1].judge(k, func(ck *kit.C) {
+	keepaliveHealthChecks[1].Judge(k, func(ck *kit.C) {
 		disabled := kit.Until(ctx, kaMaxFailures*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool {
 			ka, ok := keepaliveOf(ctx, env, beta)
 			return ok && !ka.Enabled
@@ -303,7 +303,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	k.ClearFaults(beta)
 	// Calls still work: keepalive failing is not the session failing.
 	k.CheckOK("beta's tools work while its keepalive is disabled", c.CallTool(ctx, k.Tool(beta, "echo"), echoArgs("while disabled")))
-	keepaliveHealthChecks[2].judge(k, func(ck *kit.C) {
+	keepaliveHealthChecks[2].Judge(k, func(ck *kit.C) {
 		reenabled := kit.Until(ctx, kaProbeAfter+kaSlack+time.Second, func() bool {
 			ka, ok := keepaliveOf(ctx, env, beta)
 			return ok && ka.Enabled
@@ -345,7 +345,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// the baseline. Read them at a moment no probe is in flight: attempts
 	// = successes + failures, and the same before and after reading beta's
 	// log.
-	keepaliveMetricsCheck.judge(k, func(ck *kit.C) {
+	keepaliveMetricsCheck.Judge(k, func(ck *kit.C) {
 		ck.Expect(base.quiet).To(gomega.BeTrue(), "beta's keepalive counters and pings settle before the scenario's session opens "+
 			"(for %s: no session of the scenario's was open; %+v, beta logged %d pings)", kaQuiet, base.counts, base.pings.ok+base.pings.bad)
 		var before, after kaCounts

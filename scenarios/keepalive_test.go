@@ -16,8 +16,8 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // TestKeepaliveAnotherSessionCutOff: a correct gateway whose keepalive
@@ -30,7 +30,7 @@ func TestKeepaliveAnotherSessionCutOff(t *testing.T) {
 	t.Parallel()
 	sc := scenario(t, "keepalive/legacy/streamable-http")
 	target := &cutOffNeighbour{inner: targets.Reference{TargetName: "reference-cut-off-neighbour"}}
-	res := runJudged(t, sc, scenarios.RunConfig{Target: target})
+	res := runJudged(t, sc, runner.RunConfig{Target: target})
 	t.Logf("%s: %s in %s: %s", sc.Name, res.Verdict, res.Duration.D(), res.Reason)
 	if target.cutOff.Load() == 0 {
 		t.Fatal("no neighbour session's probe was cut off: the test did not set up what it tests")

@@ -14,6 +14,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // containerParallel is how many container topologies the test runs at
@@ -94,7 +95,7 @@ func TestContainerMutantTable(t *testing.T) {
 	run := func(sc scenarios.Scenario, target targets.Target) history.ScenarioResult {
 		slots <- struct{}{}
 		defer func() { <-slots }()
-		return runScenario(ctx, sc, scenarios.RunConfig{Target: target}).Result()
+		return runScenario(ctx, sc, runner.RunConfig{Target: target}).Result()
 	}
 	start := time.Now()
 	t.Run("reference records containerChecks", func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // leakHold is how long the leaking mutant's goroutine outlives its run:
@@ -63,7 +63,7 @@ func (s slowClose) Close(ctx context.Context) error {
 
 // runnerMutantConfigs are the run settings a runner mutant's pair needs
 // (TestMutantTable's runPairs merges them into its RunConfig).
-var runnerMutantConfigs = map[string]scenarios.RunConfig{
+var runnerMutantConfigs = map[string]runner.RunConfig{
 	"leaks-goroutine": {CheckLeaks: true},
 	"slow-teardown":   {TeardownTimeout: mutantTeardownTimeout},
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // referenceRun is the catalogue (but the container scenarios) run once
@@ -55,7 +56,7 @@ func referenceResults(t *testing.T) *history.Results {
 			// As the suite's spec does (runSpec): a run the machine was
 			// too slow to judge runs once more, and that run is the
 			// reference's.
-			res.Add(againIfInconclusive(t, context.Background(), scs[i], scenarios.RunConfig{Target: targets.Reference{}, CheckLeaks: true}, rec))
+			res.Add(againIfInconclusive(t, context.Background(), scs[i], runner.RunConfig{Target: targets.Reference{}, CheckLeaks: true}, rec))
 		}
 		res.Findings = history.BuildFindings(res)
 		t.Logf("the reference ran %d scenarios in %s", len(res.Scenarios), time.Since(start).Round(time.Millisecond))
@@ -175,7 +176,7 @@ func TestEveryCheckHasAMutant(t *testing.T) {
 // failureOnlyChecks are examples of the checks recorded only when they
 // fail, which no run of the reference names: the kit's session recovery,
 // and the runner's own (their mutants: mutant_runner_test.go; the leak
-// check sees only its own run's goroutines, scenarios/leaklabel.go, so a
+// check sees only its own run's goroutines, scenarios/runner/leaklabel.go, so a
 // leaking mutant trips no run beside it).
 var failureOnlyChecks = []string{
 	"the session recovers from crash_eof",
@@ -311,7 +312,7 @@ func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []
 		cfg.Target = targets[pairs[i].mutant]
 		ctx := context.Background()
 		if d := longPairs[pairs[i].mutant+" × "+scs[i].Group]; d > 0 {
-			ctx = scenarios.WithExpected(ctx, d)
+			ctx = runner.WithExpected(ctx, d)
 		}
 		// A run not judged (a premise did not hold on a loaded machine:
 		// alpha's health probes timed out, the optimizer had it out) shows
@@ -349,7 +350,7 @@ func runPairs(t *testing.T, pairs []*pair, targets map[string]targets.Target) []
 			t.Errorf("longPairs names %q, not a pair of the table", k)
 		}
 	}
-	order := scenarios.LongestFirst(scs, all)
+	order := runner.LongestFirst(scs, all)
 	slices.SortStableFunc(order, func(a, b int) int {
 		return cmp.Compare(longPairs[pairs[b].mutant+" × "+scs[b].Group], longPairs[pairs[a].mutant+" × "+scs[a].Group])
 	})

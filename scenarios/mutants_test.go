@@ -1,7 +1,7 @@
 package scenarios_test
 
 // Mutants: deliberately broken gateways that prove the suite can fail.
-// Each test runs one scenario against a mutant with scenarios.Run (the
+// Each test runs one scenario against a mutant with runner.Run (the
 // same runner `chaos run` uses: a fresh Gomega whose fail handler records
 // the failure) and asserts that the scenario FAILS, and fails for the
 // reason the mutant introduces.
@@ -18,6 +18,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -47,7 +48,7 @@ func expectFails(t *testing.T, name string, target targets.Target, failed, passe
 	// shows no mutant's failure: run again, premiseAttempts in all.
 	for attempt := 2; attempt <= premiseAttempts && rec.Result().Verdict == history.VerdictInconclusive; attempt++ {
 		t.Logf("%s against %s came back inconclusive (%s): attempt %d", name, target.Name(), rec.Result().Reason, attempt)
-		rec = runScenario(context.Background(), sc, scenarios.RunConfig{Target: target, CheckLeaks: true})
+		rec = runScenario(context.Background(), sc, runner.RunConfig{Target: target, CheckLeaks: true})
 	}
 	judgeFails(t, rec, target, failed, passed)
 	return rec
@@ -57,7 +58,7 @@ func expectFails(t *testing.T, name string, target targets.Target, failed, passe
 // run: sc may differ from the catalogue's).
 func expectFailsScenario(t *testing.T, sc scenarios.Scenario, target targets.Target, failed, passed []string) *history.Recorder {
 	t.Helper()
-	rec := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target})
+	rec := runScenario(context.Background(), sc, runner.RunConfig{Target: target})
 	judgeFails(t, rec, target, failed, passed)
 	return rec
 }
@@ -154,7 +155,7 @@ func TestOtherWordingPasses(t *testing.T) {
 	t.Parallel()
 	sc := scenario(t, "wrapping/modern/streamable-http")
 	target := &stripNamesTarget{inner: targets.Reference{TargetName: "other-wording"}, rewrite: rewordNames}
-	cfg := scenarios.RunConfig{Target: target}
+	cfg := runner.RunConfig{Target: target}
 	rec := againIfInconclusive(t, context.Background(), sc, cfg, runScenario(context.Background(), sc, cfg))
 	res := rec.Result()
 	t.Logf("%s against %s: %s in %s: %s", sc.Name, target.Name(), res.Verdict, res.Duration.D(), res.Reason)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 func TestScenariosJudgeOtherToolNames(t *testing.T) {
@@ -36,7 +36,7 @@ func TestScenariosJudgeOtherToolNames(t *testing.T) {
 			target := &renamingTarget{inner: targets.Reference{TargetName: "renamed"}, pattern: tc.pattern, dropMarkers: tc.dropMarker}
 			for _, name := range []string{"wrapping/modern/streamable-http", "hang-cancel/legacy/streamable-http"} {
 				sc := scenario(t, name)
-				cfg := scenarios.RunConfig{Target: target}
+				cfg := runner.RunConfig{Target: target}
 				rec := againIfInconclusive(t, context.Background(), sc, cfg, runScenario(context.Background(), sc, cfg))
 				res := rec.Result()
 				failed, judged := res.CheckCounts()

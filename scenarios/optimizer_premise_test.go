@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // hidesAlpha is an optimizer whose find_tool never returns alpha's tools
@@ -66,7 +66,7 @@ func TestOptimizerAlphaPremise(t *testing.T) {
 		target := &mutantTarget{name: "mutant-hides-alpha", policy: func() frontPolicy { return hidesAlpha{reportOut: tc.reportOut} }}
 		var wrong []string
 		for attempt := 1; attempt <= premiseAttempts; attempt++ {
-			res := runScenario(context.Background(), sc, scenarios.RunConfig{Target: target, CheckLeaks: true}).Result()
+			res := runScenario(context.Background(), sc, runner.RunConfig{Target: target, CheckLeaks: true}).Result()
 			var unjudged bool
 			wrong, unjudged = premiseMismatches(res, tc.want)
 			if len(wrong) == 0 || !unjudged {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 )
 
@@ -43,7 +43,7 @@ func TestOptimizerWithoutHealthAPI(t *testing.T) {
 			// run again, at most premiseAttempts times in all.
 			var res history.ScenarioResult
 			for attempt := 1; attempt <= premiseAttempts; attempt++ {
-				res = runScenario(context.Background(), sc, scenarios.RunConfig{Target: target}).Result()
+				res = runScenario(context.Background(), sc, runner.RunConfig{Target: target}).Result()
 				t.Logf("%s: attempt %d: %s in %s: %s", name, attempt, res.Verdict, res.Duration.D(), res.Reason)
 				if res.Verdict != history.VerdictInconclusive {
 					break

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // TestRecoveryWhileReopening: a correct gateway whose re-opening of a
@@ -25,8 +25,8 @@ func TestRecoveryWhileReopening(t *testing.T) {
 	e.TargetName = "fixture-a-slow-reopen"
 	e.Command = append(e.Command, "--slow-reopen", "1200ms")
 	// It takes about 11 s (every re-opening waits 1.2 s): started early.
-	ctx := scenarios.WithExpected(context.Background(), 11*time.Second)
-	sc, cfg := scenario(t, "hang/legacy/sse"), scenarios.RunConfig{Target: e, CheckLeaks: true}
+	ctx := runner.WithExpected(context.Background(), 11*time.Second)
+	sc, cfg := scenario(t, "hang/legacy/sse"), runner.RunConfig{Target: e, CheckLeaks: true}
 	res := againIfInconclusive(t, ctx, sc, cfg, runScenario(ctx, sc, cfg)).Result()
 	const recovery = "stall_mid_body: beta answers once cleared (at most 0 failed calls)"
 	for _, c := range res.Checks {

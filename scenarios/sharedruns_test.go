@@ -10,6 +10,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // Scenario runs that several tests of the package only read run once per
@@ -53,9 +54,9 @@ func claimShared(target targets.Target, name string) (run *sharedRun, claimed bo
 }
 
 // runShared returns the records of scs against target, in scs's order,
-// each run with its leak check (scenarios.RunLanes: the runs' own
+// each run with its leak check (runner.RunLanes: the runs' own
 // goroutines, so tests may run beside) at most
-// scenarios.DefaultParallel() at a time, and once per process for every
+// runner.DefaultParallel() at a time, and once per process for every
 // test that asks.
 func runShared(t *testing.T, target targets.Target, scs ...scenarios.Scenario) []*history.Recorder {
 	t.Helper()
@@ -71,7 +72,7 @@ func runShared(t *testing.T, target targets.Target, scs ...scenarios.Scenario) [
 	for j, i := range mine {
 		todo[j] = scs[i]
 	}
-	scenarios.RunLanes(context.Background(), todo, scenarios.RunConfig{Target: target, CheckLeaks: true, Gate: testGate}, testSlots(),
+	runner.RunLanes(context.Background(), todo, runner.RunConfig{Target: target, CheckLeaks: true, Gate: testGate}, testSlots(),
 		func(j int, rec *history.Recorder) {
 			runs[mine[j]].rec = rec
 			close(runs[mine[j]].done)

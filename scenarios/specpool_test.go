@@ -14,16 +14,17 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // ParallelEnv names the environment variable saying how many scenarios
-// the suite runs at once (default scenarios.DefaultParallel(); 1 runs
+// the suite runs at once (default runner.DefaultParallel(); 1 runs
 // each in its spec).
 const ParallelEnv = "VMCP_CHAOS_PARALLEL"
 
 // The scenarios whose specs will run (the suite's preview, after label
 // and focus filters) run ahead of their specs in a pool
-// (scenarios.RunLanes, started by BeforeSuite), several at a time,
+// (runner.RunLanes, started by BeforeSuite), several at a time,
 // longest first: they spend most of their time waiting on deadlines. The
 // runs are shared with the package's other tests (sharedruns_test.go): a
 // scenario another test already runs against the same target is not run
@@ -85,7 +86,7 @@ func suiteParallel() (int, error) {
 
 // startPool, at the end of BeforeSuite, starts running the previewed
 // scenarios with cfg.
-func startPool(cfg scenarios.RunConfig) {
+func startPool(cfg runner.RunConfig) {
 	pool.Lock()
 	defer pool.Unlock()
 	if len(pool.order) == 0 {
@@ -117,7 +118,7 @@ func startPool(cfg scenarios.RunConfig) {
 	GinkgoWriter.Printf("running %d scenarios ahead of their specs, %d at a time\n", len(order), n)
 	go func() {
 		defer close(ended)
-		scenarios.RunLanes(ctx, order, cfg, n, func(i int, rec *history.Recorder) {
+		runner.RunLanes(ctx, order, cfg, n, func(i int, rec *history.Recorder) {
 			run := mine[order[i].Name]
 			run.rec = rec
 			close(run.done)
@@ -153,7 +154,7 @@ func stopPool() {
 // that came back inconclusive (no check failed, but the machine was too
 // slow to judge one) runs once more, and that run is the spec's; the
 // first one's reason is printed. A failed scenario never runs again.
-func runSpec(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig) *history.Recorder {
+func runSpec(ctx context.Context, sc scenarios.Scenario, cfg runner.RunConfig) *history.Recorder {
 	rec := runSpecOnce(ctx, sc, cfg)
 	res := rec.Result()
 	if res.Verdict != history.VerdictInconclusive || ctx.Err() != nil {
@@ -167,7 +168,7 @@ func runSpec(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig
 // that came back inconclusive (the machine too slow to judge a check;
 // nothing failed) runs once more, logged, and the second run is the
 // result. A failed run never runs again.
-func runJudged(t *testing.T, sc scenarios.Scenario, cfg scenarios.RunConfig) history.ScenarioResult {
+func runJudged(t *testing.T, sc scenarios.Scenario, cfg runner.RunConfig) history.ScenarioResult {
 	t.Helper()
 	return againIfInconclusive(t, context.Background(), sc, cfg, runScenario(context.Background(), sc, cfg)).Result()
 }
@@ -175,7 +176,7 @@ func runJudged(t *testing.T, sc scenarios.Scenario, cfg scenarios.RunConfig) his
 // againIfInconclusive returns rec, a run of sc, or, when it came back
 // inconclusive (the machine too slow to judge a check; nothing failed),
 // a second run of it, logged.
-func againIfInconclusive(t *testing.T, ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig, rec *history.Recorder) *history.Recorder {
+func againIfInconclusive(t *testing.T, ctx context.Context, sc scenarios.Scenario, cfg runner.RunConfig, rec *history.Recorder) *history.Recorder {
 	t.Helper()
 	if res := rec.Result(); res.Verdict == history.VerdictInconclusive {
 		t.Logf("%s came back inconclusive (%s): running it once more", sc.Name, res.Reason)
@@ -186,13 +187,13 @@ func againIfInconclusive(t *testing.T, ctx context.Context, sc scenarios.Scenari
 
 // runSpecOnce returns sc's record for its spec: the pool's, once its
 // scenario ends, or, for a scenario the pool does not run, its own run.
-func runSpecOnce(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunConfig) *history.Recorder {
+func runSpecOnce(ctx context.Context, sc scenarios.Scenario, cfg runner.RunConfig) *history.Recorder {
 	pool.Lock()
 	run, ok := pool.runs[sc.Name]
 	started := pool.stop != nil
 	pool.Unlock()
 	if !ok || !started {
-		return scenarios.Run(ctx, sc, cfg)
+		return runner.Run(ctx, sc, cfg)
 	}
 	select {
 	case <-run.done:
@@ -211,6 +212,6 @@ func runSpecOnce(ctx context.Context, sc scenarios.Scenario, cfg scenarios.RunCo
 
 // shareable says whether runs with cfg may be shared with the package's
 // other tests (runShared: the leak check on, the default runtime).
-func shareable(cfg scenarios.RunConfig) bool {
-	return cfg.CheckLeaks && cfg.Runtime == scenarios.RuntimeDefault
+func shareable(cfg runner.RunConfig) bool {
+	return cfg.CheckLeaks && cfg.Runtime == runner.RuntimeDefault
 }

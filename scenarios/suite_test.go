@@ -17,6 +17,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // ResultsEnv names the environment variable holding the path the JSON
@@ -78,8 +79,8 @@ func specRecovery() time.Duration {
 }
 
 // runConfig is how the suite runs each scenario.
-func runConfig() scenarios.RunConfig {
-	return scenarios.RunConfig{Target: target, CheckLeaks: true, Runtime: runtime, Starts: starts, Gate: testGate}
+func runConfig() runner.RunConfig {
+	return runner.RunConfig{Target: target, CheckLeaks: true, Runtime: runtime, Starts: starts, Gate: testGate}
 }
 
 var _ = AfterSuite(func() {

@@ -23,7 +23,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/testpar"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // chaosBin is the chaos binary built once for these tests.
@@ -55,8 +55,8 @@ func TestMain(m *testing.M) {
 }
 
 // parallelTests is the default -test.parallel: two chaos runs per core
-// (each runs its own scenarios side by side, scenarios.DefaultParallel).
-func parallelTests() int { return 2 * scenarios.DefaultParallel() }
+// (each runs its own scenarios side by side, runner.DefaultParallel).
+func parallelTests() int { return 2 * runner.DefaultParallel() }
 
 func writeScript(t *testing.T, body string) string {
 	t.Helper()

@@ -13,7 +13,7 @@ const dockerTurns = 2
 // runs at a time, while the tests beside them that need no engine go on.
 // A busy engine is slow to remove what a run made, and chaos run bounds
 // that removal (30 s); the runs' container topologies also take the
-// host-wide container slots (scenarios.ContainerSlots), shared with any
+// host-wide container slots (runner.ContainerSlots), shared with any
 // other suite on this host.
 var dockerTurn = make(chan struct{}, dockerTurns)
 

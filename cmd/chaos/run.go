@@ -17,6 +17,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // runOptions are the flags of `chaos run`.
@@ -120,7 +121,7 @@ VMCP_CHAOS_PARALLEL.
 	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label), with the capabilities they need, the gateway features they render into its config, "+
 		"and their checks not applicable to the target, and exit")
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
-	f.IntVar(&o.parallel, "parallel", scenarios.DefaultParallel(), "run up to this many scenarios at once, each with its own topology (the load scenario first and alone; then up to this many in-process scenarios and, beside them, up to this many container scenarios, longest first; "+
+	f.IntVar(&o.parallel, "parallel", runner.DefaultParallel(), "run up to this many scenarios at once, each with its own topology (the load scenario first and alone; then up to this many in-process scenarios and, beside them, up to this many container scenarios, longest first; "+
 		"1 to 16; default: one per core, at most 4)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print with each scenario its full reason, failed checks and key figures")
 	f.StringVar(&o.html, "html", "", "write the HTML report here (default: --out with .html for .json, i.e. out/results.html)")
@@ -157,7 +158,7 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	if err != nil {
 		return usageError(err)
 	}
-	runtime, err := scenarios.ParseRuntime(o.runtime)
+	runtime, err := runner.ParseRuntime(o.runtime)
 	if err != nil {
 		return usageError(fmt.Errorf("run: --runtime: %w", err))
 	}
@@ -194,15 +195,15 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 	// that need it are skipped or fail with the reason, the others run.
 	// Interrupted while preparing, the loop below lists every scenario as
 	// not run, and the results and report say so.
-	if msg := scenarios.PrepareContainers(cmd.Context(), selected, runtime); msg != "" && !o.quiet {
+	if msg := runner.PrepareContainers(cmd.Context(), selected, runtime); msg != "" && !o.quiet {
 		fmt.Fprintln(w, msg)
 	}
 	progress := newProgress(w, len(selected), o.quiet, o.verbose)
 	ctx := cmd.Context()
 	cut := 0                        // scenarios an interruption cut short or kept from running
 	starts := &targets.StartGuard{} // a gateway that cannot start is waited for twice, not per scenario
-	cfg := scenarios.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck, Runtime: runtime, Starts: starts}
-	recs := scenarios.RunPool(ctx, selected, cfg, o.parallel, func(_ int, rec *history.Recorder) {
+	cfg := runner.RunConfig{Target: target, CheckLeaks: !o.noLeakCheck, Runtime: runtime, Starts: starts}
+	recs := runner.RunPool(ctx, selected, cfg, o.parallel, func(_ int, rec *history.Recorder) {
 		if ctx.Err() != nil {
 			if r := rec.Result(); r.Verdict != history.VerdictSkipped {
 				// Not "overran its timeout": the signal cut it short.

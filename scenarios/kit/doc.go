@@ -12,7 +12,7 @@
 // bounds that must hold on a loaded machine.
 //
 // A scenario body gets a started *harness.Env and a gomega.Gomega from the
-// runner (scenarios.Run) and makes a Kit of them:
+// runner (runner.Run) and makes a Kit of them:
 //
 //	k := kit.New(ctx, env, g)
 //	c := k.Client(history.RevisionLegacy)

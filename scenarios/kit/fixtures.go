@@ -74,7 +74,7 @@ func FixtureName(distinct bool, backend, name string) string {
 // name pattern and distinctToolNames), with their markers (so readiness, profile check and the
 // scenarios look for the same names), and the tool matches of their
 // scripted faults with them. Kit.Tool(Beta, "echo") still finds beta's
-// echo (Names looks the renamed marker up). scenarios.Run calls it before
+// echo (Names looks the renamed marker up). runner.Run calls it before
 // starting a topology.
 func AdaptTopology(topo *harness.Topology, target targets.Target) {
 	if !targets.DistinctToolNamesOf(target) {

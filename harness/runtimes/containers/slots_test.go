@@ -8,8 +8,8 @@ import (
 )
 
 // The tests that drive the engine take the host-wide container slots the
-// scenarios take (scenarios.ContainerSlots, which this package cannot
-// import: scenarios imports it): the same kind, variable and default, so
+// scenarios take (runner.ContainerSlots, which this package cannot
+// import: the runner imports it): the same kind, variable and default, so
 // this package's tests, running side by side, and the container scenarios
 // of a suite beside them share one bound on the engine, which times out
 // (network creation, container removal) once it has too many topologies at

@@ -1,4 +1,4 @@
-package scenarios
+package runner
 
 import (
 	"context"
@@ -81,7 +81,7 @@ func RunLanes(ctx context.Context, scs []Scenario, cfg RunConfig, parallel int, 
 		lanes[sc.Lane()] = append(lanes[sc.Lane()], i)
 	}
 	runSlots(ctx, lanes[LaneAlone], 1, run)
-	inProcess, container := longestFirst(scs, lanes[LaneInProcess]), longestFirst(scs, lanes[LaneContainer])
+	inProcess, container := LongestFirst(scs, lanes[LaneInProcess]), LongestFirst(scs, lanes[LaneContainer])
 	if parallel == 1 {
 		runSlots(ctx, inProcess, 1, run)
 		runSlots(ctx, container, 1, run)

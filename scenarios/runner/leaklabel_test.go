@@ -1,4 +1,4 @@
-package scenarios_test
+package runner_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // TestLeakCheckPerScenario: scenarios run at once each check their own
@@ -30,8 +30,8 @@ func TestLeakCheckPerScenario(t *testing.T) {
 		}()
 	})
 	clean := leakScenario("clean/legacy/streamable-http", func() {})
-	recs := scenarios.RunPool(context.Background(), []scenarios.Scenario{leaker, clean},
-		scenarios.RunConfig{CheckLeaks: true}, 2, func(int, *history.Recorder) {})
+	recs := runner.RunPool(context.Background(), []runner.Scenario{leaker, clean},
+		runner.RunConfig{CheckLeaks: true}, 2, func(int, *history.Recorder) {})
 	leaked, passed := recs[0].Result(), recs[1].Result()
 	t.Logf("leaker: %s: %s", leaked.Verdict, leaked.Reason)
 	if leaked.Verdict != history.VerdictFailed || !strings.Contains(leaked.Reason, "no goroutine leaked") ||
@@ -45,8 +45,8 @@ func TestLeakCheckPerScenario(t *testing.T) {
 
 // leakScenario is a scenario that calls alpha, runs start, and calls
 // alpha again a little later (so that two of them overlap).
-func leakScenario(name string, start func()) scenarios.Scenario {
-	return scenarios.Scenario{
+func leakScenario(name string, start func()) runner.Scenario {
+	return runner.Scenario{
 		Name: name, Group: strings.Split(name, "/")[0], Timeout: 30 * time.Second,
 		Topology: func() harness.Topology {
 			return harness.Topology{Backends: kit.TwoBackends(fakebackends.TransportStreamableHTTP)}
