@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
-	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // checkOf returns the named check of res (a zero Check when absent).
@@ -153,7 +153,7 @@ func TestTruthFixtures(t *testing.T) {
 		}
 		e := fixtureTarget(t, "fixture-p")
 		e.TargetName, e.Recovery = "fixture-p-no-window", 0
-		bare := runScenario(context.Background(), scenario(t, name), scenarios.RunConfig{Target: e, CheckLeaks: true}).Result()
+		bare := runScenario(context.Background(), scenario(t, name), runner.RunConfig{Target: e, CheckLeaks: true}).Result()
 		if n, all := judged(bare); n >= all*9/10 {
 			t.Errorf("without the window, %d of %d checks judged: the window makes no difference", n, all)
 		}
