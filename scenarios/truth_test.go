@@ -15,6 +15,16 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
+// wantCheck fails t unless res's check name has verdict want and says
+// words (in its reason, or what it observed).
+func wantCheck(t *testing.T, res history.ScenarioResult, name string, want history.CheckVerdict, words string) {
+	t.Helper()
+	c := checkOf(res, name)
+	if c.Verdict != want || !strings.Contains(c.Reason+" "+c.Observed, words) {
+		t.Errorf("%q: %s (%s%s), want %s: %s", name, c.Verdict, c.Reason, c.Observed, want, words)
+	}
+}
+
 // checkOf returns the named check of res (a zero Check when absent).
 func checkOf(res history.ScenarioResult, name string) history.Check {
 	for _, c := range res.Checks {
@@ -42,10 +52,7 @@ func TestTruthFixtures(t *testing.T) {
 				t.Errorf("%s: failed %q on a correct tools-only gateway", name, failed)
 			}
 			if name == "restart/legacy/streamable-http" {
-				c := checkOf(res, "restart: beta's resource answers")
-				if c.Verdict != history.CheckNotApplicable || !strings.Contains(c.Reason, "resources") {
-					t.Errorf("%s: restart: beta's resource answers is %s (%s), want not applicable naming resources", name, c.Verdict, c.Reason)
-				}
+				wantCheck(t, res, "restart: beta's resource answers", history.CheckNotApplicable, "resources")
 			}
 		}
 	})
@@ -80,9 +87,7 @@ func TestTruthFixtures(t *testing.T) {
 			t.Errorf("the circuit opens: %s, want failed", v)
 		}
 		for _, name := range []string{"while open, calls fail fast naming beta", "the trial call in half-open succeeds", "health API: the circuit closes after a successful trial"} {
-			if c := checkOf(res, name); c.Verdict != history.CheckInconclusive || !strings.Contains(c.Reason, "never seen open") {
-				t.Errorf("%q: %s (%s), want inconclusive: the circuit was never seen open", name, c.Verdict, c.Reason)
-			}
+			wantCheck(t, res, name, history.CheckInconclusive, "never seen open")
 		}
 	})
 
@@ -91,10 +96,7 @@ func TestTruthFixtures(t *testing.T) {
 	t.Run("m never resumes", func(t *testing.T) {
 		t.Parallel()
 		res := runFixture(t, "fixture-m", "wrapping/legacy/streamable-http", false)
-		c := checkOf(res, "forged-resumed: the forged answer never reaches the client")
-		if c.Verdict != history.CheckInconclusive || !strings.Contains(c.Reason, "never resumed") {
-			t.Errorf("forged-resumed: %s (%s), want inconclusive: never resumed", c.Verdict, c.Reason)
-		}
+		wantCheck(t, res, "forged-resumed: the forged answer never reaches the client", history.CheckInconclusive, "never resumed")
 	})
 
 	// (n) forwards a cancel 1 time in 8: judged over trials, it fails,
@@ -102,10 +104,7 @@ func TestTruthFixtures(t *testing.T) {
 	t.Run("n cancels 1 in 8", func(t *testing.T) {
 		t.Parallel()
 		res := runFixture(t, "fixture-n", "hang-cancel/legacy/streamable-http", false)
-		c := checkOf(res, "beta (a legacy backend session) receives notifications/cancelled for the stalled call within 3 s of the cancel")
-		if c.Verdict != history.CheckFailed || !strings.Contains(c.Observed, "forwarded 1 of 5") {
-			t.Errorf("notifications/cancelled: %s (%s), want failed: forwarded 1 of 5", c.Verdict, c.Observed)
-		}
+		wantCheck(t, res, "beta (a legacy backend session) receives notifications/cancelled for the stalled call within 3 s of the cancel", history.CheckFailed, "forwarded 1 of 5")
 	})
 
 	// (d) drops beta for 500 ms after an error and answers its tools "not
