@@ -127,23 +127,29 @@ func (k *Kit) FaultActed(backend string, call *history.Call) string {
 }
 
 // stallHeld returns "" unless rec's fault is a stall that did not hold:
-// the backend's request ended in the first half of the call, so the
-// gateway met a stream that ended (or a connection it closed at once),
-// not a stall it had to wait out. A stall holds until the gateway gives
-// up on it: a request still pending, or one that lasted into the second
-// half of the call (the gateway's deadline ending it, as it should).
+// the backend's request ended in the first half of the call, and within
+// stallHeldMin, so the gateway met a stream that ended (or a connection it
+// closed at once), not a stall it had to wait out. A stall holds until the
+// gateway gives up on it: a request still pending, one that lasted into
+// the second half of the call (the gateway's deadline ending it, as it
+// should), or one held stallHeldMin or longer (a gateway that gave up at
+// its deadline and answered later still waited the stall out).
 func stallHeld(backend string, rec fakebackends.RequestRecord, callStart time.Time, call *history.Call) string {
 	if !strings.Contains(rec.Fault, string(faults.KindStall)) || rec.Pending {
 		return ""
 	}
 	end := rec.Time.Add(time.Duration(rec.DurationMS * float64(time.Millisecond)))
 	half := callStart.Add(call.Took() / 2)
-	if !end.Before(half) {
+	if !end.Before(half) || end.Sub(rec.Time) >= stallHeldMin {
 		return ""
 	}
 	return fmt.Sprintf("the stall did not hold: %s's stalled request ended %s after it arrived, %s into a call the gateway answered after %s: the gateway met an ended stream, not a stall to wait out",
 		backend, end.Sub(rec.Time).Round(10*time.Microsecond), end.Sub(callStart).Round(10*time.Microsecond), call.Took().Round(10*time.Microsecond))
 }
+
+// stallHeldMin is how long a stall must hold to have been waited out,
+// whenever the gateway answered: a cut stream ends within milliseconds.
+const stallHeldMin = 100 * time.Millisecond
 
 // Resumed returns "" when backend's log shows that the gateway resumed
 // call's response stream there (a GET, Last-Event-ID, with a fault

@@ -60,10 +60,13 @@ func propertyShown(p history.Property, evidence []history.CallRecord) history.Pr
 }
 
 // answeredItself reports whether every failed call of evidence addressed
-// a backend's tool and never reached that backend (its log shows no such
-// request): the gateway had taken the backend out and answered the call
-// itself. A naming check failed on such calls judges "an unhealthy
-// backend's errors still name it".
+// a backend's tool, never reached that backend (its log shows no such
+// request) and was refused with a JSON-RPC error (not a tool result
+// reporting a failure): the gateway had taken the backend out of its
+// table and refused the call itself. A naming check failed on such calls
+// judges "an unhealthy backend's errors still name it". (A transport
+// error the gateway reports without a request reaching the backend, a
+// connection it found closed, is no such removal.)
 func (k *Kit) answeredItself(evidence []history.CallRecord) bool {
 	if !grounded(k.Ctx) {
 		return false
@@ -72,6 +75,9 @@ func (k *Kit) answeredItself(evidence []history.CallRecord) bool {
 	for _, c := range evidence {
 		if c.Outcome == history.OutcomeOK || c.Method != "tools/call" {
 			continue
+		}
+		if c.RPCCode == nil {
+			return false
 		}
 		backend := k.backendOf(c.Target)
 		if backend == "" {
