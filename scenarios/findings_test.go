@@ -145,7 +145,8 @@ func expectOneFinding(t *testing.T, res *history.Results, p history.Property, sc
 	if f.First == nil || f.First.Call == "" || f.Worst == nil || f.Worst.Took < f.First.Took || len(f.Where) == 0 {
 		t.Errorf("finding evidence: first %+v, worst %+v, where %+v", f.First, f.Worst, f.Where)
 	}
-	if f.Reproduce != "chaos run --label "+f.Scenarios[0] && f.Reproduce != "chaos run --profile "+res.Profile+" --label "+f.Scenarios[0] {
-		t.Errorf("reproduce: %q", f.Reproduce)
+	// The command runs the scenario of the first (the clearest) evidence.
+	if f.Reproduce != "chaos run --label "+f.First.Scenario && f.Reproduce != "chaos run --profile "+res.Profile+" --label "+f.First.Scenario {
+		t.Errorf("reproduce: %q, want the first evidence's scenario %s", f.Reproduce, f.First.Scenario)
 	}
 }
