@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
-)
 
-// maxSecretFile bounds a token file: a token is short.
-const maxSecretFile = 64 << 10
+	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
+)
 
 // resolveSecret picks a secret from, in order, a flag value, a file (its
 // content with surrounding whitespace trimmed) or an environment variable.
@@ -23,7 +21,7 @@ func resolveSecret(flagName, flagValue, fileFlag, file, envName string) (string,
 		return flagValue, nil
 	}
 	if file != "" {
-		data, err := readSmallFile(file)
+		data, err := boundedread.File(file, boundedread.Token)
 		if err != nil {
 			return "", usageError(fmt.Errorf("--%s: %w", fileFlag, err))
 		}
@@ -34,20 +32,4 @@ func resolveSecret(flagName, flagValue, fileFlag, file, envName string) (string,
 		return tok, nil
 	}
 	return os.Getenv(envName), nil
-}
-
-func readSmallFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxSecretFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes; it should hold only the token", path, maxSecretFile)
-	}
-	return data, nil
 }

@@ -3,7 +3,8 @@ package targets
 import (
 	"cmp"
 	"fmt"
-	"os"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
 )
 
 // ProfileEnv is the path of a target profile for the Ginkgo suite
@@ -34,7 +35,7 @@ func (c TargetConfig) profileTarget(chaosBinary func() (string, error)) (Target,
 		return nil, err
 	}
 	if c.ConfigTemplate != "" {
-		data, err := os.ReadFile(c.ConfigTemplate)
+		data, err := boundedread.File(c.ConfigTemplate, boundedread.ConfigTemplate)
 		if err != nil {
 			return nil, fmt.Errorf("--config-template ($%s): %w", ConfigTemplateEnv, err)
 		}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
 )
 
 // Environment variables that choose the gateway under test for the Ginkgo
@@ -131,7 +133,7 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 	}
 	e := Exec{MCPPath: c.MCPPath, ReadyURL: c.ReadyURL, Caps: caps, ToolNames: c.ToolNamePattern, Image: c.Image}
 	if c.ConfigTemplate != "" {
-		data, err := os.ReadFile(c.ConfigTemplate)
+		data, err := boundedread.File(c.ConfigTemplate, boundedread.ConfigTemplate)
 		if err != nil {
 			return nil, fmt.Errorf("--config-template ($%s): %w", ConfigTemplateEnv, err)
 		}
