@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 )
 
 // resolveSecret picks a secret from, in order, a flag value, a file (its
@@ -18,7 +19,7 @@ func resolveSecret(flagName, flagValue, fileFlag, file, envName string) (string,
 		return "", usageError(fmt.Errorf("give either --%s or --%s, not both", flagName, fileFlag))
 	}
 	if flagValue != "" {
-		return flagValue, nil
+		return checkToken("--"+flagName, flagValue)
 	}
 	if file != "" {
 		data, err := boundedread.File(file, boundedread.Token)
@@ -29,7 +30,24 @@ func resolveSecret(flagName, flagValue, fileFlag, file, envName string) (string,
 		if tok == "" {
 			return "", usageError(fmt.Errorf("--%s: %s is empty", fileFlag, file))
 		}
-		return tok, nil
+		return checkToken("--"+fileFlag+" "+file, tok)
 	}
-	return os.Getenv(envName), nil
+	if v, ok := os.LookupEnv(envName); ok {
+		return checkToken("$"+envName, v)
+	}
+	return "", nil
+}
+
+// checkToken refuses a token that is blank or holds a control character
+// (it could never be sent in an Authorization header as given) and
+// registers it for redaction.
+func checkToken(from, tok string) (string, error) {
+	if strings.TrimSpace(tok) == "" {
+		return "", usageError(fmt.Errorf("%s: the token is empty or blank", from))
+	}
+	if i := strings.IndexFunc(tok, func(r rune) bool { return r < ' ' || r == 0x7f }); i >= 0 {
+		return "", usageError(fmt.Errorf("%s: the token holds a control character at byte %d", from, i))
+	}
+	redact.Secret(tok)
+	return tok, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/access"
 )
@@ -56,7 +57,8 @@ the time it serves until SIGINT/SIGTERM, e.g. under chaos bench:
 			if err != nil {
 				return usageError(err)
 			}
-			g, err := vmcp.New(cfg, vmcp.WithLogger(newLogger(os.Stderr, verbose, slog.LevelInfo)))
+			redact.Secret(cfg.IncomingAuth.Token) // never printed
+			g, err := vmcp.New(cfg, vmcp.WithLogger(newLogger(stderr, verbose, slog.LevelInfo)))
 			if err != nil {
 				return err
 			}

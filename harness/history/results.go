@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 )
 
 // SchemaVersion is the version of the JSON results format. It changes when
@@ -190,9 +191,14 @@ func (r *Results) WriteJSON(w io.Writer) error {
 		r.Capabilities = []string{} // written as [], never null
 	}
 	r.Findings = BuildFindings(r)
-	enc := json.NewEncoder(w)
+	// Credentials never reach a results file (redact.Text keeps JSON valid).
+	rw := redact.NewWriter(w)
+	enc := json.NewEncoder(rw)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	if err := enc.Encode(r); err != nil {
+		return err
+	}
+	return rw.Flush()
 }
 
 // WriteFile writes the results to path (see WriteJSON).

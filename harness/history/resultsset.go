@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 )
 
 // ResultsSet is one JSON document holding several runs side by side: the
@@ -50,9 +52,13 @@ func (s *ResultsSet) WriteJSON(w io.Writer) error {
 			r.Capabilities = []string{}
 		}
 	}
-	enc := json.NewEncoder(w)
+	rw := redact.NewWriter(w) // as Results.WriteJSON
+	enc := json.NewEncoder(rw)
 	enc.SetIndent("", "  ")
-	return enc.Encode(s)
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	return rw.Flush()
 }
 
 // WriteFile writes the set to path (see WriteJSON).
