@@ -74,8 +74,8 @@ nobody renews it the faults are cleared.`,
 			if err := script.Validate(); err != nil {
 				return usageError(fmt.Errorf("backend: %w", err)) // a bad --listen or --admin
 			}
-			if leaseTTL > maxTTL {
-				return usageError(fmt.Errorf("backend: --lease-ttl %s, --max-lease-ttl %s: want 0 < lease-ttl <= max-lease-ttl", leaseTTL, maxTTL))
+			if err := checkLease("backend", leaseTTL, maxTTL); err != nil {
+				return err
 			}
 			adminToken, err = resolveSecret("admin-token", adminToken, "admin-token-file", adminTokenFile, "CHAOS_ADMIN_TOKEN")
 			if err != nil {

@@ -88,6 +88,15 @@ func newRootCmd() *cobra.Command {
 	root.SetVersionTemplate(history.Version().Long())
 	root.AddCommand(newProfileCmd(), newBackendCmd(), newVMCPCmd(), newRunCmd(),
 		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd(), newVersionCmd(), newCleanCmd())
+	// cobra's completion command only prints its help when not given a
+	// shell: runnable, it refuses an unknown one (chaos completion bogus,
+	// exit 2) instead.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
 	withUsageExits(root)
 	return root
 }

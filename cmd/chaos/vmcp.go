@@ -53,6 +53,14 @@ the time it serves until SIGINT/SIGTERM, e.g. under chaos bench:
 			if configPath == "" {
 				return usageError(errors.New("vmcp: --config is required"))
 			}
+			if err := checkListenAddr("listen", listen); err != nil {
+				return err
+			}
+			if cpuProfile != "" {
+				if err := checkOutPath("cpuprofile", cpuProfile, configPath); err != nil {
+					return err
+				}
+			}
 			cfg, err := vmcp.LoadConfig(configPath)
 			if err != nil {
 				return usageError(err)

@@ -166,6 +166,9 @@ var (
 )
 
 func (p *Profile) validate() error {
+	if err := p.validateBounds(); err != nil {
+		return err
+	}
 	if strings.TrimSpace(p.Name) == "" {
 		return p.errf("name", "required: the gateway's name in results and reports")
 	}
