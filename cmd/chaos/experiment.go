@@ -95,10 +95,6 @@ endpoint unreachable before any fault, a fault refused, a lease lost,
 safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := loadExperiment(args[0], params)
-			if err != nil {
-				return err
-			}
 			if dryRun && !cmd.Flags().Changed("journal") {
 				journal = "" // a dry run writes nothing unless asked to
 			}
@@ -106,6 +102,10 @@ safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 				if err := checkOutPath("journal", journal, args[0]); err != nil {
 					return err
 				}
+			}
+			e, err := loadExperiment(args[0], params)
+			if err != nil {
+				return err
 			}
 			if !dryRun {
 				sweepBefore(cmd, "chaos experiment run")

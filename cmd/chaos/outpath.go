@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // checkOutPath is the first check of every output flag (results, report,
@@ -26,7 +27,7 @@ func checkOutPath(flag, path string, inputs ...string) error {
 	switch {
 	case err == nil && !st.Mode().IsRegular():
 		return bad("is %s, not a regular file: give a file name", kindOf(st.Mode()))
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
+	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR): // ENOTDIR: see below
 		return bad("%v", unwrapPathError(err))
 	}
 	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {

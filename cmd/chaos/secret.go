@@ -32,7 +32,7 @@ func resolveSecret(flagName, flagValue, fileFlag, file, envName string) (string,
 		}
 		return checkToken("--"+fileFlag+" "+file, tok)
 	}
-	if v, ok := os.LookupEnv(envName); ok {
+	if v := os.Getenv(envName); v != "" { // set but empty: no token, as unset
 		return checkToken("$"+envName, v)
 	}
 	return "", nil
@@ -43,10 +43,10 @@ func resolveSecret(flagName, flagValue, fileFlag, file, envName string) (string,
 // registers it for redaction.
 func checkToken(from, tok string) (string, error) {
 	if strings.TrimSpace(tok) == "" {
-		return "", usageError(fmt.Errorf("%s: the token is empty or blank", from))
+		return "", usageError(fmt.Errorf("%s is empty or blank: give a token", from))
 	}
 	if i := strings.IndexFunc(tok, func(r rune) bool { return r < ' ' || r == 0x7f }); i >= 0 {
-		return "", usageError(fmt.Errorf("%s: the token holds a control character at byte %d", from, i))
+		return "", usageError(fmt.Errorf("%s holds a control character at byte %d: give a token on one line", from, i))
 	}
 	redact.Secret(tok)
 	return tok, nil
