@@ -26,25 +26,31 @@ const Mark = "[redacted]"
 // credential, and the four expressions over a whole 10 MB document took
 // 7.4 s (BenchmarkTextResults, loaded 2-core machine); line by line with
 // the keywords, 0.34 s.
+//
+// keyed marks the patterns of a key and its value (group 2 the separator,
+// group 3 the value): a JSON key's value that is not a string (a number,
+// true, an object, ...) is never a credential and is left alone, so that
+// the JSON stays valid.
 var patterns = []struct {
 	keywords []string
 	re       *regexp.Regexp
 	repl     string
+	keyed    bool
 }{
 	// Authorization: Bearer xyz / Proxy-Authorization=Basic xyz
-	{[]string{"authorization"}, regexp.MustCompile(`(?i)\b((?:proxy-)?authorization)(\\?["']?\s*[:=]\s*\\?["']?)[^"'\\\n,;}]*`), "${1}${2}" + Mark},
+	{[]string{"authorization"}, regexp.MustCompile(`(?i)\b((?:proxy-)?authorization)((?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)([^"'\\\s,;}][^"'\\\n,;}]*)`), "${1}${2}" + Mark, true},
 	// a bare bearer or basic credential
-	{[]string{"bearer", "basic"}, regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9\-._~+/]{8,}=*`), "${1} " + Mark},
+	{[]string{"bearer", "basic"}, regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9\-._~+/]{8,}=*`), "${1} " + Mark, false},
 	// token=..., "api_key": "...", password: ...
 	{[]string{"token", "secret", "passw", "apikey", "api_key", "api-key", "credential"},
-		regexp.MustCompile(`(?i)\b([a-z_\-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credential)s?)(\\?["']?\s*[:=]\s*\\?["']?)([^\s"'\\&,;})\]]+)`), "${1}${2}" + Mark},
+		regexp.MustCompile(`(?i)\b([a-z_\-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credential)s?)((?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)([^\s"'\\&,;})\]]+)`), "${1}${2}" + Mark, true},
 	// credentials in a URL: scheme://user:pass@host, scheme://token@host
-	{[]string{"@"}, regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s:@"'\\]+(?::[^/\s@"'\\]*)?@`), "${1}" + Mark + "@"},
+	{[]string{"@"}, regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s:@"'\\]+(?::[^/\s@"'\\]*)?@`), "${1}" + Mark + "@", false},
 }
 
 // minSecret is the shortest registered secret redacted by value: shorter
 // ones ("a", "x") would mangle every line.
-const minSecret = 4
+const minSecret = 6
 
 var (
 	mu      sync.RWMutex
@@ -52,7 +58,7 @@ var (
 )
 
 // Secret registers a credential the process holds: from now on Text
-// replaces its value wherever it appears. Values shorter than 4 bytes
+// replaces its value wherever it appears. Values shorter than 6 bytes
 // (after trimming spaces) are not registered: replacing them would mangle
 // ordinary text.
 func Secret(value string) {
@@ -112,10 +118,39 @@ func Text(s string) string {
 func redactLine(line string) string {
 	lower := strings.ToLower(line)
 	for _, p := range patterns {
-		if slices.ContainsFunc(p.keywords, func(k string) bool { return strings.Contains(lower, k) }) {
-			line = p.re.ReplaceAllString(line, p.repl)
-			lower = strings.ToLower(line)
+		if !slices.ContainsFunc(p.keywords, func(k string) bool { return strings.Contains(lower, k) }) {
+			continue
 		}
+		if p.keyed {
+			line = replaceKeyed(p.re, line, p.repl)
+		} else {
+			line = p.re.ReplaceAllString(line, p.repl)
+		}
+		lower = strings.ToLower(line)
 	}
 	return line
+}
+
+// replaceKeyed replaces the matches of a key-and-value pattern, except a
+// JSON key's value that is not a string: the separator opens with the
+// key's closing quote (`"token": 5`, `\"token\": {`) and does not end
+// with the value's opening one.
+func replaceKeyed(re *regexp.Regexp, line, repl string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range re.FindAllStringSubmatchIndex(line, -1) {
+		sep := line[m[4]:m[5]]
+		jsonKey := strings.HasPrefix(sep, `"`) || strings.HasPrefix(sep, `\"`)
+		if jsonKey && !strings.HasSuffix(sep, `"`) {
+			continue
+		}
+		b.WriteString(line[last:m[0]])
+		b.Write(re.ExpandString(nil, repl, line, m))
+		last = m[1]
+	}
+	if last == 0 {
+		return line
+	}
+	b.WriteString(line[last:])
+	return b.String()
 }

@@ -34,6 +34,9 @@ func TestText(t *testing.T) {
 // or a backslash itself is redacted up to that character only.)
 func TestTextKeepsJSONValid(t *testing.T) {
 	v := map[string]any{
+		"tokens":        5,
+		"max_tokens":    []int{1},
+		"authorization": map[string]any{"x_token": 1.5, "secret": true, "password": nil},
 		"error":  `POST http://u:pw-canary@h/mcp: "Authorization: Bearer tok-canary-123" \ token="tok-canary"`,
 		"nested": []string{`password: 'pw-canary' \\ end`, "Proxy-Authorization=Basic dXNlcjpwYXNzY2FuYXJ5"},
 		"url":    "https://k-canary@example.com/x",
@@ -48,6 +51,13 @@ func TestTextKeepsJSONValid(t *testing.T) {
 	}
 	if strings.Contains(out, "canary") || strings.Contains(out, "dXNlcjpwYXNzY2FuYXJ5") {
 		t.Fatalf("a credential survived:\n%s", out)
+	}
+	var back map[string]any
+	if err := json.Unmarshal([]byte(out), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back["tokens"] != 5.0 || back["authorization"].(map[string]any)["x_token"] != 1.5 {
+		t.Fatalf("a value that is not a string changed:\n%s", out)
 	}
 }
 
@@ -81,4 +91,23 @@ func TestWriter(t *testing.T) {
 	if out.String() != "ready http://[redacted]@host/mcp\nnext token=[redacted]" {
 		t.Fatalf("after Flush: %q", out.String())
 	}
+}
+
+// FuzzTextKeepsJSON: whatever keys and string, number or nested values a
+// JSON document holds, it is still valid JSON once redacted.
+func FuzzTextKeepsJSON(f *testing.F) {
+	f.Add("authorization", "Bearer abcdefgh12", 5.0)
+	f.Add("x_token", `a"b\c`, 1.5)
+	f.Add("url", "http://u:p@h/x", 0.0)
+	f.Add("password", "", -1.0)
+	f.Fuzz(func(t *testing.T, key, value string, num float64) {
+		doc := map[string]any{key: value, key + "s": num, "nested": map[string]any{key: []any{value, num, nil}}, "text": key + ": " + value}
+		data, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return // NaN, infinities
+		}
+		if out := Text(string(data)); !json.Valid([]byte(out)) {
+			t.Fatalf("not JSON once redacted:\n%s\n->\n%s", data, out)
+		}
+	})
 }
