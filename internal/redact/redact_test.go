@@ -37,9 +37,9 @@ func TestTextKeepsJSONValid(t *testing.T) {
 		"tokens":        5,
 		"max_tokens":    []int{1},
 		"authorization": map[string]any{"x_token": 1.5, "secret": true, "password": nil},
-		"error":  `POST http://u:pw-canary@h/mcp: "Authorization: Bearer tok-canary-123" \ token="tok-canary"`,
-		"nested": []string{`password: 'pw-canary' \\ end`, "Proxy-Authorization=Basic dXNlcjpwYXNzY2FuYXJ5"},
-		"url":    "https://k-canary@example.com/x",
+		"error":         `POST http://u:pw-canary@h/mcp: "Authorization: Bearer tok-canary-123" \ token="tok-canary"`,
+		"nested":        []string{`password: 'pw-canary' \\ end`, "Proxy-Authorization=Basic dXNlcjpwYXNzY2FuYXJ5"},
+		"url":           "https://k-canary@example.com/x",
 	}
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
