@@ -227,6 +227,7 @@ flags or the output exists (use --force).`,
 			if err != nil {
 				return err
 			}
+			text = redact.Text(text) // a --gateway with user:password@ included
 			if out == "-" {
 				_, err = fmt.Fprint(cmd.OutOrStdout(), text)
 				return err

@@ -3,9 +3,9 @@ package history
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"time"
 
+	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 )
 
@@ -63,13 +63,5 @@ func (s *ResultsSet) WriteJSON(w io.Writer) error {
 
 // WriteFile writes the set to path (see WriteJSON).
 func (s *ResultsSet) WriteFile(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := s.WriteJSON(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Write(path, s.WriteJSON) // whole or not at all, as Results.WriteFile
 }
