@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
 )
 
 // checkOutPath is the first check of every output flag (results, report,
@@ -26,7 +28,7 @@ func checkOutPath(flag, path string, inputs ...string) error {
 	st, err := os.Lstat(path)
 	switch {
 	case err == nil && !st.Mode().IsRegular():
-		return bad("is %s, not a regular file: give a file name", kindOf(st.Mode()))
+		return bad("is %s, not a regular file: give a file name", boundedread.FileType(st.Mode()))
 	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR): // ENOTDIR: see below
 		return bad("%v", unwrapPathError(err))
 	}
@@ -68,25 +70,6 @@ func sameFile(a, b string) bool {
 	absA, errA := filepath.Abs(a)
 	absB, errB := filepath.Abs(b)
 	return errA == nil && errB == nil && absA == absB
-}
-
-// kindOf names a file mode that is not a regular file.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "not a regular file"
 }
 
 func unwrapPathError(err error) error {

@@ -106,7 +106,7 @@ func check(st fs.FileInfo, err error) error {
 		return unwrapPath(err)
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%w (%s)", ErrNotRegular, describe(st.Mode()))
+		return fmt.Errorf("%w (%s)", ErrNotRegular, FileType(st.Mode()))
 	}
 	return nil
 }
@@ -120,11 +120,14 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// describe names a non-regular file mode.
-func describe(m fs.FileMode) string {
+// FileType names a file mode that is not a regular file: "a directory",
+// "a symbolic link", "a FIFO", "a character device", ...
+func FileType(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m&fs.ModeNamedPipe != 0:
 		return "a FIFO"
 	case m&fs.ModeCharDevice != 0:
@@ -134,7 +137,7 @@ func describe(m fs.FileMode) string {
 	case m&fs.ModeSocket != 0:
 		return "a socket"
 	}
-	return m.Type().String()
+	return "not a regular file"
 }
 
 // Size formats a byte count the way the limits are documented: 64 KiB,
