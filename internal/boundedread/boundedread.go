@@ -61,7 +61,7 @@ func (e *Error) Msg() string {
 	case errors.Is(e.Err, ErrTooLarge):
 		return fmt.Sprintf("%s larger than %s (the limit for a %s)", e.Kind.Name, Size(e.Kind.Limit), e.Kind.Name)
 	case errors.Is(e.Err, ErrNotRegular):
-		return fmt.Sprintf("%s: %v (a device, FIFO or directory is never read as a %s)", e.Kind.Name, e.Err, e.Kind.Name)
+		return fmt.Sprintf("%s: %v", e.Kind.Name, e.Err)
 	}
 	return fmt.Sprintf("cannot read %s: %v", e.Kind.Name, e.Err)
 }
