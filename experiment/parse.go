@@ -4,13 +4,13 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
 )
 
@@ -20,7 +20,7 @@ type Error = strictyaml.Error
 
 // Load reads and parses an experiment file (see Parse).
 func Load(path string, params map[string]string) (*Experiment, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedread.File(path, boundedread.Experiment)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 )
 
 // preflight checks every endpoint before anything is applied: the gateway
@@ -117,7 +118,7 @@ func (r *runner) errCheck(name, expected, observed string, err error, start time
 // checks are the preflight, every probe and the rollback.
 func (r *runner) journal(out *Outcome) *history.Results {
 	res := harness.NewResults(nil)
-	res.Target = r.e.Deployment.Gateway
+	res.Target = redact.Text(r.e.Deployment.Gateway)
 	res.Interrupted = out.Status == StatusInterrupted
 	if out.Status == StatusHeld && !out.RollbackFailed {
 		r.rec.Pass()

@@ -13,6 +13,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	ctlapi "github.com/vmcp-chaos/vmcp-chaos/faults/control"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 )
 
 type validator struct {
@@ -119,9 +120,11 @@ func (v *validator) env(field, name string) error {
 	if name == "" {
 		return nil
 	}
-	if os.Getenv(name) == "" {
-		return v.errf(field, "environment variable %s is not set (secrets come from the environment, never from the file)", name)
+	val := os.Getenv(name)
+	if strings.TrimSpace(val) == "" {
+		return v.errf(field, "environment variable %s is not set or blank (secrets come from the environment, never from the file)", name)
 	}
+	redact.Secret(val) // never printed nor written
 	return nil
 }
 

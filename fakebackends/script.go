@@ -2,13 +2,11 @@ package fakebackends
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
 	"go.yaml.in/yaml/v3"
 )
@@ -24,13 +22,9 @@ type ScriptError = strictyaml.Error
 // LoadScript reads and parses the script file at path (see ParseScript).
 // Errors name path as the file.
 func LoadScript(path string) (*Script, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedread.File(path, boundedread.Script)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, &ScriptError{File: path, Msg: "cannot read script: " + err.Error()}
+		return nil, &ScriptError{File: path, Msg: err.(*boundedread.Error).Msg()}
 	}
 	return ParseScript(data, path)
 }

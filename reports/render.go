@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
 )
 
 // Input is one results document (a suite run, a `chaos run`, an
@@ -167,7 +167,7 @@ func Load(paths ...string) ([]Input, error) {
 		base[filepath.Base(p)]++
 	}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := boundedread.File(p, boundedread.Results)
 		if err != nil {
 			return nil, err
 		}

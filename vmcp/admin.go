@@ -7,13 +7,13 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"net/url"
 	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/access"
 )
 
@@ -84,18 +84,8 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 }
 
 // redactURL hides the user information (user:password@) of a backend URL
-// shown by the admin endpoints.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	if u.User == nil {
-		return raw
-	}
-	u.User = url.User("REDACTED")
-	return u.String()
-}
+// shown by the admin endpoints (redact.Text, the CLI's one redaction).
+func redactURL(raw string) string { return redact.Text(raw) }
 
 // Status is the JSON of GET /status.
 type Status struct {

@@ -91,7 +91,7 @@ func TestStatusRedactsURLCredentials(t *testing.T) {
 	if strings.Contains(string(raw), "s3cret-pw") || strings.Contains(string(raw), "alice") {
 		t.Fatalf("/status shows the credentials: %s", raw)
 	}
-	if len(st.Backends) != 1 || !strings.Contains(st.Backends[0].URL, "REDACTED@") {
+	if len(st.Backends) != 1 || !strings.Contains(st.Backends[0].URL, "[redacted]@") {
 		t.Fatalf("backend URL = %+v, want the user information replaced", st.Backends)
 	}
 }

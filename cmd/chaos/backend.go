@@ -74,8 +74,8 @@ nobody renews it the faults are cleared.`,
 			if err := script.Validate(); err != nil {
 				return usageError(fmt.Errorf("backend: %w", err)) // a bad --listen or --admin
 			}
-			if leaseTTL > maxTTL {
-				return usageError(fmt.Errorf("backend: --lease-ttl %s, --max-lease-ttl %s: want 0 < lease-ttl <= max-lease-ttl", leaseTTL, maxTTL))
+			if err := checkLease("backend", leaseTTL, maxTTL); err != nil {
+				return err
 			}
 			adminToken, err = resolveSecret("admin-token", adminToken, "admin-token-file", adminTokenFile, "CHAOS_ADMIN_TOKEN")
 			if err != nil {
@@ -90,7 +90,7 @@ nobody renews it the faults are cleared.`,
 				fakebackends.WithAdminToken(adminToken),
 				fakebackends.WithToken(token),
 				fakebackends.WithLease(leaseTTL, maxTTL),
-				fakebackends.WithLogger(newLogger(os.Stderr, verbose, slog.LevelInfo)),
+				fakebackends.WithLogger(newLogger(stderr, verbose, slog.LevelInfo)),
 			}
 			if allowNetwork {
 				opts = append(opts, fakebackends.WithAllowNetwork())
@@ -151,7 +151,7 @@ func runHTTPBackend(ctx context.Context, script *fakebackends.Script, opts []fak
 
 func runStdioBackend(ctx context.Context, script *fakebackends.Script, opts []fakebackends.Option) error {
 	opts = append(opts, fakebackends.WithOnReady(func(adminURL string) {
-		_ = json.NewEncoder(os.Stderr).Encode(fakebackends.ReadyLine{Name: script.Name, Transport: string(fakebackends.TransportStdio),
+		_ = json.NewEncoder(stderr).Encode(fakebackends.ReadyLine{Name: script.Name, Transport: string(fakebackends.TransportStdio),
 			Protocol: string(fakebackends.ProtocolLegacy), Admin: adminURL, PID: os.Getpid()})
 	}))
 	err := fakebackends.ServeStdio(ctx, script, os.Stdin, os.Stdout, opts...)

@@ -140,6 +140,14 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	if err := checkBenchFaultFlags(o); err != nil {
 		return err
 	}
+	if o.out != "" {
+		if err := checkOutPath("out", o.out, append([]string{o.target.ConfigTemplate}, o.profiles...)...); err != nil {
+			return err
+		}
+	}
+	if len(o.revisions) == 0 {
+		return usage("--revision: want legacy, modern or both")
+	}
 	var revs []history.Revision
 	for _, r := range o.revisions {
 		switch rev := history.Revision(strings.TrimSpace(r)); rev {
@@ -246,9 +254,19 @@ func benchTargets(o benchOptions) ([]targets.Target, error) {
 	return out, nil
 }
 
+// Bounds of the scale figures: at most 8 session counts, and at most 30
+// minutes of scale load in all (each count runs --scale-duration).
+const (
+	maxScaleCounts = 8
+	maxScaleLoad   = 30 * time.Minute
+)
+
 // checkBenchFaultFlags checks the flags of the error, stall and scale
 // figures.
 func checkBenchFaultFlags(o benchOptions) error {
+	if len(o.cfg.Steps) == 0 {
+		return usage("--steps: want some of %s", strings.Join(bench.StepNames, ", "))
+	}
 	for _, s := range o.cfg.Steps {
 		if !slices.Contains(bench.StepNames, s) {
 			return usage("--steps %q: want some of %s", s, strings.Join(bench.StepNames, ", "))
@@ -270,10 +288,19 @@ func checkBenchFaultFlags(o benchOptions) error {
 	case o.cfg.CrashEvery < 50*time.Millisecond || o.cfg.CrashEvery > 10*time.Minute:
 		return usage("--crash-every %v: want 50ms..10m", o.cfg.CrashEvery)
 	}
-	for _, n := range o.cfg.ScaleSessions {
+	if n := len(o.cfg.ScaleSessions); n == 0 || n > maxScaleCounts {
+		return usage("--scale-sessions: %d counts: want 1 to %d", n, maxScaleCounts)
+	}
+	for i, n := range o.cfg.ScaleSessions {
 		if n < 1 || n > 20000 {
 			return usage("--scale-sessions %d: want 1..20000 each", n)
 		}
+		if slices.Contains(o.cfg.ScaleSessions[:i], n) {
+			return usage("--scale-sessions %d: given twice", n)
+		}
+	}
+	if total := time.Duration(len(o.cfg.ScaleSessions)) * o.cfg.ScaleDuration; total > maxScaleLoad {
+		return usage("--scale-sessions (%d counts) × --scale-duration %v = %v of load: want at most %v", len(o.cfg.ScaleSessions), o.cfg.ScaleDuration, total, maxScaleLoad)
 	}
 	return nil
 }

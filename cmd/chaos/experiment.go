@@ -13,6 +13,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/experiment"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 )
 
 func newExperimentCmd() *cobra.Command {
@@ -94,12 +95,17 @@ endpoint unreachable before any fault, a fault refused, a lease lost,
 safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if dryRun && !cmd.Flags().Changed("journal") {
+				journal = "" // a dry run writes nothing unless asked to
+			}
+			if journal != "" {
+				if err := checkOutPath("journal", journal, args[0]); err != nil {
+					return err
+				}
+			}
 			e, err := loadExperiment(args[0], params)
 			if err != nil {
 				return err
-			}
-			if dryRun && !cmd.Flags().Changed("journal") {
-				journal = "" // a dry run writes nothing unless asked to
 			}
 			if !dryRun {
 				sweepBefore(cmd, "chaos experiment run")
@@ -189,12 +195,26 @@ flags or the output exists (use --force).`,
 			if err := checkHTTPURL("gateway", o.Gateway); err != nil {
 				return err
 			}
+			if o.Protocol != "legacy" && o.Protocol != "modern" {
+				return usageError(fmt.Errorf("experiment init: --protocol %q: want legacy or modern", o.Protocol))
+			}
+			if o.AuthEnv != "" {
+				if strings.TrimSpace(os.Getenv(o.AuthEnv)) == "" {
+					return usageError(fmt.Errorf("experiment init: --auth-env %s: the environment variable is not set or blank", o.AuthEnv))
+				}
+				redact.Secret(os.Getenv(o.AuthEnv))
+			}
 			var err error
 			if o.Controls, err = parsePairs("control", "NAME=URL", controls, true); err != nil {
 				return usageError(err)
 			}
 			for name, u := range o.Controls {
 				if err := checkHTTPURL("control "+name, u); err != nil {
+					return err
+				}
+			}
+			if out != "-" {
+				if err := checkOutPath("out", out); err != nil {
 					return err
 				}
 			}
@@ -207,6 +227,7 @@ flags or the output exists (use --force).`,
 			if err != nil {
 				return err
 			}
+			text = redact.Text(text) // a --gateway with user:password@ included
 			if out == "-" {
 				_, err = fmt.Fprint(cmd.OutOrStdout(), text)
 				return err

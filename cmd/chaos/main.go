@@ -13,6 +13,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes/containers"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 )
 
 func main() {
@@ -27,12 +28,25 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	err := newRootCmd().ExecuteContext(ctx)
+	root := newRootCmd()
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "chaos:", err)
+		fmt.Fprintln(stderr, "chaos:", err)
 	}
+	_, _ = stdout.Flush(), stderr.Flush()
 	os.Exit(exitStatus(err, ctx.Err() != nil))
 }
+
+// stdout and stderr are every command's output: credentials (URL user
+// information, tokens, registered secrets) never reach them (package
+// redact). Only the MCP protocol of chaos backend --stdio goes to
+// os.Stdout as it is.
+var (
+	stdout = redact.NewWriter(os.Stdout)
+	stderr = redact.NewWriter(os.Stderr)
+)
 
 // exitStatus is the process's exit status: 130 once a signal arrived,
 // whatever the command returned (a server that stopped cleanly, or a
@@ -74,6 +88,15 @@ func newRootCmd() *cobra.Command {
 	root.SetVersionTemplate(history.Version().Long())
 	root.AddCommand(newProfileCmd(), newBackendCmd(), newVMCPCmd(), newRunCmd(),
 		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd(), newVersionCmd(), newCleanCmd())
+	// cobra's completion command only prints its help when not given a
+	// shell: runnable, it refuses an unknown one (chaos completion bogus,
+	// exit 2) instead.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
 	withUsageExits(root)
 	return root
 }

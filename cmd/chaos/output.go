@@ -20,6 +20,18 @@ func (o runOptions) checkOutput() error {
 	if o.quiet && o.verbose {
 		return fmt.Errorf("run: --quiet and --verbose contradict each other")
 	}
+	inputs := []string{o.target.Profile, o.target.ConfigTemplate}
+	if o.out != "" { // --out "": no results file
+		if err := checkOutPath("out", o.out, inputs...); err != nil {
+			return err
+		}
+	}
+	if html := o.htmlPath(); html != "" {
+		if err := checkOutPath("html", html, inputs...); err != nil {
+			return err
+		}
+		return checkDistinct("out", o.out, "html", html)
+	}
 	return nil
 }
 

@@ -73,8 +73,8 @@ gateway did not start, or the suggestion does not load), 2 the profile is
 bad (or the arguments are), 130 interrupted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if timeout <= 0 {
-				return usageError(fmt.Errorf("profile check: --timeout %s: want a duration > 0, such as 2m", timeout))
+			if timeout < time.Second || timeout > time.Hour {
+				return usageError(fmt.Errorf("profile check: --timeout %s: want 1s to 1h, such as 2m", timeout))
 			}
 			sweepBefore(cmd, "chaos profile check")
 			if suggest && !cmd.Flags().Changed("timeout") {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -66,6 +65,18 @@ SIGINT or SIGTERM clears the faults and stops.`,
 			if opts.Upstream == "" {
 				return usageError(errors.New("proxy: --upstream is required"))
 			}
+			if err := checkUpstreamURL("upstream", opts.Upstream); err != nil {
+				return err
+			}
+			if err := checkListenAddr("listen", opts.Listen); err != nil {
+				return err
+			}
+			if err := checkListenAddr("admin", opts.Admin); err != nil {
+				return err
+			}
+			if err := checkLease("proxy", leaseTTL, maxTTL); err != nil {
+				return err
+			}
 			tok, err := resolveSecret("admin-token", opts.AdminToken, "admin-token-file", adminTokenFile, "CHAOS_ADMIN_TOKEN")
 			if err != nil {
 				return err
@@ -73,9 +84,6 @@ SIGINT or SIGTERM clears the faults and stops.`,
 			opts.AdminToken = tok
 			if opts.Token, err = resolveSecret("token", opts.Token, "token-file", tokenFile, "VMCP_CHAOS_TOKEN"); err != nil {
 				return err
-			}
-			if leaseTTL <= 0 || maxTTL <= 0 || leaseTTL > maxTTL {
-				return usageError(fmt.Errorf("proxy: --lease-ttl %s, --max-lease-ttl %s: want 0 < lease-ttl <= max-lease-ttl", leaseTTL, maxTTL))
 			}
 			opts.LeaseTTL, opts.MaxLeaseTTL = leaseTTL, maxTTL
 			opts.Logger = newLogger(cmd.ErrOrStderr(), verbose, slog.LevelDebug)

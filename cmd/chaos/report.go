@@ -54,6 +54,9 @@ the exit status is then 1.
 ` + exitHelp,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutPath("out", out, args...); err != nil {
+				return err
+			}
 			in, err := reports.Load(args...)
 			if err != nil {
 				return usageError(fmt.Errorf("report: %w", err))

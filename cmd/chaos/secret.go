@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
-)
 
-// maxSecretFile bounds a token file: a token is short.
-const maxSecretFile = 64 << 10
+	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
+)
 
 // resolveSecret picks a secret from, in order, a flag value, a file (its
 // content with surrounding whitespace trimmed) or an environment variable.
@@ -20,10 +19,10 @@ func resolveSecret(flagName, flagValue, fileFlag, file, envName string) (string,
 		return "", usageError(fmt.Errorf("give either --%s or --%s, not both", flagName, fileFlag))
 	}
 	if flagValue != "" {
-		return flagValue, nil
+		return checkToken("--"+flagName, flagValue)
 	}
 	if file != "" {
-		data, err := readSmallFile(file)
+		data, err := boundedread.File(file, boundedread.Token)
 		if err != nil {
 			return "", usageError(fmt.Errorf("--%s: %w", fileFlag, err))
 		}
@@ -31,23 +30,24 @@ func resolveSecret(flagName, flagValue, fileFlag, file, envName string) (string,
 		if tok == "" {
 			return "", usageError(fmt.Errorf("--%s: %s is empty", fileFlag, file))
 		}
-		return tok, nil
+		return checkToken("--"+fileFlag+" "+file, tok)
 	}
-	return os.Getenv(envName), nil
+	if v := os.Getenv(envName); v != "" { // set but empty: no token, as unset
+		return checkToken("$"+envName, v)
+	}
+	return "", nil
 }
 
-func readSmallFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// checkToken refuses a token that is blank or holds a control character
+// (it could never be sent in an Authorization header as given) and
+// registers it for redaction.
+func checkToken(from, tok string) (string, error) {
+	if strings.TrimSpace(tok) == "" {
+		return "", usageError(fmt.Errorf("%s is empty or blank: give a token", from))
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
-	if err != nil {
-		return nil, err
+	if i := strings.IndexFunc(tok, func(r rune) bool { return r < ' ' || r == 0x7f }); i >= 0 {
+		return "", usageError(fmt.Errorf("%s holds a control character at byte %d: give a token on one line", from, i))
 	}
-	if len(data) > maxSecretFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes; it should hold only the token", path, maxSecretFile)
-	}
-	return data, nil
+	redact.Secret(tok)
+	return tok, nil
 }

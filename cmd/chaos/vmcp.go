@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/access"
 )
@@ -52,11 +53,20 @@ the time it serves until SIGINT/SIGTERM, e.g. under chaos bench:
 			if configPath == "" {
 				return usageError(errors.New("vmcp: --config is required"))
 			}
+			if err := checkListenAddr("listen", listen); err != nil {
+				return err
+			}
+			if cpuProfile != "" {
+				if err := checkOutPath("cpuprofile", cpuProfile, configPath); err != nil {
+					return err
+				}
+			}
 			cfg, err := vmcp.LoadConfig(configPath)
 			if err != nil {
 				return usageError(err)
 			}
-			g, err := vmcp.New(cfg, vmcp.WithLogger(newLogger(os.Stderr, verbose, slog.LevelInfo)))
+			redact.Secret(cfg.IncomingAuth.Token) // never printed
+			g, err := vmcp.New(cfg, vmcp.WithLogger(newLogger(stderr, verbose, slog.LevelInfo)))
 			if err != nil {
 				return err
 			}

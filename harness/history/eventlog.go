@@ -3,6 +3,7 @@ package history
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 	"io"
 	"path/filepath"
 	"slices"
@@ -102,7 +103,14 @@ func (r *Results) WriteSplit(path string) error {
 		s.Events = nonNil(s.Events)
 	}
 	logPath := EventsPath(path)
-	if err := atomicfile.Write(logPath, func(w io.Writer) error { return json.NewEncoder(w).Encode(log) }); err != nil {
+	// Credentials never reach the event log either (redact.Text keeps JSON valid).
+	if err := atomicfile.Write(logPath, func(w io.Writer) error {
+		rw := redact.NewWriter(w)
+		if err := json.NewEncoder(rw).Encode(log); err != nil {
+			return err
+		}
+		return rw.Flush()
+	}); err != nil {
 		return fmt.Errorf("harness: write the event log: %w", err)
 	}
 	// The findings are built from every event, before the bound.

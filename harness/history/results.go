@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 )
 
 // SchemaVersion is the version of the JSON results format. It changes when
@@ -203,11 +204,16 @@ func (r *Results) WriteJSON(w io.Writer) error {
 	return r.encode(w)
 }
 
-// encode writes the results as they are, indented.
+// encode writes the results as they are, indented. Credentials never
+// reach a results file (redact.Text keeps JSON valid).
 func (r *Results) encode(w io.Writer) error {
-	enc := json.NewEncoder(w)
+	rw := redact.NewWriter(w)
+	enc := json.NewEncoder(rw)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	if err := enc.Encode(r); err != nil {
+		return err
+	}
+	return rw.Flush()
 }
 
 // WriteFile writes the results to path (see WriteJSON).

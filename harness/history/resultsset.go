@@ -3,8 +3,10 @@ package history
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"time"
+
+	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 )
 
 // ResultsSet is one JSON document holding several runs side by side: the
@@ -50,20 +52,16 @@ func (s *ResultsSet) WriteJSON(w io.Writer) error {
 			r.Capabilities = []string{}
 		}
 	}
-	enc := json.NewEncoder(w)
+	rw := redact.NewWriter(w) // as Results.WriteJSON
+	enc := json.NewEncoder(rw)
 	enc.SetIndent("", "  ")
-	return enc.Encode(s)
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	return rw.Flush()
 }
 
 // WriteFile writes the set to path (see WriteJSON).
 func (s *ResultsSet) WriteFile(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := s.WriteJSON(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Write(path, s.WriteJSON) // whole or not at all, as Results.WriteFile
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
 )
 
@@ -128,9 +128,9 @@ type ProfileError = strictyaml.Error
 // LoadProfile reads and validates a target profile. Every error is a
 // *ProfileError naming file, line and field.
 func LoadProfile(path string) (*Profile, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedread.File(path, boundedread.Profile)
 	if err != nil {
-		return nil, &ProfileError{File: path, Msg: err.Error()}
+		return nil, &ProfileError{File: path, Msg: err.(*boundedread.Error).Msg()}
 	}
 	return ParseProfile(data, path)
 }
@@ -174,6 +174,9 @@ var (
 )
 
 func (p *Profile) validate() error {
+	if err := p.validateBounds(); err != nil {
+		return err
+	}
 	if strings.TrimSpace(p.Name) == "" {
 		return p.errf("name", "required: the gateway's name in results and reports")
 	}
@@ -264,7 +267,7 @@ func (p *Profile) loadConfigTemplate() error {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(filepath.Dir(p.File), path)
 		}
-		data, err := os.ReadFile(path)
+		data, err := boundedread.File(path, boundedread.ConfigTemplate)
 		if err != nil {
 			return p.errf("configTemplate", "%v", err)
 		}

@@ -3,7 +3,6 @@ package targets
 import (
 	"cmp"
 	"fmt"
-	"os"
 )
 
 // ProfileEnv is the path of a target profile for the Ginkgo suite
@@ -34,11 +33,11 @@ func (c TargetConfig) profileTarget(chaosBinary func() (string, error)) (Target,
 		return nil, err
 	}
 	if c.ConfigTemplate != "" {
-		data, err := os.ReadFile(c.ConfigTemplate)
+		text, err := readConfigTemplateFlag(c.ConfigTemplate)
 		if err != nil {
-			return nil, fmt.Errorf("--config-template ($%s): %w", ConfigTemplateEnv, err)
+			return nil, err
 		}
-		e.ConfigTemplate = string(data)
+		e.ConfigTemplate = text
 	}
 	e.ReadyURL = cmp.Or(c.ReadyURL, e.ReadyURL)
 	e.MCPPath = cmp.Or(c.MCPPath, e.MCPPath)

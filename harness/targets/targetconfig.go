@@ -108,6 +108,9 @@ func (c TargetConfig) NeedsChaosBinary() bool {
 // default exec command (`chaos vmcp`); it is called only then. Errors name
 // the flag (and its environment variable) at fault.
 func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error) {
+	if err := c.checkExecFlags(); err != nil {
+		return nil, err
+	}
 	if c.Profile != "" {
 		return c.profileTarget(chaosBinary)
 	}
@@ -131,11 +134,11 @@ func (c TargetConfig) Target(chaosBinary func() (string, error)) (Target, error)
 	}
 	e := Exec{MCPPath: c.MCPPath, ReadyURL: c.ReadyURL, Caps: caps, ToolNames: c.ToolNamePattern, Image: c.Image}
 	if c.ConfigTemplate != "" {
-		data, err := os.ReadFile(c.ConfigTemplate)
+		text, err := readConfigTemplateFlag(c.ConfigTemplate)
 		if err != nil {
-			return nil, fmt.Errorf("--config-template ($%s): %w", ConfigTemplateEnv, err)
+			return nil, err
 		}
-		e.ConfigTemplate = string(data)
+		e.ConfigTemplate = text
 	}
 	if strings.TrimSpace(c.GatewayCmd) == "" {
 		bin, err := chaosBinary()

@@ -83,7 +83,8 @@ func TestTokenFile(t *testing.T) {
 	}
 	for _, tc := range []struct{ src, want string }{
 		{"incomingAuth: {type: bearer, tokenFile: empty}\n", "incomingAuth.tokenFile: " + filepath.Join(dir, "empty") + " is empty"},
-		{"incomingAuth: {type: bearer, tokenFile: nope}\n", "incomingAuth.tokenFile: read token:"},
+		{"incomingAuth: {type: bearer, tokenFile: nope}\n", "incomingAuth.tokenFile: " + filepath.Join(dir, "nope") + ": cannot read token file: no such file"},
+		{"incomingAuth: {type: bearer, tokenFile: /dev/zero}\n", "incomingAuth.tokenFile: /dev/zero: token file: not a regular file (a character device)"},
 		{"incomingAuth: {type: bearer, tokenFile: tok, tokenEnv: T}\n", "incomingAuth: give tokenEnv or tokenFile, not both"},
 		{"incomingAuth: {type: anonymous, tokenFile: tok}\n", "incomingAuth: only bearer auth takes a token"},
 	} {

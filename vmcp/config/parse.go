@@ -8,14 +8,15 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/strictyaml"
 )
 
 // Load reads and parses the configuration file at path.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedread.File(path, boundedread.Config)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, err
 	}
 	return Parse(data, path)
 }

@@ -2,14 +2,11 @@ package config
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
-)
 
-// maxTokenFile bounds a token file: it holds one token.
-const maxTokenFile = 64 << 10
+	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
+)
 
 // readTokenFile reads a bearer token from path (relative to the directory of
 // the configuration file configFile, when that is named), trimmed of
@@ -18,17 +15,9 @@ func readTokenFile(configFile, path string) (string, error) {
 	if !filepath.IsAbs(path) && configFile != "" {
 		path = filepath.Join(filepath.Dir(configFile), path)
 	}
-	f, err := os.Open(path)
+	data, err := boundedread.File(path, boundedread.Token)
 	if err != nil {
-		return "", fmt.Errorf("read token: %v", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
-	if err != nil {
-		return "", fmt.Errorf("read token: %v", err)
-	}
-	if len(data) > maxTokenFile {
-		return "", fmt.Errorf("%s is larger than %d bytes; it should hold only the token", path, maxTokenFile)
+		return "", err
 	}
 	tok := strings.TrimSpace(string(data))
 	if tok == "" {
