@@ -73,7 +73,8 @@ func newRootCmd() *cobra.Command {
 	root.Flags().BoolP("version", "v", false, "print the harness version (as chaos version)")
 	root.SetVersionTemplate(history.Version().Long())
 	root.AddCommand(newProfileCmd(), newBackendCmd(), newVMCPCmd(), newRunCmd(),
-		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd(), newVersionCmd(), newCleanCmd())
+		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd(), newVersionCmd(), newCleanCmd(),
+		newKubeCmd())
 	withUsageExits(root)
 	return root
 }
