@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -39,7 +38,7 @@ func (k *kubeFlags) register(cmd *cobra.Command) {
 }
 
 // client checks the flags and connects.
-func (k *kubeFlags) client() (kubernetes.Interface, error) {
+func (k *kubeFlags) client() (inject.Client, error) {
 	if k.namespace == "" || k.service == "" {
 		return nil, usageError(errors.New("kube: --namespace and --service are required"))
 	}
@@ -47,9 +46,9 @@ func (k *kubeFlags) client() (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := inject.NewClient(cfg)
 	if err != nil {
-		return nil, usageError(fmt.Errorf("kube: %w", err))
+		return nil, usageError(err)
 	}
 	return cs, nil
 }
@@ -84,9 +83,9 @@ func writeKubeSkeleton(cmd *cobra.Command, target, kubeconfig, out string, force
 	if err != nil {
 		return err
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := discover.NewClient(cfg)
 	if err != nil {
-		return usageError(fmt.Errorf("kube: %w", err))
+		return usageError(err)
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {

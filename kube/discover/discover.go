@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 )
 
 // Group is toolhive's API group.
@@ -53,7 +52,7 @@ type VirtualMCP struct {
 // Discover reads the VirtualMCPServer ns/name and its backends: the
 // MCPServers whose spec.groupRef names its group, and those the MCPGroup's
 // status.servers lists.
-func Discover(ctx context.Context, dyn dynamic.Interface, cs kubernetes.Interface, ns, name string) (*VirtualMCP, error) {
+func Discover(ctx context.Context, dyn dynamic.Interface, cs Client, ns, name string) (*VirtualMCP, error) {
 	served, err := servedVersions(cs)
 	if err != nil {
 		return nil, err
@@ -122,7 +121,7 @@ func ServiceName(server string) string { return "mcp-" + server + "-proxy" }
 
 // servedVersions maps each of toolhive's resources the cluster serves to
 // the preferred version it is served in.
-func servedVersions(cs kubernetes.Interface) (map[string]string, error) {
+func servedVersions(cs Client) (map[string]string, error) {
 	served := map[string]string{}
 	for _, v := range slices.Backward(versions) {
 		list, err := cs.Discovery().ServerResourcesForGroupVersion(Group + "/" + v)

@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/vmcp-chaos/vmcp-chaos/proxy"
 )
@@ -50,7 +49,7 @@ type Injection struct {
 // objects, and switches the Service's selector to the proxy's pods last.
 // On any error what was created is removed again and the Service is left
 // as it was.
-func Inject(ctx context.Context, cs kubernetes.Interface, spec Spec) (*Injection, error) {
+func Inject(ctx context.Context, cs Client, spec Spec) (*Injection, error) {
 	n, err := NamesFor(spec.Service)
 	if err != nil {
 		return nil, err
@@ -128,7 +127,7 @@ func checkProxyable(svc *corev1.Service, n Names) (*Injection, error) {
 
 // create makes the objects owned by the anchor, then switches the
 // Service's selector to the proxy's pods.
-func create(ctx context.Context, cs kubernetes.Interface, n Names, anchor *corev1.ConfigMap, spec Spec, port int32, svc *corev1.Service) error {
+func create(ctx context.Context, cs Client, n Names, anchor *corev1.ConfigMap, spec Spec, port int32, svc *corev1.Service) error {
 	ns := anchor.Namespace
 	wrap := func(kind string, err error) error {
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // KeepAlive renews the injection's Lease every third of its duration
@@ -15,7 +14,7 @@ import (
 // Lease is gone (healed by someone else, or expired and restored by the
 // proxy) or could not be renewed for a whole duration: the injection is
 // then, or is about to be, taken out by the proxy.
-func KeepAlive(ctx context.Context, cs kubernetes.Interface, ns string, n Names, duration time.Duration) error {
+func KeepAlive(ctx context.Context, cs Client, ns string, n Names, duration time.Duration) error {
 	t := time.NewTicker(duration / 3)
 	defer t.Stop()
 	lastOK := time.Now()
@@ -40,7 +39,7 @@ func KeepAlive(ctx context.Context, cs kubernetes.Interface, ns string, n Names,
 }
 
 // renew sets the Lease's renew time to now.
-func renew(ctx context.Context, cs kubernetes.Interface, ns string, n Names) error {
+func renew(ctx context.Context, cs Client, ns string, n Names) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	l, err := cs.CoordinationV1().Leases(ns).Get(ctx, n.Injection, metav1.GetOptions{})
@@ -58,7 +57,7 @@ func renew(ctx context.Context, cs kubernetes.Interface, ns string, n Names) err
 // proxy measures on its own clock from the moment it saw a renewal
 // (as leader election does), so clocks that disagree between the CLI's
 // machine and the cluster do not matter. It reads the Lease every poll.
-func WaitExpired(ctx context.Context, cs kubernetes.Interface, ns string, n Names, poll time.Duration) error {
+func WaitExpired(ctx context.Context, cs Client, ns string, n Names, poll time.Duration) error {
 	var (
 		lastRenew time.Time
 		seen      = time.Now()

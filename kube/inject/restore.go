@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
@@ -23,7 +22,7 @@ import (
 // permissions and go on: it leaves them to the garbage collector), and the
 // anchor last. What is gone already is skipped, so Restore may be repeated; it
 // goes on after an error and returns them all.
-func Restore(ctx context.Context, cs kubernetes.Interface, ns, service string, withRBAC bool) error {
+func Restore(ctx context.Context, cs Client, ns, service string, withRBAC bool) error {
 	n, err := NamesFor(service)
 	if err != nil {
 		return err
@@ -63,7 +62,7 @@ func Restore(ctx context.Context, cs kubernetes.Interface, ns, service string, w
 
 // restoreService puts back the selector and annotations saved in anchor,
 // if the Service still carries the injection's annotation.
-func restoreService(ctx context.Context, cs kubernetes.Interface, ns string, n Names, anchor *corev1.ConfigMap) error {
+func restoreService(ctx context.Context, cs Client, ns string, n Names, anchor *corev1.ConfigMap) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		svc, err := cs.CoreV1().Services(ns).Get(ctx, n.Service, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
