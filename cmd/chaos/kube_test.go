@@ -17,6 +17,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/kube/controlplane"
@@ -185,4 +188,54 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestExperimentInitKube: chaos experiment init --kube NS/NAME reads a
+// VirtualMCPServer (toolhive's CRDs installed in a real API server) and
+// writes a skeleton that chaos experiment validate accepts; a bad --kube
+// is a usage error, a missing VirtualMCPServer a failure.
+func TestExperimentInitKube(t *testing.T) {
+	p := kubetest.Start(t, controlplane.Options{CRDDirs: []string{"../../kube/discover/testdata/toolhive"}})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	injecttest.Backend(ctx, t, p.Clientset, "tools", "mcp-fetch-proxy")
+	dyn, err := dynamic.NewForConfig(p.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []struct{ resource, kind, name string }{{"mcpgroups", "MCPGroup", "team"}, {"mcpservers", "MCPServer", "fetch"}, {"virtualmcpservers", "VirtualMCPServer", "gw"}} {
+		version, spec := "v1beta1", map[string]any{"groupRef": map[string]any{"name": "team"}, "image": "fetch:1"}
+		switch o.kind {
+		case "MCPGroup":
+			version, spec = "v1alpha1", map[string]any{}
+		case "VirtualMCPServer":
+			delete(spec, "image")
+		}
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "toolhive.stacklok.dev/" + version, "kind": o.kind,
+			"metadata": map[string]any{"name": o.name, "namespace": "tools"}, "spec": spec}}
+		gvr := schema.GroupVersionResource{Group: "toolhive.stacklok.dev", Version: version, Resource: o.resource}
+		if _, err := dyn.Resource(gvr).Namespace("tools").Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s: %v", o.kind, err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "skeleton.yaml")
+	if b, err := runChaos(t, "experiment", "init", "--kube", "tools/gw", "--kubeconfig", p.Kubeconfig, "-o", out); err != nil {
+		t.Fatalf("experiment init --kube: %v\n%s", err, b)
+	}
+	text, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "chaos kube inject -n tools --service mcp-fetch-proxy") {
+		t.Fatalf("the skeleton does not name the backend's Service:\n%s", text)
+	}
+	if b, err := runChaos(t, "experiment", "validate", out); err != nil {
+		t.Fatalf("the skeleton does not validate: %v\n%s\n%s", err, b, text)
+	}
+	if b, err := runChaos(t, "experiment", "init", "--kube", "gw", "-o", "-"); exitCodeOf(err) != exitUsage || !strings.Contains(string(b), "NAMESPACE/NAME") {
+		t.Errorf("--kube gw: %v, want exit 2 naming NAMESPACE/NAME\n%s", err, b)
+	}
+	if b, err := runChaos(t, "experiment", "init", "--kube", "tools/nope", "--kubeconfig", p.Kubeconfig, "-o", "-"); exitCodeOf(err) != exitFailed || !strings.Contains(string(b), "not found") {
+		t.Errorf("a missing VirtualMCPServer: %v, want exit 1 saying not found\n%s", err, b)
+	}
 }

@@ -1,7 +1,7 @@
 // Package controlplane builds and runs a real Kubernetes control plane
 // (kube-apiserver and etcd, no kubelet, no controller manager) for the
 // tests of the kube packages: the binaries are built from the Go module
-// proxy into the user's cache (BuildAssets), and started by
+// proxy into the user's cache (kube/assets), and started by
 // controller-runtime's envtest on 127.0.0.1 (Start). Pods are accepted but
 // never run, and no garbage collector deletes owned objects.
 package controlplane
@@ -58,7 +58,7 @@ type Plane struct {
 const startTimeout = 2 * time.Minute
 
 // Start starts etcd and kube-apiserver from the binaries in assets (see
-// BuildAssets) and installs opts.CRDDirs. The processes write into a
+// kube/assets) and installs opts.CRDDirs. The processes write into a
 // directory named for this process, so a run killed before Stop leaves
 // processes and a directory that Sweep (called here first) removes.
 func Start(assets string, opts Options) (*Plane, error) {

@@ -2,8 +2,9 @@
 // VirtualMCPServer, the MCPGroup it aggregates, the MCPServers of that
 // group and the Services they run behind; and writes an experiment
 // skeleton from it (Skeleton). It reads toolhive's objects as
-// unstructured data (no dependency on toolhive's Go module): the fields
-// it relies on are listed in kube/discover/testdata/README.md.
+// unstructured data (no dependency on toolhive's Go module); the fields it
+// relies on are those the test CRDs (testdata/toolhive) type, each file
+// naming its source in toolhive.
 package discover
 
 import (

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
+	"github.com/vmcp-chaos/vmcp-chaos/kube/assets"
 	"github.com/vmcp-chaos/vmcp-chaos/kube/controlplane"
 )
 
@@ -31,11 +32,11 @@ func Assets(t testing.TB) string {
 	if root == "" {
 		unavailable(t, "no source tree (go.mod) above the working directory: the control plane is built from kube/build")
 	}
-	dir, err := controlplane.AssetsDir(root)
+	dir, err := assets.Dir(root)
 	if err != nil {
 		unavailable(t, err.Error())
 	}
-	if controlplane.Built(dir) {
+	if assets.Built(dir) {
 		return dir
 	}
 	ctx := context.Background()
@@ -50,7 +51,7 @@ func Assets(t testing.TB) string {
 	}
 	var log bytes.Buffer
 	t.Logf("building kube-apiserver and etcd into %s (once per machine; 10-20 min cold)", dir)
-	if _, err := controlplane.BuildAssets(ctx, root, &log); err != nil {
+	if _, err := assets.Build(ctx, root, &log); err != nil {
 		unavailable(t, "cannot build the control plane: %v\n%s", err, tail(log.String()))
 	}
 	return dir

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
-	"github.com/vmcp-chaos/vmcp-chaos/kube/controlplane"
+	"github.com/vmcp-chaos/vmcp-chaos/kube/assets"
 )
 
 func main() {
@@ -25,7 +25,7 @@ func main() {
 		os.Exit(2)
 	}
 	start := time.Now()
-	dir, err := controlplane.BuildAssets(ctx, root, os.Stderr)
+	dir, err := assets.Build(ctx, root, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kube-assets:", err)
 		if ctx.Err() != nil {
