@@ -106,7 +106,7 @@ func TestChaosMeshActionsCreateAndRollBack(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	watchExists(ctx, dyn, &seen, func() {})
-	method := strings.ReplaceAll(podChaos, "%s", "one") + networkChaos + faultMethod + "  - pause: 1s\n"
+	method := strings.ReplaceAll(podChaos, "%s", "one") + networkChaos + faultMethod
 	out, progress := run(t, t.Context(), d.meshExperiment(method), experiment.Options{Kube: chaosmesh.New(dyn)})
 	if out.Status != experiment.StatusHeld {
 		t.Fatalf("status %s (%s)\n%s", out.Status, out.Reason, progress)
