@@ -106,7 +106,9 @@ func TestChaosMeshActionsCreateAndRollBack(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	watchExists(ctx, dyn, &seen, func() {})
-	method := strings.ReplaceAll(podChaos, "%s", "one") + networkChaos + faultMethod
+	// The pause (before any fault, so no lease is renewed meanwhile) gives
+	// the watcher, polling every 50 ms, time to see both objects.
+	method := strings.ReplaceAll(podChaos, "%s", "one") + networkChaos + "  - pause: 2s\n" + faultMethod
 	out, progress := run(t, t.Context(), d.meshExperiment(method), experiment.Options{Kube: chaosmesh.New(dyn)})
 	if out.Status != experiment.StatusHeld {
 		t.Fatalf("status %s (%s)\n%s", out.Status, out.Reason, progress)
@@ -117,7 +119,7 @@ func TestChaosMeshActionsCreateAndRollBack(t *testing.T) {
 	if exists(t, dyn, "podchaos", "kill-beta") || exists(t, dyn, "networkchaos", "delay-beta") {
 		t.Fatalf("a Chaos Mesh object outlived the rollback\n%s", progress)
 	}
-	for _, name := range []string{"rollback: podchaos/kill-beta -n mesh deleted", "rollback: networkchaos/delay-beta -n mesh deleted", "method[3]: the error names beta"} {
+	for _, name := range []string{"rollback: podchaos/kill-beta -n mesh deleted", "rollback: networkchaos/delay-beta -n mesh deleted", "method[4]: the error names beta"} {
 		if c := checkNamed(t, out, name); c.Verdict != "passed" {
 			t.Errorf("%s: %+v", name, c)
 		}
