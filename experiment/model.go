@@ -51,6 +51,19 @@ type Deployment struct {
 	// AllowHosts lists the non-loopback hosts the experiment may contact;
 	// any other non-loopback host is refused before anything runs.
 	AllowHosts []string `yaml:"allowHosts,omitempty"`
+	// Kube, when set, is the cluster chaos_mesh actions act on.
+	Kube *Kube `yaml:"kube,omitempty"`
+}
+
+// Kube names a Kubernetes cluster and namespace.
+type Kube struct {
+	// Namespace is where chaos_mesh objects go unless their metadata
+	// names one.
+	Namespace string `yaml:"namespace"`
+	// Kubeconfig and Context select the cluster (default: $KUBECONFIG or
+	// ~/.kube/config and its current context).
+	Kubeconfig string `yaml:"kubeconfig,omitempty"`
+	Context    string `yaml:"context,omitempty"`
 }
 
 // Health maps a gateway's health endpoint.
@@ -117,6 +130,10 @@ const (
 	// ActionClear clears a backend's faults (DELETE /faults); backend "*"
 	// clears every backend.
 	ActionClear = "clear"
+	// ActionChaosMesh creates a Chaos Mesh object (PodChaos,
+	// NetworkChaos) in deployment.kube's cluster; the rollback deletes it,
+	// also after an interrupt.
+	ActionChaosMesh = "chaos_mesh"
 )
 
 // Action acts on a backend's proxy.
@@ -131,6 +148,11 @@ type Action struct {
 	// Duration, when set, clears the backend's faults this long after
 	// the injection (the method goes on meanwhile).
 	Duration time.Duration `yaml:"duration,omitempty"`
+	// Object is the Chaos Mesh object of a chaos_mesh action
+	// (apiVersion chaos-mesh.org/v1alpha1, kind PodChaos or NetworkChaos,
+	// metadata.name, spec), created as written: Chaos Mesh's CRDs
+	// validate it.
+	Object map[string]any `yaml:"object,omitempty"`
 }
 
 // Probe types.

@@ -100,7 +100,7 @@ func (r *runner) rollback() []string {
 		}
 		r.check(c)
 	}
-	return failures
+	return append(failures, r.deleteObjects()...)
 }
 
 // errCheck is the check of a step that began at start: passed with
@@ -156,6 +156,8 @@ func (r *runner) printPlan() {
 			r.progress("  method[%d]: pause %s", i, s.Pause)
 		case s.Probe != nil:
 			r.progress("  method[%d]: probe %s: %s", i, s.Probe.Name, r.probes.expected(s.Probe))
+		case s.Action.Type == ActionChaosMesh:
+			r.progress("  method[%d]: create %s (deleted by the rollback)", i, s.Action.Object["kind"])
 		case s.Action.Type == ActionInject:
 			d := ""
 			if s.Action.Duration > 0 {

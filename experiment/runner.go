@@ -49,6 +49,9 @@ type Options struct {
 	DryRun bool
 	// Progress receives one line per step (nil: none).
 	Progress io.Writer
+	// Kube acts on the cluster of chaos_mesh actions (nil: the method
+	// has none).
+	Kube KubeObjects
 }
 
 // Outcome is the end of a run.
@@ -97,6 +100,7 @@ type runner struct {
 
 	mu      sync.Mutex
 	dirty   map[string]bool // backends a fault was set on
+	created []string        // chaos_mesh objects created (or asked for), as KubeObjects refs
 	leasing map[string]bool // backends whose control API holds leases
 	lost    chan error      // a lease was lost: abort
 	timers  []*time.Timer
@@ -242,6 +246,9 @@ func (r *runner) method(ctx context.Context) (Status, string) {
 
 // act carries out one action.
 func (r *runner) act(ctx context.Context, i int, a *Action) error {
+	if a.Type == ActionChaosMesh {
+		return r.createObject(ctx, i, a)
+	}
 	if a.Type == ActionClear {
 		var errs []error
 		for _, b := range r.e.Deployment.Backends {

@@ -178,6 +178,8 @@ func (v *validator) action(a *Action, f string, e *Experiment) error {
 		if err != nil {
 			return v.errf(f+".faults", "%v", err)
 		}
+	case ActionChaosMesh:
+		return v.chaosMesh(a, f, e)
 	case ActionClear:
 		if a.Backend != "*" && !slices.Contains(names, a.Backend) {
 			return v.errf(f+".backend", "unknown backend %q (deployment.backends: %s, or * for all)", a.Backend, listOr(names, "none"))
@@ -186,7 +188,7 @@ func (v *validator) action(a *Action, f string, e *Experiment) error {
 			return v.errf(f, "clear takes only backend")
 		}
 	default:
-		return v.errf(f+".type", "unknown action %q (want inject or clear)", a.Type)
+		return v.errf(f+".type", "unknown action %q (want inject, clear or chaos_mesh)", a.Type)
 	}
 	return nil
 }
@@ -271,6 +273,38 @@ func (v *validator) probe(p *Probe, f string, e *Experiment) error {
 		return v.errf(f+".tolerance.maxFailures", "%d: want 0 to samples-1 (%d)", t.MaxFailures, t.Samples-1)
 	case t.Eventually > e.Safeguards.MaxDuration:
 		return v.errf(f+".tolerance.eventually", "%s is longer than safeguards.maxDuration %s", t.Eventually, e.Safeguards.MaxDuration)
+	}
+	return nil
+}
+
+// chaosMeshKinds are the Chaos Mesh kinds a chaos_mesh action may create.
+var chaosMeshKinds = []string{"PodChaos", "NetworkChaos"}
+
+// chaosMesh checks a chaos_mesh action: a cluster to act on, and an object
+// of a known kind with a name (its spec is Chaos Mesh's CRDs' to judge).
+func (v *validator) chaosMesh(a *Action, f string, e *Experiment) error {
+	if e.Deployment.Kube == nil || e.Deployment.Kube.Namespace == "" {
+		return v.errf(f, "a chaos_mesh action needs deployment.kube.namespace (the cluster and namespace it acts on)")
+	}
+	if len(a.Faults) > 0 || a.Duration != 0 || a.Backend != "" {
+		return v.errf(f, "chaos_mesh takes only object (its spec.duration bounds it)")
+	}
+	o := a.Object
+	if o == nil {
+		return v.errf(f+".object", "required: the Chaos Mesh object (apiVersion, kind, metadata.name, spec)")
+	}
+	if o["apiVersion"] != "chaos-mesh.org/v1alpha1" {
+		return v.errf(f+".object.apiVersion", "%v: want chaos-mesh.org/v1alpha1", o["apiVersion"])
+	}
+	if kind, _ := o["kind"].(string); !slices.Contains(chaosMeshKinds, kind) {
+		return v.errf(f+".object.kind", "%v: want one of %s", o["kind"], strings.Join(chaosMeshKinds, ", "))
+	}
+	meta, _ := o["metadata"].(map[string]any)
+	if name, _ := meta["name"].(string); name == "" {
+		return v.errf(f+".object.metadata.name", "required: the object's name")
+	}
+	if _, ok := o["spec"].(map[string]any); !ok {
+		return v.errf(f+".object.spec", "required: the object's spec")
 	}
 	return nil
 }

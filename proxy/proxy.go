@@ -43,6 +43,11 @@ type Options struct {
 	// Token, when set, is required on the MCP listener (Proxy-Authorization
 	// or Authorization: Bearer); a non-loopback Listen address needs one.
 	Token string
+	// StandIn lets a non-loopback Listen address go without a token: the
+	// proxy stands in for a backend that is itself reachable by whoever
+	// reaches the proxy (chaos kube proxy, behind the backend's own
+	// Kubernetes Service, which the gateway reaches without a token).
+	StandIn bool
 	// LeaseTTL is the lease of faults set without a ttl (default
 	// DefaultLeaseTTL); MaxLeaseTTL bounds any lease (default
 	// DefaultMaxLeaseTTL).
@@ -243,7 +248,7 @@ func (p *Proxy) Start(ctx context.Context) error {
 	if err := checkAdminAddr(p.opts.Admin, p.opts.AdminToken); err != nil {
 		return err
 	}
-	if err := checkListenAddr(p.opts.Listen, p.opts.Token); err != nil {
+	if err := checkListenAddr(p.opts.Listen, p.opts.Token); err != nil && !p.opts.StandIn {
 		return err
 	}
 	var lc net.ListenConfig

@@ -111,6 +111,9 @@ safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 				sweepBefore(cmd, "chaos experiment run")
 			}
 			opts := experiment.Options{DryRun: dryRun}
+			if opts.Kube, err = experimentKube(e); err != nil {
+				return err
+			}
 			if !quiet {
 				opts.Progress = cmd.ErrOrStderr()
 			}
@@ -173,13 +176,15 @@ Exit codes: 0 valid, 2 invalid.`,
 
 func newExperimentInitCmd() *cobra.Command {
 	var (
-		o        experiment.InitOptions
-		out      string
-		controls []string
-		force    bool
+		o          experiment.InitOptions
+		out        string
+		controls   []string
+		force      bool
+		kube       string
+		kubeconfig string
 	)
 	cmd := &cobra.Command{
-		Use:   "init --gateway URL [--control NAME=URL]... [--out FILE]",
+		Use:   "init (--gateway URL [--control NAME=URL]... | --kube NS/NAME) [--out FILE]",
 		Short: "Write a starter experiment from a live gateway's tools/list",
 		Long: `Connect to a live gateway, list its tools, group them by backend and write
 a starter experiment: a hypothesis (a tool is listed and answers in time)
@@ -189,8 +194,11 @@ names it. Exit codes: 0 written, 1 the gateway could not be listed, 2 bad
 flags or the output exists (use --force).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if kube != "" {
+				return writeKubeSkeleton(cmd, kube, kubeconfig, out, force)
+			}
 			if o.Gateway == "" {
-				return usageError(errors.New("experiment init: --gateway is required"))
+				return usageError(errors.New("experiment init: --gateway or --kube is required"))
 			}
 			if err := checkHTTPURL("gateway", o.Gateway); err != nil {
 				return err
@@ -246,5 +254,7 @@ flags or the output exists (use --force).`,
 	f.StringArrayVar(&controls, "control", nil, "NAME=URL: control API of the proxy in front of backend NAME (repeatable)")
 	f.StringVarP(&out, "out", "o", "experiment.yaml", "where to write it (- for stdout)")
 	f.BoolVar(&force, "force", false, "overwrite --out")
+	f.StringVar(&kube, "kube", "", "NS/NAME: write a skeleton from the toolhive VirtualMCPServer NAME in namespace NS (its MCPGroup's MCPServers and their Services) instead of a live gateway")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file for --kube (default $KUBECONFIG or ~/.kube/config)")
 	return cmd
 }

@@ -87,7 +87,8 @@ func newRootCmd() *cobra.Command {
 	root.Flags().BoolP("version", "v", false, "print the harness version (as chaos version)")
 	root.SetVersionTemplate(history.Version().Long())
 	root.AddCommand(newProfileCmd(), newBackendCmd(), newVMCPCmd(), newRunCmd(),
-		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd(), newVersionCmd(), newCleanCmd())
+		newProxyCmd(), newExperimentCmd(), newReportCmd(), newBenchCmd(), newVersionCmd(), newCleanCmd(),
+		newKubeCmd())
 	// cobra's completion command only prints its help when not given a
 	// shell: runnable, it refuses an unknown one (chaos completion bogus,
 	// exit 2) instead.

@@ -3,7 +3,6 @@ package history
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 	"io"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 )
 
 // EventLog is a run's complete event log, the sidecar of a bounded

@@ -16,7 +16,7 @@ import (
 // "<prefix><owner pid>-<random>" with one of ownedPrefixes, so a run killed
 // before it could remove them (SIGKILL, `go test -timeout`) leaves
 // directories whose owner is known to be dead; SweepLeftovers removes them.
-var ownedPrefixes = []string{"harness-backend-", "harness-gateway-", "harness-chaos-bin-"}
+var ownedPrefixes = []string{"harness-backend-", "harness-gateway-", "harness-chaos-bin-", "harness-kube-"}
 
 var sweepOnce sync.Once
 
