@@ -281,7 +281,7 @@ func (p *prober) callTool(ctx context.Context, c *history.Client, pr *Probe) sam
 	what := got
 	if got == OutcomeDropped {
 		what = "dropped without an answer"
-		if call.Unanswered == "refused" {
+		if cmp.Or(call.Unanswered, history.Unanswered(call.Err)) == "refused" {
 			what += " (connection refused)"
 		}
 	}
@@ -399,7 +399,7 @@ func callOutcome(call *history.Call) string {
 	switch {
 	case call.Outcome == history.OutcomeTimeout:
 		return OutcomeTimeout
-	case call.Err != nil && call.Unanswered != "":
+	case call.Err != nil && cmp.Or(call.Unanswered, history.Unanswered(call.Err)) != "": // the wire's fact, else the typed error's
 		return OutcomeDropped
 	case call.Err != nil || call.IsError:
 		return OutcomeError

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/experiment"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
 	"github.com/vmcp-chaos/vmcp-chaos/kube/chaosmesh"
 	"github.com/vmcp-chaos/vmcp-chaos/kube/discover"
 	"github.com/vmcp-chaos/vmcp-chaos/kube/inject"
@@ -215,11 +216,14 @@ once the Service selects the proxy. Exits 0 after --for, 130 on a signal
 
 // kubeFaults reads the faults of --faults, or of --experiment's step.
 func kubeFaults(faultsFile, experimentFile string, step int) ([]byte, error) {
+	if step < 0 {
+		return nil, usageError(fmt.Errorf("kube inject: --step %d: want a method step, 1 or more", step))
+	}
 	switch {
 	case (faultsFile == "") == (experimentFile == ""):
 		return nil, usageError(errors.New("kube inject: give exactly one of --faults FILE and --experiment FILE --step N"))
 	case faultsFile != "":
-		b, err := os.ReadFile(faultsFile)
+		b, err := boundedread.File(faultsFile, boundedread.Script) // a faults file is as large as a script's faults
 		if err != nil {
 			return nil, usageError(fmt.Errorf("kube inject: %w", err))
 		}
