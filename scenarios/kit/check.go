@@ -55,7 +55,7 @@ type checkFailure struct{ msg string }
 // CheckRecovery, Assume), or under a premise not shown (Given), the check
 // is recorded inconclusive, with the reason, and body does not run.
 func (k *Kit) Check(name string, body func(c *C)) bool {
-	if why := cmp.Or(k.budgetOut(), k.unsteady, k.premise); why != "" {
+	if why := cmp.Or(k.Unsteady(), k.premise); why != "" {
 		k.Inconclusive(name, why)
 		return false
 	}

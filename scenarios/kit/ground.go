@@ -269,7 +269,7 @@ func (k *Kit) Given(why string) (end func()) {
 // CheckPremise judges body when why is "" (and the gateway is steady),
 // and records the check inconclusive with the reason otherwise.
 func (k *Kit) CheckPremise(name, why string, call *history.Call, body func(c *C)) bool {
-	if why := cmp.Or(k.budgetOut(), k.unsteady, k.premise, why); why != "" {
+	if why := cmp.Or(k.Unsteady(), k.premise, why); why != "" {
 		k.Inconclusive(name, why, call)
 		return false
 	}

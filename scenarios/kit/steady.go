@@ -154,7 +154,7 @@ func (k *Kit) steadyWithin(c *history.Client, d time.Duration) *history.Call {
 // that works, never on the broken one again. When no session is served, the kit
 // is unsteady: later checks are inconclusive until Steady succeeds.
 func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, within time.Duration, maxFailed int, figure string) bool {
-	if why := cmp.Or(k.budgetOut(), k.unsteady); why != "" {
+	if why := k.Unsteady(); why != "" {
 		k.Inconclusive(name, why)
 		return false
 	}
