@@ -122,8 +122,11 @@ func (s *Session) setBackendAvailable(name string, avail bool) {
 		}
 		s.hidden[name] = true
 	} else {
-		if !m.hasView() && !s.connectLate(m) {
-			return
+		if !m.hasView() {
+			if !s.connectLate(m) {
+				return
+			}
+			s.g.res.MemberConnected(s, name)
 		}
 		if !s.hidden[name] && s.inView(name) {
 			return

@@ -203,3 +203,33 @@ func TestListChangedUpdatesApplyInOrder(t *testing.T) {
 		t.Fatal("beta is unhealthy but still in the live session")
 	}
 }
+
+// TestKeepaliveStartsOnLateJoin: a backend down when a session opened
+// joins it later (list_changed), and from then on that session's backend
+// session is kept alive like any other: beta receives its pings. (The
+// keeper was started at the session's opening only, so a late-joined
+// backend was never probed.) Serial, as the late-join test above.
+func TestKeepaliveStartsOnLateJoin(t *testing.T) {
+	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, backendsYAML(map[string]string{
+		"beta": "    keepalive: {method: ping, interval: 200ms, jitter: 10ms, timeout: 200ms, maxFailures: 3, probeAfter: 1h}\n",
+	}, alpha, beta)+listChangedCfg)
+	testwait.For(t, 5*time.Second, "beta unhealthy", func() bool { return healthOf(t, g).Backends["beta"].Status == "unhealthy" })
+	c, notes := listeningClient(t, g.URL())
+	beta.ClearFaults()
+	testwait.For(t, 15*time.Second, "beta to join the live session", func() bool { return notes.Load() >= 1 && hasPrefix(toolNames(t, c), "beta_") })
+	st, _ := g.Session(c.GetSessionId())
+	testwait.For(t, 10*time.Second, "keepalive pings of the late-joined backend session at beta", func() bool {
+		ms, _ := st.BackendState("beta")
+		n := 0
+		for _, r := range beta.Requests() {
+			if r.Method == "ping" && ms.SessionID != "" && r.SessionID == ms.SessionID {
+				n++
+			}
+		}
+		return n >= 3
+	})
+}

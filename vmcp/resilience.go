@@ -348,29 +348,18 @@ func (r *resilience) dialProbe(ctx context.Context, b config.Backend, ping bool)
 	return c, be
 }
 
-// SessionOpened implements SessionObserver: starts the session's keepalive.
+// SessionOpened implements SessionObserver: starts the session's keepalive
+// of every backend that connected (one that connects later starts its own:
+// MemberConnected).
 func (r *resilience) SessionOpened(s *Session) {
 	if r.sessObs != nil {
 		r.sessObs.SessionOpened(s)
 	}
 	ks := map[string]*keepalive.Keeper{}
 	for _, b := range r.cfg.Backends {
-		if b.Keepalive.Method == "" || b.Keepalive.Method == "none" {
-			continue
+		if k := r.startKeeper(s, b); k != nil {
+			ks[b.Name] = k
 		}
-		h, ok := s.Backend(b.Name)
-		if !ok {
-			continue
-		}
-		method, err := keepalive.ParseMethod(b.Keepalive.Method)
-		if err != nil {
-			continue // validated with the config
-		}
-		k := keepalive.Start(s.ctx, keepalive.Config{
-			Method: method, Interval: b.Keepalive.Interval, Jitter: b.Keepalive.Jitter, Timeout: b.Keepalive.Timeout,
-			MaxFailures: b.Keepalive.MaxFailures, ProbeAfter: b.Keepalive.ProbeAfter,
-		}, h, r.metrics.Keepalive(b.Name), h.Exclusive)
-		ks[b.Name] = k
 	}
 	r.mu.Lock()
 	if r.stopped {
@@ -382,6 +371,57 @@ func (r *resilience) SessionOpened(s *Session) {
 	}
 	r.keepers[s] = ks
 	r.mu.Unlock()
+}
+
+// MemberConnected starts the keepalive of a backend that connected after
+// its session opened (it failed then, and came back): without it that
+// session's backend session would never be probed.
+func (r *resilience) MemberConnected(s *Session, name string) {
+	i := slices.IndexFunc(r.cfg.Backends, func(b config.Backend) bool { return b.Name == name })
+	if i < 0 {
+		return
+	}
+	r.mu.Lock()
+	ks, open := r.keepers[s]
+	running := ks[name] != nil
+	r.mu.Unlock()
+	if !open || running {
+		return
+	}
+	k := r.startKeeper(s, r.cfg.Backends[i])
+	if k == nil {
+		return
+	}
+	r.mu.Lock()
+	ks, open = r.keepers[s]
+	if r.stopped || !open || ks[name] != nil {
+		// The session closed (or another start won) meanwhile.
+		r.mu.Unlock()
+		k.Stop()
+		return
+	}
+	ks[name] = k
+	r.mu.Unlock()
+}
+
+// startKeeper starts session s's keepalive of backend b, nil when b has
+// none or is not connected in s.
+func (r *resilience) startKeeper(s *Session, b config.Backend) *keepalive.Keeper {
+	if b.Keepalive.Method == "" || b.Keepalive.Method == "none" {
+		return nil
+	}
+	h, ok := s.Backend(b.Name)
+	if !ok {
+		return nil
+	}
+	method, err := keepalive.ParseMethod(b.Keepalive.Method)
+	if err != nil {
+		return nil // validated with the config
+	}
+	return keepalive.Start(s.ctx, keepalive.Config{
+		Method: method, Interval: b.Keepalive.Interval, Jitter: b.Keepalive.Jitter, Timeout: b.Keepalive.Timeout,
+		MaxFailures: b.Keepalive.MaxFailures, ProbeAfter: b.Keepalive.ProbeAfter,
+	}, h, r.metrics.Keepalive(b.Name), h.Exclusive)
 }
 
 // SessionClosed implements SessionObserver: stops the session's keepalive.
