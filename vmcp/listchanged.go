@@ -4,11 +4,13 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/breaker"
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 )
 
 // With `notifications.listChanged: true`, a backend that becomes
@@ -157,6 +159,45 @@ func (s *Session) hiddenTool(name string) (string, bool) {
 		return "", false
 	}
 	return r.Backend, true
+}
+
+// downTool reports the backend a tool name the view does not route
+// belongs to, and why it is out, when that backend is not in the view
+// because it is unavailable: hidden while unhealthy (hiddenTool), or never
+// connected in this session (its opening failed) and the name carries its
+// prefix. A call of such a tool is answered with an error naming the
+// backend, not an anonymous "tool not found".
+func (s *Session) downTool(name string) (backendName string, be *BackendError, ok bool) {
+	if b, hidden := s.hiddenTool(name); hidden {
+		return b, s.memberError(b, "unavailable"), true
+	}
+	a := s.g.cfg.Aggregation
+	if a.ConflictResolution != config.ConflictPrefix {
+		return "", nil, false
+	}
+	for _, n := range s.order {
+		m := s.members[n]
+		if m.hasView() || !strings.HasPrefix(name, prefixed(a.PrefixFormat, n, "")) {
+			continue
+		}
+		return n, s.memberError(n, "not connected in this session"), true
+	}
+	return "", nil, false
+}
+
+// memberError is the error a call of backend name's tool gets while the
+// backend is out of the session's view: the member's last error, or what
+// says why it is out.
+func (s *Session) memberError(name, why string) *BackendError {
+	st := s.members[name].status()
+	be := &BackendError{Backend: name, Op: "tools/call", Kind: KindClosed, Cause: why}
+	if st.LastError != "" {
+		be.Cause = why + ": " + st.LastError
+	}
+	if st.LastErrorKind != "" {
+		be.Kind = st.LastErrorKind
+	}
+	return be
 }
 
 // memberViews returns the listed views of the session's connected

@@ -233,3 +233,30 @@ func TestKeepaliveStartsOnLateJoin(t *testing.T) {
 		return n >= 3
 	})
 }
+
+// TestToolOfBackendDownAtSessionStartNamesIt: a session opened while beta
+// was down has none of beta's tools; a call of one (the client knew its
+// name from before) is answered with an error naming beta and why, not an
+// anonymous "tool not found" the client cannot tell from a typo. A name
+// no backend has stays "not found".
+func TestToolOfBackendDownAtSessionStartNamesIt(t *testing.T) {
+	t.Parallel()
+	alpha, beta := startFake(t, resAlphaScript), startFake(t, resBetaScript)
+	if err := beta.SetFaults(faults.Fault{Kind: faults.KindCrash, Params: &faults.Crash{Mode: faults.CrashDown}}); err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, backendsYAML(nil, alpha, beta)+"timeouts: {call: 2s, initialize: 2s}\n")
+	c := connect(t, g.URL(), false)
+	if hasPrefix(toolNames(t, c), "beta_") {
+		t.Fatal("beta's tools in a session opened while beta was down")
+	}
+	res, _ := callTool(t, c, "beta_ok", nil)
+	if !res.IsError || !strings.Contains(resultText(res), `"beta"`) {
+		t.Fatalf("a tool of beta, down when the session opened: %q (isError %v), want an error naming beta", resultText(res), res.IsError)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "nosuch_tool"
+	if _, err := c.CallTool(ctxT(t, 10*time.Second), req); err == nil {
+		t.Fatal("a tool no backend has: want a JSON-RPC error (not found)")
+	}
+}

@@ -62,7 +62,7 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, req *rpcRe
 	}
 	rt, params, ok := s.passRoute(req, key)
 	if !ok {
-		return false
+		return g.answerDownTool(w, s, id, req)
 	}
 	slot := &cancelSlot{}
 	if _, dup := s.passing.LoadOrStore(id, slot); dup {
@@ -84,6 +84,28 @@ func (g *Gateway) passThrough(w http.ResponseWriter, r *http.Request, req *rpcRe
 		out = responseJSON(id, "error", e)
 	}
 	writeRPC(w, out)
+	return true
+}
+
+// answerDownTool answers a tools/call of a tool the view does not route
+// because its backend is out of it (Session.downTool) with an error
+// result naming the backend, and reports whether it did (else mcp-go
+// answers, e.g. "tool not found" for a name no backend has).
+func (g *Gateway) answerDownTool(w http.ResponseWriter, s *Session, id string, req *rpcRequest) bool {
+	if req.Method != "tools/call" {
+		return false
+	}
+	name, err := stringParam(req.Params["name"])
+	if err != nil {
+		return false
+	}
+	_, be, down := s.downTool(name)
+	if !down {
+		return false
+	}
+	s.touch()
+	res, _ := json.Marshal(toolErrorResult(be))
+	writeRPC(w, responseJSON(id, "result", res))
 	return true
 }
 
