@@ -163,6 +163,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// gateway, beta and the harness alike.
 	stalls := kit.WatchStalls()
 	defer stalls.Stop()
+	stalls.WatchGateway(env.Gateway())
 	// The counters are judged from a baseline taken before the scenario's
 	// session opens (keepaliveBaseline).
 	var base keepaliveBase
@@ -183,7 +184,8 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		ck.Expect(got).To(gomega.BeTrue(), "beta received %d keepalive pings, want %d", len(ps), want)
 		// A gap is judged late net of the harness's stalls within it.
 		var gaps, net []time.Duration
-		var excused []string
+		var excused, starvedLate []string
+		lateUnexcused := 0
 		for i := 1; i < len(ps); i++ {
 			gap := ps[i].Time.Sub(ps[i-1].Time)
 			stalled := stalls.Overlap(ps[i-1].Time, ps[i].Time)
@@ -191,6 +193,18 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 			if gap > kaInterval+kaJitter+kaSlack && stalled > 0 {
 				excused = append(excused, fmt.Sprintf("%s with the harness stalled %s", gap, stalled))
 			}
+			// A late gap through which the gateway's process waited for a
+			// CPU at least as long as it was late says nothing of it.
+			if late := gap - stalled - (kaInterval + kaJitter); late > 50*time.Millisecond {
+				if starved := stalls.Starved(ps[i-1].Time, ps[i].Time); starved >= late {
+					starvedLate = append(starvedLate, fmt.Sprintf("%s (%s late) while the gateway's process waited %s for a CPU", gap, late.Round(time.Millisecond), starved.Round(time.Millisecond)))
+				} else {
+					lateUnexcused++
+				}
+			}
+		}
+		if len(starvedLate) > 0 && lateUnexcused == 0 {
+			ck.Excuse("the late probe gaps came while the machine kept the gateway from a CPU for as long as they were late: %s", strings.Join(starvedLate, ", "))
 		}
 		early, lateArrivals := earlyGaps(gaps, func(i int) time.Duration {
 			return stalls.Overlap(ps[max(0, i-1)].Time, ps[i+1].Time) // gap i and the one before

@@ -23,7 +23,16 @@ type C struct {
 	calls    []*history.Call
 	expected string
 	observed string
+	// excuse, when set, says why a failure of the body says nothing of
+	// the gateway (Excuse): the check is then inconclusive.
+	excuse string
 }
+
+// Excuse records why a failure of the rest of the body would say nothing
+// of the gateway (the machine kept it from running in time: Starved):
+// should the body fail, the check is inconclusive with this reason and
+// the failure, never failed; a body that passes passes. "" withdraws it.
+func (c *C) Excuse(format string, args ...any) { c.excuse = fmt.Sprintf(format, args...) }
 
 // Evidence adds calls (made before the check, or concurrently) to the
 // check's evidence. Calls recorded while the body runs are evidence
@@ -97,6 +106,15 @@ func (k *Kit) Check(name string, body func(c *C)) bool {
 		// The scenario's time ran out under the check: its calls ended
 		// on the harness's context, not on the gateway.
 		k.Inconclusive(name, why, c.calls...)
+		return false
+	}
+	if failed && c.excuse != "" {
+		ch.Verdict, ch.Reason = history.CheckInconclusive, c.excuse
+		ch.Observed = Excerpt(strings.TrimSpace(failMsg), 1500)
+		if c.observed != "" {
+			ch.Observed = c.observed + ": " + ch.Observed
+		}
+		rec.AddCheck(ch)
 		return false
 	}
 	if why := k.notApplicable(records); failed && why != "" {

@@ -58,6 +58,14 @@ func (k *Kit) Arrival(backend string, call *history.Call) (rec fakebackends.Requ
 // backend (call.Method itself, or the initialize of a backend session
 // the gateway opened for the call).
 func (k *Kit) arrivalOf(backend, method string, call *history.Call) (rec fakebackends.RequestRecord, ok bool, err error) {
+	return k.arrivalSince(backend, method, call, time.Time{})
+}
+
+// arrivalSince is arrivalOf with the window opened earlier, at since
+// (when not zero and before the call): the initialize of a backend
+// session a gateway opened for the client session the call was the
+// first of, while that client session was being opened.
+func (k *Kit) arrivalSince(backend, method string, call *history.Call, since time.Time) (rec fakebackends.RequestRecord, ok bool, err error) {
 	b := k.Env.Backend(backend)
 	if b == nil {
 		return rec, false, fmt.Errorf("no backend %q", backend)
@@ -68,6 +76,9 @@ func (k *Kit) arrivalOf(backend, method string, call *history.Call) (rec fakebac
 	}
 	started := k.Recorder().Started()
 	from := started.Add(call.Start.D())
+	if !since.IsZero() && since.Before(from) {
+		from = since
+	}
 	to := started.Add(call.End.D()).Add(arrivalSlack)
 	tool := k.backendTool(b, method, call)
 	var byTime []fakebackends.RequestRecord

@@ -3,6 +3,7 @@ package kit
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
@@ -28,12 +29,18 @@ var SessionOpeners = []string{"initialize", "server/discover"}
 // applied; otherwise notOpened (true when no opener arrived at all: the
 // gateway opened no backend session for the call) and why.
 func (k *Kit) InitializeActed(backend string, call *history.Call) (why string, notOpened bool) {
+	return k.initializeActed(backend, call, k.openedWith[call])
+}
+
+// initializeActed is InitializeActed with the window opened at since (the
+// call was the first of a client session opened then: OpeningCall).
+func (k *Kit) initializeActed(backend string, call *history.Call, since time.Time) (why string, notOpened bool) {
 	if !grounded(k.Ctx) {
 		return "", false
 	}
 	var seen []string
 	for _, opener := range SessionOpeners {
-		rec, ok, err := k.arrivalOf(backend, opener, call)
+		rec, ok, err := k.arrivalSince(backend, opener, call, since)
 		switch {
 		case err != nil:
 			return "cannot tell whether the call opened a session with " + backend + ": " + err.Error(), false
@@ -66,7 +73,9 @@ func OnSessionOpeners(f faults.Fault) []faults.Fault {
 // first through c; when the gateway opened no backend session for that
 // call (it keeps one per client session, or for good), once more through
 // a fresh client session, which a gateway that opens a backend session
-// per client session opens on its first call. It returns the call to
+// per client session opens with it (at the client's initialize) or on its
+// first call: an opener from the client session's opening to the call's
+// end counts (InitializeActed). It returns the call to
 // judge, and, when neither call opened a backend session, why (the
 // evidence that this gateway has no initialize path to fault).
 func (k *Kit) OpeningCall(c *history.Client, backend, tool string, f faults.Fault, args map[string]any) (call *history.Call, none string) {
@@ -77,14 +86,32 @@ func (k *Kit) OpeningCall(c *history.Client, backend, tool string, f faults.Faul
 	if !notOpened || !grounded(k.Ctx) {
 		return call, ""
 	}
+	// The window opens with the client session: a gateway that opens its
+	// backend sessions with the client's (at its initialize) meets the
+	// fault then, and answers the call from what that left.
+	opening := time.Now()
 	fresh, err := k.Env.Client(k.Ctx, c.Revision(), history.WithClientName(c.Name()+"-opening"))
 	if err != nil {
 		return call, ""
 	}
 	defer func() { _ = fresh.Close(k.Ctx) }()
+	listed, lerr := fresh.ToolNames(k.Ctx)
 	again := fresh.CallTool(k.Ctx, tool, args)
-	if whyFresh, notOpenedFresh := k.InitializeActed(backend, again); notOpenedFresh {
+	if k.openedWith == nil {
+		k.openedWith = map[*history.Call]time.Time{}
+	}
+	k.openedWith[again] = opening
+	whyFresh, notOpenedFresh := k.InitializeActed(backend, again)
+	if notOpenedFresh {
 		return call, why + "; nor for the first call of a fresh client session: " + whyFresh + ": it keeps its backend sessions open, so no fault on a session's opening lands on a call"
+	}
+	if whyFresh == "" && lerr == nil && !slices.Contains(listed, tool) {
+		// The fault failed the backend session the gateway opened with
+		// the client's, and the gateway left the backend's tools out of
+		// that session: a call of one is a call of a tool it does not
+		// offer, which says nothing of how it names a failing backend.
+		return again, fmt.Sprintf("the fault failed the %s session the gateway opened with a fresh client session's, and the gateway left %s's tools out of that session (its tools/list: %d tools, not %s): a call of %s there is a call of a tool it does not offer",
+			backend, backend, len(listed), tool, tool)
 	}
 	return again, ""
 }

@@ -44,6 +44,9 @@ type Kit struct {
 	// property, when set, is the property the checks being recorded
 	// judge (declare).
 	property history.Property
+	// openedWith holds, for a call that was the first of a client session
+	// OpeningCall opened, when that opening began (InitializeActed).
+	openedWith map[*history.Call]time.Time
 }
 
 // New makes the kit of a scenario body.

@@ -2,6 +2,7 @@ package kit
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -26,6 +27,9 @@ const (
 type Stalls struct {
 	mu    sync.Mutex
 	spans [][2]time.Time
+	// cpu samples the run-queue wait of this process and of the
+	// processes Watch adds (Starved).
+	cpu starvation
 
 	stop     chan struct{}
 	done     chan struct{}
@@ -35,6 +39,7 @@ type Stalls struct {
 // WatchStalls starts watching for stalls until Stop.
 func WatchStalls() *Stalls {
 	s := &Stalls{stop: make(chan struct{}), done: make(chan struct{})}
+	s.cpu.watch(os.Getpid())
 	go s.run()
 	return s
 }
@@ -44,6 +49,8 @@ func (s *Stalls) run() {
 	t := time.NewTimer(stallTick)
 	defer t.Stop()
 	last := time.Now()
+	s.cpu.sample(last)
+	lastSample := last
 	for {
 		select {
 		case <-s.stop:
@@ -57,6 +64,10 @@ func (s *Stalls) run() {
 			s.mu.Unlock()
 		}
 		last = now
+		if now.Sub(lastSample) >= starveTick {
+			s.cpu.sample(now)
+			lastSample = now
+		}
 		t.Reset(stallTick)
 	}
 }
@@ -65,6 +76,33 @@ func (s *Stalls) run() {
 func (s *Stalls) Stop() {
 	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.done
+	s.cpu.sample(time.Now())
+}
+
+// Watch adds a process (an exec gateway's) to those whose CPU starvation
+// is sampled (Starved); this process is always.
+func (s *Stalls) Watch(pid int) { s.cpu.watch(pid) }
+
+// WatchGateway adds the gateway's process when it runs as one of its own
+// (an exec target); an in-process gateway is this process.
+func (s *Stalls) WatchGateway(gw any) {
+	if p, ok := gw.(interface{ PID() int }); ok {
+		s.Watch(p.PID())
+	}
+}
+
+// Starved is how long the most starved of the watched processes (this
+// one, an exec gateway) waited for a CPU between from and to, per CPU:
+// on a loaded machine a process runs, but late, and a gateway's timer
+// due in that window fired that much later through no fault of its own.
+func (s *Stalls) Starved(from, to time.Time) time.Duration {
+	if s == nil {
+		return 0
+	}
+	if time.Since(to) < starveTick { // the sample after the window
+		s.cpu.sample(time.Now())
+	}
+	return s.cpu.starved(from, to)
 }
 
 // Overlap is how long this process stalled between from and to.
