@@ -239,7 +239,7 @@ func (r mutantRow) beyondReferenceRow() mutantRow {
 // as the gateways whose defect a check once missed: fixture l's breaker
 // never opens, fixture n forwards a cancel 1 time in 8. Issue 41's:
 // fixture r's health API lies, fixture s refuses the newest revision it
-// advertises (fixture-s-legacy: fixture a refusing 2025-11-25 instead).
+// advertises (fixture-s-legacy: 2025-11-25 instead).
 var fixtureMutants = map[string]struct{ profile, flag string }{
 	"fixture-i-init-unnamed": {"fixture-i", "--init-unnamed"},
 	"fixture-i-init-retry":   {"fixture-i", "--init-retry"},
@@ -247,7 +247,7 @@ var fixtureMutants = map[string]struct{ profile, flag string }{
 	"fixture-n":              {"fixture-n", ""},
 	"fixture-r":              {"fixture-r", ""},
 	"fixture-s":              {"fixture-s", ""},
-	"fixture-s-legacy":       {"fixture-a", "--refuse-revision=2025-11-25"},
+	"fixture-s-legacy":       {"fixture-s-legacy", ""},
 }
 
 // fixtureMutantTargets builds fixturegw (once, for the test) and returns

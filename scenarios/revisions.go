@@ -65,10 +65,17 @@ func runRevisions(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	asked := revisionAsked(v.Revision)
 	name := revisionCheck(asked)
 	// The tools' names, learnt with a client of the other revision (this
-	// one's may be refused: that is what is judged).
+	// one's may be refused: that is what is judged), or of this one when
+	// the gateway refuses the other.
 	other := history.RevisionModern
 	if v.Revision == history.RevisionModern {
 		other = history.RevisionLegacy
+	}
+	if probe, err := env.Client(ctx, other, history.WithClientName("names-probe")); err == nil {
+		_ = probe.Close(ctx)
+	} else {
+		k.Note("a %s client was refused (%v): the tool names are learnt with a %s one", other, err, v.Revision)
+		other = v.Revision
 	}
 	_ = k.Client(other, history.WithClientName("names")).Close(ctx)
 	betaEcho, alphaEcho := k.Tool(beta, "echo"), k.Tool(alpha, "echo")
