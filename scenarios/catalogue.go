@@ -32,6 +32,8 @@ const (
 	LabelRestart   = "restart"
 	LabelLoad      = runner.LabelLoad
 	LabelProcess   = "process"
+	LabelHealth    = "health"
+	LabelRevisions = "revisions"
 )
 
 // Variant is a client revision and the transport of the backend that
@@ -59,7 +61,7 @@ var AllVariants = []Variant{
 // order, each with its group's typical duration (typicalDurations).
 func Catalogue() []Scenario {
 	all := slices.Concat(wrappingScenarios(), hangScenarios(), sessionScenarios(), restartScenarios(), loadScenarios(),
-		breakerScenarios(), keepaliveScenarios(), optimizerScenarios(), containerScenarios())
+		breakerScenarios(), keepaliveScenarios(), optimizerScenarios(), healthScenarios(), revisionsScenarios(), containerScenarios())
 	for i := range all {
 		all[i].Typical = typicalDurations[all[i].Group]
 	}

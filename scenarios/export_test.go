@@ -22,3 +22,7 @@ func TeardownBound(sc Scenario, runtime string) time.Duration {
 	}
 	return harness.DefaultEnvCloseTimeout
 }
+
+// InitializePathFaults are the wrapping faults the initialize path is
+// judged with.
+var InitializePathFaults = initializePathFaults

@@ -211,6 +211,23 @@ func stuckOnceOpen() frontPolicy {
 	}}
 }
 
+// stuckOnceDown is a health API that reports beta unhealthy forever once
+// it was reported unhealthy (issue 41: the health API tells the truth).
+func stuckOnceDown() frontPolicy {
+	var down atomic.Bool
+	return healthRewrite{edit: func(backend string, st map[string]any) {
+		if backend != "beta" {
+			return
+		}
+		if st["status"] == "unhealthy" {
+			down.Store(true)
+		}
+		if down.Load() {
+			st["status"] = "unhealthy"
+		}
+	}}
+}
+
 // neverUnhealthy is a health API that reports an unhealthy backend
 // degraded.
 func neverUnhealthy() frontPolicy {

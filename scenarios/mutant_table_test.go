@@ -64,6 +64,9 @@ const (
 	keepaliveSH  = "keepalive/legacy/streamable-http"
 	optimizerSH  = "optimizer/legacy/streamable-http"
 	optimizerMSH = "optimizer/modern/streamable-http"
+	healthSH     = "health/legacy/streamable-http"
+	revisionsLSH = "revisions/legacy/streamable-http"
+	revisionsMSH = "revisions/modern/streamable-http"
 )
 
 func row(checks, scenario, mutant, why string) mutantRow {
@@ -202,6 +205,20 @@ var mutantTable = []mutantRow{
 	row(`^case 4: call_tool from a stateless client with alpha down fails within 1 s$`, optimizerMSH, "slow-alpha-errors",
 		"alpha's failures are reported 1.5 s late"),
 	row(`^case 4: find_tool still answers in the older session$`, optimizerSH, "find-fails-after-alpha", "find_tool fails once a call of alpha failed"),
+
+	// health: the health API tells the truth (issue 41)
+	row(`^beta answers before any fault$`, healthSH, "cold-start", "beta's first call in a session fails"),
+	row(`^health API: beta is not reported serving while it is down$`, healthSH, "fixture-r",
+		"a health API that reports every backend healthy, whatever the gateway knows (fixture r)"),
+	row(`^health API: beta is not reported serving while it is down$`, healthSH, "health-stuck-closed", "the health API reports every backend healthy"),
+	row(`^health API: beta is reported serving again once it is back$`, healthSH, "health-stuck-once-down",
+		"the health API reports beta unhealthy for good once it was"),
+
+	// revisions: every protocol revision the gateway advertises is served
+	row(`^the advertised revision 2026-07-28 is served: `, revisionsMSH, "fixture-s",
+		"every 2026-07-28 request answered -32022 while server/discover lists 2026-07-28 (fixture s)"),
+	row(`^the advertised revision 2025-11-25 is served: `, revisionsLSH, "fixture-s-legacy",
+		"every 2025-11-25 request answered -32022 while server/discover lists 2025-11-25"),
 }
 
 func (r mutantRow) failureOnlyRow() mutantRow {
@@ -220,12 +237,17 @@ func (r mutantRow) beyondReferenceRow() mutantRow {
 // (testdata/profiles/<profile>.yaml) with, for fixture i's broken
 // variants, one more fixturegw flag each. Issue 40's fixtures are here
 // as the gateways whose defect a check once missed: fixture l's breaker
-// never opens, fixture n forwards a cancel 1 time in 8.
+// never opens, fixture n forwards a cancel 1 time in 8. Issue 41's:
+// fixture r's health API lies, fixture s refuses the newest revision it
+// advertises (fixture-s-legacy: 2025-11-25 instead).
 var fixtureMutants = map[string]struct{ profile, flag string }{
 	"fixture-i-init-unnamed": {"fixture-i", "--init-unnamed"},
 	"fixture-i-init-retry":   {"fixture-i", "--init-retry"},
 	"fixture-l":              {"fixture-l", ""},
 	"fixture-n":              {"fixture-n", ""},
+	"fixture-r":              {"fixture-r", ""},
+	"fixture-s":              {"fixture-s", ""},
+	"fixture-s-legacy":       {"fixture-s-legacy", ""},
 }
 
 // fixtureMutantTargets builds fixturegw (once, for the test) and returns
@@ -306,6 +328,7 @@ func mutantTargets() map[string]targets.Target {
 		"slow-initialize":        func() frontPolicy { return &slowInitialize{hold: 2500 * time.Millisecond} },
 		"health-stuck-once-open": stuckOnceOpen,
 		"health-never-unhealthy": neverUnhealthy,
+		"health-stuck-once-down": stuckOnceDown,
 	} {
 		out[name] = &mutantTarget{name: "mutant-" + name, policy: policy}
 	}

@@ -1,10 +1,10 @@
 package scenarios_test
 
-// Issue 40's fixtures: gateways built to catch a false verdict of the
-// catalogue, each the reference behind fixturegw with one real gateway's
-// behaviour (testdata/profiles/fixture-j.yaml … fixture-o.yaml). Each
-// subtest holds the verdicts a correct harness gives it; each failed
-// before the kit decided the cause in one place.
+// Issue 40's and 41's fixtures: gateways built to catch a false verdict of
+// the catalogue, each the reference behind fixturegw with one real
+// gateway's behaviour (testdata/profiles/fixture-j.yaml … fixture-s.yaml;
+// q is a gateway of its own). Each subtest holds the verdicts a correct
+// harness gives it.
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
@@ -178,5 +179,63 @@ func TestTruthFixtures(t *testing.T) {
 		if c := checkOf(res, "restart: beta answers again (at most 1 failed calls)"); c.Verdict != history.CheckFailed {
 			t.Errorf("restart: beta answers again: %s (%s), want failed", c.Verdict, c.Reason)
 		}
+	})
+
+	// (q) opens a fresh backend session for every call with
+	// server/discover, not initialize (issue 41): the initialize-path
+	// faults are aimed at that opener and judged, never "not applicable";
+	// it names beta on a failed opening, so the naming checks pass.
+	t.Run("q per-call discover", func(t *testing.T) {
+		t.Parallel()
+		res := runFixture(t, "fixture-q", "wrapping/legacy/streamable-http", false)
+		n := 0
+		for _, c := range res.Checks {
+			if !initializePath.MatchString(c.Name) {
+				continue
+			}
+			n++
+			switch {
+			case c.Verdict == history.CheckNotApplicable || c.Verdict == history.CheckFailed:
+				t.Errorf("%q: %s (%s%s), want judged and passed: the opener is server/discover", c.Name, c.Verdict, c.Reason, c.Observed)
+			case strings.HasSuffix(c.Name, "names beta") && c.Verdict != history.CheckPassed:
+				t.Errorf("%q: %s (%s), want passed", c.Name, c.Verdict, c.Reason)
+			}
+		}
+		if n != 2*len(scenarios.InitializePathFaults) {
+			t.Errorf("%d initialize-path checks recorded, want %d", n, 2*len(scenarios.InitializePathFaults))
+		}
+	})
+
+	// (r) a health API that reports every backend healthy (issue 41): "the
+	// health API tells the truth" fails while beta is down (its listener
+	// closed, proven), filed under that property; once beta is back the
+	// lie happens to be the truth.
+	t.Run("r health API lies", func(t *testing.T) {
+		t.Parallel()
+		res := runFixture(t, "fixture-r", "health/legacy/streamable-http", false)
+		wantCheck(t, res, "health API: beta is not reported serving while it is down", history.CheckFailed, `still reported beta "healthy"`)
+		if c := checkOf(res, "health API: beta is not reported serving while it is down"); c.Property != history.PropHealthTruth {
+			t.Errorf("filed under %q, want %q", c.Property, history.PropHealthTruth)
+		}
+		wantCheck(t, res, "health API: beta is reported serving again once it is back", history.CheckPassed, "")
+	})
+
+	// (s) refuses every 2026-07-28 request (-32022) while server/discover
+	// lists 2026-07-28 (issue 41): the modern variant fails "every
+	// protocol revision the gateway advertises is served"; its 2025-11-25
+	// clients are served. Fixture g advertises neither (server/discover
+	// -32601, every client agreed 2025-06-18): not applicable, saying so.
+	t.Run("s refuses the newest revision", func(t *testing.T) {
+		t.Parallel()
+		modern := runFixture(t, "fixture-s", "revisions/modern/streamable-http", false)
+		const newest = "the advertised revision 2026-07-28 is served: a client of it initializes and calls both backends' echo"
+		wantCheck(t, modern, newest, history.CheckFailed, "unsupported protocol version")
+		if c := checkOf(modern, newest); c.Property != history.PropRevisions {
+			t.Errorf("filed under %q, want %q", c.Property, history.PropRevisions)
+		}
+		legacy := runFixture(t, "fixture-s", "revisions/legacy/streamable-http", false)
+		wantCheck(t, legacy, "the advertised revision 2025-11-25 is served: a client of it initializes and calls both backends' echo", history.CheckPassed, "")
+		old := runFixture(t, "fixture-g", "revisions/modern/streamable-http", false)
+		wantCheck(t, old, newest, history.CheckNotApplicable, "does not advertise 2026-07-28")
 	})
 }

@@ -18,6 +18,8 @@ var typicalDurations = map[string]time.Duration{
 	"load":                      3 * time.Second,
 	"hang":                      2500 * time.Millisecond,
 	"breaker":                   time.Second,
+	"health":                    time.Second,
+	"revisions":                 200 * time.Millisecond,
 	"session":                   time.Second,
 	"hang-kill":                 time.Second,
 	"hang-cancel":               200 * time.Millisecond,

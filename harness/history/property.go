@@ -11,10 +11,12 @@ import (
 // (46 checks, 9 scenarios)" instead of 46 lines.
 type Property string
 
-// The catalogue of properties. The first twelve are the mission's; the
-// last two hold the checks that judge no fault: the gateway serving
-// before any fault (the premise of the rest), and the scenario itself
-// running to the end (topology start, teardown, no leaked goroutine).
+// The catalogue of properties: the mission's, with issue 41's three (an
+// unhealthy backend's errors name it, the health API tells the truth,
+// every advertised revision is served); the last two hold the checks that
+// judge no fault: the gateway serving before any fault (the premise of
+// the rest), and the scenario itself running to the end (topology start,
+// teardown, no leaked goroutine).
 const (
 	PropNamesBackend Property = "names-failing-backend"
 	// PropUnhealthyNamed: the gateway, having taken a backend out (its
@@ -31,9 +33,17 @@ const (
 	PropCancel         Property = "cancellation-forwarded"
 	PropKeepalive      Property = "keepalive-state"
 	PropHealth         Property = "health-reports"
-	PropMetrics        Property = "metrics"
-	PropBaseline       Property = "serves-before-fault"
-	PropRuns           Property = "scenario-runs"
+	// PropHealthTruth: the health API's state of a backend agrees with
+	// the backend's real state (sampled during faults): never healthy
+	// for a backend dead past the health interval and recovery window.
+	PropHealthTruth Property = "health-api-truthful"
+	// PropRevisions: a client of every protocol revision the gateway
+	// advertises (server/discover's supportedVersions, or the revision
+	// initialize agrees) initializes and calls a tool.
+	PropRevisions Property = "advertised-revisions-served"
+	PropMetrics   Property = "metrics"
+	PropBaseline  Property = "serves-before-fault"
+	PropRuns      Property = "scenario-runs"
 	// PropOther is no property of the catalogue: findings group under it
 	// the checks of results written before checks declared one, whose
 	// names no rule knows. It is not in Properties.
@@ -42,7 +52,7 @@ const (
 
 // Properties is the closed catalogue, in the order findings list them.
 var Properties = []Property{PropNamesBackend, PropUnhealthyNamed, PropBounded, PropUnaffected, PropRecovers, PropSession, PropBreaker,
-	PropOptimizer, PropForged, PropCancel, PropKeepalive, PropHealth, PropMetrics, PropBaseline, PropRuns}
+	PropOptimizer, PropForged, PropCancel, PropKeepalive, PropHealth, PropHealthTruth, PropRevisions, PropMetrics, PropBaseline, PropRuns}
 
 var propertyText = map[Property]string{
 	PropNamesBackend:   "the error names the failing backend",
@@ -57,6 +67,8 @@ var propertyText = map[Property]string{
 	PropCancel:         "cancellation is forwarded",
 	PropKeepalive:      "keepalive state",
 	PropHealth:         "health reports",
+	PropHealthTruth:    "the health API tells the truth",
+	PropRevisions:      "every protocol revision the gateway advertises is served",
 	PropMetrics:        "metrics",
 	PropBaseline:       "every backend answers before any fault",
 	PropRuns:           "the scenario runs to the end",
@@ -84,6 +96,8 @@ var propertyRules = []struct {
 	re   *regexp.Regexp
 	prop Property
 }{
+	{regexp.MustCompile(`^health API: beta is (not )?reported serving`), PropHealthTruth},
+	{regexp.MustCompile(`^the advertised revision `), PropRevisions},
 	{regexp.MustCompile(`^health API:|lastError|clears beta's error|connected at the (start|end)|backend state is stuck`), PropHealth},
 	{regexp.MustCompile(`^metrics:`), PropMetrics},
 	{regexp.MustCompile(`^topology starts$|^teardown |^no goroutine leaked|^scenario ran to the end`), PropRuns},

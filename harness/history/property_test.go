@@ -22,6 +22,8 @@ func TestPropertyOf(t *testing.T) {
 		"beta answers before any fault":                                                                              PropBaseline,
 		"the session recovers from 403 on tools/call":                                                                PropSession,
 		"scenario ran to the end (aborted at x)":                                                                     PropRuns,
+		"health API: beta is not reported serving while it is down":                                                  PropHealthTruth,
+		"the advertised revision 2026-07-28 is served: a client of it initializes and calls beta's echo":             PropRevisions,
 		"something nobody declared":                                                                                  "",
 	} {
 		if got := PropertyOf(name); got != want {

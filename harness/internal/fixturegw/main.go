@@ -57,6 +57,14 @@
 // --sse-never-back, but the SSE backend's later requests are held
 // unanswered, so every call of it waits for as long as its client does).
 //
+// Issue 41's: --health-always-healthy (fixture r: the health API reports
+// every backend healthy, its circuit closed, whatever the gateway knows);
+// --refuse-revision V (fixture s, revisions.go, repeatable: every request
+// on protocol revision V is answered -32022 "Unsupported protocol
+// version", while server/discover still lists V); --discover-first
+// (fixture q, with --per-call: each backend session opens with
+// server/discover, a 2026-07-28 backend client, instead of initialize).
+//
 // --per-call (fixture i, percall.go): not the reference but a gateway of
 // its own, as a public one is: streamable-HTTP backends only, tools only
 // (resources/* and prompts/* answered -32601, neither advertised), a fresh
@@ -159,9 +167,10 @@ func newFixture(args []string) (fx *fixture, err error) {
 		acceptWrongID, neverBack, perCallGW, initUnnamed, initRetry bool
 		noResume, deadSilent                                        bool
 		reject                                                      string
+		healthLies                                                  bool
 		slowReopen, slowRecovery                                    time.Duration
 		rpcErrorCode                                                rpcCodeFlag
-		httpOnly                                                    bool
+		httpOnly, discoverFirst                                     bool
 	)
 	fx = &fixture{}
 	fs := flag.NewFlagSet("fixturegw", flag.ContinueOnError)
@@ -198,6 +207,10 @@ func newFixture(args []string) (fx *fixture, err error) {
 		"on its way to the backend (a gateway re-opening a broken backend session on a loaded machine)")
 	fs.DurationVar(&slowRecovery, "slow-recovery", 0, "slow to recover: once a backend answers 404 for a session (it restarted), it is refused for this long "+
 		"(its tools fail meanwhile), as a gateway that rebuilds a backend's client only after a pause")
+	fs.Var(&q.refuse, "refuse-revision", "fixture s (repeatable): every request on this protocol revision (its Mcp-Protocol-Version header, _meta or initialize's protocolVersion) "+
+		"is answered -32022, while server/discover still lists it, as a gateway with its optimizer on refuses every 2026-07-28 client")
+	fs.BoolVar(&discoverFirst, "discover-first", false, "fixture q, with --per-call: each backend session opens with server/discover (a 2026-07-28 backend client), not initialize")
+	fs.BoolVar(&healthLies, "health-always-healthy", false, "fixture r: the health API reports every backend healthy, its circuit closed, whatever the gateway knows")
 	fs.BoolVar(&httpOnly, "http-only", false, "refuse, at start, a config with a backend on any transport but streamable-http")
 	fs.StringVar(&reject, "reject-feature", "", "refuse to start when the config turns this feature on (health, breaker, keepalive, metrics or optimizer), "+
 		"as a gateway that does not support it, or needs more settings for it, does")
@@ -207,8 +220,8 @@ func newFixture(args []string) (fx *fixture, err error) {
 		}
 		return nil, usageError{err}
 	}
-	if (initUnnamed || initRetry) && !perCallGW {
-		return nil, fmt.Errorf("--init-unnamed and --init-retry need --per-call")
+	if (initUnnamed || initRetry || discoverFirst) && !perCallGW {
+		return nil, fmt.Errorf("--init-unnamed, --init-retry and --discover-first need --per-call")
 	}
 	if look != "a" && look != "b" {
 		return nil, fmt.Errorf("--look %q: want a or b", look)
@@ -257,13 +270,13 @@ func newFixture(args []string) (fx *fixture, err error) {
 		}
 	}
 	q.prefixFormat = prefixFormat
-	f := &front{look: look, anonymous: anonymous, q: &q}
+	f := &front{look: look, anonymous: anonymous, healthLies: healthLies, q: &q}
 	if perCallGW {
 		if look != "a" {
 			return nil, fmt.Errorf("--per-call: look a only")
 		}
 		q.noResources, q.noPrompts = true, true
-		pc, err := newPerCall(context.Background(), cfg, cmp.Or(prefixFormat, "{backend}_"), initUnnamed, initRetry)
+		pc, err := newPerCall(context.Background(), cfg, cmp.Or(prefixFormat, "{backend}_"), perCallOptions{initUnnamed: initUnnamed, initRetry: initRetry, discoverFirst: discoverFirst})
 		if err != nil {
 			return nil, err
 		}
@@ -291,8 +304,11 @@ type front struct {
 	mcp       http.Handler  // the MCP endpoint: g, or fixture i's own gateway
 	look      string
 	anonymous bool
-	indexed   atomic.Bool
-	q         *quirks
+	// healthLies: the health API reports every backend healthy, its
+	// circuit closed (--health-always-healthy).
+	healthLies bool
+	indexed    atomic.Bool
+	q          *quirks
 }
 
 func (f *front) routes() http.Handler {
@@ -345,6 +361,9 @@ func (f *front) healthA(w http.ResponseWriter, _ *http.Request) {
 	rep := f.g.Health()
 	out := map[string]any{}
 	for name, b := range rep.Backends {
+		if f.healthLies {
+			b.Status, b.CircuitState, b.ConsecutiveFailures, b.LastError = "healthy", "closed", 0, ""
+		}
 		out[name] = map[string]any{"Status": string(b.Status), "ConsecutiveFailures": b.ConsecutiveFailures,
 			"CircuitState": string(b.CircuitState), "LastError": b.LastError}
 	}
@@ -363,6 +382,9 @@ func (f *front) healthB(w http.ResponseWriter, _ *http.Request) {
 	list := []map[string]any{}
 	for _, b := range f.g.Config().Backends {
 		h := rep.Backends[b.Name]
+		if f.healthLies {
+			h.Status, h.CircuitState, h.LastError = "healthy", "closed", ""
+		}
 		list = append(list, map[string]any{"name": b.Name, "health": bHealth[string(h.Status)], "breaker": bCircuit[string(h.CircuitState)], "error": h.LastError,
 			"keepalive": h.Keepalive}) // the reference's keepalive object, which the keepalive scenario reads
 	}

@@ -29,6 +29,13 @@ import (
 type perCall struct {
 	backends map[string]config.Backend
 	timeouts config.Timeouts
+	perCallOptions
+	srv     *server.MCPServer
+	handler http.Handler
+}
+
+// perCallOptions are fixture i's variants.
+type perCallOptions struct {
 	// initUnnamed: an initialize error passes through naming no backend
 	// (--init-unnamed: fails the initialize-path naming checks).
 	initUnnamed bool
@@ -36,8 +43,11 @@ type perCall struct {
 	// for as long as the client waits, neither timeout bounding it
 	// (--init-retry: fails the initialize-path bounds).
 	initRetry bool
-	srv       *server.MCPServer
-	handler   http.Handler
+	// discoverFirst: the backend client speaks 2026-07-28, so each
+	// backend session opens with server/discover, not initialize
+	// (--discover-first, fixture q). Its errors are named as
+	// initialize's are.
+	discoverFirst bool
 }
 
 // perCallInfo is the client info fixture i gives its backends.
@@ -47,8 +57,8 @@ var perCallInfo = mcp.Implementation{Name: "fixturegw-per-call", Version: "0.1.0
 // closed after) and serves them as "<prefix><tool>", prefix being
 // prefixFormat with {backend} replaced. A backend that is not
 // streamable-HTTP is refused.
-func newPerCall(ctx context.Context, cfg *config.Config, prefixFormat string, initUnnamed, initRetry bool) (*perCall, error) {
-	p := &perCall{backends: map[string]config.Backend{}, timeouts: cfg.Timeouts, initUnnamed: initUnnamed, initRetry: initRetry}
+func newPerCall(ctx context.Context, cfg *config.Config, prefixFormat string, opts perCallOptions) (*perCall, error) {
+	p := &perCall{backends: map[string]config.Backend{}, timeouts: cfg.Timeouts, perCallOptions: opts}
 	p.srv = server.NewMCPServer(cfg.Name, "0.1.0", server.WithToolCapabilities(false), server.WithRecovery())
 	for _, b := range cfg.Backends {
 		if b.Transport != config.TransportStreamableHTTP {
@@ -78,14 +88,19 @@ func (p *perCall) session(ctx context.Context, b config.Backend) (*client.Client
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: %w", b.Name, err)
 	}
-	// The sessionful revision: every session starts with an initialize.
-	c := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	// The sessionful revision: every session starts with an initialize;
+	// with discoverFirst the stateless one: server/discover.
+	protocol, opts := mcp.LATEST_LEGACY_PROTOCOL_VERSION, []client.ClientOption{client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION)}
+	if p.discoverFirst {
+		protocol, opts = mcp.LATEST_PROTOCOL_VERSION, nil
+	}
+	c := client.NewClient(tr, opts...)
 	if err := c.Start(ctx); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("backend %s: start: %w", b.Name, err)
 	}
 	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	req.Params.ProtocolVersion = protocol
 	req.Params.ClientInfo = perCallInfo
 	if _, err := c.Initialize(ctx, req); err != nil {
 		_ = c.Close()

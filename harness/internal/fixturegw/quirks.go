@@ -61,6 +61,9 @@ type quirks struct {
 	cancelOneIn int
 	cancels     int                   // cancellations seen
 	cancelTurns map[string]cancelTurn // (session, request id) → decision
+	// refuse: the protocol revisions refused with -32022 (revisions.go),
+	// though server/discover still lists them.
+	refuse revisionsFlag
 
 	mu      sync.Mutex
 	dropped map[string]time.Time // backend → until
@@ -75,11 +78,17 @@ type request struct {
 	Method  string          `json:"method"`
 	ID      json.RawMessage `json:"id"`
 	Params  struct {
-		Name      string          `json:"name"`
-		URI       string          `json:"uri"`
-		RequestID json.RawMessage `json:"requestId"` // notifications/cancelled
+		Name            string          `json:"name"`
+		URI             string          `json:"uri"`
+		RequestID       json.RawMessage `json:"requestId"`       // notifications/cancelled
+		ProtocolVersion string          `json:"protocolVersion"` // initialize
+		Meta            struct {
+			ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion"` // a 2026-07-28 request
+		} `json:"_meta"`
 	} `json:"params"`
 	backend string
+	// protocol is the request's Mcp-Protocol-Version header.
+	protocol string
 }
 
 // readRequest reads (and restores) a POST's JSON-RPC request.
@@ -95,6 +104,7 @@ func (q *quirks) readRequest(r *http.Request) request {
 	}
 	req.backend = q.addressed(req.Params.Name, req.Params.URI)
 	req.session = r.Header.Get("Mcp-Session-Id")
+	req.protocol = r.Header.Get("Mcp-Protocol-Version")
 	return req
 }
 
@@ -121,6 +131,10 @@ func (q *quirks) answer(w http.ResponseWriter, req request) bool {
 		return true
 	case q.cancelOneIn > 0 && req.Method == "notifications/cancelled" && !q.cancelActs(req.session, req.Params.RequestID):
 		w.WriteHeader(http.StatusAccepted)
+		return true
+	case refusedRevision(q.refuse, req) != "":
+		v := refusedRevision(q.refuse, req)
+		writeRPCError(w, req.ID, unsupportedVersion, "Unsupported protocol version: "+v)
 		return true
 	case q.agreeOld && req.Method == "server/discover":
 		writeRPCError(w, req.ID, -32601, "Method not found")
