@@ -44,6 +44,25 @@ type Facts struct {
 	// Caps are the capabilities whose checks passed when all were asked
 	// for.
 	Caps targets.Capabilities
+	// Timeout counts the checks of the run a gateway without a call
+	// timeout fails: set by the caller, which knows the catalogue (chaos
+	// profile check counts those of the run the suggested profile
+	// selects); nil: not counted.
+	Timeout *TimeoutChecks
+}
+
+// TimeoutChecks counts the checks of a run that a gateway enforcing no
+// call timeout fails (scenarios.CallTimeoutChecks of the scenarios the run
+// selects and judges).
+type TimeoutChecks struct {
+	// Bounded judge a stalled call against the call timeout; Named judge
+	// that such a call's error names the backend (a finding files them
+	// under "bounded by the call timeout" when only the client's deadline
+	// ended the call); Other are the rest (the session's recorded error).
+	Bounded, Named, Other int
+	// Scenarios counts the scenarios they are in; Unpinned those of the
+	// run whose checks no run pinned (the container scenarios).
+	Scenarios, Unpinned int
 }
 
 // factsTransport is the transport of both backends while the facts other

@@ -98,10 +98,10 @@ func (f Facts) Lines() []FactLine {
 		switch {
 		case !f.StallAnswered:
 			ct.Seen = fmt.Sprintf("a call stalled at beta had no answer after %s (the config asks for %s)", f.StallTook.Round(100*time.Millisecond), f.CallTimeout)
-			ct.Effect = "no call timeout: every 'the call is bounded by the call timeout' check will fail (a finding, not a profile error)"
+			ct.Effect = "no call timeout: " + f.Timeout.willFail(true) + " (a finding, not a profile error)"
 		case f.StallTook > f.CallTimeout+time.Second:
 			ct.Seen = fmt.Sprintf("a call stalled at beta was answered after %s (the config asks for %s)", f.StallTook.Round(100*time.Millisecond), f.CallTimeout)
-			ct.Effect = "the config's call timeout is not applied: the 'bounded by the call timeout' checks will fail"
+			ct.Effect = "the config's call timeout is not applied: " + f.Timeout.willFail(false)
 		default:
 			ct.Seen = fmt.Sprintf("a call stalled at beta was answered after %s (the config asks for %s)", f.StallTook.Round(100*time.Millisecond), f.CallTimeout)
 			ct.Effect = "the call timeout is enforced"
@@ -145,4 +145,25 @@ func orNone(s []string) string {
 // quoteYAML is s as a double-quoted YAML string.
 func quoteYAML(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// willFail says which checks of the run will fail: with unanswered (no
+// answer before the client gave up), the naming checks of those calls and
+// the session's recorded error too. Without counts (nil), in words only.
+func (t *TimeoutChecks) willFail(unanswered bool) string {
+	if t == nil {
+		return "every 'bounded by the call timeout' check will fail"
+	}
+	n, other := t.Bounded, 0
+	if unanswered {
+		n, other = t.Bounded+t.Named, t.Other
+	}
+	s := fmt.Sprintf("the %d 'bounded by the call timeout' checks of the run will fail (in %d scenarios)", n, t.Scenarios)
+	if other > 0 {
+		s += fmt.Sprintf(", and %d more that need the stalled call to end (the session's recorded error)", other)
+	}
+	if t.Unpinned > 0 {
+		s += fmt.Sprintf("; the %d container scenarios' are not counted", t.Unpinned)
+	}
+	return s
 }

@@ -77,6 +77,23 @@ func TestFactLines(t *testing.T) {
 	if e := got["call timeout"].Effect; !strings.Contains(e, "no call timeout") {
 		t.Errorf("call timeout effect %q", e)
 	}
+	// With the run's checks counted (chaos profile check counts them from
+	// the catalogue): how many will fail.
+	f.Timeout = &TimeoutChecks{Bounded: 20, Named: 6, Other: 2, Scenarios: 9, Unpinned: 8}
+	for _, l := range f.Lines() {
+		if l.Fact == "call timeout" && l.Effect != "no call timeout: the 26 'bounded by the call timeout' checks of the run will fail (in 9 scenarios), "+
+			"and 2 more that need the stalled call to end (the session's recorded error); the 8 container scenarios' are not counted (a finding, not a profile error)" {
+			t.Errorf("call timeout effect with counts: %q", l.Effect)
+		}
+	}
+	late := f
+	late.StallAnswered = true
+	for _, l := range late.Lines() {
+		if l.Fact == "call timeout" && !strings.Contains(l.Effect, "not applied: the 20 'bounded by the call timeout' checks of the run will fail (in 9 scenarios);") {
+			t.Errorf("call timeout answered late, effect %q", l.Effect)
+		}
+	}
+	f.Timeout = nil
 	if e := got["protocol revisions"].Seen; e != "a 2025-11-25 client gets 2025-06-18; a 2026-07-28 client gets 2025-06-18" {
 		t.Errorf("revisions %q", e)
 	}

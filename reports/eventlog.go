@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 )
 
 // attachEventLog reads the event log a bounded results file names
@@ -31,7 +32,7 @@ func attachEventLog(resultsPath string, r *history.Results) error {
 		return &InputError{resultsPath, 0, fmt.Sprintf("eventsFile %q: want a file name beside the results, not a path", r.EventsFile)}
 	}
 	path := filepath.Join(filepath.Dir(resultsPath), r.EventsFile)
-	data, err := os.ReadFile(path)
+	data, err := boundedread.File(path, boundedread.EventLog)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -41,19 +42,37 @@ func attachEventLog(resultsPath string, r *history.Results) error {
 	if err := checkUTF8(data, path); err != nil {
 		return err
 	}
-	var log history.EventLog
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&log); err != nil {
-		return jsonError(path, data, err)
-	}
-	if off := skipSpace(data, dec.InputOffset()); off < int64(len(data)) {
-		return &InputError{path, off, "trailing data after the JSON document"}
-	}
-	if err := checkValues(data, path); err != nil {
+	log, err := decodeEventLog(data, path)
+	if err != nil {
 		return err
 	}
-	if err := r.AttachEvents(&log); err != nil {
+	// Redacted once read (whatever wrote it: a log of before redaction
+	// holds credentials as they were), decoded again only when that
+	// changed it; errors above name the file's own byte offsets.
+	if red := redact.Text(string(data)); red != string(data) {
+		if log, err = decodeEventLog([]byte(red), path); err != nil {
+			return err
+		}
+	}
+	if err := r.AttachEvents(log); err != nil {
 		return &InputError{path, 0, err.Error()}
 	}
 	return nil
+}
+
+// decodeEventLog decodes an event log strictly: one JSON document, its
+// values checked (checkValues).
+func decodeEventLog(data []byte, path string) (*history.EventLog, error) {
+	var log history.EventLog
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&log); err != nil {
+		return nil, jsonError(path, data, err)
+	}
+	if off := skipSpace(data, dec.InputOffset()); off < int64(len(data)) {
+		return nil, &InputError{path, off, "trailing data after the JSON document"}
+	}
+	if err := checkValues(data, path); err != nil {
+		return nil, err
+	}
+	return &log, nil
 }

@@ -40,7 +40,7 @@ func TestReportOpensWithFindings(t *testing.T) {
 		"✖ the error names the failing backend: 1 check failed in 1 scenario",
 		"✖ checks of no catalogued property: 1 check failed in 1 scenario", // outcomes.json predates properties
 	} {
-		if got := strings.Join(strings.Fields(text(items[i])), " "); !strings.HasPrefix(got, want) || !strings.Contains(got, "reproduce: chaos run --label hang/modern/streamable-http") {
+		if got := strings.Join(strings.Fields(text(items[i])), " "); !strings.HasPrefix(got, want) || !strings.Contains(got, "reproduce: chaos run --scenario hang/modern/streamable-http") {
 			t.Errorf("finding %d: %q, want it to start %q and say how to reproduce it", i, got, want)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/atomicfile"
 	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/redact"
 )
 
 // Input is one results document (a suite run, a `chaos run`, an
@@ -157,7 +158,9 @@ func Render(w io.Writer, in []Input, opt Options) error {
 // file holding a set of runs (history.ResultsSet, DecodeAll) gives one
 // input per run, named "file: target". A bounded results file
 // (history.Results.WriteSplit) gets its events back from the event log
-// beside it, when that is there. A file
+// beside it, when that is there. Every input is redacted once read
+// (redact.Text, the redaction of everything the CLI writes): a report of
+// any file, however old, shows no credential. A file
 // that cannot be read or is not a results document of the current schema
 // is an error naming the file (and, for its content, the byte offset).
 func Load(paths ...string) ([]Input, error) {
@@ -174,6 +177,15 @@ func Load(paths ...string) ([]Input, error) {
 		runs, err := DecodeAll(data, p)
 		if err != nil {
 			return nil, err
+		}
+		// Redacted once read: a file written before redaction existed (an
+		// old journal's target URL with its password) is shown redacted
+		// like any other. Decoded again only when redaction changed it, so
+		// that the errors above name the file's own byte offsets.
+		if red := redact.Text(string(data)); red != string(data) {
+			if runs, err = DecodeAll([]byte(red), p); err != nil {
+				return nil, err
+			}
 		}
 		name := filepath.Base(p)
 		if base[name] > 1 {

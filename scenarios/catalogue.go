@@ -107,6 +107,31 @@ func Select(all []Scenario, filters ...string) ([]Scenario, error) {
 	return out, nil
 }
 
+// Narrow keeps the scenarios of selected that names name (each a full
+// scenario name of all; several separated by commas), in their order: the
+// AND of a `chaos run --scenario` with the --label filters that chose
+// selected (`--label '!container' --scenario hang/legacy/sse` runs
+// hang/legacy/sse only if the filter matches it). No name keeps every
+// scenario; a name that is no scenario of all is an error naming it.
+func Narrow(all, selected []Scenario, names ...string) ([]Scenario, error) {
+	var want []string
+	for _, n := range names {
+		for _, p := range strings.Split(n, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			if !allNames(all, []string{p}) {
+				return nil, fmt.Errorf("no scenario is named %q (chaos run --list names them)", p)
+			}
+			want = append(want, p)
+		}
+	}
+	if len(want) == 0 {
+		return selected, nil
+	}
+	return slices.DeleteFunc(slices.Clone(selected), func(s Scenario) bool { return !slices.Contains(want, s.Name) }), nil
+}
+
 var ansiRE = regexp.MustCompile(`\x1b\[[0-9;]*m|\{\{/?[a-z-]*\}\}`)
 
 // plainError is a Ginkgo error's heading and message on one line, without

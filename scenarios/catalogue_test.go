@@ -55,6 +55,37 @@ func TestSelectTakesGinkgoLabelFilters(t *testing.T) {
 	}
 }
 
+// TestNarrowIsAnAnd: chaos run --scenario keeps the named scenarios of
+// what the --label filters selected, never one the filters left out.
+func TestNarrowIsAnAnd(t *testing.T) {
+	t.Parallel()
+	all := Catalogue()
+	sel, err := Select(all, "!container", "hang && legacy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(scs []Scenario) (out []string) {
+		for _, s := range scs {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	got, err := Narrow(all, sel, "hang/legacy/sse", "wrapping/modern/sse, container-kill/legacy")
+	if err != nil || !slices.Equal(names(got), []string{"wrapping/modern/sse", "hang/legacy/sse"}) {
+		t.Errorf("narrowed: %v %v, want the named ones the filters matched, in catalogue order", names(got), err)
+	}
+	hang, _ := Select(all, "hang && modern")
+	if got, err := Narrow(all, hang, "hang/legacy/sse"); err != nil || len(got) != 0 {
+		t.Errorf("a name the filters left out: %v %v, want none", names(got), err)
+	}
+	if got, err := Narrow(all, sel); err != nil || len(got) != len(sel) {
+		t.Errorf("no name: %d of %d, %v", len(got), len(sel), err)
+	}
+	if _, err := Narrow(all, sel, "hang/legacy/nope"); err == nil || !strings.Contains(err.Error(), `"hang/legacy/nope"`) {
+		t.Errorf("an unknown name: %v", err)
+	}
+}
+
 // TestNotApplicableListsChecksByCapability: what --list says a target
 // cannot be judged on.
 func TestNotApplicableListsChecksByCapability(t *testing.T) {

@@ -146,7 +146,7 @@ func expectOneFinding(t *testing.T, res *history.Results, p history.Property, sc
 		t.Errorf("finding evidence: first %+v, worst %+v, where %+v", f.First, f.Worst, f.Where)
 	}
 	// The command runs the scenario of the first (the clearest) evidence.
-	if f.Reproduce != "chaos run --label "+f.First.Scenario && f.Reproduce != "chaos run --profile "+res.Profile+" --label "+f.First.Scenario {
+	if f.Reproduce != "chaos run --scenario "+f.First.Scenario && f.Reproduce != "chaos run --profile "+res.Profile+" --scenario "+f.First.Scenario {
 		t.Errorf("reproduce: %q, want the first evidence's scenario %s", f.Reproduce, f.First.Scenario)
 	}
 }

@@ -254,10 +254,9 @@ func optionalFailures(res history.ScenarioResult) int {
 // brokenChecks is the checks the broken fixture named fails in sc, in the
 // order they are judged (pinned from runs): a-broken names no backend in
 // its errors, so every "names <backend>" check of a failing backend fails;
-// b-broken has no call deadline, so every check that a stalled call fails
-// within the call timeout fails, and with it those that the error of a
-// timed-out call names beta (the client's own deadline ends it). None for
-// the correct fixtures.
+// b-broken has no call deadline, so it fails scenarios.CallTimeoutChecks
+// (pinned there: chaos profile check counts them for a gateway without a
+// call timeout). None for the correct fixtures.
 func brokenChecks(fixture string, sc scenarios.Scenario) []string {
 	streamable := sc.HasLabel("streamable-http")
 	legacy := sc.HasLabel("legacy")
@@ -299,21 +298,7 @@ func brokenChecks(fixture string, sc scenarios.Scenario) []string {
 			}
 		}
 	case "fixture-b-broken":
-		switch sc.Group {
-		case "wrapping":
-			for _, m := range []string{"tools/call", "resources/read", "prompts/get"} {
-				out = append(out, "timeout: "+m+" names beta", "timeout: "+m+" fails within call timeout + 1 s")
-			}
-		case "hang":
-			for _, stall := range []string{"stall_before_headers", "stall_after_headers", "stall_after_progress", "stall_mid_body"} {
-				out = append(out, stall+": fails within call timeout + 1 s")
-			}
-		case "hang-pause":
-			out = append(out, "the call in flight at the SIGSTOP fails within call timeout + 1 s",
-				"the next call to the stopped backend fails within call timeout + 1 s")
-		case "session":
-			out = append(out, "timeout: the call fails", "timeout: the session reports beta error with its lastError", "the stalled call fails")
-		}
+		out = scenarios.CallTimeoutChecks(sc)
 	}
 	return out
 }

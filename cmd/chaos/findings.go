@@ -42,10 +42,11 @@ func printFindings(w io.Writer, results *history.Results) {
 }
 
 // rerunCommand is the `chaos run` command line with the flags that chose
-// the target of this run and how its scenarios run (--runtime,
-// --no-leak-check; not --label, --out or output flags): findings append
-// --label with one scenario's name, which selects that scenario alone (the
-// run's own label filters matched it).
+// the target of this run, its scenarios (--label, each filter as given)
+// and how they run (--runtime, --no-leak-check; not --out or output
+// flags): run as is, it selects this run's scenarios again but for
+// --scenario, which findings give: --scenario with one scenario's name,
+// ANDed with the run's filters, selects that scenario alone.
 func rerunCommand(o runOptions) string {
 	args := []string{"chaos", "run"}
 	add := func(flag, v string) {
@@ -68,6 +69,9 @@ func rerunCommand(o runOptions) string {
 	add("--tool-names", c.ToolNamePattern)
 	add("--gateway-image", c.Image)
 	add("--runtime", o.runtime)
+	for _, l := range o.labels {
+		add("--label", l)
+	}
 	if o.noLeakCheck {
 		args = append(args, "--no-leak-check")
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -151,6 +152,9 @@ func profileSuggest(ctx context.Context, cmd *cobra.Command, file string, p *tar
 		return usageError(fmt.Errorf("profile check --suggest: %s is not an exec target", file))
 	}
 	checks, facts := harness.LearnFacts(ctx, e, progress)
+	declared, _ := p.Caps()
+	timeouts := countTimeoutChecks(scenarios.Catalogue(), suggestedTarget(e, facts, declared))
+	facts.Timeout = &timeouts
 	fmt.Fprintln(w, "What the gateway did with every capability asked for (not what the profile declares):")
 	printChecks(w, checks)
 	fmt.Fprintln(w)
@@ -165,11 +169,33 @@ func profileSuggest(ctx context.Context, cmd *cobra.Command, file string, p *tar
 	if facts.ToolNames == "" {
 		return &exitError{code: exitFailed, err: fmt.Errorf("profile %s: the backends' tools were not found through the gateway: no profile to suggest", file)}
 	}
-	caps, _ := p.Caps()
-	path, err := writeSuggested(file, lines, caps)
+	path, err := writeSuggested(file, lines, declared)
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
 	fmt.Fprintf(w, "\nwrote %s: check it, then chaos profile check %s and chaos run --profile %s\n", path, path, path)
 	return nil
+}
+
+// suggestedTarget is e as its suggested profile declares it (what chaos
+// run --profile FILE.suggested.yaml runs): the capabilities, backend
+// transports and methods measured, a declared reinit-on-404 kept.
+func suggestedTarget(e targets.Exec, f harness.Facts, declared targets.Capabilities) targets.Exec {
+	e.Caps = slices.Clone(f.Caps)
+	if declared.Has(targets.CapReinitOn404) {
+		e.Caps = append(e.Caps, targets.CapReinitOn404)
+	}
+	e.Transports, e.Methods = nil, nil
+	for _, tr := range targets.TransportNames {
+		if why, ok := f.Transports[tr]; ok && why == "" {
+			e.Transports = append(e.Transports, tr)
+		}
+	}
+	if len(e.Transports) == len(targets.TransportNames) {
+		e.Transports = nil
+	}
+	if len(f.Served) < len(targets.MethodFamilies) {
+		e.Methods = targets.Methods(slices.Clone(f.Served))
+	}
+	return e
 }

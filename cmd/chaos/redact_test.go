@@ -162,6 +162,24 @@ func TestNoCredentialInAnyOutput(t *testing.T) {
 		t.Fatalf("no report: %v\n%s", err, rep)
 	}
 	outputs["report html"] = string(data)
+	// The same journal as a harness from before redaction wrote it: its
+	// target URL with the password. Its report is redacted all the same.
+	old := filepath.Join(dir, "old-journal.json")
+	if err := os.WriteFile(old, []byte(strings.ReplaceAll(outputs["journal"], "[redacted]@", "exp:CANARYOLDJOURNALPW@")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(old); !strings.Contains(string(b), "http://exp:CANARYOLDJOURNALPW@") {
+		t.Fatalf("the old journal has no credentials in its target:\n%s", b)
+	}
+	oldHTML := filepath.Join(dir, "old-journal.html")
+	outputs["report of an old journal"], _ = runBounded(t, exec.Command(chaosBin, "report", old, "-o", oldHTML))
+	if data, err = os.ReadFile(oldHTML); err != nil {
+		t.Fatalf("no report of the old journal: %v\n%s", err, outputs["report of an old journal"])
+	}
+	outputs["report html of an old journal"] = string(data)
+	if !strings.Contains(string(data), "[redacted]@") {
+		t.Error("the report of the old journal does not show its target redacted")
+	}
 
 	// Errors quoting a URL with credentials.
 	outputs["proxy bad upstream"], _ = runBounded(t, exec.Command(chaosBin, "proxy", "--upstream", "http://u:CANARYBADPORT@127.0.0.1:0/mcp"))

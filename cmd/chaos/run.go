@@ -24,8 +24,10 @@ import (
 type runOptions struct {
 	// target is the gateway under test: --target, --profile and the exec
 	// flags (CapabilitiesSet: --capabilities was given, even empty).
-	target      targets.TargetConfig
-	labels      []string
+	target targets.TargetConfig
+	labels []string
+	// scenarios are --scenario's names: the AND with labels.
+	scenarios   []string
 	out         string
 	list        bool
 	noLeakCheck bool
@@ -41,6 +43,15 @@ type runOptions struct {
 }
 
 func newRunCmd() *cobra.Command {
+	return runCmdWith(func(cmd *cobra.Command, o runOptions) error {
+		sweepBefore(cmd, "chaos run", filepath.Dir(o.out), filepath.Dir(o.htmlPath()))
+		return runScenarios(cmd, o)
+	})
+}
+
+// runCmdWith is `chaos run` with its flags, doing run with the options
+// they set (tests read the options of a command line through it).
+func runCmdWith(run func(*cobra.Command, runOptions) error) *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -58,6 +69,7 @@ scenarios, fake backends as real processes of this binary).
   chaos run                                   # everything, reference gateway
   chaos run --label wrapping --label hang     # only these labels (either)
   chaos run --label 'hang && !process'        # a Ginkgo label filter, as -ginkgo.label-filter
+  chaos run --label '!container' --scenario hang/legacy/sse  # a scenario, if the filter matches it
   chaos run --target exec                     # our gateway as a process (chaos vmcp)
   chaos run --profile profiles/chaos-vmcp.yaml # the gateway a target profile describes
   chaos run --target exec --gateway-cmd 'vmcp serve --config {{.ConfigPath}}' \
@@ -92,11 +104,10 @@ VMCP_CHAOS_PARALLEL.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.target.CapabilitiesSet = cmd.Flags().Changed("capabilities")
-			sweepBefore(cmd, "chaos run", filepath.Dir(o.out), filepath.Dir(o.htmlPath()))
 			if o.target.Profile != "" && !cmd.Flags().Changed("target") {
 				o.target.Kind = "" // a profile is an exec target
 			}
-			return runScenarios(cmd, o)
+			return run(cmd, o)
 		},
 	}
 	f := cmd.Flags()
@@ -115,6 +126,8 @@ VMCP_CHAOS_PARALLEL.
 		"(default {backend}_{tool}; $"+targets.ToolNamesEnv+"); tools are found by their origin marker first, the pattern is the fallback")
 	f.StringArrayVar(&o.labels, "label", nil, "run only the scenarios matching this Ginkgo label filter (the syntax of -ginkgo.label-filter: "+
 		"&&, ||, !, parentheses, a comma for ||) or named so; repeatable (either matches). Labels: "+strings.Join(scenarios.Labels(), ", "))
+	f.StringArrayVar(&o.scenarios, "scenario", nil, "run only the scenarios named so (full names, e.g. hang/legacy/sse; comma-separated or repeatable: either), "+
+		"of those --label selects (both must match; the reproduce command of a finding is the run's own filters and --scenario)")
 	f.StringVar(&o.out, "out", filepath.Join("out", "results.json"), "write the JSON results here: every check with its evidence calls, faults and state changes; "+
 		"the complete event log (every call) beside it, out/X.events.json for out/X.json (chaos report reads both)")
 	f.BoolVar(&o.inlineEvents, "inline-events", false, "write the complete event log inside the results file, as one (larger) file, instead of beside it")
@@ -169,12 +182,9 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "chaos run: remove the run's containers: %v\n", err)
 		}
 	}()
-	selected, err := scenarios.Select(scenarios.Catalogue(), o.labels...)
+	selected, err := selectScenarios(o)
 	if err != nil {
-		return usageError(fmt.Errorf("run: --label: %w", err))
-	}
-	if len(selected) == 0 {
-		return usageError(fmt.Errorf("run: no scenario has label %s (labels: %s)", strings.Join(o.labels, " or "), strings.Join(scenarios.Labels(), ", ")))
+		return usageError(err)
 	}
 	w := cmd.OutOrStdout()
 	if o.list {
@@ -226,4 +236,24 @@ func runScenarios(cmd *cobra.Command, o runOptions) error {
 		results.Interrupted = true
 	}
 	return finishRun(w, o, results, start, fmt.Errorf("interrupted (%v); %d scenario(s) did not finish", context.Cause(ctx), cut))
+}
+
+// selectScenarios is the run's selection: the scenarios --label selects
+// (all without one), narrowed to --scenario's names; none is an error.
+func selectScenarios(o runOptions) ([]scenarios.Scenario, error) {
+	all := scenarios.Catalogue()
+	selected, err := scenarios.Select(all, o.labels...)
+	if err != nil {
+		return nil, fmt.Errorf("run: --label: %w", err)
+	}
+	if len(selected) == 0 {
+		return nil, fmt.Errorf("run: no scenario has label %s (labels: %s)", strings.Join(o.labels, " or "), strings.Join(scenarios.Labels(), ", "))
+	}
+	if selected, err = scenarios.Narrow(all, selected, o.scenarios...); err != nil {
+		return nil, fmt.Errorf("run: --scenario: %w", err)
+	}
+	if len(selected) == 0 {
+		return nil, fmt.Errorf("run: --label %s selects none of --scenario %s", strings.Join(o.labels, " or "), strings.Join(o.scenarios, ","))
+	}
+	return selected, nil
 }

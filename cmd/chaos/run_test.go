@@ -226,7 +226,7 @@ func TestRunFailingAndLackingTarget(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chaosBin, "run", "--target", "exec", "--config-template", tmpl, "--capabilities", "session-api",
-		"--label", "hang/legacy/streamable-http,breaker/legacy/streamable-http", "--out", out)
+		"--label", "!process && !container", "--scenario", "hang/legacy/streamable-http,breaker/legacy/streamable-http", "--out", out)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -236,11 +236,25 @@ func TestRunFailingAndLackingTarget(t *testing.T) {
 		t.Fatalf("chaos run against a broken gateway: %v, want exit status 1", err)
 	}
 	// The findings, above the table: one, the call timeout, counting the
-	// four stalls, with the command that reproduces it on this gateway.
+	// four stalls, with the command that reproduces it on this gateway,
+	// through the run's own filter.
 	findings, _, _ := strings.Cut(stdout.String(), "SCENARIO ")
+	reproduce := "chaos run --target exec --config-template " + tmpl + " --capabilities session-api --label '!process && !container' --scenario hang/legacy/streamable-http"
 	if n := strings.Count(findings, "✖ "); n != 1 || !strings.Contains(findings, "FINDINGS\n✖ the call is bounded by the call timeout: 4 checks failed in 1 scenario; first evidence: `tools/call beta_") ||
-		!strings.Contains(findings, "reproduce: chaos run --target exec --config-template "+tmpl+" --capabilities session-api --label hang/legacy/streamable-http") {
+		!strings.Contains(findings, "reproduce: "+reproduce+"\n") {
 		t.Errorf("want one finding above the table, the call timeout, and how to reproduce it:\n%s", findings)
+	}
+	// The command, as a shell splits it, selects that scenario alone.
+	words, err := targets.SplitCommand(reproduce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listErr bytes.Buffer
+	listCmd := exec.CommandContext(ctx, chaosBin, append(words[1:], "--list")...) // run ...
+	listCmd.Stderr = &listErr
+	list, err := listCmd.Output()
+	if rows := strings.Split(strings.TrimSpace(string(list)), "\n"); err != nil || len(rows) != 2 || !strings.HasPrefix(rows[1], "hang/legacy/streamable-http ") {
+		t.Errorf("reproduce --list: %v:\n%s%s", err, list, listErr.String())
 	}
 	for _, want := range []string{"FAILED", "SKIPPED", "0 passed, 1 failed, 0 inconclusive, 1 skipped"} {
 		if !strings.Contains(stdout.String(), want) {

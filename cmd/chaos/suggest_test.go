@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 )
 
 // TestSuggestProfileRewritesFields: the suggestion sets each implied
@@ -88,6 +90,18 @@ func TestProfileSuggestWalkthrough(t *testing.T) {
 	p, err := targets.LoadProfile(suggested)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The "no call timeout" fact counts the checks that will fail in the
+	// run of the suggested profile (fewer than in the whole catalogue: no
+	// SSE variants, tools only, no session API).
+	st, err := targets.TargetConfig{Profile: suggested}.Target(os.Executable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, all := countTimeoutChecks(scenarios.Catalogue(), st), countTimeoutChecks(scenarios.Catalogue(), targets.Exec{TargetName: "all", Caps: targets.AllCapabilities})
+	want := fmt.Sprintf("no call timeout: the %d 'bounded by the call timeout' checks of the run will fail (in %d scenarios)", n.Bounded+n.Named, n.Scenarios)
+	if !strings.Contains(out, want) || n.Bounded == 0 || n.Bounded+n.Named >= all.Bounded+all.Named {
+		t.Errorf("--suggest output lacks %q (the whole catalogue: %+v)", want, all)
 	}
 	caps, _ := p.Caps()
 	if p.ToolNames != "{backend}__{tool}" || !slices.Equal(p.Methods, targets.Methods{"tools"}) || !slices.Equal(p.BackendTransports, targets.Transports{"streamable-http"}) ||

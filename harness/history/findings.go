@@ -255,7 +255,8 @@ func evidenceOf(scenario string, c Check, calls map[int]*CallRecord) *FindingEvi
 }
 
 // reproduce is the command that runs scenario again against the run's
-// target (Rerun, else its profile when it had one).
+// target, through the run's filters (Rerun, else its profile when it had
+// one): --scenario, the AND of a name with the run's --label filters.
 func reproduce(r *Results, scenario string) string {
 	cmd := r.Rerun
 	if cmd == "" {
@@ -264,7 +265,7 @@ func reproduce(r *Results, scenario string) string {
 			cmd += " --profile " + shellQuote(r.Profile)
 		}
 	}
-	return cmd + " --label " + shellQuote(scenario)
+	return cmd + " --scenario " + shellQuote(scenario)
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it.

@@ -89,7 +89,7 @@ func TestFindingsJSON(t *testing.T) {
    "text": "no reply from the gateway",
    "tookMs": 7000
   },
-  "reproduce": "chaos run --profile profiles/x.yaml --label hang/legacy/sse"
+  "reproduce": "chaos run --profile profiles/x.yaml --scenario hang/legacy/sse"
  },
  {
   "property": "recovers-after-fault",
@@ -124,7 +124,7 @@ func TestFindingsJSON(t *testing.T) {
   "reasonChecks": [
    1
   ],
-  "reproduce": "chaos run --profile profiles/x.yaml --label hang/modern/sse"
+  "reproduce": "chaos run --profile profiles/x.yaml --scenario hang/modern/sse"
  },
  {
   "property": "metrics",
@@ -159,7 +159,7 @@ func TestFindingsJSON(t *testing.T) {
   "reasonChecks": [
    1
   ],
-  "reproduce": "chaos run --profile profiles/x.yaml --label hang/legacy/sse"
+  "reproduce": "chaos run --profile profiles/x.yaml --scenario hang/legacy/sse"
  }
 ]`
 	if got.String() != want {

@@ -55,9 +55,10 @@ type Results struct {
 	// Interrupted is set when the run was cut short (SIGINT, SIGTERM):
 	// the scenarios that had not run are listed skipped, with that reason.
 	Interrupted bool `json:"interrupted,omitempty"`
-	// Rerun is the command line that runs scenarios against this run's
-	// gateway again (its target flags; set by chaos run): findings append
-	// --label to it. Empty: "chaos run", with --profile when Profile is set.
+	// Rerun is the command line that runs this run's scenarios against its
+	// gateway again (its target flags and its --label filters; set by
+	// chaos run): findings append --scenario to it, which ANDs with the
+	// filters. Empty: "chaos run", with --profile when Profile is set.
 	Rerun string `json:"rerun,omitempty"`
 	// Findings are the run's checks that did not pass, grouped by
 	// property and verdict (BuildFindings; failures first): what is

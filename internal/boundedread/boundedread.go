@@ -1,6 +1,7 @@
 // Package boundedread reads the files the chaos CLI takes as input (backend
 // scripts, gateway configs, target profiles and their config templates,
-// experiments, results documents and journals, token files) whole, but
+// experiments, results documents, their event logs and journals, token
+// files) whole, but
 // never more than a limit per kind of file, and only from regular files:
 // a device or a FIFO (/dev/zero, /dev/stdin, a named pipe) never ends or
 // never stops growing, so it is refused before a byte is read.
@@ -34,6 +35,7 @@ var (
 	ConfigTemplate = Kind{"config template", 1 << 20}
 	Experiment     = Kind{"experiment", 1 << 20}
 	Results        = Kind{"results document", 256 << 20}
+	EventLog       = Kind{"event log", 256 << 20}
 	Token          = Kind{"token file", 64 << 10}
 )
 

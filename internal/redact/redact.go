@@ -134,14 +134,17 @@ func redactLine(line string) string {
 // replaceKeyed replaces the matches of a key-and-value pattern, except a
 // JSON key's value that is not a string: the separator opens with the
 // key's closing quote (`"token": 5`, `\"token\": {`) and does not end
-// with the value's opening one.
+// with the value's opening one; and except a value already redacted, so
+// that Text of redacted text changes nothing (chaos report redacts what
+// it reads, then each text as it renders it: "password=[redacted]" must
+// not become "password=[redacted]]").
 func replaceKeyed(re *regexp.Regexp, line, repl string) string {
 	var b strings.Builder
 	last := 0
 	for _, m := range re.FindAllStringSubmatchIndex(line, -1) {
 		sep := line[m[4]:m[5]]
 		jsonKey := strings.HasPrefix(sep, `"`) || strings.HasPrefix(sep, `\"`)
-		if jsonKey && !strings.HasSuffix(sep, `"`) {
+		if (jsonKey && !strings.HasSuffix(sep, `"`)) || strings.HasPrefix(line[m[6]:], Mark) {
 			continue
 		}
 		b.WriteString(line[last:m[0]])

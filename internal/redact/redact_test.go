@@ -93,8 +93,22 @@ func TestWriter(t *testing.T) {
 	}
 }
 
+// TestTextTwiceIsOnce: redacting redacted text changes nothing (chaos
+// report redacts each input once read and each text once rendered).
+func TestTextTwiceIsOnce(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"internal error (api_key=hunter2)", "password=abc] and token: xyz;", `{"secret": "s3cr3t]x"}`,
+		"Authorization: Bearer abcdefgh12", "GET http://u:p@h/mcp?access_token=abc", "password=[redacted]]"} {
+		once := Text(in)
+		if twice := Text(once); twice != once {
+			t.Errorf("%q: once %q, twice %q", in, once, twice)
+		}
+	}
+}
+
 // FuzzTextKeepsJSON: whatever keys and string, number or nested values a
-// JSON document holds, it is still valid JSON once redacted.
+// JSON document holds, it is still valid JSON once redacted, and
+// redacting it again changes nothing.
 func FuzzTextKeepsJSON(f *testing.F) {
 	f.Add("authorization", "Bearer abcdefgh12", 5.0)
 	f.Add("x_token", `a"b\c`, 1.5)
@@ -106,8 +120,12 @@ func FuzzTextKeepsJSON(f *testing.F) {
 		if err != nil {
 			return // NaN, infinities
 		}
-		if out := Text(string(data)); !json.Valid([]byte(out)) {
+		out := Text(string(data))
+		if !json.Valid([]byte(out)) {
 			t.Fatalf("not JSON once redacted:\n%s\n->\n%s", data, out)
+		}
+		if again := Text(out); again != out {
+			t.Fatalf("redacting twice changes it:\n%s\n->\n%s", out, again)
 		}
 	})
 }
