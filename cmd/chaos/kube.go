@@ -21,6 +21,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
 	"github.com/vmcp-chaos/vmcp-chaos/kube/chaosmesh"
 	"github.com/vmcp-chaos/vmcp-chaos/kube/discover"
+	"github.com/vmcp-chaos/vmcp-chaos/kube/expkube"
 	"github.com/vmcp-chaos/vmcp-chaos/kube/inject"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy"
 )
@@ -131,7 +132,7 @@ type KubeInjectedLine struct {
 
 // DefaultKubeImage is the proxy image chaos kube inject uses unless
 // --image says otherwise.
-const DefaultKubeImage = "vmcp-chaos/chaos:latest"
+const DefaultKubeImage = inject.DefaultImage
 
 func newKubeInjectCmd() *cobra.Command {
 	var (
@@ -329,20 +330,24 @@ Service, deletes the injection's objects and exits 0.`,
 	return cmd
 }
 
-// experimentKube is the cluster client of an experiment's chaos_mesh
-// actions (nil when it names no cluster).
-func experimentKube(e *experiment.Experiment) (experiment.KubeObjects, error) {
+// experimentKube is the cluster side of an experiment: its chaos_mesh
+// actions and the Services it names (nil, nil when it names no cluster).
+func experimentKube(e *experiment.Experiment) (experiment.KubeObjects, experiment.KubeServices, error) {
 	k := e.Deployment.Kube
 	if k == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	cfg, err := kubeConfig(k.Kubeconfig, k.Context)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, usageError(fmt.Errorf("kube: %w", err))
+		return nil, nil, usageError(fmt.Errorf("kube: %w", err))
 	}
-	return chaosmesh.New(dyn), nil
+	svcs, err := expkube.New(cfg, k.Image)
+	if err != nil {
+		return nil, nil, usageError(err)
+	}
+	return chaosmesh.New(dyn), svcs, nil
 }
