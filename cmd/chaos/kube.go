@@ -40,7 +40,7 @@ func (k *kubeFlags) register(cmd *cobra.Command) {
 }
 
 // client checks the flags and connects.
-func (k *kubeFlags) client() (inject.Client, error) {
+func (k *kubeFlags) client() (*inject.Client, error) {
 	if k.namespace == "" || k.service == "" {
 		return nil, usageError(errors.New("kube: --namespace and --service are required"))
 	}
@@ -85,17 +85,13 @@ func writeKubeSkeleton(cmd *cobra.Command, target, kubeconfig, out string, force
 	if err != nil {
 		return err
 	}
-	cs, err := discover.NewClient(cfg)
+	c, err := discover.NewClient(cfg)
 	if err != nil {
 		return usageError(err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return usageError(fmt.Errorf("kube: %w", err))
-	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 	defer cancel()
-	v, err := discover.Discover(ctx, dyn, cs, ns, name)
+	v, err := discover.Discover(ctx, c, ns, name)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ import (
 // Services acts on one cluster's Services for an experiment.
 type Services struct {
 	cfg   *rest.Config
-	cs    inject.Client
+	cs    *inject.Client
 	image string
 }
 

@@ -14,12 +14,12 @@ const DefaultImage = "vmcp-chaos/chaos:latest"
 // Check fails unless the Service exists and the proxy can stand in for it
 // (as Inject checks it first): a selector, exactly one TCP port with a
 // numbered target port, not injected already. Nothing is changed.
-func Check(ctx context.Context, cs Client, ns, service string) error {
+func Check(ctx context.Context, cs *Client, ns, service string) error {
 	n, err := NamesFor(service)
 	if err != nil {
 		return err
 	}
-	svc, err := cs.CoreV1().Services(ns).Get(ctx, service, metav1.GetOptions{})
+	svc, err := cs.Services(ns).Get(ctx, service, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("kube inject: %w", err)
 	}
@@ -39,19 +39,19 @@ func Check(ctx context.Context, cs Client, ns, service string) error {
 // Injected reports whether anything of an injection of service is left
 // in ns: the Service switched to the proxy (its annotation), or the
 // anchor ConfigMap.
-func Injected(ctx context.Context, cs Client, ns, service string) (bool, error) {
+func Injected(ctx context.Context, cs *Client, ns, service string) (bool, error) {
 	n, err := NamesFor(service)
 	if err != nil {
 		return false, err
 	}
-	svc, err := cs.CoreV1().Services(ns).Get(ctx, service, metav1.GetOptions{})
+	svc, err := cs.Services(ns).Get(ctx, service, metav1.GetOptions{})
 	switch {
 	case err == nil && svc.Annotations[AnnotationInjected] != "":
 		return true, nil
 	case err != nil && !apierrors.IsNotFound(err):
 		return false, fmt.Errorf("kube: %w", err)
 	}
-	_, err = cs.CoreV1().ConfigMaps(ns).Get(ctx, n.Injection, metav1.GetOptions{})
+	_, err = cs.ConfigMaps(ns).Get(ctx, n.Injection, metav1.GetOptions{})
 	switch {
 	case err == nil:
 		return true, nil
