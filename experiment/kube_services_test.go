@@ -49,12 +49,19 @@ func startKubeTarget(t *testing.T) *kubeTarget {
 	if k.dyn, err = dynamic.NewForConfig(p.Config); err != nil {
 		t.Fatal(err)
 	}
-	svcs, err := expkube.New(p.Config, "example.invalid/chaos:test")
+	// The run acts as a user granted only the Roles of
+	// kube/rbac/chaos-kube-role.yaml.
+	user := injecttest.AsBoundUser(t.Context(), t, p, "mesh", "chaos-operator", "../kube/rbac/chaos-kube-role.yaml")
+	svcs, err := expkube.New(user, "example.invalid/chaos:test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	userDyn, err := dynamic.NewForConfig(user)
 	if err != nil {
 		t.Fatal(err)
 	}
 	k.client = svcs
-	k.opts = experiment.Options{Kube: chaosmesh.New(k.dyn), Services: svcs}
+	k.opts = experiment.Options{Kube: chaosmesh.New(userDyn), Services: svcs}
 	return k
 }
 
@@ -168,7 +175,8 @@ func must[T metav1.Object](o T, err error) metav1.Object {
 }
 
 // TestKubeExperimentInjectsAServiceAndHeals: an experiment that names the
-// gateway and a backend by their Services probes the gateway through the
+// gateway and a backend by their Services, run as a user bound to the
+// Roles of kube/rbac/chaos-kube-role.yaml only, probes the gateway through the
 // API server's service proxy (real MCP traffic: a fault on alpha's local
 // proxy is named in the answer), puts the fault proxy in front of beta's
 // Service with the inject step's faults (objects owned by the anchor, the
