@@ -43,3 +43,54 @@ func TestParseChaosMesh(t *testing.T) {
 		}
 	}
 }
+
+// TestParseKubeServices: the gateway and backends may be named by their
+// Services in deployment.kube's namespace; what is wrong with them is
+// named by file:line:field.
+func TestParseKubeServices(t *testing.T) {
+	t.Parallel()
+	const base = `title: t
+deployment:
+  kube: {namespace: mcp, gateway: {service: vmcp-demo, port: 4483}}
+  backends:
+    - {name: alpha, control: "http://127.0.0.1:9001"}
+    - {name: beta, service: mcp-beta-proxy}
+steadyState:
+  probes:
+    - {name: tools, type: tools_listed, tools: [beta_echo]}
+method:
+  - action: {type: inject, backend: beta, faults: [{kind: http_status, status: 503}], duration: 5s}
+  - action: {type: clear, backend: "*"}
+`
+	e, err := Parse([]byte(base), "x.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := e.Deployment.Kube.Gateway; g.Service != "vmcp-demo" || g.Port != 4483 || g.Path != "/mcp" || e.Deployment.Gateway != "" {
+		t.Fatalf("gateway %+v (url %q)", g, e.Deployment.Gateway)
+	}
+	if b := e.Deployment.Backends[1]; b.Service != "mcp-beta-proxy" || b.Control != "" {
+		t.Fatalf("backend %+v", b)
+	}
+	for _, c := range []struct{ name, from, to, want string }{
+		{"both gateways", "deployment:\n", "deployment:\n  gateway: http://127.0.0.1:1/mcp\n", "deployment.gateway: give the gateway's URL or deployment.kube.gateway"},
+		{"no gateway", ", gateway: {service: vmcp-demo, port: 4483}", "", "deployment.gateway: required: the gateway's MCP URL (or kube.gateway: its Service)"},
+		{"bad service", "service: vmcp-demo", "service: Vmcp_Demo", "x.yaml:3: deployment.kube.gateway.service: \"Vmcp_Demo\": want the gateway's Service name"},
+		{"bad port", "port: 4483", "port: 70000", "deployment.kube.gateway.port: 70000"},
+		{"bad path", "port: 4483}", "port: 4483, path: mcp}", "deployment.kube.gateway.path: \"mcp\": want an absolute path"},
+		{"no namespace", "namespace: mcp, ", "", "deployment.kube.namespace: \"\": want a namespace name"},
+		{"service and control", "{name: beta, service: mcp-beta-proxy}", "{name: beta, service: mcp-beta-proxy, control: \"http://127.0.0.1:9002\"}", "x.yaml:6: deployment.backends[1].service: give control"},
+		{"bad backend service", "service: mcp-beta-proxy", "service: mcp.beta", "deployment.backends[1].service: \"mcp.beta\": want a Service name"},
+		{"service without kube", "  kube: {namespace: mcp, gateway: {service: vmcp-demo, port: 4483}}\n", "  gateway: http://127.0.0.1:1/mcp\n", "deployment.backends[1].service: a backend named by its Service needs deployment.kube.namespace"},
+		{"token through the API server", "deployment:\n", "deployment:\n  authEnv: HOME\n", "deployment.authEnv: a gateway reached through the API server's service proxy gets no bearer token"},
+	} {
+		src := strings.Replace(base, c.from, c.to, 1)
+		if src == base {
+			t.Fatalf("%s: %q not in the file", c.name, c.from)
+		}
+		_, err := Parse([]byte(src), "x.yaml", nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}

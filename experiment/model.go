@@ -36,8 +36,9 @@ type Experiment struct {
 
 // Deployment is the gateway and the control APIs of its backends.
 type Deployment struct {
-	// Gateway is the gateway's MCP URL.
-	Gateway string `yaml:"gateway"`
+	// Gateway is the gateway's MCP URL (or kube.gateway names its
+	// Service).
+	Gateway string `yaml:"gateway,omitempty"`
 	// AuthEnv names an environment variable holding a bearer token for
 	// the gateway (and its health URL). Tokens never go in the file.
 	AuthEnv string `yaml:"authEnv,omitempty"`
@@ -51,19 +52,38 @@ type Deployment struct {
 	// AllowHosts lists the non-loopback hosts the experiment may contact;
 	// any other non-loopback host is refused before anything runs.
 	AllowHosts []string `yaml:"allowHosts,omitempty"`
-	// Kube, when set, is the cluster chaos_mesh actions act on.
+	// Kube, when set, is the cluster chaos_mesh actions act on, and the
+	// namespace of the Services that kube.gateway and backends' service
+	// name.
 	Kube *Kube `yaml:"kube,omitempty"`
 }
 
 // Kube names a Kubernetes cluster and namespace.
 type Kube struct {
 	// Namespace is where chaos_mesh objects go unless their metadata
-	// names one.
+	// names one, and where the named Services are.
 	Namespace string `yaml:"namespace"`
 	// Kubeconfig and Context select the cluster (default: $KUBECONFIG or
 	// ~/.kube/config and its current context).
 	Kubeconfig string `yaml:"kubeconfig,omitempty"`
 	Context    string `yaml:"context,omitempty"`
+	// Gateway, instead of deployment.gateway, names the gateway's
+	// Service: probes reach it through the API server's service proxy
+	// with the kubeconfig's credentials (no port-forward).
+	Gateway *KubeService `yaml:"gateway,omitempty"`
+	// Image is the fault proxy's image for backends named by service
+	// (default: the one chaos kube inject uses).
+	Image string `yaml:"image,omitempty"`
+}
+
+// KubeService is a Service's MCP endpoint.
+type KubeService struct {
+	// Service is the Service's name in kube.namespace.
+	Service string `yaml:"service"`
+	// Port is the Service's port (number; default: its only port).
+	Port int `yaml:"port,omitempty"`
+	// Path is the MCP path (default /mcp).
+	Path string `yaml:"path,omitempty"`
 }
 
 // Health maps a gateway's health endpoint.
@@ -84,12 +104,18 @@ type Health struct {
 }
 
 // Backend is one backend and the control API of the proxy (or fake
-// backend) in front of it.
+// backend) in front of it, or its Service in a cluster.
 type Backend struct {
 	// Name is how the gateway names the backend (errors, health).
 	Name string `yaml:"name"`
 	// Control is the base URL of the control API (chaos proxy --admin).
-	Control string `yaml:"control"`
+	Control string `yaml:"control,omitempty"`
+	// Service, instead of control, names the backend's Service in
+	// kube.namespace: an inject action puts the fault proxy in front of
+	// it in the cluster (as chaos kube inject does, its Lease renewed by
+	// the run), a clear and the rollback take it out (as chaos kube heal
+	// does) and check the Service is as it was.
+	Service string `yaml:"service,omitempty"`
 	// TokenEnv names an environment variable holding the control API's
 	// bearer token, if it needs one.
 	TokenEnv string `yaml:"tokenEnv,omitempty"`

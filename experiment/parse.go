@@ -174,6 +174,9 @@ func listOr(s []string, none string) string {
 // applyDefaults fills in what the file left out.
 func (e *Experiment) applyDefaults() {
 	e.Deployment.Protocol = cmp.Or(e.Deployment.Protocol, "legacy")
+	if k := e.Deployment.Kube; k != nil && k.Gateway != nil {
+		k.Gateway.Path = cmp.Or(k.Gateway.Path, "/mcp")
+	}
 	if h := e.Deployment.Health; h != nil && len(h.Healthy) == 0 {
 		h.Healthy = []string{"healthy", "degraded"}
 	}

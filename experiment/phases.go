@@ -34,7 +34,7 @@ func (r *runner) preflight(ctx context.Context) string {
 		closeClient(c)
 		obs = fmt.Sprintf("%d tools listed", len(names))
 	}
-	pass("gateway", "the gateway answers MCP at "+r.e.Deployment.Gateway, obs, err, start)
+	pass("gateway", "the gateway answers MCP at "+r.probes.gateway, obs, err, start)
 	if h := r.e.Deployment.Health; h != nil {
 		start = time.Now()
 		states, err := r.probes.readHealth(ctx)
@@ -42,6 +42,15 @@ func (r *runner) preflight(ctx context.Context) string {
 	}
 	for _, b := range r.e.Deployment.Backends {
 		start = time.Now()
+		if b.Service != "" {
+			ns := r.e.Deployment.Kube.Namespace
+			err := fmt.Errorf("no cluster to act on (deployment.kube)")
+			if r.opts.Services != nil {
+				err = r.opts.Services.Check(ctx, ns, b.Service)
+			}
+			pass("service "+b.Name, fmt.Sprintf("Service %s/%s exists and the fault proxy can stand in for it (not injected)", ns, b.Service), "can be injected", err, start)
+			continue
+		}
 		ctl := r.controls[b.Name]
 		faults, err := ctl.faults(ctx)
 		obs := "no fault set"
@@ -100,6 +109,7 @@ func (r *runner) rollback() []string {
 		}
 		r.check(c)
 	}
+	failures = append(failures, r.rollbackServices()...)
 	return append(failures, r.deleteObjects()...)
 }
 
@@ -118,7 +128,7 @@ func (r *runner) errCheck(name, expected, observed string, err error, start time
 // checks are the preflight, every probe and the rollback.
 func (r *runner) journal(out *Outcome) *history.Results {
 	res := harness.NewResults(nil)
-	res.Target = redact.Text(r.e.Deployment.Gateway)
+	res.Target = redact.Text(r.probes.gateway)
 	res.Interrupted = out.Status == StatusInterrupted
 	if out.Status == StatusHeld && !out.RollbackFailed {
 		r.rec.Pass()
@@ -145,6 +155,10 @@ func (r *runner) printPlan() {
 	e := r.e
 	r.progress("plan (dry run):")
 	for _, b := range e.Deployment.Backends {
+		if b.Service != "" {
+			r.progress("  backend %s: Service %s/%s (inject puts the fault proxy in front of it in the cluster; clear and the rollback heal it)", b.Name, e.Deployment.Kube.Namespace, b.Service)
+			continue
+		}
 		r.progress("  backend %s: control %s", b.Name, b.Control)
 	}
 	for _, p := range e.SteadyState.Probes {

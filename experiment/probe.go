@@ -24,6 +24,10 @@ type prober struct {
 	headers  map[string]string
 	backends []string
 	hc       *http.Client
+	// gateway is the MCP URL probes dial, and wrap adapts their transport
+	// (the API server's credentials) when it is a Service's.
+	gateway string
+	wrap    func(*http.Transport) http.RoundTripper
 
 	mu     sync.Mutex
 	shared *history.Client // the run's shared session, once opened
@@ -154,9 +158,13 @@ func revisionOf(protocol string) history.Revision {
 func (p *prober) dial(ctx context.Context, timeout time.Duration) (*history.Client, error) {
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return history.Dial(dctx, p.dep.Gateway, revisionOf(p.dep.Protocol), p.rec, history.WithCallTimeout(timeout),
+	opts := []history.ClientOption{history.WithCallTimeout(timeout),
 		history.WithHeaders(p.headers), history.WithBackends(p.backends...), history.WithClientName("probe"),
-		history.WithCloseGrace(200*time.Millisecond))
+		history.WithCloseGrace(200 * time.Millisecond)}
+	if p.wrap != nil {
+		opts = append(opts, history.WithTransport(p.wrap))
+	}
+	return history.Dial(dctx, p.gateway, revisionOf(p.dep.Protocol), p.rec, opts...)
 }
 
 // session returns the client a probe uses: a fresh one, or the run's

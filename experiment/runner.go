@@ -52,6 +52,9 @@ type Options struct {
 	// Kube acts on the cluster of chaos_mesh actions (nil: the method
 	// has none).
 	Kube KubeObjects
+	// Services acts on the Services deployment.kube names: the
+	// gateway's and backends' (nil: the deployment names none).
+	Services KubeServices
 }
 
 // Outcome is the end of a run.
@@ -99,10 +102,11 @@ type runner struct {
 	outMu sync.Mutex // progress lines come from timers too
 
 	mu      sync.Mutex
-	dirty   map[string]bool // backends a fault was set on
-	created []string        // chaos_mesh objects created (or asked for), as KubeObjects refs
-	leasing map[string]bool // backends whose control API holds leases
-	lost    chan error      // a lease was lost: abort
+	dirty   map[string]bool               // backends a fault was set on
+	created []string                      // chaos_mesh objects created (or asked for), as KubeObjects refs
+	holds   map[string]context.CancelFunc // backends named by Service whose injection's Lease is renewed
+	leasing map[string]bool               // backends whose control API holds leases
+	lost    chan error                    // a lease was lost: abort
 	timers  []*time.Timer
 }
 
@@ -113,14 +117,23 @@ type runner struct {
 // StatusInterrupted.
 func Run(ctx context.Context, e *Experiment, opts Options) *Outcome {
 	r := &runner{e: e, opts: opts, rec: history.NewRecorder(e.Title, "experiment"), controls: map[string]*control{},
-		dirty: map[string]bool{}, leasing: map[string]bool{}, lost: make(chan error, 1), started: time.Now()}
+		dirty: map[string]bool{}, leasing: map[string]bool{}, holds: map[string]context.CancelFunc{}, lost: make(chan error, 1), started: time.Now()}
 	r.probes = newProber(&e.Deployment, r.rec)
 	for _, b := range e.Deployment.Backends {
-		r.controls[b.Name] = newControl(b)
+		if b.Control != "" {
+			r.controls[b.Name] = newControl(b)
+		}
+	}
+	if err := r.resolveGateway(); err != nil {
+		out := &Outcome{Status: StatusAborted, Reason: "before any fault: " + err.Error()}
+		r.check(r.errCheck("preflight: gateway", "the gateway's Service is reachable through the API server", "", err, r.started))
+		out.Results = r.journal(out)
+		r.progress("%s: %s", strings.ToUpper(string(out.Status)), out.Reason)
+		return out
 	}
 	runCtx, cancel := context.WithTimeoutCause(ctx, e.Safeguards.MaxDuration, errMaxDuration)
 	defer cancel()
-	r.progress("experiment %q against %s", e.Title, e.Deployment.Gateway)
+	r.progress("experiment %q against %s", e.Title, r.probes.gateway)
 	if opts.DryRun {
 		r.printPlan()
 	}
@@ -249,10 +262,19 @@ func (r *runner) act(ctx context.Context, i int, a *Action) error {
 	if a.Type == ActionChaosMesh {
 		return r.createObject(ctx, i, a)
 	}
+	if svc, ok := r.kubeBackend(a.Backend); ok && a.Type == ActionInject {
+		return r.injectService(ctx, i, a, svc)
+	}
 	if a.Type == ActionClear {
 		var errs []error
 		for _, b := range r.e.Deployment.Backends {
 			if a.Backend != "*" && b.Name != a.Backend {
+				continue
+			}
+			if b.Service != "" {
+				err := r.healService(ctx, b.Name, b.Service)
+				r.progress("method[%d]: clear %s (heal Service %s)%s", i, b.Name, b.Service, errSuffix(err))
+				errs = append(errs, err)
 				continue
 			}
 			start := time.Now() // each backend's clear is timed on its own
@@ -418,4 +440,24 @@ func (r *runner) stopTimers() {
 	for _, t := range r.timers {
 		t.Stop()
 	}
+}
+
+// resolveGateway sets the prober's gateway: deployment.gateway, or the
+// Service deployment.kube.gateway names, through the API server.
+func (r *runner) resolveGateway() error {
+	k := r.e.Deployment.Kube
+	if k == nil || k.Gateway == nil {
+		r.probes.gateway = r.e.Deployment.Gateway
+		return nil
+	}
+	r.probes.gateway = fmt.Sprintf("Service %s/%s", k.Namespace, k.Gateway.Service)
+	if r.opts.Services == nil {
+		return fmt.Errorf("deployment.kube.gateway: no cluster to reach Service %s/%s through", k.Namespace, k.Gateway.Service)
+	}
+	url, wrap, err := r.opts.Services.Gateway(k.Namespace, *k.Gateway)
+	if err != nil {
+		return fmt.Errorf("deployment.kube.gateway: %w", err)
+	}
+	r.probes.gateway, r.probes.wrap = url, wrap
+	return nil
 }

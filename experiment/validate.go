@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -80,8 +81,15 @@ func (v *validator) deployment(d *Deployment) error {
 			return v.errf(fmt.Sprintf("deployment.allowHosts[%d]", i), "want a host name or IP address, got %q", h)
 		}
 	}
-	if err := allowed("deployment.gateway", d.Gateway, "required: the gateway's MCP URL"); err != nil {
+	if err := v.kube(d); err != nil {
 		return err
+	}
+	if d.Kube == nil || d.Kube.Gateway == nil {
+		if err := allowed("deployment.gateway", d.Gateway, "required: the gateway's MCP URL (or kube.gateway: its Service)"); err != nil {
+			return err
+		}
+	} else if d.Gateway != "" {
+		return v.errf("deployment.gateway", "give the gateway's URL or deployment.kube.gateway (its Service), not both")
 	}
 	if err := v.env("deployment.authEnv", d.AuthEnv); err != nil {
 		return err
@@ -104,11 +112,50 @@ func (v *validator) deployment(d *Deployment) error {
 			return v.errf(f+".name", "duplicate backend %q", b.Name)
 		}
 		seen[b.Name] = true
-		if err := allowed(f+".control", b.Control, "required: the control API URL of the proxy in front of "+b.Name); err != nil {
+		if b.Service != "" {
+			switch {
+			case b.Control != "" || b.TokenEnv != "":
+				return v.errf(f+".service", "give control (a proxy's control API) or service (a Service in the cluster), not both")
+			case d.Kube == nil || d.Kube.Namespace == "":
+				return v.errf(f+".service", "a backend named by its Service needs deployment.kube.namespace (the cluster and namespace it is in)")
+			case !dnsLabelRE.MatchString(b.Service):
+				return v.errf(f+".service", "%q: want a Service name (lower-case letters, digits, -)", b.Service)
+			}
+			continue
+		}
+		if err := allowed(f+".control", b.Control, "required: the control API URL of the proxy in front of "+b.Name+" (or service: its Service in deployment.kube.namespace)"); err != nil {
 			return err
 		}
 		if err := v.env(f+".tokenEnv", b.TokenEnv); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// dnsLabelRE is a Kubernetes Service (and namespace) name.
+var dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// kube checks deployment.kube: a namespace, and a gateway Service that
+// can be named.
+func (v *validator) kube(d *Deployment) error {
+	k := d.Kube
+	if k == nil {
+		return nil
+	}
+	if !dnsLabelRE.MatchString(k.Namespace) {
+		return v.errf("deployment.kube.namespace", "%q: want a namespace name (lower-case letters, digits, -)", k.Namespace)
+	}
+	if g := k.Gateway; g != nil {
+		switch {
+		case !dnsLabelRE.MatchString(g.Service):
+			return v.errf("deployment.kube.gateway.service", "%q: want the gateway's Service name (lower-case letters, digits, -)", g.Service)
+		case g.Port < 0 || g.Port > 65535:
+			return v.errf("deployment.kube.gateway.port", "%d: want a port number (or none: the Service's only port)", g.Port)
+		case !strings.HasPrefix(g.Path, "/") || strings.ContainsAny(g.Path, "?# "):
+			return v.errf("deployment.kube.gateway.path", "%q: want an absolute path such as /mcp", g.Path)
+		case d.AuthEnv != "":
+			return v.errf("deployment.authEnv", "a gateway reached through the API server's service proxy gets no bearer token (the Authorization header carries the cluster's credentials)")
 		}
 	}
 	return nil

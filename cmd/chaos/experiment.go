@@ -111,7 +111,7 @@ safeguards.maxDuration) or rollback failed, 130 interrupted.`,
 				sweepBefore(cmd, "chaos experiment run")
 			}
 			opts := experiment.Options{DryRun: dryRun}
-			if opts.Kube, err = experimentKube(e); err != nil {
+			if opts.Kube, opts.Services, err = experimentKube(e); err != nil {
 				return err
 			}
 			if !quiet {

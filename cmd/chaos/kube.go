@@ -21,6 +21,7 @@ import (
 	"github.com/vmcp-chaos/vmcp-chaos/internal/boundedread"
 	"github.com/vmcp-chaos/vmcp-chaos/kube/chaosmesh"
 	"github.com/vmcp-chaos/vmcp-chaos/kube/discover"
+	"github.com/vmcp-chaos/vmcp-chaos/kube/expkube"
 	"github.com/vmcp-chaos/vmcp-chaos/kube/inject"
 	"github.com/vmcp-chaos/vmcp-chaos/proxy"
 )
@@ -39,7 +40,7 @@ func (k *kubeFlags) register(cmd *cobra.Command) {
 }
 
 // client checks the flags and connects.
-func (k *kubeFlags) client() (inject.Client, error) {
+func (k *kubeFlags) client() (*inject.Client, error) {
 	if k.namespace == "" || k.service == "" {
 		return nil, usageError(errors.New("kube: --namespace and --service are required"))
 	}
@@ -84,17 +85,13 @@ func writeKubeSkeleton(cmd *cobra.Command, target, kubeconfig, out string, force
 	if err != nil {
 		return err
 	}
-	cs, err := discover.NewClient(cfg)
+	c, err := discover.NewClient(cfg)
 	if err != nil {
 		return usageError(err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return usageError(fmt.Errorf("kube: %w", err))
-	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 	defer cancel()
-	v, err := discover.Discover(ctx, dyn, cs, ns, name)
+	v, err := discover.Discover(ctx, c, ns, name)
 	if err != nil {
 		return err
 	}
@@ -131,7 +128,7 @@ type KubeInjectedLine struct {
 
 // DefaultKubeImage is the proxy image chaos kube inject uses unless
 // --image says otherwise.
-const DefaultKubeImage = "vmcp-chaos/chaos:latest"
+const DefaultKubeImage = inject.DefaultImage
 
 func newKubeInjectCmd() *cobra.Command {
 	var (
@@ -329,20 +326,24 @@ Service, deletes the injection's objects and exits 0.`,
 	return cmd
 }
 
-// experimentKube is the cluster client of an experiment's chaos_mesh
-// actions (nil when it names no cluster).
-func experimentKube(e *experiment.Experiment) (experiment.KubeObjects, error) {
+// experimentKube is the cluster side of an experiment: its chaos_mesh
+// actions and the Services it names (nil, nil when it names no cluster).
+func experimentKube(e *experiment.Experiment) (experiment.KubeObjects, experiment.KubeServices, error) {
 	k := e.Deployment.Kube
 	if k == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	cfg, err := kubeConfig(k.Kubeconfig, k.Context)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, usageError(fmt.Errorf("kube: %w", err))
+		return nil, nil, usageError(fmt.Errorf("kube: %w", err))
 	}
-	return chaosmesh.New(dyn), nil
+	svcs, err := expkube.New(cfg, k.Image)
+	if err != nil {
+		return nil, nil, usageError(err)
+	}
+	return chaosmesh.New(dyn), svcs, nil
 }

@@ -53,6 +53,16 @@ type clientOptions struct {
 	headers      map[string]string
 	backends     []string
 	cancelNotify *bool
+	transport    func(*http.Transport) http.RoundTripper
+}
+
+// WithTransport lets the caller adapt the client's HTTP transport: wrap
+// gets the transport the client would use (its own dialer, which tracks
+// connections) and returns the round tripper to use instead, e.g. with
+// the TLS configuration and credentials of a Kubernetes API server whose
+// service proxy reaches the gateway.
+func WithTransport(wrap func(*http.Transport) http.RoundTripper) ClientOption {
+	return func(o *clientOptions) { o.transport = wrap }
 }
 
 // WithCancelNotifications says whether a call whose ctx ends before its
@@ -199,11 +209,16 @@ func Dial(ctx context.Context, mcpURL string, rev Revision, rec *Recorder, opts 
 		rec = NewRecorder("")
 	}
 	conns := &connTracker{conns: map[net.Conn]struct{}{}}
-	httpClient := &http.Client{Transport: idCapture{&http.Transport{
+	base := &http.Transport{
 		DialContext:         conns.dial,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     30 * time.Second,
-	}}}
+	}
+	var rt http.RoundTripper = base
+	if o.transport != nil {
+		rt = o.transport(base)
+	}
+	httpClient := &http.Client{Transport: idCapture{rt}}
 	// mcp-go's own log lines (e.g. "failed to send close request") go to
 	// the scenario's timeline, never to stdout/stderr where they would
 	// interleave with a verdict table.

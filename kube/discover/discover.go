@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 )
 
 // Group is toolhive's API group.
@@ -53,8 +52,9 @@ type VirtualMCP struct {
 // Discover reads the VirtualMCPServer ns/name and its backends: the
 // MCPServers whose spec.groupRef names its group, and those the MCPGroup's
 // status.servers lists.
-func Discover(ctx context.Context, dyn dynamic.Interface, cs Client, ns, name string) (*VirtualMCP, error) {
-	served, err := servedVersions(cs)
+func Discover(ctx context.Context, c *Client, ns, name string) (*VirtualMCP, error) {
+	dyn := c.dyn
+	served, err := servedVersions(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -101,12 +101,15 @@ func Discover(ctx context.Context, dyn dynamic.Interface, cs Client, ns, name st
 		if obj := servers[s]; obj != nil {
 			b.URL, _, _ = unstructured.NestedString(obj.Object, "status", "url")
 		}
-		svc, err := cs.CoreV1().Services(ns).Get(ctx, ServiceName(s), metav1.GetOptions{})
+		svc, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "services"}).Namespace(ns).Get(ctx, ServiceName(s), metav1.GetOptions{})
 		switch {
 		case err == nil:
-			b.Service = svc.Name
-			if len(svc.Spec.Ports) > 0 {
-				b.Port = svc.Spec.Ports[0].Port
+			b.Service = svc.GetName()
+			if ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports"); len(ports) > 0 {
+				if p, ok := ports[0].(map[string]any); ok {
+					port, _, _ := unstructured.NestedInt64(p, "port")
+					b.Port = int32(port)
+				}
 			}
 		case !apierrors.IsNotFound(err):
 			return nil, fmt.Errorf("discover: Service %s/%s: %w", ns, ServiceName(s), err)
@@ -122,10 +125,10 @@ func ServiceName(server string) string { return "mcp-" + server + "-proxy" }
 
 // servedVersions maps each of toolhive's resources the cluster serves to
 // the preferred version it is served in.
-func servedVersions(cs Client) (map[string]string, error) {
+func servedVersions(ctx context.Context, c *Client) (map[string]string, error) {
 	served := map[string]string{}
 	for _, v := range slices.Backward(versions) {
-		list, err := cs.Discovery().ServerResourcesForGroupVersion(Group + "/" + v)
+		list, err := c.resources(ctx, Group+"/"+v)
 		if apierrors.IsNotFound(err) {
 			continue
 		}

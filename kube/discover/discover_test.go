@@ -68,16 +68,11 @@ func TestDiscoverVirtualMCPServer(t *testing.T) {
 	}
 
 	// Discovered as a user granted only the Roles of kube/rbac/chaos-kube-role.yaml.
-	userCS := injecttest.AsBoundUser(ctx, t, p, "tools", "chaos-operator", "../rbac/chaos-kube-role.yaml")
-	userCfg, err := p.UserConfig("chaos-operator")
+	user, err := discover.NewClient(injecttest.AsBoundUser(ctx, t, p, "tools", "chaos-operator", "../rbac/chaos-kube-role.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	userDyn, err := dynamic.NewForConfig(userCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := discover.Discover(ctx, userDyn, userCS, "tools", "gw")
+	v, err := discover.Discover(ctx, user, "tools", "gw")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +106,7 @@ func TestDiscoverVirtualMCPServer(t *testing.T) {
 		}
 	}
 
-	if _, err := discover.Discover(ctx, userDyn, userCS, "tools", "missing"); err == nil || !strings.Contains(err.Error(), "not found") {
+	if _, err := discover.Discover(ctx, user, "tools", "missing"); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("a missing VirtualMCPServer: %v, want not found", err)
 	}
 }

@@ -49,7 +49,7 @@ type Injection struct {
 // objects, and switches the Service's selector to the proxy's pods last.
 // On any error what was created is removed again and the Service is left
 // as it was.
-func Inject(ctx context.Context, cs Client, spec Spec) (*Injection, error) {
+func Inject(ctx context.Context, cs *Client, spec Spec) (*Injection, error) {
 	n, err := NamesFor(spec.Service)
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func Inject(ctx context.Context, cs Client, spec Spec) (*Injection, error) {
 		return nil, fmt.Errorf("kube inject: lease duration %s: want whole seconds, at least 2s", spec.LeaseDuration)
 	}
 	ns := spec.Namespace
-	svc, err := cs.CoreV1().Services(ns).Get(ctx, spec.Service, metav1.GetOptions{})
+	svc, err := cs.Services(ns).Get(ctx, spec.Service, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("kube inject: %w", err)
 	}
@@ -81,7 +81,7 @@ func Inject(ctx context.Context, cs Client, spec Spec) (*Injection, error) {
 		keyService: string(saved), keyFaults: string(spec.Faults), keyUpstream: inj.Upstream,
 		keyListen: listenAddr(inj.TargetPort), keyLease: spec.LeaseDuration.String(),
 	}}
-	anchor, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, anchor, metav1.CreateOptions{})
+	anchor, err = cs.ConfigMaps(ns).Create(ctx, anchor, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("kube inject: %s/%s: an injection of this Service exists already (ConfigMap %s): heal it first (chaos kube heal)", ns, spec.Service, n.Injection)
 	}
@@ -127,7 +127,7 @@ func checkProxyable(svc *corev1.Service, n Names) (*Injection, error) {
 
 // create makes the objects owned by the anchor, then switches the
 // Service's selector to the proxy's pods.
-func create(ctx context.Context, cs Client, n Names, anchor *corev1.ConfigMap, spec Spec, port int32, svc *corev1.Service) error {
+func create(ctx context.Context, cs *Client, n Names, anchor *corev1.ConfigMap, spec Spec, port int32, svc *corev1.Service) error {
 	ns := anchor.Namespace
 	wrap := func(kind string, err error) error {
 		if err != nil {
@@ -136,23 +136,23 @@ func create(ctx context.Context, cs Client, n Names, anchor *corev1.ConfigMap, s
 		return nil
 	}
 	now := metav1.NowMicro()
-	if _, err := cs.CoordinationV1().Leases(ns).Create(ctx, lease(n, spec.Holder, int32(spec.LeaseDuration/time.Second), now, anchor), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.Leases(ns).Create(ctx, lease(n, spec.Holder, int32(spec.LeaseDuration/time.Second), now, anchor), metav1.CreateOptions{}); err != nil {
 		return wrap("Lease", err)
 	}
-	if _, err := cs.CoreV1().Services(ns).Create(ctx, shadowService(n, svc, anchor), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.Services(ns).Create(ctx, shadowService(n, svc, anchor), metav1.CreateOptions{}); err != nil {
 		return wrap("shadow Service", err)
 	}
 	sa, role, rb := rbac(n, anchor)
-	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
 		return wrap("ServiceAccount", err)
 	}
-	if _, err := cs.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		return wrap("Role", err)
 	}
-	if _, err := cs.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
 		return wrap("RoleBinding", err)
 	}
-	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment(n, spec.Image, port, anchor), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.Deployments(ns).Create(ctx, deployment(n, spec.Image, port, anchor), metav1.CreateOptions{}); err != nil {
 		return wrap("Deployment", err)
 	}
 	svc = svc.DeepCopy()
@@ -161,7 +161,7 @@ func create(ctx context.Context, cs Client, n Names, anchor *corev1.ConfigMap, s
 		svc.Annotations = map[string]string{}
 	}
 	svc.Annotations[AnnotationInjected] = n.Injection
-	if _, err := cs.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+	if _, err := cs.Services(ns).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("kube inject: switch Service %s/%s to the proxy: %w", ns, n.Service, err)
 	}
 	return nil

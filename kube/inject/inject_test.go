@@ -34,7 +34,7 @@ func TestInjectThenHeal(t *testing.T) {
 	defer cancel()
 	cs := p.Clientset
 	before := injecttest.Backend(ctx, t, cs, "chaos-a", "backend")
-	user := injecttest.AsBoundUser(ctx, t, p, "chaos-a", "chaos-operator", "../rbac/chaos-kube-role.yaml")
+	user := injecttest.Client(t, injecttest.AsBoundUser(ctx, t, p, "chaos-a", "chaos-operator", "../rbac/chaos-kube-role.yaml"))
 
 	inj, err := inject.Inject(ctx, user, inject.Spec{Namespace: "chaos-a", Service: "backend",
 		Faults: []byte(faults503), Image: "vmcp-chaos/chaos:test", LeaseDuration: 15 * time.Second, Holder: "test"})
@@ -101,6 +101,7 @@ func TestInjectRefusesWhatItCannotProxy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cs := p.Clientset
+	ic := injecttest.Client(t, p.Config)
 	injecttest.Backend(ctx, t, cs, "chaos-b", "good")
 	mk := func(name string, mutate func(*corev1.Service)) {
 		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "chaos-b"},
@@ -118,7 +119,7 @@ func TestInjectRefusesWhatItCannotProxy(t *testing.T) {
 	spec := func(svc, faults string) inject.Spec {
 		return inject.Spec{Namespace: "chaos-b", Service: svc, Faults: []byte(faults), Image: "x", LeaseDuration: 5 * time.Second, Holder: "test"}
 	}
-	if _, err := inject.Inject(ctx, cs, spec("good", faults503)); err != nil {
+	if _, err := inject.Inject(ctx, ic, spec("good", faults503)); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -134,7 +135,7 @@ func TestInjectRefusesWhatItCannotProxy(t *testing.T) {
 		{inject.Spec{Namespace: "chaos-b", Service: "twoports", Faults: []byte(faults503), Image: "x", LeaseDuration: 1500 * time.Millisecond}, "whole seconds"},
 		{spec(strings.Repeat("s", 50), faults503), "would be invalid"},
 	} {
-		_, err := inject.Inject(ctx, cs, c.spec)
+		_, err := inject.Inject(ctx, ic, c.spec)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("inject %s: error %v, want one saying %q", c.spec.Service, err, c.want)
 			continue
@@ -162,14 +163,15 @@ func TestProxyRestoresWhenTheLeaseExpires(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cs := p.Clientset
+	ic := injecttest.Client(t, p.Config)
 	before := injecttest.Backend(ctx, t, cs, "chaos-c", "backend")
-	inj, err := inject.Inject(ctx, cs, inject.Spec{Namespace: "chaos-c", Service: "backend",
+	inj, err := inject.Inject(ctx, ic, inject.Spec{Namespace: "chaos-c", Service: "backend",
 		Faults: []byte(faults503), Image: "x", LeaseDuration: 2 * time.Second, Holder: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The proxy runs as its own ServiceAccount: its Role must be enough.
-	saCS := injecttest.Clientset(t, injecttest.ServiceAccountConfig(ctx, t, p, "chaos-c", inj.Injection))
+	saCS := injecttest.Client(t, injecttest.ServiceAccountConfig(ctx, t, p, "chaos-c", inj.Injection))
 	cfg, err := inject.LoadProxyConfig(ctx, saCS, "chaos-c", "backend")
 	if err != nil {
 		t.Fatal(err)

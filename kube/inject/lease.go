@@ -14,7 +14,7 @@ import (
 // Lease is gone (healed by someone else, or expired and restored by the
 // proxy) or could not be renewed for a whole duration: the injection is
 // then, or is about to be, taken out by the proxy.
-func KeepAlive(ctx context.Context, cs Client, ns string, n Names, duration time.Duration) error {
+func KeepAlive(ctx context.Context, cs *Client, ns string, n Names, duration time.Duration) error {
 	t := time.NewTicker(duration / 3)
 	defer t.Stop()
 	lastOK := time.Now()
@@ -39,16 +39,16 @@ func KeepAlive(ctx context.Context, cs Client, ns string, n Names, duration time
 }
 
 // renew sets the Lease's renew time to now.
-func renew(ctx context.Context, cs Client, ns string, n Names) error {
+func renew(ctx context.Context, cs *Client, ns string, n Names) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	l, err := cs.CoordinationV1().Leases(ns).Get(ctx, n.Injection, metav1.GetOptions{})
+	l, err := cs.Leases(ns).Get(ctx, n.Injection, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	now := metav1.NowMicro()
 	l.Spec.RenewTime = &now
-	_, err = cs.CoordinationV1().Leases(ns).Update(ctx, l, metav1.UpdateOptions{})
+	_, err = cs.Leases(ns).Update(ctx, l, metav1.UpdateOptions{})
 	return err
 }
 
@@ -57,7 +57,7 @@ func renew(ctx context.Context, cs Client, ns string, n Names) error {
 // proxy measures on its own clock from the moment it saw a renewal
 // (as leader election does), so clocks that disagree between the CLI's
 // machine and the cluster do not matter. It reads the Lease every poll.
-func WaitExpired(ctx context.Context, cs Client, ns string, n Names, poll time.Duration) error {
+func WaitExpired(ctx context.Context, cs *Client, ns string, n Names, poll time.Duration) error {
 	var (
 		lastRenew time.Time
 		seen      = time.Now()
@@ -67,7 +67,7 @@ func WaitExpired(ctx context.Context, cs Client, ns string, n Names, poll time.D
 	defer t.Stop()
 	for {
 		getCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		l, err := cs.CoordinationV1().Leases(ns).Get(getCtx, n.Injection, metav1.GetOptions{})
+		l, err := cs.Leases(ns).Get(getCtx, n.Injection, metav1.GetOptions{})
 		cancel()
 		switch {
 		case apierrors.IsNotFound(err):

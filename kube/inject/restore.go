@@ -22,12 +22,12 @@ import (
 // permissions and go on: it leaves them to the garbage collector), and the
 // anchor last. What is gone already is skipped, so Restore may be repeated; it
 // goes on after an error and returns them all.
-func Restore(ctx context.Context, cs Client, ns, service string, withRBAC bool) error {
+func Restore(ctx context.Context, cs *Client, ns, service string, withRBAC bool) error {
 	n, err := NamesFor(service)
 	if err != nil {
 		return err
 	}
-	anchor, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, n.Injection, metav1.GetOptions{})
+	anchor, err := cs.ConfigMaps(ns).Get(ctx, n.Injection, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		anchor = nil
@@ -46,25 +46,25 @@ func Restore(ctx context.Context, cs Client, ns, service string, withRBAC bool) 
 		}
 	}
 	opts := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
-	del("shadow Service", func() error { return cs.CoreV1().Services(ns).Delete(ctx, n.Shadow, opts) })
-	del("Deployment", func() error { return cs.AppsV1().Deployments(ns).Delete(ctx, n.Injection, opts) })
-	del("Lease", func() error { return cs.CoordinationV1().Leases(ns).Delete(ctx, n.Injection, opts) })
+	del("shadow Service", func() error { return cs.Services(ns).Delete(ctx, n.Shadow, opts) })
+	del("Deployment", func() error { return cs.Deployments(ns).Delete(ctx, n.Injection, opts) })
+	del("Lease", func() error { return cs.Leases(ns).Delete(ctx, n.Injection, opts) })
 	if withRBAC {
-		del("ServiceAccount", func() error { return cs.CoreV1().ServiceAccounts(ns).Delete(ctx, n.Injection, opts) })
-		del("RoleBinding", func() error { return cs.RbacV1().RoleBindings(ns).Delete(ctx, n.Injection, opts) })
-		del("Role", func() error { return cs.RbacV1().Roles(ns).Delete(ctx, n.Injection, opts) })
+		del("ServiceAccount", func() error { return cs.ServiceAccounts(ns).Delete(ctx, n.Injection, opts) })
+		del("RoleBinding", func() error { return cs.RoleBindings(ns).Delete(ctx, n.Injection, opts) })
+		del("Role", func() error { return cs.Roles(ns).Delete(ctx, n.Injection, opts) })
 	}
 	if len(errs) == 0 {
-		del("ConfigMap", func() error { return cs.CoreV1().ConfigMaps(ns).Delete(ctx, n.Injection, opts) })
+		del("ConfigMap", func() error { return cs.ConfigMaps(ns).Delete(ctx, n.Injection, opts) })
 	}
 	return errors.Join(errs...)
 }
 
 // restoreService puts back the selector and annotations saved in anchor,
 // if the Service still carries the injection's annotation.
-func restoreService(ctx context.Context, cs Client, ns string, n Names, anchor *corev1.ConfigMap) error {
+func restoreService(ctx context.Context, cs *Client, ns string, n Names, anchor *corev1.ConfigMap) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		svc, err := cs.CoreV1().Services(ns).Get(ctx, n.Service, metav1.GetOptions{})
+		svc, err := cs.Services(ns).Get(ctx, n.Service, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil // deleted meanwhile: nothing to restore
 		}
@@ -84,7 +84,7 @@ func restoreService(ctx context.Context, cs Client, ns string, n Names, anchor *
 		}
 		svc.Spec.Selector = maps.Clone(saved.Spec.Selector)
 		svc.Annotations = maps.Clone(saved.Annotations)
-		_, err = cs.CoreV1().Services(ns).Update(ctx, svc, metav1.UpdateOptions{})
+		_, err = cs.Services(ns).Update(ctx, svc, metav1.UpdateOptions{})
 		return err
 	})
 }

@@ -26,12 +26,12 @@ type ProxyConfig struct {
 
 // LoadProxyConfig reads the configuration of the injection of service in
 // ns from its anchor.
-func LoadProxyConfig(ctx context.Context, cs Client, ns, service string) (ProxyConfig, error) {
+func LoadProxyConfig(ctx context.Context, cs *Client, ns, service string) (ProxyConfig, error) {
 	n, err := NamesFor(service)
 	if err != nil {
 		return ProxyConfig{}, err
 	}
-	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, n.Injection, metav1.GetOptions{})
+	cm, err := cs.ConfigMaps(ns).Get(ctx, n.Injection, metav1.GetOptions{})
 	if err != nil {
 		return ProxyConfig{}, fmt.Errorf("kube proxy: the injection's ConfigMap: %w", err)
 	}
@@ -54,7 +54,7 @@ const faultsTTL = 24 * time.Hour
 // injection's objects (Restore, its permissions excepted) and returns
 // nil; or until ctx ends (ctx's error: the pod is stopped, e.g. by heal).
 // started, if not nil, is called once the proxy serves.
-func Serve(ctx context.Context, cs Client, cfg ProxyConfig, logger *slog.Logger, started func(*proxy.Proxy)) error {
+func Serve(ctx context.Context, cs *Client, cfg ProxyConfig, logger *slog.Logger, started func(*proxy.Proxy)) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

@@ -149,14 +149,14 @@ func ServiceAccountConfig(ctx context.Context, t testing.TB, p *controlplane.Pla
 	return &rest.Config{Host: p.Config.Host, TLSClientConfig: rest.TLSClientConfig{CAData: p.Config.CAData}, BearerToken: tr.Status.Token}
 }
 
-// Clientset is a typed client for cfg.
-func Clientset(t testing.TB, cfg *rest.Config) kubernetes.Interface {
+// Client is an injection client for cfg.
+func Client(t testing.TB, cfg *rest.Config) *inject.Client {
 	t.Helper()
-	cs, err := kubernetes.NewForConfig(cfg)
+	c, err := inject.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cs
+	return c
 }
 
 // KubeconfigFile writes cfg (server, CA, bearer token) as a kubeconfig

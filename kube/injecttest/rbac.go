@@ -8,7 +8,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/vmcp-chaos/vmcp-chaos/kube/controlplane"
@@ -16,9 +16,9 @@ import (
 
 // AsBoundUser creates in ns the Roles of the manifest file (YAML documents
 // separated by ---), binds them all to a new user with no group, and
-// returns a client with that user's identity: it may do what the manifest
-// grants, and nothing else.
-func AsBoundUser(ctx context.Context, t testing.TB, p *controlplane.Plane, ns, user, file string) kubernetes.Interface {
+// returns that user's configuration: it may do what the manifest grants,
+// and nothing else.
+func AsBoundUser(ctx context.Context, t testing.TB, p *controlplane.Plane, ns, user, file string) *rest.Config {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -45,5 +45,5 @@ func AsBoundUser(ctx context.Context, t testing.TB, p *controlplane.Plane, ns, u
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Clientset(t, cfg)
+	return cfg
 }

@@ -19,7 +19,8 @@ import (
 const RequireEnv = "VMCP_CHAOS_REQUIRE_KUBE"
 
 // coldBuildBudget is the time a test must have left to build the control
-// plane itself (a cold build measured 10–20 minutes on 2 shared cores).
+// plane itself (a cold build is about 13 minutes on an idle 2-core
+// machine; see kube/README.md).
 const coldBuildBudget = 25 * time.Minute
 
 // Assets returns the directory of the built control plane binaries,
