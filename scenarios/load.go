@@ -20,6 +20,7 @@ import (
 // Load scenario sizes.
 const (
 	loadSessions      = 50
+	loadOpening       = 8               // sessions opened at once while connecting
 	loadDuration      = 2 * time.Second // each session calls for this long at most...
 	loadMaxCalls      = 100             // ...and stops after this many calls once beta has recovered twice
 	loadHardMaxCalls  = 1000            // ...and never makes more than this many
@@ -57,13 +58,20 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	}
 	clients := make([]*history.Client, loadSessions)
 	errs := make([]error, loadSessions)
+	// Opened loadOpening at a time: the scenario is about calls under
+	// faults, not about a burst of opens (50 at once, each opening alpha
+	// and beta, ran past the gateway's initialize timeout on 2 loaded
+	// cores under -race, before any fault).
 	var wg sync.WaitGroup
+	opening := make(chan struct{}, loadOpening)
 	for i := range clients {
 		rev := v.Revision
 		if i%2 == 1 {
 			rev = other
 		}
 		wg.Go(func() {
+			opening <- struct{}{}
+			defer func() { <-opening }()
 			clients[i], errs[i] = env.Client(ctx, rev, history.WithClientName(fmt.Sprintf("load%02d", i)))
 		})
 	}
