@@ -259,4 +259,17 @@ func TestToolOfBackendDownAtSessionStartNamesIt(t *testing.T) {
 	if _, err := c.CallTool(ctxT(t, 10*time.Second), req); err == nil {
 		t.Fatal("a tool no backend has: want a JSON-RPC error (not found)")
 	}
+
+	// The optimizer's call_tool names it too; a name no backend has stays
+	// a bare "tool not found".
+	og := startGateway(t, backendsYAML(nil, alpha, beta)+"timeouts: {call: 2s, initialize: 2s}\noptimizer: {enabled: true}\n")
+	oc := connect(t, og.URL(), false)
+	res, _ = callTool(t, oc, "call_tool", map[string]any{"tool_name": "beta_ok"})
+	if !res.IsError || !strings.Contains(resultText(res), `"beta"`) {
+		t.Fatalf("call_tool of beta's tool, beta down when the session opened: %q (isError %v), want an error naming beta", resultText(res), res.IsError)
+	}
+	res, _ = callTool(t, oc, "call_tool", map[string]any{"tool_name": "nosuch_tool"})
+	if got := resultText(res); !res.IsError || strings.Contains(got, "beta") || !strings.Contains(got, "tool not found: nosuch_tool") {
+		t.Fatalf("call_tool of a tool no backend has: %q (isError %v), want a bare tool not found", got, res.IsError)
+	}
 }

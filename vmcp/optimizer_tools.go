@@ -259,6 +259,9 @@ func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 			if b, hidden := s.hiddenTool(name); hidden { // the backend's tool, out of the view while it is unavailable
 				return mcp.NewToolResultError("tool not found: " + name + " (" + unhealthyText(b, g.whyLeft(b)) + ")"), nil
 			}
+			if _, be, down := s.downTool(name); down { // the backend's tool, its opening failed in this session
+				return mcp.NewToolResultError("tool not found: " + name + " (" + be.Error() + ")"), nil
+			}
 		}
 		return mcp.NewToolResultError("tool not found: " + name), nil
 	}
