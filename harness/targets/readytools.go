@@ -162,14 +162,27 @@ func lastUnlessEnded(ctx context.Context, last, now string) string {
 // only a new session shows a backend that came later.
 const freshViewAfter = time.Second
 
+// readyRevisions are the protocol revisions waitTools asks on, in turn
+// while one fails: a gateway may refuse a revision it does not serve (a
+// 2025-11-25 client refused -32022 by a gateway with its optimizer on,
+// or a modern-only one), and readiness is about its tools, not about
+// which revision it speaks (the revisions scenarios judge that).
+var readyRevisions = []history.Revision{history.RevisionLegacy, history.RevisionModern}
+
 // waitTools polls tools/list through the gateway at mcpURL until every
 // backend's tools show (with the optimizer on, until any tool shows: the
 // backends' tools hide behind find_tool), or ctx ends. It opens a new
-// session once one has not shown them for freshViewAfter.
+// session once one has not shown them for freshViewAfter, and asks on
+// the next of readyRevisions after a session failed to open or list.
 func waitTools(ctx context.Context, mcpURL string, header map[string]string, backends []runtimes.BackendInfo, pattern string, optimizer bool) error {
 	var last string
 	var c *history.Client
 	var opened time.Time
+	rev := 0
+	failed := func(what string) {
+		last = lastUnlessEnded(ctx, last, fmt.Sprintf("%s (a %s client)", what, readyRevisions[rev]))
+		rev = (rev + 1) % len(readyRevisions)
+	}
 	defer func() {
 		if c != nil {
 			_ = c.Close(context.Background())
@@ -178,10 +191,10 @@ func waitTools(ctx context.Context, mcpURL string, header map[string]string, bac
 	for {
 		if c == nil {
 			var err error
-			c, err = history.Dial(ctx, mcpURL, history.RevisionLegacy, history.NewRecorder("ready"), history.WithCallTimeout(5*time.Second), history.WithCloseGrace(200*time.Millisecond), history.WithHeaders(header))
+			c, err = history.Dial(ctx, mcpURL, readyRevisions[rev], history.NewRecorder("ready"), history.WithCallTimeout(5*time.Second), history.WithCloseGrace(200*time.Millisecond), history.WithHeaders(header))
 			if err != nil {
 				c = nil
-				last = lastUnlessEnded(ctx, last, err.Error())
+				failed(err.Error())
 			}
 			opened = time.Now()
 		}
@@ -189,7 +202,7 @@ func waitTools(ctx context.Context, mcpURL string, header map[string]string, bac
 			call := c.ListTools(ctx)
 			switch {
 			case call.Err != nil:
-				last = lastUnlessEnded(ctx, last, "tools/list: "+call.Err.Error())
+				failed("tools/list: " + call.Err.Error())
 				_ = c.Close(context.Background())
 				c = nil
 			case optimizer && len(call.Tools.Tools) > 0:

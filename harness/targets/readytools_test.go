@@ -1,9 +1,11 @@
 package targets_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/runtimes"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/targets"
@@ -100,5 +103,60 @@ func TestSeenSaysWhatWasListed(t *testing.T) {
 	}
 	if c := targets.Collisions(targets.MissingTools(ms), backends); !strings.Contains(c, "echo (alpha, beta)") {
 		t.Errorf("alpha's echo listed, beta's missing: want the collision named, got %q", c)
+	}
+}
+
+// legacyRefusingGateway is an mcp-go server listing alpha_echo and
+// beta_echo that refuses every 2025-11-25 client's initialize with
+// -32022, as a gateway with its optimizer on refuses one revision.
+func legacyRefusingGateway(t *testing.T) (url string, refused *atomic.Int64) {
+	refused = new(atomic.Int64)
+	s := server.NewMCPServer("legacy-refusing", "1", server.WithToolCapabilities(false))
+	for _, name := range []string{"alpha_echo", "beta_echo"} {
+		s.AddTool(mcp.NewTool(name), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ok"), nil
+		})
+	}
+	h := server.NewStreamableHTTPServer(s)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					ProtocolVersion string `json:"protocolVersion"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(body, &req) == nil && req.Method == "initialize" && req.Params.ProtocolVersion == mcp.LATEST_LEGACY_PROTOCOL_VERSION {
+				refused.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID,
+					"error": map[string]any{"code": -32022, "message": "unsupported protocol version"}})
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp", refused
+}
+
+// TestWaitToolsAsksAnotherRevision: a gateway that refuses the 2025-11-25
+// revision is still found ready when a client of another revision sees
+// every backend's tools (readiness is about the tools; the revisions
+// scenarios judge the refusal).
+func TestWaitToolsAsksAnotherRevision(t *testing.T) {
+	t.Parallel()
+	url, refused := legacyRefusingGateway(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	backends := []runtimes.BackendInfo{{Name: "alpha", Tools: []string{"echo"}}, {Name: "beta", Tools: []string{"echo"}}}
+	if err := targets.WaitTools(ctx, url, nil, backends, "{backend}_{tool}", false); err != nil {
+		t.Fatalf("waitTools: %v", err)
+	}
+	if refused.Load() == 0 {
+		t.Fatal("the gateway refused no 2025-11-25 client: the test proves nothing")
 	}
 }
