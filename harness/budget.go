@@ -12,8 +12,9 @@ import (
 // A scenario's time budget is the harness's own time: what it spends
 // starting calls, setting faults, polling and judging. Time a gateway
 // takes by making calls wait for the client's own deadline (a gateway
-// with no call timeout) is the gateway's, and extends the budget, up to
-// BudgetCap times the budget. When the budget runs out anyway, the
+// with no call timeout), or by being slow to recover from a fault, is
+// the gateway's, and extends the budget, up to BudgetCap times the
+// budget. When the budget runs out anyway, the
 // scenario's context ends with a *BudgetError as its cause, and whatever
 // was not judged is inconclusive for that reason, never a failure of the
 // gateway.
@@ -39,8 +40,9 @@ func MaxWall(budget, recovery time.Duration) time.Duration {
 type BudgetError struct {
 	// Budget is the scenario's own time budget.
 	Budget time.Duration
-	// Waited is how long its failing calls waited for their end (the
-	// gateway's time, added to the budget).
+	// Waited is how long it waited on the gateway (its failing calls
+	// waiting for their end, the harness waiting for the gateway's
+	// recovery: history.Recorder.WaitedOnFailures), added to the budget.
 	Waited time.Duration
 	// Elapsed is the scenario's wall time when the budget ran out.
 	Elapsed time.Duration
@@ -50,7 +52,7 @@ type BudgetError struct {
 
 // Error says when and why the budget ran out.
 func (e *BudgetError) Error() string {
-	return fmt.Sprintf("the scenario's time budget ran out after %s (budget %s, plus %s its failing calls waited for their end; at most %s in all)",
+	return fmt.Sprintf("the scenario's time budget ran out after %s (budget %s, plus %s it waited on the gateway: failing calls, recovery; at most %s in all)",
 		e.Elapsed.Round(10*time.Millisecond), e.Budget, e.Waited.Round(10*time.Millisecond), e.Cap)
 }
 

@@ -30,6 +30,9 @@ type Recorder struct {
 	skipped []string
 	checks  []Check
 	agreed  []string
+	// recoveryWaits are the spans the harness spent waiting for the
+	// gateway to recover (AwaitRecovery), as offsets from start.
+	recoveryWaits [][2]Millis
 }
 
 // AddAgreed records that a client was agreed another protocol revision

@@ -40,6 +40,8 @@ func (k *Kit) Steady(c *history.Client, step string) *history.Client {
 		return c
 	}
 	start := time.Now()
+	// The wait is the gateway's time, not the scenario's budget's.
+	defer k.Recorder().AwaitRecovery()()
 	// Once steady state could not be reached, later steps look once
 	// more, without waiting: the scenario stays within its timeout.
 	settle := k.Recovery()
@@ -161,6 +163,9 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 	tool := k.Tool(backend, "echo")
 	defer k.declare(history.PropRecovers)()
 	start := time.Now()
+	// Waiting for the backend to be served again is the gateway's time,
+	// not the scenario's budget's.
+	defer k.Recorder().AwaitRecovery()()
 	var failures []*history.Call
 	var ok *history.Call
 	for ok == nil && k.Ctx.Err() == nil {

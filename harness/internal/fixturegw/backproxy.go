@@ -37,7 +37,11 @@ import (
 //   - slowRecovery: once the backend answers 404 for a session (it
 //     restarted, or expired the session), it is refused (HTTP 503) for
 //     this long: its tools fail until then, as a gateway that rebuilds a
-//     backend's client only after a pause.
+//     backend's client only after a pause; with slowRecoveryDial, also
+//     once a connection to the backend fails (it crashed, or is
+//     restarting), as the public gateway the issue-41 notes measured (its
+//     tools gone for about 30 s after a connection failure, a restart or
+//     an expiry).
 type backProxy struct {
 	backProxyOptions
 	rp        *httputil.ReverseProxy
@@ -54,6 +58,9 @@ type backProxyOptions struct {
 	// every request unanswered instead of closing its connection.
 	deadSilent               bool
 	slowReopen, slowRecovery time.Duration
+	// slowRecoveryDial (with slowRecovery): a failed connection to the
+	// backend starts the refusal too.
+	slowRecoveryDial bool
 }
 
 // startBackProxies puts a backProxy in front of every HTTP backend of cfg
@@ -77,6 +84,7 @@ func startBackProxies(cfg *config.Config, opts backProxyOptions) ([]*http.Server
 			},
 			FlushInterval:  -1,
 			ModifyResponse: p.modify,
+			ErrorHandler:   p.proxyError,
 			ErrorLog:       log.New(io.Discard, "", 0),
 		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -145,6 +153,16 @@ func (p *backProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.rp.ServeHTTP(w, r.WithContext(withRequestID(r.Context(), reqID)))
+}
+
+// proxyError answers a request the backend could not be reached for (as
+// httputil.ReverseProxy does by default: 502) and, with slowRecoveryDial,
+// starts the slow recovery.
+func (p *backProxy) proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	if p.slowRecovery > 0 && p.slowRecoveryDial && r.Context().Err() == nil {
+		p.downUntil.Store(time.Now().Add(p.slowRecovery).UnixNano())
+	}
+	http.Error(w, "backend unreachable: "+err.Error(), http.StatusBadGateway)
 }
 
 // modify rewrites an answer's wrong id (acceptWrongID) and watches an SSE

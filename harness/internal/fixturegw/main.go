@@ -170,7 +170,7 @@ func newFixture(args []string) (fx *fixture, err error) {
 		healthLies                                                  bool
 		slowReopen, slowRecovery                                    time.Duration
 		rpcErrorCode                                                rpcCodeFlag
-		httpOnly, discoverFirst                                     bool
+		httpOnly, discoverFirst, slowRecoveryDial                   bool
 	)
 	fx = &fixture{}
 	fs := flag.NewFlagSet("fixturegw", flag.ContinueOnError)
@@ -207,6 +207,7 @@ func newFixture(args []string) (fx *fixture, err error) {
 		"on its way to the backend (a gateway re-opening a broken backend session on a loaded machine)")
 	fs.DurationVar(&slowRecovery, "slow-recovery", 0, "slow to recover: once a backend answers 404 for a session (it restarted), it is refused for this long "+
 		"(its tools fail meanwhile), as a gateway that rebuilds a backend's client only after a pause")
+	fs.BoolVar(&slowRecoveryDial, "slow-recovery-dial", false, "with --slow-recovery: a failed connection to a backend (it crashed or is restarting) starts the refusal too")
 	fs.Var(&q.refuse, "refuse-revision", "fixture s (repeatable): every request on this protocol revision (its Mcp-Protocol-Version header, _meta or initialize's protocolVersion) "+
 		"is answered -32022, while server/discover still lists it, as a gateway with its optimizer on refuses every 2026-07-28 client")
 	fs.BoolVar(&discoverFirst, "discover-first", false, "fixture q, with --per-call: each backend session opens with server/discover (a 2026-07-28 backend client), not initialize")
@@ -222,6 +223,9 @@ func newFixture(args []string) (fx *fixture, err error) {
 	}
 	if (initUnnamed || initRetry || discoverFirst) && !perCallGW {
 		return nil, fmt.Errorf("--init-unnamed, --init-retry and --discover-first need --per-call")
+	}
+	if slowRecoveryDial && slowRecovery <= 0 {
+		return nil, fmt.Errorf("--slow-recovery-dial needs --slow-recovery")
 	}
 	if look != "a" && look != "b" {
 		return nil, fmt.Errorf("--look %q: want a or b", look)
@@ -257,7 +261,7 @@ func newFixture(args []string) (fx *fixture, err error) {
 		}
 	}()
 	if acceptWrongID || neverBack || deadSilent || slowReopen > 0 || noResume || slowRecovery > 0 {
-		opts := backProxyOptions{acceptWrongID: acceptWrongID, neverBack: neverBack || deadSilent, deadSilent: deadSilent, slowReopen: slowReopen, noResume: noResume, slowRecovery: slowRecovery}
+		opts := backProxyOptions{acceptWrongID: acceptWrongID, neverBack: neverBack || deadSilent, deadSilent: deadSilent, slowReopen: slowReopen, noResume: noResume, slowRecovery: slowRecovery, slowRecoveryDial: slowRecoveryDial}
 		if fx.proxies, err = startBackProxies(cfg, opts); err != nil {
 			return nil, err
 		}
