@@ -274,6 +274,29 @@ func (p *busyBackend) after(m rpcMsg, _, _ bool) time.Duration {
 	return 0
 }
 
+// queueBackend forwards beta's calls one at a time: a call of beta waits
+// in the gateway until the one before it was answered, as a gateway
+// whose client of a backend queues its requests does (issue 41: beta's
+// log showed the second call arriving only when the stalled one ended).
+type queueBackend struct {
+	passThrough
+	turn chan struct{} // holds a token while a call of beta is in flight
+}
+
+func (p *queueBackend) before(m rpcMsg) string {
+	if isBetaCall(m) {
+		p.turn <- struct{}{}
+	}
+	return ""
+}
+
+func (p *queueBackend) after(m rpcMsg, _, _ bool) time.Duration {
+	if isBetaCall(m) {
+		<-p.turn
+	}
+	return 0
+}
+
 // takesForgedAnswer answers a call of beta that failed on beta's forged
 // answer (another request's id) with that answer's text: a gateway that
 // takes a wrong-id answer for the call's.

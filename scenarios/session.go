@@ -175,6 +175,18 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 			return ""
 		}
 	}
+	// alpha's call goes beside beta's echo, not after it: a gateway that
+	// queues the echo behind the stall must not leave alpha's call no
+	// stall to be judged in.
+	type judgedCall struct {
+		call *history.Call
+		why  string
+	}
+	alphaDone := make(chan judgedCall, 1)
+	go func() {
+		call := c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("during stall"))
+		alphaDone <- judgedCall{call, stallWhy()}
+	}()
 	echo := c.CallTool(ctx, betaEcho, echoArgs("during stall"))
 	echoWhy, queued := stallWhy(), ""
 	if echoWhy != "" && stalledAtBeta {
@@ -193,8 +205,9 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 		ck.Expect(echo).To(matchers.HaveOutcome(history.OutcomeOK))
 		ck.Expect(echo).To(matchers.ReturnWithin(time.Second).As("latency_ms.echo_during_stall"))
 	})
-	alphaCall := c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("during stall"))
-	k.CheckPremise("alpha answers while beta's slow call stalls", stallWhy(), alphaCall, func(ck *kit.C) {
+	alphaJudged := <-alphaDone
+	alphaCall := alphaJudged.call
+	k.CheckPremise("alpha answers while beta's slow call stalls", alphaJudged.why, alphaCall, func(ck *kit.C) {
 		ck.Expect(alphaCall.Outcome).To(gomega.Equal(history.OutcomeOK), "%s %s ended %s after %s: %s", alphaCall.Method, alphaCall.Target, alphaCall.Outcome, alphaCall.Took(), alphaCall.Text())
 	})
 	stalled, _ := kit.Await(ctx, done, sessionCallTimeout+5*time.Second)
