@@ -29,6 +29,10 @@ const (
 	ForgedID = 424242
 	// ForgedText is the text of a forged answer.
 	ForgedText = "forged"
+	// WrongIDText is the text of the wrong_id variant's answer (a
+	// well-formed result carrying another request's id); like
+	// ForgedText, it must never reach a client as a call's answer.
+	WrongIDText = "answer to another request"
 )
 
 // ForgedAnswer is a well-formed tools/call result with ForgedID.

@@ -125,7 +125,7 @@ func (m Message) ToolErrorResponse(text string) []byte {
 func (m Message) WrongIDResponse() []byte {
 	b, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0", "id": m.wrongID(),
-		"result": m.result(map[string]any{"content": []any{map[string]any{"type": "text", "text": "answer to another request"}}}),
+		"result": m.result(map[string]any{"content": []any{map[string]any{"type": "text", "text": WrongIDText}}}),
 	})
 	return b
 }

@@ -187,6 +187,28 @@ func TestGroundedFixtures(t *testing.T) {
 					t.Errorf("%s: %q failed: not a naming, recovery, forged or wrong-id check", name, f)
 				}
 			}
+			// A failed check whose evidence is a success carrying another
+			// request's answer is filed under "forged answers are
+			// rejected", whatever the check judged (issue 41).
+			calls := map[int]*history.CallRecord{}
+			for _, e := range res.Events {
+				if e.Call != nil {
+					calls[e.Seq] = e.Call
+				}
+			}
+			forged := 0
+			for _, c := range res.Checks {
+				if c.Verdict != history.CheckFailed || !slices.ContainsFunc(c.Calls, func(seq int) bool { return calls[seq] != nil && (calls[seq].ForeignAnswer || calls[seq].Forged) }) {
+					continue
+				}
+				forged++
+				if c.Property != history.PropForged {
+					t.Errorf("%s: %q failed on a wrong-id success, filed under %q, want %q", name, c.Name, c.Property, history.PropForged)
+				}
+			}
+			if name == hang && forged == 0 {
+				t.Errorf("%s: no failed check's evidence is the wrong-id success", name)
+			}
 		}
 	})
 

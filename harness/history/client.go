@@ -361,6 +361,7 @@ func (c *Client) do(ctx context.Context, method, target string, fn func(ctx cont
 	call.Start, call.End = Millis(c.rec.Offset(start)), Millis(c.rec.Offset(end))
 	call.Duration = Millis(end.Sub(start))
 	classify(&call.CallRecord, isError, text, meta, err, ctx.Err(), c.opts.backends)
+	call.Forged = err == nil && !isError && slices.Contains([]string{faults.ForgedText, faults.WrongIDText}, strings.TrimSpace(text))
 	call.Seq = c.rec.RecordCall(call.CallRecord).Seq
 	return call
 }

@@ -110,6 +110,12 @@ type CallRecord struct {
 	// carried another request's id and none carried its own: the client
 	// took a forged answer the gateway passed on.
 	ForeignAnswer bool `json:"foreignAnswer,omitempty"`
+	// Forged is set when the call succeeded with a fake backend's answer
+	// to another request as its content (faults.ForgedText, the answer of
+	// id faults.ForgedID no request has; faults.WrongIDText, the wrong_id
+	// variant's): the gateway took another request's answer for the
+	// call's and returned it as its own.
+	Forged bool `json:"forged,omitempty"`
 	// NotOffered says why the gateway does not offer the call's method
 	// to the client's session: it did not advertise the method's family
 	// at initialize, or (resources, prompts) it answered -32601, method

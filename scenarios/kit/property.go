@@ -39,12 +39,13 @@ func (k *Kit) declare(p history.Property) (restore func()) {
 // call was not bounded by the call timeout. Any other failure keeps p.
 //
 // A failed check whose evidence includes a success that carried another
-// request's answer (CallRecord.ForeignAnswer) is filed under "forged
-// answers are rejected", wherever it was observed: that is the defect
-// the evidence shows.
+// request's answer (CallRecord.ForeignAnswer: another id on the wire;
+// CallRecord.Forged: the backend's forged answer returned as the call's)
+// is filed under "forged answers are rejected", wherever it was observed:
+// that is the defect the evidence shows.
 func propertyShown(p history.Property, evidence []history.CallRecord) history.Property {
 	for _, c := range evidence {
-		if c.ForeignAnswer {
+		if c.ForeignAnswer || c.Forged {
 			return history.PropForged
 		}
 	}
