@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/optimizer"
 )
 
@@ -259,8 +260,16 @@ func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 			if b, hidden := s.hiddenTool(name); hidden { // the backend's tool, out of the view while it is unavailable
 				return mcp.NewToolResultError("tool not found: " + name + " (" + unhealthyText(b, g.whyLeft(b)) + ")"), nil
 			}
-			if _, be, down := s.downTool(name); down { // the backend's tool, its opening failed in this session
+			if b, be, down := s.downTool(name); down { // the backend's tool, its opening failed in this session
+				if why, unavailable := g.res.unavailable(b); unavailable { // as for a hidden tool
+					return mcp.NewToolResultError("tool not found: " + name + " (" + unhealthyText(b, why) + ")"), nil
+				}
 				return mcp.NewToolResultError("tool not found: " + name + " (" + be.Error() + ")"), nil
+			}
+		}
+		if _, stateless := target.(*pool); stateless {
+			if _, why, out := g.outOfViewOwner(name, agg); out { // a stateless view leaves a backend it cannot reach out
+				return mcp.NewToolResultError("tool not found: " + name + " (" + why + ")"), nil
 			}
 		}
 		return mcp.NewToolResultError("tool not found: " + name), nil
@@ -272,6 +281,32 @@ func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	}
 	return toolHandler(target, r)(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
 		Name: name, Arguments: params, Meta: req.Params.Meta}})
+}
+
+// outOfViewOwner reports the backend whose tool name is (by its prefix,
+// when tools are prefixed) when the view agg leaves that backend out,
+// and the error text that says why: unavailable (unhealthy, its circuit
+// open), or not connected. A call of its tool is told which backend is
+// down, not only that the tool is not found.
+func (g *Gateway) outOfViewOwner(name string, agg *aggregate) (backend, why string, ok bool) {
+	a := g.cfg.Aggregation
+	if a.ConflictResolution != config.ConflictPrefix {
+		return "", "", false
+	}
+	inView := map[string]bool{}
+	for _, r := range agg.ToolRoutes {
+		inView[r.Backend] = true
+	}
+	for _, b := range g.cfg.Backends {
+		if inView[b.Name] || !strings.HasPrefix(name, prefixed(a.PrefixFormat, b.Name, "")) {
+			continue
+		}
+		if why, gone := g.res.unavailable(b.Name); gone {
+			return b.Name, unhealthyText(b.Name, why), true
+		}
+		return b.Name, (&BackendError{Backend: b.Name, Op: "tools/call", Kind: KindClosed, Cause: "not connected"}).Error(), true
+	}
+	return "", "", false
 }
 
 // unhealthyText is the error text of a backend left out of the caller's
