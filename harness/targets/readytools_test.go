@@ -71,10 +71,7 @@ func viewFixedGateway(t *testing.T) (url string, sessions *atomic.Int64) {
 func TestWaitToolsOpensAFreshSession(t *testing.T) {
 	t.Parallel()
 	url, sessions := viewFixedGateway(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	backends := []runtimes.BackendInfo{{Name: "alpha", Tools: []string{"echo"}}, {Name: "beta", Tools: []string{"echo"}}}
-	if err := targets.WaitTools(ctx, url, nil, backends, "{backend}_{tool}", false); err != nil {
+	if err := waitEchoTools(url); err != nil {
 		t.Fatalf("waitTools: %v (%d sessions opened)", err, sessions.Load())
 	}
 	if n := sessions.Load(); n < 2 {
@@ -150,13 +147,19 @@ func legacyRefusingGateway(t *testing.T) (url string, refused *atomic.Int64) {
 func TestWaitToolsAsksAnotherRevision(t *testing.T) {
 	t.Parallel()
 	url, refused := legacyRefusingGateway(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	backends := []runtimes.BackendInfo{{Name: "alpha", Tools: []string{"echo"}}, {Name: "beta", Tools: []string{"echo"}}}
-	if err := targets.WaitTools(ctx, url, nil, backends, "{backend}_{tool}", false); err != nil {
+	if err := waitEchoTools(url); err != nil {
 		t.Fatalf("waitTools: %v", err)
 	}
 	if refused.Load() == 0 {
 		t.Fatal("the gateway refused no 2025-11-25 client: the test proves nothing")
 	}
+}
+
+// waitEchoTools waits, at most 20 s, until the gateway at url lists
+// alpha_echo and beta_echo.
+func waitEchoTools(url string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	backends := []runtimes.BackendInfo{{Name: "alpha", Tools: []string{"echo"}}, {Name: "beta", Tools: []string{"echo"}}}
+	return targets.WaitTools(ctx, url, nil, backends, "{backend}_{tool}", false)
 }
