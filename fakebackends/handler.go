@@ -43,8 +43,12 @@ func (b *Backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Protocol = "legacy"
 	}
 
-	if faults.ServeResumed(sw, r) {
+	if faults.TakeResumed(r) {
+		// In the log, with its fault, before it answers: a client that
+		// reads the forged answer it carries finds the GET in the log.
 		rec.Fault = string(faults.KindMalformed) + ":" + faults.MalformedWrongIDResumed
+		pending = b.log.Begin(rec)
+		faults.WriteResumed(sw)
 		return
 	}
 	if b.refuseProtocol(sw, r, msg) {

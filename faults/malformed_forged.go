@@ -67,18 +67,31 @@ func (p *Malformed) forgedHTTP(x *Exchange) {
 // (the GET carries no JSON-RPC message a fault could match); Middleware
 // does.
 func ServeResumed(w http.ResponseWriter, r *http.Request) bool {
+	if !TakeResumed(r) {
+		return false
+	}
+	WriteResumed(w)
+	return true
+}
+
+// TakeResumed reports whether r is a GET resuming a stream that
+// wrong_id_resumed primed (its Last-Event-ID, same session), and takes
+// that resume: WriteResumed must answer it. ServeResumed is both.
+func TakeResumed(r *http.Request) bool {
 	if r.Method != http.MethodGet {
 		return false
 	}
 	ev := r.Header.Get("Last-Event-ID")
-	if ev == "" || !resumes.take(ev, r.Header.Get("Mcp-Session-Id")) {
-		return false
-	}
+	return ev != "" && resumes.take(ev, r.Header.Get("Mcp-Session-Id"))
+}
+
+// WriteResumed answers a resuming GET that TakeResumed took: the forged
+// answer, as a "message" event.
+func WriteResumed(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(SSEEvent(ForgedAnswer()))
 	_ = http.NewResponseController(w).Flush()
-	return true
 }
 
 // primedStreams remembers the event ids wrong_id_resumed handed out, each
