@@ -189,13 +189,16 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	}()
 	echo := c.CallTool(ctx, betaEcho, echoArgs("during stall"))
 	echoWhy, queued, beside := stallWhy(), "", ""
-	if echoWhy != "" && stalledAtBeta {
+	backInStall := echoWhy == "" // echo came back while the stall still held, as the client saw it
+	if stalledAtBeta {
 		// beta's log says what the gateway did with echo while the stall
 		// held, whatever the machine's pace: queued behind it (echo
 		// arrived only once the stalled call ended: the gateway's doing,
 		// every time, and it fails), or sent beside it (echo arrived
 		// while the stalled call was pending: not blocked, only slow to
-		// come back on a loaded machine). Either way it is judged.
+		// come back on a loaded machine). Either way it is judged. Asked
+		// also when echo came back before the client saw the stalled call
+		// end: a queued echo may come back just before it does.
 		if queued, beside = stallOrder(k, *stalledRec, echo); queued != "" || beside != "" {
 			echoWhy = ""
 		}
@@ -206,7 +209,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 		}
 		ck.Expect(queued).To(gomega.BeEmpty(), "the gateway queues a call of beta behind the stalled one")
 		ck.Expect(echo).To(matchers.HaveOutcome(history.OutcomeOK))
-		if beside == "" { // its latency says something only when the stall still held as it came back
+		if backInStall || beside == "" { // its latency says something only when the stall still held as it came back
 			ck.Expect(echo).To(matchers.ReturnWithin(time.Second).As("latency_ms.echo_during_stall"))
 		}
 	})
