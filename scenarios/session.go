@@ -209,9 +209,13 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 		}
 		ck.Expect(queued).To(gomega.BeEmpty(), "the gateway queues a call of beta behind the stalled one")
 		ck.Expect(echo).To(matchers.HaveOutcome(history.OutcomeOK))
-		if backInStall || beside == "" { // its latency says something only when the stall still held as it came back
-			ck.Expect(echo).To(matchers.ReturnWithin(time.Second).As("latency_ms.echo_during_stall"))
+		if !backInStall && beside != "" && echo.Outcome == history.OutcomeOK {
+			// Sent beside the stall, but back only after it: a slow
+			// machine, or a gateway holding the answer back; slower than
+			// the bound, the log cannot tell which.
+			ck.Excuse("tools/call %s reached beta while the stalled call was pending there but came back only after the client saw the stalled call end: a slow machine or a gateway holding its answer back, which beta's log cannot tell apart", echo.Target)
 		}
+		ck.Expect(echo).To(matchers.ReturnWithin(time.Second).As("latency_ms.echo_during_stall"))
 	})
 	alphaJudged := <-alphaDone
 	alphaCall := alphaJudged.call
