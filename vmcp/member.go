@@ -118,6 +118,11 @@ func (m *member) record(be *BackendError) {
 	case be.Kind == KindCanceled || be.Kind == KindClosed:
 		// The client gave up or the session is closing: says nothing
 		// about the backend.
+	case (be.Kind == KindCircuitOpen || be.Kind == KindUnhealthy) && m.lastErr != nil:
+		// Refused by the gateway before the network: the backend's own
+		// last failure (the one that opened the circuit) stays the last
+		// error; a keepalive probe refused later must not hide it.
+		m.state = StateError
 	default:
 		m.state = StateError
 		m.lastErr = be

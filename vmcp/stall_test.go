@@ -16,8 +16,10 @@ import (
 //
 // Serial: its keepalive probes time out after 100 ms and the breaker must
 // open on them before a call does. Beside the parallel tests (-race, a
-// second copy of the package running) the circuit opened late and the
-// session's last error was the open circuit, not the timeout.
+// second copy of the package running) the circuit opened late; and a
+// keepalive probe refused by the open circuit afterwards replaced the
+// timeout as the session's last error (the reference now keeps the
+// backend's own failure).
 func TestKeepaliveStallCountsForBreaker(t *testing.T) {
 	beta := startFake(t, resBetaScript)
 	g := startGateway(t, backendsYAML(map[string]string{
@@ -33,6 +35,11 @@ func TestKeepaliveStallCountsForBreaker(t *testing.T) {
 	})
 
 	t.Logf("circuit open %v after the stall began", time.Since(start))
+	// Keepalive goes on probing (every 150 ms) and the open circuit refuses
+	// those probes before the network: the refusals must not replace the
+	// timeout as beta's last error (under load they used to, between the
+	// circuit opening and this test reading the session).
+	time.Sleep(500 * time.Millisecond)
 	s, ok := g.Session(c.GetSessionId())
 	if !ok {
 		t.Fatal("no gateway session")
