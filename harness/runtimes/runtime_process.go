@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
+	"github.com/vmcp-chaos/vmcp-chaos/internal/stableport"
 )
 
 // Process runs each fake backend as a `chaos backend` process, so SIGKILL
@@ -68,11 +71,51 @@ func (rt Process) Start(ctx context.Context, script *fakebackends.Script) (Runni
 	if s.Transport == fakebackends.TransportStdio {
 		return &stdioBackend{pb: pb}, nil
 	}
-	if err := pb.spawn(ctx); err != nil {
+	if err := pb.firstSpawn(ctx); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	return pb, nil
+}
+
+// firstSpawn starts the process on stable ports (stableport) where the
+// script leaves the choice to the kernel (127.0.0.1:0): a respawn binds
+// the same addresses again, and a port from the ephemeral range can be
+// taken by anyone's outgoing connection while the process is down (seen
+// under load: the crash-looping backend's restart exited 2, "address
+// already in use"). A pick taken before the start is picked again.
+func (pb *processBackend) firstSpawn(ctx context.Context) error {
+	for try := 1; ; try++ {
+		if err := pb.pinStable(); err != nil {
+			return err
+		}
+		err := pb.spawn(ctx)
+		if err == nil || try == respawnTries || ctx.Err() != nil || !strings.Contains(err.Error(), "address already in use") {
+			return err
+		}
+	}
+}
+
+// pinStable pins each kernel-chosen loopback address of the script to a
+// stable port.
+func (pb *processBackend) pinStable() error {
+	pb.mu.Lock()
+	defer pb.mu.Unlock()
+	for _, a := range []struct {
+		script string
+		pin    *string
+	}{{pb.script.Listen, &pb.listen}, {pb.script.Admin, &pb.adminAddr}} {
+		host, port, err := net.SplitHostPort(a.script)
+		if err != nil || port != "0" || host != "127.0.0.1" {
+			continue
+		}
+		p, err := stableport.Pick()
+		if err != nil {
+			return fmt.Errorf("harness: backend %q: %w", pb.script.Name, err)
+		}
+		*a.pin = net.JoinHostPort(host, strconv.Itoa(p))
+	}
+	return nil
 }
 
 // processBackend is a RunningBackend over a `chaos backend` process. Its

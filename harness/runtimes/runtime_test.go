@@ -3,8 +3,11 @@ package runtimes_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,8 +123,13 @@ func TestProcessKillPauseResume(t *testing.T) {
 		t.Fatal("Pause of a dead process succeeded")
 	}
 
-	// Respawn: same URL, serving again.
+	// Respawn: same URL, serving again. The URL's port is below the
+	// kernel's ephemeral range, where no outgoing connection takes it
+	// while the process is down.
 	url := b.URL()
+	if port := portOf(t, url); port >= ephemeralLow(t) {
+		t.Errorf("backend on %s: port %d in the ephemeral range (from %d)", url, port, ephemeralLow(t))
+	}
 	if err := b.(runtimes.Respawner).Respawn(ctx); err != nil {
 		t.Fatalf("Respawn: %v", err)
 	}
@@ -223,4 +231,32 @@ func TestProcessRespawnWaitsForATakenAddress(t *testing.T) {
 	if err := b.ClearFaults(ctx); err != nil {
 		t.Errorf("the respawned backend's control API: %v", err)
 	}
+}
+
+// portOf is the port of a URL.
+func portOf(t *testing.T, raw string) int {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return p
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range.
+func ephemeralLow(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		t.Skipf("no ephemeral range to compare with: %v", err)
+	}
+	var lo, hi int
+	if _, err := fmt.Sscan(string(b), &lo, &hi); err != nil {
+		t.Fatal(err)
+	}
+	return lo
 }
