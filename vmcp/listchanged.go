@@ -167,22 +167,39 @@ func (s *Session) hiddenTool(name string) (string, bool) {
 // connected in this session (its opening failed) and the name carries its
 // prefix. A call of such a tool is answered with an error naming the
 // backend, not an anonymous "tool not found".
-func (s *Session) downTool(name string) (backendName string, be *BackendError, ok bool) {
+func (s *Session) downTool(name string) (down downBackend, ok bool) {
 	if b, hidden := s.hiddenTool(name); hidden {
-		return b, s.memberError(b, "unavailable"), true
+		return downBackend{Name: b, Hidden: true, Err: s.memberError(b, "unavailable")}, true
 	}
-	a := s.g.cfg.Aggregation
+	b, ok := prefixOwner(s.g.cfg.Aggregation, name, s.order, func(n string) bool { return !s.members[n].hasView() })
+	if !ok {
+		return downBackend{}, false
+	}
+	return downBackend{Name: b, Err: s.memberError(b, "not connected in this session")}, true
+}
+
+// downBackend is what downTool found: the backend out of the session's
+// view, whether it is hidden while unavailable (else it never connected
+// in the session), and the error a call of its tool gets.
+type downBackend struct {
+	Name   string
+	Hidden bool
+	Err    *BackendError
+}
+
+// prefixOwner is the first of backends whose tool prefix the exposed
+// name carries, among those out says are out of the view, when tools are
+// prefixed (else none: a name then says nothing of its backend).
+func prefixOwner(a config.Aggregation, name string, backends []string, out func(string) bool) (string, bool) {
 	if a.ConflictResolution != config.ConflictPrefix {
-		return "", nil, false
+		return "", false
 	}
-	for _, n := range s.order {
-		m := s.members[n]
-		if m.hasView() || !strings.HasPrefix(name, prefixed(a.PrefixFormat, n, "")) {
-			continue
+	for _, b := range backends {
+		if out(b) && strings.HasPrefix(name, prefixed(a.PrefixFormat, b, "")) {
+			return b, true
 		}
-		return n, s.memberError(n, "not connected in this session"), true
 	}
-	return "", nil, false
+	return "", false
 }
 
 // memberError is the error a call of backend name's tool gets while the

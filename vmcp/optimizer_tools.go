@@ -19,7 +19,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/vmcp-chaos/vmcp-chaos/vmcp/config"
 	"github.com/vmcp-chaos/vmcp-chaos/vmcp/optimizer"
 )
 
@@ -257,18 +256,18 @@ func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	r, ok := agg.ToolRoutes[name]
 	if !ok {
 		if s, isSession := target.(*Session); isSession {
-			if b, hidden := s.hiddenTool(name); hidden { // the backend's tool, out of the view while it is unavailable
-				return mcp.NewToolResultError("tool not found: " + name + " (" + unhealthyText(b, g.whyLeft(b)) + ")"), nil
-			}
-			if b, be, down := s.downTool(name); down { // the backend's tool, its opening failed in this session
-				if why, unavailable := g.res.unavailable(b); unavailable { // as for a hidden tool
-					return mcp.NewToolResultError("tool not found: " + name + " (" + unhealthyText(b, why) + ")"), nil
+			if down, ok := s.downTool(name); ok { // the backend's tool, out of the view while it is unavailable or never connected
+				why := down.Err.Error()
+				if gone, unavailable := g.res.unavailable(down.Name); unavailable {
+					why = unhealthyText(down.Name, gone)
+				} else if down.Hidden {
+					why = unhealthyText(down.Name, g.whyLeft(down.Name))
 				}
-				return mcp.NewToolResultError("tool not found: " + name + " (" + be.Error() + ")"), nil
+				return mcp.NewToolResultError("tool not found: " + name + " (" + why + ")"), nil
 			}
 		}
 		if _, stateless := target.(*pool); stateless {
-			if _, why, out := g.outOfViewOwner(name, agg); out { // a stateless view leaves a backend it cannot reach out
+			if why, out := g.outOfViewOwner(name, agg); out { // a stateless view leaves a backend it cannot reach out
 				return mcp.NewToolResultError("tool not found: " + name + " (" + why + ")"), nil
 			}
 		}
@@ -283,30 +282,28 @@ func (g *Gateway) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		Name: name, Arguments: params, Meta: req.Params.Meta}})
 }
 
-// outOfViewOwner reports the backend whose tool name is (by its prefix,
-// when tools are prefixed) when the view agg leaves that backend out,
-// and the error text that says why: unavailable (unhealthy, its circuit
-// open), or not connected. A call of its tool is told which backend is
-// down, not only that the tool is not found.
-func (g *Gateway) outOfViewOwner(name string, agg *aggregate) (backend, why string, ok bool) {
-	a := g.cfg.Aggregation
-	if a.ConflictResolution != config.ConflictPrefix {
-		return "", "", false
-	}
+// outOfViewOwner reports, for a tool name of a backend the view agg
+// leaves out (by its prefix, when tools are prefixed), the error text
+// that says why: unavailable (unhealthy, its circuit open), or not
+// connected. A call of its tool is told which backend is down, not only
+// that the tool is not found.
+func (g *Gateway) outOfViewOwner(name string, agg *aggregate) (why string, ok bool) {
 	inView := map[string]bool{}
 	for _, r := range agg.ToolRoutes {
 		inView[r.Backend] = true
 	}
-	for _, b := range g.cfg.Backends {
-		if inView[b.Name] || !strings.HasPrefix(name, prefixed(a.PrefixFormat, b.Name, "")) {
-			continue
-		}
-		if why, gone := g.res.unavailable(b.Name); gone {
-			return b.Name, unhealthyText(b.Name, why), true
-		}
-		return b.Name, (&BackendError{Backend: b.Name, Op: "tools/call", Kind: KindClosed, Cause: "not connected"}).Error(), true
+	names := make([]string, len(g.cfg.Backends))
+	for i, b := range g.cfg.Backends {
+		names[i] = b.Name
 	}
-	return "", "", false
+	b, ok := prefixOwner(g.cfg.Aggregation, name, names, func(n string) bool { return !inView[n] })
+	if !ok {
+		return "", false
+	}
+	if why, gone := g.res.unavailable(b); gone {
+		return unhealthyText(b, why), true
+	}
+	return (&BackendError{Backend: b, Op: "tools/call", Kind: KindClosed, Cause: "not connected"}).Error(), true
 }
 
 // unhealthyText is the error text of a backend left out of the caller's

@@ -99,12 +99,12 @@ func (g *Gateway) answerDownTool(w http.ResponseWriter, s *Session, id string, r
 	if err != nil {
 		return false
 	}
-	_, be, down := s.downTool(name)
-	if !down {
+	down, ok := s.downTool(name)
+	if !ok {
 		return false
 	}
 	s.touch()
-	res, _ := json.Marshal(toolErrorResult(be))
+	res, _ := json.Marshal(toolErrorResult(down.Err))
 	writeRPC(w, responseJSON(id, "result", res))
 	return true
 }
