@@ -308,3 +308,56 @@ func (takesForgedAnswer) rewrite(m rpcMsg, answer map[string]any) map[string]any
 	}
 	return map[string]any{"jsonrpc": "2.0", "id": answer["id"], "result": map[string]any{"content": []any{map[string]any{"type": "text", "text": faults.ForgedText}}}}
 }
+
+// holdBehind forwards every call of beta at once but holds each answer
+// until the answers of the calls of beta sent before it have gone out:
+// head-of-line blocking on the way back only. beta's log shows the calls
+// side by side; an echo sent beside a stalled call comes back only after
+// the stalled call's answer.
+type holdBehind struct {
+	passThrough
+	mu    sync.Mutex
+	last  chan struct{}               // closed when the latest call's answer went out
+	turns map[string][2]chan struct{} // per call: the answer before it, its own
+}
+
+func (p *holdBehind) before(m rpcMsg) string {
+	if !isBetaCall(m) {
+		return ""
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	prev := p.last
+	if prev == nil {
+		prev = make(chan struct{})
+		close(prev)
+	}
+	mine := make(chan struct{})
+	p.last = mine
+	if p.turns == nil {
+		p.turns = map[string][2]chan struct{}{}
+	}
+	p.turns[m.session+string(m.ID)] = [2]chan struct{}{prev, mine}
+	return ""
+}
+
+func (p *holdBehind) after(m rpcMsg, _, abandoned bool) time.Duration {
+	if !isBetaCall(m) {
+		return 0
+	}
+	p.mu.Lock()
+	turn, ok := p.turns[m.session+string(m.ID)]
+	delete(p.turns, m.session+string(m.ID))
+	p.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	if !abandoned {
+		select { // bounded: a scenario's calls end within a minute
+		case <-turn[0]:
+		case <-time.After(time.Minute):
+		}
+	}
+	close(turn[1])
+	return 0
+}
