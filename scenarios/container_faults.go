@@ -137,7 +137,7 @@ func checkAnswers(k *kit.Kit, c *history.Client, phase string, backends ...strin
 // call the backend never answers.
 func checkAtTimeout(k *kit.Kit, name string, call *history.Call, backend, figure string) {
 	k.TimeToError(figure, call, call.Took())
-	k.CheckCall(name, call, matchers.BeBackendUnavailable(backend), matchers.FailWithin(ContainerCallBound))
+	k.CheckCallWithin(name, nil, call, ContainerCallBound, "", matchers.BeBackendUnavailable(backend))
 }
 
 // checkRecovered judges, for alpha and each faulty backend, at most one
@@ -198,8 +198,8 @@ func containerDown(k *kit.Kit, c *history.Client, verb string, fn func(context.C
 	for _, b := range containerFaulty {
 		next := c.CallTool(k.Ctx, k.Tool(b, "echo"), echoArgs("down"))
 		k.TimeToError("time_to_error_ms.next_call", next, next.Took())
-		k.CheckCall(fmt.Sprintf("after %s the next call fails naming %s within %s", verb, b, containerFailFast), next,
-			matchers.BeBackendUnavailable(b), matchers.FailWithin(containerFailFast))
+		k.CheckCallWithin(fmt.Sprintf("after %s the next call fails naming %s within %s", verb, b, containerFailFast), c, next, containerFailFast, "",
+			matchers.BeBackendUnavailable(b))
 	}
 	k.CheckOK(fmt.Sprintf("after %s alpha answers while beta and gamma are down", verb), c.CallTool(k.Ctx, k.Tool(alpha, "echo"), echoArgs("bystander")))
 	eachFaulty(k, "container-start", func(ctx context.Context, f containers.Faulter) error { return f.StartAgain(ctx) })
@@ -280,7 +280,7 @@ func runContainerGatewayRestart(k *kit.Kit, rev history.Revision) {
 	k.Check(fmt.Sprintf("after gateway restart the old session's call ends within %s, no hang", containerFailFast), func(ck *kit.C) {
 		ck.Evidence(old)
 		ck.Expect(old.Outcome).NotTo(gomega.Equal(history.OutcomeTimeout), "the old session's call after the gateway restart: %s", old.Text())
-		ck.Expect(old).To(matchers.ReturnWithin(containerFailFast))
+		ck.ReturnsWithin(nil, old, containerFailFast, "")
 	})
 	if rev == history.RevisionLegacy {
 		k.Check("after gateway restart the old legacy session gets a clean error", func(ck *kit.C) {

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -143,7 +142,7 @@ func runHang(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	defer k.WatchStalls()() // a call over its bound through a stall of the machine is no verdict (StalledOver)
 	c := k.Client(v.Revision)
 	betaEcho := k.Tool(beta, "echo")
-	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
+	k.CheckServes("beta answers before any fault", c, c.CallTool(ctx, betaEcho, echoArgs("before")))
 	for _, hc := range hangCases() {
 		if hc.httpOnly && v.Transport != fakebackends.TransportStreamableHTTP {
 			continue
@@ -159,12 +158,12 @@ func runHang(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 		// gateway answered itself (it had dropped beta) says nothing of
 		// how it treats a stalled or failing beta. A closed listener logs
 		// nothing: there, the gateway naming beta says it tried beta.
-		judge := func(ck *kit.C) { ck.Expect(call).To(matchers.FailWithin(bound).As("time_to_error_ms." + hc.name)) }
+		judge := func(ck *kit.C) { ck.FailsWithin(c, call, bound, "time_to_error_ms."+hc.name) }
 		premise := k.FaultActed
 		if cr, ok := hc.fault.Params.(*faults.Crash); ok && cr.Mode == faults.CrashDown {
 			premise = k.Reached
 		}
-		k.CheckPremise(hc.name+": fails within "+what, cmp.Or(premise(beta, call), k.OverBound(c, call, bound)), call, judge)
+		k.CheckPremise(hc.name+": fails within "+what, premise(beta, call), call, judge)
 		if hc.names {
 			k.CheckCall(hc.name+": the error names beta", call, matchers.BeBackendUnavailable(beta))
 		}
@@ -209,7 +208,7 @@ func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	k := kit.New(ctx, env, g)
 	c := k.Client(v.Revision)
 	betaEcho := k.Tool(beta, "echo")
-	k.CheckOK("beta answers before the pause", c.CallTool(ctx, betaEcho, echoArgs("before")))
+	k.CheckServes("beta answers before the pause", c, c.CallTool(ctx, betaEcho, echoArgs("before")))
 
 	c = k.Steady(c, "the SIGSTOP")
 	done := slowCallInFlight(k, c, "the SIGSTOP")
@@ -226,16 +225,17 @@ func runHangPause(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		ck.Expect(inflight).NotTo(gomega.BeNil(), "the call in flight at the SIGSTOP returned")
 		ck.Evidence(inflight)
 		k.TimeToError("time_to_error_ms.sigstop_in_flight", inflight, inflight.Took())
-		kit.ExpectFailed(ck, inflight)
-		ck.Expect(inflight).To(matchers.FailWithin(bound))
+		ck.FailsWithin(c, inflight, bound, "")
 	})
 
 	next := c.CallTool(ctx, betaEcho, echoArgs("stopped"))
 	k.TimeToError("time_to_error_ms.sigstop_next_call", next, next.Took())
-	k.CheckFailed("the next call to the stopped backend fails within call timeout + 1 s", next, matchers.FailWithin(bound))
+	k.CheckCallWithin("the next call to the stopped backend fails within call timeout + 1 s", c, next, bound, "")
 	bystander := c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("bystander"))
-	k.CheckCall("alpha answers within 1 s while beta is stopped", bystander,
-		matchers.HaveOutcome(history.OutcomeOK), matchers.ReturnWithin(transportBound).As("latency_ms.bystander_while_stopped"))
+	k.Check("alpha answers within 1 s while beta is stopped", func(ck *kit.C) {
+		kit.ExpectOK(ck, bystander)
+		ck.ReturnsWithin(c, bystander, transportBound, "latency_ms.bystander_while_stopped")
+	})
 
 	k.Must(env.ResumeBackend(ctx, beta), "SIGCONT beta")
 	resumed = true
@@ -246,7 +246,7 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	k := kit.New(ctx, env, g)
 	c := k.Client(v.Revision)
 	betaEcho := k.Tool(beta, "echo")
-	k.CheckOK("beta answers before the kill", c.CallTool(ctx, betaEcho, echoArgs("before")))
+	k.CheckServes("beta answers before the kill", c, c.CallTool(ctx, betaEcho, echoArgs("before")))
 
 	c = k.Steady(c, "the SIGKILL")
 	done := slowCallInFlight(k, c, "the kill")
@@ -264,7 +264,7 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 
 	next := c.CallTool(ctx, betaEcho, echoArgs("dead"))
 	k.TimeToError("time_to_error_ms.sigkill_next_call", next, next.Took())
-	k.CheckFailed("the next call to the killed backend fails within 1 s", next, matchers.FailWithin(transportBound))
+	k.CheckCallWithin("the next call to the killed backend fails within 1 s", c, next, transportBound, "")
 	k.CheckOK("alpha answers while beta is dead", c.CallTool(ctx, k.Tool(alpha, "echo"), echoArgs("bystander")))
 
 	k.Must(env.RespawnBackend(ctx, beta), "respawn beta")

@@ -40,7 +40,7 @@ type cancelTrial struct {
 func runHangCancel(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) {
 	k := kit.New(ctx, env, g)
 	c := k.Client(v.Revision)
-	k.CheckOK("beta answers before any fault", c.CallTool(ctx, k.Tool(beta, "echo"), echoArgs("before")))
+	k.CheckServes("beta answers before any fault", c, c.CallTool(ctx, k.Tool(beta, "echo"), echoArgs("before")))
 	k.SetFaults(beta, k.OnTool(beta, "slow", faults.Fault{Kind: faults.KindStall, Params: &faults.Stall{Stage: faults.StageBeforeHeaders}}))
 
 	var trials []cancelTrial

@@ -203,7 +203,7 @@ func runHealth(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant
 	k := kit.New(ctx, env, g)
 	c := k.Client(v.Revision)
 	betaEcho := k.Tool(beta, "echo")
-	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
+	k.CheckServes("beta answers before any fault", c, c.CallTool(ctx, betaEcho, echoArgs("before")))
 	window := healthWindow(k)
 
 	// What the API says of a serving beta: once it says healthy (or

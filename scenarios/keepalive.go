@@ -171,7 +171,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		base = keepaliveBaseline(ctx, env)
 	}
 	c := k.Client(v.Revision)
-	k.CheckOK("beta answers at the start", c.CallTool(ctx, k.Tool(beta, "echo"), echoArgs("hello")))
+	k.CheckServes("beta answers at the start", c, c.CallTool(ctx, k.Tool(beta, "echo"), echoArgs("hello")))
 
 	// Probes every interval ± jitter.
 	const want = 6

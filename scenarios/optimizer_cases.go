@@ -335,7 +335,7 @@ func (o *optRun) case3(c1 *history.Client, alphaOut string) *history.Client {
 			ck.Expect(cerr).NotTo(gomega.HaveOccurred(), "a new session opens after beta's recovery")
 			ck.Expect(found).To(gomega.BeTrue(), "a new session finds beta's echo first within %s of beta's recovery (last: %v, %v)",
 				optOpenTimeout+5*time.Second, res.names(), ferr)
-			ck.Expect(call).To(matchers.ReturnWithin(time.Second).As("find_tool_ms"))
+			ck.ReturnsWithin(c2, call, time.Second, "find_tool_ms")
 		})
 		if !back || c2 == nil {
 			return nil

@@ -32,7 +32,7 @@ func runRestart(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 	k := kit.New(ctx, env, g)
 	c := k.Client(v.Revision)
 	betaEcho := k.Tool(beta, "echo")
-	k.CheckOK("beta answers before the restart", c.CallTool(ctx, betaEcho, echoArgs("before")))
+	k.CheckServes("beta answers before the restart", c, c.CallTool(ctx, betaEcho, echoArgs("before")))
 	allowed := allowedFailures(env, v.Transport)
 
 	// expired is how many sessions beta had to expire: none means the

@@ -120,7 +120,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 		})
 	}
 
-	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
+	k.CheckServes("beta answers before any fault", c, c.CallTool(ctx, betaEcho, echoArgs("before")))
 	checkStates("both backends connected at the start", func(ck *kit.C, states targets.BackendStates) {
 		ck.Expect(states).To(matchers.HaveBackendState(beta, "connected"))
 		ck.Expect(states).To(matchers.HaveBackendState(alpha, "connected"))
@@ -218,7 +218,7 @@ func runSession(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varian
 		}
 		ck.Expect(queued).To(gomega.BeEmpty(), "the gateway queues a call of beta behind the stalled one")
 		ck.Expect(echo).To(matchers.HaveOutcome(history.OutcomeOK))
-		ck.Expect(echo).To(matchers.ReturnWithin(time.Second).As("latency_ms.echo_during_stall"))
+		ck.ReturnsWithin(c, echo, time.Second, "latency_ms.echo_during_stall")
 	})
 	alphaJudged := <-alphaDone
 	alphaCall := alphaJudged.call

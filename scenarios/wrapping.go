@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -83,8 +82,8 @@ func runInitializePath(ctx context.Context, k *kit.Kit, c *history.Client, betaE
 			ck.Expect(call).To(matchers.BeBackendUnavailable(beta))
 		})
 		k.CheckOnInitialize(step+": tools/call fails within call timeout + 1 s", beta, call, none, func(ck *kit.C) {
-			ck.Expect(call).To(matchers.FailWithin(bound).As("time_to_error_ms.initialize." + f.name))
-		}, k.OverBound(c, call, bound))
+			ck.FailsWithin(c, call, bound, "time_to_error_ms.initialize."+f.name)
+		})
 	}
 }
 
@@ -121,7 +120,7 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	c := k.Client(v.Revision)
 	session := c.SessionID()
 	betaEcho, alphaEcho := k.Tool(beta, "echo"), k.Tool(alpha, "echo")
-	k.CheckOK("beta answers before any fault", c.CallTool(ctx, betaEcho, echoArgs("before")))
+	k.CheckServes("beta answers before any fault", c, c.CallTool(ctx, betaEcho, echoArgs("before")))
 	bound := wrappingCallTimeout + time.Second
 
 	for _, f := range wrappingFaults() {
@@ -162,7 +161,7 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 			k.CheckCall(names, call, matchers.BeBackendUnavailable(beta))
 			figure := "time_to_error_ms." + strings.ReplaceAll(m.method, "/", "_") + "." + f.name
 			acted := k.FaultActed(beta, call)
-			k.CheckPremise(within, cmp.Or(acted, k.OverBound(c, call, bound)), call, func(ck *kit.C) { ck.Expect(call).To(matchers.FailWithin(bound).As(figure)) })
+			k.CheckPremise(within, acted, call, func(ck *kit.C) { ck.FailsWithin(c, call, bound, figure) })
 			// A forged answer sent on a resumed stream only reaches a
 			// gateway that resumed it (on streamable HTTP; an SSE backend
 			// sends it on its session stream at once).
@@ -241,8 +240,8 @@ func runWrapping(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 	k.SetFaults(beta, reset)
 	for _, b := range []string{alpha, beta} {
 		call := c.CallTool(ctx, k.Tool(b, "echo"), echoArgs("all down"))
-		k.CheckCall("all down: "+b+"'s error names "+b+" within 1 s", call,
-			matchers.BeBackendUnavailable(b), matchers.FailWithin(time.Second).As("time_to_error_ms.all_down."+b))
+		k.CheckCallWithin("all down: "+b+"'s error names "+b+" within 1 s", c, call, time.Second, "time_to_error_ms.all_down."+b,
+			matchers.BeBackendUnavailable(b))
 	}
 	k.ClearFaults(alpha)
 	k.ClearFaults(beta)

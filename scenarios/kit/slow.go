@@ -28,11 +28,12 @@ const controlPings = 3
 //
 // The check is then inconclusive, never passed. A gateway that reports
 // failures late while it answers pings at once is judged, loaded or not.
+// With c nil (no session to ping on) only the stall counts.
 func (k *Kit) OverBound(c *history.Client, call *history.Call, bound time.Duration) string {
 	if call.Took() <= bound || !grounded(k.Ctx) {
 		return ""
 	}
-	if why := k.StalledOver(call, bound); why != "" {
+	if why := k.StalledOver(call, bound); why != "" || c == nil {
 		return why
 	}
 	excess := call.Took() - bound
@@ -68,4 +69,36 @@ func (k *Kit) CheckCallWithin(name string, c *history.Client, call *history.Call
 		within = within.As(figure)
 	}
 	return k.CheckCall(name, call, append(ms, within)...)
+}
+
+// FailsWithin asserts that call failed within bound (matchers.FailWithin;
+// its time recorded as figure when not ""). That it failed is judged as
+// any assertion; its time is not when OverBound (pinging on client) says
+// why it says nothing of the gateway: over bound, the check is then
+// inconclusive with that reason, never failed. Every time bound of a
+// scenario goes through FailsWithin, ReturnsWithin or CheckCallWithin
+// (TestTimeBoundsGoThroughTheKit), so none is judged on a machine too
+// slow to say anything.
+func (c *C) FailsWithin(client *history.Client, call *history.Call, bound time.Duration, figure string) {
+	ExpectFailed(c, call)
+	c.within(client, call, bound, matchers.FailWithin(bound).As(figure))
+}
+
+// ReturnsWithin asserts that call returned within bound, whatever its
+// outcome (matchers.ReturnWithin; its time recorded as figure when not
+// ""), judged as FailsWithin judges its time.
+func (c *C) ReturnsWithin(client *history.Client, call *history.Call, bound time.Duration, figure string) {
+	c.within(client, call, bound, matchers.ReturnWithin(bound).As(figure))
+}
+
+// within asserts m on call with the excuse OverBound gives, withdrawn
+// once m held (the body's later assertions are judged as before).
+func (c *C) within(client *history.Client, call *history.Call, bound time.Duration, m types.GomegaMatcher) {
+	c.Evidence(call)
+	prev := c.excuse
+	if why := c.k.OverBound(client, call, bound); why != "" {
+		c.Excuse("%s", why)
+	}
+	c.ExpectWithOffset(2, call).To(m)
+	c.excuse = prev
 }

@@ -343,3 +343,25 @@ func unnamedText(unnamed []string) string {
 	}
 	return "; not naming the backend: " + strings.Join(unnamed, "; ")
 }
+
+// CheckServes judges a check that call, made on c before any fault (the
+// gateway's steady state), succeeded. A failure that ran out a deadline
+// (the call took at least half the gateway's call timeout: the one failure
+// a slow machine makes of a healthy backend) is no verdict alone: every
+// backend is asked again on c (Steady's probes, within Recovery); when
+// they all answer, the check is inconclusive with the first failure as
+// its evidence (a loaded machine and a gateway that times out a call now
+// and then look the same in one call), and when they do not, it fails.
+// Any other failure fails at once.
+func (k *Kit) CheckServes(name string, c *history.Client, call *history.Call) bool {
+	if call.Outcome != history.OutcomeOK && k.Unsteady() == "" && k.premise == "" && grounded(k.Ctx) &&
+		call.Took() >= k.Env.GatewayCallTimeout()/2 {
+		start := time.Now()
+		if k.steadyWithin(c, k.Recovery()) == nil {
+			k.Inconclusive(name, fmt.Sprintf("%s %s ended %s after %s, at least half the gateway's %s call timeout, and every backend answered on the same session %s later: a loaded machine or a gateway that times out a call now and then, which one call cannot tell apart",
+				call.Method, call.Target, call.Outcome, call.Took().Round(time.Millisecond), k.Env.GatewayCallTimeout(), time.Since(start).Round(time.Millisecond)), call)
+			return false
+		}
+	}
+	return k.CheckOK(name, call)
+}
