@@ -26,3 +26,6 @@ func TeardownBound(sc Scenario, runtime string) time.Duration {
 // InitializePathFaults are the wrapping faults the initialize path is
 // judged with.
 var InitializePathFaults = initializePathFaults
+
+// PauseCallTimeout is hang-pause's gateway call timeout.
+const PauseCallTimeout = pauseCallTimeout

@@ -3,28 +3,43 @@ package scenarios_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
+	"github.com/vmcp-chaos/vmcp-chaos/scenarios"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
 )
 
 // timeoutBeta fails calls of beta as a gateway whose deadline ran out
-// would: after wait, naming beta. With once, only the first such call
-// (then it passes every call through): one call out of a steady run, as
-// a loaded machine makes.
+// would: after wait, naming beta. Which calls, by mode: "once" the first
+// call of beta only (then it passes every call through: one call out of a
+// steady run, as a loaded machine makes), "first" the first call of beta
+// in each client session (a gateway that opens beta lazily and runs the
+// first call out), "always" every one.
 type timeoutBeta struct {
 	passThrough
 	wait  time.Duration
-	once  bool
+	mode  string
 	spent atomic.Bool
+	seen  sync.Map // sessions whose first call of beta was failed
 }
 
 func (p *timeoutBeta) before(m rpcMsg) string {
-	if !isBetaCall(m) || (p.once && p.spent.Swap(true)) {
+	if !isBetaCall(m) {
 		return ""
+	}
+	switch p.mode {
+	case "once":
+		if p.spent.Swap(true) {
+			return ""
+		}
+	case "first":
+		if _, seen := p.seen.LoadOrStore(m.session, true); seen {
+			return ""
+		}
 	}
 	time.Sleep(p.wait) // bounded: under the scenario's call timeout
 	return unavailable("beta", "timed out")
@@ -34,23 +49,24 @@ func (p *timeoutBeta) before(m rpcMsg) string {
 // before any fault (Kit.CheckServes) is inconclusive when the first call
 // of beta ran out a deadline and every backend answered right after (a
 // loaded machine did that to the reference under .ci/load: "timed out
-// after 2s"), and fails when beta keeps timing out.
+// after 2s"), and fails when beta keeps timing out, or times out the first
+// call of every session (the fresh session's first call shows it).
 func TestOneTimeoutBeforeAnyFaultIsNoVerdict(t *testing.T) {
 	t.Parallel()
 	const check = "beta answers before the pause"
 	for _, tc := range []struct {
-		once bool
+		mode string
 		want history.CheckVerdict
 		says string
 	}{
-		{once: true, want: history.CheckInconclusive, says: "which one call cannot tell apart"},
-		{once: false, want: history.CheckFailed, says: "timed out"},
+		{mode: "once", want: history.CheckInconclusive, says: "which one call cannot tell apart"},
+		{mode: "first", want: history.CheckFailed, says: "timed out"},
+		{mode: "always", want: history.CheckFailed, says: "timed out"},
 	} {
-		name := map[bool]string{true: "once", false: "always"}[tc.once]
-		t.Run(name, func(t *testing.T) {
+		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
-			target := &mutantTarget{name: "mutant-timeout-beta-" + name, policy: func() frontPolicy {
-				return &timeoutBeta{wait: pauseCallTimeoutForTest * 3 / 4, once: tc.once}
+			target := &mutantTarget{name: "mutant-timeout-beta-" + tc.mode, policy: func() frontPolicy {
+				return &timeoutBeta{wait: scenarios.PauseCallTimeout * 3 / 4, mode: tc.mode}
 			}}
 			rec := runScenario(context.Background(), scenario(t, "hang-pause/legacy/streamable-http"), runner.RunConfig{Target: target, CheckLeaks: true})
 			res := rec.Result()
@@ -69,7 +85,3 @@ func TestOneTimeoutBeforeAnyFaultIsNoVerdict(t *testing.T) {
 		})
 	}
 }
-
-// pauseCallTimeoutForTest is hang-pause's gateway call timeout
-// (scenarios.pauseCallTimeout, unexported).
-const pauseCallTimeoutForTest = 2 * time.Second

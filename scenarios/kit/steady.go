@@ -348,20 +348,45 @@ func unnamedText(unnamed []string) string {
 // gateway's steady state), succeeded. A failure that ran out a deadline
 // (the call took at least half the gateway's call timeout: the one failure
 // a slow machine makes of a healthy backend) is no verdict alone: every
-// backend is asked again on c (Steady's probes, within Recovery); when
-// they all answer, the check is inconclusive with the first failure as
-// its evidence (a loaded machine and a gateway that times out a call now
-// and then look the same in one call), and when they do not, it fails.
-// Any other failure fails at once.
+// backend is asked again on c (Steady's probes, within Recovery, on the
+// gateway's time, not the budget's), and call's tool (an echo) once more
+// as the first call of a fresh session (call was its session's first: a gateway
+// that opens a backend lazily and runs its first call out fails it every
+// time). When all of them answer, the check is inconclusive with the first
+// failure as its evidence (a loaded machine and a gateway that times out a
+// call now and then look the same in one call); when one does not, it
+// fails with that call as evidence. Any other failure fails at once.
 func (k *Kit) CheckServes(name string, c *history.Client, call *history.Call) bool {
-	if call.Outcome != history.OutcomeOK && k.Unsteady() == "" && k.premise == "" && grounded(k.Ctx) &&
-		call.Took() >= k.Env.GatewayCallTimeout()/2 {
-		start := time.Now()
-		if k.steadyWithin(c, k.Recovery()) == nil {
-			k.Inconclusive(name, fmt.Sprintf("%s %s ended %s after %s, at least half the gateway's %s call timeout, and every backend answered on the same session %s later: a loaded machine or a gateway that times out a call now and then, which one call cannot tell apart",
-				call.Method, call.Target, call.Outcome, call.Took().Round(time.Millisecond), k.Env.GatewayCallTimeout(), time.Since(start).Round(time.Millisecond)), call)
-			return false
-		}
+	if call.Outcome == history.OutcomeOK || k.Unsteady() != "" || k.premise != "" || !grounded(k.Ctx) ||
+		call.Took() < k.Env.GatewayCallTimeout()/2 {
+		return k.CheckOK(name, call)
 	}
-	return k.CheckOK(name, call)
+	start := time.Now()
+	failing := func() *history.Call {
+		defer k.Recorder().AwaitRecovery()()
+		if f := k.steadyWithin(c, k.Recovery()); f != nil {
+			return f
+		}
+		fresh, err := k.Env.Client(k.Ctx, c.Revision(), history.WithClientName(c.Name()+"-first"))
+		if err != nil {
+			return nil // the session opens are judged elsewhere
+		}
+		defer func() { _ = fresh.Close(k.Ctx) }()
+		if first := fresh.CallTool(k.Ctx, call.Target, EchoArgs("first call")); first.Outcome != history.OutcomeOK {
+			return first
+		}
+		return nil
+	}()
+	if failing != nil {
+		return k.Check(name, func(ck *C) {
+			ck.Evidence(call)
+			ck.Observed("%s %s ended %s after %s before any fault, and asked again %s %s (%s) ended %s after %s: %s",
+				call.Method, call.Target, call.Outcome, call.Took().Round(time.Millisecond),
+				failing.Method, failing.Target, failing.Client, failing.Outcome, failing.Took().Round(time.Millisecond), Excerpt(failing.Text(), 200))
+			ExpectOK(ck, failing)
+		})
+	}
+	k.Inconclusive(name, fmt.Sprintf("%s %s ended %s after %s, at least half the gateway's %s call timeout, and every backend answered on the same session, and the same call as a fresh session's first, %s later: a loaded machine or a gateway that times out a call now and then, which one call cannot tell apart",
+		call.Method, call.Target, call.Outcome, call.Took().Round(time.Millisecond), k.Env.GatewayCallTimeout(), time.Since(start).Round(time.Millisecond)), call)
+	return false
 }
