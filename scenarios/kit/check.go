@@ -176,7 +176,8 @@ func runCheck(c *C, body func(c *C)) (msg string, failed bool) {
 }
 
 // CheckCall judges a check on one call: it must satisfy every matcher
-// (e.g. matchers.BeBackendUnavailable(beta), matchers.ReturnWithin(d)).
+// (e.g. matchers.BeBackendUnavailable(beta)); a time bound goes through
+// CheckCallWithin, C.FailsWithin or C.ReturnsWithin instead.
 func (k *Kit) CheckCall(name string, call *history.Call, ms ...types.GomegaMatcher) bool {
 	return k.Check(name, func(c *C) {
 		c.Evidence(call)

@@ -56,19 +56,17 @@ func (k *Kit) OverBound(c *history.Client, call *history.Call, bound time.Durati
 		call.Method, call.Target, call.Took().Round(time.Millisecond), bound, slowest.Round(time.Millisecond), controlPings, excess.Round(time.Millisecond))
 }
 
-// CheckCallWithin is CheckCall of ms and matchers.FailWithin(bound) (the
-// figure named figure, when not ""), judged unless OverBound says why
-// call's time says nothing of the gateway: the check is inconclusive then.
+// CheckCallWithin is CheckCall of ms, then FailsWithin(c, call, bound,
+// figure): the matchers are judged always, the time unless OverBound says
+// why it says nothing of the gateway (the check is inconclusive then).
 func (k *Kit) CheckCallWithin(name string, c *history.Client, call *history.Call, bound time.Duration, figure string, ms ...types.GomegaMatcher) bool {
-	if why := k.OverBound(c, call, bound); why != "" {
-		k.Inconclusive(name, why, call)
-		return false
-	}
-	within := matchers.FailWithin(bound)
-	if figure != "" {
-		within = within.As(figure)
-	}
-	return k.CheckCall(name, call, append(ms, within)...)
+	return k.Check(name, func(ck *C) {
+		ck.Evidence(call)
+		for _, m := range ms {
+			ck.Expect(call).To(m)
+		}
+		ck.FailsWithin(c, call, bound, figure)
+	})
 }
 
 // FailsWithin asserts that call failed within bound (matchers.FailWithin;
