@@ -37,6 +37,11 @@ type Config struct {
 	Duration    time.Duration
 	Calls       int
 	CallTimeout time.Duration
+	// Pairs is how many times the call figures measure direct, then the
+	// gateway (the order alternating); the pair with the median
+	// throughput ratio gives the figures, the others the spread
+	// (default 3).
+	Pairs int
 	// Opens is how many sessions are opened one after another for the
 	// session-open medians; Sessions how many are opened (16 at a time)
 	// for the many-sessions figure (0 skips it).
@@ -79,6 +84,7 @@ func (c *Config) defaults() {
 	orPositive(&c.Clients, 64)
 	orPositive(&c.Duration, 3*time.Second)
 	orPositive(&c.CallTimeout, 5*time.Second)
+	orPositive(&c.Pairs, 3)
 	orPositive(&c.Opens, 30)
 	if len(c.Revisions) == 0 {
 		c.Revisions = history.Revisions

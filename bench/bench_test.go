@@ -80,7 +80,7 @@ func TestRunSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := runSplit(ctx, t, Config{Target: target, Runtime: runtimes.Process{Binary: bin}, Clients: 4,
+	res := runSplit(ctx, t, Config{Target: target, Runtime: runtimes.Process{Binary: bin}, Clients: 4, Pairs: 2,
 		Duration: 300 * time.Millisecond, Calls: 400, CallTimeout: 10 * time.Second, Opens: 3, Sessions: 20,
 		ErrorCalls: 20, StallTimeout: time.Second, StallCalls: 2, StallDeadline: 20 * time.Second,
 		ScaleSessions: []int{20}, ScaleDuration: 2 * time.Second, ScaleRate: 100, CrashEvery: 500 * time.Millisecond})
@@ -88,7 +88,8 @@ func TestRunSmall(t *testing.T) {
 		"gateway.p50_ms", "gateway.p99_ms", "gateway.max_ms", "gateway.errors_naming_backend", "gateway.unanswered", "ratio.p50"}
 	want := map[string][]string{
 		"bench/calls/legacy": {"direct.throughput_per_s", "gateway.throughput_per_s", "ratio.throughput", "gateway.cpu_ms_per_call", "ratio.cpu_per_call",
-			"direct.backend_cpu_ms_per_call", "gateway.backend_cpu_ms_per_call", "ratio.backend_amplification", "ratio.total_cpu_per_call", "gateway.rss_peak_mb", "c1_p50_overhead_ms"},
+			"direct.backend_cpu_ms_per_call", "gateway.backend_cpu_ms_per_call", "ratio.backend_amplification", "ratio.total_cpu_per_call", "gateway.rss_peak_mb", "c1_p50_overhead_ms",
+			"pairs", "ratio.throughput_min", "ratio.throughput_max"},
 		"bench/calls/modern":     {"direct.p50_ms", "gateway.p99_ms", "gateway.max_ms", "gateway.errors"},
 		"bench/open/2-backends":  {"direct.open_ms", "gateway.open_ms", "ratio.open"},
 		"bench/open/20-sessions": {"gateway.open_all_s", "gateway.rss_mb", "errors"},
@@ -126,6 +127,9 @@ func TestRunSmall(t *testing.T) {
 		}
 		if calls, ok := s.Figures["gateway.calls"]; ok && strings.HasPrefix(s.Name, "bench/calls/") && (calls < 1 || calls > 400) {
 			t.Errorf("%s: gateway.calls %v, want 1..400 (the --calls bound)", s.Name, calls)
+		}
+		if p, ok := s.Figures["pairs"]; ok && p != 2 {
+			t.Errorf("%s: pairs %v, want 2", s.Name, p)
 		}
 		checkFaultFigures(t, s.Name, s.Figures, 20, 2)
 	}

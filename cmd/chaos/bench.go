@@ -101,6 +101,7 @@ call or session open failed), 2 bad flags or the topology did not start,
 	f.IntVar(&o.cfg.Clients, "clients", 64, "concurrent clients in the call runs")
 	f.DurationVar(&o.cfg.Duration, "duration", 2*time.Second, "length of each call run (per revision, per endpoint)")
 	f.IntVar(&o.cfg.Calls, "calls", 100000, "at most this many calls per call run")
+	f.IntVar(&o.cfg.Pairs, "pairs", 3, "call runs per revision, each a direct run and a gateway run back to back (order alternating); the pair with the median throughput ratio gives the figures, all of them the spread")
 	f.DurationVar(&o.cfg.CallTimeout, "call-timeout", 5*time.Second, "deadline of every call (and the gateway's backend call timeout)")
 	f.IntVar(&o.cfg.Opens, "opens", 30, "sessions opened one after another for the session-open medians")
 	f.IntVar(&o.cfg.Sessions, "sessions", 1000, "sessions opened (16 at a time) and held for the many-sessions figure; 0 skips it")
@@ -130,6 +131,8 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 		return usage("--duration %v: want more than 0 and at most 10m", o.cfg.Duration)
 	case o.cfg.Calls < 1:
 		return usage("--calls %d: want at least 1", o.cfg.Calls)
+	case o.cfg.Pairs < 1 || o.cfg.Pairs > 50:
+		return usage("--pairs %d: want 1..50", o.cfg.Pairs)
 	case o.cfg.CallTimeout <= 0 || o.cfg.CallTimeout > 5*time.Minute:
 		return usage("--call-timeout %v: want more than 0 and at most 5m", o.cfg.CallTimeout)
 	case o.cfg.Opens < 1 || o.cfg.Opens > 10000:

@@ -24,6 +24,7 @@ func TestBenchFlags(t *testing.T) {
 	}{
 		{[]string{"--steps", "calls,nope"}, `--steps "nope"`},
 		{[]string{"--error-calls", "0"}, "--error-calls 0"},
+		{[]string{"--pairs", "0"}, "--pairs 0"},
 		{[]string{"--stall-timeout", "0s"}, "--stall-timeout 0s"},
 		{[]string{"--stall-timeout", "2s", "--stall-deadline", "2s"}, "--stall-deadline 2s"},
 		{[]string{"--stall-calls", "0"}, "--stall-calls 0"},
