@@ -134,7 +134,7 @@ VMCP_CHAOS_PARALLEL.
 	f.BoolVar(&o.list, "list", false, "list the scenarios (after --label), with the capabilities they need, the gateway features they render into its config, "+
 		"and their checks not applicable to the target, and exit")
 	f.BoolVar(&o.noLeakCheck, "no-leak-check", false, "do not fail scenarios that leave goroutines running")
-	f.IntVar(&o.parallel, "parallel", runner.DefaultParallel(), "run up to this many scenarios at once, each with its own topology (the load scenario first and alone; then up to this many in-process scenarios and, beside them, up to this many container scenarios, longest first; "+
+	f.IntVar(&o.parallel, "parallel", runner.DefaultParallel(), "run up to this many scenarios at once, each with its own topology (the load scenario first and alone; then up to this many in-process scenarios and, beside them, container scenarios up to the host's container slots ($"+runner.ContainerSlotsEnv+", default 3) or this many if more, longest first; "+
 		"1 to 16; default: one per core, at most 4)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print with each scenario its full reason, failed checks and key figures")
 	f.StringVar(&o.html, "html", "", "write the HTML report here (default: --out with .html for .json, i.e. out/results.html)")

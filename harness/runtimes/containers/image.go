@@ -27,27 +27,27 @@ import (
 // chaos binary's content hash and the run id.
 const ImageRepo = "vmcp-chaos/chaos"
 
-// dockerfile needs no pull: FROM scratch, one COPY, no syntax line. The
-// run's labels come first, so every image the build makes carries them,
-// the intermediate ones too: an image a failed (or killed) build leaves
-// dangling is the run's, found and removed by label like the rest.
-func dockerfile(labels map[string]string) string {
+// imageChanges are what the image gets beside its one file, as the
+// Dockerfile instructions docker import applies: the entrypoint and the
+// run's labels (by which the run's cleanup finds and removes it).
+func imageChanges(labels map[string]string) []string {
 	var b strings.Builder
-	b.WriteString("FROM scratch\nLABEL")
+	b.WriteString("LABEL")
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		fmt.Fprintf(&b, " %s=%s", k, strconv.Quote(labels[k]))
 	}
-	b.WriteString("\nCOPY chaos /chaos\nENTRYPOINT [\"/chaos\"]\n")
-	return b.String()
+	return []string{`ENTRYPOINT ["/chaos"]`, b.String()}
 }
 
-// Image returns the run's chaos image, building it on first use: a static
+// Image returns the run's chaos image, making it on first use: a static
 // (CGO_ENABLED=0) chaos binary — $CHAOS_BIN or the running chaos command
 // when static, else built with `go build` from the source tree (see
-// staticChaos) — copied into an image FROM scratch, tagged
+// staticChaos) — imported as the one file of an image with no base (what
+// FROM scratch and one COPY make, without the builder's intermediate
+// images: 0.4 s instead of 1.9 s here), tagged
 // vmcp-chaos/chaos:<sha256 of the binary>-<run id> and labelled with the
-// run (every layer's image: see dockerfile). Later calls return the first
-// result, a failure too. ctx bounds the build (default 3 minutes).
+// run (imageChanges). Later calls return the first result, a failure
+// too. ctx bounds the making (default 3 minutes).
 func (e *Engine) Image(ctx context.Context) (string, error) {
 	e.imgMu.Lock()
 	defer e.imgMu.Unlock()
@@ -71,47 +71,40 @@ func (e *Engine) build(ctx context.Context) (string, error) {
 	}
 	sum := sha256.Sum256(data)
 	tag := fmt.Sprintf("%s:%s-%s", ImageRepo, hex.EncodeToString(sum[:])[:12], e.runID)
-	return tag, e.buildImage(ctx, tag, dockerfile(e.labels()), data)
+	return tag, e.importImage(ctx, tag, imageChanges(e.labels()), data)
 }
 
-// buildImage builds tag from the Dockerfile text and the chaos binary.
-func (e *Engine) buildImage(ctx context.Context, tag, dockerfile string, bin []byte) error {
+// importImage makes tag from one file, /chaos (the binary bin,
+// executable), with changes applied (imageChanges).
+func (e *Engine) importImage(ctx context.Context, tag string, changes []string, bin []byte) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	for _, f := range []struct {
-		name string
-		mode int64
-		data []byte
-	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"chaos", 0o755, bin}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
-			return err
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			return err
-		}
+	if err := tw.WriteHeader(&tar.Header{Name: "chaos", Mode: 0o755, Size: int64(len(bin)), ModTime: time.Unix(0, 0)}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(bin); err != nil {
+		return err
 	}
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	// Never cancelled mid-flight: the engine goes on building (and leaves
-	// the image) after a cancelled request; finished, the run's cleanup
-	// removes it. The build takes seconds.
+	// Never cancelled mid-flight: the engine goes on importing (and
+	// leaves the image) after a cancelled request; finished, the run's
+	// cleanup removes it. The import takes a second at most.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	res, err := e.cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{
-		Tags: []string{tag}, Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
-	})
+	res, err := e.cli.ImageImport(ctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, tag, client.ImageImportOptions{Changes: changes})
 	if err != nil {
-		return fmt.Errorf("containers: build %s: %w", tag, err)
+		return fmt.Errorf("containers: import %s: %w", tag, err)
 	}
-	defer res.Body.Close()
+	defer res.Close()
 	// The answer is a stream of JSON messages; an error is one of them.
 	var log strings.Builder
-	if err := jsonmessage.DisplayStream(res.Body, &log); err != nil {
-		return fmt.Errorf("containers: build %s: %w\n%s", tag, err, log.String())
+	if err := jsonmessage.DisplayStream(res, &log); err != nil {
+		return fmt.Errorf("containers: import %s: %w\n%s", tag, err, log.String())
 	}
 	if _, err := e.cli.ImageInspect(ctx, tag); err != nil {
-		return fmt.Errorf("containers: build %s: no image after the build: %w\n%s", tag, err, log.String())
+		return fmt.Errorf("containers: import %s: no image after the import: %w\n%s", tag, err, log.String())
 	}
 	return nil
 }

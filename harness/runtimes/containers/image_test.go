@@ -11,11 +11,11 @@ import (
 	"github.com/moby/moby/client"
 )
 
-// TestFailedBuildLeavesNothing: a build that fails after its COPY step
-// leaves that step's image dangling (the legacy builder keeps it); it
-// carries the run's labels, so Leftovers lists it and the run's removal
-// takes it (no dangling image left behind).
-func TestFailedBuildLeavesNothing(t *testing.T) {
+// TestImageIsTheRuns: the imported image runs /chaos, carries the run's
+// labels (Leftovers lists it, RemoveRun takes it), and an import the
+// engine refuses fails naming the image and leaves nothing behind,
+// dangling or tagged.
+func TestImageIsTheRuns(t *testing.T) {
 	t.Parallel()
 	e := engineT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -30,40 +30,44 @@ func TestFailedBuildLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	df := dockerfile(run.labels()) + "RUN [\"/chaos\", \"no-such-command\"]\n"
-	err = run.buildImage(ctx, ImageRepo+":failing-"+run.runID, df, bin)
-	if err == nil || !strings.Contains(err.Error(), "no-such-command") {
-		t.Fatalf("the failing build: %v", err)
-	}
-	left, err := run.Leftovers(ctx, run.runID)
+	danglingBefore, err := e.DanglingImages(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dangling, err := e.DanglingImages(ctx)
+	bad := ImageRepo + ":failing-" + run.runID
+	err = run.importImage(ctx, bad, append(imageChanges(run.labels()), "RUN /chaos"), bin)
+	if err == nil || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("an import with a change the engine refuses (RUN): %v, want an error naming %s", err, bad)
+	}
+	if left, err := run.Leftovers(ctx, run.runID); err != nil || len(left) > 0 {
+		t.Fatalf("the refused import left %v (%v)", left, err)
+	}
+	if dangling, _ := e.DanglingImages(ctx); len(dangling) > len(danglingBefore) {
+		t.Errorf("dangling images %v after the refused import, %v before", dangling, danglingBefore)
+	}
+
+	tag := ImageRepo + ":test-" + run.runID
+	if err := run.importImage(ctx, tag, imageChanges(run.labels()), bin); err != nil {
+		t.Fatal(err)
+	}
+	img, err := e.cli.ImageInspect(ctx, tag)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ours []string
-	for _, l := range left {
-		if id, ok := strings.CutPrefix(l, "untagged image "); ok && slices.Contains(dangling, id) {
-			ours = append(ours, id)
-		}
+	if got := img.Config.Entrypoint; !slices.Equal(got, []string{"/chaos"}) || img.Config.Labels[LabelRun] != run.runID {
+		t.Errorf("image %s: entrypoint %v, labels %v; want [/chaos] and %s=%s", tag, got, img.Config.Labels, LabelRun, run.runID)
 	}
-	if len(ours) == 0 {
-		t.Fatalf("the failed build left no dangling image labelled with its run (the test proves nothing): %v", left)
+	if left, err := run.Leftovers(ctx, run.runID); err != nil || len(left) != 1 {
+		t.Errorf("Leftovers of the run: %v (%v), want the image", left, err)
 	}
-	t.Logf("the failed build left %v (dangling: %v)", left, ours)
 	if err := run.RemoveRun(ctx, run.runID); err != nil {
 		t.Fatal(err)
 	}
 	if left, err := run.Leftovers(ctx, run.runID); err != nil || len(left) > 0 {
 		t.Fatalf("after RemoveRun: %v %v", left, err)
 	}
-	dangling, _ = e.DanglingImages(ctx)
-	for _, id := range ours {
-		if slices.Contains(dangling, id) {
-			t.Errorf("dangling image %s is still there", id)
-		}
+	if _, err := e.cli.ImageInspect(ctx, tag); err == nil {
+		t.Errorf("image %s is still there after RemoveRun", tag)
 	}
 }
 
