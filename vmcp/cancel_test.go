@@ -96,6 +96,12 @@ func TestClientCancelPropagates(t *testing.T) {
 	a, b := startFake(t, plainAlpha), startFake(t, plainBeta)
 	g := startGateway(t, gwConfig("timeouts: {call: 10s, close: 500ms}\n", a, b))
 	for _, modern := range []bool{false, true} {
+		// The last round's stalled call ends at beta when beta notices the
+		// gateway gave up, later on a loaded machine: until it has, beta's
+		// in-flight count would end this round's wait below at once, and
+		// the client would give up before its call reached beta (CI,
+		// 2026-12-03: no notifications/cancelled in 3 s).
+		testwait.For(t, 5*time.Second, "beta has no call in flight", func() bool { return b.InFlight() == 0 })
 		c := connect(t, g.URL(), modern)
 		b.SetFaults(faults.Fault{Kind: faults.KindStall, Match: faults.Match{Method: "tools/call", Tool: "echo"}})
 		before := countMethod(b, "notifications/cancelled")
