@@ -79,7 +79,8 @@ func eachFaulty(k *kit.Kit, action string, fn func(context.Context, containers.F
 		}()
 	}
 	for range containerFaulty {
-		k.G.ExpectWithOffset(1, <-errs).NotTo(gomega.HaveOccurred(), "%s", action)
+		err := <-errs
+		k.G.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred(), "%s: %v", action, err) // the error on the abort's first line
 	}
 }
 

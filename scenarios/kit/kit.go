@@ -100,14 +100,16 @@ func (k *Kit) Must(err error, what string, args ...any) {
 // SetFaults replaces backend's faults, ending the scenario when the
 // harness cannot.
 func (k *Kit) SetFaults(backend string, faults ...faults.Fault) {
-	k.G.ExpectWithOffset(1, k.Env.SetFaults(k.Ctx, backend, faults...)).To(gomega.Succeed(), "set faults on %s", backend)
+	err := k.Env.SetFaults(k.Ctx, backend, faults...)
+	k.G.ExpectWithOffset(1, err).To(gomega.Succeed(), "set faults on %s: %v", backend, err) // the error on the abort's first line
 }
 
 // ClearFaults removes backend's faults, ending the scenario when the
 // harness cannot.
 func (k *Kit) ClearFaults(backend string) {
 	k.lastClear = time.Now()
-	k.G.ExpectWithOffset(1, k.Env.ClearFaults(k.Ctx, backend)).To(gomega.Succeed(), "clear the faults of %s", backend)
+	err := k.Env.ClearFaults(k.Ctx, backend)
+	k.G.ExpectWithOffset(1, err).To(gomega.Succeed(), "clear the faults of %s: %v", backend, err)
 }
 
 // OnCall limits a fault to tools/call requests.
