@@ -171,7 +171,8 @@ func medianPair(pairs []pair) (med pair, lo, hi float64) {
 // (ratio.throughput_min/_max, ratio.cpu_bound_throughput_min/_max,
 // pairs), and fails when a healthy call failed in any pair.
 func pairFigures(c *Config, rev history.Revision, rec *history.Recorder, pairs []pair) error {
-	direct, gw := func() (round, round) { p, _, _ := medianPair(pairs); return p.direct, p.gw }()
+	med, lo, hi := medianPair(pairs)
+	direct, gw := med.direct, med.gw
 	set := rec.SetFigure
 	for _, e := range []struct {
 		name string
@@ -198,7 +199,7 @@ func pairFigures(c *Config, rev history.Revision, rec *history.Recorder, pairs [
 	set("c1_p50_overhead_ms", ms(gw.c1.P50-direct.c1.P50))
 	cpu := cpuFigures(direct, gw)
 	share := shareFigures(direct, gw)
-	for _, m := range []map[string]float64{cpu, share, spreadFigures(pairs)} {
+	for _, m := range []map[string]float64{cpu, share, spreadFigures(pairs, lo, hi)} {
 		for k, v := range m {
 			set(k, v)
 		}
@@ -208,7 +209,6 @@ func pairFigures(c *Config, rev history.Revision, rec *history.Recorder, pairs [
 	}
 	spread := ""
 	if len(pairs) > 1 {
-		_, lo, hi := medianPair(pairs)
 		spread = fmt.Sprintf(", the median of %d pairs, %.2f–%.2f×", len(pairs), lo, hi)
 	}
 	c.progress("calls %s: direct %.0f/s p50 %.2fms | gateway %.0f/s (%.2f×%s; CPU-bound %s) p50 %.2fms p99 %.2fms | CPU/call: gateway %.3fms = %s the direct backend's, backend amplification %s | cores used %.2f / %.2f of %.0f, machine busy %.2f / %.2f | 1 client p50 +%.2fms | errors %d/%d",
@@ -216,27 +216,25 @@ func pairFigures(c *Config, rev history.Revision, rec *history.Recorder, pairs [
 		ms(gw.load.P50), ms(gw.load.P99), cpu["gateway.cpu_ms_per_call"], times(cpu, "ratio.cpu_per_call"), times(cpu, "ratio.backend_amplification"),
 		share["direct.cores_used"], share["gateway.cores_used"], share["machine.cores"], share["direct.machine_busy_cores"], share["gateway.machine_busy_cores"],
 		ms(gw.c1.P50-direct.c1.P50), nd, ng)
-	return pairErrors(pairs)
+	return pairErrors(pairs, nd, ng)
 }
 
-// spreadFigures are the lowest and highest throughput and CPU-bound
-// ratios over pairs (none for a single pair: the median's figures say
-// it all).
-func spreadFigures(pairs []pair) map[string]float64 {
-	f := map[string]float64{}
+// spreadFigures are the lowest and highest throughput ratio over pairs
+// (lo, hi: medianPair's) and CPU-bound ratio; none for a single pair
+// (the median's figures say it all).
+func spreadFigures(pairs []pair, lo, hi float64) map[string]float64 {
 	if len(pairs) < 2 {
-		return f
+		return map[string]float64{}
 	}
-	_, f["ratio.throughput_min"], f["ratio.throughput_max"] = medianPair(pairs)
+	f := map[string]float64{"ratio.throughput_min": lo, "ratio.throughput_max": hi}
+	var bound []float64
 	for _, p := range pairs {
-		v, ok := shareFigures(p.direct, p.gw)["ratio.cpu_bound_throughput"]
-		if !ok {
-			continue
+		if v, ok := shareFigures(p.direct, p.gw)["ratio.cpu_bound_throughput"]; ok {
+			bound = append(bound, v)
 		}
-		if lo, seen := f["ratio.cpu_bound_throughput_min"]; !seen || v < lo {
-			f["ratio.cpu_bound_throughput_min"] = v
-		}
-		f["ratio.cpu_bound_throughput_max"] = max(f["ratio.cpu_bound_throughput_max"], v)
+	}
+	if len(bound) > 0 {
+		f["ratio.cpu_bound_throughput_min"], f["ratio.cpu_bound_throughput_max"] = slices.Min(bound), slices.Max(bound)
 	}
 	return f
 }
@@ -251,9 +249,9 @@ func errorCounts(pairs []pair) (direct, gateway int) {
 	return direct, gateway
 }
 
-// pairErrors says whether a healthy call failed, or a run made no call,
-// in any pair.
-func pairErrors(pairs []pair) error {
+// pairErrors says whether a run made no call in any pair, or a healthy
+// call failed (nd direct and ng through the gateway: errorCounts).
+func pairErrors(pairs []pair, nd, ng int) error {
 	var first string
 	for _, p := range pairs {
 		first = cmp.Or(first, p.gw.load.FirstError, p.direct.load.FirstError)
@@ -261,7 +259,7 @@ func pairErrors(pairs []pair) error {
 			return fmt.Errorf("no call finished (direct %d, gateway %d)", p.direct.load.Calls, p.gw.load.Calls)
 		}
 	}
-	if nd, ng := errorCounts(pairs); nd+ng > 0 {
+	if nd+ng > 0 {
 		return fmt.Errorf("%d healthy calls failed (direct %d, gateway %d, over %d pair(s)); first: %s", nd+ng, nd, ng, len(pairs), first)
 	}
 	return nil

@@ -62,7 +62,7 @@ func TestMedianPair(t *testing.T) {
 	if med.direct.load.Throughput != 200 {
 		t.Errorf("median pair's direct throughput %v, want 200 (the 120/200 pair)", med.direct.load.Throughput)
 	}
-	f := spreadFigures(pairs)
+	f := spreadFigures(pairs, lo, hi)
 	if f["ratio.throughput_min"] != 0.45 || f["ratio.throughput_max"] != 0.72 {
 		t.Errorf("spread figures %v", f)
 	}
@@ -70,7 +70,7 @@ func TestMedianPair(t *testing.T) {
 	if v := f["ratio.cpu_bound_throughput_min"]; math.Abs(v-2.0/3) > 1e-9 || f["ratio.cpu_bound_throughput_max"] != v {
 		t.Errorf("CPU-bound spread %v–%v, want 0.667 both", v, f["ratio.cpu_bound_throughput_max"])
 	}
-	if f := spreadFigures(pairs[:1]); len(f) != 0 {
+	if f := spreadFigures(pairs[:1], 0.72, 0.72); len(f) != 0 {
 		t.Errorf("one pair: spread figures %v, want none", f)
 	}
 	if _, _, hi := medianPair([]pair{mk(0, 10), mk(100, 50)}); hi != 0.5 {
