@@ -23,7 +23,9 @@ import (
 // TestEveryCheckJudged: a failed check does not end the scenario; each
 // check has its own verdict and evidence; the scenario fails, its reason
 // naming the failed checks first; a check needing a missing capability is
-// not applicable; an abort is a failed check of its own.
+// not applicable; an abort on the gateway's answer is a failed check of
+// its own (one because the harness failed is inconclusive:
+// runner.TestHarnessActionAbortIsInconclusive).
 func TestEveryCheckJudged(t *testing.T) {
 	t.Parallel()
 	sc := scenarios.Scenario{
@@ -42,7 +44,7 @@ func TestEveryCheckJudged(t *testing.T) {
 				ck.Expect(1).To(gomega.Equal(2))
 			})
 			k.CheckIf([]targets.Capability{targets.CapMetrics}, "metrics: something", func(ck *kit.C) { ck.Expect(true).To(gomega.BeFalse()) })
-			k.Must(errors.New("the harness broke"), "set a fault")
+			g.Expect(echo.Outcome).NotTo(gomega.Equal(history.OutcomeOK), "beta fails (wrong on purpose)") // an abort on the gateway's answer
 			k.CheckOK("never judged", echo)
 		},
 	}
@@ -75,7 +77,7 @@ func TestEveryCheckJudged(t *testing.T) {
 		t.Errorf("%d/%d failed of %d checks: %+v", failed, judged, len(res.Checks), res.Checks)
 	}
 	if !strings.HasPrefix(res.Reason, "3/4 checks failed: a healthy beta is unavailable (wrong on purpose); one equals two (wrong on purpose); scenario ran to the end (aborted at ") ||
-		!strings.Contains(res.Reason, "set a fault") {
+		!strings.Contains(res.Reason, "beta fails (wrong on purpose)") {
 		t.Errorf("reason: %s", res.Reason)
 	}
 	wrong := byName["a healthy beta is unavailable (wrong on purpose)"]

@@ -79,8 +79,7 @@ func eachFaulty(k *kit.Kit, action string, fn func(context.Context, containers.F
 		}()
 	}
 	for range containerFaulty {
-		err := <-errs
-		k.G.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred(), "%s: %v", action, err) // the error on the abort's first line
+		k.HarnessMust(<-errs, "%s", action) // the engine's error, not the gateway's: inconclusive
 	}
 }
 
@@ -149,15 +148,48 @@ func checkRecovered(k *kit.Kit, c *history.Client, after, who string) {
 		name := k.Tool(b, "echo")
 		k.Check(fmt.Sprintf("after %s at most one failed call to %s%s, then full service", after, b, who), func(ck *kit.C) {
 			failed, last := callsUntilOK(k.Ctx, c, name, containerRecoveryCalls)
-			k.Recorder().MaxFigure("failed_calls_after_"+strings.ReplaceAll(after, " ", "_"), float64(failed))
+			k.Recorder().MaxFigure("failed_calls_after_"+strings.ReplaceAll(after, " ", "_"), float64(len(failed)))
 			ck.Expect(last.Outcome).To(gomega.Equal(history.OutcomeOK), "%s never succeeded in %d calls: %s", name, containerRecoveryCalls, last.Text())
-			ck.Expect(failed).To(gomega.BeNumerically("<=", 1), "failed calls to %s after %s", b, after)
 			for i := range 3 {
 				call := c.CallTool(k.Ctx, name, echoArgs(fmt.Sprintf("%s %d", after, i)))
 				ck.Expect(call).To(matchers.HaveOutcome(history.OutcomeOK), "call %d of 3 after the first success", i+1)
 			}
+			// Judged last: too many failures first, but within the
+			// allowance once those the machine ran out (StalledThrough)
+			// are set aside, is no verdict.
+			if why := stalledFailures(k, failed); len(failed) > 1 && len(failed)-len(why) <= 1 {
+				ck.Excuse("%d of the %d failed calls to %s came while the machine ran nothing: %s", len(why), len(failed), b, strings.Join(why, "; "))
+			}
+			ck.Expect(len(failed)).To(gomega.BeNumerically("<=", 1), "failed calls to %s after %s", b, after)
 		})
 	}
+}
+
+// callsUntilOK calls name until it succeeds (at most max calls) and
+// returns the calls that failed first, and the last call.
+func callsUntilOK(ctx context.Context, c *history.Client, name string, max int) ([]*history.Call, *history.Call) {
+	var failed []*history.Call
+	var last *history.Call
+	for range max {
+		last = c.CallTool(ctx, name, echoArgs("probe"))
+		if last.Outcome == history.OutcomeOK {
+			break
+		}
+		failed = append(failed, last)
+	}
+	return failed, last
+}
+
+// stalledFailures says, for each of failed that the machine ran out
+// (kit.StalledThrough), why.
+func stalledFailures(k *kit.Kit, failed []*history.Call) []string {
+	var why []string
+	for _, f := range failed {
+		if w := k.StalledThrough(f); w != "" {
+			why = append(why, w)
+		}
+	}
+	return why
 }
 
 // runContainerKillStop: SIGKILL and start, then a graceful stop and
@@ -267,13 +299,16 @@ func partition(k *kit.Kit, active, idle *history.Client, newIP bool) {
 func runContainerGatewayRestart(k *kit.Kit, rev history.Revision) {
 	c := k.Client(rev)
 	checkAnswers(k, c, "before the gateway restart", append([]string{alpha}, containerFaulty...)...)
-	k.Must(containerAct(k.Env, "gateway", "gateway-restart", func(f containers.Faulter) error {
+	// Restart waits for the gateway's readiness: a gateway that does not
+	// come back fails the scenario (not the harness's part alone).
+	restarted := containerAct(k.Env, "gateway", "gateway-restart", func(f containers.Faulter) error {
 		r, ok := f.(interface{ Restart(context.Context) error })
 		if !ok {
 			return runtimes.ErrNotSupported
 		}
 		return r.Restart(k.Ctx)
-	}), "restart the gateway container")
+	})
+	k.G.Expect(restarted).To(gomega.Succeed(), "restart the gateway container: %v", restarted)
 	// The old client: a clean error (the gateway answered or refused), at
 	// once, never a hang; a stateless client may simply go on.
 	old := c.CallTool(k.Ctx, k.Tool(beta, "echo"), echoArgs("after restart"))

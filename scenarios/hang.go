@@ -285,16 +285,3 @@ func allowedFailures(env *harness.Env, transport fakebackends.Transport) int {
 	}
 	return 1
 }
-
-// callsUntilOK calls name until it succeeds (at most max calls) and
-// returns how many calls failed first, and the last call.
-func callsUntilOK(ctx context.Context, c *history.Client, name string, max int) (int, *history.Call) {
-	var last *history.Call
-	for i := 0; i < max; i++ {
-		last = c.CallTool(ctx, name, echoArgs("probe"))
-		if last.Outcome == history.OutcomeOK {
-			return i, last
-		}
-	}
-	return max, last
-}

@@ -2,7 +2,6 @@ package kit
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -34,7 +33,8 @@ type Kit struct {
 	premise string
 	// lastStep names the fault step Steady last began.
 	lastStep string
-	// stalls, when WatchStalls runs, are this process's stalls (Net).
+	// stalls, when watched (WithStalls, WatchStalls), are this process's
+	// stalls (Net) and the gateway's CPU starvation (LateThrough).
 	stalls *Stalls
 	// lastClear is when ClearFaults last began: the end of the fault
 	// CheckRecovery judges the recovery from.
@@ -51,7 +51,7 @@ type Kit struct {
 
 // New makes the kit of a scenario body.
 func New(ctx context.Context, env *harness.Env, g gomega.Gomega) *Kit {
-	return &Kit{Ctx: ctx, Env: env, G: g, lastStep: "the start"}
+	return &Kit{Ctx: ctx, Env: env, G: g, lastStep: "the start", stalls: stallsOf(ctx)}
 }
 
 // Recorder is the scenario's recorder.
@@ -91,25 +91,25 @@ func (k *Kit) Prompt(backend, prompt string) string { return k.Names().Prompt(ba
 // (named by its fixture URI, e.g. Readme(Beta)).
 func (k *Kit) Resource(backend, uri string) string { return k.Names().Resource(backend, uri) }
 
-// Must ends the scenario when err is not nil (for setup the rest of the
-// scenario cannot do without: setting a fault, reading a request log).
+// Must ends the scenario when err, the harness's own action's, is not
+// nil (for setup the rest of the scenario cannot do without: setting a
+// fault, reading a request log): inconclusive, no verdict on the gateway
+// (HarnessMust).
 func (k *Kit) Must(err error, what string, args ...any) {
-	k.G.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred(), fmt.Sprintf(what, args...))
+	k.harnessMust(2, err, what, args...)
 }
 
-// SetFaults replaces backend's faults, ending the scenario when the
-// harness cannot.
+// SetFaults replaces backend's faults, ending the scenario inconclusive
+// when the harness cannot (HarnessMust).
 func (k *Kit) SetFaults(backend string, faults ...faults.Fault) {
-	err := k.Env.SetFaults(k.Ctx, backend, faults...)
-	k.G.ExpectWithOffset(1, err).To(gomega.Succeed(), "set faults on %s: %v", backend, err) // the error on the abort's first line
+	k.harnessMust(2, k.Env.SetFaults(k.Ctx, backend, faults...), "set faults on %s", backend)
 }
 
-// ClearFaults removes backend's faults, ending the scenario when the
-// harness cannot.
+// ClearFaults removes backend's faults, ending the scenario inconclusive
+// when the harness cannot (HarnessMust).
 func (k *Kit) ClearFaults(backend string) {
 	k.lastClear = time.Now()
-	err := k.Env.ClearFaults(k.Ctx, backend)
-	k.G.ExpectWithOffset(1, err).To(gomega.Succeed(), "clear the faults of %s: %v", backend, err)
+	k.harnessMust(2, k.Env.ClearFaults(k.Ctx, backend), "clear the faults of %s", backend)
 }
 
 // OnCall limits a fault to tools/call requests.

@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -140,10 +141,33 @@ func (s *Stalls) Max() time.Duration {
 }
 
 // WatchStalls watches this process's stalls for the kit's latency checks
-// (Net) until the returned stop is called (when the scenario ends).
+// (Net) until the returned stop is called (when the scenario ends). A kit
+// made under a context that carries a watcher (WithStalls: the runner
+// gives every scenario one) keeps that one, and stop does nothing.
 func (k *Kit) WatchStalls() (stop func()) {
+	if k.stalls != nil {
+		return func() {}
+	}
 	k.stalls = WatchStalls()
 	return k.stalls.Stop
+}
+
+// stallsKey carries a scenario's stall watcher in its context.
+type stallsKey struct{}
+
+// WithStalls returns ctx carrying s: every kit made under it (New) judges
+// its timing checks net of s's stalls and excuses what the machine, not
+// the gateway, made late (StalledOver, StalledThrough, LateThrough). The
+// runner watches every scenario this way, so no scenario judges time
+// without knowing what the machine did meanwhile.
+func WithStalls(ctx context.Context, s *Stalls) context.Context {
+	return context.WithValue(ctx, stallsKey{}, s)
+}
+
+// stallsOf is the watcher ctx carries (WithStalls), or nil.
+func stallsOf(ctx context.Context) *Stalls {
+	s, _ := ctx.Value(stallsKey{}).(*Stalls)
+	return s
 }
 
 // Net is how long call took, less the time this process stalled while it
@@ -214,6 +238,29 @@ func (k *Kit) StalledOver(call *history.Call, bound time.Duration) string {
 	}
 	return fmt.Sprintf("%s %s took %s against %s, and this process stalled %s at once while it was in flight (the machine ran nothing then, the gateway included): its time says nothing of the gateway",
 		call.Method, call.Target, call.Took().Round(time.Millisecond), bound, stall.Round(time.Millisecond))
+}
+
+// LateThrough returns "" when an event that came took after start, over
+// bound, says something of the gateway, and otherwise why not: the
+// machine kept things from running for at least the excess, in a single
+// stall of this process (Excusing: nothing ran then, the gateway
+// included) or as the gateway's process (this one, or an exec gateway's)
+// waiting for a CPU (Starved). A gateway late on an idle machine is
+// judged; without a watcher (WatchStalls) it always is.
+func (k *Kit) LateThrough(what string, start time.Time, took, bound time.Duration) string {
+	if k.stalls == nil || took <= bound {
+		return ""
+	}
+	late := took - bound
+	if stall := k.stalls.Excusing(start, took, bound); stall > 0 {
+		return fmt.Sprintf("%s came after %s, %s beyond %s, and this process stalled %s at once meanwhile (the machine ran nothing then, the gateway included)",
+			what, took.Round(time.Millisecond), late.Round(time.Millisecond), bound, stall.Round(time.Millisecond))
+	}
+	if starved := k.stalls.Starved(start, start.Add(took)); starved >= late {
+		return fmt.Sprintf("%s came after %s, %s beyond %s, while the gateway's process waited %s for a CPU (a loaded machine ran it late)",
+			what, took.Round(time.Millisecond), late.Round(time.Millisecond), bound, starved.Round(time.Millisecond))
+	}
+	return ""
 }
 
 // StalledThrough returns "" when calls, a bystander's (a backend without

@@ -1,6 +1,9 @@
 package kit
 
 import (
+	"context"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -60,5 +63,63 @@ func TestStallsExcusing(t *testing.T) {
 		if got := s.Excusing(at(tc.start), ms(tc.took), ms(tc.bound)); got != tc.want {
 			t.Errorf("Excusing(at %d ms, took %d ms, bound %d ms) = %s, want %s", tc.start, tc.took, tc.bound, got, tc.want)
 		}
+	}
+}
+
+// TestLateThrough: an event later than its bound is excused by one stall
+// of this process at least as long as the lateness, or by the gateway's
+// process waiting at least that long for a CPU; a gateway late on an idle
+// machine (neither), or later than either, is judged.
+func TestLateThrough(t *testing.T) {
+	s := WatchStalls()
+	s.Stop()
+	t0 := time.Now().Add(-time.Minute) // long past: Starved takes no new sample
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	cpus := time.Duration(runtime.NumCPU())
+	s.spans = [][2]time.Time{{at(500), at(800)}} // a 300 ms stall
+	// The gateway's process waited 1 s per CPU from 10 s to 11.2 s, nothing before.
+	s.cpu = starvation{pids: []int{1}, samples: []starveSample{
+		{at: at(0), waited: []time.Duration{0}},
+		{at: at(10000), waited: []time.Duration{0}},
+		{at: at(11200), waited: []time.Duration{ms(1000) * cpus}},
+	}}
+	k := &Kit{stalls: s}
+	for _, tc := range []struct {
+		start, took, bound int
+		excused            string // "" when judged
+	}{
+		{0, 900, 1000, ""},               // in time
+		{0, 1200, 1000, "stalled 300ms"}, // 200 ms late through the 300 ms stall
+		{0, 1400, 1000, ""},              // 400 ms late: the stall is shorter, no starvation
+		{2000, 1200, 1000, ""},           // late on an idle machine
+		{10000, 1200, 1000, "waited 1s for a CPU"},
+		{10000, 1200, 100, ""}, // 1.1 s late: longer than the wait
+	} {
+		got := k.LateThrough("beta's recovery", at(tc.start), ms(tc.took), ms(tc.bound))
+		if tc.excused == "" && got != "" || tc.excused != "" && !strings.Contains(got, tc.excused) {
+			t.Errorf("LateThrough(at %d ms, took %d ms, bound %d ms) = %q, want %q", tc.start, tc.took, tc.bound, got, tc.excused)
+		}
+	}
+	if got := (&Kit{}).LateThrough("x", at(0), ms(1200), ms(1000)); got != "" {
+		t.Errorf("without a watcher: %q, want judged", got)
+	}
+}
+
+// TestKitTakesTheRunsWatcher: a kit made under a context carrying a
+// watcher (the runner's) uses it, and its own WatchStalls leaves it be.
+func TestKitTakesTheRunsWatcher(t *testing.T) {
+	s := WatchStalls()
+	defer s.Stop()
+	k := New(WithStalls(context.Background(), s), nil, nil)
+	if k.stalls != s {
+		t.Fatal("the kit does not use the context's watcher")
+	}
+	k.WatchStalls()()
+	if k.stalls != s {
+		t.Error("WatchStalls replaced the run's watcher")
+	}
+	if New(context.Background(), nil, nil).stalls != nil {
+		t.Error("a kit without a watcher in its context has one")
 	}
 }

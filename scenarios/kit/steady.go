@@ -280,13 +280,18 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 		ck.Observed("%s after %s, %d failed call(s) first%s%s%s", map[bool]string{true: "served again", false: "not served"}[ok != nil],
 			took.Round(time.Millisecond), len(failures), unnamedText(unnamed), reopened, failed)
 		ck.Expect(ok).NotTo(gomega.BeNil(), "%s did not serve again within %s", backend, within)
-		ck.Expect(late).To(gomega.BeFalse(), "%s served again only after %s, beyond %s", backend, took.Round(time.Millisecond), within)
 		if maxFailed >= 0 {
 			ck.Expect(len(failures)-excused).To(gomega.BeNumerically("<=", maxFailed), "failed calls before %s served again", backend)
 		}
 		for _, f := range failures {
 			ck.Expect(f).To(matchers.BeBackendUnavailable(backend), "a failure while %s recovered", backend)
 		}
+		// Judged last: served late, and nothing else wrong, through as
+		// long a stall or CPU starvation as it was late, is no verdict.
+		if why := k.LateThrough(backend+"'s recovery", start, took, within); late && why != "" {
+			ck.Excuse("%s", why)
+		}
+		ck.Expect(late).To(gomega.BeFalse(), "%s served again only after %s, beyond %s", backend, took.Round(time.Millisecond), within)
 	})
 }
 

@@ -179,7 +179,12 @@ func startRunClose(ctx context.Context, sc Scenario, cfg RunConfig, target targe
 	}
 	cfg.Starts.Started()
 
-	verdict := runBody(runCtx, sc, env)
+	// Every scenario's timing checks are judged knowing what the machine
+	// did meanwhile: its stalls, and the gateway's wait for a CPU.
+	stalls := kit.WatchStalls()
+	stalls.WatchGateway(env.Gateway())
+	verdict := runBody(kit.WithStalls(runCtx, stalls), sc, env)
+	stalls.Stop()
 	if ctx.Err() != nil && verdict.kind != history.VerdictSkipped {
 		// The run was cut short (a signal): what the body failed on, or
 		// its "overran", is the interruption, not the gateway.
@@ -191,8 +196,11 @@ func startRunClose(ctx context.Context, sc Scenario, cfg RunConfig, target targe
 		rec.AddCheck(history.Check{Name: "scenario ran to the end", Verdict: history.CheckInconclusive, Reason: b.Error(), Observed: verdict.reason})
 		verdict = outcome{history.VerdictInconclusive, b.Error()}
 	}
-	if verdict.kind == history.VerdictFailed {
+	switch verdict.kind {
+	case history.VerdictFailed:
 		rec.AddCheck(history.Check{Name: abortName(verdict.reason), Verdict: history.CheckFailed, Observed: verdict.reason})
+	case history.VerdictInconclusive:
+		rec.AddCheck(history.Check{Name: abortName(verdict.reason), Verdict: history.CheckInconclusive, Reason: verdict.reason, Observed: verdict.reason})
 	}
 
 	teardown := cfg.TeardownTimeout
@@ -292,6 +300,8 @@ func runBody(ctx context.Context, sc Scenario, env *harness.Env) outcome {
 				done <- outcome{history.VerdictPassed, ""}
 			case failure:
 				done <- outcome{history.VerdictFailed, v.msg}
+			case *kit.HarnessError: // the harness's own part failed: no verdict
+				done <- outcome{history.VerdictInconclusive, v.Error()}
 			default:
 				done <- outcome{history.VerdictFailed, fmt.Sprintf("panic: %v\n%s", v, debug.Stack())}
 			}
