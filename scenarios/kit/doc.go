@@ -8,7 +8,8 @@
 // (Kit.Check, Kit.CheckCall, Kit.CheckIf: a failed check is recorded with
 // its evidence and the scenario goes on), one polling helper (Until),
 // figures (Kit.Figure, Ms), Prometheus scrapes (ScrapeMetrics) and a
-// watch on the harness's own scheduling stalls (WatchStalls), for timing
+// watch on the harness's own scheduling stalls and the gateway's wait for
+// a CPU (the runner's, WithStalls; WatchStalls outside it), for timing
 // bounds that must hold on a loaded machine.
 //
 // A scenario body gets a started *harness.Env and a gomega.Gomega from the
@@ -19,8 +20,10 @@
 //	k.SetFaults(kit.Beta, kit.OnCall(faults.Fault{Kind: faults.KindHTTPStatus, Status: 403}))
 //	k.CheckCall("403 names beta", c.CallTool(ctx, k.Tool(kit.Beta, "echo"), nil), matchers.BeBackendUnavailable(kit.Beta))
 //
-// Assert with the scenario's Gomega (k.G, or Must) only for what the rest of
-// the scenario cannot do without (a client that does not connect, a fault
-// the harness cannot set): such a failure ends the scenario. Everything
-// the gateway is held to is a named check.
+// Assert with the scenario's Gomega (k.G) only for what the rest of the
+// scenario cannot do without from the gateway (a client that does not
+// connect): such a failure ends the scenario, failed. What the harness
+// itself cannot do (a fault it cannot set, a backend it cannot signal)
+// ends it through Must or HarnessMust, inconclusive: no verdict on the
+// gateway. Everything the gateway is held to is a named check.
 package kit
