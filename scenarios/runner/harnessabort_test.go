@@ -10,7 +10,6 @@ import (
 
 	"github.com/vmcp-chaos/vmcp-chaos/fakebackends"
 	"github.com/vmcp-chaos/vmcp-chaos/faults"
-	"github.com/vmcp-chaos/vmcp-chaos/harness"
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/kit"
 	"github.com/vmcp-chaos/vmcp-chaos/scenarios/runner"
@@ -25,14 +24,14 @@ import (
 func TestHarnessActionAbortIsInconclusive(t *testing.T) {
 	t.Parallel()
 	noFault := faults.Fault{Kind: faults.KindLatency, Params: &faults.Latency{Delay: fakebackends.Duration(time.Second)}}
-	harnessFails := abortScenario("harness/legacy/streamable-http", func(k *kit.Kit, c *history.Client) {
+	harnessFails := alphaThen("harness/legacy/streamable-http", func(k *kit.Kit, c *history.Client) {
 		k.SetFaults("nosuchbackend", noFault)
 	})
-	failedFirst := abortScenario("failedfirst/legacy/streamable-http", func(k *kit.Kit, c *history.Client) {
+	failedFirst := alphaThen("failedfirst/legacy/streamable-http", func(k *kit.Kit, c *history.Client) {
 		k.Check("a check that fails", func(ck *kit.C) { ck.Expect(1).To(gomega.Equal(2)) })
 		k.SetFaults("nosuchbackend", noFault)
 	})
-	gatewayFails := abortScenario("gateway/legacy/streamable-http", func(k *kit.Kit, c *history.Client) {
+	gatewayFails := alphaThen("gateway/legacy/streamable-http", func(k *kit.Kit, c *history.Client) {
 		call := c.CallTool(k.Ctx, "no-such-tool-anywhere", kit.EchoArgs("x"))
 		k.G.Expect(call.Outcome).To(gomega.Equal(history.OutcomeOK), "the gateway answers")
 	})
@@ -65,21 +64,5 @@ func TestHarnessActionAbortIsInconclusive(t *testing.T) {
 	}
 	if res := recs[2].Result(); res.Verdict != history.VerdictFailed || !strings.Contains(res.Reason, "the gateway answers") {
 		t.Errorf("an assertion on the gateway's answer: %s (%s), want failed", res.Verdict, res.Reason)
-	}
-}
-
-// abortScenario checks that alpha answers, then runs then.
-func abortScenario(name string, then func(k *kit.Kit, c *history.Client)) runner.Scenario {
-	return runner.Scenario{
-		Name: name, Group: strings.Split(name, "/")[0], Timeout: 30 * time.Second,
-		Topology: func() harness.Topology {
-			return harness.Topology{Backends: kit.TwoBackends(fakebackends.TransportStreamableHTTP)}
-		},
-		Run: func(ctx context.Context, env *harness.Env, g gomega.Gomega) {
-			k := kit.New(ctx, env, g)
-			c := k.Client(history.RevisionLegacy)
-			k.CheckOK("alpha answers", c.CallTool(ctx, k.Tool(kit.Alpha, "echo"), kit.EchoArgs("x")))
-			then(k, c)
-		},
 	}
 }

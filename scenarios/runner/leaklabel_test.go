@@ -46,6 +46,16 @@ func TestLeakCheckPerScenario(t *testing.T) {
 // leakScenario is a scenario that calls alpha, runs start, and calls
 // alpha again a little later (so that two of them overlap).
 func leakScenario(name string, start func()) runner.Scenario {
+	return alphaThen(name, func(k *kit.Kit, c *history.Client) {
+		start()
+		time.Sleep(200 * time.Millisecond) // overlap the other scenario
+		k.CheckOK("alpha answers again", c.CallTool(k.Ctx, k.Tool(kit.Alpha, "echo"), kit.EchoArgs("y")))
+	})
+}
+
+// alphaThen is a scenario on two streamable-HTTP backends that checks
+// "alpha answers" on a legacy client, then runs then.
+func alphaThen(name string, then func(k *kit.Kit, c *history.Client)) runner.Scenario {
 	return runner.Scenario{
 		Name: name, Group: strings.Split(name, "/")[0], Timeout: 30 * time.Second,
 		Topology: func() harness.Topology {
@@ -55,9 +65,7 @@ func leakScenario(name string, start func()) runner.Scenario {
 			k := kit.New(ctx, env, g)
 			c := k.Client(history.RevisionLegacy)
 			k.CheckOK("alpha answers", c.CallTool(ctx, k.Tool(kit.Alpha, "echo"), kit.EchoArgs("x")))
-			start()
-			time.Sleep(200 * time.Millisecond) // overlap the other scenario
-			k.CheckOK("alpha answers again", c.CallTool(ctx, k.Tool(kit.Alpha, "echo"), kit.EchoArgs("y")))
+			then(k, c)
 		},
 	}
 }
