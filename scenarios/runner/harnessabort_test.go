@@ -36,7 +36,7 @@ func TestHarnessActionAbortIsInconclusive(t *testing.T) {
 		k.G.Expect(call.Outcome).To(gomega.Equal(history.OutcomeOK), "the gateway answers")
 	})
 	recs := runner.RunPool(context.Background(), []runner.Scenario{harnessFails, failedFirst, gatewayFails},
-		runner.RunConfig{CheckLeaks: true}, 3, func(int, *history.Recorder) {})
+		runner.RunConfig{}, 3, func(int, *history.Recorder) {})
 
 	res := recs[0].Result()
 	t.Logf("harness: %s: %s", res.Verdict, res.Reason)
