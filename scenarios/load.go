@@ -171,12 +171,16 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	}
 
 	var durations []time.Duration
+	var slowest *history.Call
 	counts := map[history.Outcome]int{}
 	var alphaFailures, unnamed []string
 	for _, cs := range calls {
 		for _, call := range cs {
 			counts[call.Outcome]++
 			durations = append(durations, call.Took())
+			if slowest == nil || call.Took() > slowest.Took() {
+				slowest = call
+			}
 			if call.Target == alphaEcho && call.Outcome != history.OutcomeOK {
 				alphaFailures = append(alphaFailures, fmt.Sprintf("%s: %s %s", call.Client, call.Outcome, call.Text()))
 			}
@@ -214,10 +218,9 @@ func runLoad(ctx context.Context, env *harness.Env, g gomega.Gomega, v Variant) 
 	// bound catches a gateway that lets calls run to the client's deadline;
 	// the latencies are figures (latency_p50/p99/max_ms).
 	k.Check("no call takes longer than half the client's deadline", func(ck *kit.C) {
-		ck.Expect(durations).NotTo(gomega.BeEmpty())
-		ck.Observed("slowest call %s (gateway call timeout %s)", durations[len(durations)-1], loadCallTimeout)
-		ck.Expect(durations[len(durations)-1]).To(gomega.BeNumerically("<=", loadClientTimeout/2),
-			"the slowest call took longer than half the client's deadline")
+		ck.Expect(slowest).NotTo(gomega.BeNil(), "a call was made")
+		ck.Observed("slowest call %s (gateway call timeout %s)", slowest.Took(), loadCallTimeout)
+		ck.ReturnsWithin(nil, slowest, loadClientTimeout/2, "") // over it through a stall of the machine: inconclusive
 	})
 	k.Check("alpha never fails while beta crashes", func(ck *kit.C) {
 		ck.Expect(alphaFailures).To(gomega.BeEmpty(), "alpha never failed while beta crashed")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/onsi/gomega"
 	"github.com/onsi/gomega/types"
 
 	"github.com/vmcp-chaos/vmcp-chaos/harness/history"
@@ -98,5 +99,21 @@ func (c *C) within(client *history.Client, call *history.Call, bound time.Durati
 		c.Excuse("%s", why)
 	}
 	c.ExpectWithOffset(2, call).To(m)
+	c.excuse = prev
+}
+
+// TookWithin asserts that what, begun at start, took at most bound: a
+// time that is not one call's (from a SIGKILL to the failure of the call
+// in flight, a session open that polls). Over bound, it is judged as
+// FailsWithin judges a call's time, with the machine's share the kit can
+// see (Kit.LateThrough: one stall of this process, or the gateway's
+// process waiting for a CPU, at least as long as the excess): the check
+// is then inconclusive, never failed.
+func (c *C) TookWithin(what string, start time.Time, took, bound time.Duration) {
+	prev := c.excuse
+	if why := c.k.LateThrough(what, start, took, bound); why != "" {
+		c.Excuse("%s", why)
+	}
+	c.ExpectWithOffset(1, took).To(gomega.BeNumerically("<=", bound), "%s took %s, beyond %s", what, took.Round(time.Millisecond), bound)
 	c.excuse = prev
 }
