@@ -2,11 +2,11 @@ package scenarios_test
 
 import (
 	"go/ast"
-	"os"
-	"regexp"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
