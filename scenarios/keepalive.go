@@ -274,6 +274,7 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// session cut off by its close may be logged failed before).
 	faultSet := time.Now()
 	k.SetFaults(beta, faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "ping"}, Params: &faults.HTTPStatus{Status: 500}})
+	faultInForce := time.Now()
 	failedPings := func() []fakebackends.RequestRecord {
 		return slices.DeleteFunc(pings(ctx, env, beta), func(p fakebackends.RequestRecord) bool { return !p.Time.After(faultSet) || !pingFailed(p) })
 	}
@@ -294,12 +295,32 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// log do not judge the gateway ("" when they do): the machine stalled
 	// while the probes failed, long enough (half the probe timeout) for a
 	// probe to time out at the gateway, a failure, before it reached beta.
+	// Or the gateway's process waited for a CPU a probe timeout for each
+	// probe missing from beta's log (a probe timed out at the gateway,
+	// late, not at beta); or beta answered pings after
+	// the fault was asked for, before it was in force (a loaded machine
+	// slowed the harness's control call): probes the gateway may have
+	// timed out and counted, which beta logged as answered.
 	lostProbe := func() string {
-		n, stalled := len(failedPings()), stalls.Overlap(faultSet, time.Now())
-		if n >= kaMaxFailures || stalled < kaTimeout/2 {
-			return ""
+		now := time.Now()
+		n, stalled, starved := len(failedPings()), stalls.Overlap(faultSet, now), stalls.Starved(faultSet, now)
+		answered := 0
+		for _, p := range pings(ctx, env, beta) {
+			if p.Time.After(faultSet) && !pingFailed(p) && p.Time.Before(faultInForce) {
+				answered++
+			}
 		}
-		return fmt.Sprintf("beta logged %d failed probes, and the machine stalled %s while they failed: a probe that timed out at the gateway in the stall never reached beta", n, stalled.Round(time.Millisecond))
+		switch {
+		case n >= kaMaxFailures:
+			return ""
+		case stalled >= kaTimeout/2:
+			return fmt.Sprintf("beta logged %d failed probes, and the machine stalled %s while they failed: a probe that timed out at the gateway in the stall never reached beta", n, stalled.Round(time.Millisecond))
+		case starved >= time.Duration(kaMaxFailures-n)*kaTimeout: // a probe timeout's worth for each one lost
+			return fmt.Sprintf("beta logged %d failed probes, and the gateway's process waited %s for a CPU while they failed (a probe timeout, %s, for each missing): a probe that timed out at the gateway, kept from running, never reached beta", n, starved.Round(time.Millisecond), kaTimeout)
+		case answered > 0:
+			return fmt.Sprintf("beta logged %d failed probes, and answered %d ping(s) after the fault was asked for and before the harness's control call returned (the fault not yet in force): a probe the gateway timed out there is a failure beta logged as answered", n, answered)
+		}
+		return ""
 	}
 	stops := fmt.Sprintf("keepalive stops after exactly %d failed probes", kaMaxFailures)
 	if !health { // nothing to watch but the pings (no third one comes: the next check)
@@ -331,11 +352,24 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		reprobe := f[kaMaxFailures-1].Time.Add(kaProbeAfter - kaReprobeEarly)
 		return slices.DeleteFunc(f, func(p fakebackends.RequestRecord) bool { return !p.Time.Before(reprobe) })
 	}
+	// sinceFault describes beta's pings since the fault was asked for, as
+	// evidence: when each came, and how beta answered.
+	sinceFault := func() string {
+		var out []string
+		for _, p := range pings(ctx, env, beta) {
+			if p.Time.After(faultSet) {
+				out = append(out, fmt.Sprintf("+%s status %d%s", p.Time.Sub(faultSet).Round(time.Millisecond), p.Status, map[bool]string{true: " (" + p.Fault + ")"}[p.Fault != ""]))
+			}
+		}
+		return fmt.Sprintf("beta's pings since the fault was asked for (in force after +%s): %v", faultInForce.Sub(faultSet).Round(time.Millisecond), out)
+	}
 	unlessLost(stops, func(ck *kit.C) {
+		ck.Observed("%s", sinceFault())
 		ck.Expect(failedBeforeReprobe()).To(gomega.HaveLen(kaMaxFailures), "beta received exactly %d failed probes before keepalive disabled itself", kaMaxFailures)
 	})
 	sleep(ctx, kaProbeAfter/2)
 	unlessLost("no probe while keepalive is disabled", func(ck *kit.C) {
+		ck.Observed("%s", sinceFault())
 		ck.Expect(failedBeforeReprobe()).To(gomega.HaveLen(kaMaxFailures), "no probe while keepalive is disabled (before probeAfter)")
 	})
 	// Beta answers pings again: the re-probe after probeAfter re-enables.
@@ -378,8 +412,11 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		ck.Expect(gap-stalled).To(gomega.BeNumerically("<=", kaProbeAfter+kaSlack), "the re-probe comes about probeAfter after the last failure (net of the harness's stalls)")
 	})
 	k.Check("probes resume at the interval after re-enabling", func(ck *kit.C) {
-		n := len(pings(ctx, env, beta))
+		n, from := len(pings(ctx, env, beta)), time.Now()
 		resumed := kit.Until(ctx, 2*(kaInterval+kaJitter+kaSlack)+time.Second, func() bool { return len(pings(ctx, env, beta)) >= n+2 })
+		to := time.Now()
+		ck.Observed("%d ping(s) in %s (the harness stalled %s at most at once, the gateway's process waited %s for a CPU)",
+			len(pings(ctx, env, beta))-n, to.Sub(from).Round(time.Millisecond), stalls.Longest(from, to).Round(time.Millisecond), stalls.Starved(from, to).Round(time.Millisecond))
 		ck.Expect(resumed).To(gomega.BeTrue(), "probes resume at the interval after re-enabling")
 	})
 
