@@ -445,13 +445,17 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		rec.SetFigure("keepalive_auto_disabled", d.disabled)
 		seen := fmt.Sprintf("counters %+v (from the baseline %+v); beta logged %v pings since (%v ok, %v failed)", after, base.counts, okPings+badPings, okPings, badPings)
 		ck.Observed("%s", seen)
-		if stall := stalls.Max(); d.timeouts > 0 && stall >= kaTimeout/2 {
+		// The gateway's process kept from a CPU for a probe timeout per
+		// timed-out probe, over the scenario (one -race suite beside
+		// another: a probe timed out while beta logged it answered).
+		starved := stalls.Starved(k.Recorder().Started(), time.Now())
+		if stall := stalls.Max(); d.timeouts > 0 && (stall >= kaTimeout/2 || starved >= time.Duration(d.timeouts)*kaTimeout) {
 			// The gateway timed out probes while the machine ran nothing
-			// (the harness stalled up to stall): beta answered such a
-			// probe too late, failed it, or never got it. Exact but for
-			// those.
+			// (the harness stalled up to stall) or ran it late: beta
+			// answered such a probe too late, failed it, or never got
+			// it. Exact but for those.
 			t := d.timeouts
-			ck.Observed("%s; %v probes timed out with the machine stalled up to %s", seen, t, stall)
+			ck.Observed("%s; %v probes timed out with the machine stalled up to %s, the gateway's process waiting %s for a CPU", seen, t, stall, starved.Round(time.Millisecond))
 			ck.Expect(d.failures).To(gomega.Equal(d.pingFailed+t), "vmcp_keepalive_failure_total = failed pings + timeouts")
 			ck.Expect(d.attempts).To(gomega.And(gomega.BeNumerically(">=", okPings+badPings), gomega.BeNumerically("<=", okPings+badPings+t)),
 				"vmcp_keepalive_attempt_total = pings beta received, and timed-out probes it may not have")
