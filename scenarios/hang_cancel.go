@@ -146,11 +146,7 @@ func cancelOnce(ctx context.Context, k *kit.Kit, c *history.Client, seen map[str
 // stalledCall is the record of beta's slow tools/call pending in its log
 // with a fault applied, not one of seen (nil when none is).
 func stalledCall(ctx context.Context, env *harness.Env, slow string, seen map[string]bool) *fakebackends.RequestRecord {
-	reqs, err := env.Backend(beta).Requests(ctx)
-	if err != nil {
-		return nil
-	}
-	for _, r := range reqs {
+	for _, r := range kit.ReadLog(ctx, env, beta) {
 		if r.Method == "tools/call" && r.Tool == slow && r.Pending && r.Fault != "" && !seen[r.ID+r.Time.String()] {
 			return &r
 		}
@@ -163,11 +159,7 @@ func stalledCall(ctx context.Context, env *harness.Env, slow string, seen map[st
 // notifications/cancelled naming it that arrived after the client's
 // cancel (nil when none did).
 func backendCancel(ctx context.Context, env *harness.Env, stalled fakebackends.RequestRecord, cancelled time.Time) (end, cancel *fakebackends.RequestRecord) {
-	reqs, err := env.Backend(beta).Requests(ctx)
-	if err != nil {
-		return nil, nil
-	}
-	for _, r := range reqs {
+	for _, r := range kit.ReadLog(ctx, env, beta) {
 		switch {
 		case r.Method == stalled.Method && r.ID == stalled.ID && r.Time.Equal(stalled.Time) && !r.Pending:
 			end = &r

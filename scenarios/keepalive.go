@@ -94,11 +94,7 @@ func keepaliveScenarios() []Scenario {
 
 // pings returns the pings beta logged, in arrival order.
 func pings(ctx context.Context, env *harness.Env, backend string) []fakebackends.RequestRecord {
-	reqs, err := env.Backend(backend).Requests(ctx)
-	if err != nil {
-		return nil
-	}
-	out := slices.DeleteFunc(reqs, func(r fakebackends.RequestRecord) bool { return r.Method != "ping" })
+	out := slices.DeleteFunc(kit.ReadLog(ctx, env, backend), func(r fakebackends.RequestRecord) bool { return r.Method != "ping" })
 	slices.SortFunc(out, func(a, b fakebackends.RequestRecord) int { return a.Time.Compare(b.Time) })
 	return out
 }

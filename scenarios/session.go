@@ -271,12 +271,8 @@ const stallEndMargin = 25 * time.Millisecond
 // 534 ms, the stalled call failed at 545 ms, beta's end later). Both ""
 // when the log cannot tell.
 func stallOrder(k *kit.Kit, stalled fakebackends.RequestRecord, call, stalledCall *history.Call) (queued, beside string, late bool) {
-	reqs, err := k.Env.Backend(beta).Requests(k.Ctx)
-	if err != nil {
-		return "", "", false
-	}
 	var end time.Time
-	for _, r := range reqs {
+	for _, r := range k.BackendLog(beta) {
 		if r.Method == stalled.Method && r.ID == stalled.ID && r.Time.Equal(stalled.Time) && !r.Pending {
 			end = recordEnd(r)
 		}

@@ -32,10 +32,7 @@ func (k *Kit) excusedByReopen(backend string, since time.Time, failures []*histo
 	if err != nil || !arrived || rec.SessionID == "" {
 		return 0, ""
 	}
-	reqs, err := k.Env.Backend(backend).Requests(k.Ctx)
-	if err != nil {
-		return 0, ""
-	}
+	reqs := k.BackendLog(backend)
 	var first time.Time
 	var firstMethod string
 	for _, r := range reqs {

@@ -20,7 +20,9 @@ import (
 // have) is no verdict on the gateway: inconclusive, the abort filed as an
 // inconclusive check naming the action and the harness's error, the check
 // judged before it kept. A failed check before it still fails the
-// scenario; a failed assertion on the gateway's answer still fails it.
+// scenario; a failed assertion on the gateway's answer still fails it. A
+// backend log the harness cannot read (kit.ReadLog) ends it inconclusive
+// too, never read as "nothing arrived".
 func TestHarnessActionAbortIsInconclusive(t *testing.T) {
 	t.Parallel()
 	noFault := faults.Fault{Kind: faults.KindLatency, Params: &faults.Latency{Delay: fakebackends.Duration(time.Second)}}
@@ -35,8 +37,13 @@ func TestHarnessActionAbortIsInconclusive(t *testing.T) {
 		call := c.CallTool(k.Ctx, "no-such-tool-anywhere", kit.EchoArgs("x"))
 		k.G.Expect(call.Outcome).To(gomega.Equal(history.OutcomeOK), "the gateway answers")
 	})
-	recs := runner.RunPool(context.Background(), []runner.Scenario{harnessFails, failedFirst, gatewayFails},
-		runner.RunConfig{}, 3, func(int, *history.Recorder) {})
+	unreadLog := alphaThen("unreadlog/legacy/streamable-http", func(k *kit.Kit, c *history.Client) {
+		k.Check("something about a backend's log", func(ck *kit.C) {
+			ck.Expect(kit.ReadLog(k.Ctx, k.Env, "nosuchbackend")).To(gomega.BeEmpty(), "nothing arrived")
+		})
+	})
+	recs := runner.RunPool(context.Background(), []runner.Scenario{harnessFails, failedFirst, gatewayFails, unreadLog},
+		runner.RunConfig{}, 4, func(int, *history.Recorder) {})
 
 	res := recs[0].Result()
 	t.Logf("harness: %s: %s", res.Verdict, res.Reason)
@@ -61,6 +68,9 @@ func TestHarnessActionAbortIsInconclusive(t *testing.T) {
 	}
 	if res := recs[1].Result(); res.Verdict != history.VerdictFailed || !strings.Contains(res.Reason, "a check that fails") {
 		t.Errorf("a failed check, then a harness abort: %s (%s), want failed by the check", res.Verdict, res.Reason)
+	}
+	if res := recs[3].Result(); res.Verdict != history.VerdictInconclusive || !strings.Contains(res.Reason, "could not read nosuchbackend's request log") {
+		t.Errorf("a backend log the harness cannot read: %s (%s), want inconclusive, never read as an empty log", res.Verdict, res.Reason)
 	}
 	if res := recs[2].Result(); res.Verdict != history.VerdictFailed || !strings.Contains(res.Reason, "the gateway answers") {
 		t.Errorf("an assertion on the gateway's answer: %s (%s), want failed", res.Verdict, res.Reason)
