@@ -225,7 +225,7 @@ func containerDown(k *kit.Kit, c *history.Client, verb string, fn func(context.C
 				ck.Observed("%s %s after %s", l.call.Outcome, since, what)
 			}
 			ck.Expect(l.call).To(matchers.BeBackendUnavailable(b))
-			ck.TookWithin(fmt.Sprintf("the end of the call in flight to %s", b), down, since, containerFailFast)
+			ck.TookWithin(c, fmt.Sprintf("the end of the call in flight to %s", b), down, since, containerFailFast)
 		})
 	}
 	for _, b := range containerFaulty {

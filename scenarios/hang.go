@@ -259,7 +259,7 @@ func runHangKill(ctx context.Context, env *harness.Env, g gomega.Gomega, v Varia
 		ck.Evidence(inflight)
 		k.TimeToError("time_to_error_ms.sigkill_in_flight", inflight, sinceKill)
 		kit.ExpectFailed(ck, inflight)
-		ck.TookWithin("the call in flight's failure after the SIGKILL", killed, sinceKill, transportBound)
+		ck.TookWithin(c, "the call in flight's failure after the SIGKILL", killed, sinceKill, transportBound)
 	})
 
 	next := c.CallTool(ctx, betaEcho, echoArgs("dead"))

@@ -291,15 +291,14 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// log do not judge the gateway ("" when they do): the machine stalled
 	// while the probes failed, long enough (half the probe timeout) for a
 	// probe to time out at the gateway, a failure, before it reached beta.
-	// Or the gateway's process waited for a CPU a probe timeout for each
-	// probe missing from beta's log (a probe timed out at the gateway,
-	// late, not at beta); or beta answered pings after
-	// the fault was asked for, before it was in force (a loaded machine
-	// slowed the harness's control call): probes the gateway may have
-	// timed out and counted, which beta logged as answered.
+	// Or beta answered pings after the fault was asked for, before it
+	// was in force (a loaded machine slowed the harness's control call):
+	// probes the gateway may have timed out and counted, which beta
+	// logged as answered. (The gateway's CPU wait over the window is no
+	// excuse: a loaded machine's is hundreds of milliseconds a second.)
 	lostProbe := func() string {
 		now := time.Now()
-		n, stalled, starved := len(failedPings()), stalls.Overlap(faultSet, now), stalls.Starved(faultSet, now)
+		n, stalled := len(failedPings()), stalls.Overlap(faultSet, now)
 		answered := 0
 		for _, p := range pings(ctx, env, beta) {
 			if p.Time.After(faultSet) && !pingFailed(p) && p.Time.Before(faultInForce) {
@@ -311,8 +310,6 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 			return ""
 		case stalled >= kaTimeout/2:
 			return fmt.Sprintf("beta logged %d failed probes, and the machine stalled %s while they failed: a probe that timed out at the gateway in the stall never reached beta", n, stalled.Round(time.Millisecond))
-		case starved >= time.Duration(kaMaxFailures-n)*kaTimeout: // a probe timeout's worth for each one lost
-			return fmt.Sprintf("beta logged %d failed probes, and the gateway's process waited %s for a CPU while they failed (a probe timeout, %s, for each missing): a probe that timed out at the gateway, kept from running, never reached beta", n, starved.Round(time.Millisecond), kaTimeout)
 		case answered > 0:
 			return fmt.Sprintf("beta logged %d failed probes, and answered %d ping(s) after the fault was asked for and before the harness's control call returned (the fault not yet in force): a probe the gateway timed out there is a failure beta logged as answered", n, answered)
 		}
@@ -441,11 +438,13 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		rec.SetFigure("keepalive_auto_disabled", d.disabled)
 		seen := fmt.Sprintf("counters %+v (from the baseline %+v); beta logged %v pings since (%v ok, %v failed)", after, base.counts, okPings+badPings, okPings, badPings)
 		ck.Observed("%s", seen)
-		// The gateway's process kept from a CPU for a probe timeout per
-		// timed-out probe, over the scenario (one -race suite beside
-		// another: a probe timed out while beta logged it answered).
+		// One timed-out probe is also allowed when the gateway's process
+		// waited a probe timeout for a CPU over the scenario (one -race
+		// suite beside another: a probe timed out while beta logged it
+		// answered); more than one needs a stall: a gateway that counts
+		// answered probes as timed out stays judged under load.
 		starved := stalls.Starved(k.Recorder().Started(), time.Now())
-		if stall := stalls.Max(); d.timeouts > 0 && (stall >= kaTimeout/2 || starved >= time.Duration(d.timeouts)*kaTimeout) {
+		if stall := stalls.Max(); d.timeouts > 0 && (stall >= kaTimeout/2 || d.timeouts == 1 && starved >= kaTimeout) {
 			// The gateway timed out probes while the machine ran nothing
 			// (the harness stalled up to stall) or ran it late: beta
 			// answered such a probe too late, failed it, or never got

@@ -38,6 +38,19 @@ func (k *Kit) OverBound(c *history.Client, call *history.Call, bound time.Durati
 		return why
 	}
 	excess := call.Took() - bound
+	slowest := k.slowestPing(c, excess)
+	if slowest < excess {
+		return ""
+	}
+	return fmt.Sprintf("%s %s took %s against %s, and a ping the gateway answers itself took %s right after (the slowest of %d): the machine was slower than the %s excess, so the time says nothing of the gateway",
+		call.Method, call.Target, call.Took().Round(time.Millisecond), bound, slowest.Round(time.Millisecond), controlPings, excess.Round(time.Millisecond))
+}
+
+// slowestPing is the slowest of controlPings pings on c's session (the
+// gateway answers them itself, with no backend), each bounded by excess
+// and a second; 0 when one fails (a gateway that does not answer pings
+// shows nothing of the machine).
+func (k *Kit) slowestPing(c *history.Client, excess time.Duration) time.Duration {
 	var slowest time.Duration
 	for range controlPings {
 		ctx, cancel := context.WithTimeout(k.Ctx, excess+time.Second)
@@ -46,15 +59,11 @@ func (k *Kit) OverBound(c *history.Client, call *history.Call, bound time.Durati
 		took := time.Since(start)
 		cancel()
 		if err != nil {
-			return ""
+			return 0
 		}
 		slowest = max(slowest, took)
 	}
-	if slowest < excess {
-		return ""
-	}
-	return fmt.Sprintf("%s %s took %s against %s, and a ping the gateway answers itself took %s right after (the slowest of %d): the machine was slower than the %s excess, so the time says nothing of the gateway",
-		call.Method, call.Target, call.Took().Round(time.Millisecond), bound, slowest.Round(time.Millisecond), controlPings, excess.Round(time.Millisecond))
+	return slowest
 }
 
 // CheckCallWithin is CheckCall of ms, then FailsWithin(c, call, bound,
@@ -105,13 +114,12 @@ func (c *C) within(client *history.Client, call *history.Call, bound time.Durati
 // TookWithin asserts that what, begun at start, took at most bound: a
 // time that is not one call's (from a SIGKILL to the failure of the call
 // in flight, a session open that polls). Over bound, it is judged as
-// FailsWithin judges a call's time, with the machine's share the kit can
-// see (Kit.LateThrough: one stall of this process, or the gateway's
-// process waiting for a CPU, at least as long as the excess): the check
-// is then inconclusive, never failed.
-func (c *C) TookWithin(what string, start time.Time, took, bound time.Duration) {
+// FailsWithin judges a call's time (Kit.LateThrough, pinging on client
+// when not nil): the check is then inconclusive, never failed, when the
+// machine shows it could not have done better.
+func (c *C) TookWithin(client *history.Client, what string, start time.Time, took, bound time.Duration) {
 	prev := c.excuse
-	if why := c.k.LateThrough(what, start, took, bound); why != "" {
+	if why := c.k.LateThrough(client, what, start, took, bound); why != "" {
 		c.Excuse("%s", why)
 	}
 	c.ExpectWithOffset(1, took).To(gomega.BeNumerically("<=", bound), "%s took %s, beyond %s", what, took.Round(time.Millisecond), bound)

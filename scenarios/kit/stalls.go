@@ -241,24 +241,34 @@ func (k *Kit) StalledOver(call *history.Call, bound time.Duration) string {
 }
 
 // LateThrough returns "" when an event that came took after start, over
-// bound, says something of the gateway, and otherwise why not: the
-// machine kept things from running for at least the excess, in a single
-// stall of this process (Excusing: nothing ran then, the gateway
-// included) or as the gateway's process (this one, or an exec gateway's)
-// waiting for a CPU (Starved). A gateway late on an idle machine is
-// judged; without a watcher (WatchStalls) it always is.
-func (k *Kit) LateThrough(what string, start time.Time, took, bound time.Duration) string {
-	if k.stalls == nil || took <= bound {
+// bound, says something of the gateway, and otherwise why not, by the
+// rule OverBound applies to a call: this process stalled at once for at
+// least the excess meanwhile (Excusing: nothing ran then, the gateway
+// included), or, with c not nil, the slowest of controlPings pings on c's
+// session right after (the gateway answers them itself) took at least the
+// excess. A gateway late on an idle machine, or late while it answers
+// pings at once, is judged; without a watcher (WatchStalls) only the
+// pings count. (The process's CPU wait, Starved, is no excuse here: over
+// a window of a second or more a loaded machine keeps every process
+// waiting for hundreds of milliseconds, and a gateway that reports
+// errors 1.2 s late passed as "run late" under .ci/load.)
+func (k *Kit) LateThrough(c *history.Client, what string, start time.Time, took, bound time.Duration) string {
+	if took <= bound || !grounded(k.Ctx) {
 		return ""
 	}
 	late := took - bound
-	if stall := k.stalls.Excusing(start, took, bound); stall > 0 {
-		return fmt.Sprintf("%s came after %s, %s beyond %s, and this process stalled %s at once meanwhile (the machine ran nothing then, the gateway included)",
-			what, took.Round(time.Millisecond), late.Round(time.Millisecond), bound, stall.Round(time.Millisecond))
+	if k.stalls != nil {
+		if stall := k.stalls.Excusing(start, took, bound); stall > 0 {
+			return fmt.Sprintf("%s came after %s, %s beyond %s, and this process stalled %s at once meanwhile (the machine ran nothing then, the gateway included)",
+				what, took.Round(time.Millisecond), late.Round(time.Millisecond), bound, stall.Round(time.Millisecond))
+		}
 	}
-	if starved := k.stalls.Starved(start, start.Add(took)); starved >= late {
-		return fmt.Sprintf("%s came after %s, %s beyond %s, while the gateway's process waited %s for a CPU (a loaded machine ran it late)",
-			what, took.Round(time.Millisecond), late.Round(time.Millisecond), bound, starved.Round(time.Millisecond))
+	if c == nil {
+		return ""
+	}
+	if slowest := k.slowestPing(c, late); slowest >= late {
+		return fmt.Sprintf("%s came after %s, %s beyond %s, and a ping the gateway answers itself took %s right after (the slowest of %d): the machine was slower than the excess",
+			what, took.Round(time.Millisecond), late.Round(time.Millisecond), bound, slowest.Round(time.Millisecond), controlPings)
 	}
 	return ""
 }

@@ -288,7 +288,7 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 		}
 		// Judged last: served late, and nothing else wrong, through as
 		// long a stall or CPU starvation as it was late, is no verdict.
-		if why := k.LateThrough(backend+"'s recovery", start, took, within); late && why != "" {
+		if why := k.LateThrough(c, backend+"'s recovery", start, took, within); late && why != "" {
 			ck.Excuse("%s", why)
 		}
 		ck.Expect(late).To(gomega.BeFalse(), "%s served again only after %s, beyond %s", backend, took.Round(time.Millisecond), within)
