@@ -20,15 +20,20 @@ const impostorSettle = 5 * time.Second
 // another program, whose answer then made the gateway look ready while
 // the gateway was failing to bind: such a gateway exits with "address
 // already in use", and that is returned as a *portInUseError (Start tries
-// another port).
+// another port). The same when nothing listens on the port any more (the
+// other program answered and closed: .ci/load, 2026-12-03, a stand-in
+// gateway taken as ready, then "connection refused").
 func (g *execGateway) waitOwnListener(ctx context.Context, port int) error {
 	settle := time.NewTimer(impostorSettle)
 	defer settle.Stop()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		ours, holders, known := listenerHolders(port, g.cmd.Process.Pid)
-		if ours || !known {
+		// None listening: whoever answered the ready URL has gone, and
+		// the gateway has not bound (it may be exiting "address already
+		// in use"): wait, as for an impostor.
+		ours, holders, known, none := listenerHolders(port, g.cmd.Process.Pid)
+		if ours || !known && !none {
 			return nil
 		}
 		select {

@@ -14,14 +14,15 @@ import (
 // process of process group pgid holds one (its members are looked at
 // first), else others are the holders found. known is false when no such
 // listener, or no holder of it, is visible: another network namespace (a
-// container's published port), another user's process.
-func listenerHolders(port, pgid int) (ours bool, others []int, known bool) {
+// container's published port), another user's process; none is true when
+// no socket listens on port at all in this network namespace.
+func listenerHolders(port, pgid int) (ours bool, others []int, known, none bool) {
 	inodes := map[string]bool{}
 	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		listeningInodes(f, port, inodes)
 	}
 	if len(inodes) == 0 {
-		return false, nil, false
+		return false, nil, false, true
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	var rest []int
@@ -33,7 +34,7 @@ func listenerHolders(port, pgid int) (ours bool, others []int, known bool) {
 		if processGroup(pid) != pgid {
 			rest = append(rest, pid)
 		} else if holds(pid, inodes) {
-			return true, nil, true
+			return true, nil, true, false
 		}
 	}
 	for _, pid := range rest {
@@ -41,7 +42,7 @@ func listenerHolders(port, pgid int) (ours bool, others []int, known bool) {
 			others = append(others, pid)
 		}
 	}
-	return false, others, len(others) > 0
+	return false, others, len(others) > 0, false
 }
 
 // holds tells whether pid has a socket of inodes open (false when its fds

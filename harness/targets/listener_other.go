@@ -3,4 +3,6 @@
 package targets
 
 // listenerHolders is known only on Linux (from /proc).
-func listenerHolders(port, pgid int) (ours bool, others []int, known bool) { return false, nil, false }
+func listenerHolders(port, pgid int) (ours bool, others []int, known, none bool) {
+	return false, nil, false, false
+}

@@ -265,3 +265,50 @@ shift; exec "$@"`, tries, impostor)
 		t.Fatalf("the gateway's URL %s is the impostor's port %d", g.MCPURL(), port)
 	}
 }
+
+// TestExecTargetImpostorGone: another program takes the gateway's port,
+// answers the ready URL and closes; the gateway, which failed to bind the
+// port meanwhile, exits "address already in use" a little later. Nothing
+// listening on the port is no proof the answer was the gateway's: the
+// harness waits, sees it exit, and starts it on another port (.ci/load,
+// 2026-12-03: a stand-in gateway was taken as ready on a port nobody
+// listened on, and its client got "connection refused").
+func TestExecTargetImpostorGone(t *testing.T) {
+	t.Parallel()
+	e := standIn(t)
+	dir := t.TempDir()
+	tries, impostor := filepath.Join(dir, "tries"), filepath.Join(dir, "impostor")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(impostor); err == nil {
+			var pid int
+			if _, err := fmt.Sscan(string(b), &pid); err == nil && pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	// First start: the impostor listens, is killed 300 ms later, and the
+	// "gateway" says its bind failed and exits 600 ms after that.
+	script := fmt.Sprintf(`n=$(cat %[1]s 2>/dev/null || echo 0); n=$((n+1)); echo $n > %[1]s
+if [ $n -eq 1 ]; then
+  port=${1##*:}
+  setsid "$2" backend --script "$5" --listen "$1" >/dev/null 2>&1 &
+  imp=$!; echo "$imp" > %[2]s
+  hex=$(printf ':%%04X ' "$port")
+  i=0; until grep -q "$hex.* 0A " /proc/net/tcp || [ $i -ge 200 ]; do sleep 0.05; i=$((i+1)); done
+  sleep 0.3; kill -9 $imp
+  sleep 0.6; echo "listen tcp $1: bind: address already in use" >&2; exit 1
+fi
+shift; exec "$@"`, tries, impostor)
+	e.Command = append([]string{"sh", "-c", script, "sh", "{{.Listen}}"}, e.Command...)
+	g, err := e.Start(ctxT(t, 60*time.Second), targets.TopologyInfo{Backends: []runtimes.BackendInfo{{Name: "alpha", URL: "http://127.0.0.1:1/mcp", Transport: "streamable-http"}}})
+	if g != nil {
+		defer g.Close(ctxT(t, 10*time.Second))
+	}
+	got, _ := os.ReadFile(tries)
+	if err != nil || strings.TrimSpace(string(got)) != "2" {
+		t.Fatalf("%s starts, error %v; want 2 starts (the impostor's port, then another), ok", strings.TrimSpace(string(got)), err)
+	}
+	if err := targets.HTTPReady(g.MCPURL(), nil, 2*time.Second)(ctxT(t, 5*time.Second)); err != nil {
+		t.Errorf("the gateway taken as ready does not answer: %v", err)
+	}
+}
