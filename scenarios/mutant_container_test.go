@@ -122,7 +122,7 @@ var containerMutantTable = []mutantRow{
 	row(`^before the gateway restart: \S+ answers$|^after gateway restart a new session works$`, containerRestartL, "refuse-echo",
 		"every backend's echo is listed but refused"),
 	row(`^after gateway restart the old session's call ends within 1s, no hang$`, containerRestartL, "slow-errors",
-		"every failure is reported 1.2 s late"),
+		"every failure is reported 1.6 s late"),
 	row(`^after gateway restart the old legacy session gets a clean error$`, containerRestartL, "swallow-lost-session",
 		"a call in a session the gateway lost is answered with an empty success"),
 }
@@ -142,7 +142,7 @@ type containerMutant struct {
 func containerMutants() map[string]containerMutant {
 	return map[string]containerMutant{
 		"refuse-echo":          {policy: func() frontPolicy { return refuseEcho{} }},
-		"slow-errors":          {policy: func() frontPolicy { return slowErrors{hold: 1200 * time.Millisecond} }},
+		"slow-errors":          {policy: func() frontPolicy { return slowErrors{hold: 1600 * time.Millisecond} }},
 		"slow-errors-5s":       {policy: func() frontPolicy { return slowErrors{hold: 5 * time.Second} }},
 		"swallow-lost-session": {policy: func() frontPolicy { return swallowLostSession{} }},
 		"no-deadline": {template: strings.Replace(targets.ChaosVMCPTemplate, "call: {{.CallTimeout}}", "call: 1h", 1),

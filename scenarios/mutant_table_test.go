@@ -95,7 +95,7 @@ var mutantTable = []mutantRow{
 	row(`^beta's own isError passes through unchanged$`, wrappingSH, "wrap-tool-errors", "beta's own isError result becomes the gateway's error naming beta"),
 
 	// hang
-	row(`: fails within (1 s|call timeout \+ 1 s)$`, hangSH, "slow-errors", "every failure is reported 1.2 s late"),
+	row(`: fails within (1 s|call timeout \+ 1 s)$`, hangSH, "slow-errors", "every failure is reported 1.6 s late"),
 	row(`^truncate: the error names beta$`, hangSH, "no-wrapping", "errors carry no backend name"),
 	row(`: alpha unaffected$`, hangSH, "blast-radius", "alpha's calls fail while beta fails"),
 	row(`: beta answers once cleared \(at most 0 failed calls\)$`, hangSH, "sticky-failure", "a failed backend's next three calls fail too"),
@@ -119,7 +119,7 @@ var mutantTable = []mutantRow{
 
 	// hang-kill
 	row(`^beta answers before the kill$`, hangKillSH, "cold-start", "beta's first call in a session fails"),
-	row(`^the call in flight at the SIGKILL fails within 1 s$|^the next call to the killed backend fails within 1 s$`, hangKillSH, "slow-errors", "every failure is reported 1.2 s late"),
+	row(`^the call in flight at the SIGKILL fails within 1 s$|^the next call to the killed backend fails within 1 s$`, hangKillSH, "slow-errors", "every failure is reported 1.6 s late"),
 	row(`^alpha answers while beta is dead$`, hangKillSH, "blast-radius", "alpha's calls fail while beta fails"),
 	row(`^beta answers after the respawn \(at most 0 failed calls\)$`, hangKillSH, "sticky-failure", "a failed backend's next three calls fail too"),
 	row(`^beta answers after the respawn \(at most 1 failed calls\)$`, hangKillSSE, "sticky-failure", "a failed backend's next three calls fail too"),
@@ -296,7 +296,7 @@ func mutantTargets() map[string]targets.Target {
 		"keepalive-no-reprobe":     betaKeepalive("keepalive-no-reprobe", func(ka *config.Keepalive) { ka.ProbeAfter = time.Hour }),
 	}
 	for name, policy := range map[string]func() frontPolicy{
-		"slow-errors":                func() frontPolicy { return slowErrors{hold: 1200 * time.Millisecond} },
+		"slow-errors":                func() frontPolicy { return slowErrors{hold: 1600 * time.Millisecond} },
 		"slow-errors-11s":            func() frontPolicy { return slowErrors{hold: 11 * time.Second} },
 		"swallow-errors":             func() frontPolicy { return swallowErrors{} },
 		"sticky-failure":             func() frontPolicy { return &stickyFailure{n: 3} },

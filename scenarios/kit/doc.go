@@ -8,9 +8,9 @@
 // (Kit.Check, Kit.CheckCall, Kit.CheckIf: a failed check is recorded with
 // its evidence and the scenario goes on), one polling helper (Until),
 // figures (Kit.Figure, Ms), Prometheus scrapes (ScrapeMetrics) and a
-// watch on the harness's own scheduling stalls and the gateway's wait for
-// a CPU (the runner's, WithStalls; WatchStalls outside it), for timing
-// bounds that must hold on a loaded machine.
+// watch on the harness's own scheduling stalls (the runner's, WithStalls;
+// WatchStalls outside it, which also samples the gateway's wait for a
+// CPU), for timing bounds that must hold on a loaded machine.
 //
 // A scenario body gets a started *harness.Env and a gomega.Gomega from the
 // runner (runner.Run) and makes a Kit of them:

@@ -128,3 +128,18 @@ func TestKitTakesTheRunsWatcher(t *testing.T) {
 		t.Error("a kit without a watcher in its context has one")
 	}
 }
+
+// TestWatchStallsOnlyReadsNoCPU: the runner's watcher records no CPU
+// samples (Starved is 0), the full one does.
+func TestWatchStallsOnlyReadsNoCPU(t *testing.T) {
+	only, full := WatchStallsOnly(), WatchStalls()
+	time.Sleep(3 * starveTick)
+	only.Stop()
+	full.Stop()
+	if n := len(only.cpu.samples); n != 0 {
+		t.Errorf("WatchStallsOnly took %d CPU samples, want none", n)
+	}
+	if n := len(full.cpu.samples); n < 2 {
+		t.Errorf("WatchStalls took %d CPU samples, want some", n)
+	}
+}

@@ -51,6 +51,9 @@ func (s *starvation) sample(now time.Time) {
 	s.mu.Lock()
 	pids := append([]int(nil), s.pids...)
 	s.mu.Unlock()
+	if len(pids) == 0 { // nothing watched (WatchStallsOnly)
+		return
+	}
 	waited := make([]time.Duration, len(pids))
 	for i, pid := range pids {
 		waited[i] = runQueueWait(pid)
