@@ -224,42 +224,11 @@ shift; exec "$@"`, tries, tc.failures, tc.says)
 // use" and starts it on another port.
 func TestExecTargetSeesAnImpostor(t *testing.T) {
 	t.Parallel()
-	e := standIn(t)
-	dir := t.TempDir()
-	tries, impostor := filepath.Join(dir, "tries"), filepath.Join(dir, "impostor")
-	t.Cleanup(func() {
-		if b, err := os.ReadFile(impostor); err == nil {
-			var pid, port int
-			if _, err := fmt.Sscan(string(b), &pid, &port); err == nil && pid > 0 {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
-	// First start: an impostor in its own session takes the port, then
-	// the gateway, a second later, tries it.
-	script := fmt.Sprintf(`n=$(cat %[1]s 2>/dev/null || echo 0); n=$((n+1)); echo $n > %[1]s
-if [ $n -eq 1 ]; then
-  port=${1##*:}
-  setsid "$2" backend --script "$5" --listen "$1" >/dev/null 2>&1 &
-  echo "$! $port" > %[2]s
-  hex=$(printf ':%%04X ' "$port")
-  i=0; until grep -q "$hex.* 0A " /proc/net/tcp || [ $i -ge 200 ]; do sleep 0.05; i=$((i+1)); done
-  sleep 1
-fi
-shift; exec "$@"`, tries, impostor)
-	e.Command = append([]string{"sh", "-c", script, "sh", "{{.Listen}}"}, e.Command...)
-	g, err := e.Start(ctxT(t, 60*time.Second), targets.TopologyInfo{Backends: []runtimes.BackendInfo{{Name: "alpha", URL: "http://127.0.0.1:1/mcp", Transport: "streamable-http"}}})
-	if g != nil {
-		defer g.Close(ctxT(t, 10*time.Second))
-	}
-	got, _ := os.ReadFile(tries)
-	b, _ := os.ReadFile(impostor)
-	var pid, port int
-	if _, err := fmt.Sscan(string(b), &pid, &port); err != nil {
-		t.Fatalf("no impostor started (%q): %v", b, err)
-	}
-	if err != nil || strings.TrimSpace(string(got)) != "2" {
-		t.Fatalf("%s starts, error %v; want 2 starts (the impostor's port, then another), ok", strings.TrimSpace(string(got)), err)
+	// First start: the impostor listens, then the gateway, a second
+	// later, tries the port.
+	g, starts, port, err := startBesideImpostor(t, `sleep 1`)
+	if err != nil || starts != "2" {
+		t.Fatalf("%s starts, error %v; want 2 starts (the impostor's port, then another), ok", starts, err)
 	}
 	if strings.Contains(g.MCPURL(), fmt.Sprintf(":%d/", port)) {
 		t.Fatalf("the gateway's URL %s is the impostor's port %d", g.MCPURL(), port)
@@ -275,40 +244,56 @@ shift; exec "$@"`, tries, impostor)
 // listened on, and its client got "connection refused").
 func TestExecTargetImpostorGone(t *testing.T) {
 	t.Parallel()
+	// First start: the impostor is killed 300 ms after it listens, and
+	// the "gateway" says its bind failed and exits 600 ms after that.
+	g, starts, _, err := startBesideImpostor(t, `sleep 0.3; kill -9 $imp
+  sleep 0.6; echo "listen tcp $1: bind: address already in use" >&2; exit 1`)
+	if err != nil || starts != "2" {
+		t.Fatalf("%s starts, error %v; want 2 starts (the impostor's port, then another), ok", starts, err)
+	}
+	if err := targets.HTTPReady(g.MCPURL(), nil, 2*time.Second)(ctxT(t, 5*time.Second)); err != nil {
+		t.Errorf("the gateway taken as ready does not answer: %v", err)
+	}
+}
+
+// startBesideImpostor starts the stand-in gateway; on its first start an
+// impostor (a fake backend in a session of its own, $imp) first listens
+// on the gateway's port, then the shell runs then (in the script, $1 is
+// the listen address) before the gateway itself. It returns the
+// gateway (closed at the end of the test), how many starts there were,
+// the impostor's port and Start's error.
+func startBesideImpostor(t *testing.T, then string) (targets.Gateway, string, int, error) {
 	e := standIn(t)
 	dir := t.TempDir()
 	tries, impostor := filepath.Join(dir, "tries"), filepath.Join(dir, "impostor")
 	t.Cleanup(func() {
 		if b, err := os.ReadFile(impostor); err == nil {
-			var pid int
-			if _, err := fmt.Sscan(string(b), &pid); err == nil && pid > 0 {
+			var pid, port int
+			if _, err := fmt.Sscan(string(b), &pid, &port); err == nil && pid > 0 {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
 	})
-	// First start: the impostor listens, is killed 300 ms later, and the
-	// "gateway" says its bind failed and exits 600 ms after that.
 	script := fmt.Sprintf(`n=$(cat %[1]s 2>/dev/null || echo 0); n=$((n+1)); echo $n > %[1]s
 if [ $n -eq 1 ]; then
   port=${1##*:}
   setsid "$2" backend --script "$5" --listen "$1" >/dev/null 2>&1 &
-  imp=$!; echo "$imp" > %[2]s
+  imp=$!; echo "$imp $port" > %[2]s
   hex=$(printf ':%%04X ' "$port")
   i=0; until grep -q "$hex.* 0A " /proc/net/tcp || [ $i -ge 200 ]; do sleep 0.05; i=$((i+1)); done
-  sleep 0.3; kill -9 $imp
-  sleep 0.6; echo "listen tcp $1: bind: address already in use" >&2; exit 1
+  %[3]s
 fi
-shift; exec "$@"`, tries, impostor)
+shift; exec "$@"`, tries, impostor, then)
 	e.Command = append([]string{"sh", "-c", script, "sh", "{{.Listen}}"}, e.Command...)
 	g, err := e.Start(ctxT(t, 60*time.Second), targets.TopologyInfo{Backends: []runtimes.BackendInfo{{Name: "alpha", URL: "http://127.0.0.1:1/mcp", Transport: "streamable-http"}}})
 	if g != nil {
-		defer g.Close(ctxT(t, 10*time.Second))
+		t.Cleanup(func() { _ = g.Close(ctxT(t, 10*time.Second)) })
 	}
 	got, _ := os.ReadFile(tries)
-	if err != nil || strings.TrimSpace(string(got)) != "2" {
-		t.Fatalf("%s starts, error %v; want 2 starts (the impostor's port, then another), ok", strings.TrimSpace(string(got)), err)
+	b, _ := os.ReadFile(impostor)
+	var pid, port int
+	if _, err := fmt.Sscan(string(b), &pid, &port); err != nil {
+		t.Fatalf("no impostor started (%q): %v", b, err)
 	}
-	if err := targets.HTTPReady(g.MCPURL(), nil, 2*time.Second)(ctxT(t, 5*time.Second)); err != nil {
-		t.Errorf("the gateway taken as ready does not answer: %v", err)
-	}
+	return g, strings.TrimSpace(string(got)), port, err
 }
