@@ -179,8 +179,18 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 		// Judged per backend session: a gateway may also ping the backend
 		// session of another client (e.g. the readiness probe's) for a
 		// while; the cadence is that of one session's pings.
+		from := time.Now()
 		got := kit.Until(ctx, want*(kaInterval+kaJitter)+2*time.Second, func() bool { return len(busiestSession(pings(ctx, env, beta))) >= want })
-		ps := busiestSession(pings(ctx, env, beta))
+		all := pings(ctx, env, beta)
+		ps := busiestSession(all)
+		if !got { // what came instead, as evidence: per backend session, and what the machine did
+			perSession := map[string]int{}
+			for _, p := range all {
+				perSession[p.SessionID]++
+			}
+			ck.Observed("beta's pings per backend session %v in %s (the harness stalled %s at most at once, the gateway's process waited %s for a CPU)",
+				perSession, time.Since(from).Round(time.Millisecond), stalls.Longest(from, time.Now()).Round(time.Millisecond), stalls.Starved(from, time.Now()).Round(time.Millisecond))
+		}
 		ck.Expect(got).To(gomega.BeTrue(), "beta received %d keepalive pings, want %d", len(ps), want)
 		// A gap is judged late net of the harness's stalls within it.
 		var gaps, net []time.Duration
