@@ -157,7 +157,7 @@ func checkRecovered(k *kit.Kit, c *history.Client, after, who string) {
 			// Judged last: too many failures first, but within the
 			// allowance once those the machine ran out (StalledThrough)
 			// are set aside, is no verdict.
-			if why := stalledFailures(k, failed); len(failed) > 1 && len(failed)-len(why) <= 1 {
+			if why := k.StalledEach(failed); len(failed) > 1 && len(failed)-len(why) <= 1 {
 				ck.Excuse("%d of the %d failed calls to %s came while the machine ran nothing: %s", len(why), len(failed), b, strings.Join(why, "; "))
 			}
 			ck.Expect(len(failed)).To(gomega.BeNumerically("<=", 1), "failed calls to %s after %s", b, after)
@@ -178,18 +178,6 @@ func callsUntilOK(ctx context.Context, c *history.Client, name string, max int) 
 		failed = append(failed, last)
 	}
 	return failed, last
-}
-
-// stalledFailures says, for each of failed that the machine ran out
-// (kit.StalledThrough), why.
-func stalledFailures(k *kit.Kit, failed []*history.Call) []string {
-	var why []string
-	for _, f := range failed {
-		if w := k.StalledThrough(f); w != "" {
-			why = append(why, w)
-		}
-	}
-	return why
 }
 
 // runContainerKillStop: SIGKILL and start, then a graceful stop and

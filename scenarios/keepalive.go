@@ -281,9 +281,11 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	faultSet := time.Now()
 	k.SetFaults(beta, faults.Fault{Kind: faults.KindHTTPStatus, Match: faults.Match{Method: "ping"}, Params: &faults.HTTPStatus{Status: 500}})
 	faultInForce := time.Now()
-	failedPings := func() []fakebackends.RequestRecord {
-		return slices.DeleteFunc(pings(ctx, env, beta), func(p fakebackends.RequestRecord) bool { return !p.Time.After(faultSet) || !pingFailed(p) })
+	// failedIn keeps the pings of ps that failed since the fault was set.
+	failedIn := func(ps []fakebackends.RequestRecord) []fakebackends.RequestRecord {
+		return slices.DeleteFunc(ps, func(p fakebackends.RequestRecord) bool { return !p.Time.After(faultSet) || !pingFailed(p) })
 	}
+	failedPings := func() []fakebackends.RequestRecord { return failedIn(pings(ctx, env, beta)) }
 	// Whether the target's health API reports keepalive state (the
 	// reference's does; a profile's when it maps healthAPI.keepalive).
 	health := k.Has(targets.CapHealthAPI) && healthLacksKeepalive(env.Target()) == ""
@@ -307,14 +309,14 @@ func runKeepalive(ctx context.Context, env *harness.Env, g gomega.Gomega, v Vari
 	// logged as answered. (The gateway's CPU wait over the window is no
 	// excuse: a loaded machine's is hundreds of milliseconds a second.)
 	lostProbe := func() string {
-		now := time.Now()
-		n, stalled := len(failedPings()), stalls.Overlap(faultSet, now)
+		ps := pings(ctx, env, beta) // one read for both counts (answered first: failedIn reuses ps)
 		answered := 0
-		for _, p := range pings(ctx, env, beta) {
+		for _, p := range ps {
 			if p.Time.After(faultSet) && !pingFailed(p) && p.Time.Before(faultInForce) {
 				answered++
 			}
 		}
+		n, stalled := len(failedIn(ps)), stalls.Overlap(faultSet, time.Now())
 		switch {
 		case n >= kaMaxFailures:
 			return ""

@@ -1,10 +1,6 @@
 package kit
 
-import (
-	"fmt"
-	"path/filepath"
-	"runtime"
-)
+import "fmt"
 
 // HarnessError ends a scenario body when the harness could not do its own
 // part (set or clear a fault on its fake backend, signal or restart a
@@ -32,18 +28,9 @@ func (e *HarnessError) Unwrap() error { return e.Err }
 // by the runner) when err, the harness's own action's, is not nil. Use it
 // for what the harness does, never for what the gateway does: a gateway
 // that does not answer fails its check.
+// Its Where is the scenario's line that called into the kit (where).
 func (k *Kit) HarnessMust(err error, what string, args ...any) {
-	k.harnessMust(2, err, what, args...)
-}
-
-// harnessMust is HarnessMust for a caller skip frames up.
-func (k *Kit) harnessMust(skip int, err error, what string, args ...any) {
-	if err == nil {
-		return
+	if err != nil {
+		panic(&HarnessError{Action: fmt.Sprintf(what, args...), Where: where(), Err: err})
 	}
-	where := ""
-	if _, file, line, ok := runtime.Caller(skip); ok {
-		where = fmt.Sprintf("%s:%d: ", filepath.Base(file), line)
-	}
-	panic(&HarnessError{Action: fmt.Sprintf(what, args...), Where: where, Err: err})
 }

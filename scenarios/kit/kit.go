@@ -34,7 +34,7 @@ type Kit struct {
 	// lastStep names the fault step Steady last began.
 	lastStep string
 	// stalls, when watched (WithStalls, WatchStalls), are this process's
-	// stalls (Net) and the gateway's CPU starvation (LateThrough).
+	// stalls (Net, StalledOver, LateThrough).
 	stalls *Stalls
 	// lastClear is when ClearFaults last began: the end of the fault
 	// CheckRecovery judges the recovery from.
@@ -96,20 +96,20 @@ func (k *Kit) Resource(backend, uri string) string { return k.Names().Resource(b
 // fault, reading a request log): inconclusive, no verdict on the gateway
 // (HarnessMust).
 func (k *Kit) Must(err error, what string, args ...any) {
-	k.harnessMust(2, err, what, args...)
+	k.HarnessMust(err, what, args...)
 }
 
 // SetFaults replaces backend's faults, ending the scenario inconclusive
 // when the harness cannot (HarnessMust).
 func (k *Kit) SetFaults(backend string, faults ...faults.Fault) {
-	k.harnessMust(2, k.Env.SetFaults(k.Ctx, backend, faults...), "set faults on %s", backend)
+	k.HarnessMust(k.Env.SetFaults(k.Ctx, backend, faults...), "set faults on %s", backend)
 }
 
 // ClearFaults removes backend's faults, ending the scenario inconclusive
 // when the harness cannot (HarnessMust).
 func (k *Kit) ClearFaults(backend string) {
 	k.lastClear = time.Now()
-	k.harnessMust(2, k.Env.ClearFaults(k.Ctx, backend), "clear the faults of %s", backend)
+	k.HarnessMust(k.Env.ClearFaults(k.Ctx, backend), "clear the faults of %s", backend)
 }
 
 // OnCall limits a fault to tools/call requests.

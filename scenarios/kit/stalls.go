@@ -39,20 +39,21 @@ type Stalls struct {
 
 // WatchStalls starts watching for stalls, and sampling the CPU wait of
 // this process (Starved; Watch adds others), until Stop.
-func WatchStalls() *Stalls {
-	s := &Stalls{stop: make(chan struct{}), done: make(chan struct{})}
-	s.cpu.watch(os.Getpid())
-	go s.run()
-	return s
-}
+func WatchStalls() *Stalls { return watchStalls(os.Getpid()) }
 
 // WatchStallsOnly starts watching for stalls only (Starved is 0): what the
 // runner gives every scenario. Sampling the CPU wait reads every thread's
 // schedstat 20 times a second, which, for eight scenarios of a -race test
 // process with dozens of threads, is load of its own; a scenario that
 // judges by it watches for itself (keepalive).
-func WatchStallsOnly() *Stalls {
+func WatchStallsOnly() *Stalls { return watchStalls() }
+
+// watchStalls starts a watcher sampling the CPU wait of pids.
+func watchStalls(pids ...int) *Stalls {
 	s := &Stalls{stop: make(chan struct{}), done: make(chan struct{})}
+	for _, pid := range pids {
+		s.cpu.watch(pid)
+	}
 	go s.run()
 	return s
 }
@@ -308,6 +309,18 @@ func (k *Kit) StalledThrough(calls ...*history.Call) string {
 		}
 	}
 	return ""
+}
+
+// StalledEach says, for each of calls that StalledThrough excuses, why
+// (nothing for the others).
+func (k *Kit) StalledEach(calls []*history.Call) []string {
+	var why []string
+	for _, call := range calls {
+		if w := k.StalledThrough(call); w != "" {
+			why = append(why, w)
+		}
+	}
+	return why
 }
 
 // CheckBystander judges body, with calls as evidence, a check that calls

@@ -243,12 +243,7 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 	// out (StalledThrough): without those it would pass, so it is no
 	// verdict either way.
 	if ok != nil && grounded(k.Ctx) && maxFailed >= 0 && len(failures)-excused > maxFailed {
-		var stalled []string
-		for _, f := range failures {
-			if why := k.StalledThrough(f); why != "" {
-				stalled = append(stalled, why)
-			}
-		}
+		stalled := k.StalledEach(failures)
 		if len(stalled) > 0 && len(failures)-excused-len(stalled) <= maxFailed {
 			k.Inconclusive(name, fmt.Sprintf("%s served again after %s, %d failed call(s) first (at most %d allowed%s), %d of them while the machine ran nothing: %s",
 				backend, took.Round(time.Millisecond), len(failures), maxFailed, reopened, len(stalled), strings.Join(stalled, "; ")), append(failures, ok)...)
@@ -286,10 +281,12 @@ func (k *Kit) CheckRecovery(name string, c *history.Client, backend string, with
 		for _, f := range failures {
 			ck.Expect(f).To(matchers.BeBackendUnavailable(backend), "a failure while %s recovered", backend)
 		}
-		// Judged last: served late, and nothing else wrong, through as
-		// long a stall or CPU starvation as it was late, is no verdict.
-		if why := k.LateThrough(c, backend+"'s recovery", start, took, within); late && why != "" {
-			ck.Excuse("%s", why)
+		// Judged last: served late, and nothing else wrong, while the
+		// machine was that slow (LateThrough), is no verdict.
+		if late {
+			if why := k.LateThrough(c, backend+"'s recovery", start, took, within); why != "" {
+				ck.Excuse("%s", why)
+			}
 		}
 		ck.Expect(late).To(gomega.BeFalse(), "%s served again only after %s, beyond %s", backend, took.Round(time.Millisecond), within)
 	})
